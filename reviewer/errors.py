@@ -1,0 +1,39 @@
+"""Errors that point a person at the exact place in an input file that is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class InputError(Exception):
+    """Bad input: names the file, the line (1-based, when the format has lines) and the field.
+
+    Importers raise it before anything is written, so the message is the whole story: the
+    database is untouched and the user fixes the named place and runs the import again.
+    """
+
+    def __init__(
+        self,
+        file: str | Path,
+        message: str,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.file = str(file)
+        self.line = line
+        self.field = field
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.field:
+            where += f": field '{self.field}'"
+        return f"{where}: {self.message}"
+
+
+class ConfigError(Exception):
+    """A configuration file (keymap, options) that cannot be used as written."""

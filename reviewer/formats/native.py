@@ -1,0 +1,135 @@
+"""The native bundle format: a folder of JSONL files, or one JSONL file of tagged records.
+
+Folder form::
+
+    suite.json          the manifest (Suite)
+    tasks.jsonl         one Task a line, with its subtasks and criteria
+    systems.jsonl       one System a line
+    reports.jsonl       one Report a line, with its references and claims
+    sources.jsonl       one Source (fetched cited page) a line          (optional)
+    runs.jsonl          one JudgeRun a line                             (optional)
+    judgments.jsonl     one Judgment a line                             (optional)
+
+Single-file form: one ``.jsonl`` file whose lines carry ``"type"``: suite (first line), task,
+system, report, source, run or judgment. ``docs/format.md`` documents both with an example.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from reviewer.errors import InputError
+from reviewer.formats.jsonl import iter_lines, parse_object, validate, validate_json_line
+from reviewer.models import (
+    RECORD_FILES,
+    RECORD_TYPES,
+    Bundle,
+    JudgeRun,
+    Judgment,
+    Report,
+    Source,
+    Suite,
+    System,
+    Task,
+)
+
+_LIST_OF: dict[type[BaseModel], str] = {
+    Task: "tasks",
+    System: "systems",
+    Report: "reports",
+    Source: "sources",
+    JudgeRun: "runs",
+    Judgment: "judgments",
+}
+_TYPE_OF = {model: tag for tag, model in RECORD_TYPES.items()}
+
+
+def read_bundle(path: Path) -> Bundle:
+    """Parse a bundle folder or single file. Raises InputError naming file, line and field."""
+    if path.is_dir():
+        return _read_folder(path)
+    if path.is_file():
+        return _read_single_file(path)
+    raise InputError(path, "no such file or folder")
+
+
+def _read_folder(folder: Path) -> Bundle:
+    manifest = folder / "suite.json"
+    if not manifest.is_file():
+        raise InputError(manifest, "missing: a bundle folder needs a suite.json manifest")
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(manifest, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(manifest, "not UTF-8 text") from exc
+    suite = validate(Suite, data, manifest, None)
+    bundle = Bundle(suite=suite)
+    known = {*RECORD_FILES, "suite.json"}
+    stray = sorted(
+        p.name for p in folder.iterdir() if p.suffix in (".jsonl", ".json") and p.name not in known
+    )
+    if stray:
+        raise InputError(
+            folder / stray[0],
+            f"not a bundle file (expected one of: suite.json, {', '.join(RECORD_FILES)})",
+        )
+    for name, model in RECORD_FILES.items():
+        file = folder / name
+        if not file.exists():
+            continue
+        target: list[Any] = getattr(bundle, _LIST_OF[model])
+        rtype = _TYPE_OF[model]
+        for number, line in iter_lines(file):
+            bundle.locations[(rtype, len(target))] = (str(file), number)
+            target.append(validate_json_line(model, file, number, line))
+    return bundle
+
+
+def _read_single_file(file: Path) -> Bundle:
+    suite: Suite | None = None
+    lists: dict[str, list[Any]] = {name: [] for name in _LIST_OF.values()}
+    locations: dict[tuple[str, int], tuple[str, int]] = {}
+    for number, line in iter_lines(file):
+        data = parse_object(file, number, line)
+        tag = data.pop("type", None)
+        if not isinstance(tag, str) or tag not in RECORD_TYPES:
+            allowed = ", ".join(RECORD_TYPES)
+            raise InputError(file, f"needs a 'type' of {allowed}", line=number, field="type")
+        model = RECORD_TYPES[tag]
+        if model is Suite:
+            if suite is not None:
+                raise InputError(file, "a second suite record", line=number, field="type")
+            suite = validate(Suite, data, file, number)
+            continue
+        if suite is None:
+            raise InputError(file, "the first record must be the suite", line=number, field="type")
+        target = lists[_LIST_OF[model]]
+        locations[(tag, len(target))] = (str(file), number)
+        target.append(validate(model, data, file, number))
+    if suite is None:
+        raise InputError(file, "empty: no suite record")
+    return Bundle(suite=suite, locations=locations, **lists)
+
+
+def write_bundle(bundle: Bundle, folder: Path) -> None:
+    """Write the folder form (used by the synthetic-run generator and by exports)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "suite.json").write_text(
+        bundle.suite.model_dump_json(indent=2) + "\n", encoding="utf-8"
+    )
+    for name, model in RECORD_FILES.items():
+        records: Iterable[BaseModel] = getattr(bundle, _LIST_OF[model])
+        write_jsonl(folder / name, records)
+
+
+def write_jsonl(path: Path, records: Iterable[BaseModel]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(record.model_dump_json(exclude_defaults=True))
+            handle.write("\n")

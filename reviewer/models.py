@@ -1,0 +1,287 @@
+"""Pydantic models of a benchmark run: the records of the native bundle format.
+
+These are the immutable inputs of DESIGN.md §3. Every model forbids unknown fields, so a typo in
+a bundle is an error that names the field instead of a silently dropped value. Importers of
+other formats (DeepResearch Bench, …) produce the same models, so the store has one way in.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+FORMAT_NAME = "gavel-bundle"
+FORMAT_VERSION = 1
+
+Importance = Literal["P0", "P1", "P2", "P2a"]
+ExtId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s/][^/]*$")]
+"""External ids are strings without '/', which joins them into portable keys."""
+
+CONSTRAINT_TYPES = (
+    "Content",
+    "Scope",
+    "Completeness",
+    "Quantity",
+    "Format",
+    "Setting",
+    "Attribute",
+    "Action & Rule",
+    "Function",
+)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+class Suite(_Record):
+    """The manifest (``suite.json``): one benchmark run collection."""
+
+    format: Literal["gavel-bundle"] = FORMAT_NAME
+    format_version: int = FORMAT_VERSION
+    id: ExtId
+    name: str
+    frameworks: list[str] = Field(min_length=1)
+    version: str = ""
+    source: str = ""
+    description: str = ""
+
+    @field_validator("format_version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value > FORMAT_VERSION:
+            raise ValueError(f"format_version {value} is newer than this Gavel ({FORMAT_VERSION})")
+        return value
+
+
+class Subtask(_Record):
+    """A cascade subtask with its user-perceived importance (P2a subtasks name their group)."""
+
+    id: ExtId
+    text: str = Field(min_length=1)
+    importance: Importance
+    group: str | None = None
+    constraint_types: list[str] = []
+
+    @field_validator("importance", mode="before")
+    @classmethod
+    def _importance_spelling(cls, value: object) -> object:
+        # The paper writes P2(a); accept that spelling and store the compact form.
+        if isinstance(value, str) and value.replace(" ", "").upper() in {"P2(A)", "P2A"}:
+            return "P2a"
+        return value
+
+    @model_validator(mode="after")
+    def _group_matches_importance(self) -> Subtask:
+        if self.importance == "P2a" and not self.group:
+            raise ValueError("a P2a subtask needs a 'group'")
+        if self.importance != "P2a" and self.group is not None:
+            raise ValueError(f"only P2a subtasks have a 'group' (this one is {self.importance})")
+        unknown = [c for c in self.constraint_types if c not in CONSTRAINT_TYPES]
+        if unknown:
+            raise ValueError(f"unknown constraint type(s) {unknown}; allowed: {CONSTRAINT_TYPES}")
+        return self
+
+
+class Criterion(_Record):
+    """A rubric item: cascade ins/fac/rat, a RACE criterion, a checklist item, a rubric point."""
+
+    id: ExtId
+    subtask: str | None = None
+    framework: str
+    dimension: str
+    text: str = Field(min_length=1)
+    explanation: str = ""
+    weight: float | None = None
+    scale: str | None = None
+    metadata: dict[str, Any] = {}
+
+
+class Task(_Record):
+    id: ExtId
+    prompt: str = Field(min_length=1)
+    language: str = "en"
+    domain: str = ""
+    category: str = ""
+    task_type: str = ""
+    metadata: dict[str, Any] = {}
+    subtasks: list[Subtask] = []
+    criteria: list[Criterion] = []
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> Task:
+        ids = [s.id for s in self.subtasks]
+        if len(set(ids)) != len(ids):
+            raise ValueError("subtask ids repeat within the task")
+        crit_ids = [c.id for c in self.criteria]
+        if len(set(crit_ids)) != len(crit_ids):
+            raise ValueError("criterion ids repeat within the task")
+        known = set(ids)
+        for criterion in self.criteria:
+            if criterion.subtask is not None and criterion.subtask not in known:
+                raise ValueError(
+                    f"criterion {criterion.id} names subtask {criterion.subtask!r}, "
+                    "which the task does not have"
+                )
+        return self
+
+
+class System(_Record):
+    """An agent under test (or, with ``is_reference``, the reference a relative score uses)."""
+
+    id: ExtId
+    name: str = ""
+    family: str = ""
+    version: str = ""
+    collected_at: str = ""
+    is_reference: bool = False
+
+
+class Reference(_Record):
+    """One entry of a report's reference list."""
+
+    index: int = Field(ge=0)
+    title: str = ""
+    url: str | None = None
+
+
+class Claim(_Record):
+    """A factual claim extracted from a report.
+
+    ``fact`` is verbatim report text; ``extract`` the context-completed statement a judge checks.
+    ``span`` locates ``fact`` in the report (computed at import when absent; None after import
+    means "not located"). ``citations`` are reference indices (parsed from the text when absent).
+    ``url`` is set when a claim cites a page directly rather than by index (FACT statements).
+    """
+
+    id: ExtId
+    subtask: str | None = None
+    criterion: str | None = None
+    fact: str = Field(min_length=1)
+    extract: str = ""
+    span: tuple[int, int] | None = None
+    citations: list[int] | None = None
+    url: str | None = None
+    metadata: dict[str, Any] = {}
+
+    @field_validator("span")
+    @classmethod
+    def _ordered(cls, value: tuple[int, int] | None) -> tuple[int, int] | None:
+        if value is not None and not 0 <= value[0] <= value[1]:
+            raise ValueError("span must be [start, end] with 0 <= start <= end")
+        return value
+
+
+class Report(_Record):
+    """A system's report on a task, as submitted, with its claims."""
+
+    id: ExtId
+    task: str
+    system: str
+    markdown: str
+    cleaned: str | None = None
+    references: list[Reference] | None = None
+    metadata: dict[str, Any] = {}
+    claims: list[Claim] = []
+
+    @model_validator(mode="after")
+    def _unique_claims(self) -> Report:
+        ids = [c.id for c in self.claims]
+        if len(set(ids)) != len(ids):
+            raise ValueError("claim ids repeat within the report")
+        return self
+
+
+class Source(_Record):
+    """A fetched page that a report cites. ``error`` records a failed fetch as a fact."""
+
+    url: str = Field(min_length=1)
+    title: str = ""
+    fetched_at: str = ""
+    text: str = ""
+    sha256: str | None = None
+    error: str | None = None
+
+
+class JudgeRun(_Record):
+    id: ExtId
+    model: str = ""
+    prompt_version: str = ""
+    params: dict[str, Any] = {}
+    created_at: str = ""
+    description: str = ""
+
+
+class Judgment(_Record):
+    """One automated verdict.
+
+    The subject is named by whichever of ``criterion``, ``claim`` (+ ``ref`` for a claim ×
+    reference pair) and ``key`` (a free subject such as a RACE dimension) the kind needs.
+    ``value`` is None when the judge failed on the item (``error`` says why).
+    """
+
+    run: str
+    report: str
+    kind: str
+    criterion: str | None = None
+    claim: str | None = None
+    ref: int | None = None
+    key: str | None = None
+    value: str | float | int | bool | None = None
+    explanation: str = ""
+    evidence: str = ""
+    raw: str = ""
+    error: str | None = None
+    source_sha256: str | None = None
+
+    def subject(self) -> str:
+        """A stable text naming the subject within (run, report, kind)."""
+        parts: list[str] = []
+        if self.criterion is not None:
+            parts.append(f"c={self.criterion}")
+        if self.claim is not None:
+            parts.append(f"k={self.claim}")
+        if self.ref is not None:
+            parts.append(f"r={self.ref}")
+        if self.key is not None:
+            parts.append(f"x={self.key}")
+        return ";".join(parts) or "-"
+
+
+RECORD_FILES: dict[str, type[_Record]] = {
+    "tasks.jsonl": Task,
+    "systems.jsonl": System,
+    "reports.jsonl": Report,
+    "sources.jsonl": Source,
+    "runs.jsonl": JudgeRun,
+    "judgments.jsonl": Judgment,
+}
+"""The bundle's record files, in import order (later files refer to earlier ones)."""
+
+RECORD_TYPES: dict[str, type[_Record]] = {
+    "suite": Suite,
+    "task": Task,
+    "system": System,
+    "report": Report,
+    "source": Source,
+    "run": JudgeRun,
+    "judgment": Judgment,
+}
+"""Record type tags of the single-file form (one JSONL file, each line tagged ``"type"``)."""
+
+
+class Bundle(BaseModel):
+    """A whole parsed bundle, in memory (what importers hand to the store)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    suite: Suite
+    tasks: list[Task] = []
+    systems: list[System] = []
+    reports: list[Report] = []
+    sources: list[Source] = []
+    runs: list[JudgeRun] = []
+    judgments: list[Judgment] = []
+    locations: dict[tuple[str, int], tuple[str, int]] = {}
+    """(record type, index) -> (file, line), so late cross-record errors can still name a line."""

@@ -1,0 +1,51 @@
+"""The human layer's vocabulary: review actions, the judge-error taxonomy, portable events.
+
+Events are the unit of the append-only review log. They name their subject by a portable key
+(suite/report/run/kind/subject) rather than a database id, so a log exported from one database
+merges into another that imported the same bundle.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Action = Literal["confirm", "override", "adjudicate", "flag", "rate", "propose", "undo", "redo"]
+DECISION_ACTIONS: frozenset[str] = frozenset({"confirm", "override", "adjudicate"})
+UNDOABLE_ACTIONS: frozenset[str] = frozenset({"confirm", "override", "adjudicate", "flag", "rate"})
+
+REASON_CODES: dict[str, str] = {
+    "misread-rubric": "the judge misread the rubric",
+    "unsupported-judged-supported": "unsupported, but judged supported",
+    "supported-judged-unsupported": "supported, but judged unsupported",
+    "partial-support": "the source supports the claim only in part",
+    "source-unreachable": "the source is unreachable or has changed",
+    "evidence-not-in-source": "the quoted evidence is not in the source",
+    "claim-misextracted": "the claim was mis-extracted from the report",
+    "other": "other (see the rationale)",
+}
+
+
+class ReviewEvent(BaseModel):
+    """One line of an exported review log (JSONL)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    uuid: str = Field(min_length=8)
+    target: str = Field(min_length=3)
+    reviewer: str = Field(min_length=1)
+    action: Action
+    value: str | None = None
+    rationale: str = ""
+    reason: str | None = None
+    created_at: str
+    supersedes: str | None = None
+
+
+def judgment_target(suite: str, report: str, run: str, kind: str, subject: str) -> str:
+    return f"j:{suite}/{report}/{run}/{kind}/{subject}"
+
+
+def report_target(suite: str, report: str) -> str:
+    return f"r:{suite}/{report}"

@@ -1,0 +1,378 @@
+"""DailyReport: cascade rubrics, cascade attribution and user-centric aggregation.
+
+Implements ``specs/dailyreport_cascade.md`` (paper §4, Algorithm 1, Table 3, Fig. 4). Every
+[CHOICE] of the spec is an entry of ``OPTIONS`` with the spec's default; scores record which
+reading they used where the choice changes the outcome (``_v2_vacuous``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from reviewer.scales import CLAIM, CONSISTENCY, TERNARY
+from reviewer.scoring.inputs import ReportInput, SubtaskIn
+from reviewer.scoring.registry import (
+    Aggregate,
+    Metric,
+    OptionSpec,
+    ReportScores,
+    Variant,
+    VerdictKind,
+)
+
+NAME = "cascade"
+
+KINDS = {
+    "ins": VerdictKind("ins", NAME, TERNARY, "criterion", "instruction following"),
+    "rat": VerdictKind("rat", NAME, TERNARY, "criterion", "rationality"),
+    "claim": VerdictKind("claim", NAME, CLAIM, "claim", "claim factuality"),
+    "consistency": VerdictKind(
+        "consistency", NAME, CONSISTENCY, "claim_ref", "claim ↔ reference consistency"
+    ),
+}
+
+OPTIONS = (
+    OptionSpec(
+        "empty_claims",
+        "zero",
+        ("zero", "exclude"),
+        "A subtask with a fac rubric but no claims: fac_k = 0 and the report is flagged "
+        "'needs review' (zero), or the subtask leaves the Fac denominator, δ_k = 0 (exclude).",
+    ),
+    OptionSpec(
+        "several_criteria",
+        "mean",
+        ("mean", "min"),
+        "Several criteria in one dimension of one subtask: average them (mean) or take the "
+        "weakest (min).",
+    ),
+    OptionSpec(
+        "missing_dimension",
+        "mean_present",
+        ("mean_present", "zero"),
+        "o_k for a subtask lacking a fac or rat rubric: ins_k × mean of the dimensions present "
+        "(mean_present), or the literal ½·ins_k·(fac_k + rat_k) with the missing one as 0 (zero).",
+    ),
+    OptionSpec(
+        "empty_c1",
+        "one",
+        ("one", "zero"),
+        "c1 when there are no P1 subtasks and no P2(a) groups: 1, mirroring c0 (one), or 0.",
+    ),
+    OptionSpec(
+        "v2_without_groups",
+        "vacuous_true",
+        ("vacuous_true", "literal"),
+        "v2 = ∃k∈∪S2(a): o_k > 0 when a task has no P2(a) subtask: true (vacuous_true), or the "
+        "literal reading, false, under which such a report can never score 3.",
+    ),
+    OptionSpec(
+        "aggregation",
+        "macro",
+        ("macro", "micro"),
+        "System numbers: mean of per-report values (macro), or pooled over all subtasks and "
+        "claims (micro). UserPref is always a mean of report levels.",
+    ),
+)
+
+METRICS = (
+    Metric("UserPref", "UserPref", headline=True, digits=2, description="Algorithm 1 level 1–4"),
+    Metric("Ins", "InstFollow", headline=True, description="Eq. 2"),
+    Metric("Fac", "Factuality", headline=True, description="Eq. 3, cascade-weighted"),
+    Metric("Rat", "Rationality", headline=True, description="Eq. 4, cascade-weighted"),
+    Metric("SubTaskPass", "SubTask Pass", description="share of subtasks meeting every rubric"),
+    Metric("Reference_Ratio", "Reference ratio", description="claims citing a reference"),
+    Metric("Reference_Support", "Reference support", description="accuracy of cited claims"),
+    Metric(
+        "No_Reference_Support", "No-reference support", description="accuracy of uncited claims"
+    ),
+    Metric(
+        "Refer_Claim_Consistency",
+        "Refer-claim consistency",
+        description="share of claim×reference pairs judged support",
+    ),
+    Metric("NeedsReview", "Needs review", digits=0, description="reports with an empty fac"),
+    Metric("Fac_na", "Fac n/a", digits=0, description="reports where Fac is undefined"),
+    Metric("Rat_na", "Rat n/a", digits=0, description="reports where Rat is undefined"),
+)
+
+LEVELS = {1: "Unhelpful", 2: "Deficient", 3: "Acceptable", 4: "Perfect"}
+
+
+@dataclass(slots=True)
+class SubtaskScore:
+    """The per-subtask numbers a reviewer sees beside the verdicts."""
+
+    subtask_id: int
+    importance: str
+    group: str | None
+    ins: float
+    fac: float | None
+    rat: float | None
+    o: float
+    passed: bool
+    fac_empty: bool
+
+
+@dataclass(slots=True)
+class UserPrefTrace:
+    """Algorithm 1's intermediate values, so the workstation can show why a level was given."""
+
+    level: int
+    c0: float
+    c1: float
+    v1: bool
+    v2: bool
+    v2_vacuous: bool
+    rule: str
+
+
+def _combine(values: list[float], how: str) -> float:
+    return min(values) if how == "min" else sum(values) / len(values)
+
+
+def subtask_scores(
+    report: ReportInput, variant: Variant, options: Mapping[str, str]
+) -> tuple[list[SubtaskScore], bool]:
+    """ins_k, fac_k, rat_k and o_k for every subtask; also whether any fac_k was empty."""
+    how = options["several_criteria"]
+    dims: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+    dim_of: dict[int, tuple[int, str]] = {}
+    for criterion in report.criteria:
+        if criterion.subtask_id is not None and criterion.dimension in ("ins", "fac", "rat"):
+            dims[criterion.subtask_id][criterion.dimension].append(criterion.id)
+            dim_of[criterion.id] = (criterion.subtask_id, criterion.dimension)
+
+    crit_values: dict[int, list[float]] = defaultdict(list)
+    claim_subtask = {c.id: c.subtask_id for c in report.claims}
+    claims_total: dict[int, int] = defaultdict(int)
+    claims_correct: dict[int, int] = defaultdict(int)
+    for verdict in report.verdicts:
+        kind = verdict.kind
+        if kind == "ins" or kind == "rat":
+            number = TERNARY.numeric(verdict.value(variant))
+            if number is not None and verdict.criterion_id is not None:
+                crit_values[verdict.criterion_id].append(number)
+        elif kind == "claim" and verdict.claim_id is not None:
+            subtask = claim_subtask.get(verdict.claim_id)
+            if subtask is not None:
+                claims_total[subtask] += 1
+                if verdict.value(variant) == "correct":
+                    claims_correct[subtask] += 1
+
+    exclude_empty = options["empty_claims"] == "exclude"
+    zero_missing = options["missing_dimension"] == "zero"
+    out: list[SubtaskScore] = []
+    any_empty = False
+    for subtask in report.subtasks:
+        sd = dims.get(subtask.id, {})
+        ins_vals = [v for cid in sd.get("ins", ()) for v in crit_values.get(cid, ())]
+        ins = _combine(ins_vals, how) if ins_vals else 0.0
+        fac: float | None = None
+        fac_empty = False
+        if sd.get("fac"):
+            total = claims_total.get(subtask.id, 0)
+            if total:
+                fac = claims_correct.get(subtask.id, 0) / total
+            else:
+                fac_empty = True
+                any_empty = True
+                fac = None if exclude_empty else 0.0
+        rat: float | None = None
+        if sd.get("rat"):
+            rat_vals = [v for cid in sd["rat"] for v in crit_values.get(cid, ())]
+            rat = _combine(rat_vals, how) if rat_vals else 0.0
+        present = [x for x in (fac, rat) if x is not None]
+        if zero_missing:
+            o = 0.5 * ins * ((fac or 0.0) + (rat or 0.0)) if present else ins
+        else:
+            o = ins * (sum(present) / len(present)) if present else ins
+        passed = ins == 1.0 and (fac is None or fac == 1.0) and (rat is None or rat == 1.0)
+        out.append(
+            SubtaskScore(
+                subtask.id, subtask.importance, subtask.group, ins, fac, rat, o, passed, fac_empty
+            )
+        )
+    return out, any_empty
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+def user_pref(
+    subtasks: Sequence[tuple[str, str | None, float]], options: Mapping[str, str]
+) -> UserPrefTrace:
+    """Algorithm 1 (User-Centric Aggregation) over (importance, group, o_k) triples."""
+    s0 = [o for imp, _, o in subtasks if imp == "P0"]
+    s1 = [o for imp, _, o in subtasks if imp == "P1"]
+    groups: dict[str, list[float]] = defaultdict(list)
+    for imp, group, o in subtasks:
+        if imp == "P2a":
+            groups[group or ""].append(o)
+    g = [_mean(values) for values in groups.values()]
+    c0 = _mean(s0) if s0 else 1.0
+    pooled = s1 + g
+    if pooled:
+        c1 = _mean(pooled)
+    else:
+        c1 = 1.0 if options["empty_c1"] == "one" else 0.0
+    v1 = all(o > 0 for o in s1)
+    s2_all = [o for values in groups.values() for o in values]
+    v2_vacuous = not s2_all
+    if v2_vacuous:
+        v2 = options["v2_without_groups"] == "vacuous_true"
+    else:
+        v2 = any(o > 0 for o in s2_all)
+    if subtasks and all(o == 1.0 for _, _, o in subtasks):
+        return UserPrefTrace(4, c0, c1, v1, v2, v2_vacuous, "every o_k = 1")
+    if c0 == 0 or c1 < 0.3 or (c0 < 0.5 and c1 < 0.5):
+        rule = "c0 = 0" if c0 == 0 else ("c1 < 0.3" if c1 < 0.3 else "c0 < 0.5 ∧ c1 < 0.5")
+        return UserPrefTrace(1, c0, c1, v1, v2, v2_vacuous, rule)
+    if c0 >= 0.5 and v1 and v2 and c1 >= 0.7:
+        return UserPrefTrace(3, c0, c1, v1, v2, v2_vacuous, "c0 ≥ 0.5 ∧ v1 ∧ v2 ∧ c1 ≥ 0.7")
+    failed = [
+        name
+        for name, ok in (("c0 ≥ 0.5", c0 >= 0.5), ("v1", v1), ("v2", v2), ("c1 ≥ 0.7", c1 >= 0.7))
+        if not ok
+    ]
+    return UserPrefTrace(2, c0, c1, v1, v2, v2_vacuous, "not " + " ∧ ".join(failed))
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+class CascadeFramework:
+    name = NAME
+    label = "DailyReport cascade"
+    kinds = KINDS
+    metrics = METRICS
+    options = OPTIONS
+
+    def score_report(
+        self, report: ReportInput, variant: Variant, options: Mapping[str, str]
+    ) -> ReportScores:
+        if not report.subtasks:
+            return {}
+        subs, any_empty = subtask_scores(report, variant, options)
+        n = len(subs)
+        ins_sum = sum(s.ins for s in subs)
+        fac_num = sum(s.ins * s.fac for s in subs if s.fac is not None)
+        fac_den = sum(s.ins for s in subs if s.fac is not None)
+        rat_num = sum(s.ins * s.rat for s in subs if s.rat is not None)
+        rat_den = sum(s.ins for s in subs if s.rat is not None)
+        passed = sum(1 for s in subs if s.passed)
+        trace = user_pref([(s.importance, s.group, s.o) for s in subs], options)
+        parts = _trace_parts(report, variant)
+        scores: ReportScores = {
+            "UserPref": float(trace.level),
+            "Ins": ins_sum / n,
+            "Fac": _ratio(fac_num, fac_den),
+            "Rat": _ratio(rat_num, rat_den),
+            "SubTaskPass": passed / n,
+            "Reference_Ratio": _ratio(parts["claims_ref"], parts["claims"]),
+            "Reference_Support": _ratio(parts["correct_ref"], parts["claims_ref"]),
+            "No_Reference_Support": _ratio(
+                parts["correct_noref"], parts["claims"] - parts["claims_ref"]
+            ),
+            "Refer_Claim_Consistency": _ratio(parts["pairs_support"], parts["pairs"]),
+            "NeedsReview": 1.0 if any_empty else 0.0,
+            "_n": float(n),
+            "_ins_sum": ins_sum,
+            "_fac_num": fac_num,
+            "_fac_den": fac_den,
+            "_rat_num": rat_num,
+            "_rat_den": rat_den,
+            "_pass": float(passed),
+            "_v2_vacuous": 1.0 if trace.v2_vacuous else 0.0,
+            "_c0": trace.c0,
+            "_c1": trace.c1,
+        }
+        for key, value in parts.items():
+            scores["_" + key] = float(value)
+        return scores
+
+    def aggregate(
+        self, reports: Sequence[ReportScores], options: Mapping[str, str]
+    ) -> dict[str, Aggregate]:
+        reports = [r for r in reports if r]
+        out: dict[str, Aggregate] = {}
+        if options["aggregation"] == "micro":
+            out = _micro(reports)
+        else:
+            for metric in METRICS:
+                if metric.name in ("NeedsReview", "Fac_na", "Rat_na"):
+                    continue
+                values = [r[metric.name] for r in reports if r.get(metric.name) is not None]
+                out[metric.name] = Aggregate(_mean(values) if values else None, len(values))
+        needs = sum(1 for r in reports if r.get("NeedsReview"))
+        out["NeedsReview"] = Aggregate(float(needs), len(reports))
+        out["UserPref"] = _mean_of(reports, "UserPref")
+        for metric in ("Fac", "Rat"):
+            undefined = sum(1 for r in reports if r.get(metric) is None)
+            out[f"{metric}_na"] = Aggregate(float(undefined), len(reports))
+        return out
+
+
+def _mean_of(reports: Sequence[ReportScores], key: str) -> Aggregate:
+    values = [v for r in reports if (v := r.get(key)) is not None]
+    return Aggregate(_mean(values) if values else None, len(values))
+
+
+def _micro(reports: Sequence[ReportScores]) -> dict[str, Aggregate]:
+    def total(key: str) -> float:
+        return sum(r.get(key) or 0.0 for r in reports)
+
+    n = total("_n")
+    claims = total("_claims")
+    claims_ref = total("_claims_ref")
+    return {
+        "Ins": Aggregate(_ratio(total("_ins_sum"), n), int(n)),
+        "Fac": Aggregate(_ratio(total("_fac_num"), total("_fac_den")), int(n)),
+        "Rat": Aggregate(_ratio(total("_rat_num"), total("_rat_den")), int(n)),
+        "SubTaskPass": Aggregate(_ratio(total("_pass"), n), int(n)),
+        "Reference_Ratio": Aggregate(_ratio(claims_ref, claims), int(claims)),
+        "Reference_Support": Aggregate(_ratio(total("_correct_ref"), claims_ref), int(claims_ref)),
+        "No_Reference_Support": Aggregate(
+            _ratio(total("_correct_noref"), claims - claims_ref), int(claims - claims_ref)
+        ),
+        "Refer_Claim_Consistency": Aggregate(
+            _ratio(total("_pairs_support"), total("_pairs")), int(total("_pairs"))
+        ),
+    }
+
+
+def _trace_parts(report: ReportInput, variant: Variant) -> dict[str, int]:
+    """Counts behind the trace metrics (Fig. 4 / Table 6)."""
+    cites = {c.id: bool(c.citations) or c.url is not None for c in report.claims}
+    claims = claims_ref = correct_ref = correct_noref = pairs = pairs_support = 0
+    for verdict in report.verdicts:
+        if verdict.kind == "claim" and verdict.claim_id is not None:
+            claims += 1
+            correct = verdict.value(variant) == "correct"
+            if cites.get(verdict.claim_id):
+                claims_ref += 1
+                correct_ref += correct
+            else:
+                correct_noref += correct
+        elif verdict.kind == "consistency":
+            pairs += 1
+            pairs_support += verdict.value(variant) == "support"
+    return {
+        "claims": claims,
+        "claims_ref": claims_ref,
+        "correct_ref": correct_ref,
+        "correct_noref": correct_noref,
+        "pairs": pairs,
+        "pairs_support": pairs_support,
+    }
+
+
+def subtask_importance_label(subtask: SubtaskIn) -> str:
+    return f"P2({subtask.group})" if subtask.importance == "P2a" else subtask.importance
+
+
+FRAMEWORK = CascadeFramework()

@@ -1,0 +1,125 @@
+"""Loading what the scoring functions need, for all reports or for a few.
+
+One query per table, grouped in Python: a full load of a DailyReport-size run is a handful of
+sequential scans instead of thousands of per-report queries. Subtask and criterion lists are
+shared between the reports of one task.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, SubtaskIn, VerdictIn
+
+EFFECTIVE_SQL = (
+    "CASE WHEN d.status IS NULL OR d.status = 'conflict' THEN j.value ELSE d.value END"
+)
+"""The effective verdict: a resolved human decision, else the judge's value."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportMeta:
+    report_id: int
+    task_id: int
+    system_id: int
+    suite_id: int
+    frameworks: tuple[str, ...]
+
+
+def report_meta(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+                ) -> dict[int, ReportMeta]:
+    where, params = _where("r.id", report_ids)
+    rows = conn.execute(
+        f"""SELECT r.id, r.task_id, r.system_id, s.id, s.frameworks
+            FROM report r JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
+            WHERE y.is_reference = 0 {where}""",
+        params,
+    ).fetchall()
+    cache: dict[str, tuple[str, ...]] = {}
+    out: dict[int, ReportMeta] = {}
+    for rid, tid, sid, suite_id, fw in rows:
+        frameworks = cache.get(fw)
+        if frameworks is None:
+            frameworks = cache[fw] = tuple(json.loads(fw))
+        out[rid] = ReportMeta(rid, tid, sid, suite_id, frameworks)
+    return out
+
+
+def _where(column: str, ids: Sequence[int] | None) -> tuple[str, list[int]]:
+    if ids is None:
+        return "", []
+    unique = sorted(set(ids))
+    return f"AND {column} IN ({','.join('?' * len(unique))})", unique
+
+
+def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+                ) -> dict[int, ReportInput]:
+    """ReportInput for the given reports (all scored reports when None)."""
+    metas = report_meta(conn, report_ids)
+    if not metas:
+        return {}
+    ids = None if report_ids is None else list(metas)
+    task_ids = None if report_ids is None else sorted({m.task_id for m in metas.values()})
+    twhere, tparams = _where("task_id", task_ids)
+
+    task_meta: dict[int, dict[str, Any]] = {}
+    for tid, metadata in conn.execute(
+        f"SELECT id, metadata FROM task WHERE 1 {_where('id', task_ids)[0]}", tparams
+    ):
+        task_meta[tid] = json.loads(metadata) if metadata != "{}" else {}
+    subtasks: dict[int, list[SubtaskIn]] = defaultdict(list)
+    for sid, tid, importance, grp in conn.execute(
+        f"SELECT id, task_id, importance, grp FROM subtask WHERE 1 {twhere} "
+        "ORDER BY task_id, ordinal",
+        tparams,
+    ):
+        subtasks[tid].append(SubtaskIn(sid, importance, grp))
+    criteria: dict[int, list[CriterionIn]] = defaultdict(list)
+    for cid, tid, subtask_id, dimension, weight, text in conn.execute(
+        f"SELECT id, task_id, subtask_id, dimension, weight, text FROM criterion WHERE 1 {twhere} "
+        "ORDER BY task_id, ordinal",
+        tparams,
+    ):
+        criteria[tid].append(CriterionIn(cid, subtask_id, dimension, weight, text))
+
+    inputs: dict[int, ReportInput] = {}
+    for rid, meta in metas.items():
+        inputs[rid] = ReportInput(
+            rid, meta.task_id, meta.system_id, task_meta.get(meta.task_id, {}),
+            subtasks.get(meta.task_id, []), criteria.get(meta.task_id, []), [], [],
+        )
+
+    rwhere, rparams = _where("report_id", ids)
+    cites_cache: dict[str, tuple[int, ...]] = {"[]": ()}
+    for kid, rid, subtask_id, criterion_id, citations, url in conn.execute(
+        f"SELECT id, report_id, subtask_id, criterion_id, citations, url FROM claim "
+        f"WHERE 1 {rwhere} ORDER BY report_id, ordinal",
+        rparams,
+    ):
+        target = inputs.get(rid)
+        if target is None:
+            continue
+        cites = cites_cache.get(citations)
+        if cites is None:
+            cites = cites_cache[citations] = tuple(json.loads(citations))
+        target.claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url))
+
+    jwhere, jparams = _where("j.report_id", ids)
+    for row in conn.execute(
+        f"""SELECT j.id, j.report_id, j.kind, j.criterion_id, j.claim_id, j.ref_idx, j.key,
+                   j.value, {EFFECTIVE_SQL}, j.error
+            FROM judgment j LEFT JOIN decision d ON d.judgment_id = j.id
+            WHERE j.current = 1 {jwhere}""",
+        jparams,
+    ):
+        target = inputs.get(row[1])
+        if target is not None:
+            target.verdicts.append(
+                VerdictIn(row[0], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
+            )
+    return inputs

@@ -1,0 +1,153 @@
+"""Read models: the rows the command line and the screens show, one query each."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from store.inputs import EFFECTIVE_SQL
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    framework: str
+    system: str
+    task: str | None
+    report: str | None
+    metric: str
+    judge: float | None
+    adjudicated: float | None
+    n: int
+
+    @property
+    def delta(self) -> float | None:
+        if self.judge is None or self.adjudicated is None:
+            return None
+        return self.adjudicated - self.judge
+
+
+def score_rows(
+    conn: sqlite3.Connection,
+    *,
+    per: str = "system",
+    framework: str | None = None,
+    system: str | None = None,
+    include_parts: bool = False,
+) -> list[ScoreRow]:
+    """Cached scores in both variants side by side, ordered for reading."""
+    params: list[object] = []
+    filters = ""
+    if framework:
+        filters += " AND j.framework = ?"
+        params.append(framework)
+    if system:
+        filters += " AND (y.ext_id = ? OR y.name = ?)"
+        params.extend([system, system])
+    if not include_parts:
+        filters += " AND substr(j.metric, 1, 1) != '_'"
+    if per == "report":
+        sql = f"""
+            SELECT j.framework, y.ext_id, t.ext_id, r.ext_id, j.metric, j.value, a.value, a.n
+            FROM score j
+            JOIN report r ON j.scope = 'report:' || r.id
+            JOIN task t ON t.id = r.task_id
+            JOIN system y ON y.id = r.system_id
+            LEFT JOIN score a ON a.scope = j.scope AND a.framework = j.framework
+                 AND a.metric = j.metric AND a.variant = 'adjudicated'
+            WHERE j.variant = 'judge' {filters}
+            ORDER BY j.framework, y.ext_id, t.ext_id, j.metric"""
+    else:
+        sql = f"""
+            SELECT j.framework, y.ext_id, NULL, NULL, j.metric, j.value, a.value,
+                   coalesce(a.n, j.n)
+            FROM score j
+            JOIN system y ON j.scope = 'system:' || y.id
+            LEFT JOIN score a ON a.scope = j.scope AND a.framework = j.framework
+                 AND a.metric = j.metric AND a.variant = 'adjudicated'
+            WHERE j.variant = 'judge' {filters}
+            ORDER BY j.framework, y.ext_id, j.metric"""
+    return [ScoreRow(*row) for row in conn.execute(sql, params)]
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictRow:
+    id: int
+    report: str
+    task: str
+    system: str
+    kind: str
+    subject: str
+    judge_value: str | None
+    value: str | None
+    status: str | None
+    reviewers: int
+    run: str
+    current: bool
+    error: str | None
+
+
+VERDICT_SQL = f"""
+    SELECT j.id, r.ext_id, t.ext_id, y.ext_id, j.kind,
+           coalesce(c.ext_id, k.ext_id || coalesce(':' || j.ref_idx, ''), j.key, j.subject),
+           j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0), jr.ext_id, j.current,
+           j.error
+    FROM judgment j
+    JOIN report r ON r.id = j.report_id
+    JOIN task t ON t.id = r.task_id
+    JOIN system y ON y.id = r.system_id
+    JOIN judge_run jr ON jr.id = j.run_id
+    LEFT JOIN criterion c ON c.id = j.criterion_id
+    LEFT JOIN claim k ON k.id = j.claim_id
+    LEFT JOIN decision d ON d.judgment_id = j.id
+"""
+
+
+def verdict_rows(
+    conn: sqlite3.Connection,
+    *,
+    report: str | None = None,
+    kind: str | None = None,
+    undecided: bool = False,
+    differs: bool = False,
+    include_stale: bool = False,
+    ids: Sequence[int] | None = None,
+) -> list[VerdictRow]:
+    where = ["1"]
+    params: list[object] = []
+    if not include_stale:
+        where.append("j.current = 1")
+    if report:
+        where.append("(r.ext_id = ? OR CAST(r.id AS TEXT) = ?)")
+        params.extend([report, report])
+    if kind:
+        where.append("j.kind = ?")
+        params.append(kind)
+    if undecided:
+        where.append("d.judgment_id IS NULL")
+    if differs:
+        where.append(f"({EFFECTIVE_SQL}) IS NOT j.value")
+    if ids is not None:
+        where.append(f"j.id IN ({','.join('?' * len(ids))})")
+        params.extend(ids)
+    sql = VERDICT_SQL + " WHERE " + " AND ".join(where) + " ORDER BY j.id"
+    return [
+        VerdictRow(*row[:11], bool(row[11]), row[12]) for row in conn.execute(sql, params)
+    ]
+
+
+def report_id_by_ext(conn: sqlite3.Connection, ext: str) -> int | None:
+    row = conn.execute(
+        "SELECT id FROM report WHERE ext_id = ? OR CAST(id AS TEXT) = ? ORDER BY id LIMIT 1",
+        (ext, ext),
+    ).fetchone()
+    return None if row is None else int(row[0])
+
+
+def counts(conn: sqlite3.Connection) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for table in ("suite", "task", "system", "report", "claim", "source", "judge_run",
+                  "judgment", "review_event"):
+        out[table] = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+    out["decided"] = int(conn.execute("SELECT count(*) FROM decision").fetchone()[0])
+    return out

@@ -1,0 +1,248 @@
+"""The database schema and its migrations.
+
+``PRAGMA user_version`` holds the number of migrations applied; each migration is a list of
+statements run in one transaction, so a database is always at exactly one version. Inputs are
+immutable after import; the review log is append-only (triggers refuse UPDATE and DELETE); the
+``decision``, ``event_live``, ``report_rating`` and ``score`` tables are derived and can be
+rebuilt from the inputs and the log at any time.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from store.tx import transaction
+
+MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) STRICT""",
+        """CREATE TABLE suite (
+            id INTEGER PRIMARY KEY,
+            ext_id TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            frameworks TEXT NOT NULL,
+            version TEXT NOT NULL,
+            source TEXT NOT NULL,
+            description TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            imported_at TEXT NOT NULL
+        ) STRICT""",
+        """CREATE TABLE task (
+            id INTEGER PRIMARY KEY,
+            suite_id INTEGER NOT NULL REFERENCES suite(id),
+            ext_id TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            language TEXT NOT NULL,
+            domain TEXT NOT NULL,
+            category TEXT NOT NULL,
+            task_type TEXT NOT NULL,
+            metadata TEXT NOT NULL,
+            UNIQUE (suite_id, ext_id)
+        ) STRICT""",
+        """CREATE TABLE subtask (
+            id INTEGER PRIMARY KEY,
+            task_id INTEGER NOT NULL REFERENCES task(id),
+            ext_id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            importance TEXT NOT NULL CHECK (importance IN ('P0', 'P1', 'P2', 'P2a')),
+            grp TEXT,
+            constraint_types TEXT NOT NULL,
+            UNIQUE (task_id, ext_id)
+        ) STRICT""",
+        """CREATE TABLE criterion (
+            id INTEGER PRIMARY KEY,
+            task_id INTEGER NOT NULL REFERENCES task(id),
+            subtask_id INTEGER REFERENCES subtask(id),
+            ext_id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            framework TEXT NOT NULL,
+            dimension TEXT NOT NULL,
+            text TEXT NOT NULL,
+            explanation TEXT NOT NULL,
+            weight REAL,
+            scale TEXT,
+            metadata TEXT NOT NULL,
+            UNIQUE (task_id, ext_id)
+        ) STRICT""",
+        """CREATE TABLE system (
+            id INTEGER PRIMARY KEY,
+            suite_id INTEGER NOT NULL REFERENCES suite(id),
+            ext_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            family TEXT NOT NULL,
+            version TEXT NOT NULL,
+            collected_at TEXT NOT NULL,
+            is_reference INTEGER NOT NULL,
+            UNIQUE (suite_id, ext_id)
+        ) STRICT""",
+        """CREATE TABLE report (
+            id INTEGER PRIMARY KEY,
+            task_id INTEGER NOT NULL REFERENCES task(id),
+            system_id INTEGER NOT NULL REFERENCES system(id),
+            ext_id TEXT NOT NULL,
+            markdown TEXT NOT NULL,
+            cleaned TEXT,
+            words INTEGER NOT NULL,
+            metadata TEXT NOT NULL,
+            UNIQUE (task_id, system_id)
+        ) STRICT""",
+        "CREATE INDEX report_system ON report(system_id)",
+        """CREATE TABLE reference (
+            report_id INTEGER NOT NULL REFERENCES report(id),
+            idx INTEGER NOT NULL,
+            title TEXT NOT NULL,
+            url TEXT,
+            PRIMARY KEY (report_id, idx)
+        ) STRICT, WITHOUT ROWID""",
+        """CREATE TABLE claim (
+            id INTEGER PRIMARY KEY,
+            report_id INTEGER NOT NULL REFERENCES report(id),
+            ext_id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            subtask_id INTEGER REFERENCES subtask(id),
+            criterion_id INTEGER REFERENCES criterion(id),
+            fact TEXT NOT NULL,
+            extract TEXT NOT NULL,
+            span_start INTEGER,
+            span_end INTEGER,
+            citations TEXT NOT NULL,
+            url TEXT,
+            metadata TEXT NOT NULL,
+            UNIQUE (report_id, ext_id)
+        ) STRICT""",
+        """CREATE TABLE source (
+            id INTEGER PRIMARY KEY,
+            suite_id INTEGER NOT NULL REFERENCES suite(id),
+            url TEXT NOT NULL,
+            title TEXT NOT NULL,
+            fetched_at TEXT NOT NULL,
+            text TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            error TEXT,
+            UNIQUE (suite_id, url)
+        ) STRICT""",
+        """CREATE TABLE judge_run (
+            id INTEGER PRIMARY KEY,
+            suite_id INTEGER NOT NULL REFERENCES suite(id),
+            ext_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            prompt_version TEXT NOT NULL,
+            params TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            description TEXT NOT NULL,
+            active INTEGER NOT NULL DEFAULT 1,
+            UNIQUE (suite_id, ext_id)
+        ) STRICT""",
+        """CREATE TABLE judgment (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES judge_run(id),
+            report_id INTEGER NOT NULL REFERENCES report(id),
+            kind TEXT NOT NULL,
+            criterion_id INTEGER REFERENCES criterion(id),
+            claim_id INTEGER REFERENCES claim(id),
+            ref_idx INTEGER,
+            key TEXT,
+            subject TEXT NOT NULL,
+            value TEXT,
+            explanation TEXT NOT NULL,
+            evidence TEXT NOT NULL,
+            raw TEXT NOT NULL,
+            error TEXT,
+            source_sha256 TEXT,
+            current INTEGER NOT NULL DEFAULT 1,
+            UNIQUE (run_id, report_id, kind, subject)
+        ) STRICT""",
+        "CREATE INDEX judgment_report ON judgment(report_id, current)",
+        "CREATE INDEX judgment_claim ON judgment(claim_id)",
+        """CREATE TABLE review_event (
+            seq INTEGER PRIMARY KEY,
+            uuid TEXT NOT NULL UNIQUE,
+            target TEXT NOT NULL,
+            judgment_id INTEGER REFERENCES judgment(id),
+            report_id INTEGER REFERENCES report(id),
+            reviewer TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (action IN
+                ('confirm', 'override', 'adjudicate', 'flag', 'rate', 'propose', 'undo', 'redo')),
+            value TEXT,
+            rationale TEXT NOT NULL,
+            reason TEXT,
+            created_at TEXT NOT NULL,
+            supersedes TEXT
+        ) STRICT""",
+        "CREATE INDEX review_event_reviewer ON review_event(reviewer, seq)",
+        "CREATE INDEX review_event_judgment ON review_event(judgment_id, seq)",
+        "CREATE INDEX review_event_report ON review_event(report_id, seq)",
+        "CREATE INDEX review_event_supersedes ON review_event(supersedes)",
+        """CREATE TRIGGER review_event_no_update BEFORE UPDATE ON review_event
+           BEGIN SELECT RAISE(ABORT, 'the review log is append-only'); END""",
+        """CREATE TRIGGER review_event_no_delete BEFORE DELETE ON review_event
+           BEGIN SELECT RAISE(ABORT, 'the review log is append-only'); END""",
+        """CREATE TABLE event_live (
+            uuid TEXT PRIMARY KEY,
+            live INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID""",
+        """CREATE TABLE decision (
+            judgment_id INTEGER PRIMARY KEY REFERENCES judgment(id),
+            value TEXT,
+            status TEXT NOT NULL CHECK (status IN ('single', 'unanimous', 'adjudicated', 'conflict')),
+            reviewers INTEGER NOT NULL,
+            event_uuid TEXT NOT NULL
+        ) STRICT""",
+        """CREATE TABLE flag (
+            judgment_id INTEGER PRIMARY KEY REFERENCES judgment(id),
+            event_uuid TEXT NOT NULL
+        ) STRICT""",
+        """CREATE TABLE report_rating (
+            report_id INTEGER NOT NULL REFERENCES report(id),
+            reviewer TEXT NOT NULL,
+            value TEXT NOT NULL,
+            event_uuid TEXT NOT NULL,
+            PRIMARY KEY (report_id, reviewer)
+        ) STRICT, WITHOUT ROWID""",
+        """CREATE TABLE score (
+            scope TEXT NOT NULL,
+            framework TEXT NOT NULL,
+            metric TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            value REAL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY (scope, framework, variant, metric)
+        ) STRICT, WITHOUT ROWID""",
+        """CREATE VIRTUAL TABLE report_fts USING fts5(
+            markdown, content='report', content_rowid='id', tokenize='unicode61'
+        )""",
+        """CREATE VIRTUAL TABLE claim_fts USING fts5(
+            fact, extract, content='claim', content_rowid='id', tokenize='unicode61'
+        )""",
+        """CREATE VIRTUAL TABLE source_fts USING fts5(
+            title, text, content='source', content_rowid='id', tokenize='unicode61'
+        )""",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaError(Exception):
+    """The database was written by a newer Gavel."""
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema to ``SCHEMA_VERSION``; returns the number of migrations applied."""
+    current = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if current > SCHEMA_VERSION:
+        raise SchemaError(
+            f"database schema version {current} is newer than this Gavel's ({SCHEMA_VERSION})"
+        )
+    applied = 0
+    for version in range(current, SCHEMA_VERSION):
+        with transaction(conn):
+            for statement in MIGRATIONS[version]:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+        applied += 1
+    return applied

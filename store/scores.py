@@ -1,0 +1,202 @@
+"""The score cache: every framework's scores per report and per system, in both variants.
+
+Derived and disposable: :func:`rebuild_scores` recomputes it from inputs and the review log;
+:func:`update_scores` recomputes only the reports a decision touched and the aggregates of their
+systems. Property tests hold the two to the same result. Options (the [CHOICE] readings) are
+stored in ``meta``; changing them rebuilds.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from reviewer.scoring.registry import (
+    VARIANTS,
+    Framework,
+    ReportScores,
+    Variant,
+    frameworks,
+    resolve_options,
+)
+from store.inputs import load_inputs, report_meta
+from store.tx import transaction
+
+OPTIONS_KEY = "options"
+_INSERT = (
+    "INSERT INTO score (scope, framework, variant, metric, value, n) VALUES (?,?,?,?,?,?)"
+)
+
+
+def report_scope(report_id: int) -> str:
+    return f"report:{report_id}"
+
+
+def system_scope(system_id: int) -> str:
+    return f"system:{system_id}"
+
+
+def load_options(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
+    """Resolved options per framework: stored overrides on top of each framework's defaults."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (OPTIONS_KEY,)).fetchone()
+    stored: dict[str, dict[str, str]] = json.loads(row[0]) if row else {}
+    return {
+        name: resolve_options(fw, stored.get(name, {})) for name, fw in frameworks().items()
+    }
+
+
+def set_options(conn: sqlite3.Connection, framework: str, overrides: Mapping[str, str]) -> None:
+    """Store option overrides for one framework and rebuild the cache under them."""
+    fw = frameworks()[framework]
+    resolve_options(fw, overrides)  # validates
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (OPTIONS_KEY,)).fetchone()
+    stored: dict[str, dict[str, str]] = json.loads(row[0]) if row else {}
+    merged = {**stored.get(framework, {}), **overrides}
+    stored[framework] = {k: v for k, v in merged.items()
+                         if v != next(o.default for o in fw.options if o.name == k)}
+    with transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                     (OPTIONS_KEY, json.dumps(stored, sort_keys=True)))
+        rebuild_scores(conn)
+
+
+@dataclass(slots=True)
+class ScoreTable:
+    """Computed scores, keyed like the cache: (scope, framework, variant) -> metric -> value."""
+
+    reports: dict[tuple[int, str, Variant], ReportScores]
+    systems: dict[tuple[int, str, Variant], dict[str, tuple[float | None, int]]]
+
+
+def compute_all(conn: sqlite3.Connection) -> ScoreTable:
+    """Every score from scratch, in memory (the definition the cache must always equal)."""
+    inputs = load_inputs(conn)
+    metas = report_meta(conn)
+    options = load_options(conn)
+    registry = frameworks()
+    reports: dict[tuple[int, str, Variant], ReportScores] = {}
+    by_system: dict[tuple[int, str, Variant], list[ReportScores]] = defaultdict(list)
+    for rid, report in inputs.items():
+        for name in metas[rid].frameworks:
+            fw = registry.get(name)
+            if fw is None:
+                continue
+            for variant in VARIANTS:
+                scores = fw.score_report(report, variant, options[name])
+                reports[(rid, name, variant)] = scores
+                by_system[(report.system_id, name, variant)].append(scores)
+    systems = {
+        key: _aggregate(registry[key[1]], values, options[key[1]])
+        for key, values in by_system.items()
+    }
+    return ScoreTable(reports, systems)
+
+
+def _aggregate(fw: Framework, values: Sequence[ReportScores], options: Mapping[str, str]
+               ) -> dict[str, tuple[float | None, int]]:
+    return {m: (a.value, a.n) for m, a in fw.aggregate(values, options).items()}
+
+
+def _report_rows(rid: int, name: str, variant: str, scores: ReportScores
+                 ) -> Iterable[tuple[str, str, str, str, float | None, int]]:
+    scope = report_scope(rid)
+    for metric, value in scores.items():
+        yield scope, name, variant, metric, value, 0 if value is None else 1
+
+
+def rebuild_scores(conn: sqlite3.Connection) -> ScoreTable:
+    table = compute_all(conn)
+    rows: list[tuple[str, str, str, str, float | None, int]] = []
+    for (rid, name, variant), scores in table.reports.items():
+        rows.extend(_report_rows(rid, name, variant, scores))
+    for (sid, name, variant), aggregates in table.systems.items():
+        scope = system_scope(sid)
+        rows.extend((scope, name, variant, m, v, n) for m, (v, n) in aggregates.items())
+    with transaction(conn):
+        conn.execute("DELETE FROM score")
+        conn.executemany(_INSERT, rows)
+    return table
+
+
+def update_scores(
+    conn: sqlite3.Connection,
+    report_ids: Iterable[int],
+    variants: Sequence[Variant] = ("adjudicated",),
+) -> None:
+    """Recompute the given reports and their systems' aggregates (after a decision)."""
+    ids = sorted(set(report_ids))
+    if not ids:
+        return
+    inputs = load_inputs(conn, ids)
+    metas = report_meta(conn, ids)
+    options = load_options(conn)
+    registry = frameworks()
+    touched: set[tuple[int, str]] = set()
+    with transaction(conn):
+        for rid, report in inputs.items():
+            for name in metas[rid].frameworks:
+                fw = registry.get(name)
+                if fw is None:
+                    continue
+                touched.add((report.system_id, name))
+                for variant in variants:
+                    scores = fw.score_report(report, variant, options[name])
+                    conn.execute(
+                        "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
+                        (report_scope(rid), name, variant),
+                    )
+                    conn.executemany(_INSERT,
+                                     _report_rows(rid, name, variant, scores))
+        for system_id, name in sorted(touched):
+            for variant in variants:
+                per_report = system_report_scores(conn, system_id, name, variant)
+                aggregates = _aggregate(registry[name], per_report, options[name])
+                scope = system_scope(system_id)
+                conn.execute(
+                    "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
+                    (scope, name, variant),
+                )
+                conn.executemany(
+                    _INSERT,
+                    [(scope, name, variant, m, v, n) for m, (v, n) in aggregates.items()],
+                )
+
+
+def system_report_scores(conn: sqlite3.Connection, system_id: int, framework: str,
+                         variant: str) -> list[ReportScores]:
+    """The cached per-report scores of one system, as the aggregate functions take them."""
+    by_scope: dict[str, ReportScores] = defaultdict(dict)
+    for scope, metric, value in conn.execute(
+        """SELECT s.scope, s.metric, s.value FROM report r
+           JOIN score s ON s.scope = 'report:' || r.id AND s.framework = ? AND s.variant = ?
+           WHERE r.system_id = ?""",
+        (framework, variant, system_id),
+    ):
+        by_scope[scope][metric] = value
+    return list(by_scope.values())
+
+
+def cached(conn: sqlite3.Connection) -> ScoreTable:
+    """The cache read back into the shape :func:`compute_all` returns (for comparisons)."""
+    reports: dict[tuple[int, str, Variant], ReportScores] = defaultdict(dict)
+    systems: dict[tuple[int, str, Variant], dict[str, tuple[float | None, int]]] = defaultdict(dict)
+    for scope, framework, variant, metric, value, n in conn.execute(
+        "SELECT scope, framework, variant, metric, value, n FROM score"
+    ):
+        kind, _, ident = scope.partition(":")
+        if kind == "report":
+            reports[(int(ident), framework, variant)][metric] = value
+        elif kind == "system":
+            systems[(int(ident), framework, variant)][metric] = (value, n)
+    return ScoreTable(dict(reports), dict(systems))
+
+
+def ensure_scores(conn: sqlite3.Connection) -> None:
+    """Build the cache if it is empty but there is something to score (first open, new DB)."""
+    has_scores = conn.execute("SELECT 1 FROM score LIMIT 1").fetchone()
+    has_reports = conn.execute("SELECT 1 FROM report LIMIT 1").fetchone()
+    if has_reports and not has_scores:
+        rebuild_scores(conn)

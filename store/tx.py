@@ -1,0 +1,27 @@
+"""Explicit transactions on autocommit connections.
+
+Connections are opened with ``isolation_level=None`` so that Python never begins a transaction
+behind our back; every write goes through :func:`transaction`, which takes the write lock up
+front (BEGIN IMMEDIATE) so a concurrent writer waits instead of failing half-way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    if conn.in_transaction:
+        # Nested use joins the outer transaction: the outermost caller commits.
+        yield conn
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
