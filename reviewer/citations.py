@@ -22,7 +22,9 @@ _MARKER = re.compile(
 _NUM = re.compile(r"\d{1,4}")
 _RANGE = re.compile(r"^\s*(\d{1,4})\s*[–-]\s*(\d{1,4})\s*$")
 _HEADING = re.compile(
-    r"^\s{0,3}#{1,6}\s*(references|reference list|sources|bibliography|works cited|参考文献|参考资料|引用)\s*:?\s*$",
+    r"^[ \t]{0,3}#{1,6}[ \t]*"
+    r"(references|reference list|sources|bibliography|works cited|参考文献|参考资料|引用)"
+    r"[ \t]*:?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
 _REF_LINE = re.compile(
@@ -55,9 +57,8 @@ def find_markers(text: str, start: int = 0, end: int | None = None) -> list[Mark
     markers: list[Marker] = []
     for match in _MARKER.finditer(text, start, stop):
         if match.group("paren"):
-            markers.append(
-                Marker(match.start(), match.end(), (int(match.group("paren")),), match.group("link"))
-            )
+            index = int(match.group("paren"))
+            markers.append(Marker(match.start(), match.end(), (index,), match.group("link")))
         elif match.group("cite"):
             markers.append(Marker(match.start(), match.end(), (int(match.group("cite")),)))
         else:

@@ -62,7 +62,7 @@ class Subtask(_Record):
     text: str = Field(min_length=1)
     importance: Importance
     group: str | None = None
-    constraint_types: list[str] = []
+    constraint_types: list[str] = Field(default_factory=list)
 
     @field_validator("importance", mode="before")
     @classmethod
@@ -95,7 +95,7 @@ class Criterion(_Record):
     explanation: str = ""
     weight: float | None = None
     scale: str | None = None
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class Task(_Record):
@@ -105,9 +105,9 @@ class Task(_Record):
     domain: str = ""
     category: str = ""
     task_type: str = ""
-    metadata: dict[str, Any] = {}
-    subtasks: list[Subtask] = []
-    criteria: list[Criterion] = []
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    subtasks: list[Subtask] = Field(default_factory=list)
+    criteria: list[Criterion] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> Task:
@@ -163,7 +163,7 @@ class Claim(_Record):
     span: tuple[int, int] | None = None
     citations: list[int] | None = None
     url: str | None = None
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("span")
     @classmethod
@@ -182,8 +182,8 @@ class Report(_Record):
     markdown: str
     cleaned: str | None = None
     references: list[Reference] | None = None
-    metadata: dict[str, Any] = {}
-    claims: list[Claim] = []
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    claims: list[Claim] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique_claims(self) -> Report:
@@ -208,7 +208,7 @@ class JudgeRun(_Record):
     id: ExtId
     model: str = ""
     prompt_version: str = ""
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = Field(default_factory=dict)
     created_at: str = ""
     description: str = ""
 
@@ -236,17 +236,24 @@ class Judgment(_Record):
     source_sha256: str | None = None
 
     def subject(self) -> str:
-        """A stable text naming the subject within (run, report, kind)."""
-        parts: list[str] = []
-        if self.criterion is not None:
-            parts.append(f"c={self.criterion}")
-        if self.claim is not None:
-            parts.append(f"k={self.claim}")
-        if self.ref is not None:
-            parts.append(f"r={self.ref}")
-        if self.key is not None:
-            parts.append(f"x={self.key}")
-        return ";".join(parts) or "-"
+        return subject_of(self)
+
+
+def subject_of(judgment: Judgment) -> str:
+    """A stable text naming a judgment's subject within (run, report, kind).
+
+    Part of the portable key review events use, so its spelling must never change.
+    """
+    parts = []
+    if judgment.criterion is not None:
+        parts.append("c=" + judgment.criterion)
+    if judgment.claim is not None:
+        parts.append("k=" + judgment.claim)
+    if judgment.ref is not None:
+        parts.append(f"r={judgment.ref}")
+    if judgment.key is not None:
+        parts.append("x=" + judgment.key)
+    return ";".join(parts) or "-"
 
 
 RECORD_FILES: dict[str, type[_Record]] = {

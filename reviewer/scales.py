@@ -8,6 +8,7 @@ scale for the number a code stands for; the workstation asks it for the key that
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 
@@ -61,10 +62,8 @@ class Scale:
             key = _number_code(float(raw))
         elif isinstance(raw, str):
             key = raw.strip().lower()
-            try:
+            with contextlib.suppress(ValueError):
                 key = _number_code(float(key))
-            except ValueError:
-                pass
         else:
             raise ScaleError(f"{raw!r} is not a value of scale {self.name}")
         choice = self._lookup.get(key)

@@ -1,10 +1,11 @@
-"""Bulk import of a checked bundle, in one transaction.
+"""Streaming import of a bundle, in one transaction.
 
-Ids are assigned here, in Python, so that every table is written with a single ``executemany``
-and nothing is read back mid-import: that is what keeps the import within a small factor of a
-bare ``executemany`` of the same rows (DESIGN.md §5). Re-importing the same content is a no-op;
-importing different content under an existing suite id is refused, because inputs are immutable
-and review events point at them.
+Records arrive in dependency order (tasks … judgments), are checked one at a time by
+:class:`reviewer.formats.checks.BundleChecker`, turned into rows with ids assigned here in Python,
+and written in large ``executemany`` batches. Nothing is read back mid-import, memory stays flat
+however large the run, and an error anywhere rolls the whole transaction back: a bad bundle
+imports nothing. Re-importing the same content is a no-op; different content under an existing
+suite id is refused, because inputs are immutable once reviewers have decided on them.
 """
 
 from __future__ import annotations
@@ -12,15 +13,56 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import BaseModel
+
 from reviewer.errors import InputError
-from reviewer.formats.checks import Resolved, check_bundle
-from reviewer.models import Bundle
+from reviewer.formats.checks import BundleChecker
+from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
 from store.tx import transaction
+
+Where = tuple[str, int | None]
+Row = tuple[Any, ...]
+
+INSERTS: dict[str, str] = {
+    "suite": "INSERT INTO suite VALUES (?,?,?,?,?,?,?,?,?)",
+    "task": "INSERT INTO task VALUES (?,?,?,?,?,?,?,?,?)",
+    "subtask": "INSERT INTO subtask VALUES (?,?,?,?,?,?,?,?)",
+    "criterion": "INSERT INTO criterion VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+    "system": "INSERT INTO system VALUES (?,?,?,?,?,?,?,?)",
+    "report": "INSERT INTO report VALUES (?,?,?,?,?,?,?,?)",
+    "reference": "INSERT INTO reference VALUES (?,?,?,?)",
+    "claim": "INSERT INTO claim VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "source": "INSERT INTO source VALUES (?,?,?,?,?,?,?,?)",
+    "judge_run": "INSERT INTO judge_run VALUES (?,?,?,?,?,?,?,?,?)",
+    "judgment": "INSERT INTO judgment VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+}
+"""Table -> INSERT, in foreign-key order (batches are flushed in this order)."""
+
+FTS_FILL = (
+    ("report", "INSERT INTO report_fts(rowid, markdown) SELECT id, markdown FROM report "
+               "WHERE id >= ?"),
+    ("claim", "INSERT INTO claim_fts(rowid, fact, extract) SELECT id, fact, extract FROM claim "
+              "WHERE id >= ?"),
+    ("source", "INSERT INTO source_fts(rowid, title, text) SELECT id, title, text FROM source "
+               "WHERE id >= ?"),
+)
+
+BATCH_ROWS = 20_000
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _dumps(value: Any) -> str:
+    if not value:
+        return "{}" if isinstance(value, dict) else "[]"
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,251 +73,261 @@ class ImportResult:
     counts: dict[str, int]
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-
-
-def _next_id(conn: sqlite3.Connection, table: str) -> int:
-    return int(conn.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
 @dataclass(slots=True)
-class Rows:
-    """Every row of one import, ready for executemany."""
-
-    suite: tuple[Any, ...]
-    tasks: list[tuple[Any, ...]]
-    subtasks: list[tuple[Any, ...]]
-    criteria: list[tuple[Any, ...]]
-    systems: list[tuple[Any, ...]]
-    reports: list[tuple[Any, ...]]
-    references: list[tuple[Any, ...]]
-    claims: list[tuple[Any, ...]]
-    sources: list[tuple[Any, ...]]
-    runs: list[tuple[Any, ...]]
-    judgments: list[tuple[Any, ...]]
+class _Pending:
+    rows: dict[str, list[Row]] = field(default_factory=lambda: {t: [] for t in INSERTS})
+    size: int = 0
 
 
-INSERTS: dict[str, str] = {
-    "suite": "INSERT INTO suite VALUES (?,?,?,?,?,?,?,?,?)",
-    "tasks": "INSERT INTO task VALUES (?,?,?,?,?,?,?,?,?)",
-    "subtasks": "INSERT INTO subtask VALUES (?,?,?,?,?,?,?,?)",
-    "criteria": "INSERT INTO criterion VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-    "systems": "INSERT INTO system VALUES (?,?,?,?,?,?,?,?)",
-    "reports": "INSERT INTO report VALUES (?,?,?,?,?,?,?,?)",
-    "references": "INSERT INTO reference VALUES (?,?,?,?)",
-    "claims": "INSERT INTO claim VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "sources": "INSERT INTO source VALUES (?,?,?,?,?,?,?,?)",
-    "runs": "INSERT INTO judge_run VALUES (?,?,?,?,?,?,?,?,?)",
-    "judgments": "INSERT INTO judgment VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-}
+class Loader:
+    """Turns checked records into rows and writes them in batches (caller holds the tx)."""
 
+    def __init__(self, conn: sqlite3.Connection | None, suite: Suite, content_hash: str,
+                 suite_file: str = "suite.json") -> None:
+        self.conn = conn
+        self.checker = BundleChecker(suite, suite_file)
+        self.suite = suite
+        self.stamp = now_iso()
+        self.ids = {t: self._next_id(t) for t in INSERTS if t != "reference"}
+        self.first = dict(self.ids)
+        self.suite_id = self.ids["suite"]
+        self.pending = _Pending()
+        self._judgments = self.pending.rows["judgment"]
+        self.counts: dict[str, int] = defaultdict(int)
+        self._task: dict[str, tuple[int, dict[str, int], dict[str, int]]] = {}
+        self._system: dict[str, int] = {}
+        self._report: dict[str, tuple[int, str, dict[str, int]]] = {}
+        self._run: dict[str, tuple[int, tuple[str, int]]] = {}
+        self._newest_run: str | None = None
+        self._slot_runs: dict[tuple[int, str], set[str]] = defaultdict(set)
+        self._cites: dict[tuple[int, ...], str] = {(): "[]"}
+        self._crit_subtask: dict[int, int | None] = {}
+        self._claim_subtask: dict[int, int] = {}
+        self._add("suite", (
+            self.suite_id, suite.id, suite.name, _dumps(suite.frameworks), suite.version,
+            suite.source, suite.description, content_hash, self.stamp,
+        ))
+        self.ids["suite"] += 1
 
-def build_rows(
-    conn: sqlite3.Connection, bundle: Bundle, resolved: Resolved, content_hash: str
-) -> Rows:
-    """Turn a checked bundle into rows with fresh ids (reads only the current max ids)."""
-    suite = bundle.suite
-    suite_id = _next_id(conn, "suite")
-    stamp = now_iso()
-    suite_row = (
-        suite_id, suite.id, suite.name, _dumps(suite.frameworks), suite.version, suite.source,
-        suite.description, content_hash, stamp,
-    )
-    ids = {t: _next_id(conn, t) for t in (
-        "task", "subtask", "criterion", "system", "report", "claim", "source", "judge_run",
-        "judgment",
-    )}
+    def _next_id(self, table: str) -> int:
+        if self.conn is None:
+            return 1
+        return int(self.conn.execute(f"SELECT coalesce(max(id), 0) + 1 FROM {table}").fetchone()[0])
 
-    task_rows: list[tuple[Any, ...]] = []
-    subtask_rows: list[tuple[Any, ...]] = []
-    criterion_rows: list[tuple[Any, ...]] = []
-    task_ids: dict[str, int] = {}
-    subtask_ids: dict[tuple[str, str], int] = {}
-    criterion_ids: dict[tuple[str, str], int] = {}
-    for task in bundle.tasks:
-        tid = ids["task"]
-        ids["task"] += 1
-        task_ids[task.id] = tid
-        task_rows.append((
-            tid, suite_id, task.id, task.prompt, task.language, task.domain, task.category,
+    def _take(self, table: str) -> int:
+        value = self.ids[table]
+        self.ids[table] = value + 1
+        return value
+
+    def _add(self, table: str, row: Row) -> None:
+        self.pending.rows[table].append(row)
+        self.pending.size += 1
+        self.counts[table] += 1
+        if self.pending.size >= BATCH_ROWS:
+            self.flush()
+
+    def _add_judgment(self, row: Row) -> None:
+        # The hot path of a large import: a quarter of a million calls, so no table lookup.
+        self._judgments.append(row)
+        self.pending.size += 1
+        if self.pending.size >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.conn is not None:
+            for table, sql in INSERTS.items():
+                batch = self.pending.rows[table]
+                if batch:
+                    self.conn.executemany(sql, batch)
+        self.counts["judgment"] += len(self._judgments)
+        self.pending = _Pending()
+        self._judgments = self.pending.rows["judgment"]
+
+    # -- records -----------------------------------------------------------------------
+
+    def add(self, rtype: str, record: BaseModel, where: Where) -> None:
+        if isinstance(record, Judgment):
+            self.judgment(record, where)
+        elif isinstance(record, Report):
+            self.report(record, where)
+        elif isinstance(record, Task):
+            self.task(record, where)
+        elif isinstance(record, System):
+            self.system(record, where)
+        elif isinstance(record, Source):
+            self.source(record, where)
+        elif isinstance(record, JudgeRun):
+            self.run(record, where)
+        else:
+            raise InputError(where[0], f"unexpected {rtype} record", line=where[1])
+
+    def task(self, task: Task, where: Where) -> None:
+        self.checker.task(task, where)
+        tid = self._take("task")
+        self._add("task", (
+            tid, self.suite_id, task.id, task.prompt, task.language, task.domain, task.category,
             task.task_type, _dumps(task.metadata),
         ))
+        subtasks: dict[str, int] = {}
         for ordinal, sub in enumerate(task.subtasks):
-            sid = ids["subtask"]
-            ids["subtask"] += 1
-            subtask_ids[(task.id, sub.id)] = sid
-            subtask_rows.append((
+            sid = self._take("subtask")
+            subtasks[sub.id] = sid
+            self._add("subtask", (
                 sid, tid, sub.id, ordinal, sub.text, sub.importance, sub.group,
                 _dumps(sub.constraint_types),
             ))
+        criteria: dict[str, int] = {}
+        crit_subtask: dict[str, int | None] = {}
         for ordinal, crit in enumerate(task.criteria):
-            cid = ids["criterion"]
-            ids["criterion"] += 1
-            criterion_ids[(task.id, crit.id)] = cid
-            criterion_rows.append((
-                cid, tid,
-                subtask_ids[(task.id, crit.subtask)] if crit.subtask is not None else None,
-                crit.id, ordinal, crit.framework, crit.dimension, crit.text, crit.explanation,
-                crit.weight, crit.scale, _dumps(crit.metadata),
+            cid = self._take("criterion")
+            criteria[crit.id] = cid
+            sub_id = subtasks[crit.subtask] if crit.subtask is not None else None
+            crit_subtask[crit.id] = sub_id
+            self._add("criterion", (
+                cid, tid, sub_id, crit.id, ordinal, crit.framework, crit.dimension, crit.text,
+                crit.explanation, crit.weight, crit.scale, _dumps(crit.metadata),
             ))
+        self._task[task.id] = (tid, subtasks, criteria)
+        self._crit_subtask.update({criteria[k]: v for k, v in crit_subtask.items()})
 
-    system_rows: list[tuple[Any, ...]] = []
-    system_ids: dict[str, int] = {}
-    for system in bundle.systems:
-        sid = ids["system"]
-        ids["system"] += 1
-        system_ids[system.id] = sid
-        system_rows.append((
-            sid, suite_id, system.id, system.name or system.id, system.family, system.version,
-            system.collected_at, int(system.is_reference),
+    def system(self, system: System, where: Where) -> None:
+        self.checker.system(system, where)
+        sid = self._take("system")
+        self._system[system.id] = sid
+        self._add("system", (
+            sid, self.suite_id, system.id, system.name or system.id, system.family,
+            system.version, system.collected_at, int(system.is_reference),
         ))
 
-    report_rows: list[tuple[Any, ...]] = []
-    reference_rows: list[tuple[Any, ...]] = []
-    claim_rows: list[tuple[Any, ...]] = []
-    report_ids: dict[str, int] = {}
-    report_task: dict[str, str] = {}
-    claim_ids: dict[tuple[str, str], int] = {}
-    for report, refs, claims in zip(bundle.reports, resolved.references, resolved.claims,
-                                    strict=True):
-        rid = ids["report"]
-        ids["report"] += 1
-        report_ids[report.id] = rid
-        report_task[report.id] = report.task
-        report_rows.append((
-            rid, task_ids[report.task], system_ids[report.system], report.id, report.markdown,
-            report.cleaned, len(report.markdown.split()), _dumps(report.metadata),
+    def report(self, report: Report, where: Where) -> None:
+        resolved = self.checker.report(report, where)
+        rid = self._take("report")
+        tid, subtasks, criteria = self._task[report.task]
+        self._add("report", (
+            rid, tid, self._system[report.system], report.id, report.markdown, report.cleaned,
+            len(report.markdown.split()), _dumps(report.metadata),
         ))
-        reference_rows.extend((rid, ref.index, ref.title, ref.url) for ref in refs)
-        for ordinal, (claim, where) in enumerate(zip(report.claims, claims, strict=True)):
-            kid = ids["claim"]
-            ids["claim"] += 1
-            claim_ids[(report.id, claim.id)] = kid
-            span = where.span
-            claim_rows.append((
+        for index, title, url in resolved.references:
+            self._add("reference", (rid, index, title, url))
+        claims: dict[str, int] = {}
+        for ordinal, (claim, where_claim) in enumerate(zip(report.claims, resolved.claims,
+                                                           strict=True)):
+            kid = self._take("claim")
+            claims[claim.id] = kid
+            span = where_claim.span
+            cites = self._cites.get(where_claim.citations)
+            if cites is None:
+                cites = self._cites[where_claim.citations] = json.dumps(
+                    list(where_claim.citations))
+            self._add("claim", (
                 kid, rid, claim.id, ordinal,
-                subtask_ids[(report.task, claim.subtask)] if claim.subtask is not None else None,
-                criterion_ids[(report.task, claim.criterion)]
-                if claim.criterion is not None else None,
+                subtasks[claim.subtask] if claim.subtask is not None else None,
+                criteria[claim.criterion] if claim.criterion is not None else None,
                 claim.fact, claim.extract or claim.fact,
                 span[0] if span else None, span[1] if span else None,
-                _dumps(list(where.citations)), claim.url, _dumps(claim.metadata),
+                cites, claim.url, _dumps(claim.metadata),
             ))
+        self._report[report.id] = (rid, report.task, claims)
+        for claim in report.claims:
+            if claim.subtask is not None:
+                self._claim_subtask[claims[claim.id]] = subtasks[claim.subtask]
 
-    source_rows: list[tuple[Any, ...]] = []
-    for source, digest in zip(bundle.sources, resolved.source_hashes, strict=True):
-        source_rows.append((
-            ids["source"], suite_id, source.url, source.title, source.fetched_at, source.text,
-            digest, source.error,
-        ))
-        ids["source"] += 1
-
-    run_rows: list[tuple[Any, ...]] = []
-    run_ids: dict[str, int] = {}
-    run_order: dict[str, tuple[str, int]] = {}
-    for position, run in enumerate(bundle.runs):
-        rid = ids["judge_run"]
-        ids["judge_run"] += 1
-        run_ids[run.id] = rid
-        run_order[run.id] = (run.created_at, position)
-        run_rows.append((
-            rid, suite_id, run.id, run.model, run.prompt_version, _dumps(run.params),
-            run.created_at or stamp, run.description, 1,
+    def source(self, source: Source, where: Where) -> None:
+        digest = self.checker.source(source, where)
+        self._add("source", (
+            self._take("source"), self.suite_id, source.url, source.title, source.fetched_at,
+            source.text, digest, source.error,
         ))
 
-    # The current verdict of a (report, kind) comes from its newest run (DESIGN: runs never
-    # overwrite each other; scores use the newest unless a run is deactivated).
-    newest: dict[tuple[str, str], str] = {}
-    for judgment in bundle.judgments:
-        slot = (judgment.report, judgment.kind)
-        best = newest.get(slot)
-        if best is None or run_order[judgment.run] > run_order[best]:
-            newest[slot] = judgment.run
-
-    judgment_rows: list[tuple[Any, ...]] = []
-    for judgment, value in zip(bundle.judgments, resolved.values, strict=True):
-        task_ext = report_task[judgment.report]
-        judgment_rows.append((
-            ids["judgment"], run_ids[judgment.run], report_ids[judgment.report], judgment.kind,
-            criterion_ids[(task_ext, judgment.criterion)]
-            if judgment.criterion is not None else None,
-            claim_ids[(judgment.report, judgment.claim)] if judgment.claim is not None else None,
-            judgment.ref, judgment.key, judgment.subject(), value, judgment.explanation,
-            judgment.evidence, judgment.raw, judgment.error, judgment.source_sha256,
-            int(newest[(judgment.report, judgment.kind)] == judgment.run),
+    def run(self, run: JudgeRun, where: Where) -> None:
+        self.checker.run(run, where)
+        rid = self._take("judge_run")
+        order = (run.created_at, len(self._run))
+        self._run[run.id] = (rid, order)
+        if self._newest_run is None or order > self._run[self._newest_run][1]:
+            self._newest_run = run.id
+        self._add("judge_run", (
+            rid, self.suite_id, run.id, run.model, run.prompt_version, _dumps(run.params),
+            run.created_at or self.stamp, run.description, 1,
         ))
-        ids["judgment"] += 1
 
-    return Rows(
-        suite_row, task_rows, subtask_rows, criterion_rows, system_rows, report_rows,
-        reference_rows, claim_rows, source_rows, run_rows, judgment_rows,
-    )
+    def judgment(self, judgment: Judgment, where: Where) -> None:
+        resolved = self.checker.judgment(judgment, where)
+        report_id, task_ext, claims = self._report[judgment.report]
+        criteria = self._task[task_ext][2]
+        crit_id = criteria[judgment.criterion] if judgment.criterion is not None else None
+        claim_id = claims[judgment.claim] if judgment.claim is not None else None
+        if crit_id is not None:
+            subtask = self._crit_subtask.get(crit_id)
+        elif claim_id is not None:
+            subtask = self._claim_subtask.get(claim_id)
+        else:
+            subtask = None
+        self._slot_runs[(report_id, judgment.kind)].add(judgment.run)
+        self._add_judgment((
+            self._take("judgment"), self._run[judgment.run][0], report_id, judgment.kind,
+            crit_id, claim_id, judgment.ref, judgment.key, resolved.subject, resolved.value,
+            judgment.explanation, judgment.evidence, judgment.raw, judgment.error,
+            judgment.source_sha256, int(judgment.run == self._newest_run), subtask,
+        ))
 
+    def finish(self) -> list[int]:
+        """Flush, index the new text, and return reports whose current run needs recomputing.
 
-def write_rows(conn: sqlite3.Connection, rows: Rows) -> None:
-    """Insert all rows and index the new text for search (caller holds the transaction)."""
-    first_report = rows.reports[0][0] if rows.reports else None
-    first_claim = rows.claims[0][0] if rows.claims else None
-    first_source = rows.sources[0][0] if rows.sources else None
-    conn.execute(INSERTS["suite"], rows.suite)
-    for name in (
-        "tasks", "subtasks", "criteria", "systems", "reports", "references", "claims",
-        "sources", "runs", "judgments",
-    ):
-        batch: Sequence[tuple[Any, ...]] = getattr(rows, name)
-        if batch:
-            conn.executemany(INSERTS[name], batch)
-    if first_report is not None:
-        conn.execute(
-            "INSERT INTO report_fts(rowid, markdown) SELECT id, markdown FROM report WHERE id >= ?",
-            (first_report,),
-        )
-    if first_claim is not None:
-        conn.execute(
-            "INSERT INTO claim_fts(rowid, fact, extract) "
-            "SELECT id, fact, extract FROM claim WHERE id >= ?",
-            (first_claim,),
-        )
-    if first_source is not None:
-        conn.execute(
-            "INSERT INTO source_fts(rowid, title, text) "
-            "SELECT id, title, text FROM source WHERE id >= ?",
-            (first_source,),
-        )
+        Judgments are written as current when they come from the bundle's newest run; a
+        (report, kind) that only older runs judged is fixed up afterwards (rare: one run is the
+        common case, and then nothing is left to do).
+        """
+        self.flush()
+        if self.conn is not None:
+            for table, sql in FTS_FILL:
+                if self.counts[table]:
+                    self.conn.execute(sql, (self.first[table],))
+        return sorted({rid for (rid, _), runs in self._slot_runs.items()
+                       if self._newest_run not in runs})
 
 
-def import_bundle(
-    conn: sqlite3.Connection, bundle: Bundle, content_hash: str, source_label: str = ""
+def import_records(
+    conn: sqlite3.Connection,
+    suite: Suite,
+    records: Iterable[tuple[str, BaseModel, Where]],
+    content_hash: str,
+    label: str = "",
 ) -> ImportResult:
-    """Check, then write everything in one transaction; the score cache is rebuilt after."""
+    """Import a record stream as one suite; the caller rebuilds scores afterwards."""
     existing = conn.execute(
-        "SELECT id, content_hash FROM suite WHERE ext_id = ?", (bundle.suite.id,)
+        "SELECT id, content_hash FROM suite WHERE ext_id = ?", (suite.id,)
     ).fetchone()
     if existing is not None:
         if existing[1] == content_hash:
-            return ImportResult(int(existing[0]), bundle.suite.id, False, {})
+            return ImportResult(int(existing[0]), suite.id, False, {})
         raise InputError(
-            source_label or bundle.suite.id,
-            f"suite {bundle.suite.id!r} is already in this database with different content; "
-            "inputs are immutable once reviewed: give the changed run a new suite id "
-            "(or a new version in its id)",
+            label or suite.id,
+            f"suite {suite.id!r} is already in this database with different content; inputs "
+            "are immutable once reviewed: give the changed run a new suite id (or a new "
+            "version in its id)",
             field="id",
         )
-    resolved = check_bundle(bundle)
     with transaction(conn):
-        rows = build_rows(conn, bundle, resolved, content_hash)
-        write_rows(conn, rows)
-    counts = {
-        "tasks": len(rows.tasks), "subtasks": len(rows.subtasks), "criteria": len(rows.criteria),
-        "systems": len(rows.systems), "reports": len(rows.reports), "claims": len(rows.claims),
-        "sources": len(rows.sources), "runs": len(rows.runs), "judgments": len(rows.judgments),
-    }
-    return ImportResult(int(rows.suite[0]), bundle.suite.id, True, counts)
+        loader = Loader(conn, suite, content_hash, label or "suite.json")
+        for rtype, record, where in records:
+            loader.add(rtype, record, where)
+        stale = loader.finish()
+        if stale:
+            refresh_current(conn, stale)
+    counts = {name: loader.counts[table] for name, table in (
+        ("tasks", "task"), ("subtasks", "subtask"), ("criteria", "criterion"),
+        ("systems", "system"), ("reports", "report"), ("claims", "claim"),
+        ("sources", "source"), ("runs", "judge_run"), ("judgments", "judgment"))}
+    return ImportResult(loader.suite_id, suite.id, True, counts)
+
+
+def import_bundle(conn: sqlite3.Connection, bundle: Bundle, content_hash: str,
+                  label: str = "") -> ImportResult:
+    """Import an in-memory bundle (formats that parse to a Bundle; tests)."""
+    from reviewer.formats.native import bundle_records
+
+    return import_records(conn, bundle.suite, bundle_records(bundle), content_hash, label)
 
 
 def refresh_current(conn: sqlite3.Connection, report_ids: Iterable[int] | None = None) -> None:
@@ -301,12 +353,9 @@ def refresh_current(conn: sqlite3.Connection, report_ids: Iterable[int] | None =
         slot = (report_id, kind)
         if slot not in best or (created_at, run_id) > best[slot]:
             best[slot] = (created_at, run_id)
-    by_report: dict[int, list[tuple[str, int]]] = defaultdict(list)
-    for (report_id, kind), (_, run_id) in best.items():
-        by_report[report_id].append((kind, run_id))
     with transaction(conn):
         conn.execute(f"UPDATE judgment SET current = 0 {where.replace('j.', '')}", params)
         conn.executemany(
             "UPDATE judgment SET current = 1 WHERE report_id = ? AND kind = ? AND run_id = ?",
-            [(rid, kind, run) for rid, pairs in by_report.items() for kind, run in pairs],
+            [(rid, kind, run) for (rid, kind), (_, run) in best.items()],
         )

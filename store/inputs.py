@@ -12,6 +12,8 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, SubtaskIn, VerdictIn
@@ -37,7 +39,7 @@ def report_meta(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
     rows = conn.execute(
         f"""SELECT r.id, r.task_id, r.system_id, s.id, s.frameworks
             FROM report r JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
-            WHERE y.is_reference = 0 {where}""",
+            WHERE y.is_reference = 0 {where} ORDER BY r.id""",
         params,
     ).fetchall()
     cache: dict[str, tuple[str, ...]] = {}
@@ -96,30 +98,44 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
 
     rwhere, rparams = _where("report_id", ids)
     cites_cache: dict[str, tuple[int, ...]] = {"[]": ()}
-    for kid, rid, subtask_id, criterion_id, citations, url in conn.execute(
-        f"SELECT id, report_id, subtask_id, criterion_id, citations, url FROM claim "
+    for rid, rows in groupby(conn.execute(
+        f"SELECT report_id, id, subtask_id, criterion_id, citations, url FROM claim "
         f"WHERE 1 {rwhere} ORDER BY report_id, ordinal",
         rparams,
-    ):
+    ), key=itemgetter(0)):
         target = inputs.get(rid)
         if target is None:
             continue
-        cites = cites_cache.get(citations)
-        if cites is None:
-            cites = cites_cache[citations] = tuple(json.loads(citations))
-        target.claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url))
+        claims = target.claims
+        for _, kid, subtask_id, criterion_id, citations, url in rows:
+            cites = cites_cache.get(citations)
+            if cites is None:
+                cites = cites_cache[citations] = tuple(json.loads(citations))
+            claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url))
 
-    jwhere, jparams = _where("j.report_id", ids)
-    for row in conn.execute(
-        f"""SELECT j.id, j.report_id, j.kind, j.criterion_id, j.claim_id, j.ref_idx, j.key,
-                   j.value, {EFFECTIVE_SQL}, j.error
-            FROM judgment j LEFT JOIN decision d ON d.judgment_id = j.id
-            WHERE j.current = 1 {jwhere}""",
+    # Judge values come from one scan of a covering index; the few human decisions are
+    # patched in afterwards instead of joining every row against the decision table.
+    decided = {
+        jid: value for jid, value in conn.execute(
+            "SELECT judgment_id, value FROM decision WHERE status != 'conflict'"
+        )
+    }
+    make = VerdictIn._make
+    jwhere, jparams = _where("report_id", ids)
+    for rid, rows in groupby(conn.execute(
+        f"""SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, ref_idx, key,
+                   value, value, error
+            FROM judgment INDEXED BY judgment_scoring
+            WHERE current = 1 {jwhere} ORDER BY report_id""",
         jparams,
-    ):
-        target = inputs.get(row[1])
-        if target is not None:
-            target.verdicts.append(
-                VerdictIn(row[0], row[2], row[3], row[4], row[5], row[6], row[7], row[8], row[9])
-            )
+    ), key=itemgetter(1)):
+        target = inputs.get(rid)
+        if target is None:
+            continue
+        verdicts = list(map(make, rows))
+        if decided:
+            for i, verdict in enumerate(verdicts):
+                if verdict.id in decided:
+                    verdicts[i] = verdict._replace(effective=decided[verdict.id])
+        target.verdicts = verdicts
     return inputs

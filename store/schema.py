@@ -154,9 +154,13 @@ MIGRATIONS: list[list[str]] = [
             error TEXT,
             source_sha256 TEXT,
             current INTEGER NOT NULL DEFAULT 1,
+            subtask_id INTEGER REFERENCES subtask(id),
             UNIQUE (run_id, report_id, kind, subject)
         ) STRICT""",
         "CREATE INDEX judgment_report ON judgment(report_id, current)",
+        # Covering index for score loading: a full recompute scans this, not the wide rows.
+        """CREATE INDEX judgment_scoring ON judgment(current, report_id, kind, subtask_id,
+            criterion_id, claim_id, ref_idx, key, value, error)""",
         "CREATE INDEX judgment_claim ON judgment(claim_id)",
         """CREATE TABLE review_event (
             seq INTEGER PRIMARY KEY,
@@ -188,7 +192,8 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TABLE decision (
             judgment_id INTEGER PRIMARY KEY REFERENCES judgment(id),
             value TEXT,
-            status TEXT NOT NULL CHECK (status IN ('single', 'unanimous', 'adjudicated', 'conflict')),
+            status TEXT NOT NULL
+                CHECK (status IN ('single', 'unanimous', 'adjudicated', 'conflict')),
             reviewers INTEGER NOT NULL,
             event_uuid TEXT NOT NULL
         ) STRICT""",

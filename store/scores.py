@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from reviewer.scoring.registry import (
-    VARIANTS,
     Framework,
     ReportScores,
     Variant,
@@ -72,11 +71,20 @@ class ScoreTable:
 
 
 def compute_all(conn: sqlite3.Connection) -> ScoreTable:
-    """Every score from scratch, in memory (the definition the cache must always equal)."""
+    """Every score from scratch, in memory (the definition the cache must always equal).
+
+    A report no human has decided on has identical verdicts in both variants, so its judge
+    scores are reused as its adjudicated scores instead of being computed twice.
+    """
     inputs = load_inputs(conn)
     metas = report_meta(conn)
     options = load_options(conn)
     registry = frameworks()
+    decided = {
+        rid for (rid,) in conn.execute(
+            "SELECT DISTINCT j.report_id FROM decision d JOIN judgment j ON j.id = d.judgment_id"
+        )
+    }
     reports: dict[tuple[int, str, Variant], ReportScores] = {}
     by_system: dict[tuple[int, str, Variant], list[ReportScores]] = defaultdict(list)
     for rid, report in inputs.items():
@@ -84,8 +92,10 @@ def compute_all(conn: sqlite3.Connection) -> ScoreTable:
             fw = registry.get(name)
             if fw is None:
                 continue
-            for variant in VARIANTS:
-                scores = fw.score_report(report, variant, options[name])
+            judge = fw.score_report(report, "judge", options[name])
+            adjudicated = (fw.score_report(report, "adjudicated", options[name])
+                           if rid in decided else judge)
+            for variant, scores in (("judge", judge), ("adjudicated", adjudicated)):
                 reports[(rid, name, variant)] = scores
                 by_system[(report.system_id, name, variant)].append(scores)
     systems = {
@@ -172,7 +182,7 @@ def system_report_scores(conn: sqlite3.Connection, system_id: int, framework: st
     for scope, metric, value in conn.execute(
         """SELECT s.scope, s.metric, s.value FROM report r
            JOIN score s ON s.scope = 'report:' || r.id AND s.framework = ? AND s.variant = ?
-           WHERE r.system_id = ?""",
+           WHERE r.system_id = ? ORDER BY r.id""",
         (framework, variant, system_id),
     ):
         by_scope[scope][metric] = value

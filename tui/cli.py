@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     _fmt(p)
     p.set_defaults(handler=cmd_data.scores)
 
-    p = sub.add_parser("verdicts", parents=[db], help="list judgments with judge and effective value")
+    p = sub.add_parser("verdicts", parents=[db],
+                       help="list judgments with judge and effective value")
     p.add_argument("--report", default=None, help="report id")
     p.add_argument("--kind", default=None, help="verdict kind (ins, rat, claim, consistency, …)")
     p.add_argument("--undecided", action="store_true", help="only those no human decided")
@@ -154,11 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rebuild every derived table (decisions, scores) from inputs and log")
     p.set_defaults(handler=cmd_data.rebuild)
 
-    p = sub.add_parser("bench", help="performance figures beside baselines measured in the same run")
+    p = sub.add_parser("bench",
+                       help="performance figures beside baselines measured in the same run")
     p.add_argument("--tasks", type=int, default=150)
     p.add_argument("--systems", type=int, default=17)
     p.add_argument("--quick", action="store_true", help="a 1/10 run for a fast look")
-    p.add_argument("--workdir", type=Path, default=None, help="where to write (default: a temp dir)")
+    p.add_argument("--workdir", type=Path, default=None,
+                   help="where to write (default: a temporary folder)")
     p.add_argument("--skip-ui", action="store_true", help="skip the TUI figures")
     p.set_defaults(handler=cmd_data.bench)
     return parser

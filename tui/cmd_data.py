@@ -94,7 +94,7 @@ def demo(args: argparse.Namespace) -> int:
 def schema(args: argparse.Namespace) -> int:
     """One JSON Schema document with a definition per record type."""
     defs: dict[str, Any] = {}
-    for tag, model in RECORD_TYPES.items():
+    for model in RECORD_TYPES.values():
         schema_doc = model.model_json_schema(ref_template="#/$defs/{model}")
         defs.update(schema_doc.pop("$defs", {}))
         defs[model.__name__] = schema_doc

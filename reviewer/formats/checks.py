@@ -1,9 +1,11 @@
-"""Cross-record checks of a parsed bundle, and what the store needs resolved from it.
+"""Cross-record checks of a bundle, one record at a time, in the bundle's file order.
 
 Field-level validity is the models' business; this is everything that needs two records at once:
 a judgment naming a report that does not exist, a value outside its kind's scale, a claim span
-that falls outside its report. All of it runs before the store opens a transaction, so a bad
-bundle imports nothing.
+that falls outside its report. The checker sees records as a stream (suite, tasks, systems,
+reports, sources, runs, judgments) and keeps only ids, so a large bundle is checked in constant
+memory; the store's importer writes each record right after its check, inside one transaction
+that an error rolls back, so a bad bundle still imports nothing.
 """
 
 from __future__ import annotations
@@ -13,200 +15,250 @@ from dataclasses import dataclass, field
 
 from reviewer.citations import citations_near, locate, parse_references
 from reviewer.errors import InputError
-from reviewer.models import Bundle, Reference
+from reviewer.models import (
+    Bundle,
+    JudgeRun,
+    Judgment,
+    Report,
+    Source,
+    Suite,
+    System,
+    Task,
+    subject_of,
+)
 from reviewer.scales import ScaleError
-from reviewer.scoring.registry import frameworks, get_kind
+from reviewer.scoring.registry import VerdictKind, frameworks, verdict_kinds
+
+Where = tuple[str, int | None]
+"""(file, 1-based line or None) of the record being checked."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ResolvedClaim:
     span: tuple[int, int] | None
     citations: tuple[int, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ResolvedReport:
+    references: list[tuple[int, str, str | None]]
+    claims: list[ResolvedClaim]
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedJudgment:
+    value: str | None
+    subject: str
+
+
 @dataclass(slots=True)
 class Resolved:
-    """Values derived during the checks, aligned with the bundle's lists."""
+    """What a full check derived, aligned with the bundle's lists (for callers that want it)."""
 
-    references: list[list[Reference]] = field(default_factory=list)
-    claims: list[list[ResolvedClaim]] = field(default_factory=list)
-    values: list[str | None] = field(default_factory=list)
+    reports: list[ResolvedReport] = field(default_factory=list)
+    judgments: list[ResolvedJudgment] = field(default_factory=list)
     source_hashes: list[str] = field(default_factory=list)
 
+    @property
+    def values(self) -> list[str | None]:
+        return [j.value for j in self.judgments]
 
-def _where(bundle: Bundle, rtype: str, index: int, fallback: str) -> tuple[str, int | None]:
-    file, line = bundle.locations.get((rtype, index), (fallback, 0))
-    return file, line or None
+    @property
+    def claims(self) -> list[list[ResolvedClaim]]:
+        return [r.claims for r in self.reports]
 
 
-def check_bundle(bundle: Bundle) -> Resolved:
-    suite = bundle.suite
-    known = frameworks()
-    for name in suite.frameworks:
-        if name not in known:
-            raise InputError(
-                "suite.json",
-                f"unknown framework {name!r} (known: {', '.join(sorted(known))})",
-                field="frameworks",
-            )
+class BundleChecker:
+    """Checks records in bundle order and returns what the store needs resolved."""
 
-    def fail(rtype: str, index: int, fallback: str, message: str, fld: str) -> InputError:
-        file, line = _where(bundle, rtype, index, fallback)
-        return InputError(file, message, line=line, field=fld)
-
-    tasks: dict[str, tuple[set[str], dict[str, str]]] = {}
-    for i, task in enumerate(bundle.tasks):
-        if task.id in tasks:
-            raise fail("task", i, "tasks.jsonl", f"task id {task.id!r} repeats", "id")
-        for criterion in task.criteria:
-            if criterion.framework not in suite.frameworks:
-                raise fail(
-                    "task", i, "tasks.jsonl",
-                    f"criterion {criterion.id} is for framework {criterion.framework!r}, "
-                    f"which the suite does not list",
-                    "criteria.framework",
+    def __init__(self, suite: Suite, suite_file: str = "suite.json") -> None:
+        known = frameworks()
+        for name in suite.frameworks:
+            if name not in known:
+                raise InputError(
+                    suite_file,
+                    f"unknown framework {name!r} (known: {', '.join(sorted(known))})",
+                    field="frameworks",
                 )
-        tasks[task.id] = ({s.id for s in task.subtasks}, {c.id: c.framework for c in task.criteria})
+        self.suite = suite
+        self._kinds: dict[str, VerdictKind] = verdict_kinds()
+        self._tasks: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._systems: set[str] = set()
+        self._reports: dict[str, tuple[str, frozenset[str], frozenset[int]]] = {}
+        self._pairs: set[tuple[str, str]] = set()
+        self._urls: set[str] = set()
+        self._runs: set[str] = set()
+        self._seen: set[tuple[str, str, str, str]] = set()
+        self._normalized: dict[tuple[str, object, type], str] = {}
 
-    systems: set[str] = set()
-    for i, system in enumerate(bundle.systems):
-        if system.id in systems:
-            raise fail("system", i, "systems.jsonl", f"system id {system.id!r} repeats", "id")
-        systems.add(system.id)
+    # -- records -----------------------------------------------------------------------
 
-    resolved = Resolved()
-    reports: dict[str, tuple[str, set[str], set[int]]] = {}
-    pairs: set[tuple[str, str]] = set()
-    for i, report in enumerate(bundle.reports):
-        if report.id in reports:
-            raise fail("report", i, "reports.jsonl", f"report id {report.id!r} repeats", "id")
-        if report.task not in tasks:
-            raise fail("report", i, "reports.jsonl", f"unknown task {report.task!r}", "task")
-        if report.system not in systems:
-            raise fail("report", i, "reports.jsonl", f"unknown system {report.system!r}", "system")
-        if (report.task, report.system) in pairs:
-            raise fail(
-                "report", i, "reports.jsonl",
-                f"a second report for task {report.task!r} and system {report.system!r}",
-                "system",
-            )
-        pairs.add((report.task, report.system))
-        subtasks, criteria = tasks[report.task]
+    def task(self, task: Task, where: Where) -> None:
+        if task.id in self._tasks:
+            raise _err(where, f"task id {task.id!r} repeats", "id")
+        for i, criterion in enumerate(task.criteria):
+            if criterion.framework not in self.suite.frameworks:
+                raise _err(
+                    where,
+                    f"criterion {criterion.id} is for framework {criterion.framework!r}, "
+                    "which the suite does not list",
+                    f"criteria.{i}.framework",
+                )
+        self._tasks[task.id] = (
+            frozenset(s.id for s in task.subtasks), frozenset(c.id for c in task.criteria),
+        )
+
+    def system(self, system: System, where: Where) -> None:
+        if system.id in self._systems:
+            raise _err(where, f"system id {system.id!r} repeats", "id")
+        self._systems.add(system.id)
+
+    def report(self, report: Report, where: Where) -> ResolvedReport:
+        if report.id in self._reports:
+            raise _err(where, f"report id {report.id!r} repeats", "id")
+        if report.task not in self._tasks:
+            raise _err(where, f"unknown task {report.task!r}", "task")
+        if report.system not in self._systems:
+            raise _err(where, f"unknown system {report.system!r}", "system")
+        if (report.task, report.system) in self._pairs:
+            raise _err(where, f"a second report for task {report.task!r} and system "
+                       f"{report.system!r}", "system")
+        self._pairs.add((report.task, report.system))
+        subtasks, criteria = self._tasks[report.task]
         if report.references is None:
-            refs = [Reference(index=r.index, title=r.title, url=r.url)
-                    for r in parse_references(report.markdown)]
+            refs = [(r.index, r.title, r.url) for r in parse_references(report.markdown)]
         else:
-            refs = list(report.references)
-            indices = [r.index for r in refs]
-            if len(set(indices)) != len(indices):
-                raise fail("report", i, "reports.jsonl", "reference indices repeat", "references")
-        resolved.references.append(refs)
-        claim_out: list[ResolvedClaim] = []
+            refs = [(r.index, r.title, r.url) for r in report.references]
+            if len({r[0] for r in refs}) != len(refs):
+                raise _err(where, "reference indices repeat", "references")
+        claims: list[ResolvedClaim] = []
         cursor = 0
+        markdown = report.markdown
         for j, claim in enumerate(report.claims):
             if claim.subtask is not None and claim.subtask not in subtasks:
-                raise fail(
-                    "report", i, "reports.jsonl",
-                    f"claim {claim.id} names unknown subtask {claim.subtask!r}",
-                    f"claims.{j}.subtask",
-                )
+                raise _err(where, f"claim {claim.id} names unknown subtask {claim.subtask!r}",
+                           f"claims.{j}.subtask")
             if claim.criterion is not None and claim.criterion not in criteria:
-                raise fail(
-                    "report", i, "reports.jsonl",
-                    f"claim {claim.id} names unknown criterion {claim.criterion!r}",
-                    f"claims.{j}.criterion",
-                )
+                raise _err(where, f"claim {claim.id} names unknown criterion "
+                           f"{claim.criterion!r}", f"claims.{j}.criterion")
+            span: tuple[int, int] | None
             if claim.span is not None:
-                start, end = claim.span
-                if end > len(report.markdown):
-                    raise fail(
-                        "report", i, "reports.jsonl",
-                        f"claim {claim.id} span ends at {end}, past the report's "
-                        f"{len(report.markdown)} characters",
-                        f"claims.{j}.span",
-                    )
-                span: tuple[int, int] | None = (start, end)
+                if claim.span[1] > len(markdown):
+                    raise _err(where, f"claim {claim.id} span ends at {claim.span[1]}, past the "
+                               f"report's {len(markdown)} characters", f"claims.{j}.span")
+                span = (claim.span[0], claim.span[1])
             else:
-                span = locate(report.markdown, claim.fact, cursor)
+                span = locate(markdown, claim.fact, cursor)
             if span is not None:
                 cursor = span[0]
             if claim.citations is not None:
                 cites = tuple(claim.citations)
             elif span is not None:
-                cites = citations_near(report.markdown, span[0], span[1])
+                cites = citations_near(markdown, span[0], span[1])
             else:
                 cites = ()
-            claim_out.append(ResolvedClaim(span, cites))
-        resolved.claims.append(claim_out)
-        reports[report.id] = (report.task, {c.id for c in report.claims}, {r.index for r in refs})
+            claims.append(ResolvedClaim(span, cites))
+        self._reports[report.id] = (
+            report.task, frozenset(c.id for c in report.claims), frozenset(r[0] for r in refs),
+        )
+        return ResolvedReport(refs, claims)
 
-    urls: set[str] = set()
-    for i, source in enumerate(bundle.sources):
-        if source.url in urls:
-            raise fail("source", i, "sources.jsonl", f"source url {source.url!r} repeats", "url")
-        urls.add(source.url)
+    def source(self, source: Source, where: Where) -> str:
+        """Returns the sha256 of the source text (computed, or checked when given)."""
+        if source.url in self._urls:
+            raise _err(where, f"source url {source.url!r} repeats", "url")
+        self._urls.add(source.url)
         digest = hashlib.sha256(source.text.encode("utf-8")).hexdigest()
-        if source.sha256 is not None and source.sha256 != digest and source.text:
-            raise fail(
-                "source", i, "sources.jsonl",
-                "sha256 does not match the text (the page changed after hashing?)",
-                "sha256",
-            )
-        resolved.source_hashes.append(source.sha256 or digest)
+        if source.sha256 is not None and source.text and source.sha256 != digest:
+            raise _err(where, "sha256 does not match the text (the page changed after hashing?)",
+                       "sha256")
+        return source.sha256 or digest
 
-    runs: set[str] = set()
-    for i, run in enumerate(bundle.runs):
-        if run.id in runs:
-            raise fail("run", i, "runs.jsonl", f"run id {run.id!r} repeats", "id")
-        runs.add(run.id)
+    def run(self, run: JudgeRun, where: Where) -> None:
+        if run.id in self._runs:
+            raise _err(where, f"run id {run.id!r} repeats", "id")
+        self._runs.add(run.id)
 
-    seen: set[tuple[str, str, str, str]] = set()
-    for i, judgment in enumerate(bundle.judgments):
-        def bad(message: str, fld: str, i: int = i) -> InputError:
-            return fail("judgment", i, "judgments.jsonl", message, fld)
-
-        if judgment.run not in runs:
-            raise bad(f"unknown run {judgment.run!r}", "run")
-        target = reports.get(judgment.report)
+    def judgment(self, judgment: Judgment, where: Where) -> ResolvedJudgment:
+        if judgment.run not in self._runs:
+            raise _err(where, f"unknown run {judgment.run!r}", "run")
+        target = self._reports.get(judgment.report)
         if target is None:
-            raise bad(f"unknown report {judgment.report!r}", "report")
-        kind = get_kind(judgment.kind)
+            raise _err(where, f"unknown report {judgment.report!r}", "report")
+        kind = self._kinds.get(judgment.kind)
         if kind is None:
-            raise bad(f"unknown verdict kind {judgment.kind!r}", "kind")
-        if kind.framework not in suite.frameworks:
-            raise bad(f"kind {kind.name} belongs to {kind.framework}, not in this suite", "kind")
+            raise _err(where, f"unknown verdict kind {judgment.kind!r}", "kind")
+        if kind.framework not in self.suite.frameworks:
+            raise _err(where, f"kind {kind.name} belongs to {kind.framework}, which the suite "
+                       "does not list", "kind")
         task_id, claim_ids, ref_indices = target
-        _, criteria = tasks[task_id]
-        if kind.subject == "criterion":
+        subject = kind.subject
+        if subject == "criterion":
             if judgment.criterion is None:
-                raise bad(f"a {kind.name} verdict needs a criterion", "criterion")
-            if judgment.criterion not in criteria:
-                raise bad(f"unknown criterion {judgment.criterion!r} for task {task_id}",
-                          "criterion")
-        if kind.subject in ("claim", "claim_ref"):
+                raise _err(where, f"a {kind.name} verdict needs a criterion", "criterion")
+            if judgment.criterion not in self._tasks[task_id][1]:
+                raise _err(where, f"unknown criterion {judgment.criterion!r} for task {task_id}",
+                           "criterion")
+        elif subject == "claim" or subject == "claim_ref":
             if judgment.claim is None:
-                raise bad(f"a {kind.name} verdict needs a claim", "claim")
+                raise _err(where, f"a {kind.name} verdict needs a claim", "claim")
             if judgment.claim not in claim_ids:
-                raise bad(f"unknown claim {judgment.claim!r} in report {judgment.report}", "claim")
-        if kind.subject == "claim_ref":
-            if judgment.ref is None:
-                raise bad(f"a {kind.name} verdict needs a ref (reference index)", "ref")
-            if ref_indices and judgment.ref not in ref_indices:
-                raise bad(f"report {judgment.report} has no reference [{judgment.ref}]", "ref")
-        if kind.subject == "key" and judgment.key is None:
-            raise bad(f"a {kind.name} verdict needs a key", "key")
-        identity = (judgment.run, judgment.report, judgment.kind, judgment.subject())
-        if identity in seen:
-            raise bad("a second verdict on the same subject in the same run", "kind")
-        seen.add(identity)
+                raise _err(where, f"unknown claim {judgment.claim!r} in report "
+                           f"{judgment.report}", "claim")
+            if subject == "claim_ref":
+                if judgment.ref is None:
+                    raise _err(where, f"a {kind.name} verdict needs a ref (reference index)",
+                               "ref")
+                if ref_indices and judgment.ref not in ref_indices:
+                    raise _err(where, f"report {judgment.report} has no reference "
+                               f"[{judgment.ref}]", "ref")
+        elif judgment.key is None:
+            raise _err(where, f"a {kind.name} verdict needs a key", "key")
+        subject_text = subject_of(judgment)
+        identity = (judgment.run, judgment.report, judgment.kind, subject_text)
+        if identity in self._seen:
+            raise _err(where, "a second verdict on the same subject in the same run", "kind")
+        self._seen.add(identity)
         if judgment.value is None:
             if judgment.error is None:
-                raise bad("no value: give a value, or an error saying why there is none",
-                          "value")
-            resolved.values.append(None)
-            continue
-        try:
-            resolved.values.append(kind.scale.normalize(judgment.value))
-        except ScaleError as exc:
-            raise bad(str(exc), "value") from exc
+                raise _err(where, "no value: give a value, or an error saying why there is none",
+                           "value")
+            return ResolvedJudgment(None, subject_text)
+        memo = (kind.scale.name, judgment.value, type(judgment.value))
+        code = self._normalized.get(memo)
+        if code is None:
+            try:
+                code = kind.scale.normalize(judgment.value)
+            except ScaleError as exc:
+                raise _err(where, str(exc), "value") from exc
+            self._normalized[memo] = code
+        return ResolvedJudgment(code, subject_text)
+
+
+def _err(where: Where, message: str, fld: str) -> InputError:
+    return InputError(where[0], message, line=where[1], field=fld)
+
+
+def check_bundle(bundle: Bundle) -> Resolved:
+    """Check a whole in-memory bundle (what the store's import does, without writing)."""
+    checker = BundleChecker(bundle.suite)
+    resolved = Resolved()
+
+    def where(rtype: str, index: int, default: str) -> Where:
+        file, line = bundle.locations.get((rtype, index), (default, 0))
+        return file, line or None
+
+    for i, task in enumerate(bundle.tasks):
+        checker.task(task, where("task", i, "tasks.jsonl"))
+    for i, system in enumerate(bundle.systems):
+        checker.system(system, where("system", i, "systems.jsonl"))
+    for i, report in enumerate(bundle.reports):
+        resolved.reports.append(checker.report(report, where("report", i, "reports.jsonl")))
+    for i, source in enumerate(bundle.sources):
+        resolved.source_hashes.append(checker.source(source, where("source", i, "sources.jsonl")))
+    for i, run in enumerate(bundle.runs):
+        checker.run(run, where("run", i, "runs.jsonl"))
+    for i, judgment in enumerate(bundle.judgments):
+        resolved.judgments.append(checker.judgment(judgment,
+                                                   where("judgment", i, "judgments.jsonl")))
     return resolved

@@ -17,14 +17,14 @@ system, report, source, run or judgment. ``docs/format.md`` documents both with 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import iter_lines, parse_object, validate, validate_json_line
+from reviewer.formats.jsonl import iter_lines, iter_models, parse_object, validate
 from reviewer.models import (
     RECORD_FILES,
     RECORD_TYPES,
@@ -49,8 +49,12 @@ _LIST_OF: dict[type[BaseModel], str] = {
 _TYPE_OF = {model: tag for tag, model in RECORD_TYPES.items()}
 
 
+Record = tuple[str, BaseModel, tuple[str, int | None]]
+"""(record type, validated record, (file, line)) — what the store's streaming import consumes."""
+
+
 def read_bundle(path: Path) -> Bundle:
-    """Parse a bundle folder or single file. Raises InputError naming file, line and field."""
+    """Parse a whole bundle into memory. Raises InputError naming file, line and field."""
     if path.is_dir():
         return _read_folder(path)
     if path.is_file():
@@ -58,7 +62,43 @@ def read_bundle(path: Path) -> Bundle:
     raise InputError(path, "no such file or folder")
 
 
-def _read_folder(folder: Path) -> Bundle:
+def iter_records(path: Path) -> tuple[Suite, Iterator[Record]]:
+    """The suite and a lazy stream of records in dependency order (tasks … judgments).
+
+    The folder form streams file by file in chunks, so a large run is never all in memory;
+    the single-file form is buffered (its records may come in any order).
+    """
+    if path.is_dir():
+        suite = _read_manifest(path)
+        _refuse_stray_files(path)
+        return suite, _stream_folder(path)
+    if path.is_file():
+        bundle = _read_single_file(path)
+        return bundle.suite, bundle_records(bundle)
+    raise InputError(path, "no such file or folder")
+
+
+def bundle_records(bundle: Bundle) -> Iterator[Record]:
+    """An in-memory bundle as the same record stream (DRB imports, tests)."""
+    for model, attr in _LIST_OF.items():
+        rtype = _TYPE_OF[model]
+        default = next(name for name, m in RECORD_FILES.items() if m is model)
+        for i, record in enumerate(getattr(bundle, attr)):
+            file, line = bundle.locations.get((rtype, i), (default, 0))
+            yield rtype, record, (file, line or None)
+
+
+def _stream_folder(folder: Path) -> Iterator[Record]:
+    for name, model in RECORD_FILES.items():
+        file = folder / name
+        if not file.exists():
+            continue
+        rtype = _TYPE_OF[model]
+        for number, record in iter_models(model, file):
+            yield rtype, record, (str(file), number)
+
+
+def _read_manifest(folder: Path) -> Suite:
     manifest = folder / "suite.json"
     if not manifest.is_file():
         raise InputError(manifest, "missing: a bundle folder needs a suite.json manifest")
@@ -68,8 +108,10 @@ def _read_folder(folder: Path) -> Bundle:
         raise InputError(manifest, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
     except UnicodeDecodeError as exc:
         raise InputError(manifest, "not UTF-8 text") from exc
-    suite = validate(Suite, data, manifest, None)
-    bundle = Bundle(suite=suite)
+    return validate(Suite, data, manifest, None)
+
+
+def _refuse_stray_files(folder: Path) -> None:
     known = {*RECORD_FILES, "suite.json"}
     stray = sorted(
         p.name for p in folder.iterdir() if p.suffix in (".jsonl", ".json") and p.name not in known
@@ -79,15 +121,15 @@ def _read_folder(folder: Path) -> Bundle:
             folder / stray[0],
             f"not a bundle file (expected one of: suite.json, {', '.join(RECORD_FILES)})",
         )
-    for name, model in RECORD_FILES.items():
-        file = folder / name
-        if not file.exists():
-            continue
-        target: list[Any] = getattr(bundle, _LIST_OF[model])
-        rtype = _TYPE_OF[model]
-        for number, line in iter_lines(file):
-            bundle.locations[(rtype, len(target))] = (str(file), number)
-            target.append(validate_json_line(model, file, number, line))
+
+
+def _read_folder(folder: Path) -> Bundle:
+    bundle = Bundle(suite=_read_manifest(folder))
+    _refuse_stray_files(folder)
+    for rtype, record, (file, line) in _stream_folder(folder):
+        target: list[Any] = getattr(bundle, _LIST_OF[type(record)])
+        bundle.locations[(rtype, len(target))] = (file, line or 0)
+        target.append(record)
     return bundle
 
 

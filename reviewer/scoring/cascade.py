@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from reviewer.scales import CLAIM, CONSISTENCY, TERNARY
-from reviewer.scoring.inputs import ReportInput, SubtaskIn
+from reviewer.scoring.inputs import ReportInput, SubtaskIn, variant_field
 from reviewer.scoring.registry import (
     Aggregate,
     Metric,
@@ -133,68 +133,96 @@ def _combine(values: list[float], how: str) -> float:
     return min(values) if how == "min" else sum(values) / len(values)
 
 
+_NUMERIC = {c.code: c.numeric for c in TERNARY.choices}
+
+
+@dataclass(frozen=True, slots=True)
+class _TaskShape:
+    """Which dimensions each subtask has: shared by every report of a task."""
+
+    has_fac: frozenset[int]
+    has_rat: frozenset[int]
+
+
+_SHAPES: dict[int, tuple[object, _TaskShape]] = {}
+
+
+def _shape(report: ReportInput) -> _TaskShape:
+    # Reports of one task share the same criteria list object (store.inputs), so the shape is
+    # computed once per task, not once per report and variant.
+    cached = _SHAPES.get(report.task_id)
+    if cached is not None and cached[0] is report.criteria:
+        return cached[1]
+    fac = frozenset(c.subtask_id for c in report.criteria
+                    if c.dimension == "fac" and c.subtask_id is not None)
+    rat = frozenset(c.subtask_id for c in report.criteria
+                    if c.dimension == "rat" and c.subtask_id is not None)
+    shape = _TaskShape(fac, rat)
+    if len(_SHAPES) > 100_000:
+        _SHAPES.clear()
+    _SHAPES[report.task_id] = (report.criteria, shape)
+    return shape
+
+
 def subtask_scores(
     report: ReportInput, variant: Variant, options: Mapping[str, str]
 ) -> tuple[list[SubtaskScore], bool]:
     """ins_k, fac_k, rat_k and o_k for every subtask; also whether any fac_k was empty."""
     how = options["several_criteria"]
-    dims: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    dim_of: dict[int, tuple[int, str]] = {}
-    for criterion in report.criteria:
-        if criterion.subtask_id is not None and criterion.dimension in ("ins", "fac", "rat"):
-            dims[criterion.subtask_id][criterion.dimension].append(criterion.id)
-            dim_of[criterion.id] = (criterion.subtask_id, criterion.dimension)
-
-    crit_values: dict[int, list[float]] = defaultdict(list)
-    claim_subtask = {c.id: c.subtask_id for c in report.claims}
-    claims_total: dict[int, int] = defaultdict(int)
-    claims_correct: dict[int, int] = defaultdict(int)
+    shape = _shape(report)
+    field = variant_field(variant)
+    ins_vals: dict[int | None, list[float]] = defaultdict(list)
+    rat_vals: dict[int | None, list[float]] = defaultdict(list)
+    claims_total: dict[int | None, int] = defaultdict(int)
+    claims_correct: dict[int | None, int] = defaultdict(int)
     for verdict in report.verdicts:
-        kind = verdict.kind
-        if kind == "ins" or kind == "rat":
-            number = TERNARY.numeric(verdict.value(variant))
-            if number is not None and verdict.criterion_id is not None:
-                crit_values[verdict.criterion_id].append(number)
-        elif kind == "claim" and verdict.claim_id is not None:
-            subtask = claim_subtask.get(verdict.claim_id)
-            if subtask is not None:
-                claims_total[subtask] += 1
-                if verdict.value(variant) == "correct":
-                    claims_correct[subtask] += 1
+        kind = verdict[2]
+        if kind == "claim":
+            sub = verdict[3]
+            claims_total[sub] += 1
+            if verdict[field] == "correct":
+                claims_correct[sub] += 1
+        elif kind == "ins":
+            number = _NUMERIC.get(verdict[field])  # type: ignore[arg-type]
+            if number is not None:
+                ins_vals[verdict[3]].append(number)
+        elif kind == "rat":
+            number = _NUMERIC.get(verdict[field])  # type: ignore[arg-type]
+            if number is not None:
+                rat_vals[verdict[3]].append(number)
 
     exclude_empty = options["empty_claims"] == "exclude"
     zero_missing = options["missing_dimension"] == "zero"
     out: list[SubtaskScore] = []
     any_empty = False
     for subtask in report.subtasks:
-        sd = dims.get(subtask.id, {})
-        ins_vals = [v for cid in sd.get("ins", ()) for v in crit_values.get(cid, ())]
-        ins = _combine(ins_vals, how) if ins_vals else 0.0
+        sid = subtask.id
+        values = ins_vals.get(sid)
+        ins = _combine(values, how) if values else 0.0
         fac: float | None = None
         fac_empty = False
-        if sd.get("fac"):
-            total = claims_total.get(subtask.id, 0)
+        if sid in shape.has_fac:
+            total = claims_total.get(sid, 0)
             if total:
-                fac = claims_correct.get(subtask.id, 0) / total
+                fac = claims_correct.get(sid, 0) / total
             else:
-                fac_empty = True
-                any_empty = True
+                fac_empty = any_empty = True
                 fac = None if exclude_empty else 0.0
         rat: float | None = None
-        if sd.get("rat"):
-            rat_vals = [v for cid in sd["rat"] for v in crit_values.get(cid, ())]
-            rat = _combine(rat_vals, how) if rat_vals else 0.0
-        present = [x for x in (fac, rat) if x is not None]
-        if zero_missing:
-            o = 0.5 * ins * ((fac or 0.0) + (rat or 0.0)) if present else ins
+        if sid in shape.has_rat:
+            values = rat_vals.get(sid)
+            rat = _combine(values, how) if values else 0.0
+        if fac is None and rat is None:
+            o = ins
+        elif zero_missing:
+            o = 0.5 * ins * ((fac or 0.0) + (rat or 0.0))
+        elif fac is None or rat is None:
+            o = ins * (fac if rat is None else rat)  # type: ignore[operator]
         else:
-            o = ins * (sum(present) / len(present)) if present else ins
+            o = ins * (fac + rat) / 2
         passed = ins == 1.0 and (fac is None or fac == 1.0) and (rat is None or rat == 1.0)
-        out.append(
-            SubtaskScore(
-                subtask.id, subtask.importance, subtask.group, ins, fac, rat, o, passed, fac_empty
-            )
-        )
+        out.append(SubtaskScore(sid, subtask.importance, subtask.group, ins, fac, rat, o, passed,
+                                fac_empty))
     return out, any_empty
 
 
@@ -347,20 +375,22 @@ def _micro(reports: Sequence[ReportScores]) -> dict[str, Aggregate]:
 
 def _trace_parts(report: ReportInput, variant: Variant) -> dict[str, int]:
     """Counts behind the trace metrics (Fig. 4 / Table 6)."""
-    cites = {c.id: bool(c.citations) or c.url is not None for c in report.claims}
+    cited = {c.id for c in report.claims if c.citations or c.url is not None}
+    field = variant_field(variant)
     claims = claims_ref = correct_ref = correct_noref = pairs = pairs_support = 0
     for verdict in report.verdicts:
-        if verdict.kind == "claim" and verdict.claim_id is not None:
+        kind = verdict[2]
+        if kind == "claim":
             claims += 1
-            correct = verdict.value(variant) == "correct"
-            if cites.get(verdict.claim_id):
+            correct = verdict[field] == "correct"
+            if verdict[5] in cited:
                 claims_ref += 1
                 correct_ref += correct
             else:
                 correct_noref += correct
-        elif verdict.kind == "consistency":
+        elif kind == "consistency":
             pairs += 1
-            pairs_support += verdict.value(variant) == "support"
+            pairs_support += verdict[field] == "support"
     return {
         "claims": claims,
         "claims_ref": claims_ref,

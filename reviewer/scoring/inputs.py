@@ -7,7 +7,7 @@ thousand of these, and validation already happened at import.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass(slots=True)
@@ -35,12 +35,18 @@ class ClaimIn:
     url: str | None = None
 
 
-@dataclass(slots=True)
-class VerdictIn:
-    """A judgment with its judge value and its effective (adjudicated) value, as scale codes."""
+class VerdictIn(NamedTuple):
+    """A judgment with its judge value and its effective (adjudicated) value, as scale codes.
+
+    A NamedTuple because a full recompute builds a quarter of a million of these straight from
+    database rows (``VerdictIn._make(row)``); ``subtask_id`` is the subtask of the judged
+    criterion or claim, resolved at import.
+    """
 
     id: int
+    report_id: int
     kind: str
+    subtask_id: int | None
     criterion_id: int | None
     claim_id: int | None
     ref_idx: int | None
@@ -63,3 +69,12 @@ class ReportInput:
     criteria: list[CriterionIn] = field(default_factory=list)
     claims: list[ClaimIn] = field(default_factory=list)
     verdicts: list[VerdictIn] = field(default_factory=list)
+
+
+JUDGE_FIELD = VerdictIn._fields.index("judge")
+EFFECTIVE_FIELD = VerdictIn._fields.index("effective")
+
+
+def variant_field(variant: str) -> int:
+    """Tuple index of a variant's value, for scoring loops that index rows directly."""
+    return JUDGE_FIELD if variant == "judge" else EFFECTIVE_FIELD

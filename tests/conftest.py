@@ -1,0 +1,69 @@
+"""Shared fixtures: real SQLite files in tmp_path, small bundles built in code, the anchors."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.builders import tiny_bundle
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def anchors_root() -> Path:
+    return Path(os.environ.get("GAVEL_ANCHORS") or PROJECT.parent / "shared" / "anchors")
+
+
+@pytest.fixture
+def anchors() -> Path:
+    root = anchors_root()
+    if not root.is_dir():
+        pytest.skip(f"benchmark anchors not found at {root} (set GAVEL_ANCHORS)")
+    return root
+
+
+@pytest.fixture
+def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    from store.db import connect
+
+    connection = connect(tmp_path / "gavel.db")
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def tiny_db(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """The tiny two-system bundle imported, scores built."""
+    from store.importer import import_bundle
+    from store.scores import rebuild_scores
+
+    import_bundle(conn, tiny_bundle(), "tiny-hash")
+    rebuild_scores(conn)
+    return conn
+
+
+@pytest.fixture(scope="session")
+def sample_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample data imported once per session; tests copy the file."""
+    from store.db import connect
+    from tui.cmd_data import build_demo
+
+    path = tmp_path_factory.mktemp("sample") / "sample.db"
+    connection = connect(path)
+    build_demo(connection)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+    return path
+
+
+@pytest.fixture
+def sample_db(sample_db_template: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    target = tmp_path / "sample.db"
+    shutil.copy(sample_db_template, target)
+    return target

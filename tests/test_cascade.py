@@ -1,0 +1,222 @@
+"""DailyReport cascade scoring against hand-computed cases (spec: specs/dailyreport_cascade.md).
+
+Every expected number below is worked out in the comment beside it from the paper's equations,
+not taken from the code.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewer.scoring.cascade import FRAMEWORK, OPTIONS, user_pref
+from reviewer.scoring.registry import resolve_options
+from tests.builders import cascade_input
+
+DEFAULTS = resolve_options(FRAMEWORK, {})
+
+
+def opts(**overrides: str) -> dict[str, str]:
+    return resolve_options(FRAMEWORK, overrides)
+
+
+def test_every_choice_is_a_named_option_with_the_spec_default() -> None:
+    defaults = {o.name: o.default for o in OPTIONS}
+    assert defaults == {
+        "empty_claims": "zero",
+        "several_criteria": "mean",
+        "missing_dimension": "mean_present",
+        "empty_c1": "one",
+        "v2_without_groups": "vacuous_true",
+        "aggregation": "macro",
+    }
+    with pytest.raises(ValueError):
+        resolve_options(FRAMEWORK, {"empty_c1": "maybe"})
+    with pytest.raises(ValueError):
+        resolve_options(FRAMEWORK, {"no_such_option": "x"})
+
+
+def test_cascade_attribution_equations_2_to_4() -> None:
+    report = cascade_input([
+        ("P0", None, 1.0, 0.5, None),    # o = 1 × 0.5
+        ("P1", None, 0.5, 1.0, 0.5),     # o = 0.5 × (1 + 0.5)/2 = 0.375
+        ("P2", None, 0.0, 1.0, 1.0),     # o = 0
+        ("P2a", "1", 1.0, None, 1.0),    # o = 1
+    ])
+    s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert s["Ins"] == pytest.approx((1 + 0.5 + 0 + 1) / 4)            # 0.625
+    # Fac = Σδ·ins·fac / Σδ·ins = (1·0.5 + 0.5·1 + 0·1) / (1 + 0.5 + 0)
+    assert s["Fac"] == pytest.approx(1.0 / 1.5)
+    # Rat = Σφ·ins·rat / Σφ·ins = (0.5·0.5 + 0·1 + 1·1) / (0.5 + 0 + 1)
+    assert s["Rat"] == pytest.approx(1.25 / 1.5)
+    # c0 = 0.5; c1 = mean({0.375} ∪ {mean(1)}) = 0.6875 < 0.7 → Deficient
+    assert s["UserPref"] == 2
+    assert s["_c0"] == pytest.approx(0.5)
+    assert s["_c1"] == pytest.approx(0.6875)
+    # Only the P2a subtask meets all of its rubrics.
+    assert s["SubTaskPass"] == pytest.approx(0.25)
+
+
+def test_fac_and_rat_are_undefined_without_followed_instructions() -> None:
+    report = cascade_input([("P0", None, 0.0, 1.0, 1.0), ("P1", None, 1.0, None, None)])
+    s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert s["Fac"] is None and s["Rat"] is None          # Σδ·ins = Σφ·ins = 0
+    assert s["Ins"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    ("subtasks", "level", "rule"),
+    [
+        # every o_k = 1 → Perfect
+        ([("P0", None, 1.0, 1.0, 1.0), ("P1", None, 1.0, None, 1.0)], 4, "every o_k = 1"),
+        # c0 = 0 → Unhelpful, however good the rest is
+        ([("P0", None, 0.0, 1.0, None), ("P1", None, 1.0, 1.0, 1.0)], 1, "c0 = 0"),
+        # c0 = 1, c1 = mean(0.25) < 0.3 → Unhelpful   (P1: ins 0.5 × fac 0.5)
+        ([("P0", None, 1.0, 1.0, None), ("P1", None, 0.5, 0.5, None)], 1, "c1 < 0.3"),
+        # c0 = 0.25 (ins .5 × fac .5), c1 = 0.4 (ins 1 × fac .4) → both < 0.5 → Unhelpful
+        ([("P0", None, 0.5, 0.5, None), ("P1", None, 1.0, 0.4, None)], 1,
+         "c0 < 0.5 ∧ c1 < 0.5"),
+        # c0 = 1, S1 = {1, 1}, G = {mean(1, 0.5)} = {0.75}, c1 = 11/12 ≥ 0.7, v1, v2 → 3
+        ([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 1.0, None),
+          ("P1", None, 1.0, None, 1.0), ("P2a", "1", 1.0, None, None),
+          ("P2a", "1", 0.5, None, None)], 3, "c0 ≥ 0.5 ∧ v1 ∧ v2 ∧ c1 ≥ 0.7"),
+        # v1 fails: one P1 has o = 0 although c1 = mean(0,1,1,1) = 0.75 → 2
+        ([("P0", None, 1.0, None, None), ("P1", None, 0.0, None, None),
+          ("P1", None, 1.0, None, None), ("P1", None, 1.0, None, None),
+          ("P1", None, 1.0, None, None)], 2, "not v1"),
+        # v2 fails: every P2a subtask has o = 0; c1 = mean(1, 1, 1, G=0) = 0.75 → 2
+        ([("P0", None, 1.0, None, None), ("P1", None, 1.0, None, None),
+          ("P1", None, 1.0, None, None), ("P1", None, 1.0, None, None),
+          ("P2a", "1", 0.0, None, None), ("P2a", "1", 0.0, None, None)], 2, "not v2"),
+        # S1 o_k = {0.5 (ins only), 1 × 0.6}: c1 = 0.55 < 0.7 → 2
+        ([("P0", None, 1.0, None, None), ("P1", None, 0.5, None, None),
+          ("P1", None, 1.0, 0.6, None)], 2, "not c1 ≥ 0.7"),
+        # c0 = 0.4 (fac 0.4) but c1 = 0.9 ≥ 0.5 → not Unhelpful; c0 < 0.5 → 2
+        ([("P0", None, 1.0, 0.4, None), ("P1", None, 1.0, 0.9, None)], 2, "not c0 ≥ 0.5"),
+    ],
+)
+def test_algorithm_1_branches(
+    subtasks: list[tuple[str, str | None, float, float | None, float | None]],
+    level: int,
+    rule: str,
+) -> None:
+    report = cascade_input(subtasks)
+    s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert s["UserPref"] == level
+    from reviewer.scoring.cascade import subtask_scores
+
+    subs, _ = subtask_scores(report, "judge", DEFAULTS)
+    trace = user_pref([(x.importance, x.group, x.o) for x in subs], DEFAULTS)
+    assert trace.level == level
+    assert rule in trace.rule
+
+
+def test_group_means_enter_c1_once_per_group() -> None:
+    # S1 = {1}; group 1 = {1, 0} → 0.5; group 2 = {1} → 1; c1 = mean(1, 0.5, 1) = 0.8333
+    trace = user_pref(
+        [("P0", None, 1.0), ("P1", None, 1.0), ("P2a", "1", 1.0), ("P2a", "1", 0.0),
+         ("P2a", "2", 1.0)],
+        DEFAULTS,
+    )
+    assert trace.c1 == pytest.approx(2.5 / 3)
+    assert trace.level == 3
+
+
+def test_v2_choice_without_p2a_subtasks() -> None:
+    subtasks = [("P0", None, 1.0), ("P1", None, 0.8), ("P2", None, 0.0)]
+    # c0 = 1, c1 = 0.8, v1 true; no P2(a) subtask at all:
+    vacuous = user_pref(subtasks, DEFAULTS)
+    assert (vacuous.level, vacuous.v2, vacuous.v2_vacuous) == (3, True, True)
+    literal = user_pref(subtasks, opts(v2_without_groups="literal"))
+    assert (literal.level, literal.v2) == (2, False)
+
+
+def test_empty_c1_choice() -> None:
+    subtasks = [("P0", None, 0.9), ("P2", None, 0.0)]
+    assert user_pref(subtasks, DEFAULTS).level == 3           # c1 = 1 mirrors the c0 rule
+    assert user_pref(subtasks, opts(empty_c1="zero")).level == 1   # c1 = 0 < 0.3
+
+
+def test_missing_dimension_choice() -> None:
+    report = cascade_input([("P0", None, 1.0, 0.5, None)])
+    mean_present = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert mean_present["_c0"] == pytest.approx(0.5)          # o = 1 × 0.5
+    literal = FRAMEWORK.score_report(report, "judge", opts(missing_dimension="zero"))
+    assert literal["_c0"] == pytest.approx(0.25)              # o = ½ × 1 × (0.5 + 0)
+
+
+def test_empty_claims_choice_and_needs_review_flag() -> None:
+    report = cascade_input([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 1.0, 1.0)])
+    # Remove the P1 subtask's claims: its fac rubric now has C_k = ∅.
+    p1 = report.subtasks[1].id
+    dropped = {c.id for c in report.claims if c.subtask_id == p1}
+    report.claims = [c for c in report.claims if c.id not in dropped]
+    report.verdicts = [v for v in report.verdicts if v.claim_id not in dropped]
+    zero = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    # fac_2 = 0: Fac = (1·1 + 1·0)/(1 + 1) = 0.5; o_2 = 1 × (0 + 1)/2 = 0.5
+    assert zero["Fac"] == pytest.approx(0.5)
+    assert zero["NeedsReview"] == 1.0
+    assert zero["_c1"] == pytest.approx(0.5)
+    exclude = FRAMEWORK.score_report(report, "judge", opts(empty_claims="exclude"))
+    # δ_2 = 0: Fac = 1·1/1 = 1; o_2 = ins × rat = 1
+    assert exclude["Fac"] == pytest.approx(1.0)
+    assert exclude["_c1"] == pytest.approx(1.0)
+    assert exclude["NeedsReview"] == 1.0
+
+
+def test_several_criteria_in_one_dimension() -> None:
+    report = cascade_input([("P0", None, 1.0, None, None)])
+    from reviewer.scoring.inputs import CriterionIn, VerdictIn
+
+    sid = report.subtasks[0].id
+    report.criteria.append(CriterionIn(900, sid, "ins", None))
+    report.verdicts.append(VerdictIn(901, 1, "ins", sid, 900, None, None, None, "0", "0"))
+    assert FRAMEWORK.score_report(report, "judge", DEFAULTS)["Ins"] == pytest.approx(0.5)
+    assert FRAMEWORK.score_report(report, "judge", opts(several_criteria="min"))["Ins"] == 0.0
+
+
+def test_trace_metrics() -> None:
+    from reviewer.scoring.inputs import ClaimIn, VerdictIn
+
+    report = cascade_input([("P0", None, 1.0, 0.5, None)])       # 1 correct, 1 incorrect, cited
+    sid = report.subtasks[0].id
+    report.claims.append(ClaimIn(700, sid, None, ()))            # an uncited, correct claim
+    report.verdicts.append(VerdictIn(701, 1, "claim", sid, None, 700, None, None, "correct",
+                                     "correct"))
+    for vid, value in ((702, "support"), (703, "conflict"), (704, "unknown"), (705, "support")):
+        report.verdicts.append(VerdictIn(vid, 1, "consistency", sid, None, 700, 1, None, value,
+                                         value))
+    s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert s["Reference_Ratio"] == pytest.approx(2 / 3)
+    assert s["Reference_Support"] == pytest.approx(1 / 2)
+    assert s["No_Reference_Support"] == pytest.approx(1.0)
+    assert s["Refer_Claim_Consistency"] == pytest.approx(2 / 4)
+
+
+def test_system_aggregation_macro_and_micro() -> None:
+    a = cascade_input([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 0.5, None)])
+    b = cascade_input([("P0", None, 0.5, 1.0, None), ("P1", None, 0.0, 0.0, None),
+                       ("P2", None, 1.0, None, None), ("P2", None, 1.0, None, None)])
+    sa = FRAMEWORK.score_report(a, "judge", DEFAULTS)
+    sb = FRAMEWORK.score_report(b, "judge", DEFAULTS)
+    # a: Ins 1, Fac = (1 + 0.5)/2 = 0.75;  b: Ins = 2.5/4, Fac = (0.5·1 + 0)/(0.5 + 0) = 1
+    macro = FRAMEWORK.aggregate([sa, sb], DEFAULTS)
+    assert macro["Ins"].value == pytest.approx((1 + 0.625) / 2)
+    assert macro["Fac"].value == pytest.approx((0.75 + 1.0) / 2)
+    assert macro["Ins"].n == 2
+    micro = FRAMEWORK.aggregate([sa, sb], opts(aggregation="micro"))
+    # pooled: Σins / Σn = (2 + 2.5) / 6; Fac = (1 + 0.5 + 0.5) / (1 + 1 + 0.5)
+    assert micro["Ins"].value == pytest.approx(4.5 / 6)
+    assert micro["Fac"].value == pytest.approx(2.0 / 2.5)
+    assert micro["UserPref"].value == macro["UserPref"].value
+
+
+def test_a_report_can_have_higher_userpref_with_lower_subtask_pass() -> None:
+    # The paper's point (Table 3): satisfying important subtasks beats satisfying many.
+    important = cascade_input([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 1.0, None),
+                               ("P2", None, 0.0, None, None), ("P2", None, 0.0, None, None)])
+    many = cascade_input([("P0", None, 0.0, None, None), ("P1", None, 1.0, 1.0, None),
+                          ("P2", None, 1.0, None, None), ("P2", None, 1.0, None, None)])
+    si = FRAMEWORK.score_report(important, "judge", DEFAULTS)
+    sm = FRAMEWORK.score_report(many, "judge", DEFAULTS)
+    assert si["UserPref"] > sm["UserPref"]
+    assert si["SubTaskPass"] < sm["SubTaskPass"]
