@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-FORMAT_NAME = "gavel-bundle"
+FORMAT_NAME: Literal["gavel-bundle"] = "gavel-bundle"
 FORMAT_VERSION = 1
 
 Importance = Literal["P0", "P1", "P2", "P2a"]

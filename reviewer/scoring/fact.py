@@ -1,0 +1,155 @@
+"""DeepResearch Bench FACT: citation accuracy and effective citations.
+
+Implements ``specs/deepresearch_bench.md`` §3.2–3.3. Each FACT statement (one deduplicated
+statement–URL pair) is a claim with its ``url``; the ``fact`` verdict says whether the fetched
+page supports it: ``supported``, ``unsupported`` or ``unknown`` (no valid content). A verdict
+whose judge call failed (``validate_error``) has no value and counts as not judged.
+
+Both definitions, named:
+
+Reference code (``utils/stat.py``; reproduces ``fact_result.txt``), pooled over a system:
+
+- N = reports with a non-empty statement list (reports without statements are *skipped*);
+- ``total_citations`` = Σ pairs judged supported or unsupported / N (``unknown`` and failed
+  verdicts excluded);
+- ``effective_citations`` = Σ supported / N;
+- ``citation_accuracy`` = Σ supported / Σ (supported + unsupported), a micro (pooled) ratio,
+  0 when nothing was judged, as the code writes it.
+
+Paper (App. E, Eqs. 4–5), over |T| = every report of the system:
+
+- ``citation_accuracy_paper`` = mean over reports of N_s / N_u (N_u = the report's unique
+  pairs), 0 for a report with no pairs: a macro average;
+- ``effective_citations_paper`` = Σ supported / |T|.
+
+Which reports are in |T|: the store cannot tell a report whose extraction found no citation
+from one the FACT pipeline never saw, so every report of a system that has FACT verdicts at all
+counts (a system without any FACT verdict has no FACT scores). A report with statements but no
+verdict at all (only extraction or dedup was run) is left out of both definitions.
+
+Per report the public numbers are that report's own values (``total_citations`` and
+``effective_citations`` are its counts); the hidden parts (``_supported``, ``_judged``,
+``_pairs``, ``_cited``, ``_validated``, ``_verdicts``) are what system aggregation pools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from reviewer.scales import SUPPORT
+from reviewer.scoring.inputs import ReportInput
+from reviewer.scoring.registry import (
+    Aggregate,
+    Metric,
+    OptionSpec,
+    ReportScores,
+    Variant,
+    VerdictKind,
+)
+
+NAME = "fact"
+
+KINDS = {
+    "fact": VerdictKind(
+        "fact", NAME, SUPPORT, "claim", "FACT statement support",
+        "Does the cited page support the statement? supported / unsupported / unknown "
+        "(the page has no valid content).",
+    ),
+}
+
+OPTIONS = (
+    OptionSpec(
+        "paper_unknown",
+        "count",
+        ("count", "exclude"),
+        "Paper accuracy N_s/N_u: the paper's judgment is binary, so an 'unknown' or failed pair "
+        "stays in N_u as not supported (count), or such pairs leave N_u as in the code's "
+        "accuracy (exclude).",
+    ),
+)
+
+METRICS = (
+    Metric("citation_accuracy", "C. Acc. (code)", headline=True, digits=4,
+           description="pooled supported / (supported + unsupported), reference code"),
+    Metric("effective_citations", "E. Cit. (code)", headline=True, digits=2,
+           description="supported statements per report with citations, reference code"),
+    Metric("total_citations", "judged citations (code)", digits=2,
+           description="supported + unsupported statements per report with citations"),
+    Metric("citation_accuracy_paper", "C. Acc. (paper)", digits=4,
+           description="macro mean of supported / unique pairs, 0 without pairs (Eq. 4)"),
+    Metric("effective_citations_paper", "E. Cit. (paper)", digits=2,
+           description="supported statements / all reports (Eq. 5)"),
+)
+
+
+class FactFramework:
+    name: str = NAME
+    label: str = "DeepResearch Bench FACT"
+    kinds: Mapping[str, VerdictKind] = KINDS
+    metrics: Sequence[Metric] = METRICS
+    options: Sequence[OptionSpec] = OPTIONS
+
+    def score_report(
+        self, report: ReportInput, variant: Variant, options: Mapping[str, str]
+    ) -> ReportScores:
+        pairs = sum(1 for c in report.claims if c.url is not None)
+        verdicts = supported = judged = not_judged = 0
+        for v in report.verdicts:
+            if v.kind != "fact":
+                continue
+            verdicts += 1
+            value = v.value(variant)
+            if value is None or value == "unknown":
+                not_judged += 1
+            else:
+                judged += 1
+                supported += value == "supported"
+        scores: ReportScores = {
+            "_pairs": float(pairs),
+            "_verdicts": float(verdicts),
+            "_supported": float(supported),
+            "_judged": float(judged),
+            "_cited": 1.0 if pairs else 0.0,
+            "_validated": 1.0 if verdicts else 0.0,
+        }
+        if pairs and verdicts:
+            scores["citation_accuracy"] = supported / judged if judged else None
+            scores["total_citations"] = float(judged)
+            scores["effective_citations"] = float(supported)
+            scores["citation_accuracy_paper"] = _paper_accuracy(
+                supported, pairs, not_judged, options)
+            scores["effective_citations_paper"] = float(supported)
+        return scores
+
+    def aggregate(
+        self, reports: Sequence[ReportScores], options: Mapping[str, str]
+    ) -> dict[str, Aggregate]:
+        reports = [r for r in reports if r]
+        if not any(r.get("_verdicts") for r in reports):
+            return {m.name: Aggregate(None, 0) for m in METRICS}
+        code = [r for r in reports if r.get("_cited") and r.get("_validated")]
+        n = len(code)
+        supported = sum(r.get("_supported") or 0.0 for r in code)
+        judged = sum(r.get("_judged") or 0.0 for r in code)
+        paper = [r for r in reports if not (r.get("_cited") and not r.get("_validated"))]
+        t = len(paper)
+        accuracies = [r.get("citation_accuracy_paper") or 0.0 for r in paper]
+        paper_supported = sum(r.get("_supported") or 0.0 for r in paper)
+        return {
+            "citation_accuracy": Aggregate(
+                (supported / judged if judged else 0.0) if n else None, int(judged)),
+            "effective_citations": Aggregate(supported / n if n else None, n),
+            "total_citations": Aggregate(judged / n if n else None, n),
+            "citation_accuracy_paper": Aggregate(sum(accuracies) / t if t else None, t),
+            "effective_citations_paper": Aggregate(paper_supported / t if t else None, t),
+        }
+
+
+def _paper_accuracy(supported: int, pairs: int, not_judged: int,
+                    options: Mapping[str, str]) -> float:
+    """Acc_t = N_s / N_u (0 when N_u = 0), with or without unknown/failed pairs in N_u."""
+    denominator = pairs if options["paper_unknown"] == "count" else pairs - not_judged
+    return supported / denominator if denominator > 0 else 0.0
+
+
+FRAMEWORK = FactFramework()
