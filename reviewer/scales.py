@@ -173,8 +173,8 @@ BINARY = Scale(
     "binary",
     "true / false",
     (
-        Choice("true", "true", "t", 1.0, ("yes", "1")),
-        Choice("false", "false", "f", 0.0, ("no", "0")),
+        Choice("true", "true", "1", 1.0, ("yes", "1")),
+        Choice("false", "false", "0", 0.0, ("no", "0")),
     ),
 )
 

@@ -178,13 +178,13 @@ def _report(
                              "value": value, "explanation": "synthetic"})
     for claim in claims:
         roll = rng.random()
-        value = "correct" if roll < quality else ("incorrect" if roll < quality + 0.2
-                                                  else "unknown")
-        verdicts.append({**base, "kind": "claim", "claim": claim["id"], "value": value,
+        verdict = "correct" if roll < quality else ("incorrect" if roll < quality + 0.2
+                                                    else "unknown")
+        verdicts.append({**base, "kind": "claim", "claim": claim["id"], "value": verdict,
                          "explanation": "synthetic"})
         verdicts.append({**base, "kind": "consistency", "claim": claim["id"],
                          "ref": claim["citations"][0],
-                         "value": "support" if value == "correct" else "unknown",
+                         "value": "support" if verdict == "correct" else "unknown",
                          "explanation": "synthetic"})
     return {"id": report_id, "task": task["id"], "system": system, "markdown": markdown,
             "claims": claims}, verdicts

@@ -132,7 +132,9 @@ def verdict_rows(
         params.extend(ids)
     sql = VERDICT_SQL + " WHERE " + " AND ".join(where) + " ORDER BY j.id"
     return [
-        VerdictRow(*row[:11], bool(row[11]), row[12]) for row in conn.execute(sql, params)
+        VerdictRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+                   bool(r[11]), r[12])
+        for r in conn.execute(sql, params)
     ]
 
 

@@ -98,6 +98,7 @@ MIGRATIONS: list[list[str]] = [
             url TEXT,
             PRIMARY KEY (report_id, idx)
         ) STRICT, WITHOUT ROWID""",
+        "CREATE INDEX reference_url ON reference(url)",
         """CREATE TABLE claim (
             id INTEGER PRIMARY KEY,
             report_id INTEGER NOT NULL REFERENCES report(id),
@@ -217,6 +218,12 @@ MIGRATIONS: list[list[str]] = [
             n INTEGER NOT NULL,
             PRIMARY KEY (scope, framework, variant, metric)
         ) STRICT, WITHOUT ROWID""",
+        """CREATE TABLE impact (
+            report_id INTEGER PRIMARY KEY REFERENCES report(id),
+            primary_delta REAL NOT NULL,
+            secondary_delta REAL NOT NULL,
+            judgment_id INTEGER
+        ) STRICT""",
         """CREATE VIRTUAL TABLE report_fts USING fts5(
             markdown, content='report', content_rowid='id', tokenize='unicode61'
         )""",

@@ -95,7 +95,9 @@ def compute_all(conn: sqlite3.Connection) -> ScoreTable:
             judge = fw.score_report(report, "judge", options[name])
             adjudicated = (fw.score_report(report, "adjudicated", options[name])
                            if rid in decided else judge)
-            for variant, scores in (("judge", judge), ("adjudicated", adjudicated)):
+            pairs: tuple[tuple[Variant, ReportScores], ...] = (
+                ("judge", judge), ("adjudicated", adjudicated))
+            for variant, scores in pairs:
                 reports[(rid, name, variant)] = scores
                 by_system[(report.system_id, name, variant)].append(scores)
     systems = {
@@ -127,6 +129,7 @@ def rebuild_scores(conn: sqlite3.Connection) -> ScoreTable:
         rows.extend((scope, name, variant, m, v, n) for m, (v, n) in aggregates.items())
     with transaction(conn):
         conn.execute("DELETE FROM score")
+        conn.execute("DELETE FROM impact")
         conn.executemany(_INSERT, rows)
     return table
 
@@ -146,6 +149,7 @@ def update_scores(
     registry = frameworks()
     touched: set[tuple[int, str]] = set()
     with transaction(conn):
+        conn.execute(f"DELETE FROM impact WHERE report_id IN ({','.join('?' * len(ids))})", ids)
         for rid, report in inputs.items():
             for name in metas[rid].frameworks:
                 fw = registry.get(name)

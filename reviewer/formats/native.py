@@ -46,7 +46,7 @@ _LIST_OF: dict[type[BaseModel], str] = {
     JudgeRun: "runs",
     Judgment: "judgments",
 }
-_TYPE_OF = {model: tag for tag, model in RECORD_TYPES.items()}
+_TYPE_OF: dict[type[BaseModel], str] = {model: tag for tag, model in RECORD_TYPES.items()}
 
 
 Record = tuple[str, BaseModel, tuple[str, int | None]]

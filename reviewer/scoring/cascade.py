@@ -334,14 +334,13 @@ class CascadeFramework:
             for metric in METRICS:
                 if metric.name in ("NeedsReview", "Fac_na", "Rat_na"):
                     continue
-                values = [r[metric.name] for r in reports if r.get(metric.name) is not None]
-                out[metric.name] = Aggregate(_mean(values) if values else None, len(values))
+                out[metric.name] = _mean_of(reports, metric.name)
         needs = sum(1 for r in reports if r.get("NeedsReview"))
         out["NeedsReview"] = Aggregate(float(needs), len(reports))
         out["UserPref"] = _mean_of(reports, "UserPref")
-        for metric in ("Fac", "Rat"):
-            undefined = sum(1 for r in reports if r.get(metric) is None)
-            out[f"{metric}_na"] = Aggregate(float(undefined), len(reports))
+        for name in ("Fac", "Rat"):
+            undefined = sum(1 for r in reports if r.get(name) is None)
+            out[f"{name}_na"] = Aggregate(float(undefined), len(reports))
         return out
 
 

@@ -1,0 +1,94 @@
+"""Impact: how far a single verdict flip could move a report's score.
+
+The queue orders by it so a reviewer with little time checks first the verdicts that matter.
+For each judgment we try every other value on its scale (continuous scales: ±2 points), rescore
+the report, and keep the largest change of the framework's first headline metric, breaking ties
+by the summed change of its other headline metrics. Flips that are interchangeable (same kind,
+subtask and current value, no criterion of their own — e.g. two correct claims of one subtask)
+are scored once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from reviewer.scoring.inputs import ReportInput, VerdictIn
+from reviewer.scoring.registry import Framework, get_kind
+
+
+@dataclass(frozen=True, slots=True)
+class Impact:
+    primary: float
+    secondary: float
+    judgment_id: int | None
+
+    def key(self) -> tuple[float, float]:
+        return (self.primary, self.secondary)
+
+
+def _alternatives(verdict: VerdictIn) -> list[str]:
+    kind = get_kind(verdict.kind)
+    if kind is None:
+        return []
+    scale = kind.scale
+    current = verdict.effective
+    if scale.continuous:
+        if current is None:
+            return []
+        value = float(current)
+        out = []
+        for delta in (-2.0, 2.0):
+            candidate = value + delta
+            if scale.low is not None:
+                candidate = max(scale.low, candidate)
+            if scale.high is not None:
+                candidate = min(scale.high, candidate)
+            if candidate != value:
+                out.append(scale.normalize(candidate))
+        return out
+    return [c.code for c in scale.choices if c.code != current]
+
+
+def report_impact(framework: Framework, report: ReportInput,
+                  options: Mapping[str, str]) -> Impact:
+    heads = [m.name for m in framework.metrics if m.headline]
+    if not heads or not report.verdicts:
+        return Impact(0.0, 0.0, None)
+    base = framework.score_report(report, "adjudicated", options)
+    primary, others = heads[0], heads[1:]
+    best = Impact(0.0, 0.0, None)
+    seen: set[tuple[object, ...]] = set()
+    original = report.verdicts
+    for index, verdict in enumerate(original):
+        signature = (verdict.kind, verdict.subtask_id, verdict.criterion_id, verdict.ref_idx,
+                     verdict.key, verdict.effective)
+        interchangeable = verdict.criterion_id is None and verdict.key is None
+        for alternative in _alternatives(verdict):
+            if interchangeable:
+                if (*signature, alternative) in seen:
+                    continue
+                seen.add((*signature, alternative))
+            flipped = list(original)
+            flipped[index] = verdict._replace(effective=alternative)
+            report.verdicts = flipped
+            try:
+                scores = framework.score_report(report, "adjudicated", options)
+            finally:
+                report.verdicts = original
+            impact = Impact(
+                _delta(base.get(primary), scores.get(primary)),
+                sum(_delta(base.get(m), scores.get(m)) for m in others),
+                verdict.id,
+            )
+            if impact.key() > best.key():
+                best = impact
+    return best
+
+
+def _delta(a: float | None, b: float | None) -> float:
+    if a is None and b is None:
+        return 0.0
+    if a is None or b is None:
+        return 1.0
+    return abs(b - a)

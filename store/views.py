@@ -1,0 +1,444 @@
+"""Read models for the workstation's screens: one call per screen state, plain dataclasses.
+
+Each function runs a few indexed queries and returns everything a screen draws, so a screen
+never talks SQL and a worker thread can build the whole view off the UI thread.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from reviewer.scoring.registry import frameworks, get_kind
+from store.inputs import EFFECTIVE_SQL
+
+
+@dataclass(frozen=True, slots=True)
+class Headline:
+    framework: str
+    metric: str
+    label: str
+    digits: int
+
+
+def headlines() -> list[Headline]:
+    """Every framework's headline metrics, in registry order (the queue's score columns)."""
+    out: list[Headline] = []
+    for fw in frameworks().values():
+        out.extend(Headline(fw.name, m.name, m.label, m.digits) for m in fw.metrics if m.headline)
+    return out
+
+
+@dataclass(slots=True)
+class QueueRow:
+    report_id: int
+    report: str
+    task: str
+    system: str
+    domain: str
+    task_type: str
+    frameworks: tuple[str, ...]
+    words: int
+    judge: dict[str, float | None] = field(default_factory=dict)
+    adjudicated: dict[str, float | None] = field(default_factory=dict)
+    total: int = 0
+    decided: int = 0
+    differs: int = 0
+    conflicts: int = 0
+    flags: int = 0
+    rated: str | None = None
+
+    @property
+    def status(self) -> str:
+        if self.total and self.decided >= self.total:
+            return "done"
+        return "in progress" if self.decided else "new"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    judgments: int
+    decided: int
+    reports: int
+    reports_done: int
+    conflicts: int
+    flags: int
+
+
+def queue_rows(conn: sqlite3.Connection) -> list[QueueRow]:
+    """Every scored report with headline scores (both variants) and review progress."""
+    rows: dict[int, QueueRow] = {}
+    for rid, rext, text, sext, domain, ttype, fws, words in conn.execute(
+        """SELECT r.id, r.ext_id, t.ext_id, y.ext_id, t.domain, t.task_type, s.frameworks,
+                  r.words
+           FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
+           JOIN suite s ON s.id = y.suite_id
+           WHERE y.is_reference = 0 ORDER BY s.id, t.id, y.id"""
+    ):
+        rows[rid] = QueueRow(rid, rext, text, sext, domain, ttype, tuple(json.loads(fws)), words)
+    heads = {f"{h.framework}.{h.metric}" for h in headlines()}
+    for scope, framework, variant, metric, value in conn.execute(
+        "SELECT scope, framework, variant, metric, value FROM score "
+        "WHERE scope LIKE 'report:%' AND substr(metric, 1, 1) != '_'"
+    ):
+        name = f"{framework}.{metric}"
+        if name not in heads:
+            continue
+        row = rows.get(int(scope[7:]))
+        if row is not None:
+            (row.judge if variant == "judge" else row.adjudicated)[name] = value
+    for rid, total in conn.execute(
+        "SELECT report_id, count(*) FROM judgment INDEXED BY judgment_scoring "
+        "WHERE current = 1 GROUP BY report_id"
+    ):
+        if rid in rows:
+            rows[rid].total = total
+    for rid, decided, differs, conflicts in conn.execute(
+        """SELECT j.report_id, count(*),
+                  sum(d.status != 'conflict' AND d.value IS NOT j.value),
+                  sum(d.status = 'conflict')
+           FROM decision d JOIN judgment j ON j.id = d.judgment_id
+           WHERE j.current = 1 GROUP BY j.report_id"""
+    ):
+        if rid in rows:
+            row = rows[rid]
+            row.decided, row.differs, row.conflicts = decided, differs or 0, conflicts or 0
+    for rid, flags in conn.execute(
+        "SELECT j.report_id, count(*) FROM flag f JOIN judgment j ON j.id = f.judgment_id "
+        "GROUP BY j.report_id"
+    ):
+        if rid in rows:
+            rows[rid].flags = flags
+    for rid, value in conn.execute(
+        "SELECT report_id, group_concat(reviewer || ':' || value, ' ') FROM report_rating "
+        "GROUP BY report_id"
+    ):
+        if rid in rows:
+            rows[rid].rated = value
+    return list(rows.values())
+
+
+def progress(rows: list[QueueRow]) -> Progress:
+    return Progress(
+        judgments=sum(r.total for r in rows),
+        decided=sum(min(r.decided, r.total) for r in rows),
+        reports=len(rows),
+        reports_done=sum(1 for r in rows if r.status == "done"),
+        conflicts=sum(r.conflicts for r in rows),
+        flags=sum(r.flags for r in rows),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SubtaskView:
+    id: int
+    ext: str
+    ordinal: int
+    text: str
+    importance: str
+    group: str | None
+    constraint_types: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CriterionView:
+    id: int
+    ext: str
+    subtask_id: int | None
+    framework: str
+    dimension: str
+    text: str
+    explanation: str
+    weight: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimView:
+    id: int
+    ext: str
+    subtask_id: int | None
+    fact: str
+    extract: str
+    span: tuple[int, int] | None
+    citations: tuple[int, ...]
+    url: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceView:
+    url: str
+    title: str
+    text: str
+    sha256: str
+    error: str | None
+    fetched_at: str
+
+
+@dataclass(slots=True)
+class JudgmentView:
+    id: int
+    kind: str
+    scale: str
+    criterion_id: int | None
+    claim_id: int | None
+    subtask_id: int | None
+    ref_idx: int | None
+    key: str | None
+    judge: str | None
+    effective: str | None
+    status: str | None
+    reviewers: int
+    flagged: bool
+    explanation: str
+    evidence: str
+    error: str | None
+    source_sha256: str | None
+    run: str
+
+    @property
+    def decided(self) -> bool:
+        return self.status is not None and self.status != "conflict"
+
+    @property
+    def differs(self) -> bool:
+        return self.decided and self.effective != self.judge
+
+
+@dataclass(slots=True)
+class ReportView:
+    report_id: int
+    report: str
+    task: str
+    task_id: int
+    system: str
+    system_id: int
+    prompt: str
+    domain: str
+    category: str
+    task_type: str
+    markdown: str
+    cleaned: str | None
+    frameworks: tuple[str, ...]
+    subtasks: list[SubtaskView]
+    criteria: dict[int, CriterionView]
+    claims: dict[int, ClaimView]
+    references: dict[int, tuple[str, str | None]]
+    sources: dict[str, SourceView]
+    judgments: list[JudgmentView]
+    ratings: dict[str, str]
+
+
+def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
+    head = conn.execute(
+        """SELECT r.ext_id, t.ext_id, t.id, y.ext_id, y.id, t.prompt, t.domain, t.category,
+                  t.task_type, r.markdown, r.cleaned, s.frameworks, s.id
+           FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
+           JOIN suite s ON s.id = y.suite_id WHERE r.id = ?""",
+        (report_id,),
+    ).fetchone()
+    if head is None:
+        raise KeyError(f"no report {report_id}")
+    (rext, text, task_id, sext, system_id, prompt, domain, category, ttype, markdown, cleaned,
+     fws, suite_id) = head
+    subtasks = [
+        SubtaskView(sid, ext, ordinal, stext, importance, grp, tuple(json.loads(ctypes)))
+        for sid, ext, ordinal, stext, importance, grp, ctypes in conn.execute(
+            "SELECT id, ext_id, ordinal, text, importance, grp, constraint_types FROM subtask "
+            "WHERE task_id = ? ORDER BY ordinal",
+            (task_id,),
+        )
+    ]
+    criteria = {
+        cid: CriterionView(cid, ext, sub, fw, dim, ctext, expl, weight)
+        for cid, ext, sub, fw, dim, ctext, expl, weight in conn.execute(
+            "SELECT id, ext_id, subtask_id, framework, dimension, text, explanation, weight "
+            "FROM criterion WHERE task_id = ? ORDER BY ordinal",
+            (task_id,),
+        )
+    }
+    claims = {
+        kid: ClaimView(kid, ext, sub, fact, extract,
+                       (start, end) if start is not None else None,
+                       tuple(json.loads(cites)), url)
+        for kid, ext, sub, fact, extract, start, end, cites, url in conn.execute(
+            "SELECT id, ext_id, subtask_id, fact, extract, span_start, span_end, citations, url "
+            "FROM claim WHERE report_id = ? ORDER BY ordinal",
+            (report_id,),
+        )
+    }
+    references = {
+        idx: (title, url) for idx, title, url in conn.execute(
+            "SELECT idx, title, url FROM reference WHERE report_id = ? ORDER BY idx",
+            (report_id,),
+        )
+    }
+    urls = {url for _, url in references.values() if url}
+    urls.update(c.url for c in claims.values() if c.url)
+    sources: dict[str, SourceView] = {}
+    if urls:
+        ordered = sorted(urls)
+        for url, title, stext, sha, error, fetched in conn.execute(
+            f"SELECT url, title, text, sha256, error, fetched_at FROM source "
+            f"WHERE suite_id = ? AND url IN ({','.join('?' * len(ordered))})",
+            (suite_id, *ordered),
+        ):
+            sources[url] = SourceView(url, title, stext, sha, error, fetched)
+    judgments: list[JudgmentView] = []
+    for row in conn.execute(
+        f"""SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,
+                   j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0),
+                   f.judgment_id IS NOT NULL, j.explanation, j.evidence, j.error,
+                   j.source_sha256, jr.ext_id
+            FROM judgment j
+            JOIN judge_run jr ON jr.id = j.run_id
+            LEFT JOIN decision d ON d.judgment_id = j.id
+            LEFT JOIN flag f ON f.judgment_id = j.id
+            WHERE j.report_id = ? AND j.current = 1 ORDER BY j.id""",
+        (report_id,),
+    ):
+        kind = get_kind(row[1])
+        judgments.append(JudgmentView(
+            row[0], row[1], kind.scale.name if kind else "", row[2], row[3], row[4], row[5],
+            row[6], row[7], row[8], row[9], row[10], bool(row[11]), row[12], row[13], row[14],
+            row[15], row[16],
+        ))
+    ratings = dict(conn.execute(
+        "SELECT reviewer, value FROM report_rating WHERE report_id = ?", (report_id,)
+    ).fetchall())
+    return ReportView(
+        report_id, rext, text, task_id, sext, system_id, prompt, domain, category, ttype,
+        markdown, cleaned, tuple(json.loads(fws)), subtasks, criteria, claims, references,
+        sources, judgments, ratings,
+    )
+
+
+def judgment_views(conn: sqlite3.Connection, ids: list[int]) -> dict[int, JudgmentView]:
+    """Fresh views of a few judgments (after a decision), without reloading the report."""
+    if not ids:
+        return {}
+    out: dict[int, JudgmentView] = {}
+    for row in conn.execute(
+        f"""SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,
+                   j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0),
+                   f.judgment_id IS NOT NULL, j.explanation, j.evidence, j.error,
+                   j.source_sha256, jr.ext_id
+            FROM judgment j
+            JOIN judge_run jr ON jr.id = j.run_id
+            LEFT JOIN decision d ON d.judgment_id = j.id
+            LEFT JOIN flag f ON f.judgment_id = j.id
+            WHERE j.id IN ({','.join('?' * len(ids))})""",
+        ids,
+    ):
+        kind = get_kind(row[1])
+        out[row[0]] = JudgmentView(
+            row[0], row[1], kind.scale.name if kind else "", row[2], row[3], row[4], row[5],
+            row[6], row[7], row[8], row[9], row[10], bool(row[11]), row[12], row[13], row[14],
+            row[15], row[16],
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreLine:
+    framework: str
+    metric: str
+    label: str
+    digits: int
+    judge: float | None
+    adjudicated: float | None
+
+
+def report_scores(conn: sqlite3.Connection, report_id: int) -> list[ScoreLine]:
+    """The report's visible metrics in both variants, headline metrics first."""
+    values: dict[tuple[str, str, str], float | None] = {}
+    for framework, variant, metric, value in conn.execute(
+        "SELECT framework, variant, metric, value FROM score WHERE scope = ?",
+        (f"report:{report_id}",),
+    ):
+        values[(framework, metric, variant)] = value
+    out: list[ScoreLine] = []
+    for fw in frameworks().values():
+        for metric in sorted(fw.metrics, key=lambda m: not m.headline):
+            if (fw.name, metric.name, "judge") in values:
+                out.append(ScoreLine(
+                    fw.name, metric.name, metric.label, metric.digits,
+                    values[(fw.name, metric.name, "judge")],
+                    values.get((fw.name, metric.name, "adjudicated")),
+                ))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Rank:
+    metric: str
+    judge: int | None
+    adjudicated: int | None
+    of: int
+
+
+def system_rank(conn: sqlite3.Connection, system_id: int, framework: str, metric: str) -> Rank:
+    """The system's rank among its suite's systems on one metric, in both variants."""
+    by_variant: dict[str, list[tuple[float, int]]] = defaultdict(list)
+    for sid, variant, value in conn.execute(
+        """SELECT y.id, s.variant, s.value FROM score s
+           JOIN system y ON s.scope = 'system:' || y.id
+           WHERE s.framework = ? AND s.metric = ?
+             AND y.suite_id = (SELECT suite_id FROM system WHERE id = ?)""",
+        (framework, metric, system_id),
+    ):
+        if value is not None:
+            by_variant[variant].append((value, sid))
+
+    def rank(variant: str) -> int | None:
+        ordered = sorted(by_variant[variant], key=lambda x: -x[0])
+        for position, (value, sid) in enumerate(ordered, 1):
+            if sid == system_id:
+                # Ties share the better rank.
+                return 1 + sum(1 for other, _ in ordered if other > value)
+        return None
+
+    return Rank(metric, rank("judge"), rank("adjudicated"), len(by_variant["judge"]))
+
+
+def subject_label(view: ReportView, judgment: JudgmentView) -> str:
+    """A short human name for a judgment's subject."""
+    if judgment.claim_id is not None:
+        claim = view.claims.get(judgment.claim_id)
+        name = claim.ext if claim else str(judgment.claim_id)
+        if judgment.ref_idx is not None:
+            return f"{name} ↔ [{judgment.ref_idx}]"
+        return name
+    if judgment.criterion_id is not None:
+        criterion = view.criteria.get(judgment.criterion_id)
+        return criterion.ext if criterion else str(judgment.criterion_id)
+    return judgment.key or "—"
+
+
+History = list[tuple[str, str, str | None, str, str | None]]
+"""(reviewer, action, value, rationale, reason) of a judgment's live decisions, oldest first."""
+
+
+def judgment_history(conn: sqlite3.Connection, ids: list[int]) -> dict[int, History]:
+    """Live (not undone) decisions and flags per judgment, for the detail pane."""
+    out: dict[int, History] = defaultdict(list)
+    if not ids:
+        return out
+    for jid, reviewer, action, value, rationale, reason in conn.execute(
+        f"""SELECT e.judgment_id, e.reviewer, e.action, e.value, e.rationale, e.reason
+            FROM review_event e JOIN event_live l ON l.uuid = e.uuid
+            WHERE l.live = 1 AND e.judgment_id IN ({','.join('?' * len(ids))})
+            ORDER BY e.created_at, e.seq""",
+        ids,
+    ):
+        out[jid].append((reviewer, action, value, rationale, reason))
+    return out
+
+
+def report_history(conn: sqlite3.Connection, report_id: int) -> dict[int, History]:
+    ids = [jid for (jid,) in conn.execute(
+        "SELECT DISTINCT judgment_id FROM review_event WHERE report_id = ? "
+        "AND judgment_id IS NOT NULL", (report_id,)
+    )]
+    return judgment_history(conn, ids)

@@ -1,0 +1,126 @@
+"""The Gavel review workstation (Textual app)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+from textual import on
+from textual.app import App
+from textual.command import Hit, Hits, Provider
+
+from tui.backend import Backend, WriteResult
+from tui.config import Config
+from tui.keymap import bindings, normalise_keymap, problems
+from tui.messages import DecisionStored
+from tui.screens.modals import HelpScreen
+from tui.screens.queue import QueueScreen
+
+
+class GavelCommands(Provider):
+    """Command palette: jump to a report, filter, sort, rebuild."""
+
+    def _commands(self) -> Iterator[tuple[str, str, object]]:
+        app = self.app
+        assert isinstance(app, GavelApp)
+        queue = app.queue_screen
+        yield "Sort queue by impact", "order reports by how far one flip moves them", \
+            queue.action_sort_impact
+        yield "Clear queue filters", "show every report", queue.action_clear_filters
+        yield "Filter: reports with judge ≠ human", "toggle", \
+            partial(queue.action_toggle, "differs")
+        yield "Filter: reports with undecided judgments", "toggle", \
+            partial(queue.action_toggle, "undecided")
+        yield "Filter: reports with conflicts", "toggle", partial(queue.action_toggle, "conflicts")
+        yield "Filter: flagged reports", "toggle", partial(queue.action_toggle, "flagged")
+        yield "Search reports, claims and sources", "full-text search", queue.action_search
+        yield "Show key bindings", "help", app.action_help
+        for row in queue.rows:
+            yield (f"Open report {row.report}", f"{row.task} · {row.system} · {row.domain}",
+                   partial(app.open_report, row.report_id))
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, callback in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)  # type: ignore[arg-type]
+
+
+class GavelApp(App[None]):
+    CSS_PATH = "gavel.tcss"
+    TITLE = "Gavel"
+    BINDINGS = bindings("app")
+    COMMANDS = App.COMMANDS | {GavelCommands}
+
+    def __init__(self, db_path: Path, config: Config) -> None:
+        super().__init__()
+        self.config = config
+        self.backend = Backend(db_path, config.reviewer)
+        self.queue_screen = QueueScreen()
+        self.started_at = time.perf_counter()
+        self.ready_at: float | None = None
+        self.report_shown_at: float | None = None
+        self.stored_at: float | None = None
+        self.last_result: WriteResult | None = None
+        self.keymap_problems = problems(config.keys)
+
+    def on_mount(self) -> None:
+        self.set_keymap(normalise_keymap(self.config.keys))
+        self.run_worker(self._writer, thread=True, group="writer", name="writer")
+        self.push_screen(self.queue_screen)
+        for problem in self.keymap_problems:
+            self.notify(problem, title="Key bindings", severity="error", timeout=15)
+
+    def _writer(self) -> None:
+        from tui.screens.report import primary_metric
+
+        def primary(report_id: int) -> tuple[str, str] | None:
+            conn = self.backend.reader()
+            row = conn.execute(
+                "SELECT s.frameworks FROM report r JOIN system y ON y.id = r.system_id "
+                "JOIN suite s ON s.id = y.suite_id WHERE r.id = ?", (report_id,)
+            ).fetchone()
+            import json
+
+            return primary_metric(tuple(json.loads(row[0]))) if row else None
+
+        self.backend.writer_loop(lambda result: self.post_message(DecisionStored(result)),
+                                 primary)
+
+    @on(DecisionStored)
+    def forward_decision(self, message: DecisionStored) -> None:
+        # The writer posts to the app; the report screen on top redraws from it.
+        screen = self.screen
+        from tui.screens.report import ReportScreen
+
+        target = screen if isinstance(screen, ReportScreen) else next(
+            (s for s in self.screen_stack if isinstance(s, ReportScreen)), None)
+        if target is not None:
+            target.show_result(message.result)
+        elif message.result.error:
+            self.notify(message.result.error, severity="error")
+
+    def action_help(self) -> None:
+        from tui.screens.report import ReportScreen
+
+        context = "report" if isinstance(self.screen, ReportScreen) else "queue"
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(context, normalise_keymap(self.config.keys)))
+
+    def open_report(self, report_id: int) -> None:
+        from tui.screens.report import ReportScreen
+
+        order = [r.report_id for r in self.queue_screen.shown] or [report_id]
+        if report_id not in order:
+            order = [report_id]
+        self.push_screen(ReportScreen(order, order.index(report_id)))
+
+    async def action_quit(self) -> None:
+        self.exit()
+
+    def on_unmount(self) -> None:
+        # Unblock the writer so its thread ends; commands already queued are applied first.
+        self.backend.stop()

@@ -1,0 +1,150 @@
+"""The workstation's database access: a read connection per thread and one writer thread.
+
+SQLite connections are owned by the thread that opened them. Screens load views in thread
+workers, each with its own read connection (``Backend.reader``). Every write — a decision, an
+undo, a rating — goes through one long-lived writer worker that owns the only write connection,
+so writes are applied in keypress order and the UI thread never waits on a commit; the writer
+posts a typed message back once the transaction is committed and the scores are updated.
+"""
+
+from __future__ import annotations
+
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from store.db import connect
+from store.reviewlog import Recorded, ReviewError, ReviewLog
+from store.scores import update_scores
+from store.views import (
+    History,
+    JudgmentView,
+    Rank,
+    ScoreLine,
+    judgment_history,
+    judgment_views,
+    report_scores,
+    system_rank,
+)
+
+WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo"]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteCommand:
+    kind: WriteKind
+    judgment_id: int | None = None
+    report_id: int | None = None
+    value: object = None
+    rationale: str = ""
+    reason: str | None = None
+    flag_on: bool = True
+    adjudicate: bool = False
+    issued_at: float = field(default_factory=time.perf_counter)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What the writer committed, with everything the screen needs to redraw."""
+
+    command: WriteCommand
+    recorded: Recorded | None
+    error: str | None
+    judgments: dict[int, JudgmentView]
+    history: dict[int, History]
+    scores: list[ScoreLine]
+    rank: Rank | None
+    stored_at: float
+
+
+class Backend:
+    def __init__(self, path: Path, reviewer: str) -> None:
+        self.path = path
+        self.reviewer = reviewer
+        self._local = threading.local()
+        self._commands: queue.Queue[WriteCommand | None] = queue.Queue()
+        self.dirty_reports: set[int] = set()
+        self._dirty_lock = threading.Lock()
+
+    def reader(self) -> sqlite3.Connection:
+        """This thread's own connection (opened on first use, closed with the thread)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path)
+            self._local.conn = conn
+        return conn
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def submit(self, command: WriteCommand) -> None:
+        self._commands.put(command)
+
+    def stop(self) -> None:
+        self._commands.put(None)
+
+    def take_dirty(self) -> set[int]:
+        with self._dirty_lock:
+            dirty, self.dirty_reports = self.dirty_reports, set()
+        return dirty
+
+    def writer_loop(self, deliver: Callable[[WriteResult], None],
+                    primary: Callable[[int], tuple[str, str] | None]) -> None:
+        """Run in a thread worker: apply commands in order until ``stop``.
+
+        ``primary`` names the (framework, metric) whose system rank the score bar shows.
+        """
+        conn = connect(self.path)
+        log = ReviewLog(conn, self.reviewer)
+        try:
+            while True:
+                command = self._commands.get()
+                if command is None:
+                    return
+                deliver(self._apply(conn, log, command, primary))
+        finally:
+            conn.close()
+
+    def _apply(self, conn: sqlite3.Connection, log: ReviewLog, command: WriteCommand,
+               primary: Callable[[int], tuple[str, str] | None]) -> WriteResult:
+        try:
+            recorded = _write(log, command)
+        except ReviewError as exc:
+            return WriteResult(command, None, str(exc), {}, {}, [], None, time.perf_counter())
+        if recorded is None or recorded.report_id is None:
+            return WriteResult(command, recorded, None, {}, {}, [], None, time.perf_counter())
+        report_id = recorded.report_id
+        update_scores(conn, [report_id])
+        with self._dirty_lock:
+            self.dirty_reports.add(report_id)
+        ids = [recorded.judgment_id] if recorded.judgment_id is not None else []
+        scores = report_scores(conn, report_id)
+        rank = None
+        system = conn.execute("SELECT system_id FROM report WHERE id = ?",
+                              (report_id,)).fetchone()
+        target = primary(report_id)
+        if system is not None and target is not None:
+            rank = system_rank(conn, int(system[0]), *target)
+        return WriteResult(command, recorded, None, judgment_views(conn, ids),
+                           judgment_history(conn, ids), scores, rank, time.perf_counter())
+
+
+def _write(log: ReviewLog, command: WriteCommand) -> Recorded | None:
+    if command.kind == "undo":
+        return log.undo()
+    if command.kind == "redo":
+        return log.redo()
+    if command.kind == "rate":
+        assert command.report_id is not None
+        return log.rate(command.report_id, command.value, command.rationale)
+    assert command.judgment_id is not None
+    if command.kind == "confirm":
+        return log.confirm(command.judgment_id, command.rationale)
+    if command.kind == "flag":
+        return log.flag(command.judgment_id, command.flag_on, command.rationale)
+    return log.decide(command.judgment_id, command.value, command.rationale, command.reason,
+                      adjudicate=command.adjudicate)

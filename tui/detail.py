@@ -1,0 +1,187 @@
+"""What the detail pane says about one judgment, as a rich Text built piece by piece.
+
+Every piece of report, source and judge text is appended as plain text (never parsed as
+markup), so ``[bold]`` in a scraped page is shown as the characters it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from rich.text import Text
+
+from reviewer.citations import locate
+from reviewer.review import REASON_CODES
+from reviewer.scales import get_scale
+from reviewer.scoring.registry import get_kind
+from store.views import JudgmentView, ReportView, SourceView, subject_label
+from tui.widgets.report_text import visible
+
+PASSAGE = 420
+
+
+def _section(text: Text, title: str) -> None:
+    text.append("\n" + title + "\n", "bold underline")
+
+
+def _plain(text: Text, value: str, style: str = "") -> None:
+    text.append(visible(value), style)
+
+
+def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False,
+                history: list[tuple[str, str, str | None, str, str | None]] | None = None
+                ) -> Text:
+    text = Text(end="")
+    kind = get_kind(judgment.kind)
+    scale = get_scale(judgment.scale) if judgment.scale else None
+    text.append(f"{kind.label if kind else judgment.kind}", "bold")
+    text.append(f"  ·  {subject_label(view, judgment)}  ·  run {judgment.run}\n", "dim")
+    if blind and not judgment.decided:
+        text.append("Judge: hidden until you decide (blind mode)\n", "italic")
+    else:
+        text.append("Judge: ")
+        judge = judgment.judge if judgment.judge is not None else "no value"
+        text.append(f"{judge}", "bold")
+        if scale is not None and judgment.judge is not None and not scale.continuous:
+            text.append(f" ({scale.label_of(judgment.judge)})", "dim")
+        text.append("    Effective: ")
+        text.append(f"{judgment.effective}", "bold magenta" if judgment.differs else "bold")
+        status = judgment.status or "undecided"
+        text.append(f"    [{status}", "dim")
+        if judgment.reviewers > 1:
+            text.append(f", {judgment.reviewers} reviewers", "dim")
+        text.append("]\n", "dim")
+    if judgment.error:
+        text.append("Judge error: ", "bold red")
+        _plain(text, judgment.error + "\n", "red")
+    if scale is not None:
+        keys = "   ".join(f"{c.key}={c.label}" for c in scale.choices) if scale.choices else \
+            f"continuous {scale.low:g}–{scale.high:g}: press r to enter a value"
+        text.append(f"Keys: {keys}\n", "dim")
+
+    subtask = next((s for s in view.subtasks if s.id == judgment.subtask_id), None)
+    if subtask is not None:
+        _section(text, "Subtask")
+        importance = f"P2({subtask.group})" if subtask.importance == "P2a" else subtask.importance
+        text.append(f"{subtask.ext} · {importance}", "bold")
+        if subtask.constraint_types:
+            text.append(f" · {', '.join(subtask.constraint_types)}", "dim")
+        text.append("\n")
+        _plain(text, subtask.text + "\n")
+
+    criterion = view.criteria.get(judgment.criterion_id) if judgment.criterion_id else None
+    if criterion is not None:
+        _section(text, f"Rubric ({criterion.framework} · {criterion.dimension}"
+                 + (f" · weight {criterion.weight:g}" if criterion.weight is not None else "")
+                 + ")")
+        _plain(text, criterion.text + "\n", "bold")
+        if criterion.explanation:
+            _plain(text, criterion.explanation + "\n", "dim")
+
+    claim = view.claims.get(judgment.claim_id) if judgment.claim_id else None
+    if claim is not None:
+        _section(text, "Claim")
+        text.append("fact:    ", "dim")
+        _plain(text, claim.fact + "\n")
+        if claim.extract and claim.extract != claim.fact:
+            text.append("extract: ", "dim")
+            _plain(text, claim.extract + "\n")
+        if claim.span is None:
+            text.append("not located in the report text\n", "yellow")
+        if claim.citations:
+            text.append("cites:   ", "dim")
+            text.append(" ".join(f"[{i}]" for i in claim.citations) + "\n")
+
+    if judgment.explanation:
+        _section(text, "Judge's explanation")
+        _plain(text, judgment.explanation + "\n")
+    if judgment.evidence:
+        _section(text, "Judge's evidence")
+        _plain(text, judgment.evidence + "\n", "italic")
+
+    for url in _source_urls(view, judgment):
+        _source_block(text, view, judgment, url)
+
+    if history:
+        _section(text, "Decisions")
+        for reviewer, action, value, rationale, reason in history:
+            text.append(f"{reviewer}: {action}", "bold")
+            if value is not None:
+                text.append(f" = {value}")
+            if reason:
+                text.append(f" · {REASON_CODES.get(reason, reason)}", "dim")
+            text.append("\n")
+            if rationale:
+                _plain(text, f"  “{rationale}”\n", "italic")
+    return text
+
+
+def _source_urls(view: ReportView, judgment: JudgmentView) -> list[str]:
+    claim = view.claims.get(judgment.claim_id) if judgment.claim_id else None
+    if claim is None:
+        return []
+    if judgment.ref_idx is not None:
+        indices: tuple[int, ...] = (judgment.ref_idx,)
+    else:
+        indices = claim.citations
+    urls = [view.references[i][1] for i in indices if i in view.references]
+    if claim.url:
+        urls.append(claim.url)
+    return [u for u in dict.fromkeys(urls) if u]
+
+
+def _source_block(text: Text, view: ReportView, judgment: JudgmentView, url: str) -> None:
+    ref = next((i for i, (_, u) in view.references.items() if u == url), None)
+    source = view.sources.get(url)
+    title = source.title if source and source.title else (
+        view.references[ref][0] if ref is not None else "")
+    _section(text, f"Source [{ref}]" if ref is not None else "Source")
+    _plain(text, title + "\n", "bold")
+    _plain(text, url + "\n", "blue")
+    if source is None:
+        text.append("not fetched: no stored page for this URL\n", "yellow")
+        return
+    _integrity(text, judgment, source)
+    if source.error or not source.text:
+        return
+    passage, lo = _passage(source, judgment.evidence)
+    body = Text(visible(passage), end="")
+    if lo is not None:
+        body.stylize("black on yellow", lo[0], lo[1])
+    text.append("…" if not passage.startswith(source.text[:20]) else "")
+    text.append_text(body)
+    text.append("…\n" if not source.text.endswith(passage[-20:]) else "\n")
+
+
+def _integrity(text: Text, judgment: JudgmentView, source: SourceView) -> None:
+    if source.error:
+        text.append("fetch error: ", "bold red")
+        _plain(text, source.error, "red")
+        text.append(" — the judge cannot have seen this page; unknown is the defined verdict\n",
+                    "dim")
+        return
+    actual = hashlib.sha256(source.text.encode("utf-8")).hexdigest()
+    if actual != source.sha256:
+        text.append(f"integrity: stored hash {source.sha256[:12]}… does not match the stored "
+                    f"text ({actual[:12]}…)\n", "bold red")
+    elif judgment.source_sha256 and judgment.source_sha256 != source.sha256:
+        text.append(f"integrity: the judge saw a different version ({judgment.source_sha256[:12]}"
+                    f"…) than the stored page ({source.sha256[:12]}…)\n", "bold yellow")
+    elif judgment.source_sha256:
+        text.append(f"integrity: page {source.sha256[:12]}… is the one the judge saw\n", "green")
+    else:
+        text.append(f"page sha256 {source.sha256[:12]}… (fetched {source.fetched_at or '?'}; "
+                    "the judgment does not record which version it saw)\n", "dim")
+    if judgment.evidence and locate(source.text, judgment.evidence) is None:
+        text.append("the judge's evidence is not in the stored page\n", "bold yellow")
+
+
+def _passage(source: SourceView, evidence: str) -> tuple[str, tuple[int, int] | None]:
+    """A window of the page around the evidence (or its start), and the evidence's offsets."""
+    found = locate(source.text, evidence) if evidence else None
+    if found is None:
+        return source.text[:PASSAGE], None
+    start, end = found
+    lo = max(0, start - PASSAGE // 2)
+    hi = min(len(source.text), max(end, lo + PASSAGE))
+    return source.text[lo:hi], (start - lo, end - lo)

@@ -1,0 +1,97 @@
+"""Queue filters and ordering, as plain data: the screen only draws what this selects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from reviewer.impact import Impact
+from store.views import QueueRow
+
+STATUSES = ("all", "new", "in progress", "done")
+
+
+@dataclass(frozen=True, slots=True)
+class QueueFilter:
+    system: str | None = None
+    domain: str | None = None
+    status: str = "all"
+    undecided: bool = False
+    differs: bool = False
+    conflicts: bool = False
+    flagged: bool = False
+    search: str = ""
+    matches: frozenset[int] | None = None
+    sort: str = "default"
+    """'default' (suite, task, system), 'impact', or a column key."""
+    descending: bool = False
+    toggles: tuple[str, ...] = field(default=("undecided", "differs", "conflicts", "flagged"))
+
+    def toggled(self, name: str) -> QueueFilter:
+        if name not in self.toggles:
+            raise ValueError(f"no toggle {name}")
+        return replace(self, **{name: not getattr(self, name)})
+
+    def next_status(self) -> QueueFilter:
+        return replace(self, status=STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)])
+
+    def cleared(self) -> QueueFilter:
+        return QueueFilter(sort=self.sort, descending=self.descending)
+
+    def keep(self, row: QueueRow) -> bool:
+        if self.system is not None and row.system != self.system:
+            return False
+        if self.domain is not None and row.domain != self.domain:
+            return False
+        if self.status != "all" and row.status != self.status:
+            return False
+        if self.undecided and row.decided >= row.total:
+            return False
+        if self.differs and not row.differs:
+            return False
+        if self.conflicts and not row.conflicts:
+            return False
+        if self.flagged and not row.flags:
+            return False
+        return self.matches is None or row.report_id in self.matches
+
+    def describe(self) -> str:
+        parts = []
+        if self.system:
+            parts.append(f"system={self.system}")
+        if self.domain:
+            parts.append(f"domain={self.domain}")
+        if self.status != "all":
+            parts.append(f"status={self.status}")
+        parts += [name.replace("differs", "judge≠human") for name in self.toggles
+                  if getattr(self, name)]
+        if self.search:
+            parts.append(f"search “{self.search}”")
+        order = {"default": "task", "impact": "impact"}.get(self.sort, self.sort)
+        parts.append(f"order: {order}{' ↓' if self.descending else ''}")
+        return "  ·  ".join(parts)
+
+
+def select(rows: list[QueueRow], flt: QueueFilter, impacts: dict[int, Impact]
+           ) -> list[QueueRow]:
+    kept = [r for r in rows if flt.keep(r)]
+    if flt.sort == "impact":
+        return sorted(kept, key=lambda r: impacts.get(r.report_id, Impact(-1, -1, None)).key(),
+                      reverse=True)
+    if flt.sort != "default":
+        return sorted(kept, key=lambda r: sort_value(r, flt.sort, impacts),
+                      reverse=flt.descending)
+    return kept
+
+
+def sort_value(row: QueueRow, column: str, impacts: dict[int, Impact]) -> tuple[int, object]:
+    """Comparable value of a column; missing values sort last."""
+    if column in ("task", "system", "domain", "report"):
+        return (0, getattr(row, column))
+    if column == "progress":
+        return (0, row.decided / row.total if row.total else 0.0)
+    if column == "differs":
+        return (0, row.differs)
+    if column == "impact":
+        return (0, impacts.get(row.report_id, Impact(-1, -1, None)).key())
+    value = row.adjudicated.get(column)
+    return (1, 0.0) if value is None else (0, value)

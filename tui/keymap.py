@@ -1,0 +1,160 @@
+"""Every key binding of the workstation, by id, with collision checking.
+
+One table is the source of truth: screens build their ``BINDINGS`` from it, the help screen and
+``gavel keys`` list it, and the user's config file remaps keys by binding id (``[keys]`` table).
+Verdict keys are defined by meaning ("verdict.correct") and resolve against the selected
+judgment's scale, so one key can serve every scale that has that meaning.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+from reviewer.scales import SCALES
+
+
+@dataclass(frozen=True, slots=True)
+class KeyDef:
+    id: str
+    key: str
+    action: str
+    description: str
+    context: str
+    show: bool = True
+    priority: bool = False
+
+
+VERDICT_KEYS: dict[str, tuple[str, str]] = {
+    # binding id: (default key, meaning); the meaning's codes per scale come from the scales'
+    # own default keys, so scales added by a framework join in without touching this table.
+    "verdict.no": ("0", "0 / false"),
+    "verdict.partial": ("h", "0.5 (half)"),
+    "verdict.yes": ("1", "1 / true"),
+    "verdict.correct": ("c", "correct"),
+    "verdict.incorrect": ("x", "incorrect / unsupported"),
+    "verdict.unknown": ("u", "unknown"),
+    "verdict.support": ("s", "support(ed)"),
+    "verdict.conflict": ("f", "conflict"),
+}
+
+KEYS: tuple[KeyDef, ...] = (
+    # Everywhere
+    KeyDef("app.help", "question_mark", "app.help", "Help", "app"),
+    KeyDef("app.quit", "ctrl+q", "app.quit", "Quit", "app", show=False, priority=True),
+    # Queue
+    KeyDef("queue.open", "enter", "open_report", "Open", "queue"),
+    KeyDef("queue.search", "slash", "search", "Search", "queue"),
+    KeyDef("queue.system", "s", "pick_system", "System", "queue"),
+    KeyDef("queue.domain", "d", "pick_domain", "Domain", "queue"),
+    KeyDef("queue.status", "f", "cycle_status", "Status", "queue"),
+    KeyDef("queue.undecided", "u", "toggle('undecided')", "Undecided", "queue"),
+    KeyDef("queue.differs", "x", "toggle('differs')", "Judge≠human", "queue"),
+    KeyDef("queue.conflicts", "C", "toggle('conflicts')", "Conflicts", "queue", show=False),
+    KeyDef("queue.flagged", "exclamation_mark", "toggle('flagged')", "Flagged", "queue",
+           show=False),
+    KeyDef("queue.impact", "i", "sort_impact", "By impact", "queue"),
+    KeyDef("queue.sort", "o", "sort_column", "Sort column", "queue"),
+    KeyDef("queue.clear", "escape", "clear_filters", "Clear filters", "queue", show=False),
+    KeyDef("queue.quit", "q", "app.quit", "Quit", "queue"),
+    # Report review
+    KeyDef("judgment.confirm", "enter", "confirm", "Confirm judge", "report", priority=True),
+    KeyDef("judgment.rationale", "r", "rationale", "Rationale…", "report"),
+    KeyDef("judgment.next_undecided", "right_square_bracket", "next_undecided(1)",
+           "Next undecided", "report"),
+    KeyDef("judgment.prev_undecided", "left_square_bracket", "next_undecided(-1)",
+           "Prev undecided", "report", show=False),
+    KeyDef("judgment.down", "j", "move(1)", "Next", "report", show=False),
+    KeyDef("judgment.up", "k", "move(-1)", "Previous", "report", show=False),
+    KeyDef("judgment.flag", "exclamation_mark", "flag", "Flag", "report", show=False),
+    KeyDef("report.next", "n", "step_report(1)", "Next report", "report"),
+    KeyDef("report.prev", "p", "step_report(-1)", "Prev report", "report", show=False),
+    KeyDef("review.undo", "z", "undo", "Undo", "report"),
+    KeyDef("review.redo", "Z", "redo", "Redo", "report", show=False),
+    KeyDef("report.rate", "o", "rate", "Rate 1–4", "report"),
+    KeyDef("report.search", "slash", "search", "Find", "report", show=False),
+    KeyDef("report.text", "t", "toggle_text", "Raw/cleaned", "report", show=False),
+    KeyDef("report.back", "escape", "back", "Queue", "report"),
+    *(
+        KeyDef(vid, key, f"verdict('{vid}')", f"Verdict: {meaning}", "report", show=False)
+        for vid, (key, meaning) in VERDICT_KEYS.items()
+    ),
+    # Rationale editor (while it is open nothing else fires)
+    KeyDef("editor.submit", "ctrl+s", "submit", "Save decision", "editor", priority=True),
+    KeyDef("editor.submit_enter", "ctrl+enter", "submit", "Save decision", "editor", show=False,
+           priority=True),
+    KeyDef("editor.cancel", "escape", "cancel", "Cancel", "editor"),
+)
+
+KEY_BY_ID: dict[str, KeyDef] = {k.id: k for k in KEYS}
+
+SHARED_CONTEXTS: dict[str, tuple[str, ...]] = {
+    "queue": ("app", "queue"),
+    "report": ("app", "report"),
+    "editor": ("editor",),
+}
+"""Which binding contexts are live together (a collision is two of them on one key)."""
+
+
+def bindings(context: str) -> list[Binding]:
+    return [
+        Binding(k.key, k.action, k.description, show=k.show, id=k.id, priority=k.priority)
+        for k in KEYS
+        if k.context == context
+    ]
+
+
+def verdict_codes() -> dict[str, dict[str, str]]:
+    """binding id -> {scale name: code}, from each scale's default key for its choices."""
+    by_key: dict[str, dict[str, str]] = defaultdict(dict)
+    for scale in SCALES.values():
+        for choice in scale.choices:
+            by_key[choice.key][scale.name] = choice.code
+    return {vid: dict(by_key.get(key, {})) for vid, (key, _) in VERDICT_KEYS.items()}
+
+
+def effective_keys(keymap: Mapping[str, str]) -> dict[str, str]:
+    """binding id -> key after the user's remapping."""
+    return {k.id: keymap.get(k.id, k.key) for k in KEYS}
+
+
+def problems(keymap: Mapping[str, str]) -> list[str]:
+    """Unknown ids and collisions the user's keymap causes (reported at start-up)."""
+    found = [f"[keys] {bid!r} is not a binding id (see `gavel keys`)"
+             for bid in keymap if bid not in KEY_BY_ID]
+    keys = effective_keys(keymap)
+    for screen, contexts in SHARED_CONTEXTS.items():
+        seen: dict[str, list[str]] = defaultdict(list)
+        for key_def in KEYS:
+            if key_def.context in contexts:
+                for key in keys[key_def.id].split(","):
+                    seen[_normal(key)].append(key_def.id)
+        for key, ids in sorted(seen.items()):
+            if len(ids) > 1:
+                found.append(f"key {display_key(key)!r} is bound to {' and '.join(ids)} "
+                             f"on the {screen} screen")
+    return found
+
+
+_ALIASES = {
+    "?": "question_mark", "/": "slash", "!": "exclamation_mark", "[": "left_square_bracket",
+    "]": "right_square_bracket",
+}
+_DISPLAY = {v: k for k, v in _ALIASES.items()}
+
+
+def _normal(key: str) -> str:
+    key = key.strip()
+    return _ALIASES.get(key, key)
+
+
+def display_key(key: str) -> str:
+    return ",".join(_DISPLAY.get(k, k) for k in key.split(","))
+
+
+def normalise_keymap(keymap: Mapping[str, str]) -> dict[str, str]:
+    """The user's keymap with their spelling of keys (``?``, ``]``) in Textual's names."""
+    return {bid: ",".join(_normal(k) for k in keys.split(",")) for bid, keys in keymap.items()}

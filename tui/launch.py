@@ -1,0 +1,19 @@
+"""Starting the workstation from the command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tui.config import Config
+from tui.keymap import problems
+
+
+def run_app(db_path: Path, config: Config) -> int:
+    from tui.app import GavelApp
+
+    for problem in problems(config.keys):
+        print(f"gavel: key bindings: {problem}", file=sys.stderr)
+    app = GavelApp(db_path, config)
+    app.run()
+    return 0

@@ -1,0 +1,242 @@
+"""Modal dialogs: the rationale editor, the 1–4 rating, pickers, and the help screen."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from reviewer.review import REASON_CODES
+from reviewer.scales import Scale
+from tui.keymap import KEYS, VERDICT_KEYS, bindings, display_key, effective_keys, verdict_codes
+
+
+@dataclass(frozen=True, slots=True)
+class Rationale:
+    value: str
+    reason: str | None
+    rationale: str
+
+
+class RationaleEditor(ModalScreen[Rationale | None]):
+    """Value, reason code and rationale for one decision.
+
+    While it is open, keys type text: the screen is modal, its only bindings are ctrl+s /
+    ctrl+enter (save) and escape (cancel), so no review key can fire by accident.
+    """
+
+    BINDINGS = bindings("editor")
+
+    def __init__(self, subject: str, scale: Scale, value: str | None, *,
+                 require_rationale: bool, judge_value: str | None) -> None:
+        super().__init__()
+        self.subject = subject
+        self.scale = scale
+        self.initial = value
+        self.require_rationale = require_rationale
+        self.judge_value = judge_value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="editor"):
+            yield Label(Text(f"Decision on {self.subject}", style="bold"), id="editor-title")
+            if self.scale.continuous:
+                yield Label(f"Value ({self.scale.low:g}–{self.scale.high:g})")
+                yield Input(self.initial or "", id="editor-value")
+            else:
+                yield Label("Value")
+                values = OptionList(
+                    *(Option(f"{c.key}  {c.label}", id=c.code) for c in self.scale.choices),
+                    id="editor-value",
+                )
+                yield values
+            yield Label("Reason (judge-error taxonomy; none for a confirmation)")
+            yield OptionList(
+                Option("—  none", id="-"),
+                *(Option(f"{code}  {text}", id=code) for code, text in REASON_CODES.items()),
+                id="editor-reason",
+            )
+            yield Label("Rationale" + (" (required for an override)" if self.require_rationale
+                                       else ""))
+            yield TextArea(id="editor-text", soft_wrap=True, tab_behavior="focus")
+            yield Static("ctrl+s or ctrl+enter save · tab next field · escape cancel",
+                         id="editor-help")
+
+    def on_mount(self) -> None:
+        if not self.scale.continuous:
+            values = self.query_one("#editor-value", OptionList)
+            if self.initial is not None:
+                values.highlighted = values.get_option_index(self.initial)
+            else:
+                values.highlighted = 0
+        self.query_one("#editor-reason", OptionList).highlighted = 0
+        self.query_one("#editor-text", TextArea).focus()
+
+    def _value(self) -> str | None:
+        if self.scale.continuous:
+            return self.query_one("#editor-value", Input).value.strip() or None
+        option = self.query_one("#editor-value", OptionList).highlighted_option
+        return option.id if option is not None else None
+
+    def action_submit(self) -> None:
+        value = self._value()
+        if value is None:
+            self.notify("choose a value", severity="error")
+            return
+        try:
+            value = self.scale.normalize(value)
+        except ValueError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        text = self.query_one("#editor-text", TextArea).text.strip()
+        if self.require_rationale and value != self.judge_value and not text:
+            self.notify("an override needs a rationale (require_rationale is on)",
+                        severity="error")
+            return
+        reason_option = self.query_one("#editor-reason", OptionList).highlighted_option
+        reason = None if reason_option is None or reason_option.id in (None, "-") \
+            else reason_option.id
+        self.dismiss(Rationale(value, reason, text))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RatingDialog(ModalScreen[str | None]):
+    """An overall 1–4 rating of the report (DailyReport's user-preference scale)."""
+
+    BINDINGS = [
+        *(Binding(str(n), f"choose('{n}')", label, id=f"rating.{n}") for n, label in
+          ((1, "Unhelpful"), (2, "Deficient"), (3, "Acceptable"), (4, "Perfect"))),
+        Binding("escape", "cancel", "Cancel", id="rating.cancel"),
+    ]
+
+    def __init__(self, report: str, computed: str | None, current: str | None) -> None:
+        super().__init__()
+        self.report = report
+        self.computed = computed
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="rating"):
+            yield Label(Text(f"Your overall rating of {self.report}", style="bold"))
+            lines = Text()
+            for n, label in ((1, "Unhelpful"), (2, "Deficient"), (3, "Acceptable"),
+                             (4, "Perfect")):
+                lines.append(f"  {n}  {label}\n", "bold" if str(n) == self.current else "")
+            if self.computed is not None:
+                lines.append(f"\nThe computed UserPref is {self.computed}.", "dim")
+            if self.current is not None:
+                lines.append(f"  Your current rating: {self.current}.", "dim")
+            yield Static(lines)
+            yield Static("press 1–4 · escape cancel", classes="hint")
+
+    def action_choose(self, value: str) -> None:
+        self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class Picker(ModalScreen[str | None]):
+    """Choose one value (a system, a domain); the first option clears the filter."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel")]
+
+    def __init__(self, title: str, choices: Sequence[str], current: str | None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.choices = list(choices)
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="picker"):
+            yield Label(Text(self.title_text, style="bold"))
+            yield OptionList(Option("(all)", id="\0"),
+                             *(Option(Text(c), id=c) for c in self.choices), id="picker-list")
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        if self.current in self.choices:
+            options.highlighted = options.get_option_index(self.current)
+        options.focus()
+
+    @on(OptionList.OptionSelected)
+    def chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(None if event.option.id == "\0" else event.option.id)
+
+    def action_cancel(self) -> None:
+        self.dismiss(self.current)
+
+
+class SearchDialog(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="search.cancel")]
+
+    def __init__(self, title: str, current: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="search"):
+            yield Label(Text(self.title_text, style="bold"))
+            yield Input(self.current, placeholder="words (all must match; empty clears)",
+                        id="search-input")
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every binding of the screen underneath and of the app, with the keys in force now."""
+
+    BINDINGS = [Binding("escape,question_mark,q", "close", "Close", id="help.close")]
+
+    def __init__(self, context: str, keymap: dict[str, str]) -> None:
+        super().__init__()
+        self.context = context
+        self.keymap = keymap
+
+    def compose(self) -> ComposeResult:
+        keys = effective_keys(self.keymap)
+        text = Text()
+        titles = {"app": "Everywhere", "queue": "Queue", "report": "Report review",
+                  "editor": "Rationale editor"}
+        contexts = ["app", self.context] + (["editor"] if self.context == "report" else [])
+        for context in contexts:
+            text.append(f"{titles.get(context, context)}\n", "bold underline")
+            for key_def in KEYS:
+                if key_def.context != context or key_def.id.startswith("verdict."):
+                    continue
+                text.append(f"  {display_key(keys[key_def.id]):>10}  ", "bold cyan")
+                text.append(f"{key_def.description}")
+                text.append(f"   {key_def.id}\n", "dim")
+            text.append("\n")
+        if self.context == "report":
+            text.append("Verdict keys (apply to the selected judgment's scale)\n",
+                        "bold underline")
+            codes = verdict_codes()
+            for vid, (_, meaning) in VERDICT_KEYS.items():
+                scales = ", ".join(f"{s}={c}" for s, c in sorted(codes[vid].items()))
+                text.append(f"  {display_key(keys[vid]):>10}  ", "bold cyan")
+                text.append(f"{meaning}")
+                text.append(f"   {vid}   ({scales})\n", "dim")
+            text.append("\n")
+        text.append("  ctrl+p  command palette    ", "dim")
+        text.append("Remap any key by id in the [keys] table of the config file.\n", "dim")
+        with VerticalScroll(id="help"):
+            yield Static(text, id="help-text")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,296 @@
+"""The queue: every report with judge → adjudicated headline scores and review progress."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from reviewer.impact import Impact
+from store.fts import search_reports
+from store.impact import cached_impacts, compute_impacts, missing_impacts
+from store.views import Headline, Progress, QueueRow, headlines, progress, queue_rows
+from tui.filters import QueueFilter, select
+from tui.keymap import bindings
+from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone
+from tui.screens.modals import Picker, SearchDialog
+
+if TYPE_CHECKING:
+    from tui.app import GavelApp
+
+IMPACT_BATCH = 50
+
+
+def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> Text:
+    def fmt(value: float | None) -> str:
+        if value is None:
+            return "n/a"
+        return str(round(value)) if digits == 0 or (digits <= 2 and value.is_integer()) \
+            else f"{value:.{digits}f}"
+
+    if judge == adjudicated or adjudicated is None:
+        return Text(fmt(judge), justify="right")
+    up = judge is None or (adjudicated is not None and adjudicated > judge)
+    text = Text(justify="right")
+    text.append(fmt(judge), "dim")
+    text.append(" → ")
+    text.append(fmt(adjudicated), "bold green" if up else "bold red")
+    return text
+
+
+class QueueScreen(Screen[None]):
+    BINDINGS = bindings("queue")
+
+    def __init__(self) -> None:
+        super().__init__(id="queue")
+        self.rows: list[QueueRow] = []
+        self.shown: list[QueueRow] = []
+        self.filter = QueueFilter()
+        self.impacts: dict[int, Impact] = {}
+        self.impact_pending = 0
+        self.heads: list[Headline] = []
+        self.summary = Progress(0, 0, 0, 0, 0, 0)
+        self.loaded_in = 0.0
+
+    @property
+    def gavel(self) -> GavelApp:
+        from tui.app import GavelApp
+
+        assert isinstance(self.app, GavelApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("loading…", id="queue-status")
+        yield DataTable(id="queue-table", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).loading = True
+        self.load()
+
+    def on_screen_resume(self) -> None:
+        dirty = self.gavel.backend.take_dirty()
+        if dirty and self.rows:
+            self.reload_rows(sorted(dirty))
+
+    # -- loading ---------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="queue-load")
+    def load(self) -> None:
+        started = time.perf_counter()
+        conn = self.gavel.backend.reader()
+        rows = queue_rows(conn)
+        self.impacts = cached_impacts(conn)
+        self.post_message(QueueLoaded(rows, progress(rows), time.perf_counter() - started))
+
+    @work(thread=True, group="queue-rows")
+    def reload_rows(self, report_ids: list[int]) -> None:
+        conn = self.gavel.backend.reader()
+        wanted = set(report_ids)
+        rows = [r for r in queue_rows(conn) if r.report_id in wanted]
+        self.post_message(QueueRowsChanged(rows))
+
+    @work(thread=True, exclusive=True, group="impact")
+    def fill_impacts(self) -> None:
+        """Impact is costly (dozens of rescorings a report): fill it in batches, in order."""
+        conn = self.gavel.backend.reader()
+        missing = missing_impacts(conn)
+        for start in range(0, len(missing), IMPACT_BATCH):
+            batch = missing[start:start + IMPACT_BATCH]
+            impacts = compute_impacts(conn, batch)
+            self.post_message(ImpactsComputed(impacts, len(missing) - start - len(batch)))
+
+    @on(QueueLoaded)
+    def loaded(self, message: QueueLoaded) -> None:
+        self.rows = message.rows
+        self.summary = message.progress
+        self.loaded_in = message.elapsed
+        present = {fw for row in self.rows for fw in row.frameworks}
+        self.heads = [h for h in headlines() if h.framework in present]
+        table = self.query_one(DataTable)
+        table.loading = False
+        self._columns(table)
+        self.redraw()
+        table.focus()
+        self.gavel.ready_at = time.perf_counter()
+        if len(self.impacts) < len(self.rows):
+            self.fill_impacts()
+
+    @on(QueueRowsChanged)
+    def rows_changed(self, message: QueueRowsChanged) -> None:
+        fresh = {r.report_id: r for r in message.rows}
+        self.rows = [fresh.get(r.report_id, r) for r in self.rows]
+        for rid in fresh:
+            self.impacts.pop(rid, None)
+        self.summary = progress(self.rows)
+        self.redraw()
+        self.fill_impacts()
+
+    @on(ImpactsComputed)
+    def impacts_done(self, message: ImpactsComputed) -> None:
+        self.impacts.update(message.impacts)
+        self.impact_pending = message.remaining
+        table = self.query_one(DataTable)
+        for rid, impact in message.impacts.items():
+            key = str(rid)
+            if key in table.rows:
+                table.update_cell(key, "impact", impact_cell(impact))
+        self._status()
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def _columns(self, table: DataTable[Any]) -> None:
+        table.clear(columns=True)
+        table.add_column("Task", key="task")
+        table.add_column("System", key="system")
+        table.add_column("Domain", key="domain")
+        for head in self.heads:
+            table.add_column(head.label, key=f"{head.framework}.{head.metric}")
+        table.add_column("Decided", key="progress")
+        table.add_column("≠", key="differs")
+        table.add_column("⚑", key="flags")
+        table.add_column("Impact", key="impact")
+
+    def redraw(self) -> None:
+        table = self.query_one(DataTable)
+        current = self.current_report_id()
+        self.shown = select(self.rows, self.filter, self.impacts)
+        table.clear()
+        for row in self.shown:
+            table.add_row(*self._cells(row), key=str(row.report_id))
+        if current is not None and str(current) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(current)))
+        self._status()
+
+    def _cells(self, row: QueueRow) -> list[Any]:
+        cells: list[Any] = [Text(row.task), Text(row.system), Text(row.domain)]
+        for head in self.heads:
+            name = f"{head.framework}.{head.metric}"
+            if head.framework in row.frameworks:
+                cells.append(score_cell(row.judge.get(name), row.adjudicated.get(name),
+                                        head.digits))
+            else:
+                cells.append(Text(""))
+        done = Text(f"{row.decided}/{row.total}", justify="right",
+                    style="green" if row.status == "done" else "")
+        cells.append(done)
+        cells.append(Text(str(row.differs) if row.differs else "", justify="right",
+                          style="magenta"))
+        marks = ("⚑" * min(row.flags, 1)) + ("⚠" if row.conflicts else "")
+        cells.append(Text(marks, style="yellow"))
+        cells.append(impact_cell(self.impacts.get(row.report_id)))
+        return cells
+
+    def _status(self) -> None:
+        s = self.summary
+        pct = 100 * s.decided / s.judgments if s.judgments else 0.0
+        text = Text()
+        text.append(f" {s.decided:,}/{s.judgments:,} judgments decided ({pct:.1f}%)", "bold")
+        text.append(f" · {s.reports_done}/{s.reports} reports done")
+        if s.conflicts:
+            text.append(f" · {s.conflicts} conflicts", "bold red")
+        if s.flags:
+            text.append(f" · {s.flags} flagged", "yellow")
+        text.append(f" · showing {len(self.shown)}", "dim")
+        if self.impact_pending:
+            text.append(f" · impact: {self.impact_pending:,} to go", "dim")
+        text.append("\n " + self.filter.describe(), "cyan")
+        self.query_one("#queue-status", Static).update(text)
+        self.sub_title = f"{self.gavel.backend.path.name} · reviewer {self.gavel.config.reviewer}"
+
+    def current_report_id(self) -> int | None:
+        table = self.query_one(DataTable)
+        if not self.shown or table.cursor_row < 0 or table.cursor_row >= len(self.shown):
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return int(key) if key is not None else None
+
+    def set_filter(self, flt: QueueFilter) -> None:
+        self.filter = flt
+        self.redraw()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def action_open_report(self) -> None:
+        rid = self.current_report_id()
+        if rid is None:
+            return
+        order = [r.report_id for r in self.shown]
+        from tui.screens.report import ReportScreen
+
+        self.app.push_screen(ReportScreen(order, order.index(rid)))
+
+    @on(DataTable.RowSelected)
+    def row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open_report()
+
+    def action_toggle(self, name: str) -> None:
+        self.set_filter(self.filter.toggled(name))
+
+    def action_cycle_status(self) -> None:
+        self.set_filter(self.filter.next_status())
+
+    def action_clear_filters(self) -> None:
+        self.set_filter(self.filter.cleared())
+
+    def action_sort_impact(self) -> None:
+        if self.filter.sort == "impact":
+            self.set_filter(replace(self.filter, sort="default"))
+        else:
+            self.set_filter(replace(self.filter, sort="impact"))
+
+    def action_sort_column(self) -> None:
+        table = self.query_one(DataTable)
+        column = table.coordinate_to_cell_key(table.cursor_coordinate).column_key.value
+        if column is None:
+            return
+        descending = self.filter.sort == column and not self.filter.descending
+        self.set_filter(replace(self.filter, sort=column, descending=descending))
+
+    def action_pick_system(self) -> None:
+        systems = sorted({r.system for r in self.rows})
+        self.app.push_screen(Picker("Filter by system", systems, self.filter.system),
+                             lambda value: self.set_filter(replace(self.filter, system=value)))
+
+    def action_pick_domain(self) -> None:
+        domains = sorted({r.domain for r in self.rows if r.domain})
+        self.app.push_screen(Picker("Filter by domain", domains, self.filter.domain),
+                             lambda value: self.set_filter(replace(self.filter, domain=value)))
+
+    def action_search(self) -> None:
+        def done(query: str | None) -> None:
+            if query is None:
+                return
+            if not query:
+                self.set_filter(replace(self.filter, search="", matches=None))
+            else:
+                self.run_search(query)
+
+        self.app.push_screen(SearchDialog("Search reports, claims and cited sources",
+                                          self.filter.search), done)
+
+    @work(thread=True, exclusive=True, group="search")
+    def run_search(self, query: str) -> None:
+        found = search_reports(self.gavel.backend.reader(), query)
+        self.post_message(SearchDone(query, found))
+
+    @on(SearchDone)
+    def search_done(self, message: SearchDone) -> None:
+        self.set_filter(replace(self.filter, search=message.query,
+                                matches=frozenset(message.report_ids)))
+
+
+def impact_cell(impact: Impact | None) -> Text:
+    if impact is None:
+        return Text("…", style="dim", justify="right")
+    if impact.primary == 0 and impact.secondary == 0:
+        return Text("0", style="dim", justify="right")
+    return Text(f"{impact.primary:g} / {impact.secondary:.2f}", justify="right",
+                style="bold" if impact.primary >= 1 else "")

@@ -1,0 +1,433 @@
+"""Report review: the text, the judgments, the selected judgment's detail, and the scores.
+
+Keys decide; a writer worker stores; the screen redraws from the typed message the writer sends
+back once the decision is committed and the scores are recomputed. Navigation never waits for
+the database: moving on after a verdict key is immediate, the verdict shows when it is durable.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+
+from reviewer.citations import find_markers
+from reviewer.scales import get_scale
+from store.views import (
+    History,
+    JudgmentView,
+    Rank,
+    ReportView,
+    ScoreLine,
+    report_history,
+    report_scores,
+    report_view,
+    subject_label,
+    system_rank,
+)
+from tui.backend import WriteCommand, WriteResult
+from tui.detail import detail_text
+from tui.keymap import bindings, verdict_codes
+from tui.messages import ReportLoaded
+from tui.screens.modals import RatingDialog, Rationale, RationaleEditor, SearchDialog
+from tui.widgets.judgments import JudgmentList
+from tui.widgets.report_text import ReportText, Span
+
+if TYPE_CHECKING:
+    from tui.app import GavelApp
+
+_VERDICT_CODES = verdict_codes()
+
+
+def primary_metric(frameworks: tuple[str, ...]) -> tuple[str, str] | None:
+    from reviewer.scoring.registry import frameworks as registry
+
+    for name in frameworks:
+        fw = registry().get(name)
+        if fw is not None:
+            for metric in fw.metrics:
+                if metric.headline:
+                    return name, metric.name
+    return None
+
+
+def _fmt(value: float | None, digits: int) -> str:
+    if value is None:
+        return "n/a"
+    if digits == 0 or (digits <= 2 and float(value).is_integer()):
+        return str(round(value))
+    return f"{value:.{digits}f}"
+
+
+class ReportScreen(Screen[None]):
+    BINDINGS = bindings("report")
+
+    def __init__(self, order: list[int], index: int) -> None:
+        super().__init__(id="report")
+        self.order = order
+        self.index = index
+        self.view: ReportView | None = None
+        self.scores: list[ScoreLine] = []
+        self.rank: Rank | None = None
+        self.history: dict[int, History] = {}
+        self.last_delta: Text | None = None
+        self.show_cleaned = False
+        self.find_query = ""
+        self.find_hits: list[int] = []
+        self.loaded_in = 0.0
+        self.requested_at = 0.0
+
+    @property
+    def gavel(self) -> GavelApp:
+        from tui.app import GavelApp
+
+        assert isinstance(self.app, GavelApp)
+        return self.app
+
+    @property
+    def report_id(self) -> int:
+        return self.order[self.index]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="score-bar")
+        with Horizontal(id="report-body"):
+            yield ReportText(id="report-text")
+            with Vertical(id="report-side"):
+                yield JudgmentList(id="judgments")
+                with VerticalScroll(id="detail-scroll"):
+                    yield Static("", id="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load_report(self.report_id)
+
+    # -- loading ---------------------------------------------------------------------------
+
+    def load_report(self, report_id: int) -> None:
+        self.requested_at = time.perf_counter()
+        self._load(report_id)
+
+    @work(thread=True, exclusive=True, group="report-load")
+    def _load(self, report_id: int) -> None:
+        started = time.perf_counter()
+        conn = self.gavel.backend.reader()
+        view = report_view(conn, report_id)
+        scores = report_scores(conn, report_id)
+        target = primary_metric(view.frameworks)
+        rank = system_rank(conn, view.system_id, *target) if target else None
+        history = report_history(conn, report_id)
+        self.post_message(ReportLoaded(view, scores, rank, history,
+                                       time.perf_counter() - started))
+
+    @on(ReportLoaded)
+    def loaded(self, message: ReportLoaded) -> None:
+        if message.view.report_id != self.report_id:
+            return  # a stale load after fast n/n/n
+        self.view = message.view
+        self.scores = message.scores
+        self.rank = message.rank
+        self.history = message.history
+        self.last_delta = None
+        self.find_hits = []
+        view = message.view
+        self.title = f"{view.task} · {view.system}"
+        self.sub_title = (f"report {self.index + 1}/{len(self.order)} · {view.domain} · "
+                          f"{view.task_type} · reviewer {self.gavel.config.reviewer}"
+                          + (" · BLIND" if self.gavel.config.blind else ""))
+        self._show_text()
+        judgments = self.query_one(JudgmentList)
+        judgments.show(view, blind=self.gavel.config.blind)
+        judgments.focus()
+        self._score_bar()
+        self._detail()
+        self.loaded_in = time.perf_counter() - self.requested_at
+        self.gavel.report_shown_at = time.perf_counter()
+
+    def _show_text(self) -> None:
+        assert self.view is not None
+        text = self.view.markdown
+        cleaned = self.show_cleaned and self.view.cleaned is not None
+        if cleaned and self.view.cleaned is not None:
+            text = self.view.cleaned
+        spans: list[Span] = []
+        if not cleaned:
+            spans = [Span(c.span[0], c.span[1], "claim", c.id)
+                     for c in self.view.claims.values() if c.span is not None]
+            spans += [Span(m.start, m.end, "cite") for m in find_markers(text)]
+        spans += [Span(at, at + len(self.find_query), "match") for at in self.find_hits]
+        widget = self.query_one(ReportText)
+        widget.border_title = "cleaned text (what the RACE judge saw)" if cleaned else "report"
+        widget.set_document(text, spans)
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def selected(self) -> JudgmentView | None:
+        list_ = self.query_one(JudgmentList)
+        jid = list_.selected_id
+        if jid is None or self.view is None:
+            return None
+        return next((j for j in self.view.judgments if j.id == jid), None)
+
+    @on(OptionList.OptionHighlighted, "#judgments")
+    def highlighted(self) -> None:
+        self._detail()
+        judgment = self.selected()
+        if judgment is not None and judgment.claim_id is not None:
+            self.query_one(ReportText).select_claim(judgment.claim_id)
+
+    def _detail(self) -> None:
+        judgment = self.selected()
+        detail = self.query_one("#detail", Static)
+        if judgment is None or self.view is None:
+            detail.update(Text("no judgments on this report" if self.view else ""))
+            return
+        detail.update(detail_text(self.view, judgment, blind=self.gavel.config.blind,
+                                  history=self.history.get(judgment.id)))
+        self.query_one("#detail-scroll").scroll_home(animate=False)
+
+    def _score_bar(self) -> None:
+        line = Text()
+        heads = [s for s in self.scores if _is_headline(s)]
+        for score in heads:
+            line.append(f"{score.label} ", "bold")
+            judge, adj = _fmt(score.judge, score.digits), _fmt(score.adjudicated, score.digits)
+            if judge == adj:
+                line.append(judge)
+            else:
+                line.append(judge, "dim")
+                line.append(" → ")
+                up = (score.adjudicated or 0) > (score.judge or 0)
+                line.append(adj, "bold green" if up else "bold red")
+            line.append("   ")
+        if self.rank is not None and self.rank.judge is not None:
+            line.append(f"rank #{self.rank.judge}", "bold")
+            if self.rank.adjudicated != self.rank.judge:
+                line.append(f" → #{self.rank.adjudicated}", "bold magenta")
+            line.append(f"/{self.rank.of} ({self.rank.metric})   ")
+        if self.last_delta is not None:
+            line.append("last: ", "dim")
+            line.append_text(self.last_delta)
+        self.query_one("#score-bar", Static).update(line)
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def submit(self, command: WriteCommand) -> None:
+        self.gavel.backend.submit(command)
+
+    def action_verdict(self, binding_id: str) -> None:
+        judgment = self.selected()
+        if judgment is None:
+            return
+        code = _VERDICT_CODES.get(binding_id, {}).get(judgment.scale)
+        if code is None:
+            self.notify(f"that key means nothing on the {judgment.scale} scale "
+                        f"(press ? for the keys)", severity="warning")
+            return
+        if self.gavel.config.require_rationale and code != judgment.judge:
+            self._edit(judgment, code)
+            return
+        self.submit(WriteCommand("decide", judgment_id=judgment.id, value=code))
+        self.action_move(1)
+
+    def action_confirm(self) -> None:
+        judgment = self.selected()
+        if judgment is None:
+            return
+        if self.gavel.config.blind and not judgment.decided:
+            self.notify("blind mode: choose a verdict key (the judge is hidden)",
+                        severity="warning")
+            return
+        self.submit(WriteCommand("confirm", judgment_id=judgment.id))
+        self.action_move(1)
+
+    def action_rationale(self) -> None:
+        judgment = self.selected()
+        if judgment is not None:
+            self._edit(judgment, judgment.effective if judgment.decided else judgment.judge)
+
+    def _edit(self, judgment: JudgmentView, value: str | None) -> None:
+        assert self.view is not None
+        scale = get_scale(judgment.scale)
+
+        def done(result: Rationale | None) -> None:
+            if result is not None:
+                self.submit(WriteCommand("decide", judgment_id=judgment.id, value=result.value,
+                                         rationale=result.rationale, reason=result.reason))
+
+        self.app.push_screen(
+            RationaleEditor(subject_label(self.view, judgment), scale, value,
+                            require_rationale=self.gavel.config.require_rationale,
+                            judge_value=judgment.judge),
+            done,
+        )
+
+    def action_flag(self) -> None:
+        judgment = self.selected()
+        if judgment is not None:
+            self.submit(WriteCommand("flag", judgment_id=judgment.id,
+                                     flag_on=not judgment.flagged))
+
+    def action_undo(self) -> None:
+        self.submit(WriteCommand("undo"))
+
+    def action_redo(self) -> None:
+        self.submit(WriteCommand("redo"))
+
+    def action_rate(self) -> None:
+        if self.view is None:
+            return
+        computed = next((s for s in self.scores if s.metric == "UserPref"), None)
+        shown = None if computed is None or self.gavel.config.blind else \
+            _fmt(computed.adjudicated, 0)
+        current = self.view.ratings.get(self.gavel.config.reviewer)
+        report_id = self.view.report_id
+
+        def done(value: str | None) -> None:
+            if value is not None:
+                self.submit(WriteCommand("rate", report_id=report_id, value=value))
+
+        self.app.push_screen(RatingDialog(self.view.report, shown, current), done)
+
+    def show_result(self, result: WriteResult) -> None:
+        """Redraw from a committed write (the app hands over the writer's message)."""
+        if result.error is not None:
+            self.notify(result.error, severity="error", timeout=6)
+            return
+        recorded = result.recorded
+        if recorded is None:
+            self.notify(f"nothing to {result.command.kind}", severity="warning")
+            return
+        if self.view is None or recorded.report_id != self.view.report_id:
+            if recorded.report_id is not None:
+                self.notify(f"{recorded.action} applied to another report "
+                            f"(id {recorded.report_id})")
+            return
+        old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
+        self.scores = result.scores
+        self.rank = result.rank or self.rank
+        self.last_delta = _delta_text(old, result.scores, recorded.action, recorded.reverted)
+        judgments = self.query_one(JudgmentList)
+        for judgment in result.judgments.values():
+            judgments.refresh_judgment(judgment)
+        self.history.update(result.history)
+        if recorded.action == "rate" or recorded.reverted == "rate":
+            rating = recorded.value if recorded.action == "rate" else None
+            self.view.ratings[self.gavel.config.reviewer] = rating or ""
+            self.notify(f"rated {rating}" if rating else "rating undone")
+        if recorded.action in ("undo", "redo") and recorded.judgment_id is not None:
+            judgments.select_id(recorded.judgment_id)
+        self._score_bar()
+        self._detail()
+        self.gavel.stored_at = time.perf_counter()
+        self.gavel.last_result = result
+
+    # -- navigation ------------------------------------------------------------------------
+
+    def action_move(self, step: int) -> None:
+        judgments = self.query_one(JudgmentList)
+        if step > 0:
+            judgments.action_cursor_down()
+        else:
+            judgments.action_cursor_up()
+
+    def action_next_undecided(self, step: int) -> None:
+        judgments = self.query_one(JudgmentList)
+        if self.view is None or not judgments.order:
+            return
+        status = {j.id: j for j in self.view.judgments}
+        current = judgments.selected_id
+        position = judgments.order.index(current) if current in judgments.order else -1
+        count = len(judgments.order)
+        for offset in range(1, count + 1):
+            jid = judgments.order[(position + step * offset) % count]
+            if not status[jid].decided:
+                judgments.select_id(jid)
+                return
+        self.notify("every judgment of this report is decided")
+
+    def action_step_report(self, step: int) -> None:
+        target = self.index + step
+        if not 0 <= target < len(self.order):
+            self.notify("no more reports in this direction of the queue")
+            return
+        self.index = target
+        self.load_report(self.report_id)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_toggle_text(self) -> None:
+        if self.view is None:
+            return
+        if self.view.cleaned is None:
+            self.notify("this report has no cleaned text")
+            return
+        self.show_cleaned = not self.show_cleaned
+        self._show_text()
+
+    def action_search(self) -> None:
+        def done(query: str | None) -> None:
+            if query is None or self.view is None:
+                return
+            if query == self.find_query and self.find_hits:
+                self._jump_to_next_hit()
+                return
+            self.find_query = query
+            text = self.view.markdown
+            lowered, needle = text.lower(), query.lower()
+            hits: list[int] = []
+            at = lowered.find(needle) if needle else -1
+            while at >= 0 and len(hits) < 10_000:
+                hits.append(at)
+                at = lowered.find(needle, at + 1)
+            self.find_hits = hits
+            self._show_text()
+            if hits:
+                self.query_one(ReportText).scroll_to_offset(hits[0])
+                self.notify(f"{len(hits)} matches; / and enter again for the next")
+            else:
+                self.notify("no match in this report", severity="warning")
+
+        self.app.push_screen(SearchDialog("Find in this report", self.find_query), done)
+
+    def _jump_to_next_hit(self) -> None:
+        widget = self.query_one(ReportText)
+        top = widget.scroll_offset.y + widget.size.height // 3
+        for hit in self.find_hits:
+            if widget.line_of(hit) > top:
+                widget.scroll_to_offset(hit)
+                return
+        widget.scroll_to_offset(self.find_hits[0])
+
+
+def _is_headline(score: ScoreLine) -> bool:
+    from reviewer.scoring.registry import frameworks
+
+    fw = frameworks().get(score.framework)
+    return fw is not None and any(m.name == score.metric and m.headline for m in fw.metrics)
+
+
+def _delta_text(old: dict[tuple[str, str], float | None], new: list[ScoreLine], action: str,
+                reverted: str | None) -> Text:
+    text = Text()
+    text.append(action + (f" {reverted}" if reverted else "") + ": ", "bold")
+    changed = False
+    for score in new:
+        if not _is_headline(score):
+            continue
+        before = old.get((score.framework, score.metric))
+        after = score.adjudicated
+        if before != after and before is not None and after is not None:
+            changed = True
+            style = "bold green" if after > before else "bold red"
+            text.append(f"{score.label} {after - before:+.{max(score.digits, 2)}f}  ", style)
+    if not changed:
+        text.append("no headline change", "dim")
+    return text

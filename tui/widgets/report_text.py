@@ -1,0 +1,198 @@
+"""The report text, with claim spans and citation markers highlighted.
+
+A Line-API widget: the text is wrapped once per width into (start, end) character ranges and
+only the visible lines are rendered, each straight from the document with the spans that cross
+it styled. A 40,000-word report scrolls and jumps to a claim without rebuilding anything.
+The document is shown as text, character for character: nothing in it is parsed as markup, and
+control characters are drawn as visible symbols (U+2400…) so they cannot drive the terminal.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from rich.cells import get_character_cell_size
+from rich.style import Style
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """Control characters as their visible pictures, tabs as a space: same length as input."""
+    text = text.replace("\t", " ")
+    return _CONTROL.sub(
+        lambda m: chr(0x2400 + ord(m.group())) if ord(m.group()) < 0x20 else "␡", text
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int
+    kind: str
+    """'claim', 'cite' or 'match'."""
+    key: int = 0
+    """For claims: the claim id (the selected claim is drawn stronger)."""
+
+
+def wrap(text: str, width: int) -> list[tuple[int, int]]:
+    """(start, end) offsets of display lines: word-wrapped, CJK-aware, newline-split."""
+    width = max(8, width)
+    lines: list[tuple[int, int]] = []
+    position = 0
+    for physical in text.split("\n"):
+        start = position
+        end = position + len(physical)
+        position = end + 1
+        if len(physical) <= width and physical.isascii():
+            lines.append((start, end))
+            continue
+        line_start = start
+        cells = 0
+        last_space = -1
+        i = start
+        while i < end:
+            char = text[i]
+            size = get_character_cell_size(char) if not char.isascii() else 1
+            if cells + size > width and i > line_start:
+                if last_space > line_start:
+                    lines.append((line_start, last_space + 1))
+                    line_start = last_space + 1
+                else:
+                    lines.append((line_start, i))
+                    line_start = i
+                cells = sum(
+                    get_character_cell_size(c) if not c.isascii() else 1
+                    for c in text[line_start:i]
+                )
+                last_space = -1
+            if char == " ":
+                last_space = i
+            cells += size
+            i += 1
+        lines.append((line_start, end))
+    return lines
+
+
+class ReportText(ScrollView, can_focus=True):
+    """Scrollable, wrapped report text with highlighted spans."""
+
+    COMPONENT_CLASSES = {
+        "report-text--claim",
+        "report-text--claim-selected",
+        "report-text--cite",
+        "report-text--match",
+        "report-text--heading",
+    }
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._text = ""
+        self._spans: list[Span] = []
+        self._starts: list[int] = []
+        self._longest = 0
+        self._lines: list[tuple[int, int]] = []
+        self._line_starts: list[int] = []
+        self._wrapped_width = -1
+        self._selected: int | None = None
+        self._cache: LRUCache[int, Strip] = LRUCache(512)
+
+    # -- content ---------------------------------------------------------------------------
+
+    def set_document(self, text: str, spans: list[Span]) -> None:
+        self._text = visible(text)
+        self.set_spans(spans)
+        self._wrapped_width = -1
+        self._rewrap()
+        self.scroll_to(0, 0, animate=False)
+
+    def set_spans(self, spans: list[Span]) -> None:
+        self._spans = sorted(spans, key=lambda s: (s.start, s.end))
+        self._starts = [s.start for s in self._spans]
+        self._longest = max((s.end - s.start for s in self._spans), default=0)
+        self._cache.clear()
+        self.refresh()
+
+    def select_claim(self, claim_id: int | None, *, scroll: bool = True) -> None:
+        self._selected = claim_id
+        self._cache.clear()
+        if scroll and claim_id is not None:
+            for span in self._spans:
+                if span.kind == "claim" and span.key == claim_id:
+                    self.scroll_to_offset(span.start)
+                    break
+        self.refresh()
+
+    def scroll_to_offset(self, offset: int) -> None:
+        line = self.line_of(offset)
+        self.scroll_to(y=max(0, line - self.size.height // 3), animate=False)
+
+    def line_of(self, offset: int) -> int:
+        return max(0, bisect.bisect_right(self._line_starts, offset) - 1)
+
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
+
+    def visible_text(self) -> str:
+        """The lines currently on screen (tests and screen readers)."""
+        top = self.scroll_offset.y
+        return "\n".join(self._text[a:b] for a, b in self._lines[top: top + self.size.height])
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def _rewrap(self) -> None:
+        width = max(10, self.scrollable_content_region.width or self.size.width or 80)
+        if width == self._wrapped_width:
+            return
+        self._wrapped_width = width
+        self._lines = wrap(self._text, width)
+        self._line_starts = [a for a, _ in self._lines]
+        self._cache.clear()
+        self.virtual_size = Size(width, len(self._lines))
+
+    def on_resize(self) -> None:
+        self._rewrap()
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        style = self.rich_style
+        if index >= len(self._lines):
+            return Strip.blank(width, style)
+        strip = self._cache.get(index)
+        if strip is None:
+            strip = self._render_index(index, style)
+            self._cache[index] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
+
+    def _render_index(self, index: int, base: Style) -> Strip:
+        start, end = self._lines[index]
+        text = Text(self._text[start:end].rstrip("\n"), style=base, no_wrap=True, end="")
+        line_start = self._line_starts[index]
+        physical = self._text.rfind("\n", 0, line_start) + 1
+        if self._text.startswith("#", physical):
+            text.stylize(self.get_component_rich_style("report-text--heading"))
+        lo = bisect.bisect_left(self._starts, start - self._longest)
+        hi = bisect.bisect_right(self._starts, end)
+        for span in self._spans[lo:hi]:
+            if span.end <= start or span.start >= end:
+                continue
+            if span.kind == "claim":
+                name = ("report-text--claim-selected" if span.key == self._selected
+                        else "report-text--claim")
+            else:
+                name = f"report-text--{span.kind}"
+            text.stylize(self.get_component_rich_style(name),
+                         max(0, span.start - start), min(end, span.end) - start)
+        return Strip(text.render(self.app.console), text.cell_len)
