@@ -392,12 +392,11 @@ def system_rank(conn: sqlite3.Connection, system_id: int, framework: str, metric
             by_variant[variant].append((value, sid))
 
     def rank(variant: str) -> int | None:
-        ordered = sorted(by_variant[variant], key=lambda x: -x[0])
-        for position, (value, sid) in enumerate(ordered, 1):
-            if sid == system_id:
-                # Ties share the better rank.
-                return 1 + sum(1 for other, _ in ordered if other > value)
-        return None
+        values = by_variant[variant]
+        mine = next((value for value, sid in values if sid == system_id), None)
+        if mine is None:
+            return None
+        return 1 + sum(1 for other, _ in values if other > mine)  # ties share the better rank
 
     return Rank(metric, rank("judge"), rank("adjudicated"), len(by_variant["judge"]))
 
