@@ -38,7 +38,7 @@ INSERTS: dict[str, str] = {
     "reference": "INSERT INTO reference VALUES (?,?,?,?)",
     "claim": "INSERT INTO claim VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "source": "INSERT INTO source VALUES (?,?,?,?,?,?,?,?)",
-    "judge_run": "INSERT INTO judge_run VALUES (?,?,?,?,?,?,?,?,?)",
+    "judge_run": "INSERT INTO judge_run VALUES (?,?,?,?,?,?,?,?,?,?)",
     "judgment": "INSERT INTO judgment VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 }
 """Table -> INSERT, in foreign-key order (batches are flushed in this order)."""
@@ -248,7 +248,7 @@ class Loader:
             self._newest_run = run.id
         self._add("judge_run", (
             rid, self.suite_id, run.id, run.model, run.prompt_version, _dumps(run.params),
-            run.created_at or self.stamp, run.description, 1,
+            run.created_at or self.stamp, run.description, 1, "{}",
         ))
 
     def judgment(self, judgment: Judgment, where: Where) -> None:

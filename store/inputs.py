@@ -31,24 +31,26 @@ class ReportMeta:
     system_id: int
     suite_id: int
     frameworks: tuple[str, ...]
+    metadata: dict[str, Any]
 
 
 def report_meta(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
                 ) -> dict[int, ReportMeta]:
     where, params = _where("r.id", report_ids)
     rows = conn.execute(
-        f"""SELECT r.id, r.task_id, r.system_id, s.id, s.frameworks
+        f"""SELECT r.id, r.task_id, r.system_id, s.id, s.frameworks, r.metadata
             FROM report r JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
             WHERE y.is_reference = 0 {where} ORDER BY r.id""",
         params,
     ).fetchall()
     cache: dict[str, tuple[str, ...]] = {}
     out: dict[int, ReportMeta] = {}
-    for rid, tid, sid, suite_id, fw in rows:
+    for rid, tid, sid, suite_id, fw, metadata in rows:
         frameworks = cache.get(fw)
         if frameworks is None:
             frameworks = cache[fw] = tuple(json.loads(fw))
-        out[rid] = ReportMeta(rid, tid, sid, suite_id, frameworks)
+        out[rid] = ReportMeta(rid, tid, sid, suite_id, frameworks,
+                              json.loads(metadata) if metadata != "{}" else {})
     return out
 
 
@@ -92,8 +94,9 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
     inputs: dict[int, ReportInput] = {}
     for rid, meta in metas.items():
         inputs[rid] = ReportInput(
-            rid, meta.task_id, meta.system_id, task_meta.get(meta.task_id, {}),
-            subtasks.get(meta.task_id, []), criteria.get(meta.task_id, []), [], [],
+            report_id=rid, task_id=meta.task_id, system_id=meta.system_id,
+            task_metadata=task_meta.get(meta.task_id, {}), report_metadata=meta.metadata,
+            subtasks=subtasks.get(meta.task_id, []), criteria=criteria.get(meta.task_id, []),
         )
 
     rwhere, rparams = _where("report_id", ids)

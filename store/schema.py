@@ -136,6 +136,7 @@ MIGRATIONS: list[list[str]] = [
             created_at TEXT NOT NULL,
             description TEXT NOT NULL,
             active INTEGER NOT NULL DEFAULT 1,
+            usage TEXT NOT NULL DEFAULT '{}',
             UNIQUE (suite_id, ext_id)
         ) STRICT""",
         """CREATE TABLE judgment (
@@ -171,7 +172,8 @@ MIGRATIONS: list[list[str]] = [
             report_id INTEGER REFERENCES report(id),
             reviewer TEXT NOT NULL,
             action TEXT NOT NULL CHECK (action IN
-                ('confirm', 'override', 'adjudicate', 'flag', 'rate', 'propose', 'undo', 'redo')),
+                ('confirm', 'override', 'adjudicate', 'flag', 'rate', 'propose', 'accept',
+                 'reject', 'undo', 'redo')),
             value TEXT,
             rationale TEXT NOT NULL,
             reason TEXT,
@@ -218,6 +220,54 @@ MIGRATIONS: list[list[str]] = [
             n INTEGER NOT NULL,
             PRIMARY KEY (scope, framework, variant, metric)
         ) STRICT, WITHOUT ROWID""",
+        # Ground-truth expansions proposed by reviewers. The row is the immutable proposal;
+        # its status (accepted, rejected) comes from review events that target it.
+        """CREATE TABLE proposal (
+            id INTEGER PRIMARY KEY,
+            uuid TEXT NOT NULL UNIQUE,
+            suite_id INTEGER NOT NULL REFERENCES suite(id),
+            task_id INTEGER NOT NULL REFERENCES task(id),
+            report_id INTEGER REFERENCES report(id),
+            framework TEXT NOT NULL,
+            kind TEXT NOT NULL
+                CHECK (kind IN ('new_claim', 'new_rubric', 'alias', 'extra_evidence')),
+            target TEXT,
+            payload TEXT NOT NULL,
+            normalized TEXT NOT NULL,
+            span_start INTEGER,
+            span_end INTEGER,
+            reviewer TEXT NOT NULL,
+            rationale TEXT NOT NULL,
+            duplicate_of TEXT,
+            created_at TEXT NOT NULL
+        ) STRICT""",
+        "CREATE INDEX proposal_task ON proposal(task_id)",
+        # LLM judge responses, keyed by (prompt version, model, input hash): a re-run is free.
+        """CREATE TABLE judge_cache (
+            key TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            prompt_version TEXT NOT NULL,
+            response TEXT NOT NULL,
+            usage TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        ) STRICT, WITHOUT ROWID""",
+        # Pages fetched by `gavel fetch` / `gavel judge`: every fetch is kept (a page can change
+        # between runs); judgments name the version they saw by sha256.
+        """CREATE TABLE page_fetch (
+            id INTEGER PRIMARY KEY,
+            suite_id INTEGER NOT NULL REFERENCES suite(id),
+            run_id INTEGER REFERENCES judge_run(id),
+            url TEXT NOT NULL,
+            final_url TEXT,
+            fetched_at TEXT NOT NULL,
+            status INTEGER,
+            content_type TEXT,
+            title TEXT NOT NULL,
+            text TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            error TEXT
+        ) STRICT""",
+        "CREATE INDEX page_fetch_url ON page_fetch(suite_id, url, fetched_at)",
         """CREATE TABLE impact (
             report_id INTEGER PRIMARY KEY REFERENCES report(id),
             primary_delta REAL NOT NULL,

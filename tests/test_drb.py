@@ -284,7 +284,7 @@ def race_input(
         verdicts.append(VerdictIn(len(verdicts) + 1, 1, "race_stored", None, None, None, None,
                                   key, code, code))
     metadata = {} if dimension_weight is None else {"dimension_weight": dimension_weight}
-    return ReportInput(1, 1, 1, metadata, [], criteria, [], verdicts)
+    return ReportInput(1, 1, 1, task_metadata=metadata, criteria=criteria, verdicts=verdicts)
 
 
 W_EXAMPLE = {"comprehensiveness": 0.30, "insight": 0.35, "instruction_following": 0.20,
@@ -415,7 +415,7 @@ def fact_input(report_id: int, verdicts: list[str | None], pairs: int | None = N
         rows.append(VerdictIn(report_id * 100 + i, report_id, "fact", None, None,
                               report_id * 100 + i, None, None, code, code,
                               "timeout" if value is None else None))
-    return ReportInput(report_id, report_id, 1, {}, [], [], claims, rows)
+    return ReportInput(report_id, report_id, 1, claims=claims, verdicts=rows)
 
 
 def test_fact_both_definitions_by_hand() -> None:

@@ -8,11 +8,14 @@ database from the bundled sample data on first run.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from reviewer.errors import ConfigError, InputError
+from reviewer.formats.registry import available as available_formats
 from store.reviewlog import ReviewError
 from store.schema import SchemaError
 
@@ -79,8 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import", parents=[db], help="import a benchmark run")
     p.add_argument("path", type=Path, help="a bundle folder or .jsonl file, or a DRB repository")
-    p.add_argument("--format", dest="input_format", choices=("native", "drb"), default="native",
-                   help="native bundle (default) or a DeepResearch Bench repository layout")
+    formats = available_formats()
+    p.add_argument("--format", dest="input_format", choices=tuple(formats), default="native",
+                   help="; ".join(f"{name}: {text}" for name, text in formats.items()))
     p.add_argument("--suite-id", default=None, help="suite id for formats that do not carry one")
     p.set_defaults(handler=cmd_data.import_cmd)
 
@@ -164,7 +168,32 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where to write (default: a temporary folder)")
     p.add_argument("--skip-ui", action="store_true", help="skip the TUI figures")
     p.set_defaults(handler=cmd_data.bench)
+
+    for module_name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        module.register(sub, Parents(db=db, fmt=_fmt, reviewer=_reviewer))
     return parser
+
+
+@dataclass(frozen=True)
+class Parents:
+    """What a command module needs to declare its subcommands like the built-in ones."""
+
+    db: argparse.ArgumentParser
+    fmt: Callable[..., None]
+    reviewer: Callable[..., None]
+
+
+COMMAND_MODULES: tuple[str, ...] = (
+    "tui.cmd_gt",       # agreement, review-log export/merge, conflicts, exports, proposals
+    "tui.cmd_judge",    # judge, fetch, runs, compare
+)
+"""Modules that add subcommands through ``register(subparsers, parents)``."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,10 +33,10 @@ def open_db(args: argparse.Namespace) -> sqlite3.Connection:
 def import_path(conn: sqlite3.Connection, path: Path, fmt: str = "native",
                 suite_id: str | None = None) -> ImportResult:
     """Read, check and store one run; rebuilds the score cache when something was added."""
-    if fmt == "drb":
-        from reviewer.formats.drb import read_drb
+    if fmt != "native":
+        from reviewer.formats.registry import reader
 
-        bundle = read_drb(path, suite_id)
+        bundle = reader(fmt)(path, suite_id)
     else:
         from reviewer.formats.native import read_bundle
 

@@ -34,6 +34,8 @@ VERDICT_KEYS: dict[str, tuple[str, str]] = {
     "verdict.no": ("0", "0 / false"),
     "verdict.partial": ("h", "0.5 (half)"),
     "verdict.yes": ("1", "1 / true"),
+    "verdict.two": ("2", "2"),
+    "verdict.three": ("3", "3"),
     "verdict.correct": ("c", "correct"),
     "verdict.incorrect": ("x", "incorrect / unsupported"),
     "verdict.unknown": ("u", "unknown"),

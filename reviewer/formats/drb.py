@@ -860,3 +860,7 @@ def _match(text: str, criteria: list[Criterion]) -> Criterion | None:
         if lower in key or key in lower:
             return c
     return None
+
+
+read = read_drb
+"""The format registry's entry point (``gavel import PATH --format drb``)."""

@@ -65,6 +65,7 @@ class ReportInput:
     task_id: int
     system_id: int
     task_metadata: dict[str, Any] = field(default_factory=dict)
+    report_metadata: dict[str, Any] = field(default_factory=dict)
     subtasks: list[SubtaskIn] = field(default_factory=list)
     criteria: list[CriterionIn] = field(default_factory=list)
     claims: list[ClaimIn] = field(default_factory=list)

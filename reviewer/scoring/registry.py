@@ -79,6 +79,9 @@ _MODULES: tuple[str, ...] = (
     "reviewer.scoring.cascade",
     "reviewer.scoring.race",
     "reviewer.scoring.fact",
+    "reviewer.scoring.dr3",
+    "reviewer.scoring.claims_f1",
+    "reviewer.scoring.drbench",
 )
 
 
