@@ -202,6 +202,8 @@ class Source(_Record):
     text: str = ""
     sha256: str | None = None
     error: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Benchmark-specific facts about the page (e.g. DR3-Eval's supportive/distractor/noise)."""
 
 
 class JudgeRun(_Record):

@@ -37,7 +37,7 @@ INSERTS: dict[str, str] = {
     "report": "INSERT INTO report VALUES (?,?,?,?,?,?,?,?)",
     "reference": "INSERT INTO reference VALUES (?,?,?,?)",
     "claim": "INSERT INTO claim VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-    "source": "INSERT INTO source VALUES (?,?,?,?,?,?,?,?)",
+    "source": "INSERT INTO source VALUES (?,?,?,?,?,?,?,?,?)",
     "judge_run": "INSERT INTO judge_run VALUES (?,?,?,?,?,?,?,?,?,?)",
     "judgment": "INSERT INTO judgment VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 }
@@ -236,7 +236,7 @@ class Loader:
         digest = self.checker.source(source, where)
         self._add("source", (
             self._take("source"), self.suite_id, source.url, source.title, source.fetched_at,
-            source.text, digest, source.error,
+            source.text, digest, source.error, _dumps(source.metadata),
         ))
 
     def run(self, run: JudgeRun, where: Where) -> None:

@@ -124,6 +124,7 @@ MIGRATIONS: list[list[str]] = [
             text TEXT NOT NULL,
             sha256 TEXT NOT NULL,
             error TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
             UNIQUE (suite_id, url)
         ) STRICT""",
         """CREATE TABLE judge_run (

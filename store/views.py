@@ -10,6 +10,7 @@ import json
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from reviewer.scoring.registry import frameworks, get_kind
 from store.inputs import EFFECTIVE_SQL
@@ -174,6 +175,7 @@ class SourceView:
     sha256: str
     error: str | None
     fetched_at: str
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -279,12 +281,13 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
     sources: dict[str, SourceView] = {}
     if urls:
         ordered = sorted(urls)
-        for url, title, stext, sha, error, fetched in conn.execute(
-            f"SELECT url, title, text, sha256, error, fetched_at FROM source "
+        for url, title, stext, sha, error, fetched, meta in conn.execute(
+            f"SELECT url, title, text, sha256, error, fetched_at, metadata FROM source "
             f"WHERE suite_id = ? AND url IN ({','.join('?' * len(ordered))})",
             (suite_id, *ordered),
         ):
-            sources[url] = SourceView(url, title, stext, sha, error, fetched)
+            sources[url] = SourceView(url, title, stext, sha, error, fetched,
+                                      json.loads(meta) if meta != "{}" else {})
     judgments: list[JudgmentView] = []
     for row in conn.execute(
         f"""SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,

@@ -141,6 +141,9 @@ def _source_block(text: Text, view: ReportView, judgment: JudgmentView, url: str
     if source is None:
         text.append("not fetched: no stored page for this URL\n", "yellow")
         return
+    for key, value in source.metadata.items():
+        text.append(f"{key}: ", "dim")
+        _plain(text, f"{value}\n", "bold")
     _integrity(text, judgment, source)
     if source.error or not source.text:
         return

@@ -70,6 +70,10 @@ class ReportInput:
     criteria: list[CriterionIn] = field(default_factory=list)
     claims: list[ClaimIn] = field(default_factory=list)
     verdicts: list[VerdictIn] = field(default_factory=list)
+    expansions: list[dict[str, Any]] = field(default_factory=list)
+    """Accepted ground-truth expansions of the report's task: {kind, framework, payload}.
+    A 'new_claim' / 'new_rubric' raises a recall denominator; 'alias' and 'extra_evidence'
+    only widen what counts as a match for an existing item."""
 
 
 JUDGE_FIELD = VerdictIn._fields.index("judge")
