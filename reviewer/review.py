@@ -7,24 +7,14 @@ merges into another that imported the same bundle.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
 
-Action = Literal["confirm", "override", "adjudicate", "flag", "rate", "propose", "undo", "redo"]
-DECISION_ACTIONS: frozenset[str] = frozenset({"confirm", "override", "adjudicate"})
-UNDOABLE_ACTIONS: frozenset[str] = frozenset({"confirm", "override", "adjudicate", "flag", "rate"})
-
-REASON_CODES: dict[str, str] = {
-    "misread-rubric": "the judge misread the rubric",
-    "unsupported-judged-supported": "unsupported, but judged supported",
-    "supported-judged-unsupported": "supported, but judged unsupported",
-    "partial-support": "the source supports the claim only in part",
-    "source-unreachable": "the source is unreachable or has changed",
-    "evidence-not-in-source": "the quoted evidence is not in the source",
-    "claim-misextracted": "the claim was mis-extracted from the report",
-    "other": "other (see the rationale)",
-}
+from reviewer.actions import (  # noqa: F401  (re-exported vocabulary)
+    DECISION_ACTIONS,
+    REASON_CODES,
+    UNDOABLE_ACTIONS,
+    Action,
+)
 
 
 class ReviewEvent(BaseModel):

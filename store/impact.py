@@ -7,8 +7,11 @@ decision changes it.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 
 from reviewer.impact import Impact, report_impact
 from reviewer.scoring.registry import frameworks
@@ -17,11 +20,16 @@ from store.scores import load_options
 from store.tx import transaction
 
 
-def cached_impacts(conn: sqlite3.Connection) -> dict[int, Impact]:
+def cached_impacts(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+                   ) -> dict[int, Impact]:
+    where, params = "", list(report_ids or [])
+    if report_ids is not None:
+        where = f"WHERE report_id IN ({','.join('?' * len(params))})"
     return {
         rid: Impact(p, s, j)
         for rid, p, s, j in conn.execute(
-            "SELECT report_id, primary_delta, secondary_delta, judgment_id FROM impact"
+            f"SELECT report_id, primary_delta, secondary_delta, judgment_id FROM impact {where}",
+            params,
         )
     }
 
@@ -59,7 +67,34 @@ def compute_impacts(conn: sqlite3.Connection, report_ids: Sequence[int]) -> dict
     return out
 
 
+def fill_missing(path: str, batch: int = 50) -> Iterator[list[int]]:
+    """Compute every missing impact in batches; yields each committed batch's report ids.
+
+    Run as ``python -m store.impact DB`` by the workstation: impact is pure Python number
+    crunching, and in a thread it would hold the GIL against the UI thread, so it runs in a
+    separate, lower-priority process that reports progress one line per batch.
+    """
+    from store.db import connect
+
+    with contextlib.suppress(OSError):
+        os.nice(5)
+    conn = connect(path)
+    try:
+        missing = missing_impacts(conn)
+        for start in range(0, len(missing), batch):
+            ids = missing[start:start + batch]
+            compute_impacts(conn, ids)
+            yield ids
+    finally:
+        conn.close()
+
+
 def invalidate(conn: sqlite3.Connection, report_ids: Iterable[int]) -> None:
     ids = list(report_ids)
     with transaction(conn):
         conn.executemany("DELETE FROM impact WHERE report_id = ?", [(i,) for i in ids])
+
+
+if __name__ == "__main__":
+    for done in fill_missing(sys.argv[1]):
+        print(" ".join(map(str, done)), flush=True)

@@ -15,7 +15,6 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -23,7 +22,7 @@ from pydantic import BaseModel
 from reviewer.errors import InputError
 from reviewer.formats.checks import BundleChecker
 from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
-from store.tx import transaction
+from store.tx import now_iso, transaction
 
 Where = tuple[str, int | None]
 Row = tuple[Any, ...]
@@ -53,10 +52,6 @@ FTS_FILL = (
 )
 
 BATCH_ROWS = 20_000
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _dumps(value: Any) -> str:

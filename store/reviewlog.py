@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from reviewer.review import DECISION_ACTIONS, REASON_CODES, UNDOABLE_ACTIONS
 from reviewer.scales import RATING4, ScaleError
 from reviewer.scoring.registry import get_kind
-from store.importer import now_iso
-from store.tx import transaction
+from store.tx import now_iso, transaction
 
 
 class ReviewError(ValueError):

@@ -10,6 +10,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
+
+
+def now_iso() -> str:
+    """Event and import time stamps: UTC, microseconds, sortable as text."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 @contextmanager

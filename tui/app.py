@@ -122,5 +122,6 @@ class GavelApp(App[None]):
         self.exit()
 
     def on_unmount(self) -> None:
-        # Unblock the writer so its thread ends; commands already queued are applied first.
-        self.backend.stop()
+        # Unblock the writer so its thread ends (commands already queued are applied first) and
+        # stop the impact process.
+        self.backend.shutdown()

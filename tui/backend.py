@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import queue
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from store.db import connect
-from store.reviewlog import Recorded, ReviewError, ReviewLog
-from store.scores import update_scores
 from store.views import (
     History,
     JudgmentView,
@@ -31,6 +31,9 @@ from store.views import (
     report_scores,
     system_rank,
 )
+
+if TYPE_CHECKING:
+    from store.reviewlog import Recorded, ReviewLog
 
 WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo"]
 
@@ -70,6 +73,29 @@ class Backend:
         self._commands: queue.Queue[WriteCommand | None] = queue.Queue()
         self.dirty_reports: set[int] = set()
         self._dirty_lock = threading.Lock()
+        self._impact: subprocess.Popen[str] | None = None
+
+    def impact_batches(self) -> Iterator[list[int]]:
+        """Run the impact process and yield the report ids of each batch it has committed.
+
+        Blocks the calling (worker) thread on the child's output, never the UI thread.
+        """
+        self._impact = subprocess.Popen(
+            [sys.executable, "-m", "store.impact", str(self.path)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            text=True, cwd=Path(__file__).resolve().parent.parent,
+        )
+        assert self._impact.stdout is not None
+        for line in self._impact.stdout:
+            ids = [int(x) for x in line.split()]
+            if ids:
+                yield ids
+        self._impact.wait()
+
+    def shutdown(self) -> None:
+        self.stop()
+        if self._impact is not None and self._impact.poll() is None:
+            self._impact.terminate()
 
     def reader(self) -> sqlite3.Connection:
         """This thread's own connection (opened on first use, closed with the thread)."""
@@ -98,8 +124,14 @@ class Backend:
 
         ``primary`` names the (framework, metric) whose system rank the score bar shows.
         """
+        # Imported here, in the writer's thread: pydantic and the scorers are not needed to
+        # draw the first screen.
+        from store.reviewlog import ReviewLog
+        from store.scores import update_scores
+
         conn = connect(self.path)
         log = ReviewLog(conn, self.reviewer)
+        self._update_scores = update_scores
         try:
             while True:
                 command = self._commands.get()
@@ -111,6 +143,8 @@ class Backend:
 
     def _apply(self, conn: sqlite3.Connection, log: ReviewLog, command: WriteCommand,
                primary: Callable[[int], tuple[str, str] | None]) -> WriteResult:
+        from store.reviewlog import ReviewError
+
         try:
             recorded = _write(log, command)
         except ReviewError as exc:
@@ -118,7 +152,7 @@ class Backend:
         if recorded is None or recorded.report_id is None:
             return WriteResult(command, recorded, None, {}, {}, [], None, time.perf_counter())
         report_id = recorded.report_id
-        update_scores(conn, [report_id])
+        self._update_scores(conn, [report_id])
         with self._dirty_lock:
             self.dirty_reports.add(report_id)
         ids = [recorded.judgment_id] if recorded.judgment_id is not None else []

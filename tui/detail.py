@@ -10,8 +10,8 @@ import hashlib
 
 from rich.text import Text
 
+from reviewer.actions import REASON_CODES
 from reviewer.citations import locate
-from reviewer.review import REASON_CODES
 from reviewer.scales import get_scale
 from reviewer.scoring.registry import get_kind
 from store.views import JudgmentView, ReportView, SourceView, subject_label

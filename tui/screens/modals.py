@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from reviewer.review import REASON_CODES
+from reviewer.actions import REASON_CODES
 from reviewer.scales import Scale
 from tui.keymap import KEYS, VERDICT_KEYS, bindings, display_key, effective_keys, verdict_codes
 

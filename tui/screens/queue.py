@@ -11,10 +11,11 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import get_current_worker
 
 from reviewer.impact import Impact
 from store.fts import search_reports
-from store.impact import cached_impacts, compute_impacts, missing_impacts
+from store.impact import cached_impacts, missing_impacts
 from store.views import Headline, Progress, QueueRow, headlines, progress, queue_rows
 from tui.filters import QueueFilter, select
 from tui.keymap import bindings
@@ -23,8 +24,6 @@ from tui.screens.modals import Picker, SearchDialog
 
 if TYPE_CHECKING:
     from tui.app import GavelApp
-
-IMPACT_BATCH = 50
 
 
 def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> Text:
@@ -99,13 +98,20 @@ class QueueScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="impact")
     def fill_impacts(self) -> None:
-        """Impact is costly (dozens of rescorings a report): fill it in batches, in order."""
+        """Impact is costly (dozens of rescorings a report): fill it in batches, in order.
+
+        The number crunching happens in the backend's worker process; this thread only waits,
+        so the interface stays responsive however many reports there are.
+        """
         conn = self.gavel.backend.reader()
-        missing = missing_impacts(conn)
-        for start in range(0, len(missing), IMPACT_BATCH):
-            batch = missing[start:start + IMPACT_BATCH]
-            impacts = compute_impacts(conn, batch)
-            self.post_message(ImpactsComputed(impacts, len(missing) - start - len(batch)))
+        remaining = len(missing_impacts(conn))
+        worker = get_current_worker()
+        for batch in self.gavel.backend.impact_batches():
+            if worker.is_cancelled:
+                return
+            stored = cached_impacts(conn, batch)
+            remaining -= len(batch)
+            self.post_message(ImpactsComputed(stored, max(0, remaining)))
 
     @on(QueueLoaded)
     def loaded(self, message: QueueLoaded) -> None:

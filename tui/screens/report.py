@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Footer, Header, Static
 
 from reviewer.citations import find_markers
 from reviewer.scales import get_scale
@@ -38,6 +38,7 @@ from tui.messages import ReportLoaded
 from tui.screens.modals import RatingDialog, Rationale, RationaleEditor, SearchDialog
 from tui.widgets.judgments import JudgmentList
 from tui.widgets.report_text import ReportText, Span
+from tui.widgets.text_view import TextView
 
 if TYPE_CHECKING:
     from tui.app import GavelApp
@@ -101,8 +102,7 @@ class ReportScreen(Screen[None]):
             yield ReportText(id="report-text")
             with Vertical(id="report-side"):
                 yield JudgmentList(id="judgments")
-                with VerticalScroll(id="detail-scroll"):
-                    yield Static("", id="detail")
+                yield TextView(id="detail")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -175,7 +175,7 @@ class ReportScreen(Screen[None]):
             return None
         return next((j for j in self.view.judgments if j.id == jid), None)
 
-    @on(OptionList.OptionHighlighted, "#judgments")
+    @on(JudgmentList.Highlighted)
     def highlighted(self) -> None:
         self._detail()
         judgment = self.selected()
@@ -184,13 +184,12 @@ class ReportScreen(Screen[None]):
 
     def _detail(self) -> None:
         judgment = self.selected()
-        detail = self.query_one("#detail", Static)
+        detail = self.query_one("#detail", TextView)
         if judgment is None or self.view is None:
-            detail.update(Text("no judgments on this report" if self.view else ""))
+            detail.set_content(Text("no judgments on this report" if self.view else ""))
             return
-        detail.update(detail_text(self.view, judgment, blind=self.gavel.config.blind,
-                                  history=self.history.get(judgment.id)))
-        self.query_one("#detail-scroll").scroll_home(animate=False)
+        detail.set_content(detail_text(self.view, judgment, blind=self.gavel.config.blind,
+                                       history=self.history.get(judgment.id)))
 
     def _score_bar(self) -> None:
         line = Text()
@@ -214,7 +213,7 @@ class ReportScreen(Screen[None]):
         if self.last_delta is not None:
             line.append("last: ", "dim")
             line.append_text(self.last_delta)
-        self.query_one("#score-bar", Static).update(line)
+        self.query_one("#score-bar", Static).update(line, layout=False)
 
     # -- deciding --------------------------------------------------------------------------
 

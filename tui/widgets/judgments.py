@@ -1,24 +1,33 @@
 """The judgments of one report, grouped by subtask and dimension, one line each.
 
-Group headers are disabled options, so the cursor moves only between judgments. A line shows
-what the judge said and what counts now, and whether a human decided:
+A Line-API list: every row is exactly one line, so the widget never measures its items, and a
+decision repaints one row. Group headers are skipped by the cursor. A row shows what the judge
+said and what counts now, and whether a human decided:
 
-    ✎ claim   c3 “Riders took 4.2 million…”        correct → incorrect
+    ✎ claim       correct → incorrect    c3 “Riders took 4.2 million…”
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
+from rich.style import Style
 from rich.text import Text
-from textual.widgets import OptionList
-from textual.widgets.option_list import Option
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 
 from reviewer.scoring.registry import get_kind
 from store.views import JudgmentView, ReportView, subject_label
 from tui.widgets.report_text import visible
 
 KIND_ORDER = {"ins": 0, "rat": 1, "claim": 2, "consistency": 3}
+VALUE_WIDTH = 22
 
 
 def status_glyph(judgment: JudgmentView, blind: bool = False) -> tuple[str, str]:
@@ -34,12 +43,8 @@ def status_glyph(judgment: JudgmentView, blind: bool = False) -> tuple[str, str]
     return "·", "dim"
 
 
-VALUE_WIDTH = 22
-
-
-def judgment_prompt(view: ReportView, judgment: JudgmentView, blind: bool = False,
-                    width: int = 200) -> Text:
-    """glyph, kind, judge → effective value, subject (claims with a snippet of their text)."""
+def judgment_prompt(view: ReportView, judgment: JudgmentView, blind: bool = False) -> Text:
+    """glyph, kind, judge → effective value, subject (claims with the start of their text)."""
     glyph, style = status_glyph(judgment, blind)
     kind = get_kind(judgment.kind)
     label = (kind.name if kind else judgment.kind)[:11]
@@ -64,9 +69,7 @@ def judgment_prompt(view: ReportView, judgment: JudgmentView, blind: bool = Fals
     if judgment.claim_id is not None and judgment.ref_idx is None:
         claim = view.claims.get(judgment.claim_id)
         if claim is not None:
-            fact = visible(claim.fact)
-            line.append(f" “{fact}”", "dim")
-    line.truncate(max(20, width), overflow="ellipsis")
+            line.append(f" “{visible(claim.fact)}”", "dim")
     return line
 
 
@@ -96,51 +99,180 @@ def ordered(view: ReportView) -> list[tuple[str, list[JudgmentView]]]:
     return out
 
 
-class JudgmentList(OptionList):
-    """Judgments of the open report; option ids are ``j<judgment id>``."""
+@dataclass(slots=True)
+class _Row:
+    header: str | None
+    judgment_id: int | None
+
+
+class JudgmentList(ScrollView, can_focus=True):
+    """Judgments of the open report; ``Highlighted`` is posted when the cursor moves."""
+
+    BINDINGS = [
+        Binding("down", "cursor(1)", "Down", show=False, id="list.down"),
+        Binding("up", "cursor(-1)", "Up", show=False, id="list.up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="list.page_down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="list.page_up"),
+        Binding("home", "edge(-1)", "First", show=False, id="list.first"),
+        Binding("end", "edge(1)", "Last", show=False, id="list.last"),
+    ]
+
+    COMPONENT_CLASSES = {"judgment-list--header", "judgment-list--cursor"}
+
+    cursor: reactive[int] = reactive(-1, init=False)
+
+    class Highlighted(Message):
+        def __init__(self, judgment_id: int | None) -> None:
+            super().__init__()
+            self.judgment_id = judgment_id
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.view: ReportView | None = None
         self.blind = False
         self.order: list[int] = []
+        self._rows: list[_Row] = []
+        self._row_of: dict[int, int] = {}
+        self._by_id: dict[int, JudgmentView] = {}
+        self._cache: LRUCache[int, tuple[bool, int, Strip]] = LRUCache(1024)
+
+    # -- content ---------------------------------------------------------------------------
 
     def show(self, view: ReportView, blind: bool = False) -> None:
         self.view = view
         self.blind = blind
-        options: list[Option] = []
+        self._rows = []
         self.order = []
+        self._row_of = {}
+        self._by_id = {j.id: j for j in view.judgments}
         for header, items in ordered(view):
-            heading = Text(header, style="bold reverse")
-            heading.truncate(self._line_width(), overflow="ellipsis")
-            options.append(Option(heading, disabled=True))
+            self._rows.append(_Row(header, None))
             for judgment in items:
-                prompt = judgment_prompt(view, judgment, blind, self._line_width())
-                options.append(Option(prompt, id=f"j{judgment.id}"))
+                self._row_of[judgment.id] = len(self._rows)
+                self._rows.append(_Row(None, judgment.id))
                 self.order.append(judgment.id)
-        self.set_options(options)
-        if self.order:
-            self.highlighted = self.get_option_index(f"j{self.order[0]}")
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, len(self._rows))
+        self.scroll_to(0, 0, animate=False)
+        first = self._row_of[self.order[0]] if self.order else -1
+        if self.cursor == first:
+            self.post_message(self.Highlighted(self.selected_id))
+        self.cursor = first
+        self.refresh()
 
     def refresh_judgment(self, judgment: JudgmentView) -> None:
-        if self.view is None:
+        if self.view is None or judgment.id not in self._by_id:
             return
+        self._by_id[judgment.id] = judgment
         for i, existing in enumerate(self.view.judgments):
             if existing.id == judgment.id:
                 self.view.judgments[i] = judgment
-        self.replace_option_prompt(f"j{judgment.id}", judgment_prompt(
-            self.view, judgment, self.blind, self._line_width()))
+        row = self._row_of[judgment.id]
+        self._invalidate(row)
 
-    def _line_width(self) -> int:
-        # Options wrap at the widget's width; one judgment, one line: cut to fit instead.
-        return max(20, self.scrollable_content_region.width - 1 or 80)
+    def _invalidate(self, row: int) -> None:
+        self._cache.discard(row)
+        self.refresh_line(row)
+
+    def refresh_line(self, row: int) -> None:
+        y = row - self.scroll_offset.y
+        if 0 <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    # -- cursor ----------------------------------------------------------------------------
 
     @property
     def selected_id(self) -> int | None:
-        option = self.highlighted_option
-        if option is None or option.id is None:
-            return None
-        return int(option.id[1:])
+        if 0 <= self.cursor < len(self._rows):
+            return self._rows[self.cursor].judgment_id
+        return None
+
+    @property
+    def highlighted(self) -> int | None:
+        return self.cursor if self.cursor >= 0 else None
 
     def select_id(self, judgment_id: int) -> None:
-        self.highlighted = self.get_option_index(f"j{judgment_id}")
+        row = self._row_of.get(judgment_id)
+        if row is not None:
+            self.cursor = row
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self._invalidate(old)
+        self._invalidate(new)
+        self._scroll_to_row(new)
+        self.post_message(self.Highlighted(self.selected_id))
+
+    def _scroll_to_row(self, row: int) -> None:
+        top = self.scroll_offset.y
+        height = max(1, self.size.height)
+        if row < top + 1:
+            self.scroll_to(y=max(0, row - 1), animate=False)
+        elif row >= top + height - 1:
+            self.scroll_to(y=row - height + 2, animate=False)
+
+    def _step(self, start: int, step: int) -> int:
+        row = start + step
+        while 0 <= row < len(self._rows):
+            if self._rows[row].judgment_id is not None:
+                return row
+            row += step
+        return start
+
+    def action_cursor(self, step: int) -> None:
+        self.cursor = self._step(self.cursor, 1 if step > 0 else -1)
+
+    def action_cursor_down(self) -> None:
+        self.action_cursor(1)
+
+    def action_cursor_up(self) -> None:
+        self.action_cursor(-1)
+
+    def action_page(self, direction: int) -> None:
+        target = self.cursor + direction * max(1, self.size.height - 2)
+        target = max(0, min(len(self._rows) - 1, target))
+        if self._rows and self._rows[target].judgment_id is None:
+            target = self._step(target, direction) if self._step(target, direction) != target \
+                else self._step(target, -direction)
+        self.cursor = target
+
+    def action_edge(self, direction: int) -> None:
+        if self.order:
+            self.cursor = self._row_of[self.order[0 if direction < 0 else -1]]
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, len(self._rows))
+
+    def render_line(self, y: int) -> Strip:
+        scroll_y = self.scroll_offset.y
+        row = scroll_y + y
+        width = self.size.width
+        if row >= len(self._rows) or self.view is None:
+            return Strip.blank(width, self.rich_style)
+        selected = row == self.cursor
+        cached = self._cache.get(row)
+        if cached is not None and cached[0] == selected and cached[1] == width:
+            strip = cached[2]
+        else:
+            strip = self._render_row(row, selected, width)
+            self._cache[row] = (selected, width, strip)
+        return strip.apply_offsets(0, row)
+
+    def _render_row(self, row: int, selected: bool, width: int) -> Strip:
+        assert self.view is not None
+        entry = self._rows[row]
+        base = self.rich_style
+        if entry.judgment_id is None:
+            text = Text(visible(entry.header or ""), no_wrap=True, end="")
+            style = self.get_component_rich_style("judgment-list--header")
+        else:
+            text = judgment_prompt(self.view, self._by_id[entry.judgment_id], self.blind)
+            style = self.get_component_rich_style("judgment-list--cursor") if selected \
+                else Style()
+        text.style = base
+        text.truncate(width, overflow="ellipsis", pad=True)
+        if entry.judgment_id is None or selected:
+            text.stylize(style)
+        return Strip(text.render(self.app.console), width).crop_extend(0, width, base)

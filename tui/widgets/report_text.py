@@ -42,6 +42,9 @@ class Span:
     """For claims: the claim id (the selected claim is drawn stronger)."""
 
 
+_WORD = re.compile(r"\S+")
+
+
 def wrap(text: str, width: int) -> list[tuple[int, int]]:
     """(start, end) offsets of display lines: word-wrapped, CJK-aware, newline-split."""
     width = max(8, width)
@@ -53,32 +56,54 @@ def wrap(text: str, width: int) -> list[tuple[int, int]]:
         position = end + 1
         if len(physical) <= width and physical.isascii():
             lines.append((start, end))
-            continue
-        line_start = start
-        cells = 0
-        last_space = -1
-        i = start
-        while i < end:
-            char = text[i]
-            size = get_character_cell_size(char) if not char.isascii() else 1
-            if cells + size > width and i > line_start:
-                if last_space > line_start:
-                    lines.append((line_start, last_space + 1))
-                    line_start = last_space + 1
-                else:
-                    lines.append((line_start, i))
-                    line_start = i
-                cells = sum(
-                    get_character_cell_size(c) if not c.isascii() else 1
-                    for c in text[line_start:i]
-                )
-                last_space = -1
-            if char == " ":
-                last_space = i
-            cells += size
-            i += 1
-        lines.append((line_start, end))
+        elif physical.isascii():
+            _wrap_ascii(physical, start, width, lines)
+        else:
+            _wrap_cells(text, start, end, width, lines)
     return lines
+
+
+def _wrap_ascii(line: str, offset: int, width: int, lines: list[tuple[int, int]]) -> None:
+    """Word wrap one line of single-cell characters: one step per word, not per character."""
+    line_start = 0
+    for match in _WORD.finditer(line):
+        word_start, word_end = match.span()
+        if word_end - line_start > width and word_start > line_start:
+            lines.append((offset + line_start, offset + word_start))
+            line_start = word_start
+        while word_end - line_start > width:        # a word longer than the line
+            lines.append((offset + line_start, offset + line_start + width))
+            line_start += width
+    lines.append((offset + line_start, offset + len(line)))
+
+
+def _wrap_cells(text: str, start: int, end: int, width: int,
+                lines: list[tuple[int, int]]) -> None:
+    """Wrap a line with wide (CJK) characters by terminal cells."""
+    line_start = start
+    cells = 0
+    last_space = -1
+    i = start
+    while i < end:
+        char = text[i]
+        size = get_character_cell_size(char) if not char.isascii() else 1
+        if cells + size > width and i > line_start:
+            if last_space > line_start:
+                lines.append((line_start, last_space + 1))
+                line_start = last_space + 1
+            else:
+                lines.append((line_start, i))
+                line_start = i
+            cells = sum(
+                get_character_cell_size(c) if not c.isascii() else 1
+                for c in text[line_start:i]
+            )
+            last_space = -1
+        if char == " ":
+            last_space = i
+        cells += size
+        i += 1
+    lines.append((line_start, end))
 
 
 class ReportText(ScrollView, can_focus=True):
@@ -121,14 +146,23 @@ class ReportText(ScrollView, can_focus=True):
         self.refresh()
 
     def select_claim(self, claim_id: int | None, *, scroll: bool = True) -> None:
-        self._selected = claim_id
-        self._cache.clear()
-        if scroll and claim_id is not None:
-            for span in self._spans:
-                if span.kind == "claim" and span.key == claim_id:
-                    self.scroll_to_offset(span.start)
-                    break
+        """Highlight one claim (and scroll to it); only the lines of the two claims repaint."""
+        previous, self._selected = self._selected, claim_id
+        target: Span | None = None
+        for span in self._spans:
+            if span.kind == "claim" and span.key in (previous, claim_id):
+                for line in range(self.line_of(span.start), self.line_of(max(span.start,
+                                                                             span.end - 1)) + 1):
+                    self._cache.discard(line)
+                if span.key == claim_id:
+                    target = span
+        if scroll and target is not None and not self._visible(target):
+            self.scroll_to_offset(target.start)
         self.refresh()
+
+    def _visible(self, span: Span) -> bool:
+        top = self.scroll_offset.y
+        return top <= self.line_of(span.start) and self.line_of(span.end) < top + self.size.height
 
     def scroll_to_offset(self, offset: int) -> None:
         line = self.line_of(offset)

@@ -1,0 +1,24 @@
+"""The review vocabulary: actions and the judge-error taxonomy (no dependencies, cheap to import).
+
+Kept apart from the pydantic event model so the workstation can draw its first screen without
+importing pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Action = Literal["confirm", "override", "adjudicate", "flag", "rate", "propose", "undo", "redo"]
+DECISION_ACTIONS: frozenset[str] = frozenset({"confirm", "override", "adjudicate"})
+UNDOABLE_ACTIONS: frozenset[str] = frozenset({"confirm", "override", "adjudicate", "flag", "rate"})
+
+REASON_CODES: dict[str, str] = {
+    "misread-rubric": "the judge misread the rubric",
+    "unsupported-judged-supported": "unsupported, but judged supported",
+    "supported-judged-unsupported": "supported, but judged unsupported",
+    "partial-support": "the source supports the claim only in part",
+    "source-unreachable": "the source is unreachable or has changed",
+    "evidence-not-in-source": "the quoted evidence is not in the source",
+    "claim-misextracted": "the claim was mis-extracted from the report",
+    "other": "other (see the rationale)",
+}

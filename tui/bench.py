@@ -1,0 +1,253 @@
+"""`gavel bench`: every DESIGN.md §5 figure beside a baseline measured in the same run.
+
+Machines are noisy, so each figure is printed with the bare-bones operation it is built on,
+timed on the same data moments before or after, and the ratio between them. Nothing here is a
+test: targets are printed, not asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from reviewer.formats.native import iter_records
+from reviewer.synthetic import SyntheticSpec, write_synthetic
+from store.db import connect
+from store.importer import FTS_FILL, import_records
+from store.reviewlog import ReviewLog
+from store.scores import rebuild_scores, update_scores
+from store.tx import transaction
+
+TABLES = ("suite", "task", "subtask", "criterion", "system", "report", "reference", "claim",
+          "source", "judge_run", "judgment")
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    name: str
+    value: float
+    unit: str
+    baseline_name: str
+    baseline: float | None
+    target: str
+    met: bool | None
+
+    @property
+    def ratio(self) -> float | None:
+        if self.baseline in (None, 0):
+            return None
+        assert self.baseline is not None
+        return self.value / self.baseline
+
+
+def _time(fn: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    console = Console()
+    tasks = 15 if args.quick else args.tasks
+    spec = SyntheticSpec(tasks=tasks, systems=args.systems, long_report_words=40_000,
+                         long_report_claims=300)
+    root = args.workdir or Path(tempfile.mkdtemp(prefix="gavel-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    bundle = root / "bundle"
+    figures: list[Figure] = []
+    with console.status("generating a synthetic run…"):
+        if not (bundle / "suite.json").exists():
+            counts = write_synthetic(bundle, spec)
+        else:
+            counts = {"reports": tasks * args.systems}
+    console.print(f"synthetic run: {tasks} tasks × {args.systems} systems = {counts['reports']:,} "
+                  f"reports in {bundle}")
+
+    db = root / "bench.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    with console.status("importing…"):
+        conn = connect(db)
+        suite, records = iter_records(bundle)
+        import_time = _time(lambda: import_records(conn, suite, records, "bench"))
+    rows = sum(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES)
+    with console.status("baseline: bare executemany of the same rows…"):
+        baseline_import = _bare_executemany(conn, root / "bare.db")
+    figures.append(Figure(
+        "import (rows/s)", rows / import_time, "rows/s", "bare executemany of the same rows",
+        rows / baseline_import, "≥ 50% of the bare rate",
+        (rows / import_time) >= 0.5 * (rows / baseline_import),
+    ))
+
+    with console.status("full recompute…"):
+        full = min(_time(lambda: rebuild_scores(conn)) for _ in range(2))
+        fetch = min(_time(lambda: _bare_fetch(conn)) for _ in range(2))
+    figures.append(Figure("full recompute of every score", full, "s",
+                          "bare fetch of the rows it reads", fetch, "< 1 s", full < 1.0))
+
+    with console.status("decisions and incremental recompute…"):
+        decide, recompute, commit = _incremental(conn)
+    figures.append(Figure("incremental recompute after one decision", recompute, "s",
+                          "—", None, "< 10 ms", recompute < 0.010))
+    figures.append(Figure("store one decision (committed, fsync)", decide, "s",
+                          "bare INSERT + COMMIT", commit, "durable before shown", None))
+
+    rss = _rss_of([sys.executable, "-c", _RSS_SCRIPT.format(db=str(db))])
+    bare_rss = _rss_of([sys.executable, "-c", "import sqlite3, textual.app; print('ok')"])
+    figures.append(Figure("memory: scores + queue + a report loaded", rss, "MB",
+                          "bare interpreter with textual", bare_rss, "< 300 MB", rss < 300))
+
+    if not args.skip_ui:
+        with console.status("workstation start-up, report switch, keypress → score…"):
+            figures.extend(_ui_figures(db))
+    conn.close()
+    _print(console, figures)
+    console.print(f"[dim]work folder: {root} (delete it when done)[/dim]")
+    return 0
+
+
+def _bare_executemany(source: sqlite3.Connection, path: Path) -> float:
+    """The same rows, read back, inserted with plain executemany into a fresh database."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    data = {t: source.execute(f"SELECT * FROM {t}").fetchall() for t in TABLES}
+    target = connect(path)
+    started = time.perf_counter()
+    with transaction(target):
+        for table in TABLES:
+            rows = data[table]
+            if rows:
+                marks = ",".join("?" * len(rows[0]))
+                target.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        for _, sql in FTS_FILL:
+            target.execute(sql, (0,))
+    elapsed = time.perf_counter() - started
+    target.close()
+    return elapsed
+
+
+def _bare_fetch(conn: sqlite3.Connection) -> None:
+    conn.execute("SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, ref_idx, key, "
+                 "value, error FROM judgment WHERE current = 1").fetchall()
+    conn.execute("SELECT report_id, id, subtask_id, criterion_id, citations, url "
+                 "FROM claim").fetchall()
+
+
+def _incremental(conn: sqlite3.Connection, n: int = 30) -> tuple[float, float, float]:
+    rng = random.Random(1)
+    ids = [r[0] for r in conn.execute(
+        "SELECT id FROM judgment WHERE kind IN ('claim', 'ins') ORDER BY id")]
+    log = ReviewLog(conn, "bench")
+    decide_times: list[float] = []
+    recompute_times: list[float] = []
+    for _ in range(n):
+        jid = rng.choice(ids)
+        value = rng.choice(["correct", "incorrect"]) if conn.execute(
+            "SELECT kind FROM judgment WHERE id = ?", (jid,)).fetchone()[0] == "claim" \
+            else rng.choice(["0", "0.5", "1"])
+        started = time.perf_counter()
+        recorded = log.decide(jid, value, "bench")
+        decided = time.perf_counter()
+        update_scores(conn, [recorded.report_id or 0])
+        recompute_times.append(time.perf_counter() - decided)
+        decide_times.append(decided - started)
+    conn.execute("CREATE TABLE IF NOT EXISTS bench_scratch (x INTEGER)")
+    commits = []
+    for i in range(n):
+        started = time.perf_counter()
+        with transaction(conn):
+            conn.execute("INSERT INTO bench_scratch VALUES (?)", (i,))
+        commits.append(time.perf_counter() - started)
+    conn.execute("DROP TABLE bench_scratch")
+    return (statistics.median(decide_times), statistics.median(recompute_times),
+            statistics.median(commits))
+
+
+_RSS_SCRIPT = """
+import resource
+from store.db import connect
+from store.views import queue_rows, report_view, report_scores
+from store.scores import compute_all
+conn = connect({db!r})
+rows = queue_rows(conn)
+view = report_view(conn, rows[0].report_id)
+scores = report_scores(conn, rows[0].report_id)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def _rss_of(command: list[str]) -> float:
+    code = command[-1]
+    if "ru_maxrss" not in code:
+        command = [*command[:-1], code + "\nimport resource\n"
+                   "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"]
+    out = subprocess.run(command, capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def _ui_figures(db: Path) -> list[Figure]:
+    script = Path(__file__).with_name("bench_ui.py")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    results: dict[str, float] = {}
+    for mode in ("bare", "gavel"):
+        samples = []
+        for _ in range(3):
+            started = time.perf_counter()
+            out = subprocess.run([sys.executable, str(script), mode, str(db)],
+                                 capture_output=True, text=True, env=env, check=True)
+            wall = time.perf_counter() - started
+            data = json.loads(out.stdout.strip().splitlines()[-1])
+            samples.append(wall - data.get("after_ready", 0.0))
+            if mode == "gavel":
+                for key, value in data.items():
+                    results.setdefault(key, value)
+        results[f"start_{mode}"] = statistics.median(samples)
+    return [
+        Figure("start-up to first interactive screen", results["start_gavel"], "s",
+               "bare Textual app, one DataTable of the same rows", results["start_bare"],
+               "< 1.5× the bare app", results["start_gavel"] < 1.5 * results["start_bare"]),
+        Figure("switch to the next report", results["switch"], "s", "—", None, "< 100 ms",
+               results["switch"] < 0.1),
+        Figure("switch to the 40,000-word report", results["long_report"], "s", "—", None,
+               "< 100 ms", results["long_report"] < 0.1),
+        Figure("keypress → stored decision → score on screen", results["keypress"], "s",
+               "—", None, "< 50 ms", results["keypress"] < 0.05),
+        Figure("memory of the running workstation", results["rss"], "MB", "—", None,
+               "< 300 MB", results["rss"] < 300),
+    ]
+
+
+def _print(console: Console, figures: list[Figure]) -> None:
+    table = Table(title="Gavel performance (DESIGN.md §5)", header_style="bold")
+    for column in ("figure", "measured", "baseline (same run)", "ratio", "target", "met"):
+        table.add_column(column, justify="right" if column in ("measured", "ratio") else "left")
+    for f in figures:
+        measured = _fmt(f.value, f.unit)
+        base = "—" if f.baseline is None else f"{_fmt(f.baseline, f.unit)}  {f.baseline_name}"
+        ratio = "—" if f.ratio is None else f"{f.ratio:.2f}×"
+        met = "—" if f.met is None else ("yes" if f.met else "NO")
+        table.add_row(f.name, measured, base, ratio, f.target, met)
+    console.print(table)
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "s":
+        return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
+    if unit == "rows/s":
+        return f"{value:,.0f} rows/s"
+    return f"{value:,.0f} {unit}"
