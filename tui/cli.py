@@ -148,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reasons", help="list the judge-error reason codes")
     p.set_defaults(handler=cmd_review.reasons)
 
+    p = sub.add_parser("keys", help="list every key binding by id (remap them in the config file)")
+    _fmt(p)
+    p.set_defaults(handler=cmd_review.keys)
+
     p = sub.add_parser("options", parents=[db],
                        help="show or set the named scoring options ([CHOICE]s of the specs)")
     p.add_argument("settings", nargs="*", metavar="FRAMEWORK.OPTION=VALUE",

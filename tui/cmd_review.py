@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+import sys
 from typing import Any
 
 from reviewer.review import REASON_CODES
@@ -135,6 +136,24 @@ def reasons(args: argparse.Namespace) -> int:
     emit([{"code": k, "meaning": v} for k, v in REASON_CODES.items()], ["code", "meaning"],
          "table")
     return 0
+
+
+def keys(args: argparse.Namespace) -> int:
+    """Every binding with the key in force, and any problem the config's [keys] table causes."""
+    from tui.keymap import KEYS, display_key, effective_keys, normalise_keymap, problems
+
+    config = load_config()
+    current = effective_keys(normalise_keymap(config.keys))
+    rows = [
+        {"id": k.id, "key": display_key(current[k.id]), "default": display_key(k.key),
+         "screen": k.context, "does": k.description}
+        for k in KEYS
+    ]
+    emit(rows, ["id", "key", "default", "screen", "does"], args.fmt)
+    found = problems(config.keys)
+    for problem in found:
+        print(f"gavel: key bindings: {problem}", file=sys.stderr)
+    return 1 if found else 0
 
 
 def review_app(args: argparse.Namespace) -> int:

@@ -1,0 +1,368 @@
+"""The workstation driven by Textual's Pilot on the bundled sample data.
+
+Every test asserts on the stored review log (the database) and on what is on screen.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.tui_helpers import (
+    events,
+    make_app,
+    open_report,
+    ready,
+    screen_text,
+    select_judgment,
+    stored,
+    wait_for,
+)
+from tui.screens.modals import HelpScreen, RatingDialog, RationaleEditor
+from tui.screens.report import ReportScreen
+from tui.widgets.judgments import JudgmentList
+from tui.widgets.report_text import ReportText
+from tui.widgets.text_view import TextView
+
+SIZE = (170, 48)
+
+
+def adjudicated(db: Path, report: str, metric: str) -> float | None:
+    conn = sqlite3.connect(db)
+    try:
+        row = conn.execute(
+            "SELECT s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id "
+            "WHERE r.ext_id = ? AND s.metric = ? AND s.variant = 'adjudicated'",
+            (report, metric),
+        ).fetchone()
+        return None if row is None else row[0]
+    finally:
+        conn.close()
+
+
+async def test_queue_lists_every_report_with_progress(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        assert len(queue.shown) == len(queue.rows) >= 24
+        text = screen_text(app)
+        assert "judgments decided" in text
+        assert "t01" in text and "atlas-dr" in text
+        assert "UserPref" in text
+
+
+async def test_filters_system_status_and_judge_differs(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        total = len(queue.shown)
+        await pilot.press("x")                       # judge ≠ human: nothing decided yet
+        assert queue.shown == []
+        await pilot.press("x")
+        assert len(queue.shown) == total
+        await pilot.press("s")
+        await pilot.pause()
+        systems = sorted({r.system for r in queue.rows})
+        await pilot.press(*["down"] * (systems.index("juniper") + 1), "enter")  # after (all)
+        await pilot.pause()
+        assert {r.system for r in queue.shown} == {"juniper"}
+        assert "system=juniper" in screen_text(app)
+        await pilot.press("escape")                  # clear filters
+        assert len(queue.shown) == total
+        await pilot.press("f")                       # status: new
+        assert len(queue.shown) == total
+        await pilot.press("f")                       # status: in progress → none yet
+        assert queue.shown == []
+
+
+async def test_full_text_search_over_reports_claims_and_sources(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        await pilot.press("slash")
+        await pilot.pause()
+        await pilot.press(*"congestion", "enter")
+        await wait_for(pilot, lambda: queue.filter.search == "congestion")
+        tasks = {r.task for r in queue.shown}
+        assert tasks == {"t02"}
+        assert "search “congestion”" in screen_text(app)
+
+
+async def test_decide_by_key_stores_the_event_and_moves_the_scores(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-atlas-dr")
+        before = adjudicated(sample_db, "t01-atlas-dr", "Fac")
+        # The sample judge wrongly called c7 incorrect (MISTAKES.md #1); the reviewer fixes it.
+        claim = await select_judgment(pilot, lambda j: j.kind == "claim" and j.judge == "incorrect")
+        await stored(pilot, ("c",))
+        log = events(sample_db)
+        assert log[-1][:3] == ("ana", "override", "correct")
+        assert log[-1][5] == claim.id
+        after = adjudicated(sample_db, "t01-atlas-dr", "Fac")
+        assert before is not None and after is not None and after > before
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        bar = str(screen.query_one("#score-bar").render())
+        assert "→" in bar and "last: override" in bar
+        row = next(j for j in screen.view.judgments if j.id == claim.id)  # type: ignore[union-attr]
+        assert row.effective == "correct" and row.decided
+
+
+async def test_enter_confirms_the_judge(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t02-kestrel")
+        judgment = await select_judgment(pilot, lambda j: j.kind == "ins")
+        await stored(pilot, ("enter",))
+        assert events(sample_db)[-1][1:3] == ("confirm", judgment.judge)
+
+
+async def test_undo_and_redo_survive_a_restart(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t04-kestrel")
+        judgment = await select_judgment(pilot, lambda j: j.kind == "rat")
+        await stored(pilot, ("0",))
+    assert events(sample_db)[-1][1:3] == ("override", "0")
+
+    again = make_app(sample_db)
+    async with again.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t04-kestrel")
+        await stored(pilot, ("z",))
+        assert events(sample_db)[-1][1] == "undo"
+        screen = again.screen
+        assert isinstance(screen, ReportScreen) and screen.view is not None
+        view = next(j for j in screen.view.judgments if j.id == judgment.id)
+        assert view.effective == judgment.judge and not view.decided
+        await stored(pilot, ("Z",))
+        assert events(sample_db)[-1][1] == "redo"
+        view = next(j for j in screen.view.judgments if j.id == judgment.id)
+        assert view.effective == "0"
+
+
+async def test_rationale_editor_swallows_review_keys_and_saves_with_ctrl_s(
+    sample_db: Path,
+) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t03-kestrel")
+        judgment = await select_judgment(
+            pilot, lambda j: j.kind == "consistency" and j.judge == "support")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RationaleEditor))
+        typed = "79.4% not 82% ] x c z ? n"
+        await pilot.press(*[{" ": "space", "%": "percent_sign", ".": "full_stop",
+                             "?": "question_mark", "]": "right_square_bracket"}.get(ch, ch)
+                            for ch in typed])
+        assert events(sample_db) == []                 # nothing fired while typing
+        assert isinstance(app.screen, RationaleEditor)
+        editor = app.screen
+        editor.query_one("#editor-value").highlighted = 1  # conflict  # type: ignore[attr-defined]
+        editor.query_one("#editor-reason").highlighted = 1  # misread-rubric  # type: ignore[attr-defined]
+        await stored(pilot, ("ctrl+s",))
+        _, action, value, rationale, reason, jid, _ = events(sample_db)[-1]
+        assert (action, value, jid) == ("override", "conflict", judgment.id)
+        assert rationale == typed
+        assert reason == "misread-rubric"
+
+
+async def test_require_rationale_opens_the_editor_and_escape_stores_nothing(
+    sample_db: Path,
+) -> None:
+    app = make_app(sample_db, require_rationale=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-kestrel")
+        await select_judgment(pilot, lambda j: j.kind == "claim" and j.judge == "correct")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, RationaleEditor))
+        await pilot.press("ctrl+s")                    # refused: no rationale given
+        assert isinstance(app.screen, RationaleEditor)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ReportScreen)
+        assert events(sample_db) == []
+
+
+async def test_next_undecided_skips_decided_judgments(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t05-juniper")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        judgments = screen.query_one(JudgmentList)
+        first = judgments.order[0]
+        await stored(pilot, ("enter",))                # confirm the first; cursor moves on
+        judgments.select_id(first)
+        await pilot.press("right_square_bracket")
+        assert judgments.selected_id == judgments.order[1]
+        await pilot.press("left_square_bracket")       # backwards wraps past the decided one
+        assert judgments.selected_id == judgments.order[-1]
+
+
+async def test_rating_a_report(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t06-juniper")
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, RatingDialog))
+        assert "computed UserPref" in screen_text(app)
+        await stored(pilot, ("2",))
+        assert events(sample_db)[-1][1:3] == ("rate", "2")
+        conn = sqlite3.connect(sample_db)
+        assert conn.execute("SELECT reviewer, value FROM report_rating").fetchall() == [
+            ("ana", "2")]
+
+
+async def test_flag_and_next_previous_report(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-atlas-dr")
+        await stored(pilot, ("exclamation_mark",))
+        assert events(sample_db)[-1][1:3] == ("flag", "on")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        app.report_shown_at = None
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.report_shown_at is not None)
+        assert screen.view is not None and screen.view.report == "t01-kestrel"
+        app.report_shown_at = None
+        await pilot.press("p")
+        await wait_for(pilot, lambda: app.report_shown_at is not None)
+        assert screen.view.report == "t01-atlas-dr"
+        await pilot.press("escape")
+        assert app.screen is app.queue_screen
+
+
+async def test_untrusted_text_is_shown_literally(sample_db: Path) -> None:
+    # t02-juniper quotes a forum post containing markup and an injection attempt.
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t02-juniper")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen) and screen.view is not None
+        text = screen.query_one(ReportText)
+        at = screen.view.markdown.index("[bold]FREE[/bold]")
+        text.scroll_to_offset(at)
+        await pilot.pause()
+        assert "[bold]FREE[/bold]" in text.visible_text()
+        assert "[bold]FREE[/bold]" in screen_text(app)
+        assert "Ignore previous instructions" in screen_text(app)
+
+
+async def test_control_sequences_and_markup_in_sources_are_inert(
+    tmp_path: Path,
+) -> None:
+    from reviewer.models import Source
+    from store.db import connect
+    from store.importer import import_bundle
+    from store.scores import rebuild_scores
+    from tests.builders import TINY_MARKDOWN, tiny_bundle
+
+    bundle = tiny_bundle()
+    hostile = TINY_MARKDOWN.replace("E-bikes made up",
+                                    "\x1b[31mRED\x1b[0m [/x] [bold]E-bikes made up")
+    bundle.reports = [r.model_copy(update={"markdown": hostile}) for r in bundle.reports]
+    bundle.sources = [Source(url="https://transit.example/map", title="[red]Map[/red]",
+                             text="The network has 310 stations \x07 [link=evil]click[/link].")]
+    db = tmp_path / "hostile.db"
+    conn = connect(db)
+    import_bundle(conn, bundle, "h")
+    rebuild_scores(conn)
+    conn.close()
+    app = make_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t1-alpha")
+        await select_judgment(pilot, lambda j: j.kind == "consistency")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        shown = screen_text(app)
+        assert "␛[31mRED␛[0m [/x] [bold]E-bikes" in shown
+        assert "\x1b" not in shown
+        detail = screen.query_one(TextView).plain
+        assert "[red]Map[/red]" in detail
+        assert "[link=evil]click[/link]" in detail
+        assert "␇" in detail
+
+
+async def test_help_lists_every_binding_with_its_id(sample_db: Path) -> None:
+    from tui.keymap import KEYS
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-atlas-dr")
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        help_text = str(app.screen.query_one("#help-text").render())
+        for key_def in KEYS:
+            if key_def.context in ("app", "report", "editor"):
+                assert key_def.id in help_text, key_def.id
+        await pilot.press("escape")
+        assert isinstance(app.screen, ReportScreen)
+
+
+async def test_remapped_key_works_and_collisions_are_reported(sample_db: Path) -> None:
+    app = make_app(sample_db, keys={"verdict.incorrect": "w"})
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert app.keymap_problems == []
+        await open_report(pilot, "t01-kestrel")
+        await select_judgment(pilot, lambda j: j.kind == "claim" and j.judge == "correct")
+        await stored(pilot, ("w",))
+        assert events(sample_db)[-1][1:3] == ("override", "incorrect")
+
+    clash = make_app(sample_db, keys={"verdict.correct": "x", "no.such.binding": "q"})
+    async with clash.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        problems = " | ".join(clash.keymap_problems)
+        assert "'x' is bound to verdict.correct and verdict.incorrect" in problems
+        assert "'no.such.binding' is not a binding id" in problems
+
+
+async def test_blind_mode_hides_the_judge_until_decided(sample_db: Path) -> None:
+    app = make_app(sample_db, blind=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-juniper")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        assert "judge hidden" in screen_text(app)
+        await pilot.press("enter")                      # confirming is refused in blind mode
+        await pilot.pause()
+        assert events(sample_db) == []
+        judgment = screen.selected()
+        assert judgment is not None
+        key = {"ternary": "1", "claim": "c", "consistency": "s"}[judgment.scale]
+        await stored(pilot, (key,))
+        assert events(sample_db)[-1][0] == "ana"
+
+
+@pytest.mark.parametrize("report", ["t07-atlas-dr"])
+async def test_detail_pane_shows_rubric_source_and_integrity(sample_db: Path,
+                                                            report: str) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, report)
+        await select_judgment(pilot, lambda j: j.kind == "consistency")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        detail = screen.query_one(TextView).plain
+        assert "Subtask" in detail and "Claim" in detail and "Source [" in detail
+        assert "page sha256" in detail or "integrity:" in detail
