@@ -35,6 +35,7 @@ def headlines() -> list[Headline]:
 @dataclass(slots=True)
 class QueueRow:
     report_id: int
+    suite: str
     report: str
     task: str
     system: str
@@ -71,14 +72,15 @@ class Progress:
 def queue_rows(conn: sqlite3.Connection) -> list[QueueRow]:
     """Every scored report with headline scores (both variants) and review progress."""
     rows: dict[int, QueueRow] = {}
-    for rid, rext, text, sext, domain, ttype, fws, words in conn.execute(
-        """SELECT r.id, r.ext_id, t.ext_id, y.ext_id, t.domain, t.task_type, s.frameworks,
-                  r.words
+    for rid, suite, rext, text, sext, domain, ttype, fws, words in conn.execute(
+        """SELECT r.id, s.ext_id, r.ext_id, t.ext_id, y.ext_id, t.domain, t.task_type,
+                  s.frameworks, r.words
            FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
            JOIN suite s ON s.id = y.suite_id
            WHERE y.is_reference = 0 ORDER BY s.id, t.id, y.id"""
     ):
-        rows[rid] = QueueRow(rid, rext, text, sext, domain, ttype, tuple(json.loads(fws)), words)
+        rows[rid] = QueueRow(rid, suite, rext, text, sext, domain, ttype, tuple(json.loads(fws)),
+                             words)
     heads = {f"{h.framework}.{h.metric}" for h in headlines()}
     for scope, framework, variant, metric, value in conn.execute(
         "SELECT scope, framework, variant, metric, value FROM score "

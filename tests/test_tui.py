@@ -47,11 +47,18 @@ async def test_queue_lists_every_report_with_progress(sample_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         queue = app.queue_screen
-        assert len(queue.shown) == len(queue.rows) >= 24
+        # One benchmark run at a time: the DailyReport sample first, 8 tasks × 3 systems.
+        assert {r.suite for r in queue.shown} == {"dailyreport-sample-2026-11"}
+        assert len(queue.shown) == 24
         text = screen_text(app)
         assert "judgments decided" in text
         assert "t01" in text and "atlas-dr" in text
         assert "UserPref" in text
+        suites = list(dict.fromkeys(r.suite for r in queue.rows))
+        for suite in [*suites[1:], None]:               # b cycles the runs, then all at once
+            await pilot.press("b")
+            assert queue.filter.suite == suite
+        assert len(queue.shown) == len(queue.rows)
 
 
 async def test_filters_system_status_and_judge_differs(sample_db: Path) -> None:

@@ -12,6 +12,8 @@ STATUSES = ("all", "new", "in progress", "done")
 
 @dataclass(frozen=True, slots=True)
 class QueueFilter:
+    suite: str | None = None
+    """One benchmark run at a time by default: their columns differ (key b switches)."""
     system: str | None = None
     domain: str | None = None
     status: str = "all"
@@ -35,9 +37,11 @@ class QueueFilter:
         return replace(self, status=STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)])
 
     def cleared(self) -> QueueFilter:
-        return QueueFilter(sort=self.sort, descending=self.descending)
+        return QueueFilter(suite=self.suite, sort=self.sort, descending=self.descending)
 
     def keep(self, row: QueueRow) -> bool:
+        if self.suite is not None and row.suite != self.suite:
+            return False
         if self.system is not None and row.system != self.system:
             return False
         if self.domain is not None and row.domain != self.domain:
@@ -56,6 +60,8 @@ class QueueFilter:
 
     def describe(self) -> str:
         parts = []
+        if self.suite:
+            parts.append(f"suite={self.suite}")
         if self.system:
             parts.append(f"system={self.system}")
         if self.domain:

@@ -50,6 +50,7 @@ KEYS: tuple[KeyDef, ...] = (
     # Queue
     KeyDef("queue.open", "enter", "open_report", "Open", "queue"),
     KeyDef("queue.search", "slash", "search", "Search", "queue"),
+    KeyDef("queue.suite", "b", "cycle_suite", "Benchmark run", "queue"),
     KeyDef("queue.system", "s", "pick_system", "System", "queue"),
     KeyDef("queue.domain", "d", "pick_domain", "Domain", "queue"),
     KeyDef("queue.status", "f", "cycle_status", "Status", "queue"),

@@ -54,6 +54,7 @@ class QueueScreen(Screen[None]):
         self.impacts: dict[int, Impact] = {}
         self.impact_pending = 0
         self.heads: list[Headline] = []
+        self.suites: list[str] = []
         self.summary = Progress(0, 0, 0, 0, 0, 0)
         self.loaded_in = 0.0
 
@@ -118,11 +119,11 @@ class QueueScreen(Screen[None]):
         self.rows = message.rows
         self.summary = message.progress
         self.loaded_in = message.elapsed
-        present = {fw for row in self.rows for fw in row.frameworks}
-        self.heads = [h for h in headlines() if h.framework in present]
+        self.suites = list(dict.fromkeys(r.suite for r in self.rows))
+        if len(self.suites) > 1 and self.filter.suite is None:
+            self.filter = replace(self.filter, suite=self.suites[0])
         table = self.query_one(DataTable)
         table.loading = False
-        self._columns(table)
         self.redraw()
         table.focus()
         self.gavel.ready_at = time.perf_counter()
@@ -168,6 +169,12 @@ class QueueScreen(Screen[None]):
         table = self.query_one(DataTable)
         current = self.current_report_id()
         self.shown = select(self.rows, self.filter, self.impacts)
+        in_view = [r for r in self.rows if self.filter.suite in (None, r.suite)]
+        present = {fw for row in in_view for fw in row.frameworks}
+        heads = [h for h in headlines() if h.framework in present]
+        if heads != self.heads or not table.columns:
+            self.heads = heads
+            self._columns(table)
         table.clear()
         for row in self.shown:
             table.add_row(*self._cells(row), key=str(row.report_id))
@@ -239,6 +246,15 @@ class QueueScreen(Screen[None]):
 
     def action_toggle(self, name: str) -> None:
         self.set_filter(self.filter.toggled(name))
+
+    def action_cycle_suite(self) -> None:
+        """Next benchmark run (suite); after the last, all suites at once."""
+        if len(self.suites) < 2:
+            self.notify("this database holds one benchmark run")
+            return
+        order: list[str | None] = [*self.suites, None]
+        position = order.index(self.filter.suite) if self.filter.suite in order else -1
+        self.set_filter(replace(self.filter, suite=order[(position + 1) % len(order)]))
 
     def action_cycle_status(self) -> None:
         self.set_filter(self.filter.next_status())

@@ -37,7 +37,7 @@ from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
 from tui.screens.modals import RatingDialog, Rationale, RationaleEditor, SearchDialog
 from tui.widgets.judgments import JudgmentList
-from tui.widgets.report_text import ReportText, Span
+from tui.widgets.report_text import ReportText, Span, visible
 from tui.widgets.text_view import TextView
 
 if TYPE_CHECKING:
@@ -98,6 +98,7 @@ class ReportScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="score-bar")
+        yield Static("", id="task-prompt")
         with Horizontal(id="report-body"):
             yield ReportText(id="report-text")
             with Vertical(id="report-side"):
@@ -141,6 +142,10 @@ class ReportScreen(Screen[None]):
         self.sub_title = (f"report {self.index + 1}/{len(self.order)} · {view.domain} · "
                           f"{view.task_type} · reviewer {self.gavel.config.reviewer}"
                           + (" · BLIND" if self.gavel.config.blind else ""))
+        prompt = Text()
+        prompt.append(f"{view.task}: ", "bold")
+        prompt.append(visible(" ".join(view.prompt.split())))
+        self.query_one("#task-prompt", Static).update(prompt)
         self._show_text()
         judgments = self.query_one(JudgmentList)
         judgments.show(view, blind=self.gavel.config.blind)
