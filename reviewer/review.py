@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reviewer.actions import (  # noqa: F401  (re-exported vocabulary)
-    DECISION_ACTIONS,
-    REASON_CODES,
-    UNDOABLE_ACTIONS,
-    Action,
-)
+from reviewer.actions import DECISION_ACTIONS as DECISION_ACTIONS
+from reviewer.actions import REASON_CODES as REASON_CODES
+from reviewer.actions import UNDOABLE_ACTIONS as UNDOABLE_ACTIONS
+from reviewer.actions import Action
 
 
 class ReviewEvent(BaseModel):

@@ -20,7 +20,7 @@ import uuid as uuidlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reviewer.review import DECISION_ACTIONS, REASON_CODES, UNDOABLE_ACTIONS
+from reviewer.actions import DECISION_ACTIONS, REASON_CODES, UNDOABLE_ACTIONS
 from reviewer.scales import RATING4, ScaleError
 from reviewer.scoring.registry import get_kind
 from store.tx import now_iso, transaction

@@ -200,6 +200,7 @@ class JudgmentView:
     error: str | None
     source_sha256: str | None
     run: str
+    subject: str = ""
 
     @property
     def decided(self) -> bool:
@@ -295,7 +296,7 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
         f"""SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,
                    j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0),
                    f.judgment_id IS NOT NULL, j.explanation, j.evidence, j.error,
-                   j.source_sha256, jr.ext_id
+                   j.source_sha256, jr.ext_id, j.subject
             FROM judgment j
             JOIN judge_run jr ON jr.id = j.run_id
             LEFT JOIN decision d ON d.judgment_id = j.id
@@ -307,7 +308,7 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
         judgments.append(JudgmentView(
             row[0], row[1], kind.scale.name if kind else "", row[2], row[3], row[4], row[5],
             row[6], row[7], row[8], row[9], row[10], bool(row[11]), row[12], row[13], row[14],
-            row[15], row[16],
+            row[15], row[16], row[17],
         ))
     ratings = dict(conn.execute(
         "SELECT reviewer, value FROM report_rating WHERE report_id = ?", (report_id,)
@@ -328,7 +329,7 @@ def judgment_views(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Judgme
         f"""SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,
                    j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0),
                    f.judgment_id IS NOT NULL, j.explanation, j.evidence, j.error,
-                   j.source_sha256, jr.ext_id
+                   j.source_sha256, jr.ext_id, j.subject
             FROM judgment j
             JOIN judge_run jr ON jr.id = j.run_id
             LEFT JOIN decision d ON d.judgment_id = j.id
@@ -340,7 +341,7 @@ def judgment_views(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Judgme
         out[row[0]] = JudgmentView(
             row[0], row[1], kind.scale.name if kind else "", row[2], row[3], row[4], row[5],
             row[6], row[7], row[8], row[9], row[10], bool(row[11]), row[12], row[13], row[14],
-            row[15], row[16],
+            row[15], row[16], row[17],
         )
     return out
 
@@ -446,3 +447,29 @@ def report_history(conn: sqlite3.Connection, report_id: int) -> dict[int, Histor
         "AND judgment_id IS NOT NULL", (report_id,)
     )]
     return judgment_history(conn, ids)
+
+
+@dataclass(frozen=True, slots=True)
+class OtherVerdict:
+    run: str
+    model: str
+    value: str | None
+    explanation: str
+    current: bool
+
+
+def other_run_verdicts(conn: sqlite3.Connection, report_id: int
+                       ) -> dict[tuple[str, str], list[OtherVerdict]]:
+    """Every run's verdict per (kind, subject) of a report, for runs side by side.
+
+    Keyed by (kind, subject) because a judgment's subject text is the same in every run.
+    """
+    out: dict[tuple[str, str], list[OtherVerdict]] = defaultdict(list)
+    for kind, subject, run, model, value, explanation, current in conn.execute(
+        """SELECT j.kind, j.subject, r.ext_id, r.model, j.value, j.explanation, j.current
+           FROM judgment j JOIN judge_run r ON r.id = j.run_id
+           WHERE j.report_id = ? ORDER BY r.created_at, r.id""",
+        (report_id,),
+    ):
+        out[(kind, subject)].append(OtherVerdict(run, model, value, explanation, bool(current)))
+    return {key: runs for key, runs in out.items() if len(runs) > 1}

@@ -14,7 +14,7 @@ from reviewer.actions import REASON_CODES
 from reviewer.citations import locate
 from reviewer.scales import get_scale
 from reviewer.scoring.registry import get_kind
-from store.views import JudgmentView, ReportView, SourceView, subject_label
+from store.views import JudgmentView, OtherVerdict, ReportView, SourceView, subject_label
 from tui.widgets.report_text import visible
 
 PASSAGE = 420
@@ -29,8 +29,8 @@ def _plain(text: Text, value: str, style: str = "") -> None:
 
 
 def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False,
-                history: list[tuple[str, str, str | None, str, str | None]] | None = None
-                ) -> Text:
+                history: list[tuple[str, str, str | None, str, str | None]] | None = None,
+                runs: list[OtherVerdict] | None = None) -> Text:
     text = Text(end="")
     kind = get_kind(judgment.kind)
     scale = get_scale(judgment.scale) if judgment.scale else None
@@ -91,6 +91,19 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
         if claim.citations:
             text.append("cites:   ", "dim")
             text.append(" ".join(f"[{i}]" for i in claim.citations) + "\n")
+
+    if runs and not (blind and not judgment.decided):
+        _section(text, "Every judge run on this subject")
+        for other in runs:
+            marker = "▶ " if other.run == judgment.run else "  "
+            text.append(f"{marker}{other.run}", "bold" if other.run == judgment.run else "")
+            text.append(f" ({other.model or 'model?'})", "dim")
+            text.append(f": {other.value if other.value is not None else 'error'}", "bold")
+            if other.current and other.run != judgment.run:
+                text.append("  [current]", "dim")
+            text.append("\n")
+            if other.explanation and other.run != judgment.run:
+                _plain(text, f"    {other.explanation[:300]}\n", "dim")
 
     if judgment.explanation:
         _section(text, "Judge's explanation")

@@ -22,9 +22,11 @@ from reviewer.scales import get_scale
 from store.views import (
     History,
     JudgmentView,
+    OtherVerdict,
     Rank,
     ReportView,
     ScoreLine,
+    other_run_verdicts,
     report_history,
     report_scores,
     report_view,
@@ -77,6 +79,7 @@ class ReportScreen(Screen[None]):
         self.scores: list[ScoreLine] = []
         self.rank: Rank | None = None
         self.history: dict[int, History] = {}
+        self.runs: dict[tuple[str, str], list[OtherVerdict]] = {}
         self.last_delta: Text | None = None
         self.show_cleaned = False
         self.find_query = ""
@@ -124,6 +127,7 @@ class ReportScreen(Screen[None]):
         target = primary_metric(view.frameworks)
         rank = system_rank(conn, view.system_id, *target) if target else None
         history = report_history(conn, report_id)
+        self.runs = other_run_verdicts(conn, report_id)
         self.post_message(ReportLoaded(view, scores, rank, history,
                                        time.perf_counter() - started))
 
@@ -194,7 +198,8 @@ class ReportScreen(Screen[None]):
             detail.set_content(Text("no judgments on this report" if self.view else ""))
             return
         detail.set_content(detail_text(self.view, judgment, blind=self.gavel.config.blind,
-                                       history=self.history.get(judgment.id)))
+                                       history=self.history.get(judgment.id),
+                                       runs=self.runs.get((judgment.kind, judgment.subject))))
 
     def _score_bar(self) -> None:
         line = Text()
