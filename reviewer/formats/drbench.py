@@ -1,0 +1,463 @@
+"""DR. Bench (released as RigorousBench) tasks, and optionally reports on them, as one bundle.
+
+``PATH`` is either the task file itself (``RigorousBench.jsonl``: tasks only) or a folder
+holding it (``RigorousBench.jsonl``, else the folder's only other ``.jsonl`` file) and,
+optionally, ``reports.jsonl`` — the layout ``docs/frameworks/drbench.md`` documents::
+
+    task file, one entry a line:
+      {"uid": "07001", "query": "...", "qsr": ["<rubric>? Yes=2, No=0", ...],
+       "tsl": ["https://...", ...], "fak": [5 anchor keywords], "fdk": [5 drift keywords]}
+    reports.jsonl, one response a line:
+      {"uid": "07001", "system": "agent-x", "report": "<markdown>",
+       "citations": [{"url": "...", "title": "..."} or "url", ...],      (optional)
+       "token_usage": {"total": 12000, "input": 2000},                     (optional)
+       "judge": {"model": "...", "qsr": [points|answer|null, ...], "grr": [48 of them],
+                 "fak": [5 relevances 1-5|null], "fdk": [5 of them]}}       (optional)
+
+What becomes what:
+
+- each entry is a task (id = uid, domain from the uid's first two digits) with criteria
+  ``qsr-NN`` (its rubric points; the point scale parsed from each text — a text without a
+  readable scale is an error naming the file, line and ``qsr.<index>``), ``grr-NN`` (the 48
+  general rubrics, :mod:`reviewer.drbench_grr`), ``fak-N`` / ``fdk-N`` (keywords, dimensions
+  ``anchor_keyword`` / ``drift_keyword``) and ``tsl-N`` (trusted sources, ``trusted_source``);
+- each response is a report ``<uid>-<system>`` whose references are its citations (else the
+  report's own references section); two deterministic runs judge it at import:
+  ``keyword-matcher-v1`` (one ``drb_keyword_hit`` per keyword occurrence in the citation-free
+  text, value true, the sentence around it as evidence) and ``url-matcher-v1`` (one
+  ``drb_trusted`` per distinct cited URL: full / host / none, raw, normalised and host in the
+  evidence and explanation);
+- a response's ``judge`` scores become a run ``judge-<model>`` with ``drb_qsr`` / ``drb_grr``
+  (a number is the paper's point output and is read through the rubric's scale; ``yes`` /
+  ``partial`` / ``no`` are answers; null is a failed call, kept as an error verdict) and
+  ``drb_relevance`` verdicts.
+
+Fields beyond these are kept in the task's or report's metadata, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from reviewer.citations import parse_references
+from reviewer.drbench_grr import GENERAL_RUBRICS, GRR_GROUPS, grr_id
+from reviewer.drbench_keywords import excluded_spans, find_hits
+from reviewer.drbench_points import PointScale, PointScaleError, parse_point_scale
+from reviewer.drbench_urls import RULES, match_annotations, normalise_url
+from reviewer.errors import InputError
+from reviewer.formats.jsonl import field_path, read_jsonl
+from reviewer.models import (
+    Bundle,
+    Criterion,
+    JudgeRun,
+    Judgment,
+    Reference,
+    Report,
+    Suite,
+    System,
+    Task,
+)
+
+TASK_FILE = "RigorousBench.jsonl"
+REPORTS_FILE = "reports.jsonl"
+KEYWORD_RUN = "keyword-matcher-v1"
+URL_RUN = "url-matcher-v1"
+FRAMEWORK = "drbench"
+
+DOMAINS: dict[str, str] = {
+    "00": "Unclassified",
+    "01": "Academia & Research",
+    "02": "News & Current Affairs",
+    "03": "Sports & Competitions",
+    "04": "Commonsense & Education",
+    "05": "Law & Politics",
+    "06": "Business & Finance",
+    "07": "Technology Intelligence",
+    "08": "Environment & Sustainability",
+    "09": "History & Social Sciences",
+    "10": "Health & Medicine",
+}
+"""Domain codes of the paper's Table 4 (the uid's first two digits)."""
+
+_TASK_FIELDS = ("uid", "query", "qsr", "tsl", "fak", "fdk")
+_REPORT_FIELDS = ("uid", "system", "report", "citations", "token_usage", "judge")
+_BAD_ID = re.compile(r"[/\s]")
+
+Where = tuple[str, int]
+
+
+def read(path: Path, suite_id: str | None = None) -> Bundle:
+    """Parse a DR. Bench task file (or a folder with one and a reports file) into a bundle.
+
+    Raises :class:`InputError` naming the file, line and field of anything malformed.
+    """
+    path = Path(path)
+    tasks_file, reports_file = _locate(path)
+    reader = _Reader(suite_id or _suite_id(tasks_file))
+    reader.read_tasks(tasks_file)
+    if reports_file is not None:
+        reader.read_reports(reports_file)
+    return reader.bundle(tasks_file, reports_file)
+
+
+def _locate(path: Path) -> tuple[Path, Path | None]:
+    if path.is_file():
+        return path, None
+    if not path.is_dir():
+        raise InputError(path, "no such file or folder")
+    tasks = path / TASK_FILE
+    if not tasks.is_file():
+        others = sorted(p for p in path.glob("*.jsonl") if p.name != REPORTS_FILE)
+        if len(others) != 1:
+            raise InputError(path, f"expected {TASK_FILE} (or exactly one task .jsonl file) in "
+                             f"the folder, found {len(others)} candidates")
+        tasks = others[0]
+    reports = path / REPORTS_FILE
+    return tasks, reports if reports.is_file() else None
+
+
+def _suite_id(tasks_file: Path) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", tasks_file.stem).strip("-").lower() or "tasks"
+    return f"drbench-{stem}"
+
+
+def _err(where: Where, message: str, fld: str | None = None) -> InputError:
+    return InputError(where[0], message, line=where[1], field=fld)
+
+
+def _strings(record: dict[str, Any], key: str, where: Where, *, minimum: int = 0) -> list[str]:
+    value = record.get(key)
+    if not isinstance(value, list):
+        raise _err(where, f"expected a list of strings, found {type(value).__name__}", key)
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise _err(where, "expected a non-empty string", f"{key}.{i}")
+    if len(value) < minimum:
+        raise _err(where, f"expected at least {minimum} item(s), found {len(value)}", key)
+    return [item.strip() for item in value]
+
+
+def _text(record: dict[str, Any], key: str, where: Where) -> str:
+    value = record.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and key == "uid":
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise _err(where, "expected a non-empty string", key)
+    return value
+
+
+class _Reader:
+    def __init__(self, suite_id: str) -> None:
+        self.suite_id = suite_id
+        self.tasks: list[Task] = []
+        self.task_where: list[Where] = []
+        self.by_uid: dict[str, Task] = {}
+        self.scales: dict[str, dict[str, PointScale]] = {}
+        self.systems: dict[str, None] = {}
+        self.reports: list[Report] = []
+        self.report_ids: set[str] = set()
+        self.report_where: list[Where] = []
+        self.runs: dict[str, JudgeRun] = {}
+        self.judgments: list[Judgment] = []
+        self.judgment_where: list[Where] = []
+
+    # -- tasks -------------------------------------------------------------------------
+
+    def read_tasks(self, path: Path) -> None:
+        for number, record in read_jsonl(path):
+            where = (str(path), number)
+            task, scales = self.task(record, where)
+            if task.id in self.by_uid:
+                raise _err(where, f"uid {task.id!r} repeats", "uid")
+            self.by_uid[task.id] = task
+            self.scales[task.id] = scales
+            self.tasks.append(task)
+            self.task_where.append(where)
+        if not self.tasks:
+            raise InputError(path, "no tasks in the file")
+
+    def task(self, record: dict[str, Any], where: Where) -> tuple[Task, dict[str, PointScale]]:
+        uid = _text(record, "uid", where).strip()
+        if _BAD_ID.search(uid):
+            raise _err(where, "a uid may not contain '/' or spaces", "uid")
+        query = _text(record, "query", where)
+        rubrics = _strings(record, "qsr", where, minimum=1)
+        tsls = _strings(record, "tsl", where)
+        anchors = _strings(record, "fak", where)
+        drifts = _strings(record, "fdk", where)
+        criteria: list[Criterion] = []
+        scales: dict[str, PointScale] = {}
+        for i, text in enumerate(rubrics):
+            try:
+                scale = parse_point_scale(text)
+            except PointScaleError as exc:
+                raise _err(where, str(exc), f"qsr.{i}") from exc
+            cid = f"qsr-{i + 1:02d}"
+            scales[cid] = scale
+            criteria.append(_rubric(cid, "qsr", text, scale, "drb_answer", {"number": i + 1}))
+        for number, group, text in GENERAL_RUBRICS:
+            scale = parse_point_scale(text)
+            cid = grr_id(number)
+            scales[cid] = scale
+            criteria.append(_rubric(cid, "grr", text, scale, "drb_yes_no",
+                                    {"number": number, "group": GRR_GROUPS[group]}))
+        for prefix, dimension, words in (("fak", "anchor_keyword", anchors),
+                                         ("fdk", "drift_keyword", drifts)):
+            for i, word in enumerate(words):
+                criteria.append(Criterion(
+                    id=f"{prefix}-{i + 1}", framework=FRAMEWORK, dimension=dimension, text=word,
+                    scale="drb_relevance",
+                    explanation=("focus-anchor keyword: missing it raises drift"
+                                 if prefix == "fak" else
+                                 "focus-deviation keyword: using it raises drift"),
+                ))
+        for i, url in enumerate(tsls):
+            normal = normalise_url(url)
+            if not normal.host:
+                raise _err(where, f"{url!r} has no host to match citations against",
+                           f"tsl.{i}")
+            criteria.append(Criterion(
+                id=f"tsl-{i + 1}", framework=FRAMEWORK, dimension="trusted_source", text=url,
+                scale="drb_match",
+                explanation=f"normalised: {normal.normalised} · host: {normal.host}",
+                metadata={"raw": url, "normalised": normal.normalised, "host": normal.host},
+            ))
+        code = uid[:2]
+        metadata: dict[str, Any] = {
+            "uid": uid, "domain_code": code,
+            "qsr_full": sum(s.full for cid, s in scales.items() if cid.startswith("qsr")),
+        }
+        extra = {k: v for k, v in record.items() if k not in _TASK_FIELDS}
+        if extra:
+            metadata["extra"] = extra
+        try:
+            task = Task(id=uid, prompt=query, domain=DOMAINS.get(code, ""),
+                        category=code if code in DOMAINS else "", task_type="report",
+                        metadata=metadata, criteria=criteria)
+        except ValidationError as exc:
+            loc, message = field_path(exc)
+            raise _err(where, message, loc or None) from exc
+        return task, scales
+
+    # -- reports -----------------------------------------------------------------------
+
+    def read_reports(self, path: Path) -> None:
+        for number, record in read_jsonl(path):
+            self.report((str(path), number), record)
+
+    def report(self, where: Where, record: dict[str, Any]) -> None:
+        uid = _text(record, "uid", where).strip()
+        task = self.by_uid.get(uid)
+        if task is None:
+            raise _err(where, f"no task with uid {uid!r} in the task file", "uid")
+        system = _text(record, "system", where).strip()
+        if _BAD_ID.search(system):
+            raise _err(where, "a system name may not contain '/' or spaces", "system")
+        markdown = record.get("report")
+        if not isinstance(markdown, str):
+            raise _err(where, "expected the report text as a string", "report")
+        report_id = f"{uid}-{system}"
+        if report_id in self.report_ids:
+            raise _err(where, f"a second report of system {system!r} on task {uid}", "system")
+        references = self.citations(record, where)
+        metadata: dict[str, Any] = {}
+        usage = record.get("token_usage")
+        if usage is not None:
+            if not isinstance(usage, dict) or not all(
+                    isinstance(usage.get(k), int | float) and not isinstance(usage.get(k), bool)
+                    for k in ("total", "input")):
+                raise _err(where, "expected {\"total\": number, \"input\": number}",
+                           "token_usage")
+            metadata["token_usage"] = {"total": usage["total"], "input": usage["input"]}
+        extra = {k: v for k, v in record.items() if k not in _REPORT_FIELDS}
+        if extra:
+            metadata["extra"] = extra
+        self.systems.setdefault(system, None)
+        self.report_ids.add(report_id)
+        self.reports.append(Report(id=report_id, task=uid, system=system, markdown=markdown,
+                                   references=references, metadata=metadata))
+        self.report_where.append(where)
+        urls = ([r.url for r in references if r.url] if references is not None
+                else [r.url for r in parse_references(markdown) if r.url])
+        self.match(report_id, task, markdown, urls, where)
+        judge = record.get("judge")
+        if judge is not None:
+            self.judge(report_id, task, judge, where)
+
+    @staticmethod
+    def citations(record: dict[str, Any], where: Where) -> list[Reference] | None:
+        cites = record.get("citations")
+        if cites is None:
+            return None
+        if not isinstance(cites, list):
+            raise _err(where, "expected a list of citations", "citations")
+        out: list[Reference] = []
+        for i, cite in enumerate(cites):
+            if isinstance(cite, str):
+                url, title = cite, ""
+            elif isinstance(cite, dict) and isinstance(cite.get("url"), str):
+                url = cite["url"]
+                title = str(cite.get("title") or "")
+            else:
+                raise _err(where, "expected a URL or {\"url\": ..., \"title\": ...}",
+                           f"citations.{i}")
+            out.append(Reference(index=i + 1, title=title or "", url=url.strip() or None))
+        return out
+
+    def add(self, judgment: Judgment, where: Where) -> None:
+        self.judgments.append(judgment)
+        self.judgment_where.append(where)
+
+    def match(self, report_id: str, task: Task, markdown: str, urls: list[str],
+              where: Where) -> None:
+        spans = excluded_spans(markdown)
+        keywords = [c for c in task.criteria if c.dimension in ("anchor_keyword",
+                                                                "drift_keyword")]
+        if KEYWORD_RUN not in self.runs:
+            self.runs[KEYWORD_RUN] = JudgeRun(
+                id=KEYWORD_RUN, model="reviewer.drbench_keywords", prompt_version="v1",
+                params={"matching": "case-insensitive substring, non-overlapping; whitespace, "
+                        "dash and apostrophe variants equal", "text": "citation-free: "
+                        "references section, citation markers and URLs removed"},
+                description="Deterministic keyword counting at import: one verdict per hit.",
+            )
+        for criterion in keywords:
+            for hit in find_hits(markdown, criterion.text, spans):
+                self.add(Judgment(
+                    run=KEYWORD_RUN, report=report_id, kind="drb_keyword_hit",
+                    criterion=criterion.id, key=hit.key, value=True,
+                    explanation=hit.describe(), evidence=hit.context,
+                ), where)
+        tsls = [c for c in task.criteria if c.dimension == "trusted_source"]
+        matches = match_annotations([c.text for c in tsls], [u for u in urls if u.strip()])
+        if URL_RUN not in self.runs:
+            self.runs[URL_RUN] = JudgeRun(
+                id=URL_RUN, model="reviewer.drbench_urls", prompt_version="v1",
+                params=dict(RULES),
+                description="Deterministic trusted-source matching at import: one verdict per "
+                "distinct cited URL.",
+            )
+        for m in matches:
+            if m.match == "none":
+                how = "matches no trusted source"
+            else:
+                tsl = tsls[m.tsl or 0]
+                how = (f"equals {tsl.id} ({tsl.text})" if m.match == "full" else
+                       f"shares host {m.url.host} with {tsl.id} ({tsl.text})")
+            self.add(Judgment(
+                run=URL_RUN, report=report_id, kind="drb_trusted", key=m.url.normalised,
+                value=m.match,
+                explanation=f"normalised: {m.url.normalised} · host: {m.url.host or '(none)'} · "
+                f"{how}",
+                evidence="\n".join(m.spellings),
+            ), where)
+
+    def judge(self, report_id: str, task: Task, judge: object, where: Where) -> None:
+        if not isinstance(judge, dict):
+            raise _err(where, "expected an object of judge scores", "judge")
+        model = judge.get("model", "judge")
+        if not isinstance(model, str) or not model.strip():
+            raise _err(where, "expected the judge model's name", "judge.model")
+        run_id = "judge-" + re.sub(r"[/\s]+", "_", model.strip())
+        if run_id not in self.runs:
+            self.runs[run_id] = JudgeRun(id=run_id, model=model.strip(),
+                                         prompt_version="drbench-appD",
+                                         description="Judge scores from the reports file.")
+        scales = self.scales[task.id]
+        groups = {
+            "qsr": [c for c in task.criteria if c.dimension == "qsr"],
+            "grr": [c for c in task.criteria if c.dimension == "grr"],
+            "fak": [c for c in task.criteria if c.dimension == "anchor_keyword"],
+            "fdk": [c for c in task.criteria if c.dimension == "drift_keyword"],
+        }
+        for key, criteria in groups.items():
+            values = judge.get(key)
+            if values is None:
+                continue
+            if not isinstance(values, list) or len(values) != len(criteria):
+                raise _err(where, f"expected a list of {len(criteria)} values, one per "
+                           f"{key} of task {task.id}", f"judge.{key}")
+            for i, (criterion, raw) in enumerate(zip(criteria, values, strict=True)):
+                fld = f"judge.{key}.{i}"
+                if raw is None:
+                    value: object = None
+                elif key in ("fak", "fdk"):
+                    if isinstance(raw, bool) or not isinstance(raw, int | float) \
+                            or not 1 <= raw <= 5:
+                        raise _err(where, f"relevance must be a number from 1 to 5, not {raw!r}",
+                                   fld)
+                    value = raw
+                else:
+                    value = _answer(raw, scales[criterion.id], key, where, fld)
+                kind = {"qsr": "drb_qsr", "grr": "drb_grr"}.get(key, "drb_relevance")
+                self.add(Judgment(
+                    run=run_id, report=report_id, kind=kind, criterion=criterion.id,
+                    value=value,
+                    raw=f"[{raw:g}]" if isinstance(raw, int | float) else "",
+                    error=None if raw is not None else "the judge returned no score",
+                ), where)
+
+    # -- the bundle --------------------------------------------------------------------
+
+    def bundle(self, tasks_file: Path, reports_file: Path | None) -> Bundle:
+        suite = Suite(
+            id=self.suite_id,
+            name=f"DR. Bench: {tasks_file.stem}",
+            frameworks=[FRAMEWORK],
+            source=str(tasks_file.name) + (f" + {reports_file.name}" if reports_file else ""),
+            description="DR. Bench (RigorousBench) tasks" + (
+                " with reports; keyword hits and trusted-source matches computed at import"
+                if reports_file else " only (no reports)"),
+        )
+        locations: dict[tuple[str, int], tuple[str, int]] = {}
+        for i, where in enumerate(self.task_where):
+            locations[("task", i)] = where
+        for i, where in enumerate(self.report_where):
+            locations[("report", i)] = where
+        for i, where in enumerate(self.judgment_where):
+            locations[("judgment", i)] = where
+        return Bundle(
+            suite=suite,
+            tasks=self.tasks,
+            systems=[System(id=name, name=name) for name in self.systems],
+            reports=self.reports,
+            runs=list(self.runs.values()) if self.reports else [],
+            judgments=self.judgments,
+            locations=locations,
+        )
+
+
+def _rubric(cid: str, dimension: str, text: str, scale: PointScale, scale_name: str,
+            metadata: dict[str, Any]) -> Criterion:
+    points: dict[str, Any] = {"yes": scale.yes, "no": scale.no, "full": scale.full}
+    if scale.partial is not None:
+        points["partial"] = list(scale.partial)
+    return Criterion(
+        id=cid, framework=FRAMEWORK, dimension=dimension, text=text, weight=scale.full,
+        scale=scale_name, explanation=f"point scale: {scale.describe()}",
+        metadata={**metadata, "points": points, "written": scale.written},
+    )
+
+
+def _answer(raw: object, scale: PointScale, key: str, where: Where, fld: str) -> str:
+    """A judge's rubric value as an answer: points through the rubric's scale, or a word."""
+    if isinstance(raw, str):
+        word = raw.strip().lower()
+        word = "yes" if word == "full" else word
+        allowed = ("yes", "partial", "no") if key == "qsr" else ("yes", "no")
+        if word not in allowed:
+            raise _err(where, f"{raw!r} is not one of {', '.join(allowed)}", fld)
+        return word
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise _err(where, f"expected points or an answer, not {raw!r}", fld)
+    try:
+        answer = scale.answer_for(float(raw))
+    except PointScaleError as exc:
+        raise _err(where, str(exc), fld) from exc
+    if key == "grr" and answer == "partial":
+        raise _err(where, "general rubrics have no Partial", fld)
+    return answer
