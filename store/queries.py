@@ -89,7 +89,8 @@ class VerdictRow:
 
 VERDICT_SQL = f"""
     SELECT j.id, r.ext_id, t.ext_id, y.ext_id, j.kind,
-           coalesce(c.ext_id, k.ext_id || coalesce(':' || j.ref_idx, ''), j.key, j.subject),
+           coalesce(c.ext_id || coalesce(' @' || j.key, ''),
+                    k.ext_id || coalesce(':' || j.ref_idx, ''), j.key, j.subject),
            j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0), jr.ext_id, j.current,
            j.error
     FROM judgment j

@@ -417,7 +417,8 @@ def subject_label(view: ReportView, judgment: JudgmentView) -> str:
         return name
     if judgment.criterion_id is not None:
         criterion = view.criteria.get(judgment.criterion_id)
-        return criterion.ext if criterion else str(judgment.criterion_id)
+        name = criterion.ext if criterion else str(judgment.criterion_id)
+        return f"{name} @{judgment.key}" if judgment.key is not None else name
     return judgment.key or "—"
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from textual.binding import Binding
 
 from reviewer.scales import SCALES
+from reviewer.scoring.registry import verdict_kinds
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,7 @@ def bindings(context: str) -> list[Binding]:
 
 def verdict_codes() -> dict[str, dict[str, str]]:
     """binding id -> {scale name: code}, from each scale's default key for its choices."""
+    verdict_kinds()  # frameworks register their own scales when the registry loads
     by_key: dict[str, dict[str, str]] = defaultdict(dict)
     for scale in SCALES.values():
         for choice in scale.choices:

@@ -45,7 +45,7 @@ from tui.widgets.text_view import TextView
 if TYPE_CHECKING:
     from tui.app import GavelApp
 
-_VERDICT_CODES = verdict_codes()
+_VERDICT_CODES: dict[str, dict[str, str]] = {}
 
 
 def primary_metric(frameworks: tuple[str, ...]) -> tuple[str, str] | None:
@@ -170,6 +170,7 @@ class ReportScreen(Screen[None]):
             spans = [Span(c.span[0], c.span[1], "claim", c.id)
                      for c in self.view.claims.values() if c.span is not None]
             spans += [Span(m.start, m.end, "cite") for m in find_markers(text)]
+            spans += _keyword_spans(self.view)
         spans += [Span(at, at + len(self.find_query), "match") for at in self.find_hits]
         widget = self.query_one(ReportText)
         widget.border_title = "cleaned text (what the RACE judge saw)" if cleaned else "report"
@@ -234,6 +235,8 @@ class ReportScreen(Screen[None]):
         judgment = self.selected()
         if judgment is None:
             return
+        if not _VERDICT_CODES:
+            _VERDICT_CODES.update(verdict_codes())
         code = _VERDICT_CODES.get(binding_id, {}).get(judgment.scale)
         if code is None:
             self.notify(f"that key means nothing on the {judgment.scale} scale "
@@ -414,6 +417,20 @@ class ReportScreen(Screen[None]):
                 widget.scroll_to_offset(hit)
                 return
         widget.scroll_to_offset(self.find_hits[0])
+
+
+def _keyword_spans(view: ReportView) -> list[Span]:
+    """DR. Bench keyword hits: the key is the hit's offset in the report (``878``, ``878~``)."""
+    spans: list[Span] = []
+    for judgment in view.judgments:
+        if judgment.kind != "drb_keyword_hit" or judgment.key is None:
+            continue
+        criterion = view.criteria.get(judgment.criterion_id or -1)
+        digits = judgment.key.rstrip("~^")
+        if criterion is not None and digits.isdigit():
+            start = int(digits)
+            spans.append(Span(start, start + len(criterion.text), "match"))
+    return spans
 
 
 def _is_headline(score: ScoreLine) -> bool:
