@@ -144,7 +144,10 @@ def _source_urls(view: ReportView, judgment: JudgmentView) -> list[str]:
 
 
 def _source_block(text: Text, view: ReportView, judgment: JudgmentView, url: str) -> None:
-    ref = next((i for i, (_, u) in view.references.items() if u == url), None)
+    if judgment.ref_idx is not None and view.references.get(judgment.ref_idx, ("", ""))[1] == url:
+        ref: int | None = judgment.ref_idx
+    else:
+        ref = next((i for i, (_, u) in view.references.items() if u == url), None)
     source = view.sources.get(url)
     title = source.title if source and source.title else (
         view.references[ref][0] if ref is not None else "")
