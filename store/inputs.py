@@ -23,6 +23,19 @@ EFFECTIVE_SQL = (
 )
 """The effective verdict: a resolved human decision, else the judge's value."""
 
+PROPOSAL_STATUS_SQL = """
+    SELECT substr(e.target, 3) AS proposal, e.action AS action, e.reviewer AS reviewer,
+           e.rationale AS rationale, e.created_at AS created_at, e.uuid AS event,
+           row_number() OVER (PARTITION BY e.target
+                              ORDER BY e.created_at DESC, e.uuid DESC) AS rn
+    FROM review_event e
+    WHERE e.judgment_id IS NULL AND e.report_id IS NULL AND e.action IN ('accept', 'reject')
+"""
+"""Accept/reject events of ground-truth proposals, newest first per proposal (``rn = 1`` is the
+standing one). Ordered by time then uuid, never by log position, so merging logs in any order
+gives the same status. Proposal events carry no judgment or report id (every other event has
+one of them, ratings included), so the report index finds the few of them without a scan."""
+
 
 @dataclass(frozen=True, slots=True)
 class ReportMeta:
@@ -91,12 +104,26 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
     ):
         criteria[tid].append(CriterionIn(cid, subtask_id, dimension, weight, text))
 
+    # Accepted ground-truth expansions, shared by every report of the task.
+    expansions: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for tid, kind, framework, payload, target, puuid in conn.execute(
+        f"""SELECT p.task_id, p.kind, p.framework, p.payload, p.target, p.uuid
+            FROM proposal p JOIN ({PROPOSAL_STATUS_SQL}) s ON s.proposal = p.uuid AND s.rn = 1
+            WHERE s.action = 'accept' {_where('p.task_id', task_ids)[0]}
+            ORDER BY p.task_id, p.created_at, p.uuid""",
+        tparams,
+    ):
+        expansions[tid].append({"kind": kind, "framework": framework,
+                                "payload": json.loads(payload), "target": target,
+                                "proposal": puuid})
+
     inputs: dict[int, ReportInput] = {}
     for rid, meta in metas.items():
         inputs[rid] = ReportInput(
             report_id=rid, task_id=meta.task_id, system_id=meta.system_id,
             task_metadata=task_meta.get(meta.task_id, {}), report_metadata=meta.metadata,
             subtasks=subtasks.get(meta.task_id, []), criteria=criteria.get(meta.task_id, []),
+            expansions=expansions.get(meta.task_id, []),
         )
 
     rwhere, rparams = _where("report_id", ids)

@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
+from reviewer.adjudication import SIDES_MARKER
 from reviewer.agreement import BootstrapCI, ChanceCorrected, ConfusionMatrix, Estimate
 from reviewer.errors import InputError
 from reviewer.proposals import DUPLICATE_THRESHOLD, PROPOSAL_KINDS
@@ -203,6 +204,12 @@ def _subject(subject: str) -> str:
     return f"{name} ↔ [{parts['r']}]" if "r" in parts else name
 
 
+def _own_words(rationale: str) -> str:
+    """An adjudication's rationale without the sides note it carries (shown elsewhere)."""
+    own, marker, _ = rationale.partition(SIDES_MARKER)
+    return own.strip() + (" [resolves a conflict]" if marker else "")
+
+
 def _label_for(kind_name: str) -> Callable[[str], str]:
     kind = get_kind(kind_name)
     if kind is None:
@@ -265,7 +272,7 @@ def _print_agreement(report: AgreementReport, limit: int, console: Console) -> N
                 emit([{"id": d.judgment_id, "report": d.report, "subject": _subject(d.subject),
                        "judge": d.judge, "human": d.human, "status": d.status,
                        "by": d.decided_by, "reason": d.reason or "",
-                       "rationale": d.rationale} for d in shown],
+                       "rationale": _own_words(d.rationale)} for d in shown],
                      ["id", "report", "subject", "judge", "human", "status", "by", "reason",
                       "rationale"], "table",
                      title=f"{where} · {g.run}: disagreements ({len(shown)} of "

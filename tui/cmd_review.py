@@ -100,8 +100,14 @@ def decide(args: argparse.Namespace) -> int:
     log = _log(conn, args)
     report_id = _report_of(conn, args.id)
     before = _headline(conn, report_id) if report_id is not None else None
-    recorded = log.decide(args.id, args.value, args.rationale, args.reason,
-                          adjudicate=args.adjudicate)
+    if args.adjudicate:
+        # An adjudication records the sides it resolves (reviewer, value, rationale) with it.
+        from store.conflicts import adjudicate
+
+        recorded = adjudicate(conn, log.reviewer, args.id, args.value, args.rationale,
+                              args.reason)
+    else:
+        recorded = log.decide(args.id, args.value, args.rationale, args.reason)
     return _record(conn, args, recorded, before)
 
 

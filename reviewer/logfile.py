@@ -1,0 +1,141 @@
+"""Review logs as files: one review event per JSONL line, naming its subject portably.
+
+A database id means nothing in another database, so every event names what it is about by a
+*target* built from the bundle's own ids:
+
+* ``j:<suite>/<report>/<run>/<kind>/<subject>`` — a judgment (decisions, flags, their undo/redo);
+* ``r:<suite>/<report>`` — a whole report (overall 1–4 ratings);
+* ``p:<uuid>`` — a ground-truth proposal (propose, accept, reject).
+
+Two databases that imported the same bundles resolve a target to the same thing, which is what
+makes a log written by one reviewer mergeable into another reviewer's database.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import ValidationError
+
+from reviewer.actions import DECISION_ACTIONS
+from reviewer.errors import InputError
+from reviewer.review import ReviewEvent
+
+LogAction = Literal[
+    "confirm", "override", "adjudicate", "flag", "rate", "propose", "accept", "reject", "undo",
+    "redo",
+]
+
+
+class LogEvent(ReviewEvent):
+    """A :class:`ReviewEvent` whose action may also be a proposal's accept or reject.
+
+    The schema's ``review_event`` table allows them; ``reviewer.actions.Action`` does not list
+    them yet. Once it does, this subclass is the model itself and can be replaced by it.
+    """
+
+    action: LogAction  # type: ignore[assignment, unused-ignore]
+
+
+TargetType = Literal["judgment", "report", "proposal"]
+
+TARGET_TYPES: dict[str, TargetType] = {"j": "judgment", "r": "report", "p": "proposal"}
+
+ACTION_TARGETS: dict[str, frozenset[TargetType]] = {
+    **{action: frozenset({"judgment"}) for action in (*DECISION_ACTIONS, "flag")},
+    "rate": frozenset({"report"}),
+    "propose": frozenset({"proposal"}),
+    "accept": frozenset({"proposal"}),
+    "reject": frozenset({"proposal"}),
+    "undo": frozenset({"judgment", "report"}),
+    "redo": frozenset({"judgment", "report"}),
+}
+"""Which kind of subject each action can be about (a flag on a proposal is meaningless)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A parsed portable target; ``parts`` are the ids in the order the prefix defines."""
+
+    type: TargetType
+    parts: tuple[str, ...]
+
+    @property
+    def suite(self) -> str | None:
+        return None if self.type == "proposal" else self.parts[0]
+
+
+def parse_target(text: str) -> Target:
+    """Split a target into its ids; ``ValueError`` says what is wrong with a malformed one."""
+    prefix, sep, rest = text.partition(":")
+    kind = TARGET_TYPES.get(prefix)
+    if not sep or kind is None:
+        raise ValueError(f"target {text!r} does not start with j:, r: or p:")
+    if kind == "judgment":
+        # The subject is last and may itself contain '/', so split only four times.
+        parts = tuple(rest.split("/", 4))
+        expected = 5
+    elif kind == "report":
+        parts = tuple(rest.split("/"))
+        expected = 2
+    else:
+        parts = (rest,)
+        expected = 1
+    if len(parts) != expected or not all(parts):
+        raise ValueError(f"target {text!r} is not of the form {_FORMS[kind]}")
+    return Target(kind, parts)
+
+
+_FORMS: dict[TargetType, str] = {
+    "judgment": "j:<suite>/<report>/<run>/<kind>/<subject>",
+    "report": "r:<suite>/<report>",
+    "proposal": "p:<uuid>",
+}
+
+
+def check_event(event: ReviewEvent) -> Target:
+    """The event's parsed target, after checking the action fits it; ``ValueError`` if not."""
+    target = parse_target(event.target)
+    allowed = ACTION_TARGETS.get(event.action, frozenset())
+    if target.type not in allowed:
+        raise ValueError(f"a {event.action!r} event cannot target a {target.type}")
+    if event.action in ("undo", "redo") and not event.supersedes:
+        raise ValueError(f"a {event.action!r} event must name the event it reverses "
+                         "in 'supersedes'")
+    return target
+
+
+def event_line(event: ReviewEvent) -> str:
+    """One JSONL line (no newline): fields in model order, UTF-8 text kept as is."""
+    return json.dumps(event.model_dump(), ensure_ascii=False, separators=(",", ":"))
+
+
+def read_events(lines: Iterable[str], file: str) -> Iterator[tuple[int, LogEvent]]:
+    """Parse a JSONL review log lazily: (1-based line number, event); blank lines are skipped.
+
+    A malformed line raises :class:`InputError` naming the file, the line and the field.
+    """
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(file, f"not JSON ({exc.msg})", line=number) from None
+        if not isinstance(data, dict):
+            raise InputError(file, "expected one JSON object per line", line=number)
+        try:
+            event = LogEvent.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or None
+            raise InputError(file, first["msg"], line=number, field=field) from None
+        try:
+            check_event(event)
+        except ValueError as exc:
+            field = "supersedes" if "supersedes" in str(exc) else "target"
+            raise InputError(file, str(exc), line=number, field=field) from None
+        yield number, event
