@@ -1,0 +1,337 @@
+"""Fetching the pages a report cites, as plain text, once per run.
+
+The consistency judge compares a claim with the page it cites, so it needs the page's text and
+a hash naming the version it saw. Pages are fetched with httpx under hard limits (a total time
+budget, a size cap read as a stream, a redirect cap, a few requests per host at a time) and
+turned into text with the standard library's ``html.parser``: readable text is all the judge
+needs, and a full readability engine would be a dependency for little gain. A page that cannot
+be used (HTTP error, timeout, too large, PDF or another type we cannot read) is still a result:
+its ``error`` is recorded, and the pipeline gives claims citing it the verdict ``unknown``
+without asking the model, as the DailyReport paper defines for invalid references.
+
+Page text is data: it is never rendered as markup and is fenced as data in prompts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from typing import Protocol
+from urllib.parse import urlsplit
+
+import httpx
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One fetch of one URL (also what a stored source looks like to the pipeline)."""
+
+    url: str
+    text: str
+    sha256: str
+    error: str | None = None
+    title: str = ""
+    final_url: str | None = None
+    status: int | None = None
+    content_type: str | None = None
+    fetched_at: str = ""
+
+    @property
+    def usable(self) -> bool:
+        """True when there is text a judge can compare a claim with."""
+        return self.error is None and bool(self.text.strip())
+
+
+class PageSource(Protocol):
+    """Where the pipeline gets cited pages: the live web, or the pages a bundle stored."""
+
+    async def get(self, url: str) -> Page: ...
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def failed(url: str, error: str, *, final_url: str | None = None, status: int | None = None,
+           content_type: str | None = None) -> Page:
+    return Page(url=url, text="", sha256=sha256_text(""), error=error, final_url=final_url,
+                status=status, content_type=content_type, fetched_at=now_iso())
+
+
+class MappingPages:
+    """Pages already at hand (a bundle's stored sources): no network at all."""
+
+    def __init__(self, pages: Mapping[str, Page]) -> None:
+        self._pages = dict(pages)
+
+    async def get(self, url: str) -> Page:
+        page = self._pages.get(url)
+        if page is None:
+            return failed(url, "not among the stored sources")
+        return page
+
+
+# -- HTML to text -----------------------------------------------------------------------------
+
+_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "canvas", "iframe",
+                   "object", "embed", "math"})
+_BLOCK = frozenset({
+    "address", "article", "aside", "blockquote", "caption", "details", "div", "dl",
+    "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
+    "h6", "header", "hr", "main", "nav", "ol", "p", "pre", "section", "summary", "table",
+    "ul", "title", "body", "html", "head",
+})
+"""Elements that stand apart: a blank line before and after."""
+_LINE = frozenset({"br", "dd", "dt", "li", "option", "tr"})
+"""Elements that start a new line (list items and table rows follow each other directly)."""
+_CELL = frozenset({"td", "th"})
+_VOID = frozenset({"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "wbr"})
+
+
+class _TextExtractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title: list[str] = []
+        self._skip = 0
+        self._in_title = False
+        self._pre = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP:
+            if tag not in _VOID:
+                self._skip += 1
+            return
+        if tag == "title":
+            self._in_title = True
+        elif tag == "pre":
+            self._pre += 1
+        if tag in _BLOCK or tag in _LINE:
+            self.parts.append("\n")
+        elif tag in _CELL:
+            self.parts.append(" \t ")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _BLOCK or tag in _LINE:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP:
+            self._skip = max(0, self._skip - 1)
+            return
+        if tag == "title":
+            self._in_title = False
+        elif tag == "pre":
+            self._pre = max(0, self._pre - 1)
+        if tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._skip:
+            return
+        if self._in_title:
+            self.title.append(data)
+            return
+        if self._pre:
+            self.parts.append(data.replace("\n", "\x00"))
+        else:
+            self.parts.append(re.sub(r"\s+", " ", data))
+
+
+def html_to_text(html: str) -> tuple[str, str]:
+    """(title, readable text) of an HTML document: scripts, styles and markup dropped, entities
+    decoded, one line per block element, runs of blank lines collapsed to one."""
+    parser = _TextExtractor()
+    parser.feed(html)
+    parser.close()
+    lines: list[str] = []
+    for line in "".join(parser.parts).split("\n"):
+        cleaned = " ".join(line.replace("\t", " ").split()) if "\x00" not in line else line
+        lines.append(cleaned.replace("\x00", "\n"))
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    title = " ".join("".join(parser.title).split())
+    return title, text
+
+
+# -- the fetcher --------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class FetchConfig:
+    timeout: float = 30.0
+    """Seconds for the whole fetch of one URL, redirects and body included."""
+    max_bytes: int = 5_000_000
+    max_redirects: int = 5
+    per_host: int = 2
+    concurrency: int = 8
+    user_agent: str = "gavel-citation-fetcher/0.1 (deep-research report review)"
+    trust_env: bool = True
+
+
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_XML_TYPES = frozenset({"application/xml", "text/xml", "application/rss+xml",
+                        "application/atom+xml"})
+_TEXT_TYPES = frozenset({"application/json", "application/ld+json", "application/javascript",
+                         "application/x-yaml", "application/yaml"})
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
+
+
+def _kind(media: str, head: bytes) -> str:
+    """html | xml | text | pdf | other, from the media type (sniffing when there is none)."""
+    if not media:
+        stripped = head.lstrip()[:16].lower()
+        if stripped.startswith(b"%pdf"):
+            return "pdf"
+        if stripped.startswith(b"<"):
+            return "html"
+        return "text"
+    if media in _HTML_TYPES:
+        return "html"
+    if media == "application/pdf":
+        return "pdf"
+    if media in _XML_TYPES or media.endswith("+xml"):
+        return "xml"
+    if media.startswith("text/") or media in _TEXT_TYPES or media.endswith("+json"):
+        return "text"
+    return "other"
+
+
+def _decode(body: bytes, charset: str | None, kind: str) -> str:
+    candidates: list[str] = []
+    if charset:
+        candidates.append(charset)
+    if kind in ("html", "xml"):
+        found = _META_CHARSET.search(body[:4096])
+        if found:
+            candidates.append(found.group(1).decode("ascii", "replace"))
+    candidates.append("utf-8")
+    for name in candidates:
+        try:
+            return body.decode(name)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    return body.decode("utf-8", errors="replace")
+
+
+class PageFetcher:
+    """Fetches cited URLs for one run: each URL at most once, however many claims cite it.
+
+    ``on_fetch`` sees every finished fetch (the store records it in ``page_fetch``).
+    """
+
+    def __init__(self, config: FetchConfig | None = None,
+                 on_fetch: Callable[[Page], None] | None = None) -> None:
+        self.config = config or FetchConfig()
+        self._on_fetch = on_fetch
+        self._memo: dict[str, asyncio.Task[Page]] = {}
+        self._hosts: dict[str, asyncio.Semaphore] = {}
+        self._all = asyncio.Semaphore(max(1, self.config.concurrency))
+        self._http: httpx.AsyncClient | None = None
+        self.requests = 0
+
+    async def __aenter__(self) -> PageFetcher:
+        self._http = httpx.AsyncClient(
+            follow_redirects=True,
+            max_redirects=self.config.max_redirects,
+            timeout=httpx.Timeout(self.config.timeout),
+            headers={"User-Agent": self.config.user_agent,
+                     "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5"},
+            trust_env=self.config.trust_env,
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for task in self._memo.values():
+            if not task.done():
+                task.cancel()
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    async def get(self, url: str) -> Page:
+        task = self._memo.get(url)
+        if task is None:
+            task = self._memo[url] = asyncio.ensure_future(self._fetch_and_report(url))
+        return await asyncio.shield(task)
+
+    async def _fetch_and_report(self, url: str) -> Page:
+        page = await self.fetch(url)
+        if self._on_fetch is not None:
+            self._on_fetch(page)
+        return page
+
+    async def fetch(self, url: str) -> Page:
+        """One fetch of ``url`` under the limits (no memo; :meth:`get` is what callers use)."""
+        if self._http is None:
+            raise RuntimeError("use PageFetcher as an async context manager")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return failed(url, "not an http(s) URL")
+        host = parts.hostname.lower()
+        per_host = self._hosts.get(host)
+        if per_host is None:
+            per_host = self._hosts[host] = asyncio.Semaphore(max(1, self.config.per_host))
+        async with self._all, per_host:
+            self.requests += 1
+            try:
+                async with asyncio.timeout(self.config.timeout):
+                    return await self._get(url)
+            except (TimeoutError, httpx.TimeoutException):
+                return failed(url, f"timed out after {self.config.timeout:g} s")
+            except httpx.TooManyRedirects:
+                return failed(url, f"too many redirects (more than {self.config.max_redirects})")
+            except httpx.InvalidURL:
+                return failed(url, "invalid URL")
+            except httpx.HTTPError as exc:
+                return failed(url, f"fetch failed ({type(exc).__name__})")
+
+    async def _get(self, url: str) -> Page:
+        assert self._http is not None
+        async with self._http.stream("GET", url) as response:
+            status = response.status_code
+            final_url = str(response.url)
+            raw_type = response.headers.get("content-type", "")
+            media = raw_type.split(";", 1)[0].strip().lower()
+
+            def fail(error: str) -> Page:
+                return failed(url, error, final_url=final_url, status=status,
+                              content_type=raw_type or None)
+
+            if status >= 400:
+                reason = response.reason_phrase
+                return fail(f"HTTP {status}{' ' + reason if reason else ''}")
+            limit = self.config.max_bytes
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit:
+                return fail(f"too large: {int(declared):,} bytes (limit {limit:,})")
+            kind = _kind(media, b"")
+            if kind == "pdf":
+                return fail("unsupported content type: PDF (no text extraction)")
+            if kind == "other":
+                return fail(f"unsupported content type: {media}")
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > limit:
+                    return fail(f"too large: more than {limit:,} bytes")
+        data = bytes(body)
+        if not media and _kind("", data[:64]) == "pdf":
+            return fail("unsupported content type: PDF (no text extraction)")
+        if not media:
+            kind = _kind("", data[:64])
+        decoded = _decode(data, response.charset_encoding, kind)
+        if kind in ("html", "xml"):
+            title, text = html_to_text(decoded)
+        else:
+            title, text = "", decoded.replace("\r\n", "\n").strip()
+        return Page(url=url, text=text, sha256=sha256_text(text), error=None, title=title,
+                    final_url=final_url, status=status, content_type=raw_type or None,
+                    fetched_at=now_iso())

@@ -1,0 +1,522 @@
+"""Which judge calls to make for a report, and how their replies become bundle records.
+
+The DailyReport judging of one report (paper §4, App. B.3, App. C), as steps:
+
+- ``ins``: one call scores every instruction-following criterion of the task (0 / 0.5 / 1).
+- ``claims``: one call per factuality criterion extracts the claims that answer it (verbatim
+  ``fact`` plus context-completed ``extract``, assigned to the criterion's subtask); each fact
+  is located in the report by exact then whitespace-insensitive search, and its citation
+  markers are read from the text; facts that cannot be found go to one matching call (App. C
+  "Match Claims with References") that quotes the passage and lists its references.
+- ``consistency``: per cited reference, one call judges all the claims citing it against the
+  page text (support / conflict / unknown). A reference without a URL, or whose page could not
+  be fetched or has no text, gets ``unknown`` for every claim without calling the model: the
+  paper defines an invalid page as unknown, and a model asked about an empty page can only
+  guess.
+- ``rat``: one call per rationality criterion finds the paragraphs answering it, judges each,
+  and scores their reasoning (0 / 0.5 / 1), with the subtask's claims excluded as already
+  checked.
+
+Claim *factuality* verdicts (the ``claim`` kind, correct / incorrect / unknown) need the paper's
+web-search verification workflow and are not produced here; runs that re-extract claims leave
+the imported factuality verdicts in force. Consistency and rationality use the claims extracted
+in the same run when ``claims`` runs, else the report's working claims (see the store).
+
+Pure orchestration: the chat client and the page source are handed in, the results come back
+as :class:`reviewer.models.Judgment` and :class:`reviewer.models.Claim` records, and writing
+them anywhere is the caller's business. A failed call becomes judgments with ``error`` set, so
+one bad reply never stops a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from reviewer.citations import citations_near, locate
+from reviewer.judge.client import CallResult
+from reviewer.judge.fetch import Page, PageSource
+from reviewer.judge.prompts import (
+    PROMPT_VERSION,
+    Prompt,
+    consistency_prompt,
+    extract_prompt,
+    ins_prompt,
+    match_prompt,
+    rat_prompt,
+)
+from reviewer.judge.schemas import (
+    ConsistencyReply,
+    ExtractReply,
+    InsReply,
+    MatchReply,
+    RatReply,
+)
+from reviewer.models import Claim, Criterion, JudgeRun, Judgment, Reference, Report, Task
+
+T = TypeVar("T", bound=BaseModel)
+
+STEPS = ("ins", "claims", "consistency", "rat")
+"""What ``gavel judge --only`` accepts; the default runs all four."""
+
+FRAMEWORK = "cascade"
+RUN_CLAIM_KEY = "gavel_judge_run"
+"""Claim metadata key naming the judge run that extracted the claim."""
+
+CHARS_PER_TOKEN = 4
+"""Token estimates (dry runs, servers that report no usage) assume 4 characters a token, the
+usual figure for English; CJK text runs nearer 1–2, so treat estimates as lower bounds there."""
+
+ASSUMED_PAGE_CHARS = 8_000
+"""What a dry run assumes a not-yet-fetched page adds to a consistency prompt."""
+
+_OUTPUT_TOKENS = {"ins": 60, "extract": 600, "match": 60, "consistency": 70, "rat": 400}
+"""Rough reply sizes for dry-run estimates: per criterion, per call, per claim, per statement,
+per call."""
+
+
+class Completer(Protocol):
+    """The part of :class:`reviewer.judge.client.ChatClient` the pipeline uses."""
+
+    async def complete(self, prompt: Prompt, schema: type[T]) -> CallResult[T]: ...
+
+    def is_cached(self, prompt: Prompt) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeJob:
+    """One report to judge, with its task; ``report.claims`` are the working claims and
+    ``taken_claim_ids`` every claim id the report already has (new ids must avoid them)."""
+
+    task: Task
+    report: Report
+    taken_claim_ids: frozenset[str] = frozenset()
+
+    @property
+    def references(self) -> dict[int, Reference]:
+        return {r.index: r for r in self.report.references or []}
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineOptions:
+    steps: frozenset[str] = frozenset(STEPS)
+    today: str = ""
+    """The judge's "current date" when a task's metadata gives no ``cur_date``."""
+    max_source_chars: int = 60_000
+    """Page text beyond this is cut from the prompt (the hash still names the whole page)."""
+    statements_per_call: int = 20
+    claims_per_match_call: int = 30
+    claim_prefix: str = "jc"
+
+
+@dataclass(frozen=True, slots=True)
+class StepError:
+    """A failed call that produced no judgment to hang the error on (claim extraction)."""
+
+    report: str
+    step: str
+    subject: str
+    error: str
+
+
+@dataclass(slots=True)
+class ReportOutcome:
+    report: str
+    judgments: list[Judgment] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    errors: list[StepError] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for judgment in self.judgments:
+            out[judgment.kind] = out.get(judgment.kind, 0) + 1
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCall:
+    report: str
+    step: str
+    prompt_tokens: int
+    output_tokens: int
+    cached: bool | None
+    """Whether the exact prompt is already cached; None when the prompt depends on results of
+    the run itself (claims extracted in it, pages fetched in it)."""
+
+
+def new_run(run_id: str, model: str, params: Mapping[str, Any], created_at: str,
+            description: str = "") -> JudgeRun:
+    return JudgeRun(id=run_id, model=model, prompt_version=PROMPT_VERSION, params=dict(params),
+                    created_at=created_at, description=description)
+
+
+def cascade_criteria(task: Task, dimension: str) -> list[Criterion]:
+    return [c for c in task.criteria if c.framework == FRAMEWORK and c.dimension == dimension]
+
+
+def _question(criterion: Criterion) -> str:
+    if criterion.explanation:
+        return f"{criterion.text}\nScoring note: {criterion.explanation}"
+    return criterion.text
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _raw(item: BaseModel) -> str:
+    return json.dumps(item.model_dump(), ensure_ascii=False)
+
+
+def _tokens(chars: int) -> int:
+    return max(1, chars // CHARS_PER_TOKEN)
+
+
+@dataclass(slots=True)
+class _Draft:
+    fact: str
+    extract: str
+    criterion: Criterion
+    span: tuple[int, int] | None
+    citations: tuple[int, ...]
+    located_by: str
+    extracted_fact: str | None = None
+
+
+class Pipeline:
+    def __init__(self, client: Completer, pages: PageSource | None, run_id: str,
+                 options: PipelineOptions | None = None) -> None:
+        self.client = client
+        self.pages = pages
+        self.run_id = run_id
+        self.options = options or PipelineOptions()
+
+    # -- driving ------------------------------------------------------------------------------
+
+    async def run(self, jobs: Iterable[JudgeJob],
+                  on_done: Callable[[JudgeJob, ReportOutcome], None], workers: int = 4) -> None:
+        """Judge ``jobs`` with ``workers`` reports in flight; ``on_done`` sees each finished
+        report at once, so an interrupted run keeps every report it finished."""
+        pending: Iterator[JudgeJob] = iter(jobs)
+
+        async def worker() -> None:
+            for job in pending:
+                outcome = await self.judge(job)
+                on_done(job, outcome)
+
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, workers)):
+                group.create_task(worker())
+
+    async def judge(self, job: JudgeJob) -> ReportOutcome:
+        out = ReportOutcome(job.report.id)
+        steps = self.options.steps
+
+        async def claims_and_dependants() -> None:
+            claims = list(job.report.claims)
+            if "claims" in steps:
+                claims = await self._extract(job, out)
+                out.claims.extend(claims)
+            async with asyncio.TaskGroup() as group:
+                if "consistency" in steps:
+                    group.create_task(self._consistency(job, claims, out))
+                if "rat" in steps:
+                    group.create_task(self._rat(job, claims, out))
+
+        async with asyncio.TaskGroup() as group:
+            if "ins" in steps:
+                group.create_task(self._ins(job, out))
+            group.create_task(claims_and_dependants())
+        order = {"ins": 0, "rat": 1, "consistency": 2}
+        out.judgments.sort(key=lambda j: (order.get(j.kind, 9), j.subject()))
+        return out
+
+    def _judgment(self, job: JudgeJob, kind: str, **fields: Any) -> Judgment:
+        return Judgment(run=self.run_id, report=job.report.id, kind=kind, **fields)
+
+    def _cur_date(self, task: Task) -> str:
+        value = task.metadata.get("cur_date")
+        return str(value) if value else self.options.today
+
+    # -- instruction following ----------------------------------------------------------------
+
+    def _ins_prompt(self, job: JudgeJob) -> tuple[Prompt, list[Criterion]] | None:
+        criteria = cascade_criteria(job.task, "ins")
+        if not criteria:
+            return None
+        numbered = [(n, c.text, c.explanation) for n, c in enumerate(criteria, 1)]
+        prompt = ins_prompt(job.task.prompt, job.report.markdown, numbered,
+                            self._cur_date(job.task))
+        return prompt, criteria
+
+    async def _ins(self, job: JudgeJob, out: ReportOutcome) -> None:
+        built = self._ins_prompt(job)
+        if built is None:
+            return
+        prompt, criteria = built
+        result = await self.client.complete(prompt, InsReply)
+        if result.value is None:
+            for criterion in criteria:
+                out.judgments.append(self._judgment(
+                    job, "ins", criterion=criterion.id, error=result.error,
+                    raw=result.content))
+            return
+        scores = {s.id: s for s in result.value.scores}
+        for n, criterion in enumerate(criteria, 1):
+            score = scores.get(n)
+            if score is None:
+                out.judgments.append(self._judgment(
+                    job, "ins", criterion=criterion.id,
+                    error=f"the reply has no score for criterion {n}", raw=result.content))
+            else:
+                out.judgments.append(self._judgment(
+                    job, "ins", criterion=criterion.id, value=score.score,
+                    explanation=score.explanation, raw=_raw(score)))
+
+    # -- claims -------------------------------------------------------------------------------
+
+    def _extract_prompts(self, job: JudgeJob) -> list[tuple[Criterion, Prompt]]:
+        subtasks = {s.id: s for s in job.task.subtasks}
+        out = []
+        for criterion in cascade_criteria(job.task, "fac"):
+            question = _question(criterion)
+            sub = subtasks.get(criterion.subtask or "")
+            if sub is not None:
+                question += f"\nThe part of the task it belongs to: {sub.text}"
+            out.append((criterion, extract_prompt(job.task.prompt, job.report.markdown,
+                                                  question)))
+        return out
+
+    async def _extract(self, job: JudgeJob, out: ReportOutcome) -> list[Claim]:
+        prompts = self._extract_prompts(job)
+        results = await asyncio.gather(*(self.client.complete(p, ExtractReply)
+                                         for _, p in prompts))
+        markdown = job.report.markdown
+        drafts: list[_Draft] = []
+        seen: set[str] = set()
+        for (criterion, _), result in zip(prompts, results, strict=True):
+            if result.value is None:
+                out.errors.append(StepError(job.report.id, "claims", criterion.id,
+                                            result.error or "no reply"))
+                continue
+            for item in result.value.claims:
+                fact = item.fact.strip()
+                if not fact:
+                    continue
+                extract = item.extract.strip() or fact
+                keys = {"f:" + _norm(fact), "e:" + _norm(extract)}
+                if keys & seen:
+                    continue  # the same claim extracted again (for another criterion)
+                seen.update(keys)
+                span = locate(markdown, fact)
+                cites = citations_near(markdown, *span) if span else ()
+                drafts.append(_Draft(fact, extract, criterion, span, cites,
+                                     "text" if span else "none"))
+        unlocated = [d for d in drafts if d.span is None]
+        if unlocated:
+            await self._match(job, unlocated, out)
+        ids = self._claim_ids(job)
+        return [
+            Claim(id=next(ids), subtask=d.criterion.subtask, criterion=d.criterion.id,
+                  fact=d.fact, extract=d.extract, span=d.span, citations=list(d.citations),
+                  metadata={RUN_CLAIM_KEY: self.run_id, "located_by": d.located_by,
+                            **({"extracted_fact": d.extracted_fact} if d.extracted_fact else {})})
+            for d in drafts
+        ]
+
+    async def _match(self, job: JudgeJob, drafts: Sequence[_Draft], out: ReportOutcome) -> None:
+        size = max(1, self.options.claims_per_match_call)
+        markdown = job.report.markdown
+        for start in range(0, len(drafts), size):
+            chunk = drafts[start:start + size]
+            prompt = match_prompt(markdown, [(n, d.fact, d.extract)
+                                             for n, d in enumerate(chunk, 1)])
+            result = await self.client.complete(prompt, MatchReply)
+            if result.value is None:
+                out.errors.append(StepError(job.report.id, "match", f"{len(chunk)} claims",
+                                            result.error or "no reply"))
+                continue
+            matches = {m.id: m for m in result.value.matches}
+            for n, draft in enumerate(chunk, 1):
+                match = matches.get(n)
+                if match is None or not match.located or not match.original_text:
+                    continue
+                span = locate(markdown, match.original_text.strip())
+                if span is None:
+                    continue
+                # The fact must be report text: keep the model's version only as metadata.
+                draft.extracted_fact = draft.fact
+                draft.fact = markdown[span[0]:span[1]]
+                draft.span = span
+                draft.citations = (tuple(match.references) if match.references
+                                   else citations_near(markdown, *span))
+                draft.located_by = "judge"
+
+    def _claim_ids(self, job: JudgeJob) -> Iterator[str]:
+        prefix = self.options.claim_prefix
+        pattern = re.compile(re.escape(prefix) + r"(\d+)")
+        taken = set(job.taken_claim_ids) | {c.id for c in job.report.claims}
+        n = max((int(m.group(1)) for cid in taken if (m := pattern.fullmatch(cid))), default=0)
+        while True:
+            n += 1
+            candidate = f"{prefix}{n}"
+            if candidate not in taken:
+                yield candidate
+
+    # -- consistency --------------------------------------------------------------------------
+
+    def _groups(self, job: JudgeJob, claims: Sequence[Claim]) -> dict[int, list[Claim]]:
+        refs = job.references
+        groups: dict[int, list[Claim]] = {}
+        for claim in claims:
+            for index in dict.fromkeys(claim.citations or ()):
+                if index in refs:
+                    groups.setdefault(index, []).append(claim)
+        return dict(sorted(groups.items()))
+
+    async def _consistency(self, job: JudgeJob, claims: Sequence[Claim],
+                           out: ReportOutcome) -> None:
+        groups = self._groups(job, claims)
+        async with asyncio.TaskGroup() as group:
+            for index, cited in groups.items():
+                group.create_task(self._consistency_ref(job, job.references[index], cited, out))
+
+    async def _consistency_ref(self, job: JudgeJob, ref: Reference, claims: Sequence[Claim],
+                               out: ReportOutcome) -> None:
+        def unknown(reason: str, sha: str | None) -> None:
+            for claim in claims:
+                out.judgments.append(self._judgment(
+                    job, "consistency", claim=claim.id, ref=ref.index, value="unknown",
+                    explanation=f"Not sent to the model: {reason}.", source_sha256=sha))
+
+        if not ref.url:
+            unknown(f"reference [{ref.index}] has no URL", None)
+            return
+        if self.pages is None:
+            unknown("no page source was given to the judge", None)
+            return
+        page = await self.pages.get(ref.url)
+        if page.error is not None:
+            unknown(f"the cited page could not be used ({page.error})", page.sha256)
+            return
+        if not page.text.strip():
+            unknown("the cited page has no text", page.sha256)
+            return
+        size = max(1, self.options.statements_per_call)
+        for start in range(0, len(claims), size):
+            chunk = claims[start:start + size]
+            prompt = self._consistency_prompt(ref, page, chunk)
+            result = await self.client.complete(prompt, ConsistencyReply)
+            verdicts = {} if result.value is None else {r.idx: r for r in result.value.results}
+            for n, claim in enumerate(chunk, 1):
+                verdict = verdicts.get(n)
+                if result.value is None:
+                    out.judgments.append(self._judgment(
+                        job, "consistency", claim=claim.id, ref=ref.index, error=result.error,
+                        raw=result.content, source_sha256=page.sha256))
+                elif verdict is None:
+                    out.judgments.append(self._judgment(
+                        job, "consistency", claim=claim.id, ref=ref.index,
+                        error=f"the reply has no verdict for statement {n}",
+                        raw=result.content, source_sha256=page.sha256))
+                else:
+                    out.judgments.append(self._judgment(
+                        job, "consistency", claim=claim.id, ref=ref.index, value=verdict.result,
+                        explanation=verdict.explanation, evidence=verdict.context,
+                        raw=_raw(verdict), source_sha256=page.sha256))
+
+    def _consistency_prompt(self, ref: Reference, page: Page, claims: Sequence[Claim]) -> Prompt:
+        text = page.text[: self.options.max_source_chars]
+        statements = [(n, c.extract or c.fact) for n, c in enumerate(claims, 1)]
+        return consistency_prompt(ref.index, page.title or ref.title, ref.url or page.url, text,
+                                  statements)
+
+    # -- rationality --------------------------------------------------------------------------
+
+    def _rat_prompts(self, job: JudgeJob, claims: Sequence[Claim]
+                     ) -> list[tuple[Criterion, Prompt]]:
+        ins = {c.subtask: c for c in cascade_criteria(job.task, "ins")}
+        out = []
+        for criterion in cascade_criteria(job.task, "rat"):
+            instruction = ins.get(criterion.subtask)
+            related = [c.extract or c.fact for c in claims
+                       if criterion.subtask is not None and c.subtask == criterion.subtask]
+            out.append((criterion, rat_prompt(
+                job.task.prompt, job.report.markdown, _question(criterion),
+                instruction.text if instruction else "", related, self._cur_date(job.task))))
+        return out
+
+    async def _rat(self, job: JudgeJob, claims: Sequence[Claim], out: ReportOutcome) -> None:
+        prompts = self._rat_prompts(job, claims)
+        results = await asyncio.gather(*(self.client.complete(p, RatReply) for _, p in prompts))
+        for (criterion, _), result in zip(prompts, results, strict=True):
+            reply = result.value
+            if reply is None:
+                out.judgments.append(self._judgment(job, "rat", criterion=criterion.id,
+                                                    error=result.error, raw=result.content))
+                continue
+            notes = [reply.explanation] if reply.explanation else []
+            for p in reply.paragraphs:
+                if not p.reasonable:
+                    head = " ".join(p.paragraph.split())[:80]
+                    notes.append(f"Unreasonable: “{head}…” — {p.reason}")
+            out.judgments.append(self._judgment(
+                job, "rat", criterion=criterion.id, value=reply.score,
+                explanation="\n".join(notes),
+                evidence="\n\n".join(p.paragraph for p in reply.paragraphs),
+                raw=result.content))
+
+    # -- dry run ------------------------------------------------------------------------------
+
+    def plan(self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
+             ) -> list[PlannedCall]:
+        """The calls :meth:`judge` would make, with token estimates, without making any.
+
+        Prompts that depend on the run's own results are estimated with stand-ins: the
+        report's working claims for claims still to be extracted, ``ASSUMED_PAGE_CHARS`` for a
+        page not yet fetched. Matching calls depend on what extraction finds and are not
+        counted.
+        """
+        steps = self.options.steps
+        rid = job.report.id
+        calls: list[PlannedCall] = []
+
+        def add(step: str, prompt: Prompt, output: int, exact: bool) -> None:
+            cached = self.client.is_cached(prompt) if exact else None
+            calls.append(PlannedCall(rid, step, _tokens(prompt.chars), output, cached))
+
+        if "ins" in steps:
+            built = self._ins_prompt(job)
+            if built is not None:
+                add("ins", built[0], _OUTPUT_TOKENS["ins"] * len(built[1]), True)
+        extracting = "claims" in steps
+        if extracting:
+            for _, prompt in self._extract_prompts(job):
+                add("extract", prompt, _OUTPUT_TOKENS["extract"], True)
+        claims = list(job.report.claims)
+        if "consistency" in steps:
+            pages = known_pages or {}
+            for index, cited in self._groups(job, claims).items():
+                ref = job.references[index]
+                if not ref.url:
+                    continue
+                page = pages.get(ref.url)
+                if page is not None and not page.usable:
+                    continue
+                stand_in = page or Page(url=ref.url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
+                size = max(1, self.options.statements_per_call)
+                for start in range(0, len(cited), size):
+                    chunk = cited[start:start + size]
+                    add("consistency", self._consistency_prompt(ref, stand_in, chunk),
+                        _OUTPUT_TOKENS["consistency"] * len(chunk),
+                        page is not None and not extracting)
+        if "rat" in steps:
+            for _, prompt in self._rat_prompts(job, claims):
+                add("rat", prompt, _OUTPUT_TOKENS["rat"], not extracting)
+        return calls

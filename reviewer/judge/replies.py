@@ -1,0 +1,103 @@
+"""Getting JSON out of a model's reply: the lenient parse, and a local repair before asking again.
+
+Models wrap JSON in Markdown fences, add a sentence around it, leave trailing commas, write
+Python's ``True``/``None``, or stop mid-way at their token limit. The first three are read
+through; the rest are mended locally once; only what still fails costs a second request.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(?P<body>.*?)\n?[ \t]*```$", re.DOTALL)
+_LITERALS = {"True": "true", "False": "false", "None": "null"}
+
+
+def _unfence(text: str) -> str:
+    stripped = text.strip()
+    found = _FENCE.match(stripped)
+    return found.group("body").strip() if found else stripped
+
+
+def loads_reply(text: str) -> Any:
+    """The JSON value of a reply: the whole text, a fenced block, or the span from the first
+    ``{``/``[`` to the last ``}``/``]`` (models like to add a sentence around it)."""
+    body = _unfence(text)
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as first:
+        starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
+        if not starts:
+            raise ValueError("the reply contains no JSON object") from first
+        start = min(starts)
+        end = max(body.rfind("}"), body.rfind("]"))
+        if end <= start:
+            raise ValueError(f"the reply is not valid JSON ({first.msg})") from first
+        try:
+            return json.loads(body[start:end + 1])
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the reply is not valid JSON ({exc.msg} at character "
+                             f"{exc.pos + start})") from exc
+
+
+def repair_json(text: str) -> str:
+    """Mend the usual defects of model-written JSON, outside string literals only: trailing
+    commas, Python's True/False/None, and a reply cut off mid-way (the open string and brackets
+    are closed). What it cannot mend still fails to parse, and the client asks again."""
+    body = _unfence(text)
+    starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
+    if starts:
+        body = body[min(starts):]
+    out: list[str] = []
+    stack: list[str] = []
+    in_string = escaped = False
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if in_string:
+            out.append(ch)
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            i += 1
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]":
+            _drop_trailing_comma(out)
+            if stack:
+                stack.pop()
+        elif ch.isalpha():
+            j = i
+            while j < len(body) and (body[j].isalnum() or body[j] == "_"):
+                j += 1
+            word = body[i:j]
+            out.append(_LITERALS.get(word, word))
+            i = j
+            continue
+        out.append(ch)
+        i += 1
+        if not stack and ch in "}]":
+            break
+    if in_string:
+        out.append('"')
+    _drop_trailing_comma(out)
+    if out and out[-1].rstrip().endswith(":"):
+        out.append("null")
+    out.extend(reversed(stack))
+    return "".join(out)
+
+
+def _drop_trailing_comma(out: list[str]) -> None:
+    j = len(out) - 1
+    while j >= 0 and out[j].isspace():
+        j -= 1
+    if j >= 0 and out[j] == ",":
+        del out[j]

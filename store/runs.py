@@ -1,0 +1,584 @@
+"""Judge runs made by Gavel itself: what to judge, writing results, the cache, fetched pages,
+listing and (de)activating runs, and scoring one run on its own for comparisons.
+
+A run never overwrites another: each ``gavel judge`` adds a ``judge_run`` row (one per suite it
+touches, all with the same external id) and its judgments; which run's judgments count is the
+``current`` flag, recomputed per (report, kind) by :func:`store.importer.refresh_current` as the
+newest active run. Each report's results are written in one transaction together with that
+refresh, so a run stopped half-way (ctrl+c, a crash) leaves every report it finished complete
+and in force, and none half-written. Claims a run extracts join the report's claims with fresh
+ids (``jc1``, ``jc2``, … never reusing one) and name their run in ``metadata``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewer.errors import InputError
+from reviewer.judge.cache import CachedReply
+from reviewer.judge.fetch import Page, now_iso
+from reviewer.judge.pipeline import RUN_CLAIM_KEY, JudgeJob, ReportOutcome
+from reviewer.models import (
+    Claim,
+    Criterion,
+    JudgeRun,
+    Reference,
+    Report,
+    Subtask,
+    Task,
+    subject_of,
+)
+from reviewer.scoring.inputs import ReportInput, VerdictIn
+from reviewer.scoring.registry import Aggregate, ReportScores, Variant, frameworks, get_kind
+from store.importer import refresh_current
+from store.inputs import load_inputs, report_meta
+from store.scores import load_options, update_scores
+from store.tx import transaction
+
+RAW_LIMIT = 20_000
+"""Characters of a raw reply kept with a judgment (a batched reply is split per item anyway)."""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _in(ids: Sequence[int]) -> str:
+    return ",".join("?" * len(ids))
+
+
+# -- what to judge ------------------------------------------------------------------------------
+
+def select_reports(
+    conn: sqlite3.Connection,
+    *,
+    reports: Sequence[str] = (),
+    systems: Sequence[str] = (),
+    tasks: Sequence[str] = (),
+    framework: str = "cascade",
+    limit: int | None = None,
+) -> list[int]:
+    """Report ids of suites scored by ``framework``, filtered by report, system and task (ext
+    id, or a system's name), in import order. A name that matches nothing is an error."""
+    where = ["y.is_reference = 0", "EXISTS (SELECT 1 FROM json_each(s.frameworks) f "
+             "WHERE f.value = ?)"]
+    params: list[object] = [framework]
+    for values, clause, label in (
+        (reports, "(r.ext_id IN ({q}) OR CAST(r.id AS TEXT) IN ({q}))", "report"),
+        (systems, "(y.ext_id IN ({q}) OR y.name IN ({q}))", "system"),
+        (tasks, "t.ext_id IN ({q})", "task"),
+    ):
+        if not values:
+            continue
+        q = ",".join("?" * len(values))
+        where.append(clause.format(q=q))
+        params.extend(list(values) * clause.count("{q}"))
+        _check_known(conn, label, values)
+    sql = f"""SELECT r.id FROM report r JOIN task t ON t.id = r.task_id
+              JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
+              WHERE {' AND '.join(where)} ORDER BY r.id"""
+    if limit is not None:
+        sql += f" LIMIT {int(limit)}"
+    return [int(rid) for (rid,) in conn.execute(sql, params)]
+
+
+def _check_known(conn: sqlite3.Connection, label: str, values: Sequence[str]) -> None:
+    table, extra = {"report": ("report", "OR CAST(id AS TEXT) = ?"),
+                    "system": ("system", "OR name = ?"), "task": ("task", "")}[label]
+    for value in values:
+        args = (value, value) if extra else (value,)
+        if conn.execute(f"SELECT 1 FROM {table} WHERE ext_id = ? {extra} LIMIT 1",
+                        args).fetchone() is None:
+            raise InputError("command line", f"no {label} {value!r} in this database",
+                             field=f"--{label}")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedJob:
+    report_id: int
+    suite_id: int
+    job: JudgeJob
+
+
+def load_jobs(conn: sqlite3.Connection, report_ids: Sequence[int]) -> list[LoadedJob]:
+    """The pipeline's view of each report: its task as a bundle record, its text, references
+    and working claims.
+
+    The working claims are those of the newest active run that extracted claims for the report,
+    else the claims the report was imported with.
+    """
+    ids = sorted(set(report_ids))
+    if not ids:
+        return []
+    rows = conn.execute(
+        f"""SELECT r.id, r.ext_id, r.task_id, t.ext_id, y.ext_id, y.suite_id, r.markdown,
+                   r.cleaned, r.metadata
+            FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
+            WHERE r.id IN ({_in(ids)}) ORDER BY r.id""", ids).fetchall()
+    tasks = _load_tasks(conn, sorted({row[2] for row in rows}))
+    refs: dict[int, list[Reference]] = defaultdict(list)
+    for rid, idx, title, url in conn.execute(
+        f"SELECT report_id, idx, title, url FROM reference WHERE report_id IN ({_in(ids)}) "
+        "ORDER BY report_id, idx", ids):
+        refs[rid].append(Reference(index=idx, title=title, url=url))
+    claims = _working_claims(conn, ids)
+    taken: dict[int, set[str]] = defaultdict(set)
+    for rid, ext in conn.execute(
+        f"SELECT report_id, ext_id FROM claim WHERE report_id IN ({_in(ids)})", ids):
+        taken[rid].add(ext)
+    out = []
+    for rid, ext, task_id, task_ext, system_ext, suite_id, markdown, cleaned, metadata in rows:
+        task, sub_ext, crit_ext = tasks[task_id]
+        report = Report(
+            id=ext, task=task_ext, system=system_ext, markdown=markdown, cleaned=cleaned,
+            references=refs.get(rid, []), metadata=json.loads(metadata),
+            claims=[_claim(row, sub_ext, crit_ext) for row in claims.get(rid, [])],
+        )
+        out.append(LoadedJob(rid, suite_id, JudgeJob(task, report, frozenset(taken[rid]))))
+    return out
+
+
+def _load_tasks(conn: sqlite3.Connection, task_ids: Sequence[int]
+                ) -> dict[int, tuple[Task, dict[int, str], dict[int, str]]]:
+    subtasks: dict[int, list[Subtask]] = defaultdict(list)
+    sub_ext: dict[int, str] = {}
+    for sid, tid, ext, text, importance, grp, types in conn.execute(
+        f"SELECT id, task_id, ext_id, text, importance, grp, constraint_types FROM subtask "
+        f"WHERE task_id IN ({_in(task_ids)}) ORDER BY task_id, ordinal", task_ids):
+        sub_ext[sid] = ext
+        subtasks[tid].append(Subtask(id=ext, text=text, importance=importance, group=grp,
+                                     constraint_types=json.loads(types)))
+    criteria: dict[int, list[Criterion]] = defaultdict(list)
+    crit_ext: dict[int, str] = {}
+    for (cid, tid, subtask_id, ext, framework, dimension, text, explanation, weight, scale,
+         metadata) in conn.execute(
+        f"""SELECT id, task_id, subtask_id, ext_id, framework, dimension, text, explanation,
+                   weight, scale, metadata FROM criterion WHERE task_id IN ({_in(task_ids)})
+            ORDER BY task_id, ordinal""", task_ids):
+        crit_ext[cid] = ext
+        criteria[tid].append(Criterion(
+            id=ext, subtask=sub_ext.get(subtask_id) if subtask_id else None,
+            framework=framework, dimension=dimension, text=text, explanation=explanation,
+            weight=weight, scale=scale, metadata=json.loads(metadata)))
+    out: dict[int, tuple[Task, dict[int, str], dict[int, str]]] = {}
+    for tid, ext, prompt, language, domain, category, task_type, metadata in conn.execute(
+        f"""SELECT id, ext_id, prompt, language, domain, category, task_type, metadata
+            FROM task WHERE id IN ({_in(task_ids)})""", task_ids):
+        task = Task(id=ext, prompt=prompt, language=language, domain=domain, category=category,
+                    task_type=task_type, metadata=json.loads(metadata),
+                    subtasks=subtasks.get(tid, []), criteria=criteria.get(tid, []))
+        out[tid] = (task, sub_ext, crit_ext)
+    return out
+
+
+_ClaimRow = tuple[Any, ...]
+
+
+def _working_claims(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, list[_ClaimRow]]:
+    active = {(suite, ext): created for suite, ext, created in conn.execute(
+        "SELECT suite_id, ext_id, created_at FROM judge_run WHERE active = 1")}
+    by_report: dict[int, dict[str | None, list[_ClaimRow]]] = defaultdict(lambda: defaultdict(list))
+    for row in conn.execute(
+        f"""SELECT c.report_id, c.ext_id, c.subtask_id, c.criterion_id, c.fact, c.extract,
+                   c.span_start, c.span_end, c.citations, c.url, c.metadata, y.suite_id,
+                   json_extract(c.metadata, '$.{RUN_CLAIM_KEY}')
+            FROM claim c JOIN report r ON r.id = c.report_id JOIN system y ON y.id = r.system_id
+            WHERE c.report_id IN ({_in(ids)}) ORDER BY c.report_id, c.ordinal""", ids):
+        by_report[row[0]][row[12]].append(row)
+    out: dict[int, list[_ClaimRow]] = {}
+    for rid, groups in by_report.items():
+        runs = [(active[(rows[0][11], run)], run) for run, rows in groups.items()
+                if run is not None and (rows[0][11], run) in active]
+        chosen = max(runs)[1] if runs else None
+        out[rid] = groups.get(chosen, [])
+    return out
+
+
+def _claim(row: _ClaimRow, sub_ext: Mapping[int, str], crit_ext: Mapping[int, str]) -> Claim:
+    (_, ext, subtask_id, criterion_id, fact, extract, start, end, citations, url, metadata,
+     *_rest) = row
+    return Claim(
+        id=ext, subtask=sub_ext.get(subtask_id) if subtask_id else None,
+        criterion=crit_ext.get(criterion_id) if criterion_id else None, fact=fact,
+        extract=extract, span=(start, end) if start is not None else None,
+        citations=json.loads(citations), url=url, metadata=json.loads(metadata))
+
+
+def stored_pages(conn: sqlite3.Connection, suite_ids: Iterable[int]) -> dict[str, Page]:
+    """Pages already in the database, for judging without fetching (``--sources stored``).
+
+    Per URL: the newest successful ``gavel fetch``/``gavel judge`` fetch, else the page the
+    bundle shipped in ``source``, else the newest failed fetch (its error is the fact to use).
+    """
+    ids = sorted(set(suite_ids))
+    if not ids:
+        return {}
+    good: dict[str, Page] = {}
+    bad: dict[str, Page] = {}
+    for url, final, fetched, status, ctype, title, text, sha, error in conn.execute(
+        f"""SELECT url, final_url, fetched_at, status, content_type, title, text, sha256, error
+            FROM page_fetch WHERE suite_id IN ({_in(ids)}) ORDER BY fetched_at, id""", ids):
+        page = Page(url=url, text=text, sha256=sha, error=error, title=title, final_url=final,
+                    status=status, content_type=ctype, fetched_at=fetched)
+        (bad if error else good)[url] = page
+    out: dict[str, Page] = dict(bad)
+    for url, title, fetched, text, sha, error in conn.execute(
+        f"SELECT url, title, fetched_at, text, sha256, error FROM source "
+        f"WHERE suite_id IN ({_in(ids)})", ids):
+        out[url] = Page(url=url, text=text, sha256=sha, error=error, title=title,
+                        fetched_at=fetched)
+    out.update(good)
+    return out
+
+
+def suite_of_reports(conn: sqlite3.Connection, report_ids: Sequence[int]) -> dict[int, int]:
+    ids = sorted(set(report_ids))
+    if not ids:
+        return {}
+    return {rid: sid for rid, sid in conn.execute(
+        f"SELECT r.id, y.suite_id FROM report r JOIN system y ON y.id = r.system_id "
+        f"WHERE r.id IN ({_in(ids)})", ids)}
+
+
+def cited_urls(conn: sqlite3.Connection, report_ids: Sequence[int]) -> list[tuple[int, str]]:
+    """(suite id, URL) of every reference of the reports, each once."""
+    ids = sorted(set(report_ids))
+    if not ids:
+        return []
+    return [(sid, url) for sid, url in conn.execute(
+        f"""SELECT DISTINCT y.suite_id, rf.url FROM reference rf
+            JOIN report r ON r.id = rf.report_id JOIN system y ON y.id = r.system_id
+            WHERE rf.report_id IN ({_in(ids)}) AND rf.url IS NOT NULL AND rf.url != ''
+            ORDER BY y.suite_id, rf.url""", ids)]
+
+
+# -- the response cache -------------------------------------------------------------------------
+
+class SqliteJudgeCache:
+    """:class:`reviewer.judge.cache.JudgeCache` on the ``judge_cache`` table."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def get(self, key: str) -> CachedReply | None:
+        row = self.conn.execute("SELECT response, usage FROM judge_cache WHERE key = ?",
+                                (key,)).fetchone()
+        if row is None:
+            return None
+        return CachedReply(row[0], json.loads(row[1]))
+
+    def put(self, key: str, model: str, prompt_version: str, reply: CachedReply) -> None:
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?)",
+                (key, model, prompt_version, reply.content, _dumps(reply.usage), now_iso()))
+
+
+# -- writing a run ------------------------------------------------------------------------------
+
+def unique_run_id(conn: sqlite3.Connection, base: str) -> str:
+    """``base``, or ``base-2``, ``base-3``, … when a run of that id exists (in any suite)."""
+    base = re.sub(r"[\s/]+", "-", base).strip("-") or "judge"
+    taken = {ext for (ext,) in conn.execute(
+        "SELECT ext_id FROM judge_run WHERE ext_id = ? OR ext_id LIKE ?", (base, base + "-%"))}
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def create_run(conn: sqlite3.Connection, suite_ids: Iterable[int], run: JudgeRun
+               ) -> dict[int, int]:
+    """Add the run to each suite; returns suite id -> ``judge_run`` row id."""
+    out: dict[int, int] = {}
+    with transaction(conn):
+        for suite_id in sorted(set(suite_ids)):
+            cursor = conn.execute(
+                "INSERT INTO judge_run (suite_id, ext_id, model, prompt_version, params, "
+                "created_at, description, active, usage) VALUES (?,?,?,?,?,?,?,1,?)",
+                (suite_id, run.id, run.model, run.prompt_version, _dumps(run.params),
+                 run.created_at, run.description, _dumps({"status": "running"})))
+            out[suite_id] = int(cursor.lastrowid or 0)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    claims: int
+    judgments: int
+
+
+def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
+                  outcome: ReportOutcome) -> Written:
+    """One report's results, with its new claims, in one transaction; the run's judgments
+    become current for the report at once (newest active run wins)."""
+    with transaction(conn):
+        task_id = conn.execute("SELECT task_id FROM report WHERE id = ?",
+                               (report_id,)).fetchone()[0]
+        subtasks = dict(conn.execute("SELECT ext_id, id FROM subtask WHERE task_id = ?",
+                                     (task_id,)).fetchall())
+        criteria = {ext: (cid, sid) for ext, cid, sid in conn.execute(
+            "SELECT ext_id, id, subtask_id FROM criterion WHERE task_id = ?", (task_id,))}
+        ordinal = conn.execute("SELECT coalesce(max(ordinal), -1) + 1 FROM claim "
+                               "WHERE report_id = ?", (report_id,)).fetchone()[0]
+        for claim in outcome.claims:
+            cursor = conn.execute(
+                "INSERT INTO claim (report_id, ext_id, ordinal, subtask_id, criterion_id, fact, "
+                "extract, span_start, span_end, citations, url, metadata) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (report_id, claim.id, ordinal,
+                 subtasks.get(claim.subtask) if claim.subtask else None,
+                 criteria[claim.criterion][0] if claim.criterion in criteria else None,
+                 claim.fact, claim.extract or claim.fact,
+                 claim.span[0] if claim.span else None, claim.span[1] if claim.span else None,
+                 json.dumps(list(claim.citations or [])), claim.url, _dumps(claim.metadata)))
+            conn.execute("INSERT INTO claim_fts(rowid, fact, extract) VALUES (?, ?, ?)",
+                         (cursor.lastrowid, claim.fact, claim.extract or claim.fact))
+            ordinal += 1
+        claims = {ext: (cid, sid) for ext, cid, sid in conn.execute(
+            "SELECT ext_id, id, subtask_id FROM claim WHERE report_id = ?", (report_id,))}
+        rows = []
+        for j in outcome.judgments:
+            kind = get_kind(j.kind)
+            value = None
+            if j.value is not None:
+                value = kind.scale.normalize(j.value) if kind is not None else str(j.value)
+            crit = criteria.get(j.criterion) if j.criterion else None
+            claim_row = claims.get(j.claim) if j.claim else None
+            subtask = crit[1] if crit else (claim_row[1] if claim_row else None)
+            rows.append((
+                run_row, report_id, j.kind, crit[0] if crit else None,
+                claim_row[0] if claim_row else None, j.ref, j.key, subject_of(j), value,
+                j.explanation, j.evidence, j.raw[:RAW_LIMIT], j.error, j.source_sha256,
+                subtask))
+        conn.executemany(
+            "INSERT INTO judgment (run_id, report_id, kind, criterion_id, claim_id, ref_idx, "
+            "key, subject, value, explanation, evidence, raw, error, source_sha256, current, "
+            "subtask_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)", rows)
+        refresh_current(conn, [report_id])
+    return Written(len(outcome.claims), len(rows))
+
+
+def record_page(conn: sqlite3.Connection, suite_id: int, run_row: int | None, page: Page
+                ) -> None:
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO page_fetch (suite_id, run_id, url, final_url, fetched_at, status, "
+            "content_type, title, text, sha256, error) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (suite_id, run_row, page.url, page.final_url, page.fetched_at or now_iso(),
+             page.status, page.content_type, page.title, page.text, page.sha256, page.error))
+
+
+def finish_run(conn: sqlite3.Connection, run_rows: Iterable[int], usage: Mapping[str, Any],
+               report_ids: Iterable[int]) -> None:
+    """Store the run's usage and status, then bring the score cache up to date for the
+    reports it judged (both variants: the judge's values changed, and so may the effective
+    ones where no human decided)."""
+    rows = sorted(set(run_rows))
+    with transaction(conn):
+        conn.executemany("UPDATE judge_run SET usage = ? WHERE id = ?",
+                         [(_dumps(dict(usage)), row) for row in rows])
+    ids = sorted(set(report_ids))
+    if ids:
+        refresh_current(conn, ids)
+        update_scores(conn, ids, variants=("judge", "adjudicated"))
+
+
+# -- listing and activation ---------------------------------------------------------------------
+
+@dataclass(slots=True)
+class RunInfo:
+    id: str
+    suites: list[str]
+    model: str
+    prompt_version: str
+    created_at: str
+    description: str
+    active: bool
+    params: dict[str, Any]
+    usage: dict[str, Any]
+    reports: int = 0
+    judgments: dict[str, int] = field(default_factory=dict)
+    errors: int = 0
+    claims: int = 0
+    row_ids: list[int] = field(default_factory=list)
+
+
+def list_runs(conn: sqlite3.Connection) -> list[RunInfo]:
+    """Every judge run (imported or Gavel's own), oldest first, with counts."""
+    runs: dict[str, RunInfo] = {}
+    for row_id, ext, suite, model, version, created, description, active, params, usage in (
+        conn.execute(
+            """SELECT jr.id, jr.ext_id, s.ext_id, jr.model, jr.prompt_version, jr.created_at,
+                      jr.description, jr.active, jr.params, jr.usage
+               FROM judge_run jr JOIN suite s ON s.id = jr.suite_id
+               ORDER BY jr.created_at, jr.id""")):
+        info = runs.get(ext)
+        if info is None:
+            info = runs[ext] = RunInfo(ext, [], model, version, created, description,
+                                       bool(active), json.loads(params), json.loads(usage))
+        info.suites.append(suite)
+        info.row_ids.append(row_id)
+        info.active = info.active or bool(active)
+    by_row = {row: info for info in runs.values() for row in info.row_ids}
+    for row, kind, count, errors in conn.execute(
+        "SELECT run_id, kind, count(*), count(error) FROM judgment GROUP BY run_id, kind"):
+        info = by_row[row]
+        info.judgments[kind] = info.judgments.get(kind, 0) + count
+        info.errors += errors
+    for row, reports in conn.execute(
+        "SELECT run_id, count(DISTINCT report_id) FROM judgment GROUP BY run_id"):
+        by_row[row].reports += reports
+    for ext, count in conn.execute(
+        f"SELECT json_extract(metadata, '$.{RUN_CLAIM_KEY}'), count(*) FROM claim "
+        f"WHERE json_extract(metadata, '$.{RUN_CLAIM_KEY}') IS NOT NULL GROUP BY 1"):
+        if ext in runs:
+            runs[ext].claims = count
+    return list(runs.values())
+
+
+def run_rows(conn: sqlite3.Connection, run: str) -> list[int]:
+    """``judge_run`` row ids of a run named by external id (or a row id); error if none."""
+    rows = [int(r) for (r,) in conn.execute(
+        "SELECT id FROM judge_run WHERE ext_id = ? OR CAST(id AS TEXT) = ? ORDER BY id",
+        (run, run))]
+    if not rows:
+        known = ", ".join(ext for (ext,) in conn.execute(
+            "SELECT DISTINCT ext_id FROM judge_run ORDER BY created_at LIMIT 20"))
+        raise InputError("command line", f"no judge run {run!r} (runs: {known or 'none'})",
+                         field="RUN")
+    return rows
+
+
+def set_active(conn: sqlite3.Connection, run: str, active: bool) -> list[int]:
+    """Make a run count (or stop counting) and recompute what depends on it; returns the ids
+    of the reports whose current verdicts were re-chosen."""
+    rows = run_rows(conn, run)
+    with transaction(conn):
+        conn.execute(f"UPDATE judge_run SET active = ? WHERE id IN ({_in(rows)})",
+                     [int(active), *rows])
+    ids = [int(r) for (r,) in conn.execute(
+        f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN ({_in(rows)})", rows)]
+    if ids:
+        refresh_current(conn, ids)
+        update_scores(conn, ids, variants=("judge", "adjudicated"))
+    return sorted(ids)
+
+
+# -- one run on its own (comparisons) -----------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class RunVerdict:
+    report_id: int
+    report: str
+    kind: str
+    subject: str
+    """Names the subject across runs: the criterion, or the claim by its normalised fact (runs
+    that extracted claims separately give the same fact different ids) plus the reference."""
+    value: str | None
+    error: str | None
+
+
+def run_verdicts(conn: sqlite3.Connection, run: str) -> list[RunVerdict]:
+    rows = run_rows(conn, run)
+    out = []
+    for rid, rext, kind, crit, fact, ref, key, subject, value, error in conn.execute(
+        f"""SELECT j.report_id, r.ext_id, j.kind, c.ext_id, k.fact, j.ref_idx, j.key,
+                   j.subject, j.value, j.error
+            FROM judgment j JOIN report r ON r.id = j.report_id
+            LEFT JOIN criterion c ON c.id = j.criterion_id
+            LEFT JOIN claim k ON k.id = j.claim_id
+            WHERE j.run_id IN ({_in(rows)}) ORDER BY j.id""", rows):
+        if crit is not None:
+            name = "c=" + crit
+        elif fact is not None:
+            name = "f=" + " ".join(fact.split()).casefold() + ("" if ref is None else f";r={ref}")
+        elif key is not None:
+            name = "x=" + key
+        else:
+            name = subject
+        out.append(RunVerdict(rid, rext, kind, name, value, error))
+    return out
+
+
+def run_report_ids(conn: sqlite3.Connection, run: str) -> list[int]:
+    rows = run_rows(conn, run)
+    return [int(r) for (r,) in conn.execute(
+        f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN ({_in(rows)}) ORDER BY 1",
+        rows)]
+
+
+@dataclass(frozen=True, slots=True)
+class RunScores:
+    """One run's scores, as if it were the only run that counted for what it judged."""
+
+    reports: dict[tuple[int, str], ReportScores]
+    """(report id, framework) -> scores."""
+    systems: dict[tuple[str, str], dict[str, Aggregate]]
+    """(system ext id, framework) -> aggregates over the reports scored."""
+
+
+def run_scores(conn: sqlite3.Connection, run: str, report_ids: Sequence[int] | None = None,
+               variant: Variant = "judge") -> RunScores:
+    """Score the reports ``run`` judged (restricted to ``report_ids`` when given) from that
+    run's judgments alone, computed on the fly with each framework's ``score_report``.
+
+    Verdict kinds the run did not judge on a report (a DailyReport run re-judges ins,
+    consistency and rat but not claim factuality) are taken from the report's current
+    judgments, so that two runs differ only where they both judged. Human decisions on the
+    run's own judgments count in the ``adjudicated`` variant.
+    """
+    rows = run_rows(conn, run)
+    judged = set(run_report_ids(conn, run))
+    ids = sorted(judged if report_ids is None else judged & set(report_ids))
+    if not ids:
+        return RunScores({}, {})
+    inputs = load_inputs(conn, ids)
+    metas = report_meta(conn, ids)
+    decided = dict(conn.execute("SELECT judgment_id, value FROM decision "
+                                "WHERE status != 'conflict'").fetchall())
+    own: dict[int, list[VerdictIn]] = defaultdict(list)
+    for row in conn.execute(
+        f"""SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, ref_idx, key,
+                   value, value, error FROM judgment
+            WHERE run_id IN ({_in(rows)}) AND report_id IN ({_in(ids)}) ORDER BY id""",
+        [*rows, *ids]):
+        verdict = VerdictIn._make(row)
+        if verdict.id in decided:
+            verdict = verdict._replace(effective=decided[verdict.id])
+        own[verdict.report_id].append(verdict)
+    systems = dict(conn.execute("SELECT id, ext_id FROM system").fetchall())
+    options = load_options(conn)
+    registry = frameworks()
+    reports: dict[tuple[int, str], ReportScores] = {}
+    grouped: dict[tuple[str, str], list[ReportScores]] = defaultdict(list)
+    for rid in ids:
+        base = inputs.get(rid)
+        if base is None:
+            continue
+        mine = own.get(rid, [])
+        kinds = {v.kind for v in mine}
+        report = ReportInput(
+            report_id=base.report_id, task_id=base.task_id, system_id=base.system_id,
+            task_metadata=base.task_metadata, report_metadata=base.report_metadata,
+            subtasks=base.subtasks, criteria=base.criteria, claims=base.claims,
+            verdicts=[v for v in base.verdicts if v.kind not in kinds] + mine,
+            expansions=base.expansions)
+        for name in metas[rid].frameworks:
+            fw = registry.get(name)
+            if fw is None:
+                continue
+            scores = fw.score_report(report, variant, options[name])
+            reports[(rid, name)] = scores
+            grouped[(systems[base.system_id], name)].append(scores)
+    aggregates = {key: registry[key[1]].aggregate(values, options[key[1]])
+                  for key, values in grouped.items()}
+    return RunScores(reports, aggregates)
