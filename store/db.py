@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from store.schema import migrate

@@ -89,8 +89,11 @@ class VerdictRow:
 
 VERDICT_SQL = f"""
     SELECT j.id, r.ext_id, t.ext_id, y.ext_id, j.kind,
-           coalesce(c.ext_id || coalesce(' @' || j.key, ''),
-                    k.ext_id || coalesce(':' || j.ref_idx, ''), j.key, j.subject),
+           CASE WHEN j.claim_id IS NOT NULL AND j.key IS NOT NULL
+                THEN k.ext_id || ' → ' || j.key
+                ELSE coalesce(c.ext_id || coalesce(' @' || j.key, ''),
+                              k.ext_id || coalesce(':' || j.ref_idx, ''), j.key, j.subject)
+           END,
            j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0), jr.ext_id, j.current,
            j.error
     FROM judgment j

@@ -93,8 +93,10 @@ def compute_all(conn: sqlite3.Connection) -> ScoreTable:
             if fw is None:
                 continue
             judge = fw.score_report(report, "judge", options[name])
+            # Contract: a score depends on the variant only through verdict values, so an
+            # undecided report's adjudicated scores are its judge scores.
             adjudicated = (fw.score_report(report, "adjudicated", options[name])
-                           if rid in decided else judge)
+                           if rid in decided or report.expansions else judge)
             pairs: tuple[tuple[Variant, ReportScores], ...] = (
                 ("judge", judge), ("adjudicated", adjudicated))
             for variant, scores in pairs:

@@ -291,6 +291,17 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
         ):
             sources[url] = SourceView(url, title, stext, sha, error, fetched,
                                       json.loads(meta) if meta != "{}" else {})
+        # Pages fetched by `gavel judge` / `gavel fetch` (newest first) for URLs the bundle
+        # itself had no page for.
+        missing = [u for u in ordered if u not in sources]
+        if missing:
+            for url, title, ptext, sha, error, fetched in conn.execute(
+                f"SELECT url, title, text, sha256, error, fetched_at FROM page_fetch "
+                f"WHERE suite_id = ? AND url IN ({','.join('?' * len(missing))}) "
+                "ORDER BY fetched_at DESC, id DESC",
+                (suite_id, *missing),
+            ):
+                sources.setdefault(url, SourceView(url, title, ptext, sha, error, fetched))
     judgments: list[JudgmentView] = []
     for row in conn.execute(
         f"""SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,
@@ -414,6 +425,8 @@ def subject_label(view: ReportView, judgment: JudgmentView) -> str:
         name = claim.ext if claim else str(judgment.claim_id)
         if judgment.ref_idx is not None:
             return f"{name} ↔ [{judgment.ref_idx}]"
+        if judgment.key is not None:
+            return f"{name} → {judgment.key}"
         return name
     if judgment.criterion_id is not None:
         criterion = view.criteria.get(judgment.criterion_id)

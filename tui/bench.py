@@ -178,7 +178,6 @@ def _incremental(conn: sqlite3.Connection, n: int = 30) -> tuple[float, float, f
 
 
 _RSS_SCRIPT = """
-import resource
 from store.db import connect
 from store.views import queue_rows, report_view, report_scores
 from store.scores import compute_all
@@ -186,15 +185,28 @@ conn = connect({db!r})
 rows = queue_rows(conn)
 view = report_view(conn, rows[0].report_id)
 scores = report_scores(conn, rows[0].report_id)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
+
+PEAK_RSS = """
+for line in open('/proc/self/status'):
+    if line.startswith('VmHWM:'):
+        print(int(line.split()[1]))
+"""
+"""Peak resident memory of this process image. (ru_maxrss would not do: Linux carries it over
+from the parent that forked the measuring process.)"""
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM), in MB."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def _rss_of(command: list[str]) -> float:
-    code = command[-1]
-    if "ru_maxrss" not in code:
-        command = [*command[:-1], code + "\nimport resource\n"
-                   "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"]
+    command = [*command[:-1], command[-1] + "\n" + PEAK_RSS]
     out = subprocess.run(command, capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent)
     return int(out.stdout.strip().splitlines()[-1]) / 1024

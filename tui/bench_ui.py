@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import resource
 import statistics
 import sys
 import time
@@ -139,7 +138,9 @@ async def gavel(db: Path) -> dict[str, float]:
             keypress.append(_first_frame_after(app.stored_at) - before)
             await pilot.press("k")                     # back onto the claim just decided
         out["keypress"] = statistics.median(keypress)
-        out["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        from tui.bench import peak_rss_mb
+
+        out["rss"] = peak_rss_mb()
         out["after_ready"] = time.perf_counter() - ready
     return out
 

@@ -214,6 +214,10 @@ class BundleChecker:
                                f"[{judgment.ref}]", "ref")
         elif judgment.key is None:
             raise _err(where, f"a {kind.name} verdict needs a key", "key")
+        if (subject != "criterion" and judgment.criterion is not None
+                and judgment.criterion not in self._tasks[task_id][1]):
+            raise _err(where, f"unknown criterion {judgment.criterion!r} for task {task_id}",
+                       "criterion")
         subject_text = subject_of(judgment)
         identity = (judgment.run, judgment.report, judgment.kind, subject_text)
         if identity in self._seen:
