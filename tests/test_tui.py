@@ -373,3 +373,90 @@ async def test_detail_pane_shows_rubric_source_and_integrity(sample_db: Path,
         detail = screen.query_one(TextView).plain
         assert "Subtask" in detail and "Claim" in detail and "Source [" in detail
         assert "page sha256" in detail or "integrity:" in detail
+
+
+async def test_agreement_screen_shows_judge_vs_human_and_ratings(sample_db: Path) -> None:
+    from tui.screens.agreement import AgreementScreen
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-atlas-dr")
+        await select_judgment(pilot, lambda j: j.kind == "claim" and j.judge == "incorrect")
+        await stored(pilot, ("c",))
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, RatingDialog))
+        await stored(pilot, ("4",))
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, AgreementScreen))
+        view = app.screen.query_one(TextView)
+        await wait_for(pilot, lambda: "Judge vs human" in view.plain, limit=60)
+        text = view.plain
+        assert "judge × human" in text                      # a confusion matrix
+        assert "disagreements" in text and "t01-atlas-dr" in text
+        assert "overall 1–4 ratings" in text
+        await pilot.press("escape")
+        assert isinstance(app.screen, ReportScreen)
+
+
+async def test_propose_a_claim_and_accept_it(sample_db: Path) -> None:
+    from tui.screens.modals import ProposeDialog
+    from tui.screens.proposals import ProposalsScreen
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-atlas-dr")
+        claim = await select_judgment(pilot, lambda j: j.kind == "claim")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProposeDialog))
+        # The selected claim's text is offered; proposing it as new is a duplicate of it.
+        await stored(pilot, ("ctrl+s",))
+        conn = sqlite3.connect(sample_db)
+        row = conn.execute("SELECT kind, reviewer, duplicate_of, payload FROM proposal").fetchone()
+        assert row[0] == "new_claim" and row[1] == "ana"
+        assert row[2] is not None                          # flagged as a duplicate
+        assert events(sample_db)[-1][1] == "propose"
+        assert claim.claim_id is not None
+
+        await pilot.press("escape")
+        await pilot.press("P")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProposalsScreen))
+        screen = app.screen
+        assert isinstance(screen, ProposalsScreen)
+        await wait_for(pilot, lambda: len(screen.found) == 1)
+        assert screen.found[0].status == "proposed"
+        await stored(pilot, ("n",))                        # reject it
+        await wait_for(pilot, lambda: screen.found and screen.found[0].status == "rejected")
+        assert events(sample_db)[-1][1] == "reject"
+
+
+async def test_rejudge_keeps_the_new_run_beside_the_current_one(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.loopback import FakeJudge, serving
+
+    with serving(FakeJudge(ins_score=0.5)) as server:
+        monkeypatch.setenv("GAVEL_API_KEY", "test-key-not-secret")
+        monkeypatch.setenv("GAVEL_MODEL", "fake-judge")
+        monkeypatch.setenv("GAVEL_BASE_URL", server.url + "/v1")
+        app = make_app(sample_db)
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await open_report(pilot, "t06-kestrel")
+            judgment = await select_judgment(pilot, lambda j: j.kind == "ins")
+            screen = app.screen
+            assert isinstance(screen, ReportScreen)
+            app.report_shown_at = None
+            await pilot.press("J")
+            await wait_for(pilot, lambda: app.report_shown_at is not None, limit=120)
+            await pilot.pause()
+            runs = screen.runs.get((judgment.kind, judgment.subject))
+            assert runs is not None and len(runs) == 2
+            new = next(r for r in runs if r.run.startswith("rejudge-"))
+            assert new.value == "0.5" and not new.current      # beside, not instead
+            view = next(j for j in screen.view.judgments if j.id == judgment.id)  # type: ignore[union-attr]
+            assert view.run == judgment.run                    # the current verdict is kept
+            screen.query_one(JudgmentList).select_id(judgment.id)
+            await pilot.pause()
+            assert "Every judge run on this subject" in screen.query_one(TextView).plain

@@ -94,8 +94,12 @@ class GavelApp(App[None]):
     def forward_decision(self, message: DecisionStored) -> None:
         # The writer posts to the app; the report screen on top redraws from it.
         screen = self.screen
+        from tui.screens.proposals import ProposalsScreen
         from tui.screens.report import ReportScreen
 
+        if isinstance(screen, ProposalsScreen):
+            screen.show_result(message.result)
+            return
         target = screen if isinstance(screen, ReportScreen) else next(
             (s for s in self.screen_stack if isinstance(s, ReportScreen)), None)
         if target is not None:
@@ -109,6 +113,18 @@ class GavelApp(App[None]):
         context = "report" if isinstance(self.screen, ReportScreen) else "queue"
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(context, normalise_keymap(self.config.keys)))
+
+    def action_proposals(self) -> None:
+        from tui.screens.proposals import ProposalsScreen
+
+        if not isinstance(self.screen, ProposalsScreen):
+            self.push_screen(ProposalsScreen())
+
+    def action_agreement(self) -> None:
+        from tui.screens.agreement import AgreementScreen
+
+        if not isinstance(self.screen, AgreementScreen):
+            self.push_screen(AgreementScreen())
 
     def open_report(self, report_id: int) -> None:
         from tui.screens.report import ReportScreen

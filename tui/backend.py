@@ -35,7 +35,8 @@ from store.views import (
 if TYPE_CHECKING:
     from store.reviewlog import Recorded, ReviewLog
 
-WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo"]
+WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo", "propose", "accept",
+                    "reject"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,8 @@ class WriteResult:
     scores: list[ScoreLine]
     rank: Rank | None
     stored_at: float
+    note: str | None = None
+    """For proposals: what was recorded, and the nearest existing item if it looks alike."""
 
 
 class Backend:
@@ -145,6 +148,17 @@ class Backend:
                primary: Callable[[int], tuple[str, str] | None]) -> WriteResult:
         from store.reviewlog import ReviewError
 
+        if command.kind in ("propose", "accept", "reject"):
+            try:
+                note, task_reports = _proposal(conn, log.reviewer, command)
+            except ReviewError as exc:
+                return WriteResult(command, None, str(exc), {}, {}, [], None,
+                                   time.perf_counter())
+            with self._dirty_lock:
+                self.dirty_reports.update(task_reports)
+            scores = report_scores(conn, command.report_id) if command.report_id else []
+            return WriteResult(command, None, None, {}, {}, scores, None, time.perf_counter(),
+                               note)
         try:
             recorded = _write(log, command)
         except ReviewError as exc:
@@ -165,6 +179,34 @@ class Backend:
             rank = system_rank(conn, int(system[0]), *target)
         return WriteResult(command, recorded, None, judgment_views(conn, ids),
                            judgment_history(conn, ids), scores, rank, time.perf_counter())
+
+
+def _proposal(conn: sqlite3.Connection, reviewer: str, command: WriteCommand
+              ) -> tuple[str, list[int]]:
+    """Propose, accept or reject a ground-truth expansion; returns a note and the reports whose
+    scores an accept or reject changed (every report of the task)."""
+    from store import proposals
+    from store.proposal_drafts import draft
+
+    if command.kind == "propose":
+        assert command.report_id is not None and isinstance(command.value, tuple)
+        kind, text = command.value
+        made = draft(conn, command.report_id, command.judgment_id, kind, text)
+        proposed = proposals.propose(conn, reviewer, made.task_id, made.report_id,
+                                     made.framework, made.kind, made.payload, made.span,
+                                     command.rationale, made.target)
+        note = f"proposed {made.kind} {proposed.proposal.uuid[:8]} ({made.framework})"
+        if proposed.nearest is not None and proposed.nearest.is_duplicate:
+            note += (f"; it looks like {proposed.nearest.ref} (similarity "
+                     f"{proposed.nearest.score:.2f}): {proposed.nearest.text[:80]!r}")
+        return note, []
+    assert isinstance(command.value, str)
+    decided = (proposals.accept(conn, reviewer, command.value, command.rationale)
+               if command.kind == "accept"
+               else proposals.reject(conn, reviewer, command.value, command.rationale))
+    task_reports = [r for (r,) in conn.execute("SELECT id FROM report WHERE task_id = ?",
+                                               (decided.task_id,))]
+    return f"{decided.status} proposal {decided.uuid[:8]}; the task is rescored", task_reports
 
 
 def _write(log: ReviewLog, command: WriteCommand) -> Recorded | None:

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 from reviewer.adjudication import SIDES_MARKER
 from reviewer.agreement import BootstrapCI, ChanceCorrected, ConfusionMatrix, Estimate
@@ -182,19 +184,28 @@ def _value(stat: Estimate | ChanceCorrected | None) -> str:
 
 def _matrix(console: Console, matrix: ConfusionMatrix, title: str, rows: str,
             columns: str, label: Callable[[str], str]) -> None:
+    """A confusion matrix as a coloured table: agreement on the diagonal in green,
+    disagreements in red, the darker the more items."""
     names = [label(str(code)) for code in matrix.labels]
-    records = []
-    for name, counts in zip(names, matrix.counts, strict=True):
-        record: dict[str, Any] = {f"{rows} ↓ / {columns} →": name}
-        record.update({n: c for n, c in zip(names, counts, strict=True)})
-        record["total"] = sum(counts)
-        records.append(record)
-    totals: dict[str, Any] = {f"{rows} ↓ / {columns} →": "total"}
-    totals.update({n: sum(row[i] for row in matrix.counts) for i, n in enumerate(names)})
-    totals["total"] = matrix.n
-    records.append(totals)
-    emit(records, [f"{rows} ↓ / {columns} →", *names, "total"], "table", title=title,
-         numeric=(*names, "total"), console=console)
+    table = Table(title=title, header_style="bold")
+    table.add_column(f"{rows} ↓ / {columns} →")
+    for name in names:
+        table.add_column(Text(name), justify="right")
+    table.add_column("total", justify="right", style="bold")
+    peak = max((c for row in matrix.counts for c in row), default=0) or 1
+    for i, (name, counts) in enumerate(zip(names, matrix.counts, strict=True)):
+        cells = []
+        for j, count in enumerate(counts):
+            if count == 0:
+                cells.append(Text("0", style="dim"))
+                continue
+            strong = count / peak >= 0.5
+            hue = "green" if i == j else "red"
+            cells.append(Text(str(count), style=f"bold white on {hue}" if strong else hue))
+        table.add_row(Text(name), *cells, Text(str(sum(counts))))
+    totals = [Text(str(sum(row[j] for row in matrix.counts))) for j in range(len(names))]
+    table.add_row(Text("total", style="bold"), *totals, Text(str(matrix.n)))
+    console.print(table)
 
 
 def _subject(subject: str) -> str:
@@ -232,11 +243,11 @@ def agreement_cmd(args: argparse.Namespace) -> int:
         print("no human decisions or ratings yet: decide with `gavel decide`, rate reports with "
               "`gavel rate`, or merge a reviewer's log with `gavel merge`", file=sys.stderr)
         return 1
-    _print_agreement(report, args.disagreements, Console())
+    print_agreement(report, args.disagreements, Console())
     return 0
 
 
-def _print_agreement(report: AgreementReport, limit: int, console: Console) -> None:
+def print_agreement(report: AgreementReport, limit: int, console: Console) -> None:
     if report.judge_human:
         rows = []
         for g in report.judge_human:

@@ -48,10 +48,11 @@ KEYS: tuple[KeyDef, ...] = (
     # Everywhere
     KeyDef("app.help", "question_mark", "app.help", "Help", "app"),
     KeyDef("app.quit", "ctrl+q", "app.quit", "Quit", "app", show=False, priority=True),
+    KeyDef("app.agreement", "g", "app.agreement", "Agreement", "app"),
     # Queue
-    KeyDef("queue.open", "enter", "open_report", "Open", "queue"),
+    KeyDef("queue.open", "enter", "open_report", "Open", "queue", priority=True),
     KeyDef("queue.search", "slash", "search", "Search", "queue"),
-    KeyDef("queue.suite", "b", "cycle_suite", "Benchmark run", "queue"),
+    KeyDef("queue.suite", "b", "cycle_suite", "Run", "queue"),
     KeyDef("queue.system", "s", "pick_system", "System", "queue"),
     KeyDef("queue.domain", "d", "pick_domain", "Domain", "queue"),
     KeyDef("queue.status", "f", "cycle_status", "Status", "queue"),
@@ -61,7 +62,8 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("queue.flagged", "exclamation_mark", "toggle('flagged')", "Flagged", "queue",
            show=False),
     KeyDef("queue.impact", "i", "sort_impact", "By impact", "queue"),
-    KeyDef("queue.sort", "o", "sort_column", "Sort column", "queue"),
+    KeyDef("queue.proposals", "P", "app.proposals", "Proposals", "queue"),
+    KeyDef("queue.sort", "o", "sort_column", "Sort column", "queue", show=False),
     KeyDef("queue.clear", "escape", "clear_filters", "Clear filters", "queue", show=False),
     KeyDef("queue.quit", "q", "app.quit", "Quit", "queue"),
     # Report review
@@ -82,6 +84,8 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("report.search", "slash", "search", "Find", "report", show=False),
     KeyDef("report.text", "t", "toggle_text", "Raw/cleaned", "report", show=False),
     KeyDef("report.back", "escape", "back", "Queue", "report"),
+    KeyDef("report.propose", "a", "propose", "Propose GT", "report", show=False),
+    KeyDef("judgment.rejudge", "J", "rejudge", "Re-judge", "report", show=False),
     *(
         KeyDef(vid, key, f"verdict('{vid}')", f"Verdict: {meaning}", "report", show=False)
         for vid, (key, meaning) in VERDICT_KEYS.items()

@@ -109,6 +109,60 @@ class RationaleEditor(ModalScreen[Rationale | None]):
         self.dismiss(None)
 
 
+@dataclass(frozen=True, slots=True)
+class ProposalDraft:
+    kind: str
+    text: str
+    rationale: str
+
+
+PROPOSAL_KINDS = (
+    ("new_claim", "a valid claim the ground truth lacks (raises recall denominators)"),
+    ("new_rubric", "a rubric item this report revealed (raises denominators)"),
+    ("alias", "another accepted wording of the selected item (no denominator change)"),
+    ("extra_evidence", "evidence for the selected item (no denominator change)"),
+)
+
+
+class ProposeDialog(ModalScreen[ProposalDraft | None]):
+    """Propose a ground-truth expansion; keys type text until saved or cancelled."""
+
+    BINDINGS = bindings("editor")
+
+    def __init__(self, report: str, text: str) -> None:
+        super().__init__()
+        self.report = report
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="editor"):
+            yield Label(Text(f"Propose a ground-truth expansion from {self.report}",
+                             style="bold"))
+            yield OptionList(*(Option(f"{k}  {d}", id=k) for k, d in PROPOSAL_KINDS),
+                             id="propose-kind")
+            yield Label("Text (claim, rubric item, alias, or the evidence quote)")
+            yield TextArea(self.text, id="propose-text", soft_wrap=True, tab_behavior="focus")
+            yield Label("Rationale")
+            yield TextArea(id="editor-text", soft_wrap=True, tab_behavior="focus")
+            yield Static("ctrl+s save · tab next field · escape cancel", id="editor-help")
+
+    def on_mount(self) -> None:
+        kinds = self.query_one("#propose-kind", OptionList)
+        kinds.highlighted = 0
+        kinds.focus()
+
+    def action_submit(self) -> None:
+        option = self.query_one("#propose-kind", OptionList).highlighted_option
+        if option is None or option.id is None:
+            self.notify("choose what to propose", severity="error")
+            return
+        self.dismiss(ProposalDraft(option.id, self.query_one("#propose-text", TextArea).text,
+                                   self.query_one("#editor-text", TextArea).text.strip()))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
 class RatingDialog(ModalScreen[str | None]):
     """An overall 1–4 rating of the report (DailyReport's user-preference scale)."""
 

@@ -163,7 +163,7 @@ class QueueScreen(Screen[None]):
         table.add_column("Decided", key="progress")
         table.add_column("≠", key="differs")
         table.add_column("⚑", key="flags")
-        table.add_column("Impact", key="impact")
+        table.add_column("Impact", key="impact", width=9)
 
     def redraw(self) -> None:
         table = self.query_one(DataTable)

@@ -7,6 +7,9 @@ the database: moving on after a verdict key is immediate, the verdict shows when
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -37,7 +40,14 @@ from tui.backend import WriteCommand, WriteResult
 from tui.detail import detail_text
 from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
-from tui.screens.modals import RatingDialog, Rationale, RationaleEditor, SearchDialog
+from tui.screens.modals import (
+    ProposalDraft,
+    ProposeDialog,
+    RatingDialog,
+    Rationale,
+    RationaleEditor,
+    SearchDialog,
+)
 from tui.widgets.judgments import JudgmentList
 from tui.widgets.report_text import ReportText, Span, visible
 from tui.widgets.text_view import TextView
@@ -292,6 +302,70 @@ class ReportScreen(Screen[None]):
     def action_redo(self) -> None:
         self.submit(WriteCommand("redo"))
 
+    def action_propose(self) -> None:
+        """Propose a ground-truth expansion from what is selected (new claim, rubric item,
+        alias or extra evidence); the nearest existing item is reported if it looks alike."""
+        if self.view is None:
+            return
+        judgment = self.selected()
+        claim = self.view.claims.get(judgment.claim_id) if judgment and judgment.claim_id \
+            else None
+        text = claim.fact if claim is not None else ""
+        report_id = self.view.report_id
+
+        def done(result: ProposalDraft | None) -> None:
+            if result is not None:
+                self.submit(WriteCommand("propose", report_id=report_id,
+                                         judgment_id=judgment.id if judgment else None,
+                                         value=(result.kind, result.text),
+                                         rationale=result.rationale))
+
+        self.app.push_screen(ProposeDialog(self.view.report, text), done)
+
+    def action_rejudge(self) -> None:
+        """Ask the judge again about the selected item's step, in a separate process.
+
+        The new run is kept beside the current one (deactivated), so the reviewer sees its
+        verdict in the detail pane without the current verdicts or decisions changing; make it
+        current with `gavel runs --activate RUN`. Endpoint and model: $GAVEL_BASE_URL,
+        $GAVEL_MODEL, key in $GAVEL_API_KEY (see docs/judge.md).
+        """
+        judgment = self.selected()
+        if judgment is None or self.view is None:
+            return
+        step = {"ins": "ins", "rat": "rat", "consistency": "consistency"}.get(judgment.kind)
+        if step is None:
+            self.notify(f"the judge runner re-judges ins, rat and consistency verdicts, not "
+                        f"{judgment.kind}", severity="warning")
+            return
+        if not os.environ.get("GAVEL_MODEL"):
+            self.notify("set GAVEL_MODEL (and GAVEL_BASE_URL, GAVEL_API_KEY) to re-judge",
+                        severity="warning", timeout=8)
+            return
+        self.notify(f"re-judging {step} on {self.view.report} in the background…")
+        self._rejudge(self.view.report_id, self.view.report, step)
+
+    @work(thread=True, group="rejudge")
+    def _rejudge(self, report_id: int, report: str, step: str) -> None:
+        run = f"rejudge-{time.strftime('%Y%m%d-%H%M%S')}"
+        db = str(self.gavel.backend.path)
+        base = [sys.executable, "-m", "tui.cli", "--db", db]
+        done = subprocess.run([*base, "judge", "--report", report, "--only", step,
+                               "--sources", "stored", "--run-id", run],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if done.returncode == 0:
+            subprocess.run([*base, "runs", "--deactivate", run], capture_output=True,
+                           text=True, stdin=subprocess.DEVNULL)
+        message = (f"run {run} judged {step} on {report}: see 'Every judge run' in the detail "
+                   "pane" if done.returncode == 0 else
+                   f"re-judging failed: {(done.stderr or done.stdout).strip()[-300:]}")
+        self.app.call_from_thread(self._rejudged, report_id, message, done.returncode == 0)
+
+    def _rejudged(self, report_id: int, message: str, ok: bool) -> None:
+        self.notify(message, severity="information" if ok else "error", timeout=10)
+        if ok and self.view is not None and self.view.report_id == report_id:
+            self.load_report(report_id)
+
     def action_rate(self) -> None:
         if self.view is None:
             return
@@ -311,6 +385,14 @@ class ReportScreen(Screen[None]):
         """Redraw from a committed write (the app hands over the writer's message)."""
         if result.error is not None:
             self.notify(result.error, severity="error", timeout=6)
+            return
+        if result.note is not None:
+            self.notify(result.note, timeout=8)
+            if result.scores and self.view is not None \
+                    and result.command.report_id == self.view.report_id:
+                self.scores = result.scores
+                self._score_bar()
+            self.gavel.stored_at = time.perf_counter()
             return
         recorded = result.recorded
         if recorded is None:

@@ -1,0 +1,93 @@
+"""The agreement screen: judge vs human, reviewer vs reviewer, computed level vs ratings.
+
+The same tables as ``gavel agreement`` (one definition, in ``tui.cmd_gt``), rendered off the
+UI thread and shown in a scrollable view; confusion matrices are coloured (agreement green,
+disagreement red).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header
+
+from tui.widgets.text_view import TextView
+
+if TYPE_CHECKING:
+    from tui.app import GavelApp
+
+
+class AgreementScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape,q", "back", "Back", id="agreement.back"),
+        Binding("r", "refresh", "Recompute", id="agreement.refresh"),
+        Binding("a", "all_disagreements", "All disagreements", id="agreement.all"),
+    ]
+
+    class Rendered(Message):
+        def __init__(self, text: Text) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self) -> None:
+        super().__init__(id="agreement")
+        self.limit = 10
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield TextView(id="agreement-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "Agreement"
+        self.sub_title = "judge vs human · reviewer vs reviewer · UserPref vs ratings"
+        self.query_one(TextView).set_content(Text("computing… (bootstrap confidence intervals)",
+                                                  style="dim"))
+        self.compute()
+
+    @property
+    def gavel(self) -> GavelApp:
+        from tui.app import GavelApp
+
+        assert isinstance(self.app, GavelApp)
+        return self.app
+
+    @work(thread=True, exclusive=True, group="agreement")
+    def compute(self) -> None:
+        from store.agreement import agreement
+        from tui.cmd_gt import print_agreement
+
+        report = agreement(self.gavel.backend.reader())
+        if not (report.judge_human or report.reviewers or report.ratings):
+            self.post_message(self.Rendered(Text(
+                "No human decisions or ratings yet. Decide verdicts and rate reports (o) on the "
+                "report screen, or merge another reviewer's log with `gavel merge`.")))
+            return
+        width = max(60, self.size.width - 4)
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=width, force_terminal=True,
+                          color_system="truecolor", legacy_windows=False)
+        print_agreement(report, self.limit, console)
+        self.post_message(self.Rendered(Text.from_ansi(buffer.getvalue())))
+
+    @on(Rendered)
+    def rendered(self, message: Rendered) -> None:
+        self.query_one(TextView).set_content(message.text)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_refresh(self) -> None:
+        self.compute()
+
+    def action_all_disagreements(self) -> None:
+        self.limit = -1 if self.limit >= 0 else 10
+        self.compute()

@@ -1,0 +1,113 @@
+"""Ground-truth proposals: every proposed expansion with its status; accept or reject by key."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from tui.backend import WriteCommand, WriteResult
+
+if TYPE_CHECKING:
+    from store.proposals import Proposal
+    from tui.app import GavelApp
+
+STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red"}
+
+
+class ProposalsScreen(Screen[None]):
+    BINDINGS = [
+        Binding("y", "decide('accept')", "Accept", id="proposals.accept"),
+        Binding("n", "decide('reject')", "Reject", id="proposals.reject"),
+        Binding("r", "reload", "Reload", id="proposals.reload"),
+        Binding("escape,q", "back", "Back", id="proposals.back"),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, found: list[Proposal]) -> None:
+            super().__init__()
+            self.found = found
+
+    def __init__(self) -> None:
+        super().__init__(id="proposals")
+        self.found: list[Proposal] = []
+
+    @property
+    def gavel(self) -> GavelApp:
+        from tui.app import GavelApp
+
+        assert isinstance(self.app, GavelApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("", id="proposals-status")
+        yield DataTable(id="proposals-table", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "Ground-truth proposals"
+        table = self.query_one(DataTable)
+        for label, key in (("id", "id"), ("task", "task"), ("report", "report"),
+                           ("framework", "framework"), ("kind", "kind"), ("effect", "effect"),
+                           ("status", "status"), ("by", "by"), ("looks like", "dup"),
+                           ("proposal", "text")):
+            table.add_column(label, key=key)
+        self.action_reload()
+
+    @work(thread=True, exclusive=True, group="proposals")
+    def action_reload(self) -> None:
+        from store.proposals import proposals
+
+        self.post_message(self.Loaded(list(proposals(self.gavel.backend.reader()))))
+
+    @on(Loaded)
+    def loaded(self, message: Loaded) -> None:
+        from reviewer.proposals import payload_text
+
+        self.found = message.found
+        table = self.query_one(DataTable)
+        current = table.cursor_row
+        table.clear()
+        for p in self.found:
+            table.add_row(
+                Text(p.uuid[:8]), Text(p.task), Text(p.report or "—"), Text(p.framework),
+                Text(p.kind), Text(p.effect), Text(p.status, style=STATUS_STYLE.get(p.status, "")),
+                Text(p.decided_by or p.reviewer),
+                Text(f"{p.duplicate_of} ({p.similarity:.2f})" if p.duplicate_of and p.similarity
+                     else ""),
+                Text(payload_text(p.framework, p.kind, p.payload)[:120]),
+                key=p.uuid,
+            )
+        if self.found:
+            table.move_cursor(row=min(max(current, 0), len(self.found) - 1))
+        counts = {s: sum(1 for p in self.found if p.status == s) for s in STATUS_STYLE}
+        self.query_one("#proposals-status", Static).update(Text(
+            "  ".join(f"{n} {s}" for s, n in counts.items())
+            + "   ·   y accept · n reject · new proposals: key a on the report screen"))
+
+    def action_decide(self, action: str) -> None:
+        table = self.query_one(DataTable)
+        if not self.found or table.cursor_row < 0:
+            return
+        proposal = self.found[table.cursor_row]
+        self.gavel.backend.submit(WriteCommand("accept" if action == "accept" else "reject",
+                                               value=proposal.uuid))
+
+    def show_result(self, result: WriteResult) -> None:
+        if result.error:
+            self.notify(result.error, severity="error", timeout=8)
+        elif result.note:
+            self.notify(result.note)
+        self.gavel.stored_at = time.perf_counter()
+        self.action_reload()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
