@@ -165,8 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench",
                        help="performance figures beside baselines measured in the same run")
-    p.add_argument("--tasks", type=int, default=150)
-    p.add_argument("--systems", type=int, default=17)
+    p.add_argument("--tasks", type=int, default=150,
+                   help="synthetic tasks (default 150, DailyReport's size)")
+    p.add_argument("--systems", type=int, default=17,
+                   help="synthetic systems, each reporting on every task (default 17)")
     p.add_argument("--quick", action="store_true", help="a 1/10 run for a fast look")
     p.add_argument("--workdir", type=Path, default=None,
                    help="where to write (default: a temporary folder)")

@@ -21,6 +21,7 @@ from tui.filters import QueueFilter, select
 from tui.keymap import bindings
 from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone
 from tui.screens.modals import Picker, SearchDialog
+from tui.widgets.queue_table import QueueTable
 
 if TYPE_CHECKING:
     from tui.app import GavelApp
@@ -68,7 +69,7 @@ class QueueScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading…", id="queue-status")
-        yield DataTable(id="queue-table", cursor_type="row", zebra_stripes=True)
+        yield QueueTable(id="queue-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
