@@ -64,3 +64,19 @@ def test_reviewer_does_not_import_store() -> None:
 def test_textual_is_pinned_exactly() -> None:
     text = (PROJECT / "pyproject.toml").read_text(encoding="utf-8")
     assert '"textual==' in text
+
+
+def _run_tool(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *args], cwd=PROJECT, capture_output=True,
+                          text=True, check=False)
+
+
+def test_the_tree_is_ruff_clean() -> None:
+    result = _run_tool("ruff", "check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_package_is_mypy_strict_clean() -> None:
+    """The style rule names reviewer/ and store/; tui/ is held to the same bar."""
+    result = _run_tool("mypy", "reviewer", "store", "tui")
+    assert result.returncode == 0, result.stdout + result.stderr

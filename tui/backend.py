@@ -121,7 +121,7 @@ class Backend:
             dirty, self.dirty_reports = self.dirty_reports, set()
         return dirty
 
-    def writer_loop(self, deliver: Callable[[WriteResult], None],
+    def writer_loop(self, deliver: Callable[[WriteResult], object],
                     primary: Callable[[int], tuple[str, str] | None]) -> None:
         """Run in a thread worker: apply commands in order until ``stop``.
 

@@ -24,7 +24,13 @@ from rich.table import Table
 from rich.text import Text
 
 from reviewer.adjudication import SIDES_MARKER
-from reviewer.agreement import BootstrapCI, ChanceCorrected, ConfusionMatrix, Estimate
+from reviewer.agreement import (
+    AlphaResult,
+    BootstrapCI,
+    ChanceCorrected,
+    ConfusionMatrix,
+    Estimate,
+)
 from reviewer.errors import InputError
 from reviewer.proposals import DUPLICATE_THRESHOLD, PROPOSAL_KINDS
 from reviewer.scoring.registry import get_kind
@@ -176,7 +182,7 @@ def _ci(ci: BootstrapCI | None) -> str:
     return f"{ci.estimate:.3f} [{ci.lower:.2f}, {ci.upper:.2f}]"
 
 
-def _value(stat: Estimate | ChanceCorrected | None) -> str:
+def _value(stat: Estimate | ChanceCorrected | AlphaResult | None) -> str:
     if stat is None:
         return ""
     return fmt_number(stat.value)

@@ -52,7 +52,7 @@ def _record(conn: sqlite3.Connection, args: argparse.Namespace, recorded: Record
     if report_id is not None:
         update_scores(conn, [report_id])
     after = _headline(conn, report_id) if report_id is not None else {}
-    changes = [
+    changes: list[dict[str, Any]] = [
         {"framework": fw, "metric": metric, "before": before.get((fw, metric)) if before else None,
          "after": value}
         for (fw, metric), value in sorted(after.items())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from reviewer.impact import Impact
 from store.views import QueueRow
@@ -31,7 +32,8 @@ class QueueFilter:
     def toggled(self, name: str) -> QueueFilter:
         if name not in self.toggles:
             raise ValueError(f"no toggle {name}")
-        return replace(self, **{name: not getattr(self, name)})
+        flipped: dict[str, Any] = {name: not getattr(self, name)}
+        return replace(self, **flipped)
 
     def next_status(self) -> QueueFilter:
         return replace(self, status=STATUSES[(STATUSES.index(self.status) + 1) % len(STATUSES)])

@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from reviewer.scales import SCALES
 from reviewer.scoring.registry import verdict_kinds
@@ -56,10 +56,10 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("queue.system", "s", "pick_system", "System", "queue"),
     KeyDef("queue.domain", "d", "pick_domain", "Domain", "queue"),
     KeyDef("queue.status", "f", "cycle_status", "Status", "queue"),
-    KeyDef("queue.undecided", "u", "toggle('undecided')", "Undecided", "queue"),
-    KeyDef("queue.differs", "x", "toggle('differs')", "Judge≠human", "queue"),
-    KeyDef("queue.conflicts", "C", "toggle('conflicts')", "Conflicts", "queue", show=False),
-    KeyDef("queue.flagged", "exclamation_mark", "toggle('flagged')", "Flagged", "queue",
+    KeyDef("queue.undecided", "u", "toggle_filter('undecided')", "Undecided", "queue"),
+    KeyDef("queue.differs", "x", "toggle_filter('differs')", "Judge≠human", "queue"),
+    KeyDef("queue.conflicts", "C", "toggle_filter('conflicts')", "Conflicts", "queue", show=False),
+    KeyDef("queue.flagged", "exclamation_mark", "toggle_filter('flagged')", "Flagged", "queue",
            show=False),
     KeyDef("queue.impact", "i", "sort_impact", "By impact", "queue"),
     KeyDef("queue.proposals", "P", "app.proposals", "Proposals", "queue"),
@@ -107,7 +107,7 @@ SHARED_CONTEXTS: dict[str, tuple[str, ...]] = {
 """Which binding contexts are live together (a collision is two of them on one key)."""
 
 
-def bindings(context: str) -> list[Binding]:
+def bindings(context: str) -> list[BindingType]:
     return [
         Binding(k.key, k.action, k.description, show=k.show, id=k.id, priority=k.priority)
         for k in KEYS

@@ -16,16 +16,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Footer, Header
 
+from tui.screens.base import GavelScreen
 from tui.widgets.text_view import TextView
 
 if TYPE_CHECKING:
-    from tui.app import GavelApp
+    pass
 
 
-class AgreementScreen(Screen[None]):
+class AgreementScreen(GavelScreen):
     BINDINGS = [
         Binding("escape,q", "back", "Back", id="agreement.back"),
         Binding("r", "refresh", "Recompute", id="agreement.refresh"),
@@ -52,13 +52,6 @@ class AgreementScreen(Screen[None]):
         self.query_one(TextView).set_content(Text("computing… (bootstrap confidence intervals)",
                                                   style="dim"))
         self.compute()
-
-    @property
-    def gavel(self) -> GavelApp:
-        from tui.app import GavelApp
-
-        assert isinstance(self.app, GavelApp)
-        return self.app
 
     @work(thread=True, exclusive=True, group="agreement")
     def compute(self) -> None:

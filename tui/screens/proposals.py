@@ -10,19 +10,18 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from tui.backend import WriteCommand, WriteResult
+from tui.screens.base import GavelScreen
 
 if TYPE_CHECKING:
     from store.proposals import Proposal
-    from tui.app import GavelApp
 
 STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red"}
 
 
-class ProposalsScreen(Screen[None]):
+class ProposalsScreen(GavelScreen):
     BINDINGS = [
         Binding("y", "decide('accept')", "Accept", id="proposals.accept"),
         Binding("n", "decide('reject')", "Reject", id="proposals.reject"),
@@ -38,13 +37,6 @@ class ProposalsScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__(id="proposals")
         self.found: list[Proposal] = []
-
-    @property
-    def gavel(self) -> GavelApp:
-        from tui.app import GavelApp
-
-        assert isinstance(self.app, GavelApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
@@ -20,11 +19,12 @@ from store.views import Headline, Progress, QueueRow, headlines, progress, queue
 from tui.filters import QueueFilter, select
 from tui.keymap import bindings
 from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone
+from tui.screens.base import GavelScreen
 from tui.screens.modals import Picker, SearchDialog
 from tui.widgets.queue_table import QueueTable
 
 if TYPE_CHECKING:
-    from tui.app import GavelApp
+    pass
 
 
 def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> Text:
@@ -44,7 +44,7 @@ def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> T
     return text
 
 
-class QueueScreen(Screen[None]):
+class QueueScreen(GavelScreen):
     BINDINGS = bindings("queue")
 
     def __init__(self) -> None:
@@ -58,13 +58,6 @@ class QueueScreen(Screen[None]):
         self.suites: list[str] = []
         self.summary = Progress(0, 0, 0, 0, 0, 0)
         self.loaded_in = 0.0
-
-    @property
-    def gavel(self) -> GavelApp:
-        from tui.app import GavelApp
-
-        assert isinstance(self.app, GavelApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -207,12 +200,12 @@ class QueueScreen(Screen[None]):
         pct = 100 * s.decided / s.judgments if s.judgments else 0.0
         text = Text()
         text.append(f" {s.decided:,}/{s.judgments:,} judgments decided ({pct:.1f}%)", "bold")
-        text.append(f" · {s.reports_done}/{s.reports} reports done")
+        text.append(f" · {s.reports_done:,}/{s.reports:,} reports done")
         if s.conflicts:
             text.append(f" · {s.conflicts} conflicts", "bold red")
         if s.flags:
             text.append(f" · {s.flags} flagged", "yellow")
-        text.append(f" · showing {len(self.shown)}", "dim")
+        text.append(f" · showing {len(self.shown):,}", "dim")
         if self.impact_pending:
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
         text.append("\n " + self.filter.describe(), "cyan")
@@ -245,7 +238,7 @@ class QueueScreen(Screen[None]):
     def row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open_report()
 
-    def action_toggle(self, name: str) -> None:
+    def action_toggle_filter(self, name: str) -> None:
         self.set_filter(self.filter.toggled(name))
 
     def action_cycle_suite(self) -> None:

@@ -17,7 +17,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
 from reviewer.citations import find_markers
@@ -40,6 +39,7 @@ from tui.backend import WriteCommand, WriteResult
 from tui.detail import detail_text
 from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
+from tui.screens.base import GavelScreen
 from tui.screens.modals import (
     ProposalDraft,
     ProposeDialog,
@@ -53,7 +53,7 @@ from tui.widgets.report_text import ReportText, Span, visible
 from tui.widgets.text_view import TextView
 
 if TYPE_CHECKING:
-    from tui.app import GavelApp
+    pass
 
 _VERDICT_CODES: dict[str, dict[str, str]] = {}
 
@@ -78,7 +78,7 @@ def _fmt(value: float | None, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
-class ReportScreen(Screen[None]):
+class ReportScreen(GavelScreen):
     BINDINGS = bindings("report")
 
     def __init__(self, order: list[int], index: int) -> None:
@@ -96,13 +96,6 @@ class ReportScreen(Screen[None]):
         self.find_hits: list[int] = []
         self.loaded_in = 0.0
         self.requested_at = 0.0
-
-    @property
-    def gavel(self) -> GavelApp:
-        from tui.app import GavelApp
-
-        assert isinstance(self.app, GavelApp)
-        return self.app
 
     @property
     def report_id(self) -> int:
