@@ -460,3 +460,17 @@ async def test_rejudge_keeps_the_new_run_beside_the_current_one(
             screen.query_one(JudgmentList).select_id(judgment.id)
             await pilot.pause()
             assert "Every judge run on this subject" in screen.query_one(TextView).plain
+
+
+def test_the_last_decision_delta_shows_levels_in_whole_steps() -> None:
+    from store.views import ScoreLine
+    from tui.screens.report import _delta_text
+
+    new = [ScoreLine("cascade", "UserPref", "UserPref", 2, 3.0, 1.0),
+           ScoreLine("cascade", "Ins", "InstFollow", 3, 0.792, 0.708)]
+    text = _delta_text({("cascade", "UserPref"): 3.0, ("cascade", "Ins"): 0.792}, new,
+                       "override", None).plain
+    assert "UserPref -2 " in text and "InstFollow -0.084" in text
+    unchanged = _delta_text({("cascade", "UserPref"): 1.0, ("cascade", "Ins"): 0.708}, new,
+                            "confirm", None).plain
+    assert unchanged == "confirm: no headline change"

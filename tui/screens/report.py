@@ -528,7 +528,11 @@ def _delta_text(old: dict[tuple[str, str], float | None], new: list[ScoreLine], 
         if before != after and before is not None and after is not None:
             changed = True
             style = "bold green" if after > before else "bold red"
-            text.append(f"{score.label} {after - before:+.{max(score.digits, 2)}f}  ", style)
+            delta = after - before
+            # A report's level (UserPref 1–4) moves by whole steps: "-2", not "-2.00".
+            whole = float(before).is_integer() and float(after).is_integer()
+            shown = f"{delta:+.0f}" if whole else f"{delta:+.{max(score.digits, 2)}f}"
+            text.append(f"{score.label} {shown}  ", style)
     if not changed:
         text.append("no headline change", "dim")
     return text
