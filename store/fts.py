@@ -10,20 +10,33 @@ import re
 import sqlite3
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+_TERM = re.compile(r'"([^"]*)"|(\S+)')
 
 
 def to_match(text: str) -> str | None:
-    """Every word of the user's text, quoted, all required; prefix match on the last one."""
-    words = _TOKEN.findall(text)
-    if not words:
+    """The user's text as an FTS5 query: every term required, each term a phrase.
+
+    A term with punctuation ("3.10%", "e-bike") is the phrase of its words, so it matches
+    those words in sequence rather than anywhere; double quotes group a multi-word phrase.
+    A final bare single word is a prefix, so a half-typed word still finds its reports.
+    """
+    phrases: list[str] = []
+    prefix = False
+    for quoted, bare in _TERM.findall(text):
+        words = _TOKEN.findall(quoted or bare)
+        if not words:
+            continue
+        phrases.append('"' + " ".join(words) + '"')
+        prefix = bool(bare) and len(words) == 1 and bare == words[0]
+    if not phrases:
         return None
-    quoted = [f'"{w}"' for w in words]
-    quoted[-1] += "*"
-    return " AND ".join(quoted)
+    if prefix:
+        phrases[-1] += "*"
+    return " AND ".join(phrases)
 
 
 def search_reports(conn: sqlite3.Connection, text: str) -> set[int]:
-    """Reports whose text, claims, or cited sources match every word of ``text``."""
+    """Reports whose text, claims, or cited sources match every term of ``text``."""
     match = to_match(text)
     if match is None:
         return set()

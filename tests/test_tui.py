@@ -20,7 +20,7 @@ from tests.tui_helpers import (
     stored,
     wait_for,
 )
-from tui.screens.modals import HelpScreen, RatingDialog, RationaleEditor
+from tui.screens.modals import HelpScreen, Picker, RatingDialog, RationaleEditor
 from tui.screens.report import ReportScreen
 from tui.widgets.judgments import JudgmentList
 from tui.widgets.report_text import ReportText
@@ -73,7 +73,10 @@ async def test_filters_system_status_and_judge_differs(sample_db: Path) -> None:
         assert len(queue.shown) == total
         await pilot.press("s")
         await pilot.pause()
-        systems = sorted({r.system for r in queue.rows})
+        # Only the systems of the run on show: another run's system could never match.
+        systems = sorted({r.system for r in queue.rows if r.suite == queue.filter.suite})
+        assert isinstance(app.screen, Picker) and app.screen.choices == systems
+        assert len({r.system for r in queue.rows}) > len(systems)
         await pilot.press(*["down"] * (systems.index("juniper") + 1), "enter")  # after (all)
         await pilot.pause()
         assert {r.system for r in queue.shown} == {"juniper"}
@@ -84,6 +87,29 @@ async def test_filters_system_status_and_judge_differs(sample_db: Path) -> None:
         assert len(queue.shown) == total
         await pilot.press("f")                       # status: in progress → none yet
         assert queue.shown == []
+
+
+async def test_order_by_a_picked_column_and_reverse_it(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        for descending in (False, True):             # the same column again reverses
+            await pilot.press("o")
+            await wait_for(pilot, lambda: isinstance(app.screen, Picker))
+            picker = app.screen
+            assert isinstance(picker, Picker)
+            # The current column is highlighted, so o, enter reverses the order.
+            downs = 0 if descending else picker.choices.index("system") + 1
+            await pilot.press(*["down"] * downs, "enter")
+            await wait_for(pilot, lambda want=descending: queue.filter.descending == want)
+            assert queue.filter.sort == "system"
+            shown = [r.system for r in queue.shown]
+            assert shown == sorted(shown, reverse=descending) and len(set(shown)) > 1
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, Picker))
+        await pilot.press("home", "enter")           # (default order)
+        await wait_for(pilot, lambda: queue.filter.sort == "default")
 
 
 async def test_full_text_search_over_reports_claims_and_sources(sample_db: Path) -> None:
@@ -231,6 +257,18 @@ async def test_rating_a_report(sample_db: Path) -> None:
         conn = sqlite3.connect(sample_db)
         assert conn.execute("SELECT reviewer, value FROM report_rating").fetchall() == [
             ("ana", "2")]
+        await wait_for(pilot, lambda: "your rating 2" in screen_text(app))
+
+        # Other frameworks have no overall 1–4 scale: the key explains instead of rating.
+        dr3 = conn.execute("SELECT r.ext_id FROM report r JOIN system y ON y.id = r.system_id "
+                           "JOIN suite s ON s.id = y.suite_id WHERE s.frameworks LIKE '%dr3%'"
+                           ).fetchone()[0]
+        await pilot.press("escape")
+        await open_report(pilot, dr3)
+        await pilot.press("o")
+        await pilot.pause()
+        assert not isinstance(app.screen, RatingDialog)
+        assert any("user-preference scale" in str(n.message) for n in app._notifications)
 
 
 async def test_flag_and_next_previous_report(sample_db: Path) -> None:
@@ -474,3 +512,81 @@ def test_the_last_decision_delta_shows_levels_in_whole_steps() -> None:
     unchanged = _delta_text({("cascade", "UserPref"): 1.0, ("cascade", "Ins"): 0.708}, new,
                             "confirm", None).plain
     assert unchanged == "confirm: no headline change"
+
+
+async def test_blind_mode_with_required_rationale_asks_for_every_verdict(sample_db: Path) -> None:
+    """Asking only when a key disagrees with the judge would reveal the hidden verdict."""
+    from tui.screens.modals import RationaleEditor
+
+    app = make_app(sample_db, blind=True, require_rationale=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-juniper")
+        judgment = await select_judgment(pilot, lambda j: j.kind == "ins" and j.judge == "1")
+        await pilot.press("1")                          # agrees with the hidden judge
+        await wait_for(pilot, lambda: isinstance(app.screen, RationaleEditor))
+        editor = app.screen
+        assert isinstance(editor, RationaleEditor)
+        assert editor.judge_value is None                # nothing in the editor knows it
+        await pilot.press("ctrl+s")                      # no rationale: refused
+        await pilot.pause()
+        assert isinstance(app.screen, RationaleEditor) and events(sample_db) == []
+        # Typing while the value list has focus lands in the rationale, not nowhere.
+        editor.query_one("#editor-value").focus()
+        await pilot.pause()
+        await pilot.press(*"seen")
+        await stored(pilot, ("ctrl+s",))
+        last = events(sample_db)[-1]
+        assert last[1:4] == ("confirm", "1", "seen") and last[5] == judgment.id
+
+
+async def test_proposals_screen_help_and_accepting_a_flagged_duplicate(sample_db: Path) -> None:
+    from tui.screens.modals import ProposeDialog
+    from tui.screens.proposals import ProposalsScreen
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-atlas-dr")
+        await select_judgment(pilot, lambda j: j.kind == "claim")
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProposeDialog))
+        await stored(pilot, ("ctrl+s",))                 # the claim itself: a duplicate
+        await pilot.press("escape", "P")
+        await wait_for(pilot, lambda: isinstance(app.screen, ProposalsScreen))
+        screen = app.screen
+        assert isinstance(screen, ProposalsScreen)
+        await wait_for(pilot, lambda: len(screen.found) == 1)
+
+        await pilot.press("question_mark")                # this screen's keys, not the queue's
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        help_text = str(app.screen.query_one("#help-text").render())
+        assert "proposals.accept" in help_text and "proposals.force" in help_text
+        assert "queue.open" not in help_text
+        await pilot.press("escape")
+
+        await pilot.press("y")                            # refused: it duplicates an item
+        await wait_for(pilot, lambda: any("Y accepts it anyway" in str(n.message)
+                                          for n in app._notifications))
+        assert screen.found[0].status == "proposed"
+        await stored(pilot, ("Y",))
+        await wait_for(pilot, lambda: screen.found and screen.found[0].status == "accepted")
+        assert events(sample_db)[-1][1] == "accept"
+
+
+async def test_command_palette_runs_gavel_commands(sample_db: Path) -> None:
+    from tui.screens.agreement import AgreementScreen
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        for query, reached in (("judge ≠ human", lambda: queue.filter.differs),
+                               ("agreement statistics",
+                                lambda: isinstance(app.screen, AgreementScreen))):
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*query)
+            await pilot.pause(0.5)
+            await pilot.press("enter")
+            await wait_for(pilot, reached)

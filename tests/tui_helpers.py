@@ -39,6 +39,11 @@ async def open_report(pilot: Pilot[Any], report: str) -> None:
     app = pilot.app
     assert isinstance(app, GavelApp)
     queue = app.queue_screen
+    if report not in [r.report for r in queue.shown]:   # another benchmark run: show them all
+        from dataclasses import replace
+
+        queue.set_filter(replace(queue.filter, suite=None))
+        await pilot.pause()
     ids = [r.report for r in queue.shown]
     index = ids.index(report)
     table = queue.query_one("#queue-table")

@@ -11,7 +11,7 @@ from textual import on
 from textual.app import App
 from textual.command import Hit, Hits, Provider
 
-from tui.backend import Backend, WriteResult
+from tui.backend import Backend, WriteCommand, WriteResult
 from tui.config import Config
 from tui.keymap import bindings, normalise_keymap, problems
 from tui.messages import DecisionStored
@@ -29,12 +29,20 @@ class GavelCommands(Provider):
         yield "Sort queue by impact", "order reports by how far one flip moves them", \
             queue.action_sort_impact
         yield "Clear queue filters", "show every report", queue.action_clear_filters
-        yield "Filter: reports with judge ≠ human", "toggle", \
-            partial(queue.action_toggle, "differs")
-        yield "Filter: reports with undecided judgments", "toggle", \
-            partial(queue.action_toggle, "undecided")
-        yield "Filter: reports with conflicts", "toggle", partial(queue.action_toggle, "conflicts")
-        yield "Filter: flagged reports", "toggle", partial(queue.action_toggle, "flagged")
+        for name, what in (("differs", "reports with judge ≠ human"),
+                           ("undecided", "reports with undecided judgments"),
+                           ("conflicts", "reports with conflicts"),
+                           ("flagged", "flagged reports")):
+            yield f"Filter: {what}", "toggle", partial(queue.action_toggle_filter, name)
+        yield "Order queue by a column", "pick the column", queue.action_sort_column
+        yield "Next benchmark run", "switch the queue to the next run", queue.action_cycle_suite
+        yield "Undo my last decision", "persistent undo", \
+            partial(app.backend.submit, WriteCommand("undo"))
+        yield "Redo my last undone decision", "persistent redo", \
+            partial(app.backend.submit, WriteCommand("redo"))
+        yield "Agreement statistics", "judge vs human, reviewers, UserPref vs ratings", \
+            app.action_agreement
+        yield "Ground-truth proposals", "accept or reject proposals", app.action_proposals
         yield "Search reports, claims and sources", "full-text search", queue.action_search
         yield "Show key bindings", "help", app.action_help
         for row in queue.rows:
@@ -108,9 +116,13 @@ class GavelApp(App[None]):
             self.notify(message.result.error, severity="error")
 
     def action_help(self) -> None:
+        from tui.screens.agreement import AgreementScreen
+        from tui.screens.proposals import ProposalsScreen
         from tui.screens.report import ReportScreen
 
-        context = "report" if isinstance(self.screen, ReportScreen) else "queue"
+        context = ("report" if isinstance(self.screen, ReportScreen)
+                   else "agreement" if isinstance(self.screen, AgreementScreen)
+                   else "proposals" if isinstance(self.screen, ProposalsScreen) else "queue")
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(context, normalise_keymap(self.config.keys)))
 

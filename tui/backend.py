@@ -49,6 +49,7 @@ class WriteCommand:
     reason: str | None = None
     flag_on: bool = True
     adjudicate: bool = False
+    force: bool = False
     issued_at: float = field(default_factory=time.perf_counter)
 
 
@@ -201,7 +202,8 @@ def _proposal(conn: sqlite3.Connection, reviewer: str, command: WriteCommand
                      f"{proposed.nearest.score:.2f}): {proposed.nearest.text[:80]!r}")
         return note, []
     assert isinstance(command.value, str)
-    decided = (proposals.accept(conn, reviewer, command.value, command.rationale)
+    decided = (proposals.accept(conn, reviewer, command.value, command.rationale,
+                                force=command.force)
                if command.kind == "accept"
                else proposals.reject(conn, reviewer, command.value, command.rationale))
     task_reports = [r for (r,) in conn.execute("SELECT id FROM report WHERE task_id = ?",

@@ -61,11 +61,19 @@ def _time(fn: Callable[[], object]) -> float:
 
 
 def run_bench(args: argparse.Namespace) -> int:
+    """Run the benchmark in ``--workdir`` (kept, and its synthetic run reused next time) or in
+    a temporary folder that is removed afterwards."""
+    if args.workdir is not None:
+        return _run_bench(args, args.workdir)
+    with tempfile.TemporaryDirectory(prefix="gavel-bench-") as folder:
+        return _run_bench(args, Path(folder))
+
+
+def _run_bench(args: argparse.Namespace, root: Path) -> int:
     console = Console()
     tasks = 15 if args.quick else args.tasks
     spec = SyntheticSpec(tasks=tasks, systems=args.systems, long_report_words=40_000,
                          long_report_claims=300)
-    root = args.workdir or Path(tempfile.mkdtemp(prefix="gavel-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     bundle = root / "bundle"
     figures: list[Figure] = []
@@ -116,7 +124,8 @@ def run_bench(args: argparse.Namespace) -> int:
             figures.extend(_ui_figures(db))
     conn.close()
     _print(console, figures)
-    console.print(f"[dim]work folder: {root} (delete it when done)[/dim]")
+    if args.workdir is not None:
+        console.print(f"[dim]work folder: {root} (kept; delete it when done)[/dim]")
     return 0
 
 

@@ -171,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="synthetic systems, each reporting on every task (default 17)")
     p.add_argument("--quick", action="store_true", help="a 1/10 run for a fast look")
     p.add_argument("--workdir", type=Path, default=None,
-                   help="where to write (default: a temporary folder)")
+                   help="keep the synthetic run and databases here, and reuse the run next "
+                        "time (default: a temporary folder, removed afterwards)")
     p.add_argument("--skip-ui", action="store_true", help="skip the TUI figures")
     p.set_defaults(handler=cmd_data.bench)
 
@@ -214,7 +215,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except InputError as exc:
         print(f"gavel: bad input: {exc}", file=sys.stderr)
-        print("nothing was imported.", file=sys.stderr)
+        if getattr(args, "command", None) == "import":
+            print("nothing was imported.", file=sys.stderr)
+        else:
+            print("nothing was changed.", file=sys.stderr)
         return 2
     except (ReviewError, ConfigError, SchemaError) as exc:
         print(f"gavel: {exc}", file=sys.stderr)

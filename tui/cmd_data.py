@@ -122,7 +122,14 @@ def _print_scores(conn: sqlite3.Connection, args: argparse.Namespace) -> int:
     rows = score_rows(conn, per=args.per, framework=args.framework, system=args.system,
                       include_parts=args.include_parts)
     if not rows:
-        print("no scores: import a run first (gavel import PATH, or gavel demo)", file=sys.stderr)
+        filters = [f"--{name} {value}" for name, value in
+                   (("framework", args.framework), ("system", args.system)) if value]
+        if filters and conn.execute("SELECT 1 FROM score LIMIT 1").fetchone():
+            print(f"no scores match {' '.join(filters)} (gavel scores without them lists what "
+                  "there is)", file=sys.stderr)
+        else:
+            print("no scores: import a run first (gavel import PATH, or gavel demo)",
+                  file=sys.stderr)
         return 1
     records: list[dict[str, Any]] = []
     for row in rows:

@@ -66,7 +66,11 @@ def _record(conn: sqlite3.Connection, args: argparse.Namespace, recorded: Record
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return 0
     what = recorded.action + (f" of {recorded.reverted}" if recorded.reverted else "")
-    target = f"judgment {recorded.judgment_id}" if recorded.judgment_id else f"report {report_id}"
+    if recorded.judgment_id:
+        target = f"judgment {recorded.judgment_id}"
+    else:
+        ext = conn.execute("SELECT ext_id FROM report WHERE id = ?", (report_id,)).fetchone()
+        target = f"report {ext[0] if ext else report_id}"
     value = f" = {recorded.value}" if recorded.value is not None else ""
     print(f"recorded {what} on {target}{value}  (event {recorded.uuid[:8]}, committed)")
     if changes:

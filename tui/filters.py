@@ -74,7 +74,9 @@ class QueueFilter:
                   if getattr(self, name)]
         if self.search:
             parts.append(f"search “{self.search}”")
-        order = {"default": "task", "impact": "impact"}.get(self.sort, self.sort)
+        order = {"default": "task",
+                 "impact": "impact (the most one verdict flip can move the first headline "
+                           "score / the others together)"}.get(self.sort, self.sort)
         parts.append(f"order: {order}{' ↓' if self.descending else ''}")
         return "  ·  ".join(parts)
 

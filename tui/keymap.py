@@ -63,7 +63,7 @@ KEYS: tuple[KeyDef, ...] = (
            show=False),
     KeyDef("queue.impact", "i", "sort_impact", "By impact", "queue"),
     KeyDef("queue.proposals", "P", "app.proposals", "Proposals", "queue"),
-    KeyDef("queue.sort", "o", "sort_column", "Sort column", "queue", show=False),
+    KeyDef("queue.sort", "o", "sort_column", "Order by…", "queue", show=False),
     KeyDef("queue.clear", "escape", "clear_filters", "Clear filters", "queue", show=False),
     KeyDef("queue.quit", "q", "app.quit", "Quit", "queue"),
     # Report review
@@ -95,6 +95,17 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("editor.submit_enter", "ctrl+enter", "submit", "Save decision", "editor", show=False,
            priority=True),
     KeyDef("editor.cancel", "escape", "cancel", "Cancel", "editor"),
+    # agreement screen (g)
+    KeyDef("agreement.back", "escape,q", "back", "Back", "agreement"),
+    KeyDef("agreement.refresh", "r", "refresh", "Recompute", "agreement"),
+    KeyDef("agreement.all", "a", "all_disagreements", "All disagreements", "agreement"),
+    # ground-truth proposals (P)
+    KeyDef("proposals.accept", "y", "decide('accept')", "Accept", "proposals"),
+    KeyDef("proposals.force", "Y", "decide('force')", "Accept a flagged duplicate anyway",
+           "proposals", show=False),
+    KeyDef("proposals.reject", "n", "decide('reject')", "Reject", "proposals"),
+    KeyDef("proposals.reload", "r", "reload", "Reload", "proposals"),
+    KeyDef("proposals.back", "escape,q", "back", "Back", "proposals"),
 )
 
 KEY_BY_ID: dict[str, KeyDef] = {k.id: k for k in KEYS}
@@ -103,6 +114,8 @@ SHARED_CONTEXTS: dict[str, tuple[str, ...]] = {
     "queue": ("app", "queue"),
     "report": ("app", "report"),
     "editor": ("editor",),
+    "agreement": ("app", "agreement"),
+    "proposals": ("app", "proposals"),
 }
 """Which binding contexts are live together (a collision is two of them on one key)."""
 

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -66,11 +67,19 @@ def emit(
         return
     table = Table(title=title, header_style="bold", show_lines=False, expand=False)
     for column in columns:
+        # fold, never "…": a cut identifier (an option name, a report id) is useless to type.
         table.add_column(column, justify="right" if column in numeric else "left",
-                         style=(styles or {}).get(column))
+                         style=(styles or {}).get(column), overflow="fold")
     for row in rows:
         table.add_row(*(Text(_cell(row.get(c))) for c in columns))
-    (console or Console(file=stream)).print(table)
+    (console or table_console(stream)).print(table)
+
+
+def table_console(stream: TextIO) -> Console:
+    """A console for tables: the terminal's width, or a wide one when piped or logged (where
+    80 columns would only fold every table)."""
+    piped = not (hasattr(stream, "isatty") and stream.isatty())
+    return Console(file=stream, width=200 if piped and "COLUMNS" not in os.environ else None)
 
 
 def _cell(value: Any) -> str:

@@ -14,10 +14,10 @@ from rich.console import Console
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Footer, Header
 
+from tui.keymap import bindings
 from tui.screens.base import GavelScreen
 from tui.widgets.text_view import TextView
 
@@ -26,11 +26,7 @@ if TYPE_CHECKING:
 
 
 class AgreementScreen(GavelScreen):
-    BINDINGS = [
-        Binding("escape,q", "back", "Back", id="agreement.back"),
-        Binding("r", "refresh", "Recompute", id="agreement.refresh"),
-        Binding("a", "all_disagreements", "All disagreements", id="agreement.all"),
-    ]
+    BINDINGS = bindings("agreement")
 
     class Rendered(Message):
         def __init__(self, text: Text) -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -36,8 +36,9 @@ class RationaleEditor(ModalScreen[Rationale | None]):
     BINDINGS = bindings("editor")
 
     def __init__(self, subject: str, scale: Scale, value: str | None, *,
-                 require_rationale: bool, judge_value: str | None) -> None:
+                 require_rationale: bool, judge_value: str | None, blind: bool = False) -> None:
         super().__init__()
+        self.blind = blind
         self.subject = subject
         self.scale = scale
         self.initial = value
@@ -63,8 +64,10 @@ class RationaleEditor(ModalScreen[Rationale | None]):
                 *(Option(f"{code}  {text}", id=code) for code, text in REASON_CODES.items()),
                 id="editor-reason",
             )
-            yield Label("Rationale" + (" (required for an override)" if self.require_rationale
-                                       else ""))
+            needed = ""
+            if self.require_rationale:
+                needed = " (required: blind mode)" if self.blind else " (required for an override)"
+            yield Label("Rationale" + needed)
             yield TextArea(id="editor-text", soft_wrap=True, tab_behavior="focus")
             yield Static("ctrl+s or ctrl+enter save · tab next field · escape cancel",
                          id="editor-help")
@@ -96,9 +99,9 @@ class RationaleEditor(ModalScreen[Rationale | None]):
             self.notify(str(exc), severity="error")
             return
         text = self.query_one("#editor-text", TextArea).text.strip()
-        if self.require_rationale and value != self.judge_value and not text:
-            self.notify("an override needs a rationale (require_rationale is on)",
-                        severity="error")
+        if self.require_rationale and not text and (self.blind or value != self.judge_value):
+            self.notify("a rationale is required (require_rationale is on"
+                        + (", blind mode)" if self.blind else ")"), severity="error")
             return
         reason_option = self.query_one("#editor-reason", OptionList).highlighted_option
         reason = None if reason_option is None or reason_option.id in (None, "-") \
@@ -107,6 +110,15 @@ class RationaleEditor(ModalScreen[Rationale | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing while a list has focus goes to the rationale instead of being lost."""
+        if isinstance(self.focused, OptionList) and event.is_printable and event.character:
+            text = self.query_one("#editor-text", TextArea)
+            text.focus()
+            text.insert(event.character)
+            event.stop()
+            event.prevent_default()
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,21 +212,25 @@ class RatingDialog(ModalScreen[str | None]):
 
 
 class Picker(ModalScreen[str | None]):
-    """Choose one value (a system, a domain); the first option clears the filter."""
+    """Choose one value (a system, a domain, a column); the first option clears the choice."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel")]
 
-    def __init__(self, title: str, choices: Sequence[str], current: str | None) -> None:
+    def __init__(self, title: str, choices: Sequence[str], current: str | None, *,
+                 labels: Mapping[str, str] | None = None, clear: str = "(all)") -> None:
         super().__init__()
         self.title_text = title
         self.choices = list(choices)
         self.current = current
+        self.labels = dict(labels or {})
+        self.clear = clear
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Label(Text(self.title_text, style="bold"))
-            yield OptionList(Option("(all)", id="\0"),
-                             *(Option(Text(c), id=c) for c in self.choices), id="picker-list")
+            yield OptionList(Option(self.clear, id="\0"),
+                             *(Option(Text(self.labels.get(c, c)), id=c) for c in self.choices),
+                             id="picker-list")
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
@@ -266,7 +282,8 @@ class HelpScreen(ModalScreen[None]):
         keys = effective_keys(self.keymap)
         text = Text()
         titles = {"app": "Everywhere", "queue": "Queue", "report": "Report review",
-                  "editor": "Rationale editor"}
+                  "editor": "Rationale editor", "agreement": "Agreement",
+                  "proposals": "Ground-truth proposals"}
         contexts = ["app", self.context] + (["editor"] if self.context == "report" else [])
         for context in contexts:
             text.append(f"{titles.get(context, context)}\n", "bold underline")

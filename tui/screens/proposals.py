@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from tui.backend import WriteCommand, WriteResult
+from tui.keymap import bindings
 from tui.screens.base import GavelScreen
 
 if TYPE_CHECKING:
@@ -22,12 +22,7 @@ STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red"}
 
 
 class ProposalsScreen(GavelScreen):
-    BINDINGS = [
-        Binding("y", "decide('accept')", "Accept", id="proposals.accept"),
-        Binding("n", "decide('reject')", "Reject", id="proposals.reject"),
-        Binding("r", "reload", "Reload", id="proposals.reload"),
-        Binding("escape,q", "back", "Back", id="proposals.back"),
-    ]
+    BINDINGS = bindings("proposals")
 
     class Loaded(Message):
         def __init__(self, found: list[Proposal]) -> None:
@@ -90,12 +85,13 @@ class ProposalsScreen(GavelScreen):
         if not self.found or table.cursor_row < 0:
             return
         proposal = self.found[table.cursor_row]
-        self.gavel.backend.submit(WriteCommand("accept" if action == "accept" else "reject",
-                                               value=proposal.uuid))
+        self.gavel.backend.submit(WriteCommand("reject" if action == "reject" else "accept",
+                                               value=proposal.uuid, force=action == "force"))
 
     def show_result(self, result: WriteResult) -> None:
         if result.error:
-            self.notify(result.error, severity="error", timeout=8)
+            hint = " (Y accepts it anyway)" if "force" in result.error else ""
+            self.notify(result.error + hint, severity="error", timeout=8)
         elif result.note:
             self.notify(result.note)
         self.gavel.stored_at = time.perf_counter()

@@ -142,7 +142,7 @@ class QueueScreen(GavelScreen):
         for rid, impact in message.impacts.items():
             key = str(rid)
             if key in table.rows:
-                table.update_cell(key, "impact", impact_cell(impact))
+                table.update_cell(key, "impact", impact_cell(impact), update_width=True)
         self._status()
 
     # -- drawing ---------------------------------------------------------------------------
@@ -157,7 +157,7 @@ class QueueScreen(GavelScreen):
         table.add_column("Decided", key="progress")
         table.add_column("≠", key="differs")
         table.add_column("⚑", key="flags")
-        table.add_column("Impact", key="impact", width=9)
+        table.add_column("Impact", key="impact")
 
     def redraw(self) -> None:
         table = self.query_one(DataTable)
@@ -263,20 +263,32 @@ class QueueScreen(GavelScreen):
             self.set_filter(replace(self.filter, sort="impact"))
 
     def action_sort_column(self) -> None:
+        """Pick the column to order by; picking the current one again reverses the order."""
         table = self.query_one(DataTable)
-        column = table.coordinate_to_cell_key(table.cursor_coordinate).column_key.value
-        if column is None:
-            return
-        descending = self.filter.sort == column and not self.filter.descending
-        self.set_filter(replace(self.filter, sort=column, descending=descending))
+        labels = {str(key.value): str(column.label) for key, column in table.columns.items()}
+
+        def done(column: str | None) -> None:
+            if column is None:
+                self.set_filter(replace(self.filter, sort="default", descending=False))
+                return
+            descending = self.filter.sort == column and not self.filter.descending
+            self.set_filter(replace(self.filter, sort=column, descending=descending))
+
+        current = self.filter.sort if self.filter.sort in labels else None
+        self.app.push_screen(Picker("Order by (the same column again reverses)", list(labels),
+                                    current, labels=labels, clear="(default order)"), done)
+
+    def _in_suite(self) -> list[QueueRow]:
+        """The rows of the benchmark run on show: pickers offer only what can match."""
+        return [r for r in self.rows if self.filter.suite is None or r.suite == self.filter.suite]
 
     def action_pick_system(self) -> None:
-        systems = sorted({r.system for r in self.rows})
+        systems = sorted({r.system for r in self._in_suite()})
         self.app.push_screen(Picker("Filter by system", systems, self.filter.system),
                              lambda value: self.set_filter(replace(self.filter, system=value)))
 
     def action_pick_domain(self) -> None:
-        domains = sorted({r.domain for r in self.rows if r.domain})
+        domains = sorted({r.domain for r in self._in_suite() if r.domain})
         self.app.push_screen(Picker("Filter by domain", domains, self.filter.domain),
                              lambda value: self.set_filter(replace(self.filter, domain=value)))
 
@@ -308,5 +320,10 @@ def impact_cell(impact: Impact | None) -> Text:
         return Text("…", style="dim", justify="right")
     if impact.primary == 0 and impact.secondary == 0:
         return Text("0", style="dim", justify="right")
-    return Text(f"{impact.primary:g} / {impact.secondary:.2f}", justify="right",
+    return Text(f"{_short(impact.primary)} / {_short(impact.secondary)}", justify="right",
                 style="bold" if impact.primary >= 1 else "")
+
+
+def _short(value: float) -> str:
+    """A whole number as such (a level), anything else to two decimals: fits the column."""
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"

@@ -146,9 +146,10 @@ class ReportScreen(GavelScreen):
         self.find_hits = []
         view = message.view
         self.title = f"{view.task} · {view.system}"
-        self.sub_title = (f"report {self.index + 1}/{len(self.order)} · {view.domain} · "
-                          f"{view.task_type} · reviewer {self.gavel.config.reviewer}"
-                          + (" · BLIND" if self.gavel.config.blind else ""))
+        parts = [f"report {view.report} ({self.index + 1}/{len(self.order)})", view.domain,
+                 view.task_type, f"reviewer {self.gavel.config.reviewer}",
+                 "BLIND" if self.gavel.config.blind else ""]
+        self.sub_title = " · ".join(p for p in parts if p)
         prompt = Text()
         prompt.append(f"{view.task}: ", "bold")
         prompt.append(visible(" ".join(view.prompt.split())))
@@ -224,6 +225,11 @@ class ReportScreen(GavelScreen):
             if self.rank.adjudicated != self.rank.judge:
                 line.append(f" → #{self.rank.adjudicated}", "bold magenta")
             line.append(f"/{self.rank.of} ({self.rank.metric})   ")
+        mine = self.view.ratings.get(self.gavel.config.reviewer) if self.view else None
+        if mine:
+            line.append("your rating ", "dim")
+            line.append(f"{mine}   ", "bold")
+        line.append("\n")
         if self.last_delta is not None:
             line.append("last: ", "dim")
             line.append_text(self.last_delta)
@@ -245,7 +251,10 @@ class ReportScreen(GavelScreen):
             self.notify(f"that key means nothing on the {judgment.scale} scale "
                         f"(press ? for the keys)", severity="warning")
             return
-        if self.gavel.config.require_rationale and code != judgment.judge:
+        # Blind: whether a key "overrides" would reveal the hidden verdict, so with
+        # require_rationale every decision asks for one.
+        if self.gavel.config.require_rationale and (self._hidden(judgment)
+                                                     or code != judgment.judge):
             self._edit(judgment, code)
             return
         self.submit(WriteCommand("decide", judgment_id=judgment.id, value=code))
@@ -255,7 +264,7 @@ class ReportScreen(GavelScreen):
         judgment = self.selected()
         if judgment is None:
             return
-        if self.gavel.config.blind and not judgment.decided:
+        if self._hidden(judgment):
             self.notify("blind mode: choose a verdict key (the judge is hidden)",
                         severity="warning")
             return
@@ -265,7 +274,13 @@ class ReportScreen(GavelScreen):
     def action_rationale(self) -> None:
         judgment = self.selected()
         if judgment is not None:
-            self._edit(judgment, judgment.effective if judgment.decided else judgment.judge)
+            start = judgment.effective if judgment.decided else (
+                None if self._hidden(judgment) else judgment.judge)
+            self._edit(judgment, start)
+
+    def _hidden(self, judgment: JudgmentView) -> bool:
+        """Blind mode hides the judge's verdict until a decision is made."""
+        return self.gavel.config.blind and not judgment.decided
 
     def _edit(self, judgment: JudgmentView, value: str | None) -> None:
         assert self.view is not None
@@ -279,7 +294,8 @@ class ReportScreen(GavelScreen):
         self.app.push_screen(
             RationaleEditor(subject_label(self.view, judgment), scale, value,
                             require_rationale=self.gavel.config.require_rationale,
-                            judge_value=judgment.judge),
+                            judge_value=None if self._hidden(judgment) else judgment.judge,
+                            blind=self._hidden(judgment)),
             done,
         )
 
@@ -361,6 +377,11 @@ class ReportScreen(GavelScreen):
 
     def action_rate(self) -> None:
         if self.view is None:
+            return
+        if "cascade" not in self.view.frameworks:
+            self.notify("the overall 1–4 rating is DailyReport's user-preference scale; this "
+                        f"report is scored by {', '.join(self.view.frameworks)}",
+                        severity="warning")
             return
         computed = next((s for s in self.scores if s.metric == "UserPref"), None)
         shown = None if computed is None or self.gavel.config.blind else \

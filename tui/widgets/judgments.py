@@ -9,6 +9,7 @@ said and what counts now, and whether a human decided:
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -43,11 +44,24 @@ def status_glyph(judgment: JudgmentView, blind: bool = False) -> tuple[str, str]
     return "·", "dim"
 
 
+_KIND_PREFIX = re.compile(r"^(dr3|drb|cf1|race)_")
+
+
+def short_value(raw: str) -> str:
+    """A stored number as a reviewer reads it: 0.3497363796133568 → 0.3497; codes unchanged."""
+    try:
+        number = float(raw)
+    except ValueError:
+        return raw
+    return raw if len(raw) <= 6 else f"{number:.4g}"
+
+
 def judgment_prompt(view: ReportView, judgment: JudgmentView, blind: bool = False) -> Text:
     """glyph, kind, judge → effective value, subject (claims with the start of their text)."""
     glyph, style = status_glyph(judgment, blind)
     kind = get_kind(judgment.kind)
-    label = (kind.name if kind else judgment.kind)[:11]
+    # The framework shows in the group header; its prefix would only crowd the column.
+    label = _KIND_PREFIX.sub("", kind.name if kind else judgment.kind)[:11]
     line = Text(no_wrap=True, overflow="ellipsis", end="")
     line.append(f"{glyph} ", style)
     line.append(f"{label:<11} ", "bold")
@@ -55,11 +69,11 @@ def judgment_prompt(view: ReportView, judgment: JudgmentView, blind: bool = Fals
     if blind and not judgment.decided:
         values.append("(judge hidden)", "dim italic")
     else:
-        judge = judgment.judge if judgment.judge is not None else "error"
+        judge = short_value(judgment.judge) if judgment.judge is not None else "error"
         if judgment.decided and judgment.effective != judgment.judge:
             values.append(judge, "strike dim")
             values.append(" → ")
-            values.append(str(judgment.effective), "bold magenta")
+            values.append(short_value(str(judgment.effective)), "bold magenta")
         else:
             values.append(judge, "bold" if judgment.decided else "")
     values.pad_right(max(0, VALUE_WIDTH - values.cell_len))

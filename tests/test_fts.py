@@ -1,0 +1,35 @@
+"""Full-text search: user text is searched literally, term by term, punctuation included."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from store.fts import search_reports, to_match
+
+
+def _report(conn: sqlite3.Connection, ext: str) -> int:
+    return int(conn.execute("SELECT id FROM report WHERE ext_id = ?", (ext,)).fetchone()[0])
+
+
+def test_fts_syntax_in_user_text_is_literal() -> None:
+    assert to_match('rate: "NEAR" OR x*') == '"rate" AND "NEAR" AND "OR" AND "x"'
+    assert to_match("  ,;  ") is None
+
+
+def test_a_term_with_punctuation_is_a_phrase() -> None:
+    assert to_match("3.10%") == '"3 10"'
+    assert to_match('Lumen "flex saver"') == '"Lumen" AND "flex saver"'
+    assert to_match("Lum") == '"Lum"*'                  # a half-typed last word is a prefix
+
+
+def test_search_finds_exact_figures_not_their_digits_anywhere(sample_db: Path) -> None:
+    conn = sqlite3.connect(sample_db)
+    everything = {rid for (rid,) in conn.execute("SELECT id FROM report")}
+    with_figure = {rid for (rid, text) in conn.execute("SELECT id, markdown FROM report")
+                   if "3.10%" in text}
+    found = search_reports(conn, "3.10%")
+    assert with_figure <= found
+    assert len(found) < len(everything) / 4            # not every report with a 3 and a 10
+    assert _report(conn, "t01-atlas-dr") in search_reports(conn, "Fennick")
+    assert search_reports(conn, "Fennick zzzqqq") == set()
