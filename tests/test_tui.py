@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from textual.widgets import DataTable
 
 from tests.tui_helpers import (
     events,
@@ -590,3 +591,27 @@ async def test_command_palette_runs_gavel_commands(sample_db: Path) -> None:
             await pilot.pause(0.5)
             await pilot.press("enter")
             await wait_for(pilot, reached)
+
+
+async def test_a_long_queue_fills_in_chunks_and_keeps_the_cursor(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tui.screens.queue as queue_module
+
+    monkeypatch.setattr(queue_module, "FIRST_ROWS", 5)   # the sample is small: tiny chunks
+    monkeypatch.setattr(queue_module, "LATER_ROWS", 7)
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        while queue.filter.suite is not None:              # b cycles the runs, then all
+            await pilot.press("b")
+        table = queue.query_one("#queue-table")
+        assert isinstance(table, DataTable)
+        await wait_for(pilot, lambda: table.row_count == len(queue.shown) > 12)
+        keys = [str(r.report_id) for r in queue.shown]
+        assert [k.value for k in table.rows] == keys      # every row, in order, once
+        table.move_cursor(row=len(keys) - 2)             # a row of a later chunk
+        chosen = queue.current_report_id()
+        await pilot.press("u")                            # a redraw from scratch
+        await wait_for(pilot, lambda: queue.current_report_id() == chosen)

@@ -44,6 +44,12 @@ def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> T
     return text
 
 
+FIRST_ROWS = 200
+"""Rows drawn with the first frame of the queue (several screenfuls)."""
+LATER_ROWS = 500
+"""Rows added per frame after that."""
+
+
 class QueueScreen(GavelScreen):
     BINDINGS = bindings("queue")
 
@@ -58,6 +64,7 @@ class QueueScreen(GavelScreen):
         self.suites: list[str] = []
         self.summary = Progress(0, 0, 0, 0, 0, 0)
         self.loaded_in = 0.0
+        self._generation = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -170,11 +177,28 @@ class QueueScreen(GavelScreen):
             self.heads = heads
             self._columns(table)
         table.clear()
-        for row in self.shown:
-            table.add_row(*self._cells(row), key=str(row.report_id))
-        if current is not None and str(current) in table.rows:
-            table.move_cursor(row=table.get_row_index(str(current)))
+        self._generation += 1
+        self._add_rows(self._generation, 0, FIRST_ROWS, current)
         self._status()
+
+    def _add_rows(self, generation: int, start: int, count: int, current: int | None) -> None:
+        """Add ``shown[start:start + count]`` to the table, then the rest after a refresh.
+
+        A DailyReport-size queue is 2,550 rows: the first screenfuls are drawn at once and
+        the rest follow in chunks between frames, so opening and filtering never freeze. A
+        newer redraw (another filter) abandons the chunks still to come.
+        """
+        if generation != self._generation:
+            return
+        table = self.query_one(DataTable)
+        for row in self.shown[start:start + count]:
+            table.add_row(*self._cells(row), key=str(row.report_id))
+        if current is not None and str(current) in table.rows \
+                and table.get_row_index(str(current)) >= start:
+            table.move_cursor(row=table.get_row_index(str(current)))
+        if start + count < len(self.shown):
+            self.call_after_refresh(self._add_rows, generation, start + count, LATER_ROWS,
+                                    current)
 
     def _cells(self, row: QueueRow) -> list[Any]:
         cells: list[Any] = [Text(row.task), Text(row.system), Text(row.domain)]
