@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from reviewer.errors import InputError
 from reviewer.formats.checks import BundleChecker
 from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
+from store.bulk import gc_paused
 from store.tx import now_iso, transaction
 
 Where = tuple[str, int | None]
@@ -303,7 +304,7 @@ def import_records(
             "version in its id)",
             field="id",
         )
-    with transaction(conn):
+    with gc_paused(), transaction(conn):
         loader = Loader(conn, suite, content_hash, label or "suite.json")
         for rtype, record, where in records:
             loader.add(rtype, record, where)

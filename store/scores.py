@@ -21,6 +21,7 @@ from reviewer.scoring.registry import (
     frameworks,
     resolve_options,
 )
+from store.bulk import gc_paused
 from store.inputs import load_inputs, report_meta
 from store.tx import transaction
 
@@ -122,6 +123,11 @@ def _report_rows(rid: int, name: str, variant: str, scores: ReportScores
 
 
 def rebuild_scores(conn: sqlite3.Connection) -> ScoreTable:
+    with gc_paused():
+        return _rebuild(conn)
+
+
+def _rebuild(conn: sqlite3.Connection) -> ScoreTable:
     table = compute_all(conn)
     rows: list[tuple[str, str, str, str, float | None, int]] = []
     for (rid, name, variant), scores in table.reports.items():
