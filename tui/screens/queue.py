@@ -48,6 +48,8 @@ FIRST_ROWS = 200
 """Rows drawn with the first frame of the queue (several screenfuls)."""
 LATER_ROWS = 500
 """Rows added per frame after that."""
+IMPACT_DELAY = 0.5
+"""Seconds after the queue opens before the impact process starts."""
 
 
 class QueueScreen(GavelScreen):
@@ -129,7 +131,8 @@ class QueueScreen(GavelScreen):
         table.focus()
         self.gavel.ready_at = time.perf_counter()
         if len(self.impacts) < len(self.rows):
-            self.fill_impacts()
+            # The impact process takes a core for a while: let the first screen paint first.
+            self.set_timer(IMPACT_DELAY, self.fill_impacts)
 
     @on(QueueRowsChanged)
     def rows_changed(self, message: QueueRowsChanged) -> None:
