@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reviewer.scoring.registry import (
     Framework,
@@ -142,15 +142,44 @@ def _rebuild(conn: sqlite3.Connection) -> ScoreTable:
     return table
 
 
+@dataclass(slots=True)
+class SystemScoreCache:
+    """The per-report scores of whole systems, kept between decisions by one long-lived writer.
+
+    Re-aggregating a system after a decision needs every report of that system; reading them
+    back from the score table was most of an incremental update. This cache holds them in
+    memory for the connection that owns it. It is only valid while nothing else changes the
+    score table: ``PRAGMA data_version`` moves when another connection commits, which clears
+    it, and whoever writes scores on the same connection by other means must ``clear()`` it.
+    """
+
+    data_version: int | None = None
+    systems: dict[tuple[int, str, str], dict[int, ReportScores]] = field(default_factory=dict)
+
+    def clear(self) -> None:
+        self.systems.clear()
+        self.data_version = None
+
+    def check(self, conn: sqlite3.Connection) -> None:
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        if version != self.data_version:
+            self.systems.clear()
+            self.data_version = version
+
+
 def update_scores(
     conn: sqlite3.Connection,
     report_ids: Iterable[int],
     variants: Sequence[Variant] = ("adjudicated",),
+    cache: SystemScoreCache | None = None,
 ) -> None:
     """Recompute the given reports and their systems' aggregates (after a decision)."""
     ids = sorted(set(report_ids))
     if not ids:
         return
+    if cache is not None:
+        cache.check(conn)
+    fresh: dict[tuple[int, str, str], dict[int, ReportScores]] = defaultdict(dict)
     inputs = load_inputs(conn, ids)
     metas = report_meta(conn, ids)
     options = load_options(conn)
@@ -166,6 +195,7 @@ def update_scores(
                 touched.add((report.system_id, name))
                 for variant in variants:
                     scores = fw.score_report(report, variant, options[name])
+                    fresh[(report.system_id, name, variant)][rid] = scores
                     conn.execute(
                         "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
                         (report_scope(rid), name, variant),
@@ -174,7 +204,20 @@ def update_scores(
                                      _report_rows(rid, name, variant, scores))
         for system_id, name in sorted(touched):
             for variant in variants:
-                per_report = system_report_scores(conn, system_id, name, variant)
+                key = (system_id, name, variant)
+                known = cache.systems.get(key) if cache is not None else None
+                if known is None:
+                    known = system_report_scores_by_id(conn, system_id, name, variant)
+                    if cache is not None:
+                        cache.systems[key] = known
+                else:
+                    for rid, scores in fresh[key].items():
+                        if scores:
+                            known[rid] = scores
+                        else:                   # no score rows: absent, as when read back
+                            known.pop(rid, None)
+                # Report-id order, as the full recompute sums them (floating point).
+                per_report = [known[rid] for rid in sorted(known)]
                 aggregates = _aggregate(registry[name], per_report, options[name])
                 scope = system_scope(system_id)
                 conn.execute(
@@ -190,15 +233,22 @@ def update_scores(
 def system_report_scores(conn: sqlite3.Connection, system_id: int, framework: str,
                          variant: str) -> list[ReportScores]:
     """The cached per-report scores of one system, as the aggregate functions take them."""
-    by_scope: dict[str, ReportScores] = defaultdict(dict)
-    for scope, metric, value in conn.execute(
-        """SELECT s.scope, s.metric, s.value FROM report r
+    by_id = system_report_scores_by_id(conn, system_id, framework, variant)
+    return [by_id[rid] for rid in sorted(by_id)]
+
+
+def system_report_scores_by_id(conn: sqlite3.Connection, system_id: int, framework: str,
+                               variant: str) -> dict[int, ReportScores]:
+    """The same, keyed by report id."""
+    by_id: dict[int, ReportScores] = defaultdict(dict)
+    for rid, metric, value in conn.execute(
+        """SELECT r.id, s.metric, s.value FROM report r
            JOIN score s ON s.scope = 'report:' || r.id AND s.framework = ? AND s.variant = ?
            WHERE r.system_id = ? ORDER BY r.id""",
         (framework, variant, system_id),
     ):
-        by_scope[scope][metric] = value
-    return list(by_scope.values())
+        by_id[rid][metric] = value
+    return dict(by_id)
 
 
 def cached(conn: sqlite3.Connection) -> ScoreTable:

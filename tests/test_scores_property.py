@@ -15,7 +15,14 @@ from reviewer.scoring.registry import get_kind
 from reviewer.synthetic import SyntheticSpec, write_synthetic
 from store.db import connect
 from store.reviewlog import ReviewLog
-from store.scores import ScoreTable, cached, compute_all, rebuild_scores, update_scores
+from store.scores import (
+    ScoreTable,
+    SystemScoreCache,
+    cached,
+    compute_all,
+    rebuild_scores,
+    update_scores,
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +55,13 @@ def normalised(table: ScoreTable) -> tuple[dict[object, object], dict[object, ob
 
 
 Op = tuple[str, int, int, int]  # (action, reviewer index, judgment pick, value pick)
+# Reviewers 0 and 1 share the connection that keeps a SystemScoreCache (the workstation's
+# writer); reviewer 2 decides through another connection, as a second process would.
 
 ops = st.lists(
     st.tuples(
         st.sampled_from(["decide", "decide", "decide", "undo", "redo", "adjudicate", "confirm"]),
-        st.integers(0, 1),
+        st.integers(0, 2),
         st.integers(0, 10_000),
         st.integers(0, 10),
     ),
@@ -70,8 +79,10 @@ def test_incremental_update_equals_full_recompute(
     template: Path, tmp_path: Path, sequence: list[Op]
 ) -> None:
     conn = fresh(template, tmp_path, next(_counter))
+    other = connect(Path(conn.execute("PRAGMA database_list").fetchone()[2]))
     judgments = conn.execute("SELECT id, kind FROM judgment ORDER BY id").fetchall()
-    reviewers = [ReviewLog(conn, "ana"), ReviewLog(conn, "ben")]
+    reviewers = [ReviewLog(conn, "ana"), ReviewLog(conn, "ben"), ReviewLog(other, "carl")]
+    cache = SystemScoreCache()
     for action, who, pick, value_pick in sequence:
         log = reviewers[who]
         jid, kind_name = judgments[pick % len(judgments)]
@@ -87,8 +98,12 @@ def test_incremental_update_equals_full_recompute(
         else:
             recorded = log.decide(jid, value, "why", adjudicate=action == "adjudicate")
         if recorded is not None and recorded.report_id is not None:
-            update_scores(conn, [recorded.report_id])
+            if who == 2:
+                update_scores(other, [recorded.report_id])
+            else:
+                update_scores(conn, [recorded.report_id], cache=cache)
         assert normalised(cached(conn)) == normalised(compute_all(conn))
+    other.close()
     conn.close()
 
 

@@ -131,11 +131,12 @@ class Backend:
         # Imported here, in the writer's thread: pydantic and the scorers are not needed to
         # draw the first screen.
         from store.reviewlog import ReviewLog
-        from store.scores import update_scores
+        from store.scores import SystemScoreCache, update_scores
 
         conn = connect(self.path)
         log = ReviewLog(conn, self.reviewer)
         self._update_scores = update_scores
+        self._score_cache = SystemScoreCache()
         try:
             while True:
                 command = self._commands.get()
@@ -150,6 +151,8 @@ class Backend:
         from store.reviewlog import ReviewError
 
         if command.kind in ("propose", "accept", "reject"):
+            # Accepting or rejecting rescores a task on this connection, past the cache.
+            self._score_cache.clear()
             try:
                 note, task_reports = _proposal(conn, log.reviewer, command)
             except ReviewError as exc:
@@ -167,7 +170,7 @@ class Backend:
         if recorded is None or recorded.report_id is None:
             return WriteResult(command, recorded, None, {}, {}, [], None, time.perf_counter())
         report_id = recorded.report_id
-        self._update_scores(conn, [report_id])
+        self._update_scores(conn, [report_id], cache=self._score_cache)
         with self._dirty_lock:
             self.dirty_reports.add(report_id)
         ids = [recorded.judgment_id] if recorded.judgment_id is not None else []
