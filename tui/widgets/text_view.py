@@ -41,7 +41,15 @@ class TextView(ScrollView, can_focus=True):
         lines = self.app.console.render_lines(self._content, options, style=self.rich_style,
                                               pad=False)
         self._strips = [Strip(line) for line in lines]
-        self.virtual_size = Size(width, len(self._strips))
+        size = Size(width, len(self._strips))
+        if size != self.virtual_size:
+            # ``virtual_size`` is a layout reactive: assigning it re-runs the whole screen's
+            # layout (tens of ms on the report screen, every selection). The pane's scrollbars
+            # are fixed by its CSS (always a vertical one, never a horizontal one), so only
+            # the pane and its scrollbar need updating.
+            self.set_reactive(ScrollView.virtual_size, size)
+            self._scroll_update(size)
+            self.refresh()
 
     def on_resize(self) -> None:
         self._layout_lines()
