@@ -105,6 +105,7 @@ async def test_order_by_a_picked_column_and_reverse_it(sample_db: Path) -> None:
             await pilot.press(*["down"] * downs, "enter")
             await wait_for(pilot, lambda want=descending: queue.filter.descending == want)
             assert queue.filter.sort == "system"
+            assert "order: System" in screen_text(app)       # the column as the table heads it
             shown = [r.system for r in queue.shown]
             assert shown == sorted(shown, reverse=descending) and len(set(shown)) > 1
         await pilot.press("o")

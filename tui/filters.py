@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -60,7 +61,8 @@ class QueueFilter:
             return False
         return self.matches is None or row.report_id in self.matches
 
-    def describe(self) -> str:
+    def describe(self, labels: Mapping[str, str] | None = None) -> str:
+        """One line for the status bar; ``labels`` names sort columns as the table heads them."""
         parts = []
         if self.suite:
             parts.append(f"suite={self.suite}")
@@ -77,6 +79,7 @@ class QueueFilter:
         order = {"default": "task",
                  "impact": "impact (the most one verdict flip can move the first headline "
                            "score / the others together)"}.get(self.sort, self.sort)
+        order = (labels or {}).get(order, order)
         parts.append(f"order: {order}{' ↓' if self.descending else ''}")
         return "  ·  ".join(parts)
 

@@ -235,7 +235,9 @@ class QueueScreen(GavelScreen):
         text.append(f" · showing {len(self.shown):,}", "dim")
         if self.impact_pending:
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
-        text.append("\n " + self.filter.describe(), "cyan")
+        table = self.query_one(DataTable)
+        labels = {str(key.value): str(column.label) for key, column in table.columns.items()}
+        text.append("\n " + self.filter.describe(labels), "cyan")
         self.query_one("#queue-status", Static).update(text)
         self.sub_title = f"{self.gavel.backend.path.name} · reviewer {self.gavel.config.reviewer}"
 
