@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import re
+import signal
 import sqlite3
 import sys
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -343,15 +346,18 @@ def judge_cmd(args: argparse.Namespace) -> int:
                                  config.concurrency)
 
     status = "complete"
+    _INTERRUPTED.clear()
     try:
         with progress:
             asyncio.run(main())
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         status = "interrupted"
     except BaseException:
         # Keep what finished and say the run failed; the traceback still reaches the user.
         _finish(conn, client, rows, tally, loaded, "failed")
         raise
+    if _INTERRUPTED.is_set():
+        status = "interrupted"
     usage = _finish(conn, client, rows, tally, loaded, status)
     _judge_summary(args, run_id, usage, before, _system_headlines(conn))
     if status == "interrupted":
@@ -379,8 +385,31 @@ def _finish(conn: sqlite3.Connection, client: ChatClient, rows: dict[int, int], 
 async def _drive(client: ChatClient, pages: PageSource, run_id: str, options: PipelineOptions,
                  loaded: Sequence[LoadedJob], on_done: Callable[[JudgeJob, ReportOutcome], None],
                  workers: int) -> None:
+    """Run the pipeline; ctrl+c stops it: no new report starts, the ones in flight are
+    cancelled, the finished ones are already stored."""
     pipeline = Pipeline(client, pages, run_id, options)
-    await pipeline.run((lj.job for lj in loaded), on_done, workers=workers)
+    loop = asyncio.get_running_loop()
+    main_task = asyncio.current_task()
+
+    def on_sigint() -> None:
+        _INTERRUPTED.set()
+        if main_task is not None:
+            main_task.cancel()
+
+    # Not available off the main thread or on Windows: then ctrl+c is asyncio.run's own.
+    unsupported = (NotImplementedError, RuntimeError, ValueError)
+    with contextlib.suppress(*unsupported):
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        await pipeline.run((lj.job for lj in loaded), on_done, workers=workers,
+                           stopped=_INTERRUPTED.is_set)
+    finally:
+        with contextlib.suppress(*unsupported):
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+_INTERRUPTED = threading.Event()
+"""Set by ctrl+c during a judge run (the signal handler and the workers share it)."""
 
 
 def _system_headlines(conn: sqlite3.Connection) -> dict[tuple[str, str], float | None]:

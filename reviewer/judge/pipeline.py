@@ -200,13 +200,18 @@ class Pipeline:
     # -- driving ------------------------------------------------------------------------------
 
     async def run(self, jobs: Iterable[JudgeJob],
-                  on_done: Callable[[JudgeJob, ReportOutcome], None], workers: int = 4) -> None:
+                  on_done: Callable[[JudgeJob, ReportOutcome], None], workers: int = 4,
+                  stopped: Callable[[], bool] = lambda: False) -> None:
         """Judge ``jobs`` with ``workers`` reports in flight; ``on_done`` sees each finished
-        report at once, so an interrupted run keeps every report it finished."""
+        report at once, so an interrupted run keeps every report it finished. Once
+        ``stopped()`` is true no further report is started (the caller's stop, e.g. ctrl+c,
+        does not depend on task cancellation reaching every await)."""
         pending: Iterator[JudgeJob] = iter(jobs)
 
         async def worker() -> None:
             for job in pending:
+                if stopped():
+                    return
                 outcome = await self.judge(job)
                 on_done(job, outcome)
 
