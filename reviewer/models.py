@@ -292,5 +292,5 @@ class Bundle(BaseModel):
     sources: list[Source] = []
     runs: list[JudgeRun] = []
     judgments: list[Judgment] = []
-    locations: dict[tuple[str, int], tuple[str, int]] = {}
+    locations: dict[tuple[str, int], tuple[str, int | None]] = {}
     """(record type, index) -> (file, line), so late cross-record errors can still name a line."""

@@ -21,11 +21,11 @@ from pydantic import BaseModel
 
 from reviewer.errors import InputError
 from reviewer.formats.checks import BundleChecker
+from reviewer.formats.jsonl import Where
 from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
 from store.bulk import gc_paused
 from store.tx import now_iso, transaction
 
-Where = tuple[str, int | None]
 Row = tuple[Any, ...]
 
 INSERTS: dict[str, str] = {

@@ -306,25 +306,10 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
                 (suite_id, *missing),
             ):
                 sources.setdefault(url, SourceView(url, title, ptext, sha, error, fetched))
-    judgments: list[JudgmentView] = []
-    for row in conn.execute(
-        f"""SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,
-                   j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0),
-                   f.judgment_id IS NOT NULL, j.explanation, j.evidence, j.error,
-                   j.source_sha256, jr.ext_id, j.subject
-            FROM judgment j
-            JOIN judge_run jr ON jr.id = j.run_id
-            LEFT JOIN decision d ON d.judgment_id = j.id
-            LEFT JOIN flag f ON f.judgment_id = j.id
-            WHERE j.report_id = ? AND j.current = 1 ORDER BY j.id""",
+    judgments = [_judgment_view(row) for row in conn.execute(
+        f"{_JUDGMENT_VIEW_SQL} WHERE j.report_id = ? AND j.current = 1 ORDER BY j.id",
         (report_id,),
-    ):
-        kind = get_kind(row[1])
-        judgments.append(JudgmentView(
-            row[0], row[1], kind.scale.name if kind else "", row[2], row[3], row[4], row[5],
-            row[6], row[7], row[8], row[9], row[10], bool(row[11]), row[12], row[13], row[14],
-            row[15], row[16], row[17],
-        ))
+    )]
     ratings = dict(conn.execute(
         "SELECT reviewer, value FROM report_rating WHERE report_id = ?", (report_id,)
     ).fetchall())
@@ -339,26 +324,30 @@ def judgment_views(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Judgme
     """Fresh views of a few judgments (after a decision), without reloading the report."""
     if not ids:
         return {}
-    out: dict[int, JudgmentView] = {}
-    for row in conn.execute(
-        f"""SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,
-                   j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0),
-                   f.judgment_id IS NOT NULL, j.explanation, j.evidence, j.error,
-                   j.source_sha256, jr.ext_id, j.subject
-            FROM judgment j
-            JOIN judge_run jr ON jr.id = j.run_id
-            LEFT JOIN decision d ON d.judgment_id = j.id
-            LEFT JOIN flag f ON f.judgment_id = j.id
-            WHERE j.id IN ({','.join('?' * len(ids))})""",
-        ids,
-    ):
-        kind = get_kind(row[1])
-        out[row[0]] = JudgmentView(
-            row[0], row[1], kind.scale.name if kind else "", row[2], row[3], row[4], row[5],
-            row[6], row[7], row[8], row[9], row[10], bool(row[11]), row[12], row[13], row[14],
-            row[15], row[16], row[17],
-        )
-    return out
+    views = (_judgment_view(row) for row in conn.execute(
+        f"{_JUDGMENT_VIEW_SQL} WHERE j.id IN ({','.join('?' * len(ids))})", ids))
+    return {view.id: view for view in views}
+
+
+_JUDGMENT_VIEW_SQL = f"""
+    SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,
+           j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0),
+           f.judgment_id IS NOT NULL, j.explanation, j.evidence, j.error,
+           j.source_sha256, jr.ext_id, j.subject
+    FROM judgment j
+    JOIN judge_run jr ON jr.id = j.run_id
+    LEFT JOIN decision d ON d.judgment_id = j.id
+    LEFT JOIN flag f ON f.judgment_id = j.id"""
+"""What a JudgmentView is made of; callers add the WHERE (a report's, or a few ids)."""
+
+
+def _judgment_view(row: tuple[Any, ...]) -> JudgmentView:
+    kind = get_kind(row[1])
+    return JudgmentView(
+        row[0], row[1], kind.scale.name if kind else "", row[2], row[3], row[4], row[5],
+        row[6], row[7], row[8], row[9], row[10], bool(row[11]), row[12], row[13], row[14],
+        row[15], row[16], row[17],
+    )
 
 
 @dataclass(frozen=True, slots=True)

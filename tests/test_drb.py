@@ -8,7 +8,6 @@ into a real SQLite store and read the system scores back; the figures they check
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -25,20 +24,6 @@ from reviewer.scoring.fact import FRAMEWORK as FACT
 from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
 from reviewer.scoring.race import FRAMEWORK as RACE
 from reviewer.scoring.registry import ReportScores, resolve_options
-
-PROJECT = Path(__file__).resolve().parent.parent
-
-
-def anchors_root() -> Path:
-    return Path(os.environ.get("GAVEL_ANCHORS") or PROJECT.parent / "shared" / "anchors")
-
-
-@pytest.fixture
-def anchors() -> Path:
-    root = anchors_root()
-    if not root.is_dir():
-        pytest.skip(f"benchmark anchors not found at {root} (set GAVEL_ANCHORS to the folder)")
-    return root
 
 
 def race_opts(**overrides: str) -> dict[str, str]:

@@ -102,21 +102,34 @@ def bootstrap_ci(
     estimate = _scalar(statistic_fn(data if is_array else list(data)))
     if n == 0:
         return BootstrapCI(estimate, None, None, confidence, n_resamples, 0)
-    rng = np.random.default_rng(seed)
-    values = np.empty(n_resamples, dtype=np.float64)
-    used = 0
-    for _ in range(n_resamples):
-        idx = rng.integers(0, n, size=n)
+
+    def on_resample(idx: npt.NDArray[np.int64]) -> float | None:
         if isinstance(data, np.ndarray):
             # np.take along axis 0 is several times faster than data[idx] for 2-D arrays.
             sample: Any = np.take(data, idx, axis=0)
         else:
             sample = [data[i] for i in idx.tolist()]
-        value = _scalar(statistic_fn(sample))
+        return _scalar(statistic_fn(sample))
+
+    values = _resampled(n, n_resamples, seed, on_resample)
+    return _interval(estimate, values, confidence, n_resamples)
+
+
+def _resampled(n: int, n_resamples: int, seed: int,
+               statistic: Callable[[npt.NDArray[np.int64]], float | None]
+               ) -> npt.NDArray[np.float64]:
+    """The statistic on ``n_resamples`` resamples of ``n`` units (index arrays drawn with
+    ``seed``), dropping the undefined ones. Both bootstraps draw through here, so they see
+    the same resamples for the same seed and size."""
+    rng = np.random.default_rng(seed)
+    values = np.empty(n_resamples, dtype=np.float64)
+    used = 0
+    for _ in range(n_resamples):
+        value = statistic(rng.integers(0, n, size=n))
         if value is not None:
             values[used] = value
             used += 1
-    return _interval(estimate, values[:used], confidence, n_resamples)
+    return values[:used]
 
 
 def bootstrap_table_ci(
@@ -148,16 +161,9 @@ def bootstrap_table_ci(
     estimate = _scalar(table_statistic(table(codes)))
     if n == 0:
         return BootstrapCI(estimate, None, None, confidence, n_resamples, 0)
-    rng = np.random.default_rng(seed)
-    values = np.empty(n_resamples, dtype=np.float64)
-    used = 0
-    for _ in range(n_resamples):
-        idx = rng.integers(0, n, size=n)
-        value = _scalar(table_statistic(table(np.take(codes, idx))))
-        if value is not None:
-            values[used] = value
-            used += 1
-    return _interval(estimate, values[:used], confidence, n_resamples)
+    values = _resampled(
+        n, n_resamples, seed, lambda idx: _scalar(table_statistic(table(np.take(codes, idx)))))
+    return _interval(estimate, values, confidence, n_resamples)
 
 
 def _check_settings(n_resamples: int, confidence: float) -> None:

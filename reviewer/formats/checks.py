@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from reviewer.citations import citations_near, locate, parse_references
 from reviewer.errors import InputError
+from reviewer.formats.jsonl import Where
 from reviewer.models import (
     Bundle,
     JudgeRun,
@@ -29,7 +30,6 @@ from reviewer.models import (
 from reviewer.scales import ScaleError
 from reviewer.scoring.registry import VerdictKind, frameworks, verdict_kinds
 
-Where = tuple[str, int | None]
 """(file, 1-based line or None) of the record being checked."""
 
 

@@ -42,12 +42,12 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import field_path, read_jsonl
+from reviewer.formats.jsonl import M, Where, field_path, read_jsonl
 from reviewer.models import (
     Bundle,
     Claim,
@@ -72,8 +72,6 @@ from reviewer.scoring.dr3 import (
     ORIGIN_META,
 )
 
-M = TypeVar("M", bound=BaseModel)
-Where = tuple[str, int]
 JudgeFn = Callable[..., None]
 """Records one judgment of the report being read (keyword arguments as Judgment's)."""
 

@@ -53,12 +53,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import field_path, read_jsonl
+from reviewer.formats.jsonl import M, Where, field_path, read_jsonl
 from reviewer.models import (
     Bundle,
     Claim,
@@ -72,9 +72,6 @@ from reviewer.models import (
     Task,
 )
 from reviewer.scales import SUPPORT, ScaleError
-
-M = TypeVar("M", bound=BaseModel)
-Where = tuple[str, int]
 
 REFERENCE_SYSTEM = "reference"
 STORED_KEYS = ("comprehensiveness", "insight", "instruction_following", "readability",
@@ -381,7 +378,22 @@ class _Reader:
 
     def read_reports(self) -> None:
         data = self.root / "data" / "test_data"
-        for path in self.jsonl_files(data / "raw_data"):
+        for _path, where, task, system, article in self._articles(data / "raw_data"):
+            key = (task.ext_id, system)
+            if key in self.reports:
+                self.note(where, f"a second report for task {task.ext_id}; the last wins")
+            self.reports[key] = _ReportDraft(task, system, article, where)
+        for path, where, task, system, article in self._articles(data / "cleaned_data"):
+            draft = self.reports.get((task.ext_id, system))
+            if draft is None:
+                draft = self.report_for(task, system, where, self.rel(path), article)
+                draft.metadata["markdown_is_cleaned"] = True
+            draft.cleaned = article
+
+    def _articles(self, folder: Path) -> Iterator[tuple[Path, Where, _TaskDraft, str, str]]:
+        """(file, where, task, system, article) of every report in a raw/cleaned folder: one
+        system per file, named by the file."""
+        for path in self.jsonl_files(folder):
             system = self.system(path.stem, (str(path), 0))
             for where, record in self.records(path):
                 task = self.task_of(record, where)
@@ -389,23 +401,7 @@ class _Reader:
                     continue
                 article = self.text(record, "article", where)
                 assert article is not None
-                key = (task.ext_id, system)
-                if key in self.reports:
-                    self.note(where, f"a second report for task {task.ext_id}; the last wins")
-                self.reports[key] = _ReportDraft(task, system, article, where)
-        for path in self.jsonl_files(data / "cleaned_data"):
-            system = self.system(path.stem, (str(path), 0))
-            for where, record in self.records(path):
-                task = self.task_of(record, where)
-                if task is None:
-                    continue
-                article = self.text(record, "article", where)
-                assert article is not None
-                draft = self.reports.get((task.ext_id, system))
-                if draft is None:
-                    draft = self.report_for(task, system, where, self.rel(path), article)
-                    draft.metadata["markdown_is_cleaned"] = True
-                draft.cleaned = article
+                yield path, where, task, system, article
 
     # -- RACE --------------------------------------------------------------------------
 

@@ -49,7 +49,7 @@ from reviewer.drbench_keywords import excluded_spans, find_hits
 from reviewer.drbench_points import PointScale, PointScaleError, parse_point_scale
 from reviewer.drbench_urls import RULES, match_annotations, normalise_url
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import field_path, read_jsonl
+from reviewer.formats.jsonl import Where, field_path, read_jsonl
 from reviewer.models import (
     Bundle,
     Criterion,
@@ -87,7 +87,6 @@ _TASK_FIELDS = ("uid", "query", "qsr", "tsl", "fak", "fdk")
 _REPORT_FIELDS = ("uid", "system", "report", "citations", "token_usage", "judge")
 _BAD_ID = re.compile(r"[/\s]")
 
-Where = tuple[str, int]
 
 
 def read(path: Path, suite_id: str | None = None) -> Bundle:
@@ -413,7 +412,7 @@ class _Reader:
                 " with reports; keyword hits and trusted-source matches computed at import"
                 if reports_file else " only (no reports)"),
         )
-        locations: dict[tuple[str, int], tuple[str, int]] = {}
+        locations: dict[tuple[str, int], Where] = {}
         for i, where in enumerate(self.task_where):
             locations[("task", i)] = where
         for i, where in enumerate(self.report_where):

@@ -12,6 +12,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from reviewer.errors import InputError
 
 M = TypeVar("M", bound=BaseModel)
+Where = tuple[str, int | None]
+"""Where a record came from: file label and line (None for a whole file)."""
 
 
 def field_path(error: ValidationError) -> tuple[str, str]:

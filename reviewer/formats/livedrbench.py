@@ -71,7 +71,7 @@ from reviewer.claims_f1_gt import (
     variants,
 )
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import read_jsonl
+from reviewer.formats.jsonl import Where, read_jsonl
 from reviewer.models import (
     Bundle,
     Claim,
@@ -110,7 +110,6 @@ def encrypt(plaintext: str, password: str) -> str:
     return base64.b64encode(bytes(a ^ b for a, b in zip(data, stream, strict=True))).decode()
 
 
-Where = tuple[str, int | None]
 
 
 def _err(where: Where, message: str, fld: str | None = None) -> InputError:
