@@ -100,30 +100,22 @@ class GavelApp(App[None]):
 
     @on(DecisionStored)
     def forward_decision(self, message: DecisionStored) -> None:
-        # The writer posts to the app; the report screen on top redraws from it.
-        screen = self.screen
-        from tui.screens.proposals import ProposalsScreen
-        from tui.screens.report import ReportScreen
+        # The writer posts to the app; the topmost screen that uses results redraws from it
+        # (a modal on top, such as the rationale editor just closing, does not).
+        from tui.screens.base import GavelScreen
 
-        if isinstance(screen, ProposalsScreen):
-            screen.show_result(message.result)
-            return
-        target = screen if isinstance(screen, ReportScreen) else next(
-            (s for s in self.screen_stack if isinstance(s, ReportScreen)), None)
-        if target is not None:
-            target.show_result(message.result)
-        elif message.result.error:
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, GavelScreen) and screen.show_result(message.result):
+                return
+        if message.result.error:
             self.notify(message.result.error, severity="error")
 
     def action_help(self) -> None:
-        from tui.screens.agreement import AgreementScreen
-        from tui.screens.proposals import ProposalsScreen
-        from tui.screens.report import ReportScreen
+        from tui.screens.base import GavelScreen
 
-        context = ("report" if isinstance(self.screen, ReportScreen)
-                   else "agreement" if isinstance(self.screen, AgreementScreen)
-                   else "proposals" if isinstance(self.screen, ProposalsScreen) else "queue")
-        if not isinstance(self.screen, HelpScreen):
+        screen = self.screen
+        context = screen.KEY_CONTEXT if isinstance(screen, GavelScreen) else "queue"
+        if not isinstance(screen, HelpScreen):
             self.push_screen(HelpScreen(context, normalise_keymap(self.config.keys)))
 
     def action_proposals(self) -> None:

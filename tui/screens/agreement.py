@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 
 class AgreementScreen(GavelScreen):
-    BINDINGS = bindings("agreement")
+    KEY_CONTEXT = "agreement"
+    BINDINGS = bindings(KEY_CONTEXT)
 
     class Rendered(Message):
         def __init__(self, text: Text) -> None:

@@ -22,7 +22,8 @@ STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red"}
 
 
 class ProposalsScreen(GavelScreen):
-    BINDINGS = bindings("proposals")
+    KEY_CONTEXT = "proposals"
+    BINDINGS = bindings(KEY_CONTEXT)
 
     class Loaded(Message):
         def __init__(self, found: list[Proposal]) -> None:
@@ -88,7 +89,7 @@ class ProposalsScreen(GavelScreen):
         self.gavel.backend.submit(WriteCommand("reject" if action == "reject" else "accept",
                                                value=proposal.uuid, force=action == "force"))
 
-    def show_result(self, result: WriteResult) -> None:
+    def show_result(self, result: WriteResult) -> bool:
         if result.error:
             hint = " (Y accepts it anyway)" if "force" in result.error else ""
             self.notify(result.error + hint, severity="error", timeout=8)
@@ -96,6 +97,7 @@ class ProposalsScreen(GavelScreen):
             self.notify(result.note)
         self.gavel.stored_at = time.perf_counter()
         self.action_reload()
+        return True
 
     def action_back(self) -> None:
         self.app.pop_screen()

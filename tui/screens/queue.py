@@ -53,7 +53,8 @@ IMPACT_DELAY = 0.5
 
 
 class QueueScreen(GavelScreen):
-    BINDINGS = bindings("queue")
+    KEY_CONTEXT = "queue"
+    BINDINGS = bindings(KEY_CONTEXT)
 
     def __init__(self) -> None:
         super().__init__(id="queue")

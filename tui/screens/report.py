@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -52,9 +51,6 @@ from tui.widgets.judgments import JudgmentList
 from tui.widgets.report_text import ReportText, Span, visible
 from tui.widgets.text_view import TextView
 
-if TYPE_CHECKING:
-    pass
-
 _VERDICT_CODES: dict[str, dict[str, str]] = {}
 
 
@@ -79,7 +75,8 @@ def _fmt(value: float | None, digits: int) -> str:
 
 
 class ReportScreen(GavelScreen):
-    BINDINGS = bindings("report")
+    KEY_CONTEXT = "report"
+    BINDINGS = bindings(KEY_CONTEXT)
 
     def __init__(self, order: list[int], index: int) -> None:
         super().__init__(id="report")
@@ -342,8 +339,8 @@ class ReportScreen(GavelScreen):
         judgment = self.selected()
         if judgment is None or self.view is None:
             return
-        step = {"ins": "ins", "rat": "rat", "consistency": "consistency"}.get(judgment.kind)
-        if step is None:
+        step = judgment.kind                       # the runner's steps are named by their kinds
+        if step not in ("ins", "rat", "consistency"):
             self.notify(f"the judge runner re-judges ins, rat and consistency verdicts, not "
                         f"{judgment.kind}", severity="warning")
             return
@@ -395,11 +392,11 @@ class ReportScreen(GavelScreen):
 
         self.app.push_screen(RatingDialog(self.view.report, shown, current), done)
 
-    def show_result(self, result: WriteResult) -> None:
+    def show_result(self, result: WriteResult) -> bool:
         """Redraw from a committed write (the app hands over the writer's message)."""
         if result.error is not None:
             self.notify(result.error, severity="error", timeout=6)
-            return
+            return True
         if result.note is not None:
             self.notify(result.note, timeout=8)
             if result.scores and self.view is not None \
@@ -407,16 +404,16 @@ class ReportScreen(GavelScreen):
                 self.scores = result.scores
                 self._score_bar()
             self.gavel.stored_at = time.perf_counter()
-            return
+            return True
         recorded = result.recorded
         if recorded is None:
             self.notify(f"nothing to {result.command.kind}", severity="warning")
-            return
+            return True
         if self.view is None or recorded.report_id != self.view.report_id:
             if recorded.report_id is not None:
                 self.notify(f"{recorded.action} applied to another report "
                             f"(id {recorded.report_id})")
-            return
+            return True
         old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
         self.scores = result.scores
         self.rank = result.rank or self.rank
@@ -435,6 +432,7 @@ class ReportScreen(GavelScreen):
         self._detail()
         self.gavel.stored_at = time.perf_counter()
         self.gavel.last_result = result
+        return True
 
     # -- navigation ------------------------------------------------------------------------
 
