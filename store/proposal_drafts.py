@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.citations import locate
+from reviewer.proposals import ATTACHED_KINDS, PROPOSAL_KINDS
 from store.proposals import ProposalError
 
 
@@ -28,13 +29,10 @@ class Draft:
     span: tuple[int, int] | None
 
 
-DRAFT_KINDS = ("new_claim", "new_rubric", "alias", "extra_evidence")
-
-
 def draft(conn: sqlite3.Connection, report_id: int, judgment_id: int | None, kind: str,
           text: str) -> Draft:
     """The proposal a reviewer means, or a ProposalError saying what is missing."""
-    if kind not in DRAFT_KINDS:
+    if kind not in PROPOSAL_KINDS:
         raise ProposalError(f"unknown proposal kind {kind!r}")
     head = conn.execute(
         """SELECT r.task_id, r.ext_id, r.markdown, s.frameworks, t.metadata
@@ -51,7 +49,7 @@ def draft(conn: sqlite3.Connection, report_id: int, judgment_id: int | None, kin
     text = text.strip()
     span = locate(markdown, text) if text else None
 
-    if kind in ("alias", "extra_evidence"):
+    if kind in ATTACHED_KINDS:
         if selected is None:
             raise ProposalError("select the judgment whose item the alias or evidence is for")
         target = (f"criterion:{selected['criterion']}" if selected["criterion"] else
@@ -103,7 +101,7 @@ def draft(conn: sqlite3.Connection, report_id: int, judgment_id: int | None, kin
 
 def _selected(conn: sqlite3.Connection, judgment_id: int) -> dict[str, Any] | None:
     row = conn.execute(
-        """SELECT j.kind, c.ext_id, c.dimension, c.framework, k.ext_id, k.metadata, st.ext_id,
+        """SELECT j.kind, c.ext_id, c.dimension, k.ext_id, k.metadata, st.ext_id,
                   coalesce(c.framework, kc.framework)
            FROM judgment j
            LEFT JOIN criterion c ON c.id = j.criterion_id
@@ -119,7 +117,7 @@ def _selected(conn: sqlite3.Connection, judgment_id: int) -> dict[str, Any] | No
 
     kind = get_kind(row[0])
     return {
-        "criterion": row[1], "dimension": row[2], "claim": row[4],
-        "claim_meta": json.loads(row[5]) if row[5] else None, "subtask": row[6],
-        "framework": kind.framework if kind else (row[7] or "cascade"),
+        "criterion": row[1], "dimension": row[2], "claim": row[3],
+        "claim_meta": json.loads(row[4]) if row[4] else None, "subtask": row[5],
+        "framework": kind.framework if kind else (row[6] or "cascade"),
     }

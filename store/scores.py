@@ -207,7 +207,7 @@ def update_scores(
                 key = (system_id, name, variant)
                 known = cache.systems.get(key) if cache is not None else None
                 if known is None:
-                    known = system_report_scores_by_id(conn, system_id, name, variant)
+                    known = system_report_scores(conn, system_id, name, variant)
                     if cache is not None:
                         cache.systems[key] = known
                 else:
@@ -231,15 +231,8 @@ def update_scores(
 
 
 def system_report_scores(conn: sqlite3.Connection, system_id: int, framework: str,
-                         variant: str) -> list[ReportScores]:
-    """The cached per-report scores of one system, as the aggregate functions take them."""
-    by_id = system_report_scores_by_id(conn, system_id, framework, variant)
-    return [by_id[rid] for rid in sorted(by_id)]
-
-
-def system_report_scores_by_id(conn: sqlite3.Connection, system_id: int, framework: str,
-                               variant: str) -> dict[int, ReportScores]:
-    """The same, keyed by report id."""
+                         variant: str) -> dict[int, ReportScores]:
+    """The cached per-report scores of one system, by report id."""
     by_id: dict[int, ReportScores] = defaultdict(dict)
     for rid, metric, value in conn.execute(
         """SELECT r.id, s.metric, s.value FROM report r

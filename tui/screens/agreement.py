@@ -8,7 +8,6 @@ disagreement red).
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
@@ -20,9 +19,6 @@ from textual.widgets import Footer, Header
 from tui.keymap import bindings
 from tui.screens.base import GavelScreen
 from tui.widgets.text_view import TextView
-
-if TYPE_CHECKING:
-    pass
 
 
 class AgreementScreen(GavelScreen):

@@ -128,12 +128,13 @@ class ProposalDraft:
     rationale: str
 
 
-PROPOSAL_KINDS = (
-    ("new_claim", "a valid claim the ground truth lacks (raises recall denominators)"),
-    ("new_rubric", "a rubric item this report revealed (raises denominators)"),
-    ("alias", "another accepted wording of the selected item (no denominator change)"),
-    ("extra_evidence", "evidence for the selected item (no denominator change)"),
-)
+KIND_TEXT = {
+    "new_claim": "a valid claim the ground truth lacks",
+    "new_rubric": "a rubric item this report revealed",
+    "alias": "another accepted wording of the selected item",
+    "extra_evidence": "evidence for the selected item",
+}
+"""What each proposal kind (reviewer.proposals.PROPOSAL_KINDS) means, in the dialog."""
 
 
 class ProposeDialog(ModalScreen[ProposalDraft | None]):
@@ -147,11 +148,17 @@ class ProposeDialog(ModalScreen[ProposalDraft | None]):
         self.text = text
 
     def compose(self) -> ComposeResult:
+        # Imported here: the dialog is not part of start-up.
+        from reviewer.proposals import NEW_ITEM_KINDS, PROPOSAL_KINDS
+
+        options = [Option(f"{k}  {KIND_TEXT.get(k, k)} ("
+                          + ("raises recall denominators" if k in NEW_ITEM_KINDS
+                             else "no denominator change") + ")", id=k)
+                   for k in PROPOSAL_KINDS]
         with Vertical(id="editor"):
             yield Label(Text(f"Propose a ground-truth expansion from {self.report}",
                              style="bold"))
-            yield OptionList(*(Option(f"{k}  {d}", id=k) for k, d in PROPOSAL_KINDS),
-                             id="propose-kind")
+            yield OptionList(*options, id="propose-kind")
             yield Label("Text (claim, rubric item, alias, or the evidence quote)")
             yield TextArea(self.text, id="propose-text", soft_wrap=True, tab_behavior="focus")
             yield Label("Rationale")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual import on, work
@@ -22,9 +22,6 @@ from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchD
 from tui.screens.base import GavelScreen
 from tui.screens.modals import Picker, SearchDialog
 from tui.widgets.queue_table import QueueTable
-
-if TYPE_CHECKING:
-    pass
 
 
 def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> Text:
@@ -174,8 +171,7 @@ class QueueScreen(GavelScreen):
         table = self.query_one(DataTable)
         current = self.current_report_id()
         self.shown = select(self.rows, self.filter, self.impacts)
-        in_view = [r for r in self.rows if self.filter.suite in (None, r.suite)]
-        present = {fw for row in in_view for fw in row.frameworks}
+        present = {fw for row in self._in_suite() for fw in row.frameworks}
         heads = [h for h in headlines() if h.framework in present]
         if heads != self.heads or not table.columns:
             self.heads = heads
@@ -236,9 +232,7 @@ class QueueScreen(GavelScreen):
         text.append(f" · showing {len(self.shown):,}", "dim")
         if self.impact_pending:
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
-        table = self.query_one(DataTable)
-        labels = {str(key.value): str(column.label) for key, column in table.columns.items()}
-        text.append("\n " + self.filter.describe(labels), "cyan")
+        text.append("\n " + self.filter.describe(self._column_labels()), "cyan")
         self.query_one("#queue-status", Static).update(text)
         self.sub_title = f"{self.gavel.backend.path.name} · reviewer {self.gavel.config.reviewer}"
 
@@ -294,8 +288,7 @@ class QueueScreen(GavelScreen):
 
     def action_sort_column(self) -> None:
         """Pick the column to order by; picking the current one again reverses the order."""
-        table = self.query_one(DataTable)
-        labels = {str(key.value): str(column.label) for key, column in table.columns.items()}
+        labels = self._column_labels()
 
         def done(column: str | None) -> None:
             if column is None:
@@ -307,6 +300,11 @@ class QueueScreen(GavelScreen):
         current = self.filter.sort if self.filter.sort in labels else None
         self.app.push_screen(Picker("Order by (the same column again reverses)", list(labels),
                                     current, labels=labels, clear="(default order)"), done)
+
+    def _column_labels(self) -> dict[str, str]:
+        """Column key -> heading, as the table shows it."""
+        table = self.query_one(DataTable)
+        return {str(key.value): str(column.label) for key, column in table.columns.items()}
 
     def _in_suite(self) -> list[QueueRow]:
         """The rows of the benchmark run on show: pickers offer only what can match."""
