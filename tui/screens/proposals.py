@@ -79,7 +79,8 @@ class ProposalsScreen(GavelScreen):
         counts = {s: sum(1 for p in self.found if p.status == s) for s in STATUS_STYLE}
         self.query_one("#proposals-status", Static).update(Text(
             "  ".join(f"{n} {s}" for s, n in counts.items())
-            + "   ·   y accept · n reject · new proposals: key a on the report screen"))
+            + "   ·   y accept (Y even if a duplicate) · n reject"
+            + " · new proposals: key a on the report screen"))
 
     def action_decide(self, action: str) -> None:
         table = self.query_one(DataTable)
