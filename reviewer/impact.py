@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reviewer.scoring.inputs import ReportInput, VerdictIn
-from reviewer.scoring.registry import Framework, get_kind
+from reviewer.framework import Framework
+from reviewer.inputs import ReportInput, VerdictIn
+from reviewer.registry import get_kind
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
+from reviewer.framework import Proposals, Shape
+
 DUPLICATE_THRESHOLD = 0.85
 """Similarity at or above which a proposal is reported as a duplicate of an existing item."""
 
@@ -39,8 +41,6 @@ PROPOSAL_KINDS: tuple[str, ...] = ("new_claim", "new_rubric", "alias", "extra_ev
 EFFECT_NEW = "new_item"
 EFFECT_ATTACHED = "alias_or_evidence"
 
-CASCADE_DIMENSIONS = ("ins", "fac", "rat")
-RACE_DIMENSIONS = ("comprehensiveness", "insight", "instruction_following", "readability")
 
 
 class PayloadError(ValueError):
@@ -166,34 +166,21 @@ def best_duplicate(text: str, candidates: Iterable[Candidate]) -> DuplicateMatch
 
 # -- payload shapes ----------------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True)
-class Shape:
-    """The keys a payload of one (framework, kind) must and may have, in gold-file order."""
-
-    required: tuple[str, ...]
-    optional: tuple[str, ...] = ()
-    text_keys: tuple[str, ...] = ()
-    """Keys whose text is compared for duplicates, first non-empty wins."""
-    required_any: tuple[str, ...] = ()
-    """At least one of these must be non-empty (extra evidence: a url, a quote or a text)."""
-
-
-SHAPES: dict[tuple[str, str], Shape] = {
-    ("cascade", "new_rubric"): Shape(("subtask", "dimension", "text"), ("explanation",),
-                                     ("text",)),
-    ("cascade", "new_claim"): Shape(("subtask", "fact"), ("extract",), ("extract", "fact")),
-    ("race", "new_rubric"): Shape(("dimension", "criterion"), ("explanation", "weight"),
-                                  ("criterion",)),
-}
 ATTACHED_SHAPES: dict[str, Shape] = {
     "alias": Shape(("text",), ("note",), ("text",)),
     "extra_evidence": Shape((), ("url", "quote", "text", "title", "note"),
                             ("quote", "text", "url"), ("url", "quote", "text")),
 }
-FREE_FORM = ("claims_f1", "dr3", "drbench", "fact")
-"""Frameworks whose ground-truth items are kept exactly as given (LiveDRBench's claim
-dictionaries, strings or {title, link, connection} records differ per category)."""
+"""Aliases and extra evidence of a shaped benchmark (free-form ones keep their own)."""
+
+
+def _rules(framework: str) -> Proposals:
+    from reviewer.registry import get_framework
+
+    try:
+        return get_framework(framework).proposals
+    except KeyError as exc:
+        raise PayloadError(str(exc.args[0]), "framework") from None
 
 
 def _is_blank(value: Any) -> bool:
@@ -230,25 +217,20 @@ def check_payload(framework: str, kind: str, payload: Any, target: str | None) -
     if shape.required_any and all(_is_blank(payload.get(k)) for k in shape.required_any):
         raise PayloadError(f"give at least one of {', '.join(shape.required_any)}", "payload")
     for key, value in payload.items():
-        if key != "weight" and value is not None and not isinstance(value, str):
+        if key in shape.numbers:
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, int | float) or value < 0):
+                raise PayloadError(f"{key} must be a non-negative number", f"payload.{key}")
+        elif value is not None and not isinstance(value, str):
             raise PayloadError(f"{key!r} must be a string", f"payload.{key}")
-    if framework == "cascade" and kind == "new_rubric" and \
-            payload["dimension"] not in CASCADE_DIMENSIONS:
-        raise PayloadError(f"dimension must be one of {', '.join(CASCADE_DIMENSIONS)}",
-                           "payload.dimension")
-    if framework == "race" and kind == "new_rubric":
-        if payload["dimension"] not in RACE_DIMENSIONS:
-            raise PayloadError(f"dimension must be one of {', '.join(RACE_DIMENSIONS)}",
-                               "payload.dimension")
-        weight = payload.get("weight")
-        if weight is not None and (isinstance(weight, bool) or not isinstance(weight, int | float)
-                                   or weight < 0):
-            raise PayloadError("weight must be a non-negative number", "payload.weight")
+    for key, allowed in shape.choices.items():
+        if payload.get(key) not in allowed:
+            raise PayloadError(f"{key} must be one of {', '.join(allowed)}", f"payload.{key}")
 
 
 def payload_target(framework: str, payload: Any) -> str | None:
     """The item a free-form payload names itself (LiveDRBench aliases carry ``target``)."""
-    if framework in FREE_FORM and isinstance(payload, dict):
+    if _rules(framework).free_form and isinstance(payload, dict):
         value = payload.get("target")
         if isinstance(value, str) and value.strip():
             return value
@@ -256,11 +238,12 @@ def payload_target(framework: str, payload: Any) -> str | None:
 
 
 def _shape(framework: str, kind: str) -> Shape | None:
-    if framework in FREE_FORM:
+    rules = _rules(framework)
+    if rules.free_form:
         return None
     if kind in ATTACHED_KINDS:
         return ATTACHED_SHAPES[kind]
-    return SHAPES.get((framework, kind))
+    return rules.shapes.get(kind)
 
 
 def payload_text(framework: str, kind: str, payload: Any) -> str:
@@ -308,21 +291,20 @@ def _strings(value: Any) -> Iterable[str]:
 
 
 def gold_item(framework: str, kind: str, payload: Any) -> Any:
-    """The payload in the benchmark's own ground-truth shape, every key present, in order.
-
-    Cascade rubric items ``{subtask, dimension, text, explanation}`` and claims
-    ``{subtask, fact, extract}``; DeepResearch Bench criteria
-    ``{dimension, criterion, explanation, weight}``; anything else exactly as given.
-    """
+    """The payload in the benchmark's own ground-truth shape, every key present, in order
+    (a benchmark may say otherwise: a DailyReport claim's extract defaults to its fact);
+    free-form items exactly as given."""
     shape = _shape(framework, kind)
     if shape is None or not isinstance(payload, dict):
         return payload
-    if (framework, kind) == ("cascade", "new_claim"):
-        return {"subtask": payload["subtask"], "fact": payload["fact"],
-                "extract": payload.get("extract") or payload["fact"]}
+    gold = _rules(framework).gold
+    if gold is not None:
+        special = gold(kind, payload)
+        if special is not None:
+            return special
     keys = (*shape.required, *shape.optional)
     if kind in NEW_ITEM_KINDS:
-        return {key: payload.get(key, None if key == "weight" else "") for key in keys}
+        return {key: payload.get(key, None if key in shape.numbers else "") for key in keys}
     return {key: payload[key] for key in keys if key in payload}
 
 

@@ -181,19 +181,3 @@ BINARY = Scale(
 SCALES: dict[str, Scale] = {
     s.name: s for s in (TERNARY, CLAIM, CONSISTENCY, SUPPORT, SCORE10, UNIT, RATING4, BINARY)
 }
-
-
-def register_scale(scale: Scale) -> Scale:
-    """Add a framework's own scale; names are global, so a clash is a programming error."""
-    existing = SCALES.get(scale.name)
-    if existing is not None and existing is not scale:
-        raise ValueError(f"scale {scale.name} is already registered")
-    SCALES[scale.name] = scale
-    return scale
-
-
-def get_scale(name: str) -> Scale:
-    try:
-        return SCALES[name]
-    except KeyError as exc:
-        raise ScaleError(f"unknown scale {name!r}") from exc

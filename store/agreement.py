@@ -42,15 +42,10 @@ from reviewer.comparison import (
     scale_labels,
     scale_level,
 )
-from reviewer.scales import RATING4
-from reviewer.scoring.registry import frameworks, get_kind
+from reviewer.registry import frameworks, get_kind
 from store.conflicts import standing_decisions
 
 HUMAN_STATUSES = ("single", "unanimous", "adjudicated")
-
-RATED_METRICS: tuple[tuple[str, str], ...] = (("cascade", "UserPref"),)
-"""(framework, report metric) pairs on the 1–4 scale that reviewers' overall ratings use."""
-
 
 @dataclass(frozen=True, slots=True)
 class Disagreement:
@@ -262,10 +257,11 @@ def _fw_kind(kind_name: str) -> tuple[str, str]:
 
 def _ratings(conn: sqlite3.Connection, framework: str | None, n_resamples: int,
              seed: int) -> Iterable[RatingAgreement]:
-    labels = scale_labels(RATING4)
-    for fw_name, metric in RATED_METRICS:
-        if framework is not None and fw_name != framework:
+    for fw_name, fw in frameworks().items():
+        if fw.rating is None or (framework is not None and fw_name != framework):
             continue
+        scale, metric = fw.rating.scale, fw.rating.metric
+        labels = scale_labels(scale)
         for variant in ("adjudicated", "judge"):
             pairs = conn.execute(
                 """SELECT rr.report_id, rr.reviewer, rr.value, s.value
@@ -278,7 +274,7 @@ def _ratings(conn: sqlite3.Connection, framework: str | None, n_resamples: int,
             ).fetchall()
             if not pairs:
                 continue
-            computed = [RATING4.normalize(float(p[3])) for p in pairs]
+            computed = [scale.normalize(float(p[3])) for p in pairs]
             rated = [str(p[2]) for p in pairs]
             yield RatingAgreement(
                 framework=fw_name, metric=metric, variant=variant, n=len(pairs),

@@ -24,7 +24,7 @@ from operator import itemgetter
 from typing import Any, TextIO
 
 from reviewer.proposals import EFFECT_NEW, canonical_json, effect, gold_item
-from reviewer.scoring.registry import get_kind
+from reviewer.registry import get_kind
 from store.inputs import PROPOSAL_STATUS_SQL
 
 Record = dict[str, Any]

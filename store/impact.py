@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 
 from reviewer.impact import Impact, report_impact
-from reviewer.scoring.registry import frameworks
+from reviewer.registry import frameworks
 from store.inputs import load_inputs, report_meta
 from store.scores import load_options
 from store.tx import transaction

@@ -16,7 +16,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
-from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, SubtaskIn, VerdictIn
+from reviewer.inputs import ClaimIn, CriterionIn, ReportInput, SubtaskIn, VerdictIn
 
 EFFECTIVE_SQL = (
     "CASE WHEN d.status IS NULL OR d.status = 'conflict' THEN j.value ELSE d.value END"

@@ -33,10 +33,10 @@ from typing import Any, TextIO
 from reviewer.actions import DECISION_ACTIONS
 from reviewer.errors import InputError
 from reviewer.logfile import LogEvent, Target, check_event, event_line, read_events
-from reviewer.scales import RATING4, ScaleError
-from reviewer.scoring.registry import get_kind
+from reviewer.registry import get_kind
+from reviewer.scales import ScaleError
 from store.proposals import insert_proposal
-from store.reviewlog import rebuild_state
+from store.reviewlog import rebuild_state, report_rating
 from store.scores import rebuild_scores
 from store.tx import transaction
 
@@ -239,7 +239,11 @@ def _locate(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line
         if rated is None:
             raise _Unknown(f"report {event.target} does not exist")
         if event.action == "rate":
-            _check_value(event, line, source, RATING4.normalize)
+            rating = report_rating(conn, rated)
+            if rating is None:
+                raise InputError(source, "a rating of a report whose benchmarks have none",
+                                 line=line, field="action")
+            _check_value(event, line, source, rating.scale.normalize)
         return None, rated
     # proposals: the propose event brings the proposal; the others need it to exist
     if event.action != "propose":

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.citations import locate
+from reviewer.framework import DraftError, Selection, needs_json, no_text
 from reviewer.proposals import ATTACHED_KINDS, PROPOSAL_KINDS
+from reviewer.registry import get_framework, get_kind
 from store.proposals import ProposalError
 
 
@@ -43,63 +45,38 @@ def draft(conn: sqlite3.Connection, report_id: int, judgment_id: int | None, kin
     if head is None:
         raise ProposalError(f"no report {report_id}")
     task_id, report_ext, markdown, frameworks_json, task_meta = head
-    frameworks: list[str] = json.loads(frameworks_json)
-    selected = _selected(conn, judgment_id) if judgment_id is not None else None
-    framework = selected["framework"] if selected else frameworks[0]
+    selected = (_selected(conn, judgment_id, report_ext, json.loads(task_meta))
+                if judgment_id is not None else None)
+    framework = selected[0] if selected else json.loads(frameworks_json)[0]
+    selection = selected[1] if selected else None
+    rules = get_framework(framework).proposals
     text = text.strip()
     span = locate(markdown, text) if text else None
 
-    if kind in ATTACHED_KINDS:
-        if selected is None:
-            raise ProposalError("select the judgment whose item the alias or evidence is for")
-        target = (f"criterion:{selected['criterion']}" if selected["criterion"] else
-                  f"claim:{report_ext}/{selected['claim']}" if selected["claim"] else None)
-        if target is None:
-            raise ProposalError("the selected judgment names no criterion or claim")
-        if not text:
-            raise ProposalError("type the alias or quote the evidence")
-        if framework == "claims_f1":
-            from reviewer.claims_f1_gt import alias_payload
-
-            payload: Any = alias_payload(selected["criterion"] or target, None, text)
-        else:
-            payload = {"text": text} if kind == "alias" else {"quote": text}
-        return Draft(task_id, report_id, framework, kind, payload, target, span)
-
-    if framework == "claims_f1" and kind == "new_claim":
-        if selected is None or selected["claim_meta"] is None:
-            raise ProposalError("select a predicted claim to propose it as ground truth")
-        from reviewer.claims_f1_gt import proposal_from_claim
-
-        try:
-            payload = proposal_from_claim(json.loads(task_meta), selected["claim_meta"],
-                                          f"{report_ext}/{selected['claim']}")
-        except ValueError as exc:
-            raise ProposalError(str(exc)) from None
-        return Draft(task_id, report_id, framework, kind, payload, None, span)
-
-    if not text:
-        raise ProposalError("type the claim or rubric text (or find it in the report first)")
-    if framework == "cascade":
-        subtask = selected["subtask"] if selected else None
-        if subtask is None:
-            raise ProposalError("select a judgment of the subtask the new item belongs to")
-        if kind == "new_claim":
-            payload = {"subtask": subtask, "fact": text, "extract": text}
-        else:
-            dimension = selected["dimension"] if selected and selected["dimension"] else "ins"
-            payload = {"subtask": subtask, "dimension": dimension, "text": text}
-        return Draft(task_id, report_id, framework, kind, payload, None, span)
-    if framework == "race" and kind == "new_rubric":
-        dimension = selected["dimension"] if selected and selected["dimension"] else \
-            "comprehensiveness"
-        return Draft(task_id, report_id, framework, kind,
-                     {"dimension": dimension, "criterion": text}, None, span)
-    raise ProposalError(f"a {kind} for {framework} has a benchmark-specific shape: use "
-                        "`gavel propose` with the payload as JSON")
+    try:
+        if kind in ATTACHED_KINDS:
+            if selection is None:
+                raise DraftError("select the judgment whose item the alias or evidence is for")
+            target = (f"criterion:{selection.criterion}" if selection.criterion else
+                      f"claim:{report_ext}/{selection.claim}" if selection.claim else None)
+            if target is None:
+                raise DraftError("the selected judgment names no criterion or claim")
+            if not text:
+                raise DraftError("type the alias or quote the evidence")
+            payload: Any = (rules.attached(kind, selection, target, text) if rules.attached
+                            else {"text": text} if kind == "alias" else {"quote": text})
+            return Draft(task_id, report_id, framework, kind, payload, target, span)
+        if rules.draft is None:
+            raise no_text() if not text else needs_json(kind, framework)
+        payload = rules.draft(kind, selection, text)
+    except DraftError as exc:
+        raise ProposalError(str(exc)) from None
+    return Draft(task_id, report_id, framework, kind, payload, None, span)
 
 
-def _selected(conn: sqlite3.Connection, judgment_id: int) -> dict[str, Any] | None:
+def _selected(conn: sqlite3.Connection, judgment_id: int, report_ext: str,
+              task_metadata: dict[str, Any]) -> tuple[str, Selection] | None:
+    """The selected judgment's framework and what a proposal can take from it."""
     row = conn.execute(
         """SELECT j.kind, c.ext_id, c.dimension, k.ext_id, k.metadata, st.ext_id,
                   coalesce(c.framework, kc.framework)
@@ -113,11 +90,11 @@ def _selected(conn: sqlite3.Connection, judgment_id: int) -> dict[str, Any] | No
     ).fetchone()
     if row is None:
         return None
-    from reviewer.scoring.registry import get_kind
-
     kind = get_kind(row[0])
-    return {
-        "criterion": row[1], "dimension": row[2], "claim": row[3],
-        "claim_meta": json.loads(row[4]) if row[4] else None, "subtask": row[5],
-        "framework": kind.framework if kind else (row[6] or "cascade"),
-    }
+    framework = kind.framework if kind else row[6]
+    if framework is None:
+        return None
+    return framework, Selection(
+        report_ext=report_ext, task_metadata=task_metadata, kind=row[0], criterion=row[1],
+        dimension=row[2], claim=row[3], claim_metadata=json.loads(row[4]) if row[4] else None,
+        subtask=row[5])

@@ -44,15 +44,11 @@ from reviewer.proposals import (
     payload_target,
     payload_text,
 )
+from reviewer.registry import get_framework
 from store.inputs import PROPOSAL_STATUS_SQL
 from store.reviewlog import ReviewError
 from store.scores import update_scores
 from store.tx import now_iso, transaction
-
-REPORT_CLAIM_FRAMEWORKS = ("cascade", "fact")
-"""Frameworks whose claims are extracted per report (predictions checked for truth), so a
-proposed claim is compared with its report's extracted claims. Elsewhere (LiveDRBench) report
-claims are predictions scored *against* the ground truth and are not compared."""
 
 
 class ProposalError(ReviewError):
@@ -271,8 +267,11 @@ def _candidates(conn: sqlite3.Connection, task_id: int, report_id: int | None, f
             # A ground-truth claim stored as a criterion keeps the claim itself in metadata.
             claim = json.loads(metadata).get("claim") if metadata != "{}" else None
             yield Candidate(f"criterion:{ext}", claim_text(claim) if claim else text)
+        # Where claims are extracted per report (predictions checked for truth), a proposed
+        # claim is compared with its report's claims; elsewhere (LiveDRBench) report claims
+        # are predictions scored *against* the ground truth and are not compared.
         if kind == "new_claim" and report_id is not None and \
-                framework in REPORT_CLAIM_FRAMEWORKS:
+                get_framework(framework).proposals.report_claims:
             for report, ext, fact, extract in conn.execute(
                 """SELECT r.ext_id, k.ext_id, k.fact, k.extract FROM claim k
                    JOIN report r ON r.id = k.report_id WHERE k.report_id = ?

@@ -15,14 +15,16 @@ path always agrees with it.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid as uuidlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewer.actions import DECISION_ACTIONS, REASON_CODES, UNDOABLE_ACTIONS
-from reviewer.scales import RATING4, ScaleError
-from reviewer.scoring.registry import get_kind
+from reviewer.framework import Rating
+from reviewer.registry import frameworks, get_kind
+from reviewer.scales import ScaleError
 from store.tx import now_iso, transaction
 
 
@@ -81,6 +83,19 @@ def report_target(conn: sqlite3.Connection, report_id: int) -> str:
     return str(row[0])
 
 
+def report_rating(conn: sqlite3.Connection, report_id: int) -> Rating | None:
+    """The overall rating a report's frameworks define (the first that has one)."""
+    row = conn.execute(
+        """SELECT s.frameworks FROM report r JOIN system y ON y.id = r.system_id
+           JOIN suite s ON s.id = y.suite_id WHERE r.id = ?""", (report_id,)).fetchone()
+    registry = frameworks()
+    for name in json.loads(row[0]) if row else []:
+        fw = registry.get(name)
+        if fw is not None and fw.rating is not None:
+            return fw.rating
+    return None
+
+
 class ReviewLog:
     """Writes events for one reviewer on one connection (its owner's)."""
 
@@ -134,12 +149,16 @@ class ReviewLog:
                            judgment_id, ref.report_id)
 
     def rate(self, report_id: int, value: object, rationale: str = "") -> Recorded:
-        """An overall 1–4 rating of a whole report (DailyReport's user-preference scale)."""
+        """An overall rating of a whole report on its benchmark's scale (DailyReport's 1–4
+        user-preference levels); refused where the report's benchmarks define none."""
+        target = report_target(self.conn, report_id)
+        rating = report_rating(self.conn, report_id)
+        if rating is None:
+            raise ReviewError(f"report {report_id}'s benchmarks have no overall rating")
         try:
-            code = RATING4.normalize(value)
+            code = rating.scale.normalize(value)
         except ScaleError as exc:
             raise ReviewError(str(exc)) from exc
-        target = report_target(self.conn, report_id)
         return self._write(target, "rate", code, rationale, None, None, report_id)
 
     # -- undo / redo -----------------------------------------------------------------------

@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer.errors import InputError
+from reviewer.framework import Aggregate, ReportScores, Variant
+from reviewer.frameworks.dailyreport.judge_pipeline import RUN_CLAIM_KEY, JudgeJob, ReportOutcome
+from reviewer.inputs import ReportInput, VerdictIn
 from reviewer.judge.cache import CachedReply
 from reviewer.judge.fetch import Page, now_iso
-from reviewer.judge.pipeline import RUN_CLAIM_KEY, JudgeJob, ReportOutcome
 from reviewer.models import (
     Claim,
     Criterion,
@@ -34,8 +36,7 @@ from reviewer.models import (
     Task,
     subject_of,
 )
-from reviewer.scoring.inputs import ReportInput, VerdictIn
-from reviewer.scoring.registry import Aggregate, ReportScores, Variant, frameworks, get_kind
+from reviewer.registry import frameworks, get_kind
 from store.importer import refresh_current
 from store.inputs import load_inputs, report_meta
 from store.scores import load_options, update_scores

@@ -14,13 +14,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reviewer.scoring.registry import (
-    Framework,
-    ReportScores,
-    Variant,
-    frameworks,
-    resolve_options,
-)
+from reviewer.framework import Framework, ReportScores, Variant, resolve_options
+from reviewer.registry import frameworks
 from store.bulk import gc_paused
 from store.inputs import load_inputs, report_meta
 from store.tx import transaction

@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.scoring.registry import frameworks, get_kind
+from reviewer.registry import frameworks, get_kind
 from store.inputs import EFFECTIVE_SQL
 
 

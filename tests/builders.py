@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reviewer.inputs import ClaimIn, CriterionIn, ReportInput, SubtaskIn, VerdictIn
 from reviewer.models import (
     Bundle,
     Claim,
@@ -16,7 +17,6 @@ from reviewer.models import (
     System,
     Task,
 )
-from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, SubtaskIn, VerdictIn
 
 TINY_MARKDOWN = (
     "# Bike share in 2025\n\n"

@@ -43,7 +43,7 @@ def test_store_does_not_import_from_tui_at_runtime() -> None:
     code = (
         "import importlib, sys\n"
         f"for m in {modules!r}: importlib.import_module(m)\n"
-        "import reviewer.scoring.registry as r; r.frameworks()\n"
+        "import reviewer.registry as r; r.frameworks()\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'tui'))\n"
         "print(','.join(bad))\n"
     )

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from reviewer.scoring.cascade import FRAMEWORK, OPTIONS, user_pref
-from reviewer.scoring.registry import resolve_options
+from reviewer.framework import resolve_options
+from reviewer.frameworks.dailyreport.scoring import FRAMEWORK, OPTIONS, user_pref
 from tests.builders import cascade_input
 
 DEFAULTS = resolve_options(FRAMEWORK, {})
@@ -102,7 +102,7 @@ def test_algorithm_1_branches(
     report = cascade_input(subtasks)
     s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
     assert s["UserPref"] == level
-    from reviewer.scoring.cascade import subtask_scores
+    from reviewer.frameworks.dailyreport.scoring import subtask_scores
 
     subs, _ = subtask_scores(report, "judge", DEFAULTS)
     trace = user_pref([(x.importance, x.group, x.o) for x in subs], DEFAULTS)
@@ -165,7 +165,7 @@ def test_empty_claims_choice_and_needs_review_flag() -> None:
 
 def test_several_criteria_in_one_dimension() -> None:
     report = cascade_input([("P0", None, 1.0, None, None)])
-    from reviewer.scoring.inputs import CriterionIn, VerdictIn
+    from reviewer.inputs import CriterionIn, VerdictIn
 
     sid = report.subtasks[0].id
     report.criteria.append(CriterionIn(900, sid, "ins", None))
@@ -175,7 +175,7 @@ def test_several_criteria_in_one_dimension() -> None:
 
 
 def test_trace_metrics() -> None:
-    from reviewer.scoring.inputs import ClaimIn, VerdictIn
+    from reviewer.inputs import ClaimIn, VerdictIn
 
     report = cascade_input([("P0", None, 1.0, 0.5, None)])       # 1 correct, 1 incorrect, cited
     sid = report.subtasks[0].id

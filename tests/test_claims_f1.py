@@ -16,17 +16,17 @@ from typing import Any
 
 import pytest
 
-from reviewer.claims_f1_gt import (
+from reviewer.errors import InputError
+from reviewer.framework import ReportScores, resolve_options
+from reviewer.frameworks.livedrbench.format import decrypt, encrypt, read
+from reviewer.frameworks.livedrbench.ground_truth import (
     alias_payload,
     expansion,
     new_claim_payload,
     proposal_from_claim,
 )
-from reviewer.errors import InputError
-from reviewer.formats.livedrbench import decrypt, encrypt, read
-from reviewer.scoring.claims_f1 import FRAMEWORK, GRADE, KINDS, MATCH, OPTIONS
-from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
-from reviewer.scoring.registry import ReportScores, resolve_options
+from reviewer.frameworks.livedrbench.scoring import FRAMEWORK, GRADE, KINDS, MATCH, OPTIONS
+from reviewer.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
 
 PROJECT = Path(__file__).resolve().parent.parent
 FIXTURE = PROJECT / "tests" / "fixtures" / "livedrbench"

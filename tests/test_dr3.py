@@ -20,17 +20,17 @@ import pytest
 
 from reviewer.errors import InputError
 from reviewer.formats.checks import check_bundle
-from reviewer.formats.dr3 import (
+from reviewer.framework import ReportScores, resolve_options
+from reviewer.frameworks.dr3_eval.format import (
     extract_citations,
     match_required,
     normalize_title,
     read,
     resolve_citation,
 )
-from reviewer.scales import SCALES
-from reviewer.scoring.dr3 import FRAMEWORK as DR3
-from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
-from reviewer.scoring.registry import ReportScores, frameworks, resolve_options
+from reviewer.frameworks.dr3_eval.scoring import FRAMEWORK as DR3
+from reviewer.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
+from reviewer.registry import frameworks, scales
 
 PROJECT = Path(__file__).resolve().parent.parent
 FIXTURE = PROJECT / "tests" / "fixtures" / "dr3"
@@ -190,7 +190,7 @@ def test_kinds_scales_and_keys_fit_the_workstation() -> None:
     subjects = {k.name: k.subject for k in DR3.kinds.values()}
     assert subjects["dr3_support"] == "claim_ref" and subjects["dr3_insight"] == "criterion"
     for kind in DR3.kinds.values():
-        assert SCALES[kind.scale.name] is kind.scale
+        assert scales()[kind.scale.name] is kind.scale
         keys = [c.key for c in kind.scale.choices]
         assert set(keys) <= WORKSTATION_KEYS and len(keys) == len(set(keys))
     coverage = DR3.kinds["dr3_insight"].scale
@@ -445,7 +445,7 @@ def test_rule_details() -> None:
 
 
 def test_citation_resolution() -> None:
-    from reviewer.formats.dr3 import _Src
+    from reviewer.frameworks.dr3_eval.format import _Src
 
     pages = [_Src("u1", "Ferry Report 2025", "sandbox", "supportive", None),
              _Src("u2", "Ferry Report 2019", "sandbox", "distractor", None),
@@ -608,10 +608,10 @@ def test_a_check_error_imports_nothing(tmp_path: Path, conn: sqlite3.Connection)
 
 
 def test_format_registry_offers_dr3() -> None:
-    from reviewer.formats.registry import available, reader
+    from reviewer.registry import format_reader, formats
 
-    assert "dr3" in available()
-    assert reader("dr3")(FIXTURE, "other-id").suite.id == "other-id"
+    assert "dr3_eval" in formats() and formats()["dr3"] is formats()["dr3_eval"]
+    assert format_reader("dr3")(FIXTURE, "other-id").suite.id == "other-id"
 
 
 # -- the sample run --------------------------------------------------------------------------

@@ -18,12 +18,12 @@ import pytest
 from reviewer.errors import InputError
 from reviewer.formats import hash_path
 from reviewer.formats.checks import check_bundle
-from reviewer.formats.drb import read_drb
+from reviewer.framework import ReportScores, resolve_options
+from reviewer.frameworks.deepresearch_bench.fact import FRAMEWORK as FACT
+from reviewer.frameworks.deepresearch_bench.format import read_drb
+from reviewer.frameworks.deepresearch_bench.race import FRAMEWORK as RACE
+from reviewer.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
 from reviewer.scales import SCORE10, SUPPORT, UNIT
-from reviewer.scoring.fact import FRAMEWORK as FACT
-from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
-from reviewer.scoring.race import FRAMEWORK as RACE
-from reviewer.scoring.registry import ReportScores, resolve_options
 
 
 def race_opts(**overrides: str) -> dict[str, str]:

@@ -16,18 +16,22 @@ from typing import Any
 
 import pytest
 
-from reviewer.drbench_grr import GENERAL_RUBRICS, GRR_TOTAL, grr_id
-from reviewer.drbench_keywords import citation_free, find_hits, hit_key, key_flags
-from reviewer.drbench_points import PointScaleError, parse_point_scale, split_point_scale
-from reviewer.drbench_urls import match_annotations, normalise_url
 from reviewer.errors import InputError
 from reviewer.formats.checks import check_bundle
-from reviewer.formats.drbench import read
+from reviewer.framework import ReportScores, resolve_options
+from reviewer.frameworks.dr_bench.format import read
+from reviewer.frameworks.dr_bench.general_rubrics import GENERAL_RUBRICS, GRR_TOTAL, grr_id
+from reviewer.frameworks.dr_bench.keywords import citation_free, find_hits, hit_key, key_flags
+from reviewer.frameworks.dr_bench.points import (
+    PointScaleError,
+    parse_point_scale,
+    split_point_scale,
+)
+from reviewer.frameworks.dr_bench.scoring import FRAMEWORK, KINDS, trust_boost
+from reviewer.frameworks.dr_bench.urls import match_annotations, normalise_url
+from reviewer.inputs import CriterionIn, ReportInput, VerdictIn
 from reviewer.models import Bundle, Criterion, JudgeRun, Judgment, Report, Suite, System, Task
-from reviewer.scales import get_scale
-from reviewer.scoring.drbench import FRAMEWORK, KINDS, trust_boost
-from reviewer.scoring.inputs import CriterionIn, ReportInput, VerdictIn
-from reviewer.scoring.registry import ReportScores, get_framework, resolve_options
+from reviewer.registry import get_framework, get_scale
 
 PROJECT = Path(__file__).resolve().parent.parent
 SAMPLE = PROJECT / "sample_data" / "drbench"

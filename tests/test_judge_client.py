@@ -15,6 +15,8 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
+from reviewer.frameworks.dailyreport.judge_prompts import ins_prompt
+from reviewer.frameworks.dailyreport.judge_replies import InsReply
 from reviewer.judge.cache import MemoryCache, cache_key
 from reviewer.judge.client import (
     ChatClient,
@@ -24,9 +26,7 @@ from reviewer.judge.client import (
     public_url,
 )
 from reviewer.judge.costs import PRICES, Price, price_for
-from reviewer.judge.prompts import ins_prompt
 from reviewer.judge.replies import loads_reply, repair_json
-from reviewer.judge.schemas import InsReply
 from tests.loopback import Loopback, Request, Response, chat, error, serving
 
 KEY = "sk-test-a1b2c3d4e5f6-never-show-me"

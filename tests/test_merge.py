@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from reviewer.adjudication import SIDES_MARKER
 from reviewer.errors import InputError
 from reviewer.logfile import LogEvent, read_events
-from reviewer.scoring.registry import get_kind
+from reviewer.registry import get_kind
 from store.conflicts import adjudicate, conflicts, standing_decisions
 from store.db import connect
 from store.importer import import_bundle

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from reviewer.frameworks.dailyreport.judge_pipeline import ReportOutcome
 from reviewer.judge.compare import ItemVerdict, agreement_by_kind, mean_sd
-from reviewer.judge.pipeline import ReportOutcome
 from reviewer.models import Claim, JudgeRun, Judgment
 from store.runs import create_run, finish_run, run_scores, write_outcome
 from store.scores import cached, compute_all

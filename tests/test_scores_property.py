@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewer.scoring.registry import get_kind
-from reviewer.synthetic import SyntheticSpec, write_synthetic
+from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
+from reviewer.registry import get_kind
 from store.db import connect
 from store.reviewlog import ReviewLog
 from store.scores import (

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from reviewer.formats.native import iter_records
-from reviewer.synthetic import SyntheticSpec, write_synthetic
+from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from store.db import connect
 from store.importer import FTS_FILL, import_records
 from store.reviewlog import ReviewLog

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewer.errors import ConfigError, InputError
-from reviewer.formats.registry import available as available_formats
+from reviewer.registry import format_descriptions, formats
 from store.reviewlog import ReviewError
 from store.schema import SchemaError
 
@@ -82,9 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import", parents=[db], help="import a benchmark run")
     p.add_argument("path", type=Path, help="a bundle folder or .jsonl file, or a DRB repository")
-    formats = available_formats()
-    p.add_argument("--format", dest="input_format", choices=tuple(formats), default="native",
-                   help="; ".join(f"{name}: {text}" for name, text in formats.items()))
+    p.add_argument("--format", dest="input_format", choices=tuple(formats()), default="native",
+                   help="; ".join(f"{name}: {text}"
+                                  for name, text in format_descriptions().items()))
     p.add_argument("--suite-id", default=None, help="suite id for formats that do not carry one")
     p.set_defaults(handler=cmd_data.import_cmd)
 

@@ -15,7 +15,7 @@ from rich.console import Console
 from reviewer.errors import InputError
 from reviewer.formats import hash_path
 from reviewer.models import RECORD_TYPES
-from reviewer.scoring.registry import frameworks
+from reviewer.registry import frameworks
 from store.db import connect, default_path
 from store.importer import ImportResult, import_bundle
 from store.queries import counts, score_rows, verdict_rows
@@ -33,16 +33,9 @@ def open_db(args: argparse.Namespace) -> sqlite3.Connection:
 def import_path(conn: sqlite3.Connection, path: Path, fmt: str = "native",
                 suite_id: str | None = None) -> ImportResult:
     """Read, check and store one run; rebuilds the score cache when something was added."""
-    if fmt != "native":
-        from reviewer.formats.registry import reader
+    from reviewer.registry import format_reader
 
-        bundle = reader(fmt)(path, suite_id)
-    else:
-        from reviewer.formats.native import read_bundle
-
-        bundle = read_bundle(path)
-        if suite_id:
-            bundle.suite = bundle.suite.model_copy(update={"id": suite_id})
+    bundle = format_reader(fmt)(path, suite_id)
     result = import_bundle(conn, bundle, hash_path(path), str(path))
     if result.created:
         rebuild_scores(conn)
@@ -172,7 +165,7 @@ def verdicts(args: argparse.Namespace) -> int:
     conn = open_db(args)
     rows = verdict_rows(conn, report=args.report, kind=args.kind, undecided=args.undecided,
                         differs=args.differs, include_stale=args.all_runs)
-    from reviewer.scoring.registry import verdict_kinds
+    from reviewer.registry import verdict_kinds
 
     kinds = verdict_kinds()
     records = [

@@ -33,7 +33,7 @@ from reviewer.agreement import (
 )
 from reviewer.errors import InputError
 from reviewer.proposals import DUPLICATE_THRESHOLD, PROPOSAL_KINDS
-from reviewer.scoring.registry import get_kind
+from reviewer.registry import get_kind
 from store.agreement import AgreementReport, agreement
 from store.conflicts import adjudicate, conflicts
 from store.exports import EXPORTS, write_export

@@ -36,6 +36,16 @@ from rich.progress import (
 )
 
 from reviewer.errors import InputError
+from reviewer.frameworks.dailyreport.judge_pipeline import (
+    STEPS,
+    JudgeJob,
+    Pipeline,
+    PipelineOptions,
+    ReportOutcome,
+    StepError,
+    new_run,
+)
+from reviewer.frameworks.dailyreport.judge_prompts import PROMPT_VERSION
 from reviewer.judge.client import (
     ENV_KEYS,
     ChatClient,
@@ -52,17 +62,7 @@ from reviewer.judge.compare import (
 )
 from reviewer.judge.costs import Price, price_for
 from reviewer.judge.fetch import FetchConfig, MappingPages, Page, PageFetcher, PageSource
-from reviewer.judge.pipeline import (
-    STEPS,
-    JudgeJob,
-    Pipeline,
-    PipelineOptions,
-    ReportOutcome,
-    StepError,
-    new_run,
-)
-from reviewer.judge.prompts import PROMPT_VERSION
-from reviewer.scoring.registry import frameworks
+from reviewer.registry import frameworks
 from store.runs import (
     LoadedJob,
     SqliteJudgeCache,

@@ -12,8 +12,8 @@ import sqlite3
 import sys
 from typing import Any
 
+from reviewer.registry import frameworks
 from reviewer.review import REASON_CODES
-from reviewer.scoring.registry import frameworks
 from store.db import default_path
 from store.queries import report_id_by_ext, verdict_rows
 from store.reviewlog import Recorded, ReviewError, ReviewLog

@@ -12,8 +12,7 @@ from rich.text import Text
 
 from reviewer.actions import REASON_CODES
 from reviewer.citations import locate
-from reviewer.scales import get_scale
-from reviewer.scoring.registry import get_kind
+from reviewer.registry import get_kind, get_scale
 from store.views import JudgmentView, OtherVerdict, ReportView, SourceView, subject_label
 from tui.widgets.report_text import visible
 

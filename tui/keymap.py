@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
 
-from reviewer.scales import SCALES
-from reviewer.scoring.registry import verdict_kinds
+from reviewer.registry import scales
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +129,8 @@ def bindings(context: str) -> list[BindingType]:
 
 def verdict_codes() -> dict[str, dict[str, str]]:
     """binding id -> {scale name: code}, from each scale's default key for its choices."""
-    verdict_kinds()  # frameworks register their own scales when the registry loads
     by_key: dict[str, dict[str, str]] = defaultdict(dict)
-    for scale in SCALES.values():
+    for scale in scales().values():
         for choice in scale.choices:
             by_key[choice.key][scale.name] = choice.code
     return {vid: dict(by_key.get(key, {})) for vid, (key, _) in VERDICT_KEYS.items()}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from reviewer.citations import citations_near, locate, parse_references
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import Where
+from reviewer.framework import VerdictKind
 from reviewer.models import (
     Bundle,
     JudgeRun,
@@ -27,8 +28,8 @@ from reviewer.models import (
     Task,
     subject_of,
 )
+from reviewer.registry import frameworks, verdict_kinds
 from reviewer.scales import ScaleError
-from reviewer.scoring.registry import VerdictKind, frameworks, verdict_kinds
 
 """(file, 1-based line or None) of the record being checked."""
 

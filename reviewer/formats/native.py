@@ -62,6 +62,14 @@ def read_bundle(path: Path) -> Bundle:
     raise InputError(path, "no such file or folder")
 
 
+def read_bundle_path(path: Path, suite_id: str | None = None) -> Bundle:
+    """The native format as a registered reader: ``--suite-id`` renames the suite."""
+    bundle = read_bundle(path)
+    if suite_id:
+        bundle.suite = bundle.suite.model_copy(update={"id": suite_id})
+    return bundle
+
+
 def iter_records(path: Path) -> tuple[Suite, Iterator[Record]]:
     """The suite and a lazy stream of records in dependency order (tasks … judgments).
 

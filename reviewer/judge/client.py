@@ -36,7 +36,7 @@ from pydantic import BaseModel, ValidationError
 
 from reviewer.judge.cache import CachedReply, JudgeCache, cache_key
 from reviewer.judge.costs import Price, RunUsage, TokenUsage, price_for
-from reviewer.judge.prompts import Prompt, repair_message
+from reviewer.judge.prompting import Prompt, repair_message
 from reviewer.judge.replies import loads_reply, repair_json
 
 log = logging.getLogger("gavel.judge")

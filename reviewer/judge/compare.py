@@ -27,7 +27,7 @@ from reviewer.agreement import (
     confusion_matrix,
 )
 from reviewer.comparison import scale_labels, scale_level
-from reviewer.scoring.registry import get_kind
+from reviewer.registry import get_kind
 
 STD_CHOICES = {"sample": 1, "population": 0}
 """Delta degrees of freedom of each reading of "standard deviation across runs"."""

@@ -15,6 +15,7 @@ from textual.widgets import Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from reviewer.actions import REASON_CODES
+from reviewer.framework import Rating
 from reviewer.scales import Scale
 from tui.keymap import KEYS, VERDICT_KEYS, bindings, display_key, effective_keys, verdict_codes
 
@@ -183,36 +184,43 @@ class ProposeDialog(ModalScreen[ProposalDraft | None]):
 
 
 class RatingDialog(ModalScreen[str | None]):
-    """An overall 1–4 rating of the report (DailyReport's user-preference scale)."""
+    """An overall rating of the whole report on its benchmark's scale (DailyReport's 1–4
+    user-preference levels), beside the level the benchmark computed."""
 
     BINDINGS = [
-        *(Binding(str(n), f"choose('{n}')", label, id=f"rating.{n}") for n, label in
-          ((1, "Unhelpful"), (2, "Deficient"), (3, "Acceptable"), (4, "Perfect"))),
+        *(Binding(str(n), f"choose('{n}')", f"{n}", id=f"rating.{n}", show=False)
+          for n in range(1, 10)),
         Binding("escape", "cancel", "Cancel", id="rating.cancel"),
     ]
 
-    def __init__(self, report: str, computed: str | None, current: str | None) -> None:
+    def __init__(self, report: str, rating: Rating, computed: str | None,
+                 current: str | None) -> None:
         super().__init__()
         self.report = report
+        self.rating = rating
         self.computed = computed
         self.current = current
 
     def compose(self) -> ComposeResult:
+        choices = self.rating.scale.choices
         with Vertical(id="rating"):
             yield Label(Text(f"Your overall rating of {self.report}", style="bold"))
             lines = Text()
-            for n, label in ((1, "Unhelpful"), (2, "Deficient"), (3, "Acceptable"),
-                             (4, "Perfect")):
-                lines.append(f"  {n}  {label}\n", "bold" if str(n) == self.current else "")
+            for choice in choices:
+                lines.append(f"  {choice.key}  {choice.label}\n",
+                             "bold" if choice.code == self.current else "")
             if self.computed is not None:
-                lines.append(f"\nThe computed UserPref is {self.computed}.", "dim")
+                lines.append(f"\nThe computed {self.rating.metric} is {self.computed}.", "dim")
             if self.current is not None:
                 lines.append(f"  Your current rating: {self.current}.", "dim")
             yield Static(lines)
-            yield Static("press 1–4 · escape cancel", classes="hint")
+            keys = f"{choices[0].key}–{choices[-1].key}" if choices else ""
+            yield Static(f"press {keys} · escape cancel", classes="hint")
 
     def action_choose(self, value: str) -> None:
-        self.dismiss(value)
+        choice = self.rating.scale.by_key(value)
+        if choice is not None:
+            self.dismiss(choice.code)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

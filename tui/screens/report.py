@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Static
 
 from reviewer.citations import find_markers
-from reviewer.scales import get_scale
+from reviewer.registry import get_framework, get_kind, get_scale
 from store.views import (
     History,
     JudgmentView,
@@ -55,7 +55,7 @@ _VERDICT_CODES: dict[str, dict[str, str]] = {}
 
 
 def primary_metric(frameworks: tuple[str, ...]) -> tuple[str, str] | None:
-    from reviewer.scoring.registry import frameworks as registry
+    from reviewer.registry import frameworks as registry
 
     for name in frameworks:
         fw = registry().get(name)
@@ -339,11 +339,15 @@ class ReportScreen(GavelScreen):
         judgment = self.selected()
         if judgment is None or self.view is None:
             return
-        step = judgment.kind                       # the runner's steps are named by their kinds
-        if step not in ("ins", "rat", "consistency"):
-            self.notify(f"the judge runner re-judges ins, rat and consistency verdicts, not "
-                        f"{judgment.kind}", severity="warning")
+        kind = get_kind(judgment.kind)
+        rejudge = get_framework(kind.framework).rejudge if kind is not None else None
+        if rejudge is None or judgment.kind not in rejudge.kinds:
+            can = (f"re-judges {', '.join(sorted(rejudge.kinds))} verdicts" if rejudge
+                   else "has no judge pipeline")
+            self.notify(f"{kind.framework if kind else 'this benchmark'}'s judge runner {can}, "
+                        f"not {judgment.kind}", severity="warning")
             return
+        step = rejudge.steps.get(judgment.kind, judgment.kind)
         if not os.environ.get("GAVEL_MODEL"):
             self.notify("set GAVEL_MODEL (and GAVEL_BASE_URL, GAVEL_API_KEY) to re-judge",
                         severity="warning", timeout=8)
@@ -375,12 +379,14 @@ class ReportScreen(GavelScreen):
     def action_rate(self) -> None:
         if self.view is None:
             return
-        if "cascade" not in self.view.frameworks:
-            self.notify("the overall 1–4 rating is DailyReport's user-preference scale; this "
-                        f"report is scored by {', '.join(self.view.frameworks)}",
+        rating = next((fw.rating for name in self.view.frameworks
+                       if (fw := get_framework(name)).rating is not None), None)
+        if rating is None:
+            self.notify("an overall rating belongs to DailyReport's user-preference scale; this "
+                        f"report is scored by {', '.join(self.view.frameworks)}, which has none",
                         severity="warning")
             return
-        computed = next((s for s in self.scores if s.metric == "UserPref"), None)
+        computed = next((s for s in self.scores if s.metric == rating.metric), None)
         shown = None if computed is None or self.gavel.config.blind else \
             _fmt(computed.adjudicated, 0)
         current = self.view.ratings.get(self.gavel.config.reviewer)
@@ -390,7 +396,7 @@ class ReportScreen(GavelScreen):
             if value is not None:
                 self.submit(WriteCommand("rate", report_id=report_id, value=value))
 
-        self.app.push_screen(RatingDialog(self.view.report, shown, current), done)
+        self.app.push_screen(RatingDialog(self.view.report, rating, shown, current), done)
 
     def show_result(self, result: WriteResult) -> bool:
         """Redraw from a committed write (the app hands over the writer's message)."""
@@ -514,10 +520,12 @@ class ReportScreen(GavelScreen):
 
 
 def _keyword_spans(view: ReportView) -> list[Span]:
-    """DR. Bench keyword hits: the key is the hit's offset in the report (``878``, ``878~``)."""
+    """Verdicts that mark the text at their key's offset (DR. Bench keyword hits: ``878``,
+    ``878~``), as long as their criterion's text."""
     spans: list[Span] = []
     for judgment in view.judgments:
-        if judgment.kind != "drb_keyword_hit" or judgment.key is None:
+        kind = get_kind(judgment.kind)
+        if kind is None or kind.highlight != "key_offset" or judgment.key is None:
             continue
         criterion = view.criteria.get(judgment.criterion_id or -1)
         digits = judgment.key.rstrip("~^")
@@ -528,7 +536,7 @@ def _keyword_spans(view: ReportView) -> list[Span]:
 
 
 def _is_headline(score: ScoreLine) -> bool:
-    from reviewer.scoring.registry import frameworks
+    from reviewer.registry import frameworks
 
     fw = frameworks().get(score.framework)
     return fw is not None and any(m.name == score.metric and m.headline for m in fw.metrics)

@@ -23,11 +23,10 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from reviewer.scoring.registry import get_kind
+from reviewer.registry import get_kind, kind_order
 from store.views import JudgmentView, ReportView, subject_label
 from tui.widgets.report_text import visible
 
-KIND_ORDER = {"ins": 0, "rat": 1, "claim": 2, "consistency": 3}
 VALUE_WIDTH = 22
 
 
@@ -107,7 +106,7 @@ def ordered(view: ReportView) -> list[tuple[str, list[JudgmentView]]]:
         groups[group_key(view, judgment)].append(judgment)
     out: list[tuple[str, list[JudgmentView]]] = []
     for (_, header), items in sorted(groups.items()):
-        items.sort(key=lambda j: (KIND_ORDER.get(j.kind, 9), j.claim_id or 0, j.ref_idx or 0,
+        items.sort(key=lambda j: (kind_order(j.kind), j.claim_id or 0, j.ref_idx or 0,
                                   j.id))
         out.append((header, items))
     return out

@@ -26,7 +26,7 @@ task: ``{"key": ..., "judge": "gpt-4o", "evaluations": [record, ...]}`` with rec
   "match": true | false}`` (SciFacts, one per prediction × entry × field).
 
 ``part`` defaults to 0 and ``pred_index`` to the record's position among its part's records;
-``gt_index`` may pin a match. What becomes what (``reviewer.claims_f1_gt`` for the metadata):
+``gt_index`` may pin a match. What becomes what (``.ground_truth`` for the metadata):
 
 - a row → a task (id = ``key``), one criterion per ground-truth claim (``g1``, ``g2.3``: part 2,
   item 3), framework ``claims_f1``; a predictions entry → a report ``<system>:<key>`` whose text
@@ -56,7 +56,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer.claims_f1_gt import (
+from reviewer.errors import InputError
+from reviewer.formats.jsonl import Where, read_jsonl
+from reviewer.frameworks.livedrbench.ground_truth import (
     FRAMEWORK_NAME,
     META_KEY,
     Item,
@@ -70,8 +72,6 @@ from reviewer.claims_f1_gt import (
     title_of,
     variants,
 )
-from reviewer.errors import InputError
-from reviewer.formats.jsonl import Where, read_jsonl
 from reviewer.models import (
     Bundle,
     Claim,

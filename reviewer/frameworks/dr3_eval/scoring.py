@@ -31,16 +31,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from reviewer.scales import BINARY, Choice, Scale, register_scale
-from reviewer.scoring.inputs import ReportInput
-from reviewer.scoring.registry import (
+from reviewer.framework import (
     Aggregate,
     Metric,
     OptionSpec,
+    Proposals,
+    Rating,
+    Rejudge,
     ReportScores,
     Variant,
     VerdictKind,
 )
+from reviewer.inputs import ReportInput
+from reviewer.scales import BINARY, Choice, Scale
 
 NAME = "dr3"
 
@@ -61,7 +64,7 @@ CODE_USER_DOC_EXTENSIONS = (".md", ".txt", ".pdf", ".docx", ".doc", ".pptx", ".p
                             ".xls")
 """User files the evaluator code counts as required documents (spec §2.2); the paper counts all."""
 
-COVERAGE = register_scale(Scale(
+COVERAGE = Scale(
     "dr3_coverage",
     "1 fully / 0.5 partially / 0 not covered",
     (
@@ -69,16 +72,16 @@ COVERAGE = register_scale(Scale(
         Choice("0.5", "partially covered", "h", 0.5, ("half", "partial", "partial_support")),
         Choice("0", "not covered", "0", 0.0, ("no", "not covered", "not_support")),
     ),
-))
-CITED = register_scale(Scale(
+)
+CITED = Scale(
     "dr3_cited",
     "cited / missed",
     (
         Choice("cited", "cited", "1", 1.0, ("true", "yes", "1")),
         Choice("missed", "missed", "0", 0.0, ("false", "no", "0", "not cited", "not_found")),
     ),
-))
-SUPPORTED = register_scale(Scale(
+)
+SUPPORTED = Scale(
     "dr3_support",
     "supported / unsupported",
     (
@@ -86,8 +89,8 @@ SUPPORTED = register_scale(Scale(
         Choice("unsupported", "unsupported", "x", 0.0,
                ("false", "no", "not supported", "source not found")),
     ),
-))
-DEPTH = register_scale(Scale("dr3_depth10", "continuous 1–10", low=1.0, high=10.0))
+)
+DEPTH = Scale("dr3_depth10", "continuous 1–10", low=1.0, high=10.0)
 
 KINDS = {
     "dr3_insight": VerdictKind(
@@ -275,6 +278,9 @@ class Dr3Framework:
     name: str = NAME
     label: str = "DR3-Eval"
     kinds: Mapping[str, VerdictKind] = KINDS
+    rating: Rating | None = None
+    proposals: Proposals = Proposals(free_form=True)
+    rejudge: Rejudge | None = None
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

@@ -59,7 +59,8 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
         "id": f"synthetic-{spec.tasks}x{spec.systems}-s{spec.seed}",
         "name": f"Synthetic run {spec.tasks} tasks × {spec.systems} systems",
         "frameworks": ["cascade"], "version": "synthetic",
-        "source": "reviewer.synthetic", "description": "generated for benchmarks and tests",
+        "source": "reviewer.frameworks.dailyreport.synthetic",
+        "description": "generated for benchmarks and tests",
     }
     (folder / "suite.json").write_text(json.dumps(suite, indent=2), encoding="utf-8")
     counts = {"tasks": 0, "reports": 0, "claims": 0, "judgments": 0, "sources": 0}

@@ -1,6 +1,6 @@
 """LiveDRBench (``claims_f1``): predicted claims matched to ground-truth claims, P / R / F1.
 
-Implements ``specs/livedrbench.md`` §3. The data (see ``reviewer.claims_f1_gt``): the task's
+Implements ``specs/livedrbench.md`` §3. The data (see ``.ground_truth``): the task's
 ground truth and ``eval_info`` in task metadata, the prediction as submitted in report metadata,
 one criterion per ground-truth claim and one report claim per predicted claim, in flattened order.
 
@@ -54,7 +54,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewer.claims_f1_gt import (
+from reviewer.framework import (
+    Aggregate,
+    Metric,
+    OptionSpec,
+    Proposals,
+    Rating,
+    Rejudge,
+    ReportScores,
+    Variant,
+    VerdictKind,
+)
+from reviewer.frameworks.livedrbench.ground_truth import (
     FRAMEWORK_NAME,
     META_KEY,
     Item,
@@ -66,28 +77,21 @@ from reviewer.claims_f1_gt import (
     title_of,
     variants,
 )
-from reviewer.scales import Choice, Scale, register_scale
-from reviewer.scoring.inputs import ReportInput
-from reviewer.scoring.registry import (
-    Aggregate,
-    Metric,
-    OptionSpec,
-    ReportScores,
-    Variant,
-    VerdictKind,
-)
+from reviewer.frameworks.livedrbench.proposals import PROPOSALS
+from reviewer.inputs import ReportInput
+from reviewer.scales import Choice, Scale
 
 NAME = FRAMEWORK_NAME
 
-MATCH = register_scale(Scale(
+MATCH = Scale(
     "cf1_match",
     "matched / not matched",
     (
         Choice("1", "matched", "1", 1.0, ("true", "yes", "match")),
         Choice("0", "not matched", "0", 0.0, ("false", "no", "none")),
     ),
-))
-GRADE = register_scale(Scale(
+)
+GRADE = Scale(
     "cf1_grade",
     "0–3 agreement (≥ 2 counts)",
     (
@@ -96,7 +100,7 @@ GRADE = register_scale(Scale(
         Choice("2", "2 main idea", "2", 2.0),
         Choice("3", "3 close match", "3", 3.0, ("true", "correct")),
     ),
-))
+)
 
 KINDS = {
     "cf1_match": VerdictKind(
@@ -698,6 +702,9 @@ class ClaimsF1Framework:
     name: str = NAME
     label: str = "LiveDRBench claims P/R/F1"
     kinds: Mapping[str, VerdictKind] = KINDS
+    rating: Rating | None = None
+    proposals: Proposals = PROPOSALS
+    rejudge: Rejudge | None = None
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

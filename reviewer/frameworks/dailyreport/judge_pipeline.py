@@ -40,24 +40,24 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel
 
 from reviewer.citations import citations_near, locate
-from reviewer.judge.client import CallResult
-from reviewer.judge.fetch import Page, PageSource
-from reviewer.judge.prompts import (
+from reviewer.frameworks.dailyreport.judge_prompts import (
     PROMPT_VERSION,
-    Prompt,
     consistency_prompt,
     extract_prompt,
     ins_prompt,
     match_prompt,
     rat_prompt,
 )
-from reviewer.judge.schemas import (
+from reviewer.frameworks.dailyreport.judge_replies import (
     ConsistencyReply,
     ExtractReply,
     InsReply,
     MatchReply,
     RatReply,
 )
+from reviewer.judge.client import CallResult
+from reviewer.judge.fetch import Page, PageSource
+from reviewer.judge.prompting import Prompt
 from reviewer.models import Claim, Criterion, JudgeRun, Judgment, Reference, Report, Task
 
 T = TypeVar("T", bound=BaseModel)

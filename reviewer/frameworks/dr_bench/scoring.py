@@ -4,16 +4,16 @@ Implements ``specs/dr_bench.md`` §2.1–2.5 and §2.8 (paper §4, Algorithm 1).
 criteria of the task and verdicts of the report:
 
 - ``qsr`` / ``grr`` criteria: the query-specific rubric points and the 48 general rubrics, each
-  with the point scale its own text ends with (:mod:`reviewer.drbench_points`); verdicts
+  with the point scale its own text ends with (:mod:`reviewer.frameworks.dr_bench.points`); verdicts
   ``drb_qsr`` (Yes / Partial / No) and ``drb_grr`` (Yes / No) give the *answer*, the rubric's
   scale gives the points (so an inverted ``No=3, Yes=0`` rubric needs nothing special);
 - ``anchor_keyword`` / ``drift_keyword`` criteria (FAKs / FDKs, the keyword as text): a
   ``drb_relevance`` verdict (1–5) each, and one ``drb_keyword_hit`` verdict per occurrence in
-  the citation-free text (key = offset, :mod:`reviewer.drbench_keywords`), true unless a
+  the citation-free text (key = offset, :mod:`reviewer.frameworks.dr_bench.keywords`), true unless a
   reviewer struck it; the frequency is the number of hits counted;
 - ``trusted_source`` criteria (TSLs, the URL as text) and one ``drb_trusted`` verdict per
   distinct annotation of the report (key = its normalised URL): ``full``, ``host`` or ``none``
-  (:mod:`reviewer.drbench_urls`), which a reviewer can override (a mirror, a DOI).
+  (:mod:`reviewer.frameworks.dr_bench.urls`), which a reviewer can override (a mirror, a DOI).
 
 Per report, with the paper's hyperparameters α = β = 0.5, λ = 0.7, μ = 0.3, η = 0.2, θ = 0.7,
 κ = 0.3 (``PARAMS``):
@@ -36,19 +36,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from reviewer.drbench_keywords import key_flags
-from reviewer.drbench_points import PointScale, PointScaleError, parse_point_scale
-from reviewer.drbench_urls import distinct
-from reviewer.scales import BINARY, Choice, Scale, register_scale
-from reviewer.scoring.inputs import CriterionIn, ReportInput, variant_field
-from reviewer.scoring.registry import (
+from reviewer.framework import (
     Aggregate,
     Metric,
     OptionSpec,
+    Proposals,
+    Rating,
+    Rejudge,
     ReportScores,
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.dr_bench.keywords import key_flags
+from reviewer.frameworks.dr_bench.points import PointScale, PointScaleError, parse_point_scale
+from reviewer.frameworks.dr_bench.urls import distinct
+from reviewer.inputs import CriterionIn, ReportInput, variant_field
+from reviewer.scales import BINARY, Choice, Scale
 
 NAME = "drbench"
 
@@ -63,7 +66,7 @@ PARAMS: dict[str, float] = {
 }
 """The paper's hyperparameters (spec §2.9): stated, so not options."""
 
-ANSWER = register_scale(Scale(
+ANSWER = Scale(
     "drb_answer",
     "Yes / Partial / No",
     (
@@ -71,17 +74,17 @@ ANSWER = register_scale(Scale(
         Choice("partial", "Partial", "h", 0.5, ("half",)),
         Choice("no", "No", "0", 0.0, ("false",)),
     ),
-))
-YES_NO = register_scale(Scale(
+)
+YES_NO = Scale(
     "drb_yes_no",
     "Yes / No",
     (
         Choice("yes", "Yes", "1", 1.0, ("true",)),
         Choice("no", "No", "0", 0.0, ("false",)),
     ),
-))
-RELEVANCE = register_scale(Scale("drb_relevance", "relevance 1–5", low=1.0, high=5.0))
-MATCH = register_scale(Scale(
+)
+RELEVANCE = Scale("drb_relevance", "relevance 1–5", low=1.0, high=5.0)
+MATCH = Scale(
     "drb_match",
     "full / host / none",
     (
@@ -89,7 +92,7 @@ MATCH = register_scale(Scale(
         Choice("host", "host match only", "h", 0.5, ("hostname",)),
         Choice("none", "no match", "0", 0.0, ("no",)),
     ),
-))
+)
 
 KINDS = {
     "drb_qsr": VerdictKind(
@@ -109,6 +112,7 @@ KINDS = {
         "drb_keyword_hit", NAME, BINARY, "criterion", "keyword occurrence",
         "One occurrence of the keyword in the citation-free text (key = its offset): true "
         "counts it; strike a false hit (e.g. 'vet' inside 'veteran') with false.",
+        highlight="key_offset",
     ),
     "drb_trusted": VerdictKind(
         "drb_trusted", NAME, MATCH, "key", "trusted-source match",
@@ -362,6 +366,9 @@ class DrBenchFramework:
     name: str = NAME
     label: str = "DR. Bench"
     kinds: Mapping[str, VerdictKind] = KINDS
+    rating: Rating | None = None
+    proposals: Proposals = Proposals(free_form=True)
+    rejudge: Rejudge | None = None
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

@@ -19,7 +19,7 @@ What becomes what:
 - each entry is a task (id = uid, domain from the uid's first two digits) with criteria
   ``qsr-NN`` (its rubric points; the point scale parsed from each text — a text without a
   readable scale is an error naming the file, line and ``qsr.<index>``), ``grr-NN`` (the 48
-  general rubrics, :mod:`reviewer.drbench_grr`), ``fak-N`` / ``fdk-N`` (keywords, dimensions
+  general rubrics, :mod:`.general_rubrics`), ``fak-N`` / ``fdk-N`` (keywords, dimensions
   ``anchor_keyword`` / ``drift_keyword``) and ``tsl-N`` (trusted sources, ``trusted_source``);
 - each response is a report ``<uid>-<system>`` whose references are its citations (else the
   report's own references section); two deterministic runs judge it at import:
@@ -44,12 +44,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from reviewer.citations import parse_references
-from reviewer.drbench_grr import GENERAL_RUBRICS, GRR_GROUPS, grr_id
-from reviewer.drbench_keywords import excluded_spans, find_hits
-from reviewer.drbench_points import PointScale, PointScaleError, parse_point_scale
-from reviewer.drbench_urls import RULES, match_annotations, normalise_url
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import Where, field_path, read_jsonl
+from reviewer.frameworks.dr_bench.general_rubrics import GENERAL_RUBRICS, GRR_GROUPS, grr_id
+from reviewer.frameworks.dr_bench.keywords import excluded_spans, find_hits
+from reviewer.frameworks.dr_bench.points import PointScale, PointScaleError, parse_point_scale
+from reviewer.frameworks.dr_bench.urls import RULES, match_annotations, normalise_url
 from reviewer.models import (
     Bundle,
     Criterion,
@@ -318,7 +318,7 @@ class _Reader:
                                                                 "drift_keyword")]
         if KEYWORD_RUN not in self.runs:
             self.runs[KEYWORD_RUN] = JudgeRun(
-                id=KEYWORD_RUN, model="reviewer.drbench_keywords", prompt_version="v1",
+                id=KEYWORD_RUN, model="reviewer.frameworks.dr_bench.keywords", prompt_version="v1",
                 params={"matching": "case-insensitive substring, non-overlapping; whitespace, "
                         "dash and apostrophe variants equal", "text": "citation-free: "
                         "references section, citation markers and URLs removed"},
@@ -335,7 +335,7 @@ class _Reader:
         matches = match_annotations([c.text for c in tsls], [u for u in urls if u.strip()])
         if URL_RUN not in self.runs:
             self.runs[URL_RUN] = JudgeRun(
-                id=URL_RUN, model="reviewer.drbench_urls", prompt_version="v1",
+                id=URL_RUN, model="reviewer.frameworks.dr_bench.urls", prompt_version="v1",
                 params=dict(RULES),
                 description="Deterministic trusted-source matching at import: one verdict per "
                 "distinct cited URL.",

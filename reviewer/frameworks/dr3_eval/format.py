@@ -16,7 +16,7 @@ folder of JSONL, keeping the released field names (``docs/frameworks/dr3.md`` ha
 What becomes what:
 
 - A task's gold insights, required documents (every user file and every supportive page:
-  D_req), checklist items and the depth rubric become criteria (``reviewer.scoring.dr3``
+  D_req), checklist items and the depth rubric become criteria (``.scoring``
   dimensions). Sandbox pages and user files become sources whose ``metadata`` keeps the class
   (supportive / distractor / noise / user_file) so the reviewer sees it beside every citation.
 - Each factual-accuracy claim becomes a claim; each distinct citation string of a report becomes
@@ -48,6 +48,16 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import M, Where, field_path, read_jsonl
+from reviewer.frameworks.dr3_eval.scoring import (
+    CLASS_META,
+    DIM_CHECK,
+    DIM_DEPTH,
+    DIM_FILE,
+    DIM_PAGE,
+    DIM_SC,
+    DIM_UF,
+    ORIGIN_META,
+)
 from reviewer.models import (
     Bundle,
     Claim,
@@ -60,16 +70,6 @@ from reviewer.models import (
     Suite,
     System,
     Task,
-)
-from reviewer.scoring.dr3 import (
-    CLASS_META,
-    DIM_CHECK,
-    DIM_DEPTH,
-    DIM_FILE,
-    DIM_PAGE,
-    DIM_SC,
-    DIM_UF,
-    ORIGIN_META,
 )
 
 JudgeFn = Callable[..., None]

@@ -36,16 +36,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from reviewer.scales import SUPPORT
-from reviewer.scoring.inputs import ReportInput
-from reviewer.scoring.registry import (
+from reviewer.framework import (
     Aggregate,
     Metric,
     OptionSpec,
+    Proposals,
+    Rating,
+    Rejudge,
     ReportScores,
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.deepresearch_bench.proposals import FACT_PROPOSALS
+from reviewer.inputs import ReportInput
+from reviewer.scales import SUPPORT
 
 NAME = "fact"
 
@@ -86,6 +90,9 @@ class FactFramework:
     name: str = NAME
     label: str = "DeepResearch Bench FACT"
     kinds: Mapping[str, VerdictKind] = KINDS
+    rating: Rating | None = None
+    proposals: Proposals = FACT_PROPOSALS
+    rejudge: Rejudge | None = None
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

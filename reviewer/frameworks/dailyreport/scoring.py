@@ -11,16 +11,20 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from reviewer.scales import CLAIM, CONSISTENCY, TERNARY
-from reviewer.scoring.inputs import ReportInput, SubtaskIn, variant_field
-from reviewer.scoring.registry import (
+from reviewer.framework import (
     Aggregate,
     Metric,
     OptionSpec,
+    Proposals,
+    Rating,
+    Rejudge,
     ReportScores,
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.dailyreport.proposals import PROPOSALS
+from reviewer.inputs import ReportInput, SubtaskIn, variant_field
+from reviewer.scales import CLAIM, CONSISTENCY, RATING4, TERNARY
 
 NAME = "cascade"
 
@@ -274,11 +278,14 @@ def _ratio(num: float, den: float) -> float | None:
 
 
 class CascadeFramework:
-    name = NAME
-    label = "DailyReport cascade"
-    kinds = KINDS
-    metrics = METRICS
-    options = OPTIONS
+    name: str = NAME
+    label: str = "DailyReport cascade"
+    rating: Rating | None = Rating(RATING4, "UserPref")
+    proposals: Proposals = PROPOSALS
+    rejudge: Rejudge | None = Rejudge(frozenset({"ins", "rat", "consistency"}))
+    kinds: Mapping[str, VerdictKind] = KINDS
+    metrics: Sequence[Metric] = METRICS
+    options: Sequence[OptionSpec] = OPTIONS
 
     def score_report(
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]

@@ -35,23 +35,27 @@ Deliberate differences from the reference code (``utils/score_calculator.py``): 
 reference average depends on whether the *last* item of a dimension had a reference score (a
 bug, spec §2.7) — here each criterion's own pair counts; duplicate judge items cannot exist here
 (one verdict per criterion); an unmatched judge item is not imported (see
-``reviewer.formats.drb``) where the code would give it the dimension's mean weight.
+``.format``) where the code would give it the dimension's mean weight.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from reviewer.scales import SCORE10, UNIT
-from reviewer.scoring.inputs import CriterionIn, ReportInput
-from reviewer.scoring.registry import (
+from reviewer.framework import (
     Aggregate,
     Metric,
     OptionSpec,
+    Proposals,
+    Rating,
+    Rejudge,
     ReportScores,
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.deepresearch_bench.proposals import RACE_PROPOSALS
+from reviewer.inputs import CriterionIn, ReportInput
+from reviewer.scales import SCORE10, UNIT
 
 NAME = "race"
 
@@ -260,6 +264,9 @@ class RaceFramework:
     name: str = NAME
     label: str = "DeepResearch Bench RACE"
     kinds: Mapping[str, VerdictKind] = KINDS
+    rating: Rating | None = None
+    proposals: Proposals = RACE_PROPOSALS
+    rejudge: Rejudge | None = None
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

@@ -1,0 +1,220 @@
+"""What a benchmark is to Gavel: the :class:`Framework` protocol and the plain data it declares.
+
+A *benchmark* (one folder under ``reviewer/frameworks/``) brings one or more *frameworks* (a
+scoring definition with its verdict kinds, metrics and options: DeepResearch Bench brings RACE
+and FACT) and the *formats* its released files come in. Everything the store and the
+workstation need to know about a benchmark is declared here as data — kinds with their scales,
+headline metrics, whether reports get an overall rating, which ground-truth expansions it takes,
+which verdicts its judge can re-ask — so that neither ever branches on a benchmark's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from reviewer.inputs import ReportInput
+from reviewer.scales import Scale
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from reviewer.models import Bundle
+
+Subject = Literal["criterion", "claim", "claim_ref", "key"]
+Variant = Literal["judge", "adjudicated"]
+VARIANTS: tuple[Variant, ...] = ("judge", "adjudicated")
+
+ReportScores = dict[str, float | None]
+"""Metric name -> value for one report. Names starting with '_' are parts kept for aggregation."""
+
+Highlight = Literal["none", "key_offset"]
+"""How a verdict marks the report text: not at all, or at the character offset its key names
+(a DR. Bench keyword hit; the highlighted length is its criterion's text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictKind:
+    name: str
+    framework: str
+    scale: Scale
+    subject: Subject
+    label: str
+    description: str = ""
+    highlight: Highlight = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """A metric a framework reports; ``headline`` metrics are the queue's columns."""
+
+    name: str
+    label: str
+    headline: bool = False
+    digits: int = 3
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    value: float | None
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """A named, switchable reading of an ambiguity in a paper ([CHOICE] in the specs)."""
+
+    name: str
+    default: str
+    choices: tuple[str, ...]
+    description: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """An overall human rating of a whole report on ``scale``, compared with ``metric``
+    (DailyReport's 1–4 user-preference level against its UserPref)."""
+
+    scale: Scale
+    metric: str
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """The keys a proposal payload must and may have, in gold-file order."""
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    text_keys: tuple[str, ...] = ()
+    """Keys whose text is compared for duplicates, first non-empty wins."""
+    required_any: tuple[str, ...] = ()
+    """At least one of these must be non-empty (extra evidence: a url, a quote or a text)."""
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Keys whose value must be one of a fixed list (a rubric's dimension)."""
+    numbers: tuple[str, ...] = ()
+    """Keys holding a non-negative number (a criterion weight); every other key is text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What a reviewer has selected on the report screen when proposing an expansion."""
+
+    report_ext: str
+    task_metadata: Mapping[str, Any]
+    kind: str | None = None
+    criterion: str | None = None
+    dimension: str | None = None
+    claim: str | None = None
+    claim_metadata: Mapping[str, Any] | None = None
+    subtask: str | None = None
+
+
+class DraftError(ValueError):
+    """A selection that cannot become the proposal asked for; says what is missing."""
+
+
+def no_text() -> DraftError:
+    return DraftError("type the claim or rubric text (or find it in the report first)")
+
+
+def needs_json(kind: str, framework: str) -> DraftError:
+    return DraftError(f"a {kind} for {framework} has a benchmark-specific shape: use "
+                      "`gavel propose` with the payload as JSON")
+
+
+Drafter = Callable[[str, Selection | None, str], Any]
+"""(proposal kind, selection, text) -> payload in the benchmark's shape, or DraftError."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proposals:
+    """Which ground-truth expansions a framework takes, in which shapes.
+
+    ``shapes`` maps a new-item kind (``new_claim``, ``new_rubric``) to its payload shape; a
+    ``free_form`` framework keeps items exactly as given (LiveDRBench's claim dictionaries).
+    ``report_claims``: a new claim is compared with the claims already extracted from reports
+    (not only the task's proposals). ``draft`` builds a payload from a selection on screen;
+    ``attached`` builds an alias or extra evidence when the benchmark has its own shape.
+    """
+
+    shapes: Mapping[str, Shape] = field(default_factory=dict)
+    free_form: bool = False
+    report_claims: bool = False
+    draft: Drafter | None = None
+    attached: Callable[[str, Selection, str, str], Any] | None = None
+    """(kind, selection, target, text) -> payload of an alias or extra evidence, when the
+    benchmark has its own shape for them (not ``{text}`` / ``{quote}``)."""
+    gold: Callable[[str, dict[str, Any]], Any] | None = None
+    """(kind, payload) -> the item in the benchmark's ground-truth shape, or None where the
+    shape's keys in order are that shape."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejudge:
+    """Which verdict kinds the framework's judge pipeline can ask again about."""
+
+    kinds: frozenset[str]
+    steps: Mapping[str, str] = field(default_factory=dict)
+    """kind -> the pipeline step that produces it, where the names differ."""
+
+
+class Framework(Protocol):
+    name: str
+    label: str
+    kinds: Mapping[str, VerdictKind]
+    metrics: Sequence[Metric]
+    options: Sequence[OptionSpec]
+    rating: Rating | None
+    proposals: Proposals
+    rejudge: Rejudge | None
+
+    def score_report(
+        self, report: ReportInput, variant: Variant, options: Mapping[str, str]
+    ) -> ReportScores: ...
+
+    def aggregate(
+        self, reports: Sequence[ReportScores], options: Mapping[str, str]
+    ) -> dict[str, Aggregate]: ...
+
+
+Reader = Callable[["Path", "str | None"], "Bundle"]
+
+
+@dataclass(frozen=True, slots=True)
+class FormatSpec:
+    """A file format a benchmark's releases come in: ``gavel import PATH --format NAME``.
+
+    ``reader`` is ``"module:function"``, imported when the format is used, so listing formats
+    (``gavel import --help``) costs no parser imports.
+    """
+
+    name: str
+    description: str
+    reader: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Benchmark:
+    """One benchmark: its frameworks and formats (a package's ``BENCHMARK``)."""
+
+    name: str
+    label: str
+    frameworks: tuple[Framework, ...]
+    formats: tuple[FormatSpec, ...] = ()
+
+
+def resolve_options(framework: Framework, overrides: Mapping[str, str]) -> dict[str, str]:
+    """Defaults overlaid with overrides; an unknown option or value is an error, never ignored."""
+    specs = {spec.name: spec for spec in framework.options}
+    resolved = {spec.name: spec.default for spec in framework.options}
+    for name, value in overrides.items():
+        spec = specs.get(name)
+        if spec is None:
+            raise ValueError(f"{framework.name} has no option {name!r} (has: {', '.join(specs)})")
+        if value not in spec.choices:
+            raise ValueError(f"option {framework.name}.{name} must be one of {spec.choices}")
+        resolved[name] = value
+    return resolved
