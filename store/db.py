@@ -5,12 +5,8 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from store.schema import migrate
-
-if TYPE_CHECKING:
-    import sqlite_utils
 
 DEFAULT_DB = "gavel.db"
 
@@ -36,14 +32,3 @@ def connect(path: str | Path, *, migrate_schema: bool = True) -> sqlite3.Connect
     if migrate_schema:
         migrate(conn)
     return conn
-
-
-def database(conn: sqlite3.Connection) -> sqlite_utils.Database:
-    """sqlite-utils' view of a connection, for table introspection and simple upserts.
-
-    Imported on first use: sqlite-utils pulls in numpy and friends, a fifth of a second the
-    workstation's start-up does not need to pay.
-    """
-    import sqlite_utils
-
-    return sqlite_utils.Database(conn)

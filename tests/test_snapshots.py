@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.tui_helpers import make_app, open_report, ready, select_judgment, wait_for
 
 SIZE = (170, 48)
@@ -40,5 +42,94 @@ def test_help_snapshot(snap_compare: Any, sample_db: Path) -> None:
         await open_report(pilot, "t01-atlas-dr")
         await pilot.press("question_mark")
         await pilot.pause()
+
+    assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
+
+
+async def _report(pilot: Any, report: str, kind: str | None = None) -> None:
+    await _queue_settled(pilot)
+    await open_report(pilot, report)
+    if kind is not None:
+        await select_judgment(pilot, lambda j: j.kind == kind)
+    await pilot.pause()
+
+
+def test_dr3_report_snapshot(snap_compare: Any, sample_db: Path) -> None:
+    async def run_before(pilot: Any) -> None:
+        await _report(pilot, "orion-dr:port-shore-power", "dr3_support")
+
+    assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_dr_bench_report_snapshot(snap_compare: Any, sample_db: Path) -> None:
+    async def run_before(pilot: Any) -> None:
+        await _report(pilot, "04901-quill-dr", "drb_keyword_hit")
+
+    assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_livedrbench_report_snapshot(snap_compare: Any, sample_db: Path) -> None:
+    async def run_before(pilot: Any) -> None:
+        await _report(pilot, "peer-chorusalp-heron-dr", "cf1_key")
+
+    assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_deepresearch_bench_report_snapshot(snap_compare: Any, sample_db: Path,
+                                            anchors: Path) -> None:
+    """RACE on the real DeepResearch Bench release in ../shared/anchors (its stored
+    per-dimension scores)."""
+    from reviewer.registry import format_reader
+    from store.db import connect
+    from store.importer import import_bundle
+    from store.scores import rebuild_scores
+
+    root = anchors / "deep_research_bench"
+    conn = connect(sample_db)
+    import_bundle(conn, format_reader("deepresearch_bench")(root, None), "anchors", str(root))
+    rebuild_scores(conn)
+    conn.close()
+
+    async def run_before(pilot: Any) -> None:
+        await _report(pilot, "claude-3-7-sonnet-latest:1", "race_stored")
+
+    assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_rationale_editor_snapshot(snap_compare: Any, sample_db: Path) -> None:
+    async def run_before(pilot: Any) -> None:
+        await _report(pilot, "t02-kestrel", "claim")
+        await pilot.press("r")
+        await pilot.pause()
+
+    assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_proposals_snapshot(snap_compare: Any, sample_db: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import uuid
+
+    import store.proposals
+    from store.db import connect
+    from store.proposals import propose
+
+    fixed = iter(uuid.UUID(int=n) for n in range(1000, 2000))        # ids shown on screen
+    monkeypatch.setattr(store.proposals.uuidlib, "uuid4", lambda: next(fixed))
+
+    conn = connect(sample_db)
+    task, report = conn.execute(
+        "SELECT r.task_id, r.id FROM report r WHERE r.ext_id = 't02-kestrel'").fetchone()
+    propose(conn, "ana", task, report, "cascade", "new_claim",
+            {"subtask": "s1", "fact": "The branch opened in 1998.", "extract": ""}, None,
+            "the report states it and no claim covers it")
+    propose(conn, "ben", task, None, "cascade", "new_rubric",
+            {"subtask": "s2", "dimension": "ins", "text": "Gives the fee in euros."}, None,
+            "the task asks for euros")
+    conn.close()
+
+    async def run_before(pilot: Any) -> None:
+        await _queue_settled(pilot)
+        await pilot.press("P")
+        await pilot.pause(0.3)
 
     assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)

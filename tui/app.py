@@ -10,8 +10,9 @@ from pathlib import Path
 from textual import on
 from textual.app import App
 from textual.command import Hit, Hits, Provider
+from textual.worker import Worker, WorkerState
 
-from tui.backend import Backend, WriteCommand, WriteResult
+from store.backend import Backend, WriteCommand, WriteResult
 from tui.config import Config
 from tui.keymap import bindings, normalise_keymap, problems
 from tui.messages import DecisionStored
@@ -63,10 +64,10 @@ class GavelApp(App[None]):
     BINDINGS = bindings("app")
     COMMANDS = App.COMMANDS | {GavelCommands}
 
-    def __init__(self, db_path: Path, config: Config) -> None:
+    def __init__(self, db_path: Path, config: Config, *, busy_wait: float = 2.0) -> None:
         super().__init__()
         self.config = config
-        self.backend = Backend(db_path, config.reviewer)
+        self.backend = Backend(db_path, config.reviewer, busy_wait=busy_wait)
         self.queue_screen = QueueScreen()
         self.started_at = time.perf_counter()
         self.ready_at: float | None = None
@@ -74,13 +75,39 @@ class GavelApp(App[None]):
         self.stored_at: float | None = None
         self.last_result: WriteResult | None = None
         self.keymap_problems = problems(config.keys)
+        self.failures: list[str] = []
+        """Background failures shown to the user this session (tests read it)."""
+        self._closing = False
+        self._waiting: WriteCommand | None = None
 
     def on_mount(self) -> None:
         self.set_keymap(normalise_keymap(self.config.keys))
-        self.run_worker(self._writer, thread=True, group="writer", name="writer")
+        self._start_writer()
         self.push_screen(self.queue_screen)
         for problem in self.keymap_problems:
             self.notify(problem, title="Key bindings", severity="error", timeout=15)
+
+    def _start_writer(self) -> None:
+        self.run_worker(self._writer, thread=True, group="writer", name="writer",
+                        exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:
+            self.worker_failed(event.worker)
+
+    def worker_failed(self, worker: Worker[object]) -> None:
+        """The one error path of every background task: say what failed and carry on.
+
+        A failed load leaves its screen as it was; the writer is started again, and the
+        commands queued behind the one that failed are kept.
+        """
+        error = worker.error
+        what = worker.name or worker.group
+        self.failures.append(f"{what}: {error!r}")
+        self.notify(f"{what} failed: {error}", title="Background task failed",
+                    severity="error", timeout=12)
+        if worker.group == "writer" and not self._closing:
+            self._start_writer()
 
     def _writer(self) -> None:
         from tui.screens.report import primary_metric
@@ -103,6 +130,20 @@ class GavelApp(App[None]):
         # The writer posts to the app; the topmost screen that uses results redraws from it
         # (a modal on top, such as the rationale editor just closing, does not).
         from tui.screens.base import GavelScreen
+
+        result = message.result
+        if result.waiting is not None:
+            if self._waiting is not result.command:
+                self._waiting = result.command
+                self.notify("another process is writing to the database: your "
+                            f"{result.command.kind} is queued and will be stored when it "
+                            "finishes (nothing is lost)", title="Database busy",
+                            severity="warning", timeout=8)
+            return
+        if self._waiting is result.command:
+            self._waiting = None
+            if result.error is None:
+                self.notify(f"{result.command.kind} stored", timeout=3)
 
         for screen in reversed(self.screen_stack):
             if isinstance(screen, GavelScreen) and screen.show_result(message.result):
@@ -142,6 +183,7 @@ class GavelApp(App[None]):
         self.exit()
 
     def on_unmount(self) -> None:
+        self._closing = True
         # Unblock the writer so its thread ends (commands already queued are applied first) and
         # stop the impact process.
         self.backend.shutdown()

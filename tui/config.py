@@ -9,25 +9,38 @@ Example ``~/.config/gavel/config.toml``::
     [keys]                        # binding id = key(s); see `gavel keys`
     "verdict.correct" = "c"
     "judgment.next_undecided" = "]"
+
+A pydantic model, strict: a misspelt setting is an error naming it, and ``blind = "no"`` is an
+error rather than a string that Python would read as true.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from reviewer.errors import ConfigError
 from tui.paths import config_path, default_reviewer
 
 
-@dataclass(slots=True)
-class Config:
-    reviewer: str
-    require_rationale: bool = False
-    blind: bool = False
-    keys: dict[str, str] = field(default_factory=dict)
-    path: Path | None = None
+class Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, validate_assignment=True)
+
+    reviewer: str = Field(min_length=1)
+    require_rationale: StrictBool = False
+    blind: StrictBool = False
+    keys: dict[str, str] = Field(default_factory=dict)
+    path: Path | None = Field(default=None, exclude=True)
+    """The file the settings came from (None: defaults only)."""
+
+    @field_validator("reviewer")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must be a non-empty name")
+        return value.strip()
 
 
 def load_config(path: Path | None = None, reviewer: str | None = None) -> Config:
@@ -39,22 +52,22 @@ def load_config(path: Path | None = None, reviewer: str | None = None) -> Config
             data = tomllib.loads(file.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{file}: {exc}") from exc
-    known = {"reviewer", "require_rationale", "blind", "keys"}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ConfigError(f"{file}: unknown setting(s) {', '.join(unknown)}")
-    keys = data.get("keys", {})
-    if not isinstance(keys, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in keys.items()
-    ):
-        raise ConfigError(f"{file}: [keys] maps binding ids to key names (strings)")
-    name = reviewer or data.get("reviewer") or default_reviewer()
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError(f"{file}: reviewer must be a non-empty string")
-    return Config(
-        reviewer=name.strip(),
-        require_rationale=bool(data.get("require_rationale", False)),
-        blind=bool(data.get("blind", False)),
-        keys=dict(keys),
-        path=file if file.is_file() else None,
-    )
+    if "path" in data:
+        raise ConfigError(f"{file}: unknown setting 'path'")
+    named = reviewer or (data["reviewer"] if "reviewer" in data else default_reviewer())
+    settings = {**data, "reviewer": named, "path": file if file.is_file() else None}
+    try:
+        return Config.model_validate(settings)
+    except ValidationError as exc:
+        raise ConfigError(f"{file}: {_describe(exc)}") from None
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "file"
+        if error["type"] == "extra_forbidden":
+            problems.append(f"unknown setting {where!r}")
+        else:
+            problems.append(f"{where}: {error['msg'].lower()} (got {error['input']!r})")
+    return "; ".join(problems)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.message import Message
 
 from reviewer.impact import Impact
+from store.backend import WriteResult
 from store.views import History, Progress, QueueRow, Rank, ReportView, ScoreLine
-from tui.backend import WriteResult
 
 
 class QueueLoaded(Message):

@@ -46,7 +46,7 @@ class AgreementScreen(GavelScreen):
                                                   style="dim"))
         self.compute()
 
-    @work(thread=True, exclusive=True, group="agreement")
+    @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
     def compute(self) -> None:
         from store.agreement import agreement
         from tui.cmd_gt import print_agreement

@@ -1,28 +1,51 @@
-"""The base of the workstation's full screens: typed access to the app that owns them."""
+"""The base of the workstation's full screens, and what they may ask of the app.
+
+Screens depend on the :class:`Workstation` protocol, not on the app class, so the app can
+import its screens without an import circle.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from textual.screen import Screen
+from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
-    from tui.app import GavelApp
-    from tui.backend import WriteResult
+    from store.backend import Backend, WriteResult
+    from tui.config import Config
+
+
+@runtime_checkable
+class Workstation(Protocol):
+    """What the Gavel app offers its screens."""
+
+    backend: Backend
+    config: Config
+    last_result: WriteResult | None
+    ready_at: float | None
+    report_shown_at: float | None
+    stored_at: float | None
+
+    def worker_failed(self, worker: Worker[object]) -> None: ...
 
 
 class GavelScreen(Screen[None]):
-    """A screen of the Gavel app; ``gavel`` is ``self.app`` with its real type (backend, config)."""
+    """A screen of the Gavel app; ``gavel`` is ``self.app`` seen as the :class:`Workstation`."""
 
     KEY_CONTEXT: ClassVar[str] = "queue"
     """The keymap context of the screen's bindings, which the help screen lists."""
 
     @property
-    def gavel(self) -> GavelApp:
-        from tui.app import GavelApp  # the app imports the screens: resolve it at call time
+    def gavel(self) -> Workstation:
+        app = self.app
+        assert isinstance(app, Workstation)
+        return app
 
-        assert isinstance(self.app, GavelApp)
-        return self.app
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Worker messages do not bubble: every screen hands failures to the app's one path.
+        if event.state == WorkerState.ERROR:
+            self.gavel.worker_failed(event.worker)
 
     def show_result(self, result: WriteResult) -> bool:
         """Redraw from a committed write; False if this screen has no use for it (the app

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from tui.backend import WriteCommand, WriteResult
+from store.backend import WriteCommand, WriteResult
 from tui.keymap import bindings
 from tui.screens.base import GavelScreen
 
@@ -50,7 +50,7 @@ class ProposalsScreen(GavelScreen):
             table.add_column(label, key=key)
         self.action_reload()
 
-    @work(thread=True, exclusive=True, group="proposals")
+    @work(thread=True, exclusive=True, group="proposals", exit_on_error=False)
     def action_reload(self) -> None:
         from store.proposals import proposals
 

@@ -83,7 +83,7 @@ class QueueScreen(GavelScreen):
 
     # -- loading ---------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="queue-load")
+    @work(thread=True, exclusive=True, group="queue-load", exit_on_error=False)
     def load(self) -> None:
         started = time.perf_counter()
         conn = self.gavel.backend.reader()
@@ -91,14 +91,14 @@ class QueueScreen(GavelScreen):
         self.impacts = cached_impacts(conn)
         self.post_message(QueueLoaded(rows, progress(rows), time.perf_counter() - started))
 
-    @work(thread=True, group="queue-rows")
+    @work(thread=True, group="queue-rows", exit_on_error=False)
     def reload_rows(self, report_ids: list[int]) -> None:
         conn = self.gavel.backend.reader()
         wanted = set(report_ids)
         rows = [r for r in queue_rows(conn) if r.report_id in wanted]
         self.post_message(QueueRowsChanged(rows))
 
-    @work(thread=True, exclusive=True, group="impact")
+    @work(thread=True, exclusive=True, group="impact", exit_on_error=False)
     def fill_impacts(self) -> None:
         """Impact is costly (dozens of rescorings a report): fill it in batches, in order.
 
@@ -332,7 +332,7 @@ class QueueScreen(GavelScreen):
         self.app.push_screen(SearchDialog("Search reports, claims and cited sources",
                                           self.filter.search), done)
 
-    @work(thread=True, exclusive=True, group="search")
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, query: str) -> None:
         found = search_reports(self.gavel.backend.reader(), query)
         self.post_message(SearchDone(query, found))

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Header, Static
 
 from reviewer.citations import find_markers
 from reviewer.registry import get_framework, get_kind, get_scale
+from store.backend import WriteCommand, WriteResult
 from store.views import (
     History,
     JudgmentView,
@@ -34,7 +35,6 @@ from store.views import (
     subject_label,
     system_rank,
 )
-from tui.backend import WriteCommand, WriteResult
 from tui.detail import detail_text
 from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
@@ -118,7 +118,7 @@ class ReportScreen(GavelScreen):
         self.requested_at = time.perf_counter()
         self._load(report_id)
 
-    @work(thread=True, exclusive=True, group="report-load")
+    @work(thread=True, exclusive=True, group="report-load", exit_on_error=False)
     def _load(self, report_id: int) -> None:
         started = time.perf_counter()
         conn = self.gavel.backend.reader()
@@ -355,7 +355,7 @@ class ReportScreen(GavelScreen):
         self.notify(f"re-judging {step} on {self.view.report} in the background…")
         self._rejudge(self.view.report_id, self.view.report, step)
 
-    @work(thread=True, group="rejudge")
+    @work(thread=True, group="rejudge", exit_on_error=False)
     def _rejudge(self, report_id: int, report: str, step: str) -> None:
         run = f"rejudge-{time.strftime('%Y%m%d-%H%M%S')}"
         db = str(self.gavel.backend.path)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from store.db import connect
+from store.tx import transaction
 from store.views import (
     History,
     JudgmentView,
@@ -67,13 +68,31 @@ class WriteResult:
     stored_at: float
     note: str | None = None
     """For proposals: what was recorded, and the nearest existing item if it looks alike."""
+    waiting: float | None = None
+    """Set on an interim result: the command is still queued behind another process's write
+    lock, this many seconds so far."""
+
+
+def _failed(command: WriteCommand, error: str | None, *, waiting: float | None = None
+            ) -> WriteResult:
+    return WriteResult(command, None, error, {}, {}, [], None, time.perf_counter(),
+                       waiting=waiting)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
 
 
 class Backend:
-    def __init__(self, path: Path, reviewer: str) -> None:
+    def __init__(self, path: Path, reviewer: str, *, busy_wait: float = 2.0) -> None:
         self.path = path
         self.reviewer = reviewer
+        self.busy_wait = busy_wait
+        """Seconds one write attempt waits on another process's lock before the writer says
+        it is waiting (it then tries again: the command is never dropped)."""
         self._local = threading.local()
+        self._stopping = threading.Event()
         self._commands: queue.Queue[WriteCommand | None] = queue.Queue()
         self.dirty_reports: set[int] = set()
         self._dirty_lock = threading.Lock()
@@ -115,6 +134,7 @@ class Backend:
         self._commands.put(command)
 
     def stop(self) -> None:
+        self._stopping.set()
         self._commands.put(None)
 
     def take_dirty(self) -> set[int]:
@@ -134,6 +154,7 @@ class Backend:
         from store.scores import SystemScoreCache, update_scores
 
         conn = connect(self.path)
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_wait * 1000)}")
         log = ReviewLog(conn, self.reviewer)
         self._update_scores = update_scores
         self._score_cache = SystemScoreCache()
@@ -142,9 +163,27 @@ class Backend:
                 command = self._commands.get()
                 if command is None:
                     return
-                deliver(self._apply(conn, log, command, primary))
+                deliver(self._apply_until_stored(conn, log, command, primary, deliver))
         finally:
             conn.close()
+
+    def _apply_until_stored(self, conn: sqlite3.Connection, log: ReviewLog,
+                            command: WriteCommand,
+                            primary: Callable[[int], tuple[str, str] | None],
+                            deliver: Callable[[WriteResult], object]) -> WriteResult:
+        """Apply one command; while another process holds the write lock, keep it (and every
+        command behind it, in order) and say so, rather than drop it."""
+        waited = 0.0
+        while True:
+            try:
+                return self._apply(conn, log, command, primary)
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or self._stopping.is_set():
+                    return _failed(command, f"not stored: {exc}")
+                waited += self.busy_wait
+                deliver(_failed(command, None, waiting=waited))
+            except sqlite3.Error as exc:
+                return _failed(command, f"not stored: {exc}")
 
     def _apply(self, conn: sqlite3.Connection, log: ReviewLog, command: WriteCommand,
                primary: Callable[[int], tuple[str, str] | None]) -> WriteResult:
@@ -154,23 +193,30 @@ class Backend:
             # Accepting or rejecting rescores a task on this connection, past the cache.
             self._score_cache.clear()
             try:
-                note, task_reports = _proposal(conn, log.reviewer, command)
+                with transaction(conn):
+                    note, task_reports = _proposal(conn, log.reviewer, command)
             except ReviewError as exc:
-                return WriteResult(command, None, str(exc), {}, {}, [], None,
-                                   time.perf_counter())
+                return _failed(command, str(exc))
             with self._dirty_lock:
                 self.dirty_reports.update(task_reports)
             scores = report_scores(conn, command.report_id) if command.report_id else []
             return WriteResult(command, None, None, {}, {}, scores, None, time.perf_counter(),
                                note)
         try:
-            recorded = _write(log, command)
+            # The event and the scores it changes commit together: a crash between them
+            # cannot leave stale scores, and a busy database leaves neither written.
+            with transaction(conn):
+                recorded = _write(log, command)
+                if recorded is not None and recorded.report_id is not None:
+                    self._update_scores(conn, [recorded.report_id], cache=self._score_cache)
         except ReviewError as exc:
-            return WriteResult(command, None, str(exc), {}, {}, [], None, time.perf_counter())
+            return _failed(command, str(exc))
+        except sqlite3.Error:
+            self._score_cache.clear()     # it may hold a rolled-back system's scores
+            raise
         if recorded is None or recorded.report_id is None:
             return WriteResult(command, recorded, None, {}, {}, [], None, time.perf_counter())
         report_id = recorded.report_id
-        self._update_scores(conn, [report_id], cache=self._score_cache)
         with self._dirty_lock:
             self.dirty_reports.add(report_id)
         ids = [recorded.judgment_id] if recorded.judgment_id is not None else []

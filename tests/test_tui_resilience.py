@@ -1,0 +1,83 @@
+"""The workstation stays up when a background task fails, and a decision made while another
+process holds the database's write lock waits in the queue instead of being lost."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.tui_helpers import events, make_app, open_report, ready, select_judgment, wait_for
+from tui.app import GavelApp
+from tui.config import Config
+
+SIZE = (170, 48)
+
+HOLD_LOCK = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+print("released", flush=True)
+"""
+
+
+def notified(app: GavelApp, text: str) -> bool:
+    return any(text in str(n.message) or text in str(n.title) for n in app._notifications)
+
+
+async def test_a_locked_database_queues_the_decision_and_the_app_stays_up(
+        sample_db: Path) -> None:
+    app = GavelApp(sample_db, Config(reviewer="ana"), busy_wait=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-atlas-dr")
+        await select_judgment(pilot, lambda j: j.kind == "claim" and not j.decided
+                              and j.judge == "correct")
+        holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(sample_db)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+            before = len(events(sample_db))
+            await pilot.press("x")
+            await wait_for(pilot, lambda: notified(app, "Database busy"))
+            await pilot.pause(0.5)                       # several more attempts, still waiting
+            assert app.is_running and app.return_code is None
+            assert len(events(sample_db)) == before      # not stored yet, and not dropped
+            assert holder.stdin is not None
+            holder.stdin.write("\n")
+            holder.stdin.flush()
+            assert holder.stdout.readline().strip() == "released"
+            await wait_for(pilot, lambda: len(events(sample_db)) == before + 1)
+        finally:
+            holder.kill()
+            holder.wait()
+        stored = events(sample_db)[-1]
+        assert stored[:3] == ("ana", "override", "incorrect")
+        await wait_for(pilot, lambda: notified(app, "stored"))
+        assert app.failures == []
+
+
+async def test_a_failing_worker_is_reported_and_the_app_stays_up(
+        sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tui.screens.report as report_screen
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(report_screen, "report_view", broken)
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.failures)
+        assert "disk on fire" in app.failures[0]
+        assert notified(app, "disk on fire")
+        assert app.is_running and app.return_code is None
+        await pilot.press("escape")                  # back to the queue: still usable
+        await pilot.press("j")
+        assert app.is_running
