@@ -54,6 +54,8 @@ class VerdictIn(NamedTuple):
     judge: str | None
     effective: str | None
     error: str | None = None
+    subject: int | None = None
+    """The subject's id: human decisions are made on subjects, shared by every judge run."""
 
     def value(self, variant: str) -> str | None:
         return self.judge if variant == "judge" else self.effective

@@ -3,12 +3,15 @@
 A database id means nothing in another database, so every event names what it is about by a
 *target* built from the bundle's own ids:
 
-* ``j:<suite>/<report>/<run>/<kind>/<subject>`` — a judgment (decisions, flags, their undo/redo);
-* ``r:<suite>/<report>`` — a whole report (overall 1–4 ratings);
+* ``s:<suite>/<report>/<kind>/<subject>`` — a subject: what a verdict is about in any judge run
+  (decisions, flags, their undo/redo);
+* ``r:<suite>/<report>`` — a whole report (overall ratings);
 * ``p:<uuid>`` — a ground-truth proposal (propose, accept, reject).
 
-Two databases that imported the same bundles resolve a target to the same thing, which is what
-makes a log written by one reviewer mergeable into another reviewer's database.
+Logs written before decisions belonged to subjects name one run's judgment
+(``j:<suite>/<report>/<run>/<kind>/<subject>``); they are read as the subject, with the run kept
+in the event's ``run``. Two databases that imported the same bundles resolve a target to the
+same thing, which is what makes a log written by one reviewer mergeable into another's.
 """
 
 from __future__ import annotations
@@ -40,18 +43,18 @@ class LogEvent(ReviewEvent):
     action: LogAction  # type: ignore[assignment, unused-ignore]
 
 
-TargetType = Literal["judgment", "report", "proposal"]
+TargetType = Literal["subject", "report", "proposal"]
 
-TARGET_TYPES: dict[str, TargetType] = {"j": "judgment", "r": "report", "p": "proposal"}
+TARGET_TYPES: dict[str, TargetType] = {"s": "subject", "r": "report", "p": "proposal"}
 
 ACTION_TARGETS: dict[str, frozenset[TargetType]] = {
-    **{action: frozenset({"judgment"}) for action in (*DECISION_ACTIONS, "flag")},
+    **{action: frozenset({"subject"}) for action in (*DECISION_ACTIONS, "flag")},
     "rate": frozenset({"report"}),
     "propose": frozenset({"proposal"}),
     "accept": frozenset({"proposal"}),
     "reject": frozenset({"proposal"}),
-    "undo": frozenset({"judgment", "report"}),
-    "redo": frozenset({"judgment", "report"}),
+    "undo": frozenset({"subject", "report"}),
+    "redo": frozenset({"subject", "report"}),
 }
 """Which kind of subject each action can be about (a flag on a proposal is meaningless)."""
 
@@ -73,11 +76,11 @@ def parse_target(text: str) -> Target:
     prefix, sep, rest = text.partition(":")
     kind = TARGET_TYPES.get(prefix)
     if not sep or kind is None:
-        raise ValueError(f"target {text!r} does not start with j:, r: or p:")
-    if kind == "judgment":
-        # The subject is last and may itself contain '/', so split only four times.
-        parts = tuple(rest.split("/", 4))
-        expected = 5
+        raise ValueError(f"target {text!r} does not start with s:, r: or p:")
+    if kind == "subject":
+        # The subject is last and may itself contain '/', so split only three times.
+        parts = tuple(rest.split("/", 3))
+        expected = 4
     elif kind == "report":
         parts = tuple(rest.split("/"))
         expected = 2
@@ -90,7 +93,7 @@ def parse_target(text: str) -> Target:
 
 
 _FORMS: dict[TargetType, str] = {
-    "judgment": "j:<suite>/<report>/<run>/<kind>/<subject>",
+    "subject": "s:<suite>/<report>/<kind>/<subject>",
     "report": "r:<suite>/<report>",
     "proposal": "p:<uuid>",
 }
@@ -106,6 +109,19 @@ def check_event(event: ReviewEvent) -> Target:
         raise ValueError(f"a {event.action!r} event must name the event it reverses "
                          "in 'supersedes'")
     return target
+
+
+def normalized(data: dict[str, object]) -> dict[str, object]:
+    """An event of a log from before subjects (a ``j:`` target naming one run's judgment) as
+    the subject event it is, with that run kept in ``run``; other events unchanged."""
+    target = data.get("target")
+    if isinstance(target, str) and target.startswith("j:") and not data.get("key"):
+        parts = target[2:].split("/", 4)
+        if len(parts) == 5 and all(parts):
+            suite, report, run, kind, subject = parts
+            return {**data, "target": f"s:{suite}/{report}/{kind}/{subject}",
+                    "run": data.get("run") or run}
+    return data
 
 
 def event_line(event: ReviewEvent) -> str:
@@ -128,7 +144,7 @@ def read_events(lines: Iterable[str], file: str) -> Iterator[tuple[int, LogEvent
         if not isinstance(data, dict):
             raise InputError(file, "expected one JSON object per line", line=number)
         try:
-            event = LogEvent.model_validate(data)
+            event = LogEvent.model_validate(normalized(data))
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or None

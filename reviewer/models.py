@@ -11,6 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+RUN_CLAIM_KEY = "gavel_judge_run"
+"""Metadata key naming the judge run that extracted a claim (claims a run extracts are the
+report's working claims once that run is active)."""
+
 FORMAT_NAME: Literal["gavel-bundle"] = "gavel-bundle"
 FORMAT_VERSION = 1
 

@@ -44,6 +44,7 @@ from reviewer.comparison import (
 )
 from reviewer.registry import frameworks, get_kind
 from store.conflicts import standing_decisions
+from store.reviewlog import display_name
 
 HUMAN_STATUSES = ("single", "unanimous", "adjudicated")
 
@@ -146,9 +147,10 @@ def _order() -> dict[tuple[str, str], int]:
 _JUDGE_HUMAN_SQL = f"""
     SELECT j.id, j.kind, coalesce(c.dimension, kc.dimension, ''), jr.ext_id, jr.model, j.value,
            d.value, d.status, s.ext_id, t.ext_id, y.ext_id, r.ext_id, j.subject,
-           e.reviewer, e.rationale, e.reason
+           e.reviewer, e.rationale, e.reason, j.subject_id, sj.target, e.key
     FROM decision d
-    JOIN judgment j ON j.id = d.judgment_id
+    JOIN subject sj ON sj.id = d.subject_id
+    JOIN judgment j ON j.subject_id = d.subject_id
     JOIN judge_run jr ON jr.id = j.run_id
     JOIN suite s ON s.id = jr.suite_id
     JOIN report r ON r.id = j.report_id
@@ -174,9 +176,9 @@ def _judge_vs_human(conn: sqlite3.Connection, framework: str | None, n_resamples
         groups[(kind.framework, row[2], row[1], row[3])].append(row)
         models[row[3]] = row[4]
     # A unanimous decision was made by every reviewer who decided: name them all.
-    unanimous = [int(r[0]) for rows in groups.values() for r in rows if r[7] == "unanimous"]
-    deciders = {jid: ";".join(s.reviewer for s in sides)
-                for jid, sides in standing_decisions(conn, unanimous)} if unanimous else {}
+    unanimous = [int(r[16]) for rows in groups.values() for r in rows if r[7] == "unanimous"]
+    deciders = {sid: ";".join(s.reviewer for s in sides)
+                for sid, sides in standing_decisions(conn, unanimous)} if unanimous else {}
     order = _order()
     out: list[JudgeHumanGroup] = []
     for key in sorted(groups, key=lambda k: (order.get((k[0], k[2]), 1 << 30), k)):
@@ -198,10 +200,10 @@ def _judge_vs_human(conn: sqlite3.Connection, framework: str | None, n_resamples
         disagreements = tuple(
             Disagreement(
                 judgment_id=int(r[0]),
-                target=f"j:{r[8]}/{r[11]}/{r[3]}/{r[1]}/{r[12]}",
+                target=str(r[17]),
                 task=str(r[9]), system=str(r[10]), report=str(r[11]), subject=str(r[12]),
                 judge=str(r[5]), human=str(r[6]), status=str(r[7]),
-                decided_by=deciders.get(int(r[0]), str(r[13] or "")),
+                decided_by=deciders.get(int(r[16]), display_name(conn, str(r[13] or ""), r[18])),
                 rationale=str(r[14] or ""), reason=None if r[15] is None else str(r[15]),
             )
             for r in valid if _differs(level, str(r[5]), str(r[6]))
@@ -223,9 +225,9 @@ def _differs(level: Level, judge: str, human: str) -> bool:
 def _reviewer_vs_reviewer(conn: sqlite3.Connection, framework: str | None
                           ) -> Iterable[ReviewerGroup]:
     shared: dict[int, dict[str, str]] = {}
-    for judgment_id, sides in standing_decisions(conn):
+    for subject_id, sides in standing_decisions(conn):
         if len(sides) >= 2:
-            shared[judgment_id] = {s.reviewer: str(s.value) for s in sides if s.value is not None}
+            shared[subject_id] = {s.reviewer: str(s.value) for s in sides if s.value is not None}
     if not shared:
         return
     kinds: dict[int, str] = {}
@@ -233,7 +235,7 @@ def _reviewer_vs_reviewer(conn: sqlite3.Connection, framework: str | None
     for start in range(0, len(ids), 500):
         chunk = ids[start:start + 500]
         kinds.update(conn.execute(
-            f"SELECT id, kind FROM judgment WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+            f"SELECT id, kind FROM subject WHERE id IN ({','.join('?' * len(chunk))})", chunk))
     by_kind: dict[str, list[dict[str, str]]] = defaultdict(list)
     for jid in ids:
         by_kind[kinds[jid]].append(shared[jid])

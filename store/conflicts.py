@@ -1,9 +1,10 @@
-"""Each reviewer's standing decision per judgment, the conflicts between them, adjudication.
+"""Each reviewer's standing decision per subject, the conflicts between them, adjudication.
 
-A reviewer's standing decision on a judgment is their latest live confirm or override (undone
-ones do not count; adjudications are not a reviewer's own reading and are left out). Two
-reviewers whose standing decisions differ put the judgment in conflict (``decision.status``);
-the judgment keeps its judge value until someone adjudicates, never a silent last-write-wins.
+A reviewer's standing decision on a subject is their identity's latest live confirm or override
+(undone ones do not count; adjudications are not a reviewer's own reading and are left out),
+resolved exactly as :func:`store.reviewlog.refresh_decision` does. Two identities whose
+standing decisions differ put the subject in conflict (``decision.status``); its judgments keep
+their judge values until someone adjudicates, never a silent last-write-wins.
 """
 
 from __future__ import annotations
@@ -13,47 +14,58 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
+from typing import Any
 
 from reviewer.adjudication import Side, adjudication_rationale
-from store.reviewlog import Recorded, ReviewLog, judgment_ref
+from reviewer.identity import Identity
+from store.reviewlog import Recorded, ReviewLog, Row, _standing, display_name, judgment_ref
 
 
 def standing_decisions(
-    conn: sqlite3.Connection, judgment_ids: Sequence[int] | None = None
+    conn: sqlite3.Connection, subject_ids: Sequence[int] | None = None
 ) -> Iterator[tuple[int, list[Side]]]:
-    """(judgment id, sides in reviewer order) for every judgment some reviewer decided.
-
-    Streams in judgment-id order; "latest" follows the order ``refresh_decision`` uses
-    (created_at, then log order), so the sides always match the stored decision status.
-    """
+    """(subject id, sides in reviewer order) for every subject some reviewer decided, in
+    subject-id order."""
     where = ""
     params: list[int] = []
-    if judgment_ids is not None:
-        unique = sorted(set(judgment_ids))
+    if subject_ids is not None:
+        unique = sorted(set(subject_ids))
         if not unique:
             return
-        where = f"AND e.judgment_id IN ({','.join('?' * len(unique))})"
+        where = f"AND s.id IN ({','.join('?' * len(unique))})"
         params = unique
     rows = conn.execute(
-        f"""SELECT e.judgment_id, e.reviewer, e.value, e.rationale, e.reason, e.created_at,
-                   e.uuid
-            FROM review_event e JOIN event_live l ON l.uuid = e.uuid
+        f"""SELECT s.id, e.uuid, e.reviewer, e.key, e.action, e.value, e.created_at,
+                   e.supersedes, e.rationale, e.reason
+            FROM subject s JOIN review_event e ON e.target = s.target
+            JOIN event_live l ON l.uuid = e.uuid
             WHERE l.live = 1 AND e.action IN ('confirm', 'override') {where}
-            ORDER BY e.judgment_id, e.created_at, e.seq""",
+            ORDER BY s.id""",
         params,
     )
-    for judgment_id, group in groupby(rows, key=itemgetter(0)):
-        latest: dict[str, Side] = {}
-        for _, reviewer, value, rationale, reason, created_at, event in group:
-            latest[reviewer] = Side(reviewer, value, rationale, reason, created_at, event)
-        yield int(judgment_id), [latest[r] for r in sorted(latest)]
+    for subject_id, group in groupby(rows, key=itemgetter(0)):
+        events = list(group)
+        notes = {row[1]: (row[8], row[9]) for row in events}
+        standing = _standing([_as_row(row) for row in events])
+        yield int(subject_id), sorted(
+            (Side(display_name(conn, row[1], row[2]), row[4], notes[row[0]][0],
+                  notes[row[0]][1], row[5], row[0]) for row in standing.values()),
+            key=lambda side: side.reviewer)
+
+
+def _as_row(row: tuple[Any, ...]) -> Row:
+    """(subject id, uuid, reviewer, key, action, value, created_at, supersedes, …) as the
+    reviewlog's Row."""
+    return (row[1], row[2], row[3], row[4], row[5], row[6], row[7])
 
 
 @dataclass(frozen=True, slots=True)
 class Conflict:
-    """A judgment two or more reviewers decided differently, with every side."""
+    """A subject two or more reviewers decided differently, with every side."""
 
+    subject_id: int
     judgment_id: int
+    """The subject's current judgment (``gavel adjudicate`` takes its id)."""
     target: str
     suite: str
     task: str
@@ -66,26 +78,26 @@ class Conflict:
 
 
 def conflicts(conn: sqlite3.Connection) -> list[Conflict]:
-    """Every judgment in conflict, in judgment-id order, with each reviewer's side."""
+    """Every subject in conflict, in subject order, with each reviewer's side."""
     heads = conn.execute(
-        """SELECT j.id, s.ext_id, t.ext_id, y.ext_id, r.ext_id, j.kind, j.subject, j.value,
-                  jr.ext_id
+        """SELECT s.id, j.id, s.target, su.ext_id, t.ext_id, y.ext_id, r.ext_id, s.kind, s.key,
+                  j.value
            FROM decision d
-           JOIN judgment j ON j.id = d.judgment_id
-           JOIN report r ON r.id = j.report_id
+           JOIN subject s ON s.id = d.subject_id
+           JOIN judgment j ON j.subject_id = s.id AND j.current = 1
+           JOIN report r ON r.id = s.report_id
            JOIN task t ON t.id = r.task_id
            JOIN system y ON y.id = r.system_id
-           JOIN judge_run jr ON jr.id = j.run_id
-           JOIN suite s ON s.id = jr.suite_id
-           WHERE d.status = 'conflict' ORDER BY j.id"""
+           JOIN suite su ON su.id = y.suite_id
+           WHERE d.status = 'conflict' ORDER BY s.id"""
     ).fetchall()
     if not heads:
         return []
     sides = dict(standing_decisions(conn, [h[0] for h in heads]))
     return [
-        Conflict(jid, f"j:{suite}/{report}/{run}/{kind}/{subject}", suite, task, system, report,
-                 kind, subject, judge, tuple(sides.get(jid, [])))
-        for jid, suite, task, system, report, kind, subject, judge, run in heads
+        Conflict(sid, jid, target, suite, task, system, report, kind, subject, judge,
+                 tuple(sides.get(sid, [])))
+        for sid, jid, target, suite, task, system, report, kind, subject, judge in heads
     ]
 
 
@@ -96,15 +108,17 @@ def adjudicate(
     value: object,
     rationale: str,
     reason: str | None = None,
+    identity: Identity | None = None,
 ) -> Recorded:
-    """Resolve a judgment with an adjudication event that records the sides it resolved.
+    """Resolve a subject with an adjudication event that records the sides it resolved.
 
     The sides (each reviewer's standing decision, event uuid, value and rationale) are appended
-    to the rationale (see :func:`reviewer.proposals.adjudication_rationale`), so the log itself
-    says what was decided between, wherever it is merged. The caller updates the scores, as
-    after any decision.
+    to the rationale (see :func:`reviewer.adjudication.adjudication_rationale`), so the log
+    itself says what was decided between, wherever it is merged. The caller updates the
+    scores, as after any decision.
     """
-    judgment_ref(conn, judgment_id)  # an unknown id fails before anything else
-    sides = next(iter(standing_decisions(conn, [judgment_id])), (judgment_id, []))[1]
+    ref = judgment_ref(conn, judgment_id)  # an unknown id fails before anything else
+    sides = next(iter(standing_decisions(conn, [ref.subject_id])), (ref.subject_id, []))[1]
     text = adjudication_rationale(rationale, sides)
-    return ReviewLog(conn, reviewer).decide(judgment_id, value, text, reason, adjudicate=True)
+    return ReviewLog(conn, reviewer, identity).decide(judgment_id, value, text, reason,
+                                                      adjudicate=True)

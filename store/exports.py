@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from reviewer.proposals import EFFECT_NEW, canonical_json, effect, gold_item
 from reviewer.registry import get_kind
 from store.inputs import PROPOSAL_STATUS_SQL
+from store.reviewlog import _standing, display_name
 
 Record = dict[str, Any]
 
@@ -44,8 +45,10 @@ VERDICT_COLUMNS = (
 _VERDICTS_SQL = """
     SELECT j.id, s.ext_id, t.ext_id, y.ext_id, r.ext_id, jr.ext_id, jr.model, j.kind,
            coalesce(c.dimension, kc.dimension, ''), j.subject, j.current, j.value, j.error,
-           d.status, d.value, d.reviewers, e.reviewer, e.rationale, e.reason, e.created_at
+           d.status, d.value, d.reviewers, e.reviewer, e.rationale, e.reason, e.created_at,
+           j.subject_id, sj.target, e.key
     FROM judgment j
+    JOIN subject sj ON sj.id = j.subject_id
     JOIN judge_run jr ON jr.id = j.run_id
     JOIN suite s ON s.id = jr.suite_id
     JOIN report r ON r.id = j.report_id
@@ -54,55 +57,56 @@ _VERDICTS_SQL = """
     LEFT JOIN criterion c ON c.id = j.criterion_id
     LEFT JOIN claim k ON k.id = j.claim_id
     LEFT JOIN criterion kc ON kc.id = k.criterion_id
-    LEFT JOIN decision d ON d.judgment_id = j.id
+    LEFT JOIN decision d ON d.subject_id = j.subject_id
     LEFT JOIN review_event e ON e.uuid = d.event_uuid
     ORDER BY j.id
 """
 
 _LIVE_DECISIONS_SQL = """
-    SELECT e.judgment_id, e.reviewer, e.action, e.value, e.rationale, e.reason, e.created_at,
-           e.uuid, e.seq
-    FROM review_event e JOIN event_live l ON l.uuid = e.uuid
-    WHERE l.live = 1 AND e.judgment_id IS NOT NULL
-      AND e.action IN ('confirm', 'override', 'adjudicate')
-    ORDER BY e.judgment_id, e.seq
+    SELECT s.id, e.uuid, e.reviewer, e.key, e.action, e.value, e.created_at, e.supersedes,
+           e.rationale, e.reason, e.run
+    FROM subject s JOIN review_event e ON e.target = s.target
+    JOIN event_live l ON l.uuid = e.uuid
+    WHERE l.live = 1 AND e.action IN ('confirm', 'override', 'adjudicate')
+    ORDER BY s.id
 """
 
 
-def _decisions_by_judgment(conn: sqlite3.Connection) -> Iterator[tuple[int, list[Record]]]:
-    """Per decided judgment (ascending id): each reviewer's standing decision and the standing
-    adjudication, oldest first (time, then uuid, so merge order never shows)."""
-    for jid, rows in groupby(conn.execute(_LIVE_DECISIONS_SQL), key=itemgetter(0)):
-        latest: dict[tuple[str, bool], tuple[Any, ...]] = {}
-        for row in sorted(rows, key=lambda r: (r[6], r[8])):
-            latest[(row[1], row[2] == "adjudicate")] = row
-        adjudications = [r for (_, adj), r in latest.items() if adj]
-        standing = [r for (_, adj), r in latest.items() if not adj]
-        if adjudications:
-            standing.append(max(adjudications, key=lambda r: (r[6], r[8])))
-        standing.sort(key=lambda r: (r[6], r[7]))
-        yield int(jid), [
-            {"reviewer": r[1], "action": r[2], "value": r[3], "rationale": r[4],
-             "reason": r[5], "created_at": r[6], "event": r[7]}
-            for r in standing
+def decisions_by_subject(conn: sqlite3.Connection) -> dict[int, list[Record]]:
+    """Per decided subject: each identity's standing decision and standing adjudication,
+    oldest first (time, then uuid, so merge order never shows) — resolved as the decision
+    table is."""
+    out: dict[int, list[Record]] = {}
+    for sid, rows in groupby(conn.execute(_LIVE_DECISIONS_SQL), key=itemgetter(0)):
+        events = list(rows)
+        extra = {r[1]: r for r in events}
+        standing = [
+            *_standing([r[1:8] for r in events if r[4] != "adjudicate"]).items(),
+            *_standing([r[1:8] for r in events if r[4] == "adjudicate"]).items(),
         ]
+        standing.sort(key=lambda item: (item[1][5], item[1][0]))
+        out[int(sid)] = [
+            {"reviewer": display_name(conn, row[1], row[2]), "action": row[3], "value": row[4],
+             "rationale": extra[row[0]][8], "reason": extra[row[0]][9], "created_at": row[5],
+             "run": extra[row[0]][10], "event": row[0]}
+            for who, row in standing
+        ]
+    return out
 
 
 def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
-    """Every judgment (all runs) with judge value, human decisions and effective value.
+    """Every judgment (all runs) with judge value, the human decisions on its subject and
+    its effective value.
 
     ``provenance``: ``judge-only`` (no human decision), ``single``, ``unanimous``,
     ``adjudicated``, or ``conflict`` (reviewers disagree and nobody adjudicated yet; the
     effective value is still the judge's).
     """
-    decisions = _decisions_by_judgment(conn)
-    pending = next(decisions, None)
+    decisions = decisions_by_subject(conn)
     framework_of: dict[str, str | None] = {}
     for row in conn.execute(_VERDICTS_SQL):
         jid = int(row[0])
-        while pending is not None and pending[0] < jid:
-            pending = next(decisions, None)
-        mine = pending[1] if pending is not None and pending[0] == jid else []
+        mine = decisions.get(int(row[20]), [])
         status = row[13]
         provenance = status or "judge-only"
         resolved = status is not None and status != "conflict"
@@ -110,7 +114,7 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
             decided_by = ";".join(sorted({d["reviewer"] for d in mine
                                           if d["action"] != "adjudicate"}))
         elif resolved:
-            decided_by = row[16]
+            decided_by = display_name(conn, row[16], row[22])
         else:
             decided_by = None
         framework = framework_of.get(row[7], "")
@@ -118,7 +122,7 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
             kind = get_kind(row[7])
             framework = framework_of[row[7]] = kind.framework if kind else None
         yield {
-            "target": f"j:{row[1]}/{row[4]}/{row[5]}/{row[7]}/{row[9]}",
+            "target": row[21],
             "judgment": jid, "suite": row[1], "task": row[2], "system": row[3],
             "report": row[4], "run": row[5], "model": row[6],
             "framework": framework, "kind": row[7],

@@ -39,7 +39,7 @@ INSERTS: dict[str, str] = {
     "claim": "INSERT INTO claim VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "source": "INSERT INTO source VALUES (?,?,?,?,?,?,?,?,?)",
     "judge_run": "INSERT INTO judge_run VALUES (?,?,?,?,?,?,?,?,?,?)",
-    "judgment": "INSERT INTO judgment VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "judgment": "INSERT INTO judgment VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,NULL)",
 }
 """Table -> INSERT, in foreign-key order (batches are flushed in this order)."""
 
@@ -95,7 +95,6 @@ class Loader:
         self._report: dict[str, tuple[int, str, dict[str, int]]] = {}
         self._run: dict[str, tuple[int, tuple[str, int]]] = {}
         self._newest_run: str | None = None
-        self._slot_runs: dict[tuple[int, str], set[str]] = defaultdict(set)
         self._cites: dict[tuple[int, ...], str] = {(): "[]"}
         self._crit_subtask: dict[int, int | None] = {}
         self._claim_subtask: dict[int, int] = {}
@@ -259,7 +258,6 @@ class Loader:
             subtask = self._claim_subtask.get(claim_id)
         else:
             subtask = None
-        self._slot_runs[(report_id, judgment.kind)].add(judgment.run)
         self._add_judgment((
             self._take("judgment"), self._run[judgment.run][0], report_id, judgment.kind,
             crit_id, claim_id, judgment.ref, judgment.key, resolved.subject, resolved.value,
@@ -268,19 +266,31 @@ class Loader:
         ))
 
     def finish(self) -> list[int]:
-        """Flush, index the new text, and return reports whose current run needs recomputing.
+        """Flush, index the new text, link judgments to their subjects and order the runs.
 
-        Judgments are written as current when they come from the bundle's newest run; a
-        (report, kind) that only older runs judged is fixed up afterwards (rare: one run is the
-        common case, and then nothing is left to do).
+        The bundle's runs are the suite's released verdicts, so they are active from the
+        start, the newest last; judgments are written as current when they come from the
+        newest run, and a bundle of several runs has each subject's current judgment chosen
+        afterwards (rare: one run is the common case).
         """
         self.flush()
-        if self.conn is not None:
-            for table, sql in FTS_FILL:
-                if self.counts[table]:
-                    self.conn.execute(sql, (self.first[table],))
-        return sorted({rid for (rid, _), runs in self._slot_runs.items()
-                       if self._newest_run not in runs})
+        if self.conn is None:
+            return []
+        for table, sql in FTS_FILL:
+            if self.counts[table]:
+                self.conn.execute(sql, (self.first[table],))
+        from store.subjects import ensure_subjects, refresh_current
+
+        subjects = ensure_subjects(self.conn, self.first["judgment"])
+        base = int(self.conn.execute(
+            "SELECT coalesce(max(active), 0) FROM judge_run WHERE suite_id != ?",
+            (self.suite_id,)).fetchone()[0])
+        ranked = sorted(self._run.values(), key=lambda v: v[1])
+        self.conn.executemany("UPDATE judge_run SET active = ? WHERE id = ?",
+                              [(base + n, rid) for n, (rid, _) in enumerate(ranked, start=1)])
+        if len(self._run) > 1:
+            refresh_current(self.conn, [rid for rid, _, _ in self._report.values()])
+        return subjects
 
 
 def import_records(
@@ -308,14 +318,25 @@ def import_records(
         loader = Loader(conn, suite, content_hash, label or "suite.json")
         for rtype, record, where in records:
             loader.add(rtype, record, where)
-        stale = loader.finish()
-        if stale:
-            refresh_current(conn, stale)
+        subjects = loader.finish()
+        _apply_waiting_events(conn, loader.suite_id, subjects)
     counts = {name: loader.counts[table] for name, table in (
         ("tasks", "task"), ("subtasks", "subtask"), ("criteria", "criterion"),
         ("systems", "system"), ("reports", "report"), ("claims", "claim"),
         ("sources", "source"), ("runs", "judge_run"), ("judgments", "judgment"))}
     return ImportResult(loader.suite_id, suite.id, True, counts)
+
+
+def _apply_waiting_events(conn: sqlite3.Connection, suite_id: int, subjects: list[int]) -> None:
+    """Decisions, ratings and proposals merged before this suite was here apply now."""
+    if conn.execute("SELECT 1 FROM review_event LIMIT 1").fetchone() is None:
+        return
+    from store.merge import materialize_proposals
+    from store.reviewlog import refresh_subjects, refresh_suite_ratings
+
+    refresh_subjects(conn, subjects)
+    refresh_suite_ratings(conn, suite_id)
+    materialize_proposals(conn)
 
 
 def import_bundle(conn: sqlite3.Connection, bundle: Bundle, content_hash: str,
@@ -324,34 +345,3 @@ def import_bundle(conn: sqlite3.Connection, bundle: Bundle, content_hash: str,
     from reviewer.formats.native import bundle_records
 
     return import_records(conn, bundle.suite, bundle_records(bundle), content_hash, label)
-
-
-def refresh_current(conn: sqlite3.Connection, report_ids: Iterable[int] | None = None) -> None:
-    """Recompute which run's judgments are current per (report, kind) after runs change."""
-    where = ""
-    params: list[int] = []
-    if report_ids is not None:
-        ids = sorted(set(report_ids))
-        if not ids:
-            return
-        where = f"WHERE j.report_id IN ({','.join('?' * len(ids))})"
-        params = ids
-    rows = conn.execute(
-        f"""SELECT j.report_id, j.kind, j.run_id, r.active, r.created_at
-            FROM judgment j JOIN judge_run r ON r.id = j.run_id {where}
-            GROUP BY j.report_id, j.kind, j.run_id""",
-        params,
-    ).fetchall()
-    best: dict[tuple[int, str], tuple[str, int]] = {}
-    for report_id, kind, run_id, active, created_at in rows:
-        if not active:
-            continue
-        slot = (report_id, kind)
-        if slot not in best or (created_at, run_id) > best[slot]:
-            best[slot] = (created_at, run_id)
-    with transaction(conn):
-        conn.execute(f"UPDATE judgment SET current = 0 {where.replace('j.', '')}", params)
-        conn.executemany(
-            "UPDATE judgment SET current = 1 WHERE report_id = ? AND kind = ? AND run_id = ?",
-            [(rid, kind, run) for (rid, kind), (_, run) in best.items()],
-        )

@@ -29,12 +29,12 @@ PROPOSAL_STATUS_SQL = """
            row_number() OVER (PARTITION BY e.target
                               ORDER BY e.created_at DESC, e.uuid DESC) AS rn
     FROM review_event e
-    WHERE e.judgment_id IS NULL AND e.report_id IS NULL AND e.action IN ('accept', 'reject')
+    WHERE e.target >= 'p:' AND e.target < 'p;' AND e.action IN ('accept', 'reject')
 """
 """Accept/reject events of ground-truth proposals, newest first per proposal (``rn = 1`` is the
 standing one). Ordered by time then uuid, never by log position, so merging logs in any order
-gives the same status. Proposal events carry no judgment or report id (every other event has
-one of them, ratings included), so the report index finds the few of them without a scan."""
+gives the same status. The target range finds the few of them on the target index, without a
+scan of the log."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,14 +147,14 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
     # patched in afterwards instead of joining every row against the decision table.
     decided = {
         jid: value for jid, value in conn.execute(
-            "SELECT judgment_id, value FROM decision WHERE status != 'conflict'"
+            "SELECT subject_id, value FROM decision WHERE status != 'conflict'"
         )
     }
     make = VerdictIn._make
     jwhere, jparams = _where("report_id", ids)
     for rid, rows in groupby(conn.execute(
         f"""SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, ref_idx, key,
-                   value, value, error
+                   value, value, error, subject_id
             FROM judgment INDEXED BY judgment_scoring
             WHERE current = 1 {jwhere} ORDER BY report_id""",
         jparams,
@@ -165,7 +165,7 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
         verdicts = list(map(make, rows))
         if decided:
             for i, verdict in enumerate(verdicts):
-                if verdict.id in decided:
-                    verdicts[i] = verdict._replace(effective=decided[verdict.id])
+                if verdict.subject in decided:
+                    verdicts[i] = verdict._replace(effective=decided[verdict.subject])
         target.verdicts = verdicts
     return inputs

@@ -9,16 +9,19 @@ Merge is a union by event uuid, in one transaction:
 
 1. every event whose uuid is already present is skipped — if its content differs, the log is
    corrupt and nothing is merged;
-2. each new event's target is resolved to this database's judgment, report or proposal. A
-   target that does not exist here is an error naming the line (import the bundle it comes
-   from first) — or, with ``skip_unknown``, the event is left out and listed in the result;
-3. derived state is rebuilt from the whole log (``rebuild_state``) and every score recomputed
-   (``rebuild_scores``).
+2. every new event is checked: its target fits its action, its value its subject's scale, its
+   signature verifies (an event with a key and a bad signature is forged or edited), and an
+   undo, redo or superseding event reverses only its own identity's events — any failure names
+   the line and merges nothing;
+3. an event about a subject or report this database does not have is kept *pending*: it
+   applies as soon as the subject appears (a later import or judge run); a proposal of a task
+   not here likewise waits for its task;
+4. derived state is rebuilt from the whole log (``rebuild_state``) and every score recomputed.
 
-Because step 3 recomputes from the union and the decision rules order events by time, never by
-position in the log, merging A then B, B then A, or either twice gives the same decisions and
-scores; nothing is ever deleted, so a merge never loses a decision. Two reviewers who decided a
-judgment differently leave it in conflict (see :mod:`store.conflicts`).
+Because step 4 recomputes from the union and the decision rules never depend on log position
+or on comparing two reviewers' clocks, merging A then B, B then A, or either twice gives the
+same decisions and scores; nothing is ever deleted, so a merge never loses a decision. Two
+reviewers who decided a subject differently leave it in conflict (see :mod:`store.conflicts`).
 """
 
 from __future__ import annotations
@@ -27,31 +30,36 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
 from reviewer.actions import DECISION_ACTIONS
 from reviewer.errors import InputError
-from reviewer.logfile import LogEvent, Target, check_event, event_line, read_events
-from reviewer.registry import get_kind
+from reviewer.identity import label, verify
+from reviewer.logfile import LogEvent, check_event, event_line, normalized, read_events
+from reviewer.registry import frameworks, get_kind
 from reviewer.scales import ScaleError
 from store.proposals import insert_proposal
-from store.reviewlog import rebuild_state, report_rating
+from store.reviewlog import may_reverse, rebuild_state, report_rating
 from store.scores import rebuild_scores
 from store.tx import transaction
 
-_COLUMNS = "uuid, target, reviewer, action, value, rationale, reason, created_at, supersedes"
+_COLUMNS = ("uuid, target, reviewer, action, value, rationale, reason, created_at, supersedes, "
+            "run, key, sig")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 # -- export ------------------------------------------------------------------------------------
 
 
+_NAMES = [c.strip() for c in _COLUMNS.split(",")]
+
+
 def log_events(conn: sqlite3.Connection) -> Iterator[LogEvent]:
     """Every event in log order, streamed from a cursor."""
-    names = [c.strip() for c in _COLUMNS.split(",")]
     for row in conn.execute(f"SELECT {_COLUMNS} FROM review_event ORDER BY seq"):
-        yield LogEvent.model_validate(dict(zip(names, row, strict=True)))
+        yield LogEvent.model_validate(dict(zip(_NAMES, row, strict=True)))
 
 
 def write_log(conn: sqlite3.Connection, out: TextIO) -> int:
@@ -75,11 +83,20 @@ class MergeResult:
     already_present: int = 0
     skipped: list[tuple[int, str, str]] = field(default_factory=list)
     """(line, target, why) of events left out with ``skip_unknown``."""
+    pending: int = 0
+    """Added events about subjects, reports or tasks this database does not have yet: kept,
+    and applied when they appear."""
+    unsigned: int = 0
+    """Added events without a signature (written before signing): they speak only for their
+    name and can never undo or replace a signed reviewer's decision."""
+    future: int = 0
+    """Added events stamped more than a day ahead of this machine's clock (harmless: time
+    stamps only order one reviewer's own events)."""
     proposals_added: int = 0
     reviewers: list[str] = field(default_factory=list)
     """Reviewers whose events were added."""
     conflicts: int = 0
-    """Judgments in conflict after the merge (listed by ``gavel conflicts``)."""
+    """Subjects in conflict after the merge (listed by ``gavel conflicts``)."""
 
 
 class _Resolver:
@@ -112,18 +129,11 @@ class _Resolver:
             return None
         return self.reports[suite].get(report)
 
-    def judgment(self, target: Target) -> tuple[int, int, str] | None:
-        """(judgment id, report id, kind) of a judgment target."""
-        suite, report, run, kind, subject = target.parts
-        report_id = self.report(suite, report)
-        run_id = self.runs.get(suite, {}).get(run)
-        if report_id is None or run_id is None:
-            return None
-        row = self.conn.execute(
-            "SELECT id FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
-            "AND subject = ?", (run_id, report_id, kind, subject),
-        ).fetchone()
-        return None if row is None else (int(row[0]), report_id, kind)
+    def subject(self, target: str) -> tuple[int, int] | None:
+        """(subject id, report id) of a subject target, if this database has it."""
+        row = self.conn.execute("SELECT id, report_id FROM subject WHERE target = ?",
+                                (target,)).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]))
 
     def task(self, suite: str, task: str) -> int | None:
         if self.suite(suite) is None:
@@ -145,9 +155,10 @@ def merge_events(
     """Union ``events`` ((line, event) pairs, in the source's order) into the database."""
     result = MergeResult(source)
     resolver = _Resolver(conn)
-    added_targets: dict[str, str] = {}
+    added: dict[str, LogEvent] = {}
     skipped_uuids: set[str] = set()
     reviewers: set[str] = set()
+    horizon = (datetime.now(UTC) + timedelta(days=1)).isoformat()
     with transaction(conn):
         for line, event in events:
             result.read += 1
@@ -161,29 +172,37 @@ def merge_events(
                                      line=line, field="uuid")
                 result.already_present += 1
                 continue
+            if event.uuid in added:
+                raise InputError(source, f"event {event.uuid} appears twice in the log",
+                                 line=line, field="uuid")
+            _check_author(conn, event, line, source, added)
             try:
-                judgment_id, report_id = _locate(conn, resolver, event, line, source,
-                                                 added_targets, skipped_uuids)
+                report_id, pending = _locate(conn, resolver, event, line, source, added,
+                                             skipped_uuids)
             except _Unknown as exc:
                 if not skip_unknown:
-                    raise InputError(
-                        source, f"{exc} in this database: import the bundle it comes from "
-                        "first, or merge with --skip-unknown to leave such events out",
-                        line=line, field="target") from None
+                    raise InputError(source, str(exc), line=line, field="supersedes") from None
                 result.skipped.append((line, event.target, str(exc)))
                 skipped_uuids.add(event.uuid)
                 continue
-            if event.action == "propose":
+            if pending and skip_unknown:
+                result.skipped.append((line, event.target, "not in this database"))
+                skipped_uuids.add(event.uuid)
+                continue
+            if event.action == "propose" and not pending:
                 _insert_proposal(conn, resolver, event, line, source)
                 result.proposals_added += 1
             conn.execute(
                 f"""INSERT INTO review_event ({_COLUMNS}, judgment_id, report_id)
-                    VALUES (?,?,?,?,?,?,?,?,?,?,?)""",
-                (*_row(event), judgment_id, report_id),
+                    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (*_row(event), None, report_id),
             )
-            added_targets[event.uuid] = event.target
+            added[event.uuid] = event
             reviewers.add(event.reviewer)
             result.added += 1
+            result.pending += pending
+            result.unsigned += event.key is None
+            result.future += event.created_at > horizon
         if result.added:
             rebuild_state(conn)
             rebuild_scores(conn)
@@ -195,13 +214,40 @@ def merge_events(
 
 def _row(event: LogEvent) -> tuple[Any, ...]:
     return (event.uuid, event.target, event.reviewer, event.action, event.value,
-            event.rationale, event.reason, event.created_at, event.supersedes)
+            event.rationale, event.reason, event.created_at, event.supersedes, event.run,
+            event.key, event.sig)
+
+
+def _check_author(conn: sqlite3.Connection, event: LogEvent, line: int, source: str,
+                  added: dict[str, LogEvent]) -> None:
+    """The event speaks only for its author: a key's signature verifies, and what it undoes,
+    redoes or supersedes is its own identity's."""
+    if event.key is not None and not verify(event.model_dump()):
+        raise InputError(source, f"event {event.uuid} by {event.reviewer!r}: its signature does "
+                         "not verify (a forged or edited event)", line=line, field="sig")
+    if event.key is None and event.sig is not None:
+        raise InputError(source, "a signature without a key", line=line, field="key")
+    if event.supersedes is None:
+        return
+    previous = added.get(event.supersedes)
+    if previous is not None:
+        author: tuple[str, str | None] | None = (previous.reviewer, previous.key)
+    else:
+        row = conn.execute("SELECT reviewer, key FROM review_event WHERE uuid = ?",
+                           (event.supersedes,)).fetchone()
+        author = None if row is None else (str(row[0]), row[1])
+    if author is not None and not may_reverse(event.reviewer, event.key, *author):
+        verb = event.action if event.action in ("undo", "redo") else "supersede"
+        raise InputError(source, f"event {event.uuid} by {label(event.reviewer, event.key)} "
+                         f"would {verb} an event by {label(*author)}: an event can only undo "
+                         "or supersede its own author's events", line=line, field="supersedes")
 
 
 def _locate(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line: int,
-            source: str, added: dict[str, str],
-            skipped: set[str]) -> tuple[int | None, int | None]:
-    """Local (judgment id, report id) for an event, after checking it fits this database."""
+            source: str, added: dict[str, LogEvent],
+            skipped: set[str]) -> tuple[int | None, bool]:
+    """Local report id (if any) and whether the event waits for its subject, after checking
+    it fits this database."""
     try:
         target = check_event(event)
     except ValueError as exc:
@@ -210,7 +256,8 @@ def _locate(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line
         assert event.supersedes is not None  # check_event guarantees it
         if event.supersedes in skipped:
             raise _Unknown(f"the event it reverses ({event.supersedes}) was left out")
-        reversed_target = added.get(event.supersedes)
+        earlier = added.get(event.supersedes)
+        reversed_target = earlier.target if earlier is not None else None
         if reversed_target is None:
             row = conn.execute("SELECT target FROM review_event WHERE uuid = ?",
                                (event.supersedes,)).fetchone()
@@ -222,35 +269,46 @@ def _locate(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line
         if reversed_target != event.target:
             raise InputError(source, f"{event.action} targets {event.target} but the event it "
                              f"reverses targets {reversed_target}", line=line, field="target")
-    if target.type == "judgment":
-        found = resolver.judgment(target)
-        if found is None:
-            raise _Unknown(f"judgment {event.target} does not exist")
-        judgment_id, report_id, kind_name = found
+    if target.type == "subject":
         if event.action in DECISION_ACTIONS:
-            kind = get_kind(kind_name)
-            _check_value(event, line, source,
-                         lambda v: kind.scale.normalize(v) if kind is not None else v)
+            kind = get_kind(target.parts[2])
+            if kind is None:
+                raise InputError(source, f"unknown verdict kind {target.parts[2]!r}",
+                                 line=line, field="target")
+            _check_value(event, line, source, kind.scale.normalize)
         elif event.action == "flag" and event.value not in ("on", "off"):
             raise InputError(source, "a flag's value is 'on' or 'off'", line=line, field="value")
-        return judgment_id, report_id
+        found = resolver.subject(event.target)
+        return (found[1], False) if found else (resolver.report(*target.parts[:2]), True)
     if target.type == "report":
         rated = resolver.report(*target.parts)
-        if rated is None:
-            raise _Unknown(f"report {event.target} does not exist")
         if event.action == "rate":
-            rating = report_rating(conn, rated)
-            if rating is None:
-                raise InputError(source, "a rating of a report whose benchmarks have none",
+            rating = report_rating(conn, rated) if rated is not None else None
+            scales = [rating.scale] if rating is not None else [
+                fw.rating.scale for fw in frameworks().values() if fw.rating is not None]
+            if not scales:
+                raise InputError(source, "a rating, but no benchmark here rates reports",
                                  line=line, field="action")
-            _check_value(event, line, source, rating.scale.normalize)
-        return None, rated
-    # proposals: the propose event brings the proposal; the others need it to exist
-    if event.action != "propose":
-        row = conn.execute("SELECT 1 FROM proposal WHERE uuid = ?", target.parts).fetchone()
-        if row is None:
-            raise _Unknown(f"proposal {event.target} does not exist")
-    return None, None
+            _check_value(event, line, source, _any_of(scales))
+        return rated, rated is None
+    # proposals: the propose event brings the proposal; the others need it (or its propose)
+    if event.action == "propose":
+        return None, not _proposal_task_known(resolver, event, line, source)
+    proposal_uuid = target.parts[0]
+    known = conn.execute("SELECT 1 FROM proposal WHERE uuid = ?", (proposal_uuid,)).fetchone()
+    return None, known is None
+
+
+def _any_of(scales: list[Any]) -> Any:
+    def normalize(value: object) -> str:
+        for scale in scales:
+            try:
+                code: str = scale.normalize(value)
+                return code
+            except ScaleError:
+                continue
+        raise ScaleError(f"{value!r} is not a rating")
+    return normalize
 
 
 def _check_value(event: LogEvent, line: int, source: str, normalize: Any) -> None:
@@ -263,33 +321,60 @@ def _check_value(event: LogEvent, line: int, source: str, normalize: Any) -> Non
                          "scale (in its stored form)", line=line, field="value")
 
 
-def _insert_proposal(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line: int,
-                     source: str) -> None:
-    proposal_uuid = event.target[2:]
-    if conn.execute("SELECT 1 FROM proposal WHERE uuid = ?", (proposal_uuid,)).fetchone():
-        return
+def _proposal_spec(event: LogEvent, line: int, source: str) -> dict[str, Any]:
     try:
         spec = json.loads(event.value or "")
-        suite, _, task = str(spec["task"]).partition("/")
-        missing = [k for k in ("framework", "kind", "payload") if k not in spec]
+        missing = [k for k in ("task", "framework", "kind", "payload") if k not in spec]
         if missing:
             raise KeyError(missing[0])
     except (json.JSONDecodeError, KeyError, TypeError):
         raise InputError(source, "a propose event's value is the proposal as JSON (task, "
                          "framework, kind, payload, …)", line=line, field="value") from None
+    if not isinstance(spec, dict):
+        raise InputError(source, "a propose event's value is a JSON object", line=line,
+                         field="value")
+    return spec
+
+
+def _proposal_task_known(resolver: _Resolver, event: LogEvent, line: int, source: str) -> bool:
+    spec = _proposal_spec(event, line, source)
+    suite, _, task = str(spec["task"]).partition("/")
+    return resolver.task(suite, task) is not None
+
+
+def _insert_proposal(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line: int,
+                     source: str) -> None:
+    proposal_uuid = event.target[2:]
+    if conn.execute("SELECT 1 FROM proposal WHERE uuid = ?", (proposal_uuid,)).fetchone():
+        return
+    spec = _proposal_spec(event, line, source)
+    suite, _, task = str(spec["task"]).partition("/")
     task_id = resolver.task(suite, task)
     if task_id is None:
-        raise _Unknown(f"task {spec['task']} of proposal {event.target} does not exist")
+        return                                   # pending: materialize_proposals adds it
     report_id = None
     if spec.get("report"):
         rsuite, _, report = str(spec["report"]).partition("/")
         report_id = resolver.report(rsuite, report)
-        if report_id is None:
-            raise _Unknown(f"report {spec['report']} of proposal {event.target} does not exist")
     suite_id = resolver.suite(suite)
     assert suite_id is not None
     insert_proposal(conn, proposal_uuid, spec, suite_id, task_id, report_id, event.reviewer,
                     event.rationale, event.created_at)
+
+
+def materialize_proposals(conn: sqlite3.Connection) -> int:
+    """Proposals merged before their task was imported, added now that it may be."""
+    resolver = _Resolver(conn)
+    made = 0
+    for row in conn.execute(
+        f"""SELECT {_COLUMNS} FROM review_event e WHERE e.action = 'propose'
+            AND NOT EXISTS (SELECT 1 FROM proposal p WHERE 'p:' || p.uuid = e.target)
+            ORDER BY e.seq""").fetchall():
+        event = LogEvent.model_validate(dict(zip(_NAMES, row, strict=True)))
+        before = conn.execute("SELECT count(*) FROM proposal").fetchone()[0]
+        _insert_proposal(conn, resolver, event, 0, "review log")
+        made += conn.execute("SELECT count(*) FROM proposal").fetchone()[0] - before
+    return made
 
 
 # -- sources -----------------------------------------------------------------------------------
@@ -299,13 +384,15 @@ def database_events(path: Path) -> Iterator[tuple[int, LogEvent]]:
     """Events of another Gavel database, read-only, in its log order ("line" = position)."""
     other = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        names = [c.strip() for c in _COLUMNS.split(",")]
         try:
-            rows = other.execute(f"SELECT {_COLUMNS} FROM review_event ORDER BY seq")
+            present = {row[1] for row in other.execute("PRAGMA table_info(review_event)")}
+            columns = [name if name in present else f"NULL AS {name}" for name in _NAMES]
+            rows = other.execute(f"SELECT {', '.join(columns)} FROM review_event ORDER BY seq")
         except sqlite3.DatabaseError as exc:
             raise InputError(path, f"not a Gavel database ({exc})") from None
         for position, row in enumerate(rows, start=1):
-            yield position, LogEvent.model_validate(dict(zip(names, row, strict=True)))
+            data = normalized(dict(zip(_NAMES, row, strict=True)))
+            yield position, LogEvent.model_validate(data)
     finally:
         other.close()
 

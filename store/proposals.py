@@ -46,7 +46,7 @@ from reviewer.proposals import (
 )
 from reviewer.registry import get_framework
 from store.inputs import PROPOSAL_STATUS_SQL
-from store.reviewlog import ReviewError
+from store.reviewlog import ReviewError, note_identity
 from store.scores import update_scores
 from store.tx import now_iso, transaction
 
@@ -173,14 +173,23 @@ def insert_proposal(conn: sqlite3.Connection, proposal_uuid: str, spec: dict[str
 
 def _event(conn: sqlite3.Connection, proposal_uuid: str, reviewer: str, action: str,
            value: str | None, rationale: str, created_at: str) -> str:
-    event_uuid = str(uuidlib.uuid4())
+    """A signed proposal event (see :mod:`reviewer.identity`)."""
+    from store.identity import load_identity
+
+    identity = load_identity(reviewer)
+    event = {"uuid": str(uuidlib.uuid4()), "target": f"p:{proposal_uuid}",
+             "reviewer": reviewer, "action": action, "value": value, "rationale": rationale,
+             "reason": None, "created_at": created_at, "supersedes": None, "run": None,
+             "key": identity.public_key}
     conn.execute(
         """INSERT INTO review_event (uuid, target, judgment_id, report_id, reviewer, action,
-               value, rationale, reason, created_at, supersedes)
-           VALUES (?, ?, NULL, NULL, ?, ?, ?, ?, NULL, ?, NULL)""",
-        (event_uuid, f"p:{proposal_uuid}", reviewer, action, value, rationale, created_at),
+               value, rationale, reason, created_at, supersedes, run, key, sig)
+           VALUES (?, ?, NULL, NULL, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, ?)""",
+        (event["uuid"], event["target"], reviewer, action, value, rationale, created_at,
+         event["key"], identity.sign(event)),
     )
-    return event_uuid
+    note_identity(conn, reviewer, identity.public_key)
+    return str(event["uuid"])
 
 
 def _reviewer(name: str) -> str:
@@ -352,7 +361,7 @@ _SELECT = f"""
     LEFT JOIN system y ON y.id = r.system_id
     LEFT JOIN ({PROPOSAL_STATUS_SQL}) st ON st.proposal = p.uuid AND st.rn = 1
     LEFT JOIN (SELECT substr(e.target, 3) AS proposal, e.value AS value FROM review_event e
-               WHERE e.judgment_id IS NULL AND e.report_id IS NULL AND e.action = 'propose'
+               WHERE e.target >= 'p:' AND e.target < 'p;' AND e.action = 'propose'
               ) pe ON pe.proposal = p.uuid
 """
 

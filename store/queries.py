@@ -103,7 +103,7 @@ VERDICT_SQL = f"""
     JOIN judge_run jr ON jr.id = j.run_id
     LEFT JOIN criterion c ON c.id = j.criterion_id
     LEFT JOIN claim k ON k.id = j.claim_id
-    LEFT JOIN decision d ON d.judgment_id = j.id
+    LEFT JOIN decision d ON d.subject_id = j.subject_id
 """
 
 
@@ -128,7 +128,7 @@ def verdict_rows(
         where.append("j.kind = ?")
         params.append(kind)
     if undecided:
-        where.append("d.judgment_id IS NULL")
+        where.append("d.subject_id IS NULL")
     if differs:
         where.append(f"({EFFECTIVE_SQL}) IS NOT j.value")
     if ids is not None:

@@ -2,12 +2,13 @@
 listing and (de)activating runs, and scoring one run on its own for comparisons.
 
 A run never overwrites another: each ``gavel judge`` adds a ``judge_run`` row (one per suite it
-touches, all with the same external id) and its judgments; which run's judgments count is the
-``current`` flag, recomputed per (report, kind) by :func:`store.importer.refresh_current` as the
-newest active run. Each report's results are written in one transaction together with that
-refresh, so a run stopped half-way (ctrl+c, a crash) leaves every report it finished complete
-and in force, and none half-written. Claims a run extracts join the report's claims with fresh
-ids (``jc1``, ``jc2``, … never reusing one) and name their run in ``metadata``.
+touches, all with the same external id) and its judgments. A run Gavel makes is a *candidate*:
+nothing it says counts until someone activates it, having seen its agreement with the human
+labels; which run's judgment of a subject counts is then the ``current`` flag, recomputed per
+subject by :func:`store.subjects.refresh_current` among the active runs. Each report's results
+are written in one transaction, so a run stopped half-way (ctrl+c, a crash) leaves every report
+it finished complete and none half-written. Claims a run extracts join the report's claims
+with fresh ids (``jc1``, ``jc2``, … never reusing one) and name their run in ``metadata``.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from typing import Any
 
 from reviewer.errors import InputError
 from reviewer.framework import Aggregate, ReportScores, Variant
-from reviewer.frameworks.dailyreport.judge_pipeline import RUN_CLAIM_KEY, JudgeJob, ReportOutcome
+from reviewer.frameworks.dailyreport.judge_pipeline import JudgeJob, ReportOutcome
 from reviewer.inputs import ReportInput, VerdictIn
 from reviewer.judge.cache import CachedReply
 from reviewer.judge.fetch import Page, now_iso
 from reviewer.models import (
+    RUN_CLAIM_KEY,
     Claim,
     Criterion,
     JudgeRun,
@@ -37,9 +39,10 @@ from reviewer.models import (
     subject_of,
 )
 from reviewer.registry import frameworks, get_kind
-from store.importer import refresh_current
 from store.inputs import load_inputs, report_meta
+from store.reviewlog import refresh_subjects
 from store.scores import load_options, update_scores
+from store.subjects import ensure_subjects, refresh_current
 from store.tx import transaction
 
 RAW_LIMIT = 20_000
@@ -182,8 +185,8 @@ _ClaimRow = tuple[Any, ...]
 
 
 def _working_claims(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, list[_ClaimRow]]:
-    active = {(suite, ext): created for suite, ext, created in conn.execute(
-        "SELECT suite_id, ext_id, created_at FROM judge_run WHERE active = 1")}
+    active = {(suite, ext): rank for suite, ext, rank in conn.execute(
+        "SELECT suite_id, ext_id, active FROM judge_run WHERE active > 0")}
     by_report: dict[int, dict[str | None, list[_ClaimRow]]] = defaultdict(lambda: defaultdict(list))
     for row in conn.execute(
         f"""SELECT c.report_id, c.ext_id, c.subtask_id, c.criterion_id, c.fact, c.extract,
@@ -304,7 +307,7 @@ def create_run(conn: sqlite3.Connection, suite_ids: Iterable[int], run: JudgeRun
         for suite_id in sorted(set(suite_ids)):
             cursor = conn.execute(
                 "INSERT INTO judge_run (suite_id, ext_id, model, prompt_version, params, "
-                "created_at, description, active, usage) VALUES (?,?,?,?,?,?,?,1,?)",
+                "created_at, description, active, usage) VALUES (?,?,?,?,?,?,?,0,?)",
                 (suite_id, run.id, run.model, run.prompt_version, _dumps(run.params),
                  run.created_at, run.description, _dumps({"status": "running"})))
             out[suite_id] = int(cursor.lastrowid or 0)
@@ -319,8 +322,9 @@ class Written:
 
 def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
                   outcome: ReportOutcome) -> Written:
-    """One report's results, with its new claims, in one transaction; the run's judgments
-    become current for the report at once (newest active run wins)."""
+    """One report's results, with its new claims, in one transaction. The run is a candidate
+    until activated, so nothing it says counts yet; the subjects it judged are created, and
+    decisions waiting for them (merged before they existed) apply."""
     with transaction(conn):
         task_id = conn.execute("SELECT task_id FROM report WHERE id = ?",
                                (report_id,)).fetchone()[0]
@@ -360,11 +364,15 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
                 claim_row[0] if claim_row else None, j.ref, j.key, subject_of(j), value,
                 j.explanation, j.evidence, j.raw[:RAW_LIMIT], j.error, j.source_sha256,
                 subtask))
+        first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM judgment").fetchone()[0])
         conn.executemany(
             "INSERT INTO judgment (run_id, report_id, kind, criterion_id, claim_id, ref_idx, "
             "key, subject, value, explanation, evidence, raw, error, source_sha256, current, "
             "subtask_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)", rows)
-        refresh_current(conn, [report_id])
+        refresh_subjects(conn, ensure_subjects(conn, first))
+        if conn.execute("SELECT active FROM judge_run WHERE id = ?",
+                        (run_row,)).fetchone()[0] > 0:
+            refresh_current(conn, [report_id])
     return Written(len(outcome.claims), len(rows))
 
 
@@ -380,15 +388,17 @@ def record_page(conn: sqlite3.Connection, suite_id: int, run_row: int | None, pa
 
 def finish_run(conn: sqlite3.Connection, run_rows: Iterable[int], usage: Mapping[str, Any],
                report_ids: Iterable[int]) -> None:
-    """Store the run's usage and status, then bring the score cache up to date for the
-    reports it judged (both variants: the judge's values changed, and so may the effective
-    ones where no human decided)."""
+    """Store the run's usage and status; when the run is active (a candidate is not), bring
+    the score cache up to date for the reports it judged (both variants: the judge's values
+    changed, and so may the effective ones where no human decided)."""
     rows = sorted(set(run_rows))
     with transaction(conn):
         conn.executemany("UPDATE judge_run SET usage = ? WHERE id = ?",
                          [(_dumps(dict(usage)), row) for row in rows])
     ids = sorted(set(report_ids))
-    if ids:
+    active = conn.execute(f"SELECT max(active) FROM judge_run WHERE id IN ({_in(rows)})",
+                          rows).fetchone()[0] if rows else 0
+    if ids and active:
         refresh_current(conn, ids)
         update_scores(conn, ids, variants=("judge", "adjudicated"))
 
@@ -460,17 +470,20 @@ def run_rows(conn: sqlite3.Connection, run: str) -> list[int]:
 
 
 def set_active(conn: sqlite3.Connection, run: str, active: bool) -> list[int]:
-    """Make a run count (or stop counting) and recompute what depends on it; returns the ids
-    of the reports whose current verdicts were re-chosen."""
+    """Activate a run — it counts from now on, above every run activated before it, subject
+    by subject — or retire it; recomputes what depends on it in the same transaction.
+    Returns the ids of the reports whose current verdicts were re-chosen."""
     rows = run_rows(conn, run)
     with transaction(conn):
+        rank = (int(conn.execute("SELECT coalesce(max(active), 0) FROM judge_run")
+                    .fetchone()[0]) + 1) if active else 0
         conn.execute(f"UPDATE judge_run SET active = ? WHERE id IN ({_in(rows)})",
-                     [int(active), *rows])
-    ids = [int(r) for (r,) in conn.execute(
-        f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN ({_in(rows)})", rows)]
-    if ids:
-        refresh_current(conn, ids)
-        update_scores(conn, ids, variants=("judge", "adjudicated"))
+                     [rank, *rows])
+        ids = [int(r) for (r,) in conn.execute(
+            f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN ({_in(rows)})", rows)]
+        if ids:
+            refresh_current(conn, ids)
+            update_scores(conn, ids, variants=("judge", "adjudicated"))
     return sorted(ids)
 
 
@@ -544,17 +557,17 @@ def run_scores(conn: sqlite3.Connection, run: str, report_ids: Sequence[int] | N
         return RunScores({}, {})
     inputs = load_inputs(conn, ids)
     metas = report_meta(conn, ids)
-    decided = dict(conn.execute("SELECT judgment_id, value FROM decision "
+    decided = dict(conn.execute("SELECT subject_id, value FROM decision "
                                 "WHERE status != 'conflict'").fetchall())
     own: dict[int, list[VerdictIn]] = defaultdict(list)
     for row in conn.execute(
         f"""SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, ref_idx, key,
-                   value, value, error FROM judgment
+                   value, value, error, subject_id FROM judgment
             WHERE run_id IN ({_in(rows)}) AND report_id IN ({_in(ids)}) ORDER BY id""",
         [*rows, *ids]):
         verdict = VerdictIn._make(row)
-        if verdict.id in decided:
-            verdict = verdict._replace(effective=decided[verdict.id])
+        if verdict.subject in decided:
+            verdict = verdict._replace(effective=decided[verdict.subject])
         own[verdict.report_id].append(verdict)
     systems = dict(conn.execute("SELECT id, ext_id FROM system").fetchall())
     options = load_options(conn)

@@ -10,10 +10,105 @@ rebuilt from the inputs and the log at any time.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from store.tx import transaction
 
-MIGRATIONS: list[list[str]] = [
+Migration = list[str] | Callable[[sqlite3.Connection], None]
+
+def _subjects(conn: sqlite3.Connection) -> None:
+    """Version 2: human decisions belong to subjects; judge runs are activated in order.
+
+    * ``subject`` holds what a verdict is about, with its portable target; every judgment
+      links to its subject.
+    * Review events name subjects (``s:<suite>/<report>/<kind>/<subject>``): decision and flag
+      events written against one run's judgment (``j:<suite>/<report>/<run>/<kind>/<subject>``)
+      are rewritten to their subject, and the run they were made on is kept in ``run``.
+      Events also gain the author's public key and signature (none for events before this).
+    * ``decision`` and ``flag`` are keyed by subject; ``report_rating`` by reviewer identity.
+    * ``judge_run.active`` becomes the activation order (0: a candidate that does not count);
+      active runs keep their order by creation.
+
+    The derived tables are rebuilt from the log afterwards (see ``migrate``).
+    """
+    for statement in (
+        """CREATE TABLE subject (
+            id INTEGER PRIMARY KEY,
+            report_id INTEGER NOT NULL REFERENCES report(id),
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            target TEXT NOT NULL UNIQUE,
+            UNIQUE (report_id, kind, key)
+        ) STRICT""",
+        "ALTER TABLE judgment ADD COLUMN subject_id INTEGER REFERENCES subject(id)",
+        """INSERT INTO subject (report_id, kind, key, target)
+           SELECT j.report_id, j.kind, j.subject,
+                  's:' || s.ext_id || '/' || r.ext_id || '/' || j.kind || '/' || j.subject
+           FROM judgment j JOIN report r ON r.id = j.report_id
+           JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
+           GROUP BY j.report_id, j.kind, j.subject""",
+        """UPDATE judgment SET subject_id = (
+               SELECT s.id FROM subject s WHERE s.report_id = judgment.report_id
+               AND s.kind = judgment.kind AND s.key = judgment.subject)""",
+        "CREATE INDEX judgment_subject ON judgment(subject_id)",
+        "DROP INDEX judgment_scoring",
+        # Covering index for score loading: a full recompute scans this, not the wide rows.
+        """CREATE INDEX judgment_scoring ON judgment(current, report_id, kind, subtask_id,
+            criterion_id, claim_id, ref_idx, key, value, error, subject_id)""",
+        "DROP TRIGGER review_event_no_update",
+        "ALTER TABLE review_event ADD COLUMN run TEXT",
+        "ALTER TABLE review_event ADD COLUMN key TEXT",
+        "ALTER TABLE review_event ADD COLUMN sig TEXT",
+    ):
+        conn.execute(statement)
+    rewritten = []
+    for seq, target in conn.execute(
+            "SELECT seq, target FROM review_event WHERE target LIKE 'j:%'").fetchall():
+        suite, report, run, kind, subject = target[2:].split("/", 4)
+        rewritten.append((f"s:{suite}/{report}/{kind}/{subject}", run, seq))
+    conn.executemany("UPDATE review_event SET target = ?, run = ? WHERE seq = ?", rewritten)
+    for statement in (
+        """CREATE TRIGGER review_event_no_update BEFORE UPDATE ON review_event
+           BEGIN SELECT RAISE(ABORT, 'the review log is append-only'); END""",
+        "CREATE INDEX review_event_target ON review_event(target, seq)",
+        "DROP TABLE decision",
+        """CREATE TABLE decision (
+            subject_id INTEGER PRIMARY KEY REFERENCES subject(id),
+            value TEXT,
+            status TEXT NOT NULL
+                CHECK (status IN ('single', 'unanimous', 'adjudicated', 'conflict')),
+            reviewers INTEGER NOT NULL,
+            event_uuid TEXT NOT NULL
+        ) STRICT""",
+        "DROP TABLE flag",
+        """CREATE TABLE flag (
+            subject_id INTEGER PRIMARY KEY REFERENCES subject(id),
+            event_uuid TEXT NOT NULL,
+            note TEXT NOT NULL
+        ) STRICT""",
+        "DROP TABLE report_rating",
+        """CREATE TABLE report_rating (
+            report_id INTEGER NOT NULL REFERENCES report(id),
+            reviewer TEXT NOT NULL,
+            value TEXT NOT NULL,
+            event_uuid TEXT NOT NULL,
+            PRIMARY KEY (report_id, reviewer)
+        ) STRICT, WITHOUT ROWID""",
+        # Who has written events: a name is shown alone unless two identities share it.
+        """CREATE TABLE reviewer_identity (
+            name TEXT NOT NULL,
+            key TEXT NOT NULL,
+            PRIMARY KEY (name, key)
+        ) STRICT, WITHOUT ROWID""",
+        """UPDATE judge_run SET active = (
+               SELECT count(*) FROM judge_run o WHERE o.active > 0
+               AND (o.created_at, o.id) <= (judge_run.created_at, judge_run.id))
+           WHERE active > 0""",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [
     [
         """CREATE TABLE meta (
             key TEXT PRIMARY KEY,
@@ -285,6 +380,7 @@ MIGRATIONS: list[list[str]] = [
             title, text, content='source', content_rowid='id', tokenize='unicode61'
         )""",
     ],
+    _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -304,8 +400,28 @@ def migrate(conn: sqlite3.Connection) -> int:
     applied = 0
     for version in range(current, SCHEMA_VERSION):
         with transaction(conn):
-            for statement in MIGRATIONS[version]:
-                conn.execute(statement)
+            step = MIGRATIONS[version]
+            if callable(step):
+                step(conn)
+            else:
+                for statement in step:
+                    conn.execute(statement)
+            if version > 0:
+                _rebuild_derived(conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
         applied += 1
     return applied
+
+
+def _rebuild_derived(conn: sqlite3.Connection) -> None:
+    """After a migration of a database with content: derived tables from inputs and log."""
+    if conn.execute("SELECT 1 FROM judgment LIMIT 1").fetchone() is None and \
+            conn.execute("SELECT 1 FROM review_event LIMIT 1").fetchone() is None:
+        return
+    from store.reviewlog import rebuild_state
+    from store.scores import rebuild_scores
+    from store.subjects import refresh_current
+
+    refresh_current(conn)
+    rebuild_state(conn)
+    rebuild_scores(conn)

@@ -78,7 +78,7 @@ def compute_all(conn: sqlite3.Connection) -> ScoreTable:
     registry = frameworks()
     decided = {
         rid for (rid,) in conn.execute(
-            "SELECT DISTINCT j.report_id FROM decision d JOIN judgment j ON j.id = d.judgment_id"
+            "SELECT DISTINCT s.report_id FROM decision d JOIN subject s ON s.id = d.subject_id"
         )
     }
     reports: dict[tuple[int, str, Variant], ReportScores] = {}

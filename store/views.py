@@ -106,15 +106,15 @@ def queue_rows(conn: sqlite3.Connection) -> list[QueueRow]:
         """SELECT j.report_id, count(*),
                   sum(d.status != 'conflict' AND d.value IS NOT j.value),
                   sum(d.status = 'conflict')
-           FROM decision d JOIN judgment j ON j.id = d.judgment_id
+           FROM decision d JOIN judgment j ON j.subject_id = d.subject_id
            WHERE j.current = 1 GROUP BY j.report_id"""
     ):
         if rid in rows:
             row = rows[rid]
             row.decided, row.differs, row.conflicts = decided, differs or 0, conflicts or 0
     for rid, flags in conn.execute(
-        "SELECT j.report_id, count(*) FROM flag f JOIN judgment j ON j.id = f.judgment_id "
-        "GROUP BY j.report_id"
+        "SELECT j.report_id, count(*) FROM flag f JOIN judgment j ON j.subject_id = f.subject_id "
+        "WHERE j.current = 1 GROUP BY j.report_id"
     ):
         if rid in rows:
             rows[rid].flags = flags
@@ -205,6 +205,8 @@ class JudgmentView:
     source_sha256: str | None
     run: str
     subject: str = ""
+    subject_id: int = 0
+    flag_note: str | None = None
 
     @property
     def decided(self) -> bool:
@@ -332,12 +334,12 @@ def judgment_views(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Judgme
 _JUDGMENT_VIEW_SQL = f"""
     SELECT j.id, j.kind, j.criterion_id, j.claim_id, j.subtask_id, j.ref_idx, j.key,
            j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0),
-           f.judgment_id IS NOT NULL, j.explanation, j.evidence, j.error,
-           j.source_sha256, jr.ext_id, j.subject
+           f.subject_id IS NOT NULL, j.explanation, j.evidence, j.error,
+           j.source_sha256, jr.ext_id, j.subject, j.subject_id, f.note
     FROM judgment j
     JOIN judge_run jr ON jr.id = j.run_id
-    LEFT JOIN decision d ON d.judgment_id = j.id
-    LEFT JOIN flag f ON f.judgment_id = j.id"""
+    LEFT JOIN decision d ON d.subject_id = j.subject_id
+    LEFT JOIN flag f ON f.subject_id = j.subject_id"""
 """What a JudgmentView is made of; callers add the WHERE (a report's, or a few ids)."""
 
 
@@ -346,7 +348,7 @@ def _judgment_view(row: tuple[Any, ...]) -> JudgmentView:
     return JudgmentView(
         row[0], row[1], kind.scale.name if kind else "", row[2], row[3], row[4], row[5],
         row[6], row[7], row[8], row[9], row[10], bool(row[11]), row[12], row[13], row[14],
-        row[15], row[16], row[17],
+        row[15], row[16], row[17], row[18], row[19],
     )
 
 
@@ -433,15 +435,18 @@ History = list[tuple[str, str, str | None, str, str | None]]
 
 
 def judgment_history(conn: sqlite3.Connection, ids: list[int]) -> dict[int, History]:
-    """Live (not undone) decisions and flags per judgment, for the detail pane."""
+    """Live (not undone) decisions and flags on each judgment's subject, for the detail pane
+    (whichever judge run's verdict they were made on)."""
     out: dict[int, History] = defaultdict(list)
     if not ids:
         return out
     for jid, reviewer, action, value, rationale, reason in conn.execute(
-        f"""SELECT e.judgment_id, e.reviewer, e.action, e.value, e.rationale, e.reason
-            FROM review_event e JOIN event_live l ON l.uuid = e.uuid
-            WHERE l.live = 1 AND e.judgment_id IN ({','.join('?' * len(ids))})
-            ORDER BY e.created_at, e.seq""",
+        f"""SELECT j.id, e.reviewer, e.action, e.value, e.rationale, e.reason
+            FROM judgment j JOIN subject s ON s.id = j.subject_id
+            JOIN review_event e ON e.target = s.target
+            JOIN event_live l ON l.uuid = e.uuid
+            WHERE l.live = 1 AND j.id IN ({','.join('?' * len(ids))})
+            ORDER BY j.id, e.created_at, e.uuid""",
         ids,
     ):
         out[jid].append((reviewer, action, value, rationale, reason))
@@ -450,8 +455,10 @@ def judgment_history(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Hist
 
 def report_history(conn: sqlite3.Connection, report_id: int) -> dict[int, History]:
     ids = [jid for (jid,) in conn.execute(
-        "SELECT DISTINCT judgment_id FROM review_event WHERE report_id = ? "
-        "AND judgment_id IS NOT NULL", (report_id,)
+        """SELECT j.id FROM judgment j JOIN subject s ON s.id = j.subject_id
+           WHERE j.report_id = ? AND j.current = 1
+             AND EXISTS (SELECT 1 FROM review_event e WHERE e.target = s.target)""",
+        (report_id,)
     )]
     return judgment_history(conn, ids)
 

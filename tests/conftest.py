@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,9 @@ import pytest
 from tests.builders import tiny_bundle
 
 PROJECT = Path(__file__).resolve().parent.parent
+
+# Tests sign review events with a key of their own, never the user's ~/.config/gavel one.
+os.environ.setdefault("GAVEL_IDENTITY", str(Path(tempfile.mkdtemp(prefix="gavel-id-")) / "key"))
 
 
 def anchors_root() -> Path:

@@ -100,9 +100,13 @@ def test_two_databases_built_the_same_way_export_the_same_bytes(
 
 
 def test_verdict_provenance(reviewed: sqlite3.Connection) -> None:
-    records = {r["target"].split("/", 1)[1]: r for r in verdict_records(reviewed)}
+    records = {f"{r['report']}/{r['run']}/{r['kind']}/{r['subject']}": r
+               for r in verdict_records(reviewed)}
     assert len(records) == reviewed.execute("SELECT count(*) FROM judgment").fetchone()[0]
     prefix = "judge-2026-11-05"
+    # Each row names its subject portably, without the run: decisions are on subjects.
+    assert records[f"t01-atlas-dr/{prefix}/claim/k=c7"]["target"] == \
+        "s:dailyreport-sample-2026-11/t01-atlas-dr/claim/k=c7"
 
     unanimous = records[f"t01-atlas-dr/{prefix}/claim/k=c7"]
     assert (unanimous["provenance"], unanimous["judge_value"], unanimous["effective_value"],

@@ -82,6 +82,18 @@ def test_judge_the_sample_data_then_rerun_from_the_cache(
     assert kinds["ins"] == 204 and kinds["rat"] == 42 and kinds["consistency"] > 0
     assert conn.execute("SELECT count(*) FROM judgment WHERE run_id = ? AND error IS NOT NULL",
                         (row,)).fetchone()[0] == 0
+    # A new run is a candidate: nothing it says counts, every score is as before ...
+    def current() -> dict[str, str]:
+        return dict(conn.execute(
+            """SELECT j.kind, group_concat(DISTINCT r.ext_id) FROM judgment j
+               JOIN judge_run r ON r.id = j.run_id WHERE j.current = 1 AND j.report_id IN
+               (SELECT id FROM report WHERE ext_id LIKE 't0%') GROUP BY j.kind"""))
+
+    assert set(current().values()) == {"judge-2026-11-05"}
+    assert "activate" in out                            # the summary says how to make it count
+    # ... until it is activated.
+    assert main(["runs", "--db", str(sample_db), "--activate", "rerun-1"]) == 0
+    capsys.readouterr()
     # The new run is current for what it judged; the sample's claim verdicts stay in force.
     current_runs = dict(conn.execute(
         """SELECT j.kind, group_concat(DISTINCT r.ext_id) FROM judgment j
@@ -161,14 +173,14 @@ def test_ctrl_c_keeps_every_finished_report(sample_db: Path,
         judged = [rid for (rid,) in conn.execute(
             "SELECT DISTINCT report_id FROM judgment WHERE run_id = ?", (row,))]
         assert len(judged) == finished
-        # Each kept report is complete: one current ins verdict per ins criterion of its task.
+        # Each kept report is complete: one ins verdict per ins criterion of its task.
         for rid in judged:
             expected = conn.execute(
                 """SELECT count(*) FROM criterion c JOIN report r ON r.task_id = c.task_id
                    WHERE r.id = ? AND c.dimension = 'ins'""", (rid,)).fetchone()[0]
             got = conn.execute(
                 "SELECT count(*) FROM judgment WHERE run_id = ? AND report_id = ? AND "
-                "kind = 'ins' AND current = 1", (row, rid)).fetchone()[0]
+                "kind = 'ins'", (row, rid)).fetchone()[0]
             assert got == expected
         assert_cache_consistent(conn)
         # Running again reuses every reply finished before the interruption.

@@ -43,6 +43,12 @@ def jid(conn: sqlite3.Connection, report: str, kind: str, subject: str) -> int:
     return int(row[0])
 
 
+def sid(conn: sqlite3.Connection, judgment: int) -> int:
+    """The subject a judgment is about (decisions belong to subjects)."""
+    return int(conn.execute("SELECT subject_id FROM judgment WHERE id = ?",
+                            (judgment,)).fetchone()[0])
+
+
 def rid(conn: sqlite3.Connection, report: str) -> int:
     return int(conn.execute("SELECT id FROM report WHERE ext_id = ?", (report,)).fetchone()[0])
 
@@ -58,8 +64,8 @@ def state(conn: sqlite3.Connection) -> tuple[object, ...]:
     """Everything derived from the log, in a comparable form."""
     return (
         conn.execute("SELECT * FROM event_live ORDER BY uuid").fetchall(),
-        conn.execute("SELECT * FROM decision ORDER BY judgment_id").fetchall(),
-        conn.execute("SELECT * FROM flag ORDER BY judgment_id").fetchall(),
+        conn.execute("SELECT * FROM decision ORDER BY subject_id").fetchall(),
+        conn.execute("SELECT * FROM flag ORDER BY subject_id").fetchall(),
         conn.execute("SELECT * FROM report_rating ORDER BY report_id, reviewer").fetchall(),
         conn.execute("SELECT * FROM score ORDER BY scope, framework, variant, metric").fetchall(),
         conn.execute("SELECT uuid, task_id, report_id, kind, payload, target, reviewer "
@@ -144,13 +150,17 @@ def test_merging_both_ways_gives_the_same_state_and_loses_nothing(pair: Pair) ->
     # Nothing lost: every event of both reviewers is in both databases ...
     assert events(pair.ana) == events(pair.ben) == ana_events | ben_events
     # ... and every reviewer's standing decision is the one they made.
-    sides = {j: {s.reviewer: s.value for s in ss} for j, ss in standing_decisions(pair.ana)}
-    assert sides[pair.c7] == {"ana": "correct", "ben": "correct"}
-    assert sides[pair.t5] == {"ana": "incorrect", "ben": "correct"}
-    assert sides[pair.r8] == {"ana": "0", "ben": "0.5"}
-    assert sides[pair.k3] == {"ben": "conflict"}              # ana's undone decision is not live
-    assert sides[pair.s8] == {"ana": "1"}
-    decisions = dict(pair.ana.execute("SELECT judgment_id, status FROM decision").fetchall())
+    sides = {s: {side.reviewer: side.value for side in ss}
+             for s, ss in standing_decisions(pair.ana)}
+    a = pair.ana
+    assert sides[sid(a, pair.c7)] == {"ana": "correct", "ben": "correct"}
+    assert sides[sid(a, pair.t5)] == {"ana": "incorrect", "ben": "correct"}
+    assert sides[sid(a, pair.r8)] == {"ana": "0", "ben": "0.5"}
+    assert sides[sid(a, pair.k3)] == {"ben": "conflict"}      # ana's undone decision is not live
+    assert sides[sid(a, pair.s8)] == {"ana": "1"}
+    decisions = dict(pair.ana.execute(
+        "SELECT j.id, d.status FROM decision d JOIN judgment j ON j.subject_id = d.subject_id "
+        "AND j.current = 1").fetchall())
     assert decisions == {pair.c7: "unanimous", pair.t5: "conflict", pair.r8: "conflict",
                          pair.k3: "single", pair.s8: "single"}
     ratings = pair.ana.execute("SELECT reviewer, value FROM report_rating ORDER BY reviewer")
@@ -187,9 +197,11 @@ def test_exported_log_is_deterministic_and_re_merges(pair: Pair, tmp_path: Path)
     assert len(lines) == len(events(pair.ana))
     for line in lines:
         event = LogEvent.model_validate_json(line)
-        assert event.target.startswith(("j:", "r:", "p:"))
-    assert json.loads(lines[0])["target"] == (
-        "j:dailyreport-sample-2026-11/t01-atlas-dr/judge-2026-11-05/claim/k=c7")
+        assert event.target.startswith(("s:", "r:", "p:"))
+        assert event.key is not None and event.sig is not None   # every event is signed
+    first_event = json.loads(lines[0])
+    assert first_event["target"] == "s:dailyreport-sample-2026-11/t01-atlas-dr/claim/k=c7"
+    assert first_event["run"] == "judge-2026-11-05"              # what the reviewer saw
     # Through the command line, to a file, merged into ben's database with `gavel merge`.
     path = tmp_path / "ana.jsonl"
     assert main(["log", "export", "--db", str(pair.ana_path), "-o", str(path)]) == 0
@@ -220,7 +232,7 @@ def test_conflicts_list_both_sides_and_adjudication_records_them(pair: Pair,
     for side in t5.sides:
         assert f"{side.reviewer} → {side.value} (event {side.event}: " in rationale
         assert json.dumps(side.rationale) in rationale
-    status = pair.ana.execute("SELECT status, value FROM decision WHERE judgment_id = ?",
+    status = pair.ana.execute("SELECT status, value FROM decision WHERE subject_id = (SELECT subject_id FROM judgment WHERE id = ?)",
                               (pair.t5,)).fetchone()
     assert status == ("adjudicated", "incorrect")
     assert {c.judgment_id for c in conflicts(pair.ana)} == {pair.r8}
@@ -233,21 +245,37 @@ def test_conflicts_list_both_sides_and_adjudication_records_them(pair: Pair,
     assert conflicts(pair.ben) == []
 
 
-def test_unknown_targets_are_refused_or_skipped_with_a_report(pair: Pair) -> None:
+def test_events_about_subjects_not_here_wait_until_the_subject_appears(
+        pair: Pair, tmp_path: Path) -> None:
+    """A log from a database with suites this one lacks: its events are kept as pending,
+    counted, and applied once the subjects are imported; nothing is dropped."""
+    empty = connect(tmp_path / "empty.db")
+    ben_log = log_text(pair.ben)
+    result = merge_text(empty, ben_log, "ben.jsonl")
+    assert result.added == len(events(pair.ben)) and result.pending == result.added
+    assert empty.execute("SELECT count(*) FROM decision").fetchone()[0] == 0
+    from store.reviewlog import pending_events
+
+    assert pending_events(empty) == result.added
+    # The sample data arrives afterwards: every waiting decision applies.
+    from tui.cmd_data import build_demo
+
+    build_demo(empty)
+    assert pending_events(empty) == 0
+    assert state(empty)[1:4] == state(pair.ben)[1:4]       # decisions, flags, ratings
+    empty.close()
+
+
+def test_skip_unknown_leaves_pending_events_out(pair: Pair) -> None:
     good = log_text(pair.ben).splitlines()
     bad = json.loads(good[0])
-    bad["uuid"] = "00000000-0000-0000-0000-000000000001"
-    bad["target"] = "j:dailyreport-sample-2026-11/t99-nowhere/judge-2026-11-05/claim/k=c1"
+    bad.update(uuid="00000000-0000-0000-0000-000000000001", key=None, sig=None,
+               target="s:dailyreport-sample-2026-11/t99-nowhere/claim/k=c1")
     text = "\n".join([good[0], json.dumps(bad), *good[1:]]) + "\n"
-    before = (events(pair.ana), state(pair.ana))
-    with pytest.raises(InputError) as info:
-        merge_text(pair.ana, text, "ben.jsonl")
-    assert (info.value.file, info.value.line, info.value.field) == ("ben.jsonl", 2, "target")
-    assert "does not exist" in str(info.value)
-    assert (events(pair.ana), state(pair.ana)) == before          # nothing partially merged
-    result = merge_text(pair.ana, text, "ben.jsonl", skip_unknown=True)
-    assert [(line, target) for line, target, _ in result.skipped] == [(2, bad["target"])]
-    assert result.added == len(good)
+    kept = merge_text(pair.ana, text, "ben.jsonl")
+    assert kept.pending == 1 and kept.added == len(good) + 1 and kept.unsigned == 1
+    other = merge_text(pair.ben, text, "ben.jsonl", skip_unknown=True)
+    assert [(line, target) for line, target, _ in other.skipped] == [(2, bad["target"])]
 
 
 def test_corrupted_or_malformed_logs_are_refused_naming_the_line(pair: Pair) -> None:
@@ -267,12 +295,20 @@ def test_corrupted_or_malformed_logs_are_refused_naming_the_line(pair: Pair) -> 
     with pytest.raises(InputError) as info:
         merge_text(pair.ana, json.dumps(missing) + "\n")
     assert (info.value.line, info.value.field) == (1, "created_at")
-    off_scale = json.loads(lines[0])
-    off_scale["uuid"] = "11111111-2222-3333-4444-666666666666"
-    off_scale["value"] = "maybe"
+    forged = json.loads(lines[0])                                   # a signed event, edited
+    forged["uuid"] = "11111111-2222-3333-4444-666666666666"
+    with pytest.raises(InputError) as info:
+        merge_text(pair.ana, json.dumps(forged) + "\n")
+    assert info.value.field == "sig" and "does not verify" in str(info.value)
+    off_scale = {**forged, "key": None, "sig": None, "value": "maybe"}
     with pytest.raises(InputError) as info:
         merge_text(pair.ana, json.dumps(off_scale) + "\n")
     assert info.value.field == "value"
+    for stamp in ("not a time", "2026-11-05 10:00"):                # no time zone
+        bad_time = {**off_scale, "value": "correct", "created_at": stamp}
+        with pytest.raises(InputError) as info:
+            merge_text(pair.ana, json.dumps(bad_time) + "\n")
+        assert info.value.field == "created_at"
 
 
 # -- the property: order and repetition do not matter -------------------------------------------
@@ -385,7 +421,7 @@ def test_merge_order_and_repetition_do_not_matter(tiny_template: Path,
 def test_log_events_stream_from_a_cursor(pair: Pair) -> None:
     stream = log_events(pair.ana)
     assert iter(stream) is stream                # a generator, not a list
-    assert next(stream).target.startswith("j:")
+    assert next(stream).target.startswith("s:")
 
 
 def test_concurrent_accept_and_reject_resolve_by_time_in_any_merge_order(

@@ -24,8 +24,8 @@ def judgment_id(conn: sqlite3.Connection, report: str, subject: str) -> int:
 def derived_state(conn: sqlite3.Connection) -> tuple[object, ...]:
     return (
         conn.execute("SELECT * FROM event_live ORDER BY uuid").fetchall(),
-        conn.execute("SELECT * FROM decision ORDER BY judgment_id").fetchall(),
-        conn.execute("SELECT * FROM flag ORDER BY judgment_id").fetchall(),
+        conn.execute("SELECT * FROM decision ORDER BY subject_id").fetchall(),
+        conn.execute("SELECT * FROM flag ORDER BY subject_id").fetchall(),
         conn.execute("SELECT * FROM report_rating ORDER BY report_id, reviewer").fetchall(),
     )
 
@@ -145,14 +145,14 @@ def test_two_reviewers_disagreeing_is_a_conflict_until_adjudicated(
 ) -> None:
     jid = judgment_id(tiny_db, "t1-alpha", "k=c1")
     ReviewLog(tiny_db, "ana").decide(jid, "incorrect", "x")
-    status = tiny_db.execute("SELECT status FROM decision WHERE judgment_id = ?", (jid,))
+    status = tiny_db.execute("SELECT status FROM decision WHERE subject_id = (SELECT subject_id FROM judgment WHERE id = ?)", (jid,))
     assert status.fetchone() == ("single",)
     ReviewLog(tiny_db, "ben").decide(jid, "unknown", "y")
-    row = tiny_db.execute("SELECT status, value FROM decision WHERE judgment_id = ?", (jid,))
+    row = tiny_db.execute("SELECT status, value FROM decision WHERE subject_id = (SELECT subject_id FROM judgment WHERE id = ?)", (jid,))
     assert row.fetchone() == ("conflict", None)
     assert effective_value(tiny_db, jid) == "correct"     # the judge's value, never last-write
     ReviewLog(tiny_db, "cat").decide(jid, "unknown", "z", adjudicate=True)
-    row = tiny_db.execute("SELECT status, value, reviewers FROM decision WHERE judgment_id = ?",
+    row = tiny_db.execute("SELECT status, value, reviewers FROM decision WHERE subject_id = (SELECT subject_id FROM judgment WHERE id = ?)",
                           (jid,))
     assert row.fetchone() == ("adjudicated", "unknown", 3)
     ReviewLog(tiny_db, "ana").decide(jid, "unknown", "agree now")

@@ -14,7 +14,7 @@ import pytest
 from reviewer.frameworks.dailyreport.judge_pipeline import ReportOutcome
 from reviewer.judge.compare import ItemVerdict, agreement_by_kind, mean_sd
 from reviewer.models import Claim, JudgeRun, Judgment
-from store.runs import create_run, finish_run, run_scores, write_outcome
+from store.runs import create_run, finish_run, run_scores, set_active, write_outcome
 from store.scores import cached, compute_all
 from tests.builders import TINY_MARKDOWN
 from tui.cli import main
@@ -65,6 +65,7 @@ def add_run(conn: sqlite3.Connection, run: str, day: int) -> None:
 def runs_db(tiny_db: sqlite3.Connection, tmp_path: Path) -> Path:
     for run, day in (("A", 10), ("B", 11), ("C", 12)):
         add_run(tiny_db, run, day)
+        set_active(tiny_db, run, True)        # each a candidate until activated, in turn
     return tmp_path / "gavel.db"
 
 

@@ -31,7 +31,7 @@ def test_report_snapshot(snap_compare: Any, sample_db: Path) -> None:
         await _queue_settled(pilot)
         await open_report(pilot, "t03-kestrel")
         await select_judgment(pilot, lambda j: j.kind == "consistency" and j.judge == "support")
-        await pilot.pause()
+        await _judgments_focused(pilot)
 
     assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
 
@@ -46,12 +46,21 @@ def test_help_snapshot(snap_compare: Any, sample_db: Path) -> None:
     assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
 
 
+async def _judgments_focused(pilot: Any) -> None:
+    """The list's selection is drawn in its focused colour: wait for focus, even under load."""
+    from tui.widgets.judgments import JudgmentList
+
+    judgments = pilot.app.screen.query_one(JudgmentList)
+    await wait_for(pilot, lambda: pilot.app.focused is judgments)
+    await pilot.pause()
+
+
 async def _report(pilot: Any, report: str, kind: str | None = None) -> None:
     await _queue_settled(pilot)
     await open_report(pilot, report)
     if kind is not None:
         await select_judgment(pilot, lambda j: j.kind == kind)
-    await pilot.pause()
+    await _judgments_focused(pilot)
 
 
 def test_dr3_report_snapshot(snap_compare: Any, sample_db: Path) -> None:

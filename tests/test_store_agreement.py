@@ -89,7 +89,7 @@ def test_judge_vs_human_confusion_and_kappa_by_hand(decided: sqlite3.Connection)
     first = ins.disagreements[0]
     assert (first.status, first.decided_by, first.reason, first.rationale) == (
         "single", "ana", "misread-rubric", "driver only hinted")
-    assert first.target == "j:tiny/t1-alpha/r1/ins/c=s2-ins"
+    assert first.target == "s:tiny/t1-alpha/ins/c=s2-ins"
 
     claim = groups["claim"]
     assert claim.n == 2 and claim.level == "nominal"

@@ -445,6 +445,8 @@ def _judge_summary(args: argparse.Namespace, run_id: str, usage: dict[str, Any],
     print(f"judge run {run_id}: {usage['status']}, {usage['reports']} of "
           f"{usage['reports_selected']} reports judged by {args.model} at "
           f"{public_url(args.base_url)} (prompts {PROMPT_VERSION})")
+    print(f"  a candidate run: no score changes until you activate it, after checking its "
+          f"agreement with the human labels (`gavel runs --activate {run_id}`)")
     print(f"  judgments: {judged}; judge errors: {usage['judge_errors']}; "
           f"new claims: {usage['claims']}; step errors: {usage['step_errors_total']}")
     print(f"  requests: {usage['requests']} (retries {usage['retries']}, repair requests "

@@ -58,6 +58,7 @@ from reviewer.frameworks.dailyreport.judge_replies import (
 from reviewer.judge.client import CallResult
 from reviewer.judge.fetch import Page, PageSource
 from reviewer.judge.prompting import Prompt
+from reviewer.models import RUN_CLAIM_KEY
 from reviewer.models import Claim, Criterion, JudgeRun, Judgment, Reference, Report, Task
 
 T = TypeVar("T", bound=BaseModel)
@@ -66,7 +67,6 @@ STEPS = ("ins", "claims", "consistency", "rat")
 """What ``gavel judge --only`` accepts; the default runs all four."""
 
 FRAMEWORK = "cascade"
-RUN_CLAIM_KEY = "gavel_judge_run"
 """Claim metadata key naming the judge run that extracted the claim."""
 
 CHARS_PER_TOKEN = 4
