@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 

@@ -33,6 +33,9 @@ from store.scores import rebuild_scores, update_scores
 from tests.builders import tiny_bundle
 from tui.cli import main
 
+SUBJECT_OF = "(SELECT subject_id FROM judgment WHERE id = ?)"
+"""SQL for the subject of a judgment id: decisions belong to subjects."""
+
 
 def jid(conn: sqlite3.Connection, report: str, kind: str, subject: str) -> int:
     row = conn.execute(
@@ -232,7 +235,8 @@ def test_conflicts_list_both_sides_and_adjudication_records_them(pair: Pair,
     for side in t5.sides:
         assert f"{side.reviewer} → {side.value} (event {side.event}: " in rationale
         assert json.dumps(side.rationale) in rationale
-    status = pair.ana.execute("SELECT status, value FROM decision WHERE subject_id = (SELECT subject_id FROM judgment WHERE id = ?)",
+    status = pair.ana.execute("SELECT status, value FROM decision WHERE subject_id = "
+                              + SUBJECT_OF,
                               (pair.t5,)).fetchone()
     assert status == ("adjudicated", "incorrect")
     assert {c.judgment_id for c in conflicts(pair.ana)} == {pair.r8}

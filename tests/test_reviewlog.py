@@ -10,6 +10,9 @@ import pytest
 from store.db import connect
 from store.reviewlog import ReviewError, ReviewLog, effective_value, rebuild_state
 
+SUBJECT_OF = "(SELECT subject_id FROM judgment WHERE id = ?)"
+"""SQL for the subject of a judgment id: decisions belong to subjects."""
+
 
 def judgment_id(conn: sqlite3.Connection, report: str, subject: str) -> int:
     row = conn.execute(
@@ -145,14 +148,17 @@ def test_two_reviewers_disagreeing_is_a_conflict_until_adjudicated(
 ) -> None:
     jid = judgment_id(tiny_db, "t1-alpha", "k=c1")
     ReviewLog(tiny_db, "ana").decide(jid, "incorrect", "x")
-    status = tiny_db.execute("SELECT status FROM decision WHERE subject_id = (SELECT subject_id FROM judgment WHERE id = ?)", (jid,))
+    status = tiny_db.execute("SELECT status FROM decision WHERE subject_id = " + SUBJECT_OF,
+                             (jid,))
     assert status.fetchone() == ("single",)
     ReviewLog(tiny_db, "ben").decide(jid, "unknown", "y")
-    row = tiny_db.execute("SELECT status, value FROM decision WHERE subject_id = (SELECT subject_id FROM judgment WHERE id = ?)", (jid,))
+    row = tiny_db.execute("SELECT status, value FROM decision WHERE subject_id = " + SUBJECT_OF,
+                          (jid,))
     assert row.fetchone() == ("conflict", None)
     assert effective_value(tiny_db, jid) == "correct"     # the judge's value, never last-write
     ReviewLog(tiny_db, "cat").decide(jid, "unknown", "z", adjudicate=True)
-    row = tiny_db.execute("SELECT status, value, reviewers FROM decision WHERE subject_id = (SELECT subject_id FROM judgment WHERE id = ?)",
+    row = tiny_db.execute("SELECT status, value, reviewers FROM decision WHERE subject_id = "
+                          + SUBJECT_OF,
                           (jid,))
     assert row.fetchone() == ("adjudicated", "unknown", 3)
     ReviewLog(tiny_db, "ana").decide(jid, "unknown", "agree now")

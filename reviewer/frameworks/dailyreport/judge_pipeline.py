@@ -58,8 +58,16 @@ from reviewer.frameworks.dailyreport.judge_replies import (
 from reviewer.judge.client import CallResult
 from reviewer.judge.fetch import Page, PageSource
 from reviewer.judge.prompting import Prompt
-from reviewer.models import RUN_CLAIM_KEY
-from reviewer.models import Claim, Criterion, JudgeRun, Judgment, Reference, Report, Task
+from reviewer.models import (
+    RUN_CLAIM_KEY,
+    Claim,
+    Criterion,
+    JudgeRun,
+    Judgment,
+    Reference,
+    Report,
+    Task,
+)
 
 T = TypeVar("T", bound=BaseModel)
 
