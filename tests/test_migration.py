@@ -1,0 +1,123 @@
+"""A database and a review log from the previous release (schema version 1, decisions keyed to
+one run's judgment rows) upgrade to subjects without losing or changing a decision."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sqlite3
+from pathlib import Path
+
+from reviewer.logfile import read_events
+from store.db import connect
+from store.importer import import_bundle
+from store.merge import merge_events, write_log
+from store.reviewlog import ReviewLog, pending_events, rebuild_state
+from store.schema import SCHEMA_VERSION
+from store.scores import cached, compute_all, rebuild_scores
+from tests.builders import tiny_bundle
+
+V1 = Path(__file__).resolve().parent / "fixtures" / "v1"
+
+
+def v1_state(path: Path) -> dict[str, object]:
+    """What the old release had derived, read with plain SQL on the old schema."""
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        return {
+            "events": conn.execute(
+                "SELECT uuid, reviewer, action, value, rationale, created_at, supersedes "
+                "FROM review_event ORDER BY seq").fetchall(),
+            "decisions": sorted(conn.execute(
+                """SELECT r.ext_id, j.kind, j.subject, d.value, d.status, d.reviewers
+                   FROM decision d JOIN judgment j ON j.id = d.judgment_id
+                   JOIN report r ON r.id = j.report_id""").fetchall()),
+            "flags": sorted(conn.execute(
+                """SELECT r.ext_id, j.kind, j.subject FROM flag f
+                   JOIN judgment j ON j.id = f.judgment_id
+                   JOIN report r ON r.id = j.report_id""").fetchall()),
+            "ratings": sorted(conn.execute(
+                """SELECT r.ext_id, rr.reviewer, rr.value FROM report_rating rr
+                   JOIN report r ON r.id = rr.report_id""").fetchall()),
+            "scores": sorted(conn.execute(
+                "SELECT scope, framework, variant, metric, value, n FROM score").fetchall()),
+        }
+    finally:
+        conn.close()
+
+
+def v2_state(conn: sqlite3.Connection) -> dict[str, object]:
+    return {
+        "events": conn.execute(
+            "SELECT uuid, reviewer, action, value, rationale, created_at, supersedes "
+            "FROM review_event ORDER BY seq").fetchall(),
+        "decisions": sorted(conn.execute(
+            """SELECT r.ext_id, s.kind, s.key, d.value, d.status, d.reviewers
+               FROM decision d JOIN subject s ON s.id = d.subject_id
+               JOIN report r ON r.id = s.report_id""").fetchall()),
+        "flags": sorted(conn.execute(
+            """SELECT r.ext_id, s.kind, s.key FROM flag f JOIN subject s ON s.id = f.subject_id
+               JOIN report r ON r.id = s.report_id""").fetchall()),
+        "ratings": sorted(conn.execute(
+            """SELECT r.ext_id, rr.reviewer, rr.value FROM report_rating rr
+               JOIN report r ON r.id = rr.report_id""").fetchall()),
+        "scores": sorted(conn.execute(
+            "SELECT scope, framework, variant, metric, value, n FROM score").fetchall()),
+    }
+
+
+def test_a_version_1_database_upgrades_with_every_decision(tmp_path: Path) -> None:
+    path = tmp_path / "ana.db"
+    shutil.copy(V1 / "ana.db", path)
+    before = v1_state(path)
+    # By construction (tests/fixtures/v1/README.md): 11 events; ana and ben disagree on c1,
+    # agree on beta's s1-ins; ana's s2-ins override stands, her k=c2 override is undone.
+    assert len(before["events"]) == 11  # type: ignore[arg-type]
+    assert before["decisions"] == [
+        ("t1-alpha", "claim", "k=c1", None, "conflict", 2),
+        ("t1-alpha", "ins", "c=s2-ins", "0.5", "single", 1),
+        ("t1-beta", "ins", "c=s1-ins", "0", "unanimous", 2),
+    ]
+    conn = connect(path)                                      # migrates
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    after = v2_state(conn)
+    assert after == before                     # every event, decision, flag, rating, score
+    targets = conn.execute("SELECT target, run FROM review_event ORDER BY seq").fetchall()
+    assert targets[0] == ("s:tiny/t1-alpha/claim/k=c1", "r1")     # the run kept as provenance
+    assert ("r:tiny/t1-alpha", None) in targets
+    assert not any(t.startswith("j:") for t, _ in targets)
+    # Derived state is exactly what the log gives from scratch, and scores a full recompute.
+    rebuild_state(conn)
+    assert v2_state(conn) == after
+    assert cached(conn).reports == compute_all(conn).reports
+    # ana, now signing, can still undo her own decisions from before signing.
+    undone = ReviewLog(conn, "ana").undo()
+    assert undone is not None and undone.action == "undo" and undone.reverted == "rate"
+    assert conn.execute("SELECT count(*) FROM report_rating").fetchone()[0] == 0
+    conn.close()
+
+
+def test_a_version_1_log_merges_into_a_new_database(tmp_path: Path) -> None:
+    fresh = connect(tmp_path / "fresh.db")
+    import_bundle(fresh, tiny_bundle(), "h")
+    rebuild_scores(fresh)
+    text = (V1 / "ana-v1.jsonl").read_text(encoding="utf-8")
+    assert text.count('"j:') == 10                   # the old form: one run's judgment
+    result = merge_events(fresh, read_events(io.StringIO(text), "ana-v1.jsonl"), "ana-v1.jsonl")
+    assert (result.added, result.pending, result.unsigned) == (11, 0, 11)
+    upgraded = tmp_path / "ana.db"
+    shutil.copy(V1 / "ana.db", upgraded)
+    migrated = connect(upgraded)
+    assert v2_state(fresh)["decisions"] == v2_state(migrated)["decisions"]
+    # The migrated database holds the same events as the old log: merging it adds nothing,
+    # and the two export the same log.
+    again = merge_events(migrated, read_events(io.StringIO(text), "ana-v1.jsonl"), "x")
+    assert again.added == 0 and again.already_present == 11
+    out_fresh, out_migrated = io.StringIO(), io.StringIO()
+    write_log(fresh, out_fresh)
+    write_log(migrated, out_migrated)
+    assert out_fresh.getvalue() == out_migrated.getvalue()
+    assert pending_events(fresh) == pending_events(migrated) == 0
+    fresh.close()
+    migrated.close()
