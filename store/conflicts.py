@@ -20,6 +20,8 @@ from reviewer.adjudication import Side, adjudication_rationale
 from reviewer.identity import Identity
 from store.reviewlog import Recorded, ReviewLog, Row, _standing, display_name, judgment_ref
 
+Record = dict[str, Any]
+
 
 def standing_decisions(
     conn: sqlite3.Connection, subject_ids: Sequence[int] | None = None
@@ -57,6 +59,38 @@ def _as_row(row: tuple[Any, ...]) -> Row:
     """(subject id, uuid, reviewer, key, action, value, created_at, supersedes, …) as the
     reviewlog's Row."""
     return (row[1], row[2], row[3], row[4], row[5], row[6], row[7])
+
+
+_LIVE_DECISIONS_SQL = """
+    SELECT s.id, e.uuid, e.reviewer, e.key, e.action, e.value, e.created_at, e.supersedes,
+           e.rationale, e.reason, e.run
+    FROM subject s JOIN review_event e ON e.target = s.target
+    JOIN event_live l ON l.uuid = e.uuid
+    WHERE l.live = 1 AND e.action IN ('confirm', 'override', 'adjudicate')
+    ORDER BY s.id
+"""
+
+
+def decisions_by_subject(conn: sqlite3.Connection) -> dict[int, list[Record]]:
+    """Per decided subject: each identity's standing decision and standing adjudication,
+    oldest first (time, then uuid, so merge order never shows) — resolved as the decision
+    table is."""
+    out: dict[int, list[Record]] = {}
+    for sid, rows in groupby(conn.execute(_LIVE_DECISIONS_SQL), key=itemgetter(0)):
+        events = list(rows)
+        extra = {r[1]: r for r in events}
+        standing = [
+            *_standing([r[1:8] for r in events if r[4] != "adjudicate"]).items(),
+            *_standing([r[1:8] for r in events if r[4] == "adjudicate"]).items(),
+        ]
+        standing.sort(key=lambda item: (item[1][5], item[1][0]))
+        out[int(sid)] = [
+            {"reviewer": display_name(conn, row[1], row[2]), "action": row[3], "value": row[4],
+             "rationale": extra[row[0]][8], "reason": extra[row[0]][9], "created_at": row[5],
+             "run": extra[row[0]][10], "event": row[0]}
+            for who, row in standing
+        ]
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,12 +21,15 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from itertools import groupby
 from operator import itemgetter
+from pathlib import Path
 from typing import Any, TextIO
 
 from reviewer.proposals import EFFECT_NEW, canonical_json, effect, gold_item
 from reviewer.registry import get_kind
+from store.conflicts import decisions_by_subject
+from store.gold import GOLD_COLUMNS, gold_arrow_schema, gold_records
 from store.inputs import PROPOSAL_STATUS_SQL
-from store.reviewlog import _standing, display_name
+from store.reviewlog import display_name
 
 Record = dict[str, Any]
 
@@ -61,38 +64,6 @@ _VERDICTS_SQL = """
     LEFT JOIN review_event e ON e.uuid = d.event_uuid
     ORDER BY j.id
 """
-
-_LIVE_DECISIONS_SQL = """
-    SELECT s.id, e.uuid, e.reviewer, e.key, e.action, e.value, e.created_at, e.supersedes,
-           e.rationale, e.reason, e.run
-    FROM subject s JOIN review_event e ON e.target = s.target
-    JOIN event_live l ON l.uuid = e.uuid
-    WHERE l.live = 1 AND e.action IN ('confirm', 'override', 'adjudicate')
-    ORDER BY s.id
-"""
-
-
-def decisions_by_subject(conn: sqlite3.Connection) -> dict[int, list[Record]]:
-    """Per decided subject: each identity's standing decision and standing adjudication,
-    oldest first (time, then uuid, so merge order never shows) — resolved as the decision
-    table is."""
-    out: dict[int, list[Record]] = {}
-    for sid, rows in groupby(conn.execute(_LIVE_DECISIONS_SQL), key=itemgetter(0)):
-        events = list(rows)
-        extra = {r[1]: r for r in events}
-        standing = [
-            *_standing([r[1:8] for r in events if r[4] != "adjudicate"]).items(),
-            *_standing([r[1:8] for r in events if r[4] == "adjudicate"]).items(),
-        ]
-        standing.sort(key=lambda item: (item[1][5], item[1][0]))
-        out[int(sid)] = [
-            {"reviewer": display_name(conn, row[1], row[2]), "action": row[3], "value": row[4],
-             "rationale": extra[row[0]][8], "reason": extra[row[0]][9], "created_at": row[5],
-             "run": extra[row[0]][10], "event": row[0]}
-            for who, row in standing
-        ]
-    return out
-
 
 def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
     """Every judgment (all runs) with judge value, the human decisions on its subject and
@@ -293,6 +264,7 @@ EXPORTS: dict[str, tuple[Callable[[sqlite3.Connection], Iterator[Record]],
     "verdicts": (verdict_records, verdict_records, VERDICT_COLUMNS),
     "scores": (score_records, score_records, SCORE_COLUMNS),
     "gt-expansions": (gt_expansion_records, _gt_csv_rows, GT_COLUMNS),
+    "gold": (gold_records, gold_records, GOLD_COLUMNS),
 }
 """Export kind -> (JSONL records, CSV rows, CSV columns)."""
 
@@ -317,8 +289,32 @@ def write_export(conn: sqlite3.Connection, kind: str, out: TextIO, fmt: str = "j
             writer.writerow(map(_csv_cell, cells(row)))
             n += 1
     else:
-        raise ValueError(f"unknown export format {fmt!r} (jsonl or csv)")
+        raise ValueError(f"unknown export format {fmt!r} (jsonl, csv or parquet)")
     return n
+
+
+def write_parquet(conn: sqlite3.Connection, kind: str, path: Path) -> int:
+    """Write one export as a Parquet file (the gold labels with their typed, nested schema;
+    the others with the types their records carry). Returns the number of rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    records = list(EXPORTS[kind][0](conn))
+    if kind == "gold":
+        table = pa.Table.from_pylist(records, schema=gold_arrow_schema())
+    else:
+        table = pa.Table.from_pylist([{k: _parquet_cell(v) for k, v in r.items()}
+                                      for r in records])
+    pq.write_table(table, path)
+    rows: int = table.num_rows
+    return rows
+
+
+def _parquet_cell(value: Any) -> Any:
+    """Nested values of the non-gold exports vary in shape from row to row: kept as JSON."""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return value
 
 
 _CSV_AS_IS = frozenset({str, int, float, type(None)})
