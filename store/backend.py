@@ -16,10 +16,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from reviewer.errors import InputError
 from store.db import connect
 from store.tx import transaction
 from store.views import (
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from store.reviewlog import Recorded, ReviewLog
 
 WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo", "propose", "accept",
-                    "reject"]
+                    "reject", "preview_activation", "activate", "deactivate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,9 @@ class WriteCommand:
     flag_on: bool = True
     adjudicate: bool = False
     force: bool = False
+    """Accept a flagged duplicate proposal; activate a run whose preview asks to confirm."""
+    guard: bool = False
+    """A confirmation that must not replace this reviewer's own decision (the enter key)."""
     issued_at: float = field(default_factory=time.perf_counter)
 
 
@@ -71,6 +75,8 @@ class WriteResult:
     waiting: float | None = None
     """Set on an interim result: the command is still queued behind another process's write
     lock, this many seconds so far."""
+    data: object = None
+    """What a command that reads rather than decides returns (an activation preview)."""
 
 
 def _failed(command: WriteCommand, error: str | None, *, waiting: float | None = None
@@ -189,6 +195,8 @@ class Backend:
                primary: Callable[[int], tuple[str, str] | None]) -> WriteResult:
         from store.reviewlog import ReviewError
 
+        if command.kind in ("preview_activation", "activate", "deactivate"):
+            return self._runs(conn, command)
         if command.kind in ("propose", "accept", "reject"):
             # Accepting or rejecting rescores a task on this connection, past the cache.
             self._score_cache.clear()
@@ -231,6 +239,32 @@ class Backend:
                            judgment_history(conn, ids), scores, rank, time.perf_counter())
 
 
+    def _runs(self, conn: sqlite3.Connection, command: WriteCommand) -> WriteResult:
+        """Judge-run activation goes through the single writer too: even the preview takes
+        the write lock (it applies the activation and rolls it back)."""
+        from store.activation import NeedsConfirmation, activate, preview
+        from store.runs import set_active
+
+        run = str(command.value)
+        self._score_cache.clear()
+        try:
+            if command.kind == "preview_activation":
+                return replace(_failed(command, None), data=preview(conn, run))
+            if command.kind == "activate":
+                touched = activate(conn, run, confirmed=command.force)
+            else:
+                touched = set_active(conn, run, False)
+        except NeedsConfirmation as exc:
+            return replace(_failed(command, None), data=exc.preview)
+        except InputError as exc:
+            return _failed(command, str(exc))
+        with self._dirty_lock:
+            self.dirty_reports.update(touched)
+        verb = "activated" if command.kind == "activate" else "retired"
+        return replace(_failed(command, None),
+                       note=f"run {run} {verb}: {len(touched)} reports rescored")
+
+
 def _proposal(conn: sqlite3.Connection, reviewer: str, command: WriteCommand
               ) -> tuple[str, list[int]]:
     """Propose, accept or reject a ground-truth expansion; returns a note and the reports whose
@@ -262,15 +296,15 @@ def _proposal(conn: sqlite3.Connection, reviewer: str, command: WriteCommand
 
 def _write(log: ReviewLog, command: WriteCommand) -> Recorded | None:
     if command.kind == "undo":
-        return log.undo()
+        return log.undo(command.report_id)
     if command.kind == "redo":
-        return log.redo()
+        return log.redo(command.report_id)
     if command.kind == "rate":
         assert command.report_id is not None
         return log.rate(command.report_id, command.value, command.rationale)
     assert command.judgment_id is not None
     if command.kind == "confirm":
-        return log.confirm(command.judgment_id, command.rationale)
+        return log.confirm(command.judgment_id, command.rationale, only_if_undecided=command.guard)
     if command.kind == "flag":
         return log.flag(command.judgment_id, command.flag_on, command.rationale)
     return log.decide(command.judgment_id, command.value, command.rationale, command.reason,
