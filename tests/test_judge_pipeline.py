@@ -409,7 +409,7 @@ def test_unusable_replies_become_judge_errors(sample_db: Path,
 def test_a_crash_keeps_finished_reports_and_marks_the_run_failed(
         sample_db: Path, fake: tuple[FakeJudge, Loopback], monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    import tui.cmd_judge as cmd
+    import store.judging as cmd
 
     _, srv = fake
     real = cmd.write_outcome

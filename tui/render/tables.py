@@ -1,21 +1,15 @@
-"""Command-line output: rich tables for people, JSON and CSV for machines.
+"""Numbers and rows as Rich tables.
 
 Text from reports, sources and judges is data, so every cell goes into a rich ``Text`` (never
-parsed as console markup) and JSON/CSV get the raw values.
+parsed as console markup).
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
-import os
-import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -36,55 +30,34 @@ def fmt_delta(value: float | None, digits: int = 3) -> str:
     return f"{value:+.{digits}f}"
 
 
-def emit(
+def cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return fmt_number(value)
+    return str(value)
+
+
+def data_table(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
-    fmt: str,
     *,
     title: str | None = None,
-    out: TextIO | None = None,
     numeric: Sequence[str] = (),
     styles: Mapping[str, str] | None = None,
-    console: Console | None = None,
-) -> None:
-    stream = out or sys.stdout
-    if fmt == "json":
-        stream.write(json.dumps([dict(r) for r in rows], ensure_ascii=False, indent=2))
-        stream.write("\n")
-        return
-    if fmt == "jsonl":
-        for row in rows:
-            stream.write(json.dumps(dict(row), ensure_ascii=False, sort_keys=False) + "\n")
-        return
-    if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore",
-                                lineterminator="\n")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
-        stream.write(buffer.getvalue())
-        return
+) -> Table:
     table = Table(title=title, header_style="bold", show_lines=False, expand=False)
     for column in columns:
         # fold, never "…": a cut identifier (an option name, a report id) is useless to type.
         table.add_column(column, justify="right" if column in numeric else "left",
                          style=(styles or {}).get(column), overflow="fold")
     for row in rows:
-        table.add_row(*(Text(_cell(row.get(c))) for c in columns))
-    (console or table_console(stream)).print(table)
+        table.add_row(*(Text(cell(row.get(c))) for c in columns))
+    return table
 
 
-def table_console(stream: TextIO) -> Console:
-    """A console for tables: the terminal's width, or a wide one when piped or logged (where
-    80 columns would only fold every table)."""
-    piped = not (hasattr(stream, "isatty") and stream.isatty())
-    return Console(file=stream, width=200 if piped and "COLUMNS" not in os.environ else None)
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return fmt_number(value)
-    return str(value)
+def subject_name(subject: str) -> str:
+    """``k=c3;r=2`` -> ``c3 ↔ [2]``, ``c=s1-ins`` -> ``s1-ins``: the names reviewers see."""
+    parts = dict(p.split("=", 1) for p in subject.split(";") if "=" in p)
+    name = parts.get("k") or parts.get("c") or parts.get("x") or subject
+    return f"{name} ↔ [{parts['r']}]" if "r" in parts else name

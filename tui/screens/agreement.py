@@ -49,7 +49,7 @@ class AgreementScreen(GavelScreen):
     @work(thread=True, exclusive=True, group="agreement")
     def compute(self) -> None:
         from store.agreement import agreement
-        from tui.cmd_gt import print_agreement
+        from tui.render.agreement import print_agreement
 
         report = agreement(self.gavel.backend.reader())
         if not (report.judge_human or report.reviewers or report.ratings):
