@@ -4,6 +4,7 @@ run through click's CliRunner the way a shell would run it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -114,6 +115,15 @@ def test_python_dash_m_runs_the_command_line() -> None:
     out = subprocess.run([sys.executable, "-m", "tui.cli", "reasons"], cwd=PROJECT,
                          capture_output=True, text=True, check=False)
     assert out.returncode == 0 and "misread-rubric" in out.stdout
+
+
+def test_shell_completion_answers_instead_of_opening_the_workstation() -> None:
+    env = {**os.environ, "_GAVEL_COMPLETE": "bash_complete", "COMP_WORDS": "gavel sc",
+           "COMP_CWORD": "1"}
+    out = subprocess.run([sys.executable, "-c", "from tui.cli import main; main()"],
+                         cwd=PROJECT, env=env, capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert out.returncode == 0 and out.stdout.split() == ["plain,schema", "plain,scores"]
 
 
 # -- the database option --------------------------------------------------------------------------

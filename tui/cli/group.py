@@ -92,8 +92,8 @@ class GavelGroup(LazyGroup):
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
-        if standalone_mode:
-            self._main_shell_completion(extra, prog_name or "gavel", complete_var)
+        # With $_GAVEL_COMPLETE set, print shell completions and exit (as click's own main).
+        self._main_shell_completion(extra, prog_name or "gavel", complete_var)
         code = self.run(list(sys.argv[1:] if args is None else args), prog_name or "gavel",
                         **extra)
         if standalone_mode:
