@@ -1,14 +1,14 @@
 """A judge run from request to stored run, and fetching cited pages, for every interface.
 
-``gavel judge`` and the workstation's re-judge both go through here: :func:`prepare_judge`
-checks the request and loads what is to be judged, :func:`plan_judge` says what a run would
-send (a dry run, as data), and :func:`run_judge` creates the run, judges, hands each finished
-report to a *sink* and finishes the run. The sink decides how a report's results are written:
-the command line stores them on its own connection (the default), the workstation submits them
-to its single writer thread. Either way a report's results are written whole, at once, so a
-run stopped half-way keeps every report it finished. The run's own rows (created, finished
-with its usage and status), the response cache and, unless a page sink says otherwise, fetched
-pages are written through the connection handed in.
+One lifecycle for every interface that judges: :func:`prepare_judge` checks the request and
+loads what is to be judged, :func:`plan_judge` says what a run would send (a dry run, as data),
+and :func:`run_judge` creates the run, judges, hands each finished report to a *sink* and
+finishes the run. The sink decides how a report's results are written: ``gavel judge`` stores
+them on its own connection (the default); a caller with a single writer thread (the
+workstation) hands in a sink that submits them there. Either way a report's results are written
+whole, at once, so a run stopped half-way keeps every report it finished. The run's own rows
+(created, finished with its usage and status), the response cache and, unless a page sink says
+otherwise, fetched pages are written through the connection handed in.
 
 The judging itself is DailyReport's pipeline (the only one Gavel has); runs never overwrite
 one another, see :mod:`store.runs`.
@@ -90,7 +90,7 @@ class Selection:
     limit: int | None = None
 
 
-def select(conn: sqlite3.Connection, selection: Selection) -> list[int]:
+def selected_reports(conn: sqlite3.Connection, selection: Selection) -> list[int]:
     """The selected DailyReport report ids; a name that matches nothing is an error."""
     if selection.limit is not None and selection.limit < 1:
         raise InputError("command line", "--limit must be at least 1", field="--limit")
@@ -182,7 +182,7 @@ def prepare_judge(conn: sqlite3.Connection, request: JudgeRequest,
     (see :func:`reviewer.judge.client.api_key_from_env`)."""
     check_request(request)
     ensure_scores(conn)
-    ids = select(conn, request.selection)
+    ids = selected_reports(conn, request.selection)
     loaded = load_jobs(conn, ids) if ids else []
     config = ClientConfig(
         base_url=request.base_url, model=request.model or "",
@@ -259,7 +259,8 @@ def plan_judge(conn: sqlite3.Connection, prepared: PreparedJudge) -> JudgePlan:
 class JudgeTally:
     """A run's progress so far: what a progress display shows, and the run's usage counts."""
 
-    reports: int
+    selected: int
+    """Reports the run set out to judge."""
     requests: int = 0
     cache_hits: int = 0
     finished: list[int] = field(default_factory=list)
@@ -348,7 +349,7 @@ def run_judge(
               "concurrency": config.concurrency, "today": prepared.options.today}
     run = new_run(run_id, request.model, params, stamp(), request.description)
     rows = create_run(conn, prepared.suites, run)
-    tally = JudgeTally(reports=len(prepared.loaded))
+    tally = JudgeTally(selected=len(prepared.loaded))
 
     def report() -> None:
         if progress is not None:
@@ -415,7 +416,7 @@ def _finish(conn: sqlite3.Connection, client: ChatClient, rows: dict[int, int],
     usage = client.usage.to_json(client.price)
     usage.update(
         status=status,
-        reports=len(tally.finished), reports_selected=tally.reports,
+        reports=len(tally.finished), reports_selected=tally.selected,
         judgments=dict(tally.judgments), judge_errors=tally.judge_errors,
         claims=tally.claims, pages=tally.pages, page_errors=tally.page_errors,
         step_errors=[{"report": e.report, "step": e.step, "subject": e.subject,

@@ -45,7 +45,7 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
                 help="a bundle folder or .jsonl file, or a DRB repository")
 @click.option("--format", "input_format", cls=FormatOption, metavar="FORMAT",
               default="native", callback=_known_format,
-              help="the run's format (gavel import --help lists them)")
+              help="the run's format (default: native)")
 @click.option("--suite-id", default=None, help="suite id for formats that do not carry one")
 def import_run(db: Path | None, path: Path, input_format: str, suite_id: str | None) -> int:
     from store.importing import import_path

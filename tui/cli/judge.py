@@ -43,7 +43,7 @@ from store.judging import (
     plan_judge,
     prepare_judge,
     run_judge,
-    select,
+    selected_reports,
 )
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit, wide_console
@@ -162,7 +162,8 @@ def judge(db: Path | None, only: str, base_url: str, model: str | None, concurre
         print(f"gavel: no API key in {' or '.join('$' + k for k in ENV_KEYS)}; sending "
               f"requests to {urlsplit(base_url).hostname} without one", file=sys.stderr)
     progress = _bar("judging", "reports", TextColumn("{task.fields[calls]}"))
-    bar = progress.add_task("judging", total=len(prepared.loaded), calls=_calls(JudgeTally(0)))
+    bar = progress.add_task("judging", total=len(prepared.loaded),
+                            calls=_calls(JudgeTally(len(prepared.loaded))))
 
     def show(tally: JudgeTally) -> None:
         progress.update(bar, completed=len(tally.finished), calls=_calls(tally))
@@ -249,7 +250,7 @@ def _print_plan(plan: JudgePlan, model: str, fmt: str) -> int:
 @format_option("table", "json", "csv")
 def fetch(db: Path | None, fmt: str, **options: Any) -> int:
     conn = open_db(db)
-    urls = cited_url_suites(conn, select(conn, _selection(options)))
+    urls = cited_url_suites(conn, selected_reports(conn, _selection(options)))
     if not urls:
         print("no cited URLs in the selected reports", file=sys.stderr)
         return 1
