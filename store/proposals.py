@@ -102,17 +102,19 @@ def propose(
     reviewer: str,
     task_id: int,
     report_id: int | None,
-    framework: str,
+    framework: str | None,
     kind: str,
     payload: Any,
     span: tuple[int, int] | None,
     rationale: str,
     target: str | None = None,
 ) -> Proposed:
-    """Record a proposal (row and ``propose`` event, one transaction) after checking it."""
+    """Record a proposal (row and ``propose`` event, one transaction) after checking it.
+    Without a framework it belongs to the first that scores the task's suite."""
     reviewer = _reviewer(reviewer)
     task = _task(conn, task_id)
     frameworks = json.loads(task["frameworks"])
+    framework = framework or frameworks[0]
     if framework not in frameworks:
         raise ProposalError(f"task {task['ext']} belongs to a suite scored by "
                             f"{', '.join(frameworks)}, not {framework!r}")
@@ -399,6 +401,25 @@ def proposals(conn: sqlite3.Connection, task_id: int | None = None,
         raise ProposalError(f"status must be one of {', '.join(_STATUS.values())}")
     return [p for p in _proposal_rows(conn, task_id=task_id)
             if status is None or p.status == status]
+
+
+def task_id_by_name(conn: sqlite3.Connection, name: str) -> int:
+    """A task by ``TASK`` (unique across suites), ``SUITE/TASK`` or row id."""
+    suite, slash, task = name.rpartition("/")
+    if slash:
+        rows = conn.execute(
+            "SELECT t.id FROM task t JOIN suite s ON s.id = t.suite_id "
+            "WHERE s.ext_id = ? AND t.ext_id = ?", (suite, task)).fetchall()
+    else:
+        rows = conn.execute("SELECT id FROM task WHERE ext_id = ? ORDER BY id",
+                            (name,)).fetchall()
+        if not rows and name.isdigit():
+            rows = conn.execute("SELECT id FROM task WHERE id = ?", (int(name),)).fetchall()
+    if not rows:
+        raise ProposalError(f"no task {name!r}")
+    if len(rows) > 1:
+        raise ProposalError(f"task {name!r} exists in several suites: name it SUITE/TASK")
+    return int(rows[0][0])
 
 
 def get_proposal(conn: sqlite3.Connection, proposal_uuid: str) -> Proposal:

@@ -157,3 +157,8 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
         out[table] = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     out["decided"] = int(conn.execute("SELECT count(*) FROM decision").fetchone()[0])
     return out
+
+
+def report_ext_id(conn: sqlite3.Connection, report_id: int) -> str | None:
+    row = conn.execute("SELECT ext_id FROM report WHERE id = ?", (report_id,)).fetchone()
+    return None if row is None else str(row[0])

@@ -54,11 +54,12 @@ def tiny_db(conn: sqlite3.Connection) -> sqlite3.Connection:
 def sample_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled sample data imported once per session; tests copy the file."""
     from store.db import connect
-    from tui.cmd_data import build_demo
+    from store.importing import build_demo
+    from tui.paths import sample_data_dir
 
     path = tmp_path_factory.mktemp("sample") / "sample.db"
     connection = connect(path)
-    build_demo(connection)
+    build_demo(connection, sample_data_dir())
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.close()
     return path

@@ -7,7 +7,9 @@ them, one agreeing with her on all four, one on one. Everything below is counted
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +122,25 @@ def test_errors_need_a_confirmation_and_never_replace_a_valid_verdict(
 def test_runs_are_ranked_by_agreement_with_the_humans(decided: sqlite3.Connection) -> None:
     ranking = [(s.run, s.gold.agreed, s.gold.n) for s in runs_against_gold(decided)]
     assert ranking == [("good", 4, 4), ("r1", 3, 4), ("bad", 1, 4)]
+
+
+def test_the_command_line_shows_the_preview_and_asks_before_a_worse_run(
+        decided: sqlite3.Connection, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tui.cli.group import gavel
+
+    db = str(tmp_path / "gavel.db")
+    runner = CliRunner()
+    shown = runner.invoke(gavel, ["runs", "activate", "bad", "--db", db], input="")
+    assert shown.exit_code == 1
+    assert "1/4 agree" in shown.stdout and "3/4 agree" in shown.stdout
+    assert "nothing changed" in shown.stderr
+    assert decided.execute("SELECT active FROM judge_run WHERE ext_id = 'bad'").fetchone() == (0,)
+    good = runner.invoke(gavel, ["runs", "activate", "good", "--db", db])
+    assert good.exit_code == 0 and "alpha" in good.stdout      # alpha's Ins moves
+    assert "is active" in good.stderr
+    ranked = runner.invoke(gavel, ["runs", "--against-gold", "--format", "json", "--db", db])
+    assert [r["run"] for r in json.loads(ranked.stdout)] == ["good", "r1", "bad"]
+    retired = runner.invoke(gavel, ["runs", "deactivate", "good", "--db", db])
+    assert retired.exit_code == 0 and "no longer counts" in retired.stderr

@@ -15,9 +15,11 @@ PACKAGES = ("reviewer", "store", "tui")
 
 
 def modules() -> list[str]:
+    """Every module of the tree but ``__main__`` ones (running is what they are for)."""
     return sorted(
         ".".join(p.relative_to(PROJECT).with_suffix("").parts).removesuffix(".__init__")
         for package in PACKAGES for p in (PROJECT / package).rglob("*.py")
+        if p.name != "__main__.py"
     )
 
 

@@ -728,7 +728,7 @@ def test_a_folder_without_a_dataset_is_refused(tmp_path: Path) -> None:
 
 
 def store_with(conn: sqlite3.Connection, path: Path, fmt: str) -> None:
-    from tui.cmd_data import import_path
+    from store.importing import import_path
 
     result = import_path(conn, path, fmt)
     assert result.created

@@ -507,8 +507,8 @@ def test_fixture_reads_into_a_checked_bundle() -> None:
 
 
 def test_fixture_imports_into_a_store_with_hand_computed_scores(conn: sqlite3.Connection) -> None:
+    from store.importing import import_path
     from store.scores import cached
-    from tui.cmd_data import import_path
 
     result = import_path(conn, FIXTURE, "dr3")
     assert result.created and result.counts["reports"] == 2
@@ -575,7 +575,7 @@ def test_importer_errors_name_file_line_and_field(
 
 
 def test_importer_errors_on_files(tmp_path: Path, conn: sqlite3.Connection) -> None:
-    from tui.cmd_data import import_path
+    from store.importing import import_path
 
     root = copy_fixture(tmp_path)
     results = root / "results.jsonl"
@@ -620,7 +620,7 @@ def test_format_registry_offers_dr3() -> None:
 @pytest.fixture
 def sample_conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
     from store.db import connect
-    from tui.cmd_data import import_path
+    from store.importing import import_path
 
     connection = connect(tmp_path / "dr3.db")
     import_path(connection, SAMPLE)

@@ -552,7 +552,7 @@ def test_bad_report_lines_are_named(tmp_path: Path, changes: dict[str, Any], fie
 
 
 def test_a_bad_reports_file_imports_nothing(tmp_path: Path, conn: sqlite3.Connection) -> None:
-    from tui.cmd_data import import_path
+    from store.importing import import_path
 
     write_jsonl(tmp_path / "RigorousBench.jsonl", [entry()])
     write_jsonl(tmp_path / "reports.jsonl", [report_row(), report_row(system="agent-y",
@@ -567,7 +567,7 @@ def test_a_bad_reports_file_imports_nothing(tmp_path: Path, conn: sqlite3.Connec
 
 @pytest.mark.anchors
 def test_real_rigorousbench_task_file_imports(anchors: Path, conn: sqlite3.Connection) -> None:
-    from tui.cmd_data import import_path
+    from store.importing import import_path
 
     path = anchors / "rigorousbench" / "RigorousBench.jsonl"
     raw = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
@@ -669,7 +669,7 @@ def test_sample_run_is_valid_and_its_matcher_verdicts_are_the_matchers() -> None
 
 def sample_store(tmp_path: Path) -> sqlite3.Connection:
     from store.db import connect
-    from tui.cmd_data import import_path
+    from store.importing import import_path
 
     conn = connect(tmp_path / "drbench.db")
     import_path(conn, SAMPLE)

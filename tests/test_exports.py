@@ -22,12 +22,13 @@ from store.exports import (
     verdict_records,
     write_export,
 )
+from store.importing import build_demo
 from store.merge import merge_events, write_log
 from store.proposals import accept, propose
 from store.reviewlog import ReviewLog
 from store.scores import update_scores
 from tui.cli import main
-from tui.cmd_data import build_demo
+from tui.paths import sample_data_dir
 
 KINDS = ("verdicts", "scores", "gt-expansions")
 
@@ -89,7 +90,7 @@ def test_two_databases_built_the_same_way_export_the_same_bytes(
 ) -> None:
     # The second database: the sample data imported from scratch, then the first one's log.
     other = connect(tmp_path / "other.db")
-    build_demo(other)
+    build_demo(other, sample_data_dir())
     log = io.StringIO()
     write_log(reviewed, log)
     merge_events(other, read_events(io.StringIO(log.getvalue()), "log"), "log")

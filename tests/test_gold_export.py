@@ -121,3 +121,20 @@ def test_two_databases_with_the_same_decisions_export_the_same_gold(
     theirs = [{k: v for k, v in r.items() if k != "judges"} for r in gold_records(other)]
     assert mine == theirs                       # only the judge runs differ (no "second" run)
     other.close()
+
+
+def test_the_command_line_writes_gold_as_parquet(labelled: sqlite3.Connection,
+                                                 tmp_path: Path) -> None:
+    import pandas as pd
+    from click.testing import CliRunner
+
+    from tui.cli.group import gavel
+
+    target = tmp_path / "gold.parquet"
+    db = str(tmp_path / "gavel.db")
+    done = CliRunner().invoke(gavel, ["export", "gold", "--format", "parquet", "-o",
+                                      str(target), "--db", db])
+    assert done.exit_code == 0 and "wrote 3 gold records" in done.stderr
+    assert len(pd.read_parquet(target)) == 3
+    refused = CliRunner().invoke(gavel, ["export", "gold", "--format", "parquet", "--db", db])
+    assert refused.exit_code == 2 and "-o" in refused.stderr

@@ -92,7 +92,7 @@ def test_judge_the_sample_data_then_rerun_from_the_cache(
     assert set(current().values()) == {"judge-2026-11-05"}
     assert "activate" in out                            # the summary says how to make it count
     # ... until it is activated.
-    assert main(["runs", "--db", str(sample_db), "--activate", "rerun-1"]) == 0
+    assert main(["runs", "activate", "rerun-1", "--yes", "--db", str(sample_db)]) == 0
     capsys.readouterr()
     # The new run is current for what it judged; the sample's claim verdicts stay in force.
     current_runs = dict(conn.execute(
@@ -308,6 +308,25 @@ def test_fetches_each_cited_page_once_and_judges_against_it(
     conn.close()
 
 
+def test_fetch_keeps_each_cited_page_for_a_later_judge_run(
+        ferry: tuple[Path, Loopback], fake: tuple[FakeJudge, Loopback],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    db, site = ferry
+    _, srv = fake
+    assert main(["fetch", "--db", str(db), "--fetch-timeout", "5", "--format", "json"]) == 0
+    pages = {p["url"].rsplit("/", 1)[1]: p for p in json.loads(capsys.readouterr().out)}
+    assert sorted(pages) == ["annual", "gone", "old-fares", "timetable.pdf"]
+    assert pages["gone"]["error"] == "HTTP 404 Not Found" and pages["annual"]["error"] == ""
+    conn = connect(db)
+    assert conn.execute("SELECT count(*) FROM page_fetch WHERE run_id IS NULL").fetchone()[0] == 4
+    conn.close()
+    # Judging against the stored pages fetches nothing again.
+    assert judge_cli(db, srv, "--only", "consistency", "--sources", "stored",
+                     "--run-id", "stored") == 0
+    capsys.readouterr()
+    assert site.count("/annual") == 1
+
+
 def test_extraction_adds_claims_with_fresh_ids(ferry: tuple[Path, Loopback],
                                                capsys: pytest.CaptureFixture[str]) -> None:
     db, _ = ferry
@@ -421,7 +440,7 @@ def test_unusable_replies_become_judge_errors(sample_db: Path,
 def test_a_crash_keeps_finished_reports_and_marks_the_run_failed(
         sample_db: Path, fake: tuple[FakeJudge, Loopback], monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    import tui.cmd_judge as cmd
+    import store.judging as cmd
 
     _, srv = fake
     real = cmd.write_outcome
@@ -446,3 +465,41 @@ def test_a_crash_keeps_finished_reports_and_marks_the_run_failed(
                         (row,)).fetchone()[0] == 1
     assert_cache_consistent(conn)
     conn.close()
+
+
+def test_the_caller_decides_where_each_report_goes_and_can_stop_the_run(
+        sample_db: Path, fake: tuple[FakeJudge, Loopback]) -> None:
+    """What the workstation relies on: outcomes handed to its sink (its writer thread), and a
+    stop it can set from another thread."""
+    import threading
+
+    from reviewer.frameworks.dailyreport.judge_pipeline import ReportOutcome
+    from store.judging import JudgeRequest, Selection, prepare_judge, run_judge
+    from store.runs import write_outcome
+
+    _, srv = fake
+    conn = connect(sample_db)
+    writer = connect(sample_db)
+    request = JudgeRequest(model="fake-judge", base_url=srv.url + "/v1",
+                           selection=Selection(tasks=("t01",)), steps=frozenset({"ins"}),
+                           sources="stored", run_id="sunk")
+    prepared = prepare_judge(conn, request, api_key=KEY)
+    seen: list[tuple[int, int]] = []
+
+    def sink(report_id: int, run_row: int, outcome: ReportOutcome) -> None:
+        seen.append((report_id, run_row))
+        write_outcome(writer, run_row, report_id, outcome)
+
+    result = run_judge(conn, prepared, sink=sink)
+    assert result.status == "complete" and result.usage["reports"] == len(prepared.loaded)
+    assert sorted(r for r, _ in seen) == sorted(prepared.report_ids)
+    row, usage = run_row(conn, "sunk")
+    assert {r for _, r in seen} == {row} and usage["status"] == "complete"
+    assert_cache_consistent(conn)
+
+    stop = threading.Event()
+    stop.set()
+    stopped = run_judge(conn, prepare_judge(conn, request, api_key=KEY), sink=sink, stop=stop)
+    assert stopped.status == "interrupted" and stopped.usage["reports"] == 0
+    conn.close()
+    writer.close()

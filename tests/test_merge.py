@@ -262,9 +262,10 @@ def test_events_about_subjects_not_here_wait_until_the_subject_appears(
 
     assert pending_events(empty) == result.added
     # The sample data arrives afterwards: every waiting decision applies.
-    from tui.cmd_data import build_demo
+    from store.importing import build_demo
+    from tui.paths import sample_data_dir
 
-    build_demo(empty)
+    build_demo(empty, sample_data_dir())
     assert pending_events(empty) == 0
     assert state(empty)[1:4] == state(pair.ben)[1:4]       # decisions, flags, ratings
     empty.close()

@@ -29,11 +29,12 @@ from reviewer.proposals import (
 )
 from store.db import connect
 from store.exports import gt_expansion_records
+from store.importing import build_demo
 from store.inputs import load_inputs
 from store.merge import merge_events, write_log
 from store.proposals import ProposalError, accept, get_proposal, proposals, propose, reject
 from tui.cli import main
-from tui.cmd_data import build_demo
+from tui.paths import sample_data_dir
 
 # -- normalisation and similarity (pure) ---------------------------------------------------------
 
@@ -284,7 +285,7 @@ def test_proposals_travel_in_the_review_log(db: sqlite3.Connection, tmp_path: Pa
     log = io.StringIO()
     write_log(db, log)
     other = connect(tmp_path / "other.db")
-    build_demo(other)
+    build_demo(other, sample_data_dir())
     result = merge_events(other, read_events(io.StringIO(log.getvalue()), "log"), "log")
     assert result.proposals_added == 1
     (copy,) = proposals(other)

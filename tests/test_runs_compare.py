@@ -103,19 +103,19 @@ def test_deactivating_the_newest_run_brings_the_previous_back(
     conn = connect(runs_db)
     # C is newest: Ins(alpha) = mean(1, 0.5, 0.5, 1) = 0.75.
     assert report_score(conn, "t1-alpha", "Ins") == pytest.approx(0.75)
-    assert main(["runs", "--db", str(runs_db), "--deactivate", "C"]) == 0
+    assert main(["runs", "deactivate", "C", "--db", str(runs_db)]) == 0
     # B is current again: Ins(alpha) = (1 + 1 + 0.5 + 1) / 4 = 0.875, in both variants.
     assert report_score(conn, "t1-alpha", "Ins") == pytest.approx(0.875)
     assert report_score(conn, "t1-alpha", "Ins", "adjudicated") == pytest.approx(0.875)
     # Rat(beta) under B: Σ ins·rat / Σ ins over s2 = 0.5·0.5 / 0.5 = 0.5.
     assert report_score(conn, "t1-beta", "Rat") == pytest.approx(0.5)
     assert consistent(conn)
-    assert main(["runs", "--db", str(runs_db), "--deactivate", "B"]) == 0
+    assert main(["runs", "deactivate", "B", "--db", str(runs_db)]) == 0
     assert report_score(conn, "t1-alpha", "Ins") == pytest.approx(1.0)  # A: all 1
-    assert main(["runs", "--db", str(runs_db), "--activate", "C"]) == 0
+    assert main(["runs", "activate", "C", "--yes", "--db", str(runs_db)]) == 0
     assert report_score(conn, "t1-alpha", "Ins") == pytest.approx(0.75)
     assert consistent(conn)
-    assert main(["runs", "--db", str(runs_db), "--activate", "nope"]) == 2
+    assert main(["runs", "activate", "nope", "--yes", "--db", str(runs_db)]) == 2
     assert "no judge run 'nope'" in capsys.readouterr().err
     conn.close()
 

@@ -142,3 +142,35 @@ def test_proposals_snapshot(snap_compare: Any, sample_db: Path,
         await pilot.pause(0.3)
 
     assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_agreement_snapshot(snap_compare: Any, sample_db: Path) -> None:
+    """Judge vs human and reviewer vs reviewer, after two reviewers decided a few verdicts."""
+    from store.db import connect
+    from store.reviewlog import ReviewLog
+    from store.scores import rebuild_scores
+
+    conn = connect(sample_db)
+    picks = conn.execute(
+        "SELECT j.id, j.kind, j.value FROM judgment j JOIN report r ON r.id = j.report_id "
+        "WHERE r.ext_id = 't01-atlas-dr' AND j.kind IN ('claim', 'ins') AND j.current = 1 "
+        "ORDER BY j.id LIMIT 8").fetchall()
+    flip = {"correct": "incorrect", "incorrect": "correct", "unknown": "correct",
+            "1": "0.5", "0.5": "0", "0": "1"}
+    for n, (jid, _, value) in enumerate(picks):
+        ReviewLog(conn, "ana").decide(jid, flip[value] if n % 3 == 0 else value, "read it")
+        if n < 4:
+            ReviewLog(conn, "ben").decide(jid, value, "agree with the judge")
+    rebuild_scores(conn)
+    conn.close()
+
+    async def run_before(pilot: Any) -> None:
+        from tui.widgets.text_view import TextView
+
+        await _queue_settled(pilot)
+        await pilot.press("g")
+        view = pilot.app.screen.query_one(TextView)
+        await wait_for(pilot, lambda: "computing" not in view.plain, limit=60)
+        await pilot.pause()
+
+    assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)

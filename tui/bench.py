@@ -7,7 +7,6 @@ test: targets are printed, not asserted.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -60,19 +59,30 @@ def _time(fn: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def run_bench(args: argparse.Namespace) -> int:
-    """Run the benchmark in ``--workdir`` (kept, and its synthetic run reused next time) or in
+@dataclass(frozen=True, slots=True)
+class BenchOptions:
+    tasks: int = 150
+    """Synthetic tasks (DailyReport's size); ``quick`` makes it 15."""
+    systems: int = 17
+    quick: bool = False
+    workdir: Path | None = None
+    """Keep the synthetic run and databases here, and reuse the run next time."""
+    skip_ui: bool = False
+
+
+def run_bench(options: BenchOptions) -> int:
+    """Run the benchmark in ``workdir`` (kept, and its synthetic run reused next time) or in
     a temporary folder that is removed afterwards."""
-    if args.workdir is not None:
-        return _run_bench(args, args.workdir)
+    if options.workdir is not None:
+        return _run_bench(options, options.workdir)
     with tempfile.TemporaryDirectory(prefix="gavel-bench-") as folder:
-        return _run_bench(args, Path(folder))
+        return _run_bench(options, Path(folder))
 
 
-def _run_bench(args: argparse.Namespace, root: Path) -> int:
+def _run_bench(options: BenchOptions, root: Path) -> int:
     console = Console()
-    tasks = 15 if args.quick else args.tasks
-    spec = SyntheticSpec(tasks=tasks, systems=args.systems, long_report_words=40_000,
+    tasks = 15 if options.quick else options.tasks
+    spec = SyntheticSpec(tasks=tasks, systems=options.systems, long_report_words=40_000,
                          long_report_claims=300)
     root.mkdir(parents=True, exist_ok=True)
     bundle = root / "bundle"
@@ -81,9 +91,9 @@ def _run_bench(args: argparse.Namespace, root: Path) -> int:
         if not (bundle / "suite.json").exists():
             counts = write_synthetic(bundle, spec)
         else:
-            counts = {"reports": tasks * args.systems}
-    console.print(f"synthetic run: {tasks} tasks × {args.systems} systems = {counts['reports']:,} "
-                  f"reports in {bundle}")
+            counts = {"reports": tasks * options.systems}
+    console.print(f"synthetic run: {tasks} tasks × {options.systems} systems = "
+                  f"{counts['reports']:,} reports in {bundle}")
 
     db = root / "bench.db"
     for suffix in ("", "-wal", "-shm"):
@@ -121,12 +131,12 @@ def _run_bench(args: argparse.Namespace, root: Path) -> int:
     figures.append(Figure("memory: scores + queue + a report loaded", rss, "MB",
                           "bare interpreter with textual", bare_rss, "< 300 MB", rss < 300))
 
-    if not args.skip_ui:
+    if not options.skip_ui:
         with console.status("workstation start-up, report switch, keypress → score…"):
             figures.extend(_ui_figures(db))
     conn.close()
     _print(console, figures)
-    if args.workdir is not None:
+    if options.workdir is not None:
         console.print(f"[dim]work folder: {root} (kept; delete it when done)[/dim]")
     return 0
 

@@ -14,12 +14,6 @@ def sample_data_dir() -> Path:
     return Path(os.environ.get("GAVEL_SAMPLE_DATA") or PROJECT_ROOT / "sample_data")
 
 
-def sample_bundles() -> list[Path]:
-    """Every bundle folder under sample_data/ (a folder holding a suite.json)."""
-    root = sample_data_dir()
-    return sorted(p.parent for p in root.glob("*/suite.json") if not p.parent.name.startswith("_"))
-
-
 def config_path() -> Path:
     """``$GAVEL_CONFIG`` or ``$XDG_CONFIG_HOME/gavel/config.toml`` (``~/.config/…``)."""
     explicit = os.environ.get("GAVEL_CONFIG")

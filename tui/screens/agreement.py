@@ -1,15 +1,13 @@
 """The agreement screen: judge vs human, reviewer vs reviewer, computed level vs ratings.
 
-The same tables as ``gavel agreement`` (one definition, in ``tui.cmd_gt``), rendered off the
-UI thread and shown in a scrollable view; confusion matrices are coloured (agreement green,
-disagreement red).
+The same Rich tables as ``gavel agreement`` (built once, by ``tui.render.agreement``), computed
+off the UI thread and shown in a scrollable view; confusion matrices are coloured (agreement
+green, disagreement red).
 """
 
 from __future__ import annotations
 
-import io
-
-from rich.console import Console
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -26,9 +24,9 @@ class AgreementScreen(GavelScreen):
     BINDINGS = bindings(KEY_CONTEXT)
 
     class Rendered(Message):
-        def __init__(self, text: Text) -> None:
+        def __init__(self, content: RenderableType) -> None:
             super().__init__()
-            self.text = text
+            self.content = content
 
     def __init__(self) -> None:
         super().__init__(id="agreement")
@@ -49,7 +47,7 @@ class AgreementScreen(GavelScreen):
     @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
     def compute(self) -> None:
         from store.agreement import agreement
-        from tui.cmd_gt import print_agreement
+        from tui.render.agreement import agreement_renderables
 
         report = agreement(self.gavel.backend.reader())
         if not (report.judge_human or report.reviewers or report.ratings):
@@ -57,16 +55,11 @@ class AgreementScreen(GavelScreen):
                 "No human decisions or ratings yet. Decide verdicts and rate reports (o) on the "
                 "report screen, or merge another reviewer's log with `gavel merge`.")))
             return
-        width = max(60, self.size.width - 4)
-        buffer = io.StringIO()
-        console = Console(file=buffer, width=width, force_terminal=True,
-                          color_system="truecolor", legacy_windows=False)
-        print_agreement(report, self.limit, console)
-        self.post_message(self.Rendered(Text.from_ansi(buffer.getvalue())))
+        self.post_message(self.Rendered(Group(*agreement_renderables(report, self.limit))))
 
     @on(Rendered)
     def rendered(self, message: Rendered) -> None:
-        self.query_one(TextView).set_content(message.text)
+        self.query_one(TextView).set_content(message.content)
 
     def action_back(self) -> None:
         self.app.pop_screen()

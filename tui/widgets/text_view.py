@@ -30,7 +30,11 @@ class TextView(ScrollView, can_focus=True):
 
     @property
     def plain(self) -> str:
-        return self._content.plain if isinstance(self._content, Text) else str(self._content)
+        """What the view shows, as text (for tests and search)."""
+        if isinstance(self._content, Text):
+            return self._content.plain
+        self._layout_lines()
+        return "\n".join("".join(segment.text for segment in strip) for strip in self._strips)
 
     def _layout_lines(self) -> None:
         width = max(10, self.scrollable_content_region.width or self.size.width or 60)

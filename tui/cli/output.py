@@ -1,7 +1,8 @@
-"""Command-line output: rich tables for people, JSON and CSV for machines.
+"""How the command line prints: rich tables for people, JSON and CSV for machines, and files
+written whole or not at all.
 
-Text from reports, sources and judges is data, so every cell goes into a rich ``Text`` (never
-parsed as console markup) and JSON/CSV get the raw values.
+JSON and CSV carry the raw values; tables go through :func:`tui.render.tables.data_table`, so
+text from reports, sources and judges is never read as console markup.
 """
 
 from __future__ import annotations
@@ -9,31 +10,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
-
-def fmt_number(value: float | None, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    if digits == 0 or (float(value).is_integer() and abs(value) >= 1 and digits <= 2):
-        return str(round(value))
-    return f"{value:.{digits}f}"
-
-
-def fmt_delta(value: float | None, digits: int = 3) -> str:
-    if value is None:
-        return ""
-    if abs(value) < 0.5 * 10**-digits:
-        return "·"
-    return f"{value:+.{digits}f}"
+from tui.render.tables import data_table
 
 
 def emit(
@@ -65,14 +52,12 @@ def emit(
             writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
         stream.write(buffer.getvalue())
         return
-    table = Table(title=title, header_style="bold", show_lines=False, expand=False)
-    for column in columns:
-        # fold, never "…": a cut identifier (an option name, a report id) is useless to type.
-        table.add_column(column, justify="right" if column in numeric else "left",
-                         style=(styles or {}).get(column), overflow="fold")
-    for row in rows:
-        table.add_row(*(Text(_cell(row.get(c))) for c in columns))
+    table = data_table(rows, columns, title=title, numeric=numeric, styles=styles)
     (console or table_console(stream)).print(table)
+
+
+def print_json(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
 def table_console(stream: TextIO) -> Console:
@@ -82,9 +67,24 @@ def table_console(stream: TextIO) -> Console:
     return Console(file=stream, width=200 if piped and "COLUMNS" not in os.environ else None)
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return fmt_number(value)
-    return str(value)
+def wide_console() -> Console:
+    """Wide tables stay readable when piped (rich assumes 80 columns off a terminal)."""
+    return Console() if sys.stdout.isatty() else Console(width=200)
+
+
+@contextmanager
+def output_file(path: Path | None) -> Iterator[TextIO]:
+    """stdout, or a file written beside its final name and renamed into place when complete
+    (an interrupted export never leaves half a file under the real name)."""
+    if path is None:
+        yield sys.stdout
+        return
+    folder = path.resolve().parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,55 @@
+"""What a recorded decision did to its report's headline scores.
+
+After any review event (decide, confirm, adjudicate, rate, undo, redo) the caller brings the
+scores up to date; :func:`rescore` does that for one event and says what moved, so that an
+interface can show the consequence of a decision next to the decision itself.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from reviewer.registry import frameworks
+from store.reviewlog import Recorded
+from store.scores import report_scope, update_scores
+
+
+@dataclass(frozen=True, slots=True)
+class HeadlineChange:
+    framework: str
+    metric: str
+    before: float | None
+    after: float | None
+
+    @property
+    def delta(self) -> float | None:
+        if self.before is None or self.after is None:
+            return None
+        return self.after - self.before
+
+
+def report_headlines(conn: sqlite3.Connection, report_id: int
+                     ) -> dict[tuple[str, str], float | None]:
+    """(framework, metric) -> the report's adjudicated score, for every headline metric."""
+    heads = {(fw.name, m.name) for fw in frameworks().values() for m in fw.metrics if m.headline}
+    out: dict[tuple[str, str], float | None] = {}
+    for framework, metric, value in conn.execute(
+        "SELECT framework, metric, value FROM score WHERE scope = ? AND variant = 'adjudicated'",
+        (report_scope(report_id),),
+    ):
+        if (framework, metric) in heads:
+            out[(framework, metric)] = value
+    return out
+
+
+def rescore(conn: sqlite3.Connection, recorded: Recorded) -> list[HeadlineChange]:
+    """Update the scores of the event's report; its headline scores before → after, ordered by
+    framework and metric. Events that touch no report change nothing."""
+    report_id = recorded.report_id
+    if report_id is None:
+        return []
+    before = report_headlines(conn, report_id)
+    update_scores(conn, [report_id])
+    return [HeadlineChange(fw, metric, before.get((fw, metric)), value)
+            for (fw, metric), value in sorted(report_headlines(conn, report_id).items())]

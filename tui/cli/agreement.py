@@ -1,0 +1,50 @@
+"""``gavel agreement``: judge vs human, reviewer vs reviewer, UserPref vs overall ratings.
+
+The tables are :func:`tui.render.agreement.agreement_renderables`, the same the workstation's
+agreement screen shows.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from store.agreement import agreement as agreement_report
+from store.scores import ensure_scores
+from tui.cli.options import db_option, format_option, open_db
+from tui.render.agreement import DISAGREEMENTS_SHOWN, agreement_renderables
+
+
+@click.command(help="Agreement of the judge with the human decisions (accuracy, Cohen's and "
+               "weighted kappa with 95% bootstrap intervals, confusion matrices, the items "
+               "that disagree), of reviewers with each other, and of the computed UserPref "
+               "level with reviewers' overall ratings. Exits 1 when nobody has decided yet.")
+@db_option
+@click.option("--framework", default=None, help="only this framework (cascade, race, …)")
+@click.option("--resamples", type=int, default=1000,
+              help="bootstrap resamples for the 95% intervals (default 1000)")
+@click.option("--disagreements", type=int, default=DISAGREEMENTS_SHOWN, metavar="N",
+              help=f"disagreeing items listed per group (default {DISAGREEMENTS_SHOWN}; "
+                   "-1 lists all)")
+@format_option("table", "json")
+def agreement(db: Path | None, framework: str | None, resamples: int, disagreements: int,
+              fmt: str) -> int:
+    conn = open_db(db)
+    ensure_scores(conn)
+    report = agreement_report(conn, framework, n_resamples=resamples)
+    if fmt == "json":
+        print(json.dumps(asdict(report), ensure_ascii=False, indent=2))
+        return 0
+    if not (report.judge_human or report.reviewers or report.ratings):
+        print("no human decisions or ratings yet: decide with `gavel decide`, rate reports with "
+              "`gavel rate`, or merge a reviewer's log with `gavel merge`", file=sys.stderr)
+        return 1
+    console = Console()
+    for renderable in agreement_renderables(report, disagreements):
+        console.print(renderable)
+    return 0

@@ -1,0 +1,26 @@
+"""``gavel bench``: every DESIGN.md §5 figure beside a baseline measured in the same run (the
+harness is :mod:`tui.bench`; the workstation's figures run in their own processes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command(help="Performance figures beside baselines measured in the same run: import, "
+               "full and incremental recompute, memory, and the workstation's start-up, "
+               "report switch and keypress → score.")
+@click.option("--tasks", type=int, default=150,
+              help="synthetic tasks (default 150, DailyReport's size)")
+@click.option("--systems", type=int, default=17,
+              help="synthetic systems, each reporting on every task (default 17)")
+@click.option("--quick", is_flag=True, help="a 1/10 run for a fast look")
+@click.option("--workdir", type=click.Path(path_type=Path), default=None,
+              help="keep the synthetic run and databases here, and reuse the run next time "
+                   "(default: a temporary folder, removed afterwards)")
+@click.option("--skip-ui", is_flag=True, help="skip the TUI figures")
+def bench(tasks: int, systems: int, quick: bool, workdir: Path | None, skip_ui: bool) -> int:
+    from tui.bench import BenchOptions, run_bench
+
+    return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui))

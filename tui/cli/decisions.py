@@ -1,0 +1,156 @@
+"""Subcommands that write the review log: ``decide``, ``confirm``, ``adjudicate``, ``rate``,
+``undo``, ``redo`` (and ``reasons``, the codes a decision may give).
+
+They write through the same :class:`store.reviewlog.ReviewLog` as the workstation, so a
+decision made here shows there and the other way round; each prints what the event did to its
+report's headline scores.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reviewer.review import REASON_CODES
+from store.conflicts import adjudicate as adjudicate_judgment
+from store.decisions import rescore
+from store.queries import report_ext_id, report_id_by_ext
+from store.reviewlog import Recorded, ReviewError, ReviewLog
+from store.scores import ensure_scores
+from tui.cli.options import db_option, format_option, open_db, reviewer_name, reviewer_option
+from tui.cli.output import emit
+from tui.render.tables import fmt_delta, fmt_number
+
+F = Callable[..., Any]
+
+RATIONALE_REQUIRED = "why (stored with the decision)"
+REASON_HELP = "judge-error reason code (see `gavel reasons`)"
+
+
+def _writer(func: F) -> F:
+    """The options every log-writing command takes."""
+    return db_option(reviewer_option(format_option("table", "json")(func)))
+
+
+def _open(db: Path | None, reviewer: str | None) -> tuple[sqlite3.Connection, ReviewLog]:
+    conn = open_db(db)
+    ensure_scores(conn)
+    return conn, ReviewLog(conn, reviewer_name(reviewer))
+
+
+def print_recorded(conn: sqlite3.Connection, recorded: Recorded | None, fmt: str,
+                   command: str) -> int:
+    """Bring the report's scores up to date and say what the event did (exit 1: nothing to
+    undo or redo)."""
+    if recorded is None:
+        print(json.dumps({"result": None}) if fmt == "json" else f"nothing to {command}")
+        return 1
+    changes = rescore(conn, recorded)
+    if fmt == "json":
+        print(json.dumps({
+            "event": recorded.uuid, "action": recorded.action, "judgment": recorded.judgment_id,
+            "report": recorded.report_id, "value": recorded.value,
+            "reverted": recorded.reverted,
+            "scores": [{"framework": c.framework, "metric": c.metric, "before": c.before,
+                        "after": c.after} for c in changes],
+        }, ensure_ascii=False, indent=2))
+        return 0
+    what = recorded.action + (f" of {recorded.reverted}" if recorded.reverted else "")
+    if recorded.judgment_id:
+        target = f"judgment {recorded.judgment_id}"
+    else:
+        ext = report_ext_id(conn, recorded.report_id) if recorded.report_id else None
+        target = f"report {ext or recorded.report_id}"
+    value = f" = {recorded.value}" if recorded.value is not None else ""
+    print(f"recorded {what} on {target}{value}  (event {recorded.uuid[:8]}, committed)")
+    if changes:
+        emit([{"metric": f"{c.framework}.{c.metric}", "before": fmt_number(c.before),
+               "after": fmt_number(c.after), "delta": fmt_delta(c.delta)} for c in changes],
+             ["metric", "before", "after", "delta"], "table",
+             title="report scores (adjudicated)", numeric=("before", "after", "delta"))
+    return 0
+
+
+@click.command(help="Record a human verdict on a judgment: a confirmation when it equals the "
+               "judge's value, else an override. Prints the report's scores before → after.")
+@click.argument("id", type=int, help="judgment id (see `gavel verdicts`)")
+@click.argument("value", help="a value on the judgment's scale (e.g. 0, 0.5, 1, correct)")
+@click.option("--rationale", required=True, help=RATIONALE_REQUIRED)
+@click.option("--reason", default=None, help=REASON_HELP)
+@click.option("--adjudicate", "as_adjudication", is_flag=True,
+              help="an adjudication: resolves a conflict between reviewers")
+@_writer
+def decide(id: int, value: str, rationale: str, reason: str | None, as_adjudication: bool,
+           db: Path | None, reviewer: str | None, fmt: str) -> int:
+    conn, log = _open(db, reviewer)
+    if as_adjudication:
+        # An adjudication records the sides it resolves (reviewer, value, rationale) with it.
+        recorded = adjudicate_judgment(conn, log.reviewer, id, value, rationale, reason)
+    else:
+        recorded = log.decide(id, value, rationale, reason)
+    return print_recorded(conn, recorded, fmt, "decide")
+
+
+@click.command(help="Confirm the judge's verdict on a judgment.")
+@click.argument("id", type=int, help="judgment id")
+@click.option("--rationale", default="", help="optional note")
+@_writer
+def confirm(id: int, rationale: str, db: Path | None, reviewer: str | None, fmt: str) -> int:
+    conn, log = _open(db, reviewer)
+    return print_recorded(conn, log.confirm(id, rationale), fmt, "confirm")
+
+
+@click.command(help="Resolve a conflict between reviewers; the event records every side it "
+               "resolves (reviewer, value, rationale).")
+@click.argument("id", type=int, help="judgment id (see `gavel conflicts`)")
+@click.argument("value", help="the adjudicated value on the judgment's scale")
+@click.option("--rationale", required=True, help="why")
+@click.option("--reason", default=None, help=REASON_HELP)
+@_writer
+def adjudicate(id: int, value: str, rationale: str, reason: str | None, db: Path | None,
+               reviewer: str | None, fmt: str) -> int:
+    conn = open_db(db)
+    ensure_scores(conn)
+    recorded = adjudicate_judgment(conn, reviewer_name(reviewer), id, value, rationale, reason)
+    return print_recorded(conn, recorded, fmt, "adjudicate")
+
+
+@click.command(help="Rate a whole report 1–4 on the UserPref scale (compared with the computed "
+               "level by `gavel agreement`).")
+@click.argument("report", help="report id")
+@click.argument("value", help="1 Unhelpful, 2 Deficient, 3 Acceptable, 4 Perfect")
+@click.option("--rationale", default="", help="optional note")
+@_writer
+def rate(report: str, value: str, rationale: str, db: Path | None, reviewer: str | None,
+         fmt: str) -> int:
+    conn, log = _open(db, reviewer)
+    report_id = report_id_by_ext(conn, report)
+    if report_id is None:
+        raise ReviewError(f"no report {report!r}")
+    return print_recorded(conn, log.rate(report_id, value, rationale), fmt, "rate")
+
+
+@click.command(help="Undo your last decision (persistent: the undo is an event in the log).")
+@_writer
+def undo(db: Path | None, reviewer: str | None, fmt: str) -> int:
+    conn, log = _open(db, reviewer)
+    return print_recorded(conn, log.undo(), fmt, "undo")
+
+
+@click.command(help="Redo your last undone decision.")
+@_writer
+def redo(db: Path | None, reviewer: str | None, fmt: str) -> int:
+    conn, log = _open(db, reviewer)
+    return print_recorded(conn, log.redo(), fmt, "redo")
+
+
+@click.command(help="List the judge-error reason codes a decision can give (--reason).")
+def reasons() -> int:
+    emit([{"code": k, "meaning": v} for k, v in REASON_CODES.items()], ["code", "meaning"],
+         "table")
+    return 0

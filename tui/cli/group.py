@@ -1,0 +1,159 @@
+"""The ``gavel`` command group: its subcommands by name, and what a failure prints and returns.
+
+Every subcommand works on one database (``--db PATH``, else ``$GAVEL_DB``, else ``gavel.db`` in
+the current folder). With no subcommand, ``gavel`` opens the review workstation, building the
+database from the bundled sample data on first run.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tui.cli.lazy import LazyGroup
+from tui.cli.options import db_option, reviewer_option
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "review": ("tui.cli.workstation:review", "open the review workstation (the default)"),
+    "demo": ("tui.cli.importing:demo",
+             "build a database from sample_data/ (idempotent) and show its scores"),
+    "import": ("tui.cli.importing:import_run", "import a benchmark run"),
+    "schema": ("tui.cli.importing:schema",
+               "print the JSON Schema of the native bundle records"),
+    "scores": ("tui.cli.scores:scores",
+               "every metric in both variants (judge, adjudicated) with the delta"),
+    "verdicts": ("tui.cli.verdicts:verdicts", "list judgments with judge and effective value"),
+    "decide": ("tui.cli.decisions:decide", "record a human verdict on a judgment"),
+    "confirm": ("tui.cli.decisions:confirm", "confirm the judge's verdict"),
+    "rate": ("tui.cli.decisions:rate", "rate a whole report 1–4 (UserPref scale)"),
+    "undo": ("tui.cli.decisions:undo", "undo your last decision (persistent)"),
+    "redo": ("tui.cli.decisions:redo", "redo your last undone decision"),
+    "reasons": ("tui.cli.decisions:reasons", "list the judge-error reason codes"),
+    "keys": ("tui.cli.workstation:keys",
+             "list every key binding by id (remap them in the config file)"),
+    "options": ("tui.cli.scores:options",
+                "show or set the named scoring options ([CHOICE]s of the specs)"),
+    "rebuild": ("tui.cli.scores:rebuild",
+                "rebuild every derived table (decisions, scores) from inputs and log"),
+    "bench": ("tui.cli.bench:bench",
+              "performance figures beside baselines measured in the same run"),
+    "agreement": ("tui.cli.agreement:agreement",
+                  "judge vs human, reviewer vs reviewer, UserPref vs overall ratings"),
+    "log": ("tui.cli.logs:log", "the review log (export as JSONL)"),
+    "merge": ("tui.cli.logs:merge",
+              "merge another reviewer's log (a .jsonl export or a gavel database)"),
+    "conflicts": ("tui.cli.logs:conflicts_",
+                  "judgments reviewers decided differently, with both sides"),
+    "adjudicate": ("tui.cli.decisions:adjudicate",
+                   "resolve a conflict; the event records every side it resolves"),
+    "export": ("tui.cli.exports:export",
+               "export the gold labels, verdicts, scores or ground-truth expansions (JSONL, "
+               "CSV or Parquet)"),
+    "propose": ("tui.cli.proposals:propose",
+                "propose a ground-truth expansion (new claim or rubric item, alias, extra "
+                "evidence)"),
+    "proposals": ("tui.cli.proposals:proposals_", "list ground-truth proposals"),
+    "accept": ("tui.cli.proposals:accept",
+               "accept a proposal into the ground truth (rescores the task)"),
+    "reject": ("tui.cli.proposals:reject", "reject a proposal"),
+    "judge": ("tui.cli.judge:judge",
+              "re-judge reports with an OpenAI-compatible model (adds a new judge run)"),
+    "fetch": ("tui.cli.judge:fetch",
+              "fetch the pages the selected reports cite (kept in page_fetch)"),
+    "runs": ("tui.cli.runs:runs",
+             "list judge runs, rank them against the human labels, activate or retire one"),
+    "compare": ("tui.cli.runs:compare",
+                "verdict agreement and score differences between judge runs; mean ± sd of "
+                "system scores over runs"),
+}
+"""Subcommand -> (where it is defined, its line in ``gavel --help``)."""
+
+EPILOG = """\
+\b
+examples:
+  gavel                                  open the workstation (sample data on first run)
+  gavel import runs/my-bundle            import a native bundle folder or .jsonl file
+  gavel import ../shared/anchors/deep_research_bench --format drb
+  gavel scores --per system              judge → adjudicated scores with deltas
+  gavel verdicts --report t02-kestrel --kind claim
+  gavel decide 42 incorrect --rationale "source gives 11, not 12" --reason other
+  gavel undo
+  gavel bench --quick                    performance figures beside their baselines
+"""
+
+
+class GavelGroup(LazyGroup):
+    """Runs a command and turns the errors a user can fix into a message and an exit code
+    (2 for bad input, 130 for ctrl+c), never a traceback."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        # With $_GAVEL_COMPLETE set, print shell completions and exit (as click's own main).
+        self._main_shell_completion(extra, prog_name or "gavel", complete_var)
+        code = self.run(list(sys.argv[1:] if args is None else args), prog_name or "gavel",
+                        **extra)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def run(self, args: list[str], prog_name: str, **extra: Any) -> int:
+        ctx: click.Context | None = None
+        try:
+            ctx = self.make_context(prog_name, args, **extra)
+            with ctx:
+                return int(self.invoke(ctx) or 0)
+        except click.exceptions.Exit as exc:
+            return exc.exit_code
+        except click.ClickException as exc:
+            exc.show()
+            return exc.exit_code
+        except KeyboardInterrupt:
+            print("gavel: interrupted", file=sys.stderr)
+            return 130
+        except BrokenPipeError:
+            # Output piped into `head` and the like: not an error of ours.
+            sys.stderr.close()
+            return 0
+        except Exception as exc:
+            code = _known_error(exc, ctx.invoked_subcommand if ctx is not None else None)
+            if code is None:
+                raise
+            return code
+
+
+def _known_error(exc: Exception, command: str | None) -> int | None:
+    """Print an error the user can act on and return its exit code; None for a bug."""
+    from reviewer.errors import ConfigError, InputError
+    from store.reviewlog import ReviewError
+    from store.schema import SchemaError
+
+    if isinstance(exc, InputError):
+        print(f"gavel: bad input: {exc}", file=sys.stderr)
+        print("nothing was imported." if command == "import" else "nothing was changed.",
+              file=sys.stderr)
+        return 2
+    if isinstance(exc, ReviewError | ConfigError | SchemaError):
+        print(f"gavel: {exc}", file=sys.stderr)
+        return 2
+    return None
+
+
+@click.group(
+    cls=GavelGroup, lazy=COMMANDS, invoke_without_command=True, epilog=EPILOG,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Gavel: adjudicate LLM-judge evaluations of deep-research reports, by keyboard, "
+         "with every benchmark score recomputed as you decide.")
+@db_option
+@reviewer_option
+@click.pass_context
+def gavel(ctx: click.Context, db: Path | None, reviewer: str | None) -> int:
+    if ctx.invoked_subcommand is not None:
+        return 0
+    from tui.cli.workstation import open_workstation
+
+    return open_workstation(db, reviewer)

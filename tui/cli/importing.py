@@ -1,0 +1,110 @@
+"""Subcommands that bring runs in: ``import``, ``demo`` (the sample data) and ``schema`` (what
+a native bundle must look like)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tui.cli.options import db_option, open_db
+
+
+class FormatOption(click.Option):
+    """``--format``: its choices and their descriptions come from the benchmark registry, read
+    when the option is checked or its help shown, so only ``gavel import`` loads the registry."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from reviewer.registry import format_descriptions
+
+        record = super().get_help_record(ctx)
+        if record is None:
+            return None
+        return record[0], "; ".join(f"{name}: {text}"
+                                    for name, text in format_descriptions().items())
+
+
+def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from reviewer.registry import formats
+
+    known = tuple(formats())
+    if value not in known:
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(map(repr, known))}.")
+    return value
+
+
+@click.command("import",
+               help="Import a benchmark run: read and check every record, then store it in one "
+               "transaction (bad input names the file, line and field, and imports nothing). "
+               "Importing the same files again does nothing.")
+@db_option
+@click.argument("path", type=click.Path(path_type=Path),
+                help="a bundle folder or .jsonl file, or a DRB repository")
+@click.option("--format", "input_format", cls=FormatOption, metavar="FORMAT",
+              default="native", callback=_known_format,
+              help="the run's format (default: native)")
+@click.option("--suite-id", default=None, help="suite id for formats that do not carry one")
+def import_run(db: Path | None, path: Path, input_format: str, suite_id: str | None) -> int:
+    from store.importing import import_path
+
+    conn = open_db(db)
+    started = time.perf_counter()
+    result = import_path(conn, path, input_format, suite_id)
+    elapsed = time.perf_counter() - started
+    if not result.created:
+        print(f"suite {result.suite} is already imported with identical content: nothing to do")
+        return 0
+    parts = ", ".join(f"{n:,} {name}" for name, n in result.counts.items() if n)
+    print(f"imported suite {result.suite}: {parts} in {elapsed:.2f} s")
+    return 0
+
+
+@click.command(help="Build a database from sample_data/ (idempotent) and show its scores.")
+@db_option
+@click.option("--quiet", is_flag=True, help="only build, print nothing")
+def demo(db: Path | None, quiet: bool) -> int:
+    from store.db import default_path
+    from store.importing import build_demo
+    from tui.cli.scores import print_scores
+    from tui.paths import sample_data_dir
+
+    conn = open_db(db)
+    results = build_demo(conn, sample_data_dir())
+    if quiet:
+        return 0
+    for result in results:
+        state = "imported" if result.created else "already present"
+        print(f"{result.suite}: {state}")
+    print()
+    print_scores(conn, per="system", framework=None, system=None, include_parts=False,
+                 fmt="table")
+    path = db or default_path()
+    print(f"\ndatabase: {path}   open it with:  gavel review --db {path}")
+    return 0
+
+
+@click.command(help="Print the JSON Schema of the native bundle records: one document with a "
+               "definition per record type (docs/format.md explains them).")
+def schema() -> int:
+    from reviewer.models import RECORD_TYPES
+
+    defs: dict[str, Any] = {}
+    for model in RECORD_TYPES.values():
+        schema_doc = model.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(schema_doc.pop("$defs", {}))
+        defs[model.__name__] = schema_doc
+    document = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Gavel native bundle (format_version 1)",
+        "description": "Record types of a gavel-bundle: see docs/format.md. Folder form: "
+        "suite.json + tasks/systems/reports/sources/runs/judgments.jsonl; single-file form: "
+        "JSONL lines tagged with \"type\".",
+        "oneOf": [{"$ref": f"#/$defs/{m.__name__}"} for m in RECORD_TYPES.values()],
+        "x-record-types": {tag: m.__name__ for tag, m in RECORD_TYPES.items()},
+        "$defs": defs,
+    }
+    print(json.dumps(document, indent=2, ensure_ascii=False))
+    return 0

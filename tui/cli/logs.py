@@ -1,0 +1,98 @@
+"""Subcommands that move review logs between reviewers: ``log export``, ``merge`` and
+``conflicts`` (what two reviewers decided differently; ``gavel adjudicate`` resolves them)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+
+from store.conflicts import conflicts
+from store.merge import merge_path, write_log
+from store.scores import ensure_scores
+from tui.cli.options import db_option, format_option, open_db
+from tui.cli.output import emit, output_file
+from tui.render.tables import subject_name
+
+
+@click.group(help="The review log: every review event, exportable as JSONL.")
+@db_option
+def log(db: Path | None) -> None:
+    pass
+
+
+@log.command("export", help="Write every review event as JSONL (re-merges with `gavel merge`).")
+@db_option
+@click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
+              help="file (default: stdout)")
+def log_export(db: Path | None, output: Path | None) -> int:
+    conn = open_db(db)
+    with output_file(output) as out:
+        n = write_log(conn, out)
+    if output is not None:
+        print(f"wrote {n:,} events to {output}", file=sys.stderr)
+    return 0
+
+
+@click.command(help="Merge another reviewer's log (a .jsonl export or a gavel database): a "
+               "union by event, idempotent; the same judgment decided differently becomes a "
+               "conflict, never a silent overwrite.")
+@db_option
+@click.argument("source", type=click.Path(path_type=Path), help="OTHER.db or LOG.jsonl")
+@click.option("--skip-unknown", is_flag=True,
+              help="leave out events whose judgment/report/task is not in this database "
+                   "(listed) instead of refusing the merge")
+@format_option("table", "json")
+def merge(db: Path | None, source: Path, skip_unknown: bool, fmt: str) -> int:
+    conn = open_db(db)
+    ensure_scores(conn)
+    result = merge_path(conn, source, skip_unknown=skip_unknown)
+    if fmt == "json":
+        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
+        return 0
+    print(f"merged {result.source}: {result.read:,} events read, {result.added:,} added, "
+          f"{result.already_present:,} already present"
+          + (f", {len(result.skipped):,} left out" if result.skipped else ""))
+    if result.reviewers:
+        print(f"reviewers added: {', '.join(result.reviewers)}")
+    if result.proposals_added:
+        print(f"proposals added: {result.proposals_added:,}")
+    for line, target, why in result.skipped[:20]:
+        print(f"  left out line {line}: {target} ({why})")
+    if len(result.skipped) > 20:
+        print(f"  … and {len(result.skipped) - 20:,} more")
+    print(f"conflicts now: {result.conflicts:,}"
+          + ("  (list them with `gavel conflicts`, resolve with `gavel adjudicate`)"
+             if result.conflicts else ""))
+    return 0
+
+
+@click.command("conflicts", help="Judgments reviewers decided differently, with every side "
+               "(reviewer, value, reason, rationale).")
+@db_option
+@format_option()
+def conflicts_(db: Path | None, fmt: str) -> int:
+    conn = open_db(db)
+    found = conflicts(conn)
+    if fmt == "json":
+        print(json.dumps([asdict(c) for c in found], ensure_ascii=False, indent=2))
+        return 0
+    rows = [
+        {"id": c.judgment_id, "report": c.report, "kind": c.kind,
+         "subject": subject_name(c.subject) if fmt == "table" else c.subject,
+         "judge": c.judge_value, "reviewer": s.reviewer, "value": s.value, "reason": s.reason,
+         "rationale": s.rationale, "at": s.created_at, "event": s.event}
+        for c in found for s in c.sides
+    ]
+    columns = ["id", "report", "kind", "subject", "judge", "reviewer", "value", "reason",
+               "rationale"]
+    if fmt == "table" and not rows:
+        print("no conflicts")
+        return 0
+    emit(rows, columns if fmt == "table" else [*columns, "at", "event"], fmt,
+         title=f"{len(found)} conflicts — resolve with: gavel adjudicate ID VALUE --rationale …",
+         numeric=("id",))
+    return 0

@@ -1,0 +1,257 @@
+"""Subcommands about judge runs: ``runs`` lists them (or ranks them against the human labels),
+``runs activate`` validates a candidate and makes it count, ``runs deactivate`` retires one,
+``compare`` sets two or more side by side (:func:`store.run_compare.compare_runs`)."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from reviewer.judge.compare import DEFAULT_STD, STD_CHOICES
+from reviewer.registry import frameworks
+from store.run_compare import check_runs, compare_runs
+from store.runs import list_runs, set_active
+from store.scores import ensure_scores
+from tui.cli.options import db_option, format_option, open_db
+from tui.cli.output import emit, wide_console
+from tui.render.tables import fmt_delta, fmt_number
+
+if TYPE_CHECKING:
+    from store.activation import ActivationPreview, GoldAgreement
+
+EXTRA_METRICS = {"cascade": ("SubTaskPass", "Refer_Claim_Consistency")}
+"""Besides the headline metrics, what ``compare`` shows by default: the metrics a DailyReport
+judge run moves most directly."""
+
+
+@click.group(invoke_without_command=True,
+             help="Judge runs (imported and Gavel's own) with their counts, tokens and cost. A "
+                  "run Gavel makes is a candidate: nothing it says counts until it is "
+                  "activated, after its agreement with the human labels and the scores it "
+                  "would change are shown (`gavel runs activate RUN`).")
+@db_option
+@click.option("--against-gold", is_flag=True,
+              help="rank the runs by agreement with the human decisions, best first")
+@format_option("table", "json", "csv")
+@click.pass_context
+def runs(ctx: click.Context, db: Path | None, against_gold: bool, fmt: str) -> int:
+    if ctx.invoked_subcommand is not None:
+        return 0
+    conn = open_db(db)
+    ensure_scores(conn)
+    if against_gold:
+        return _against_gold(conn, fmt)
+    records = []
+    for info in list_runs(conn):
+        usage = info.usage
+        records.append({
+            "run": info.id, "model": info.model, "prompt_version": info.prompt_version,
+            "created": info.created_at[:19].replace("T", " "),
+            "active": "yes" if info.active else "candidate",
+            "status": usage.get("status", "imported"), "reports": info.reports,
+            "judgments": " ".join(f"{k}:{n}" for k, n in sorted(info.judgments.items())),
+            "errors": info.errors, "claims": info.claims,
+            "tokens": (f"{usage.get('prompt_tokens', 0):,}/{usage.get('completion_tokens', 0):,}"
+                       if "prompt_tokens" in usage else ""),
+            "cost_usd": usage.get("cost_usd"), "suites": ",".join(info.suites),
+            "usage": usage if fmt == "json" else None,
+        })
+    columns = ["run", "model", "prompt_version", "created", "active", "status", "reports",
+               "judgments", "errors", "claims", "tokens", "cost_usd"]
+    if fmt == "json":
+        columns += ["suites", "usage"]
+    if not records:
+        print("no judge runs", file=sys.stderr)
+        return 1
+    emit(records, columns, fmt, numeric=("reports", "errors", "claims", "cost_usd"),
+         console=wide_console() if fmt == "table" else None)
+    return 0
+
+
+def _against_gold(conn: sqlite3.Connection, fmt: str) -> int:
+    from store.activation import runs_against_gold
+
+    rows: list[dict[str, Any]] = [
+        {"run": s.run, "model": s.model, "active": "yes" if s.active else "candidate",
+         "decided_subjects": s.gold.n, "agreed": s.gold.agreed, "accuracy": s.gold.accuracy,
+         "kinds": " ".join(f"{k.kind}:{k.n}" for k in s.gold.kinds)}
+        for s in runs_against_gold(conn)]
+    if fmt == "table":
+        rows = [{**r, "accuracy": fmt_number(r["accuracy"]) if r["decided_subjects"]
+                 else "n/a (no decided subject)"} for r in rows]
+    emit(rows, ["run", "model", "active", "decided_subjects", "agreed", "accuracy", "kinds"],
+         fmt, numeric=("decided_subjects", "agreed"),
+         title="judge runs against the human labels (subjects both judged; best first)",
+         console=wide_console() if fmt == "table" else None)
+    return 0
+
+
+@runs.command(help="Activate a judge run: from now on it counts, subject by subject, above "
+                   "every run activated before it (a subject it judged with an error keeps "
+                   "another active run's valid verdict). Shows first its agreement with the "
+                   "human labels beside what counts now, its errors and every system's "
+                   "headline scores and rank before → after; asks for confirmation when it "
+                   "has errors or agrees with the humans less than what counts now.")
+@db_option
+@click.argument("run", help="the judge run's id (see `gavel runs`)")
+@click.option("--yes", "-y", "confirmed", is_flag=True,
+              help="activate without asking, whatever the preview says")
+@click.option("--preview", "only_preview", is_flag=True,
+              help="show what activating would change, change nothing")
+@format_option("table", "json")
+def activate(db: Path | None, run: str, confirmed: bool, only_preview: bool, fmt: str) -> int:
+    from store.activation import activate as make_active
+    from store.activation import preview
+
+    conn = open_db(db)
+    ensure_scores(conn)
+    seen = preview(conn, run)
+    _print_preview(seen, fmt)
+    if only_preview:
+        return 0
+    if seen.needs_confirmation and not confirmed:
+        print("gavel: activating needs a confirmation: " + "; ".join(seen.reasons),
+              file=sys.stderr)
+        if not sys.stdin.isatty() or not click.confirm("activate it anyway?", default=False,
+                                                       err=True):
+            print("nothing changed (run again with --yes to activate)", file=sys.stderr)
+            return 1
+    touched = make_active(conn, run, confirmed=True)
+    print(f"run {run} is active; current verdicts and scores recomputed for {len(touched)} "
+          "reports", file=sys.stderr)
+    return 0
+
+
+@runs.command(help="Retire a judge run: it stops counting (subjects fall back to the other "
+                   "active runs); its verdicts stay, and it can be activated again.")
+@db_option
+@click.argument("run", help="the judge run's id (see `gavel runs`)")
+def deactivate(db: Path | None, run: str) -> int:
+    conn = open_db(db)
+    ensure_scores(conn)
+    touched = set_active(conn, run, False)
+    print(f"run {run} no longer counts; current verdicts and scores recomputed for "
+          f"{len(touched)} reports", file=sys.stderr)
+    return 0
+
+
+def _print_preview(seen: ActivationPreview, fmt: str) -> None:
+    if fmt == "json":
+        emit([asdict(seen) | {"needs_confirmation": seen.needs_confirmation}], [], "json")
+        return
+    state = "already active" if seen.active else "a candidate"
+    print(f"run {seen.run} ({state}): {seen.judgments:,} verdicts on {seen.reports} reports, "
+          f"{seen.errors} errored")
+    print(f"  against the human labels: {_gold_line(seen.gold)}; what counts now on the same "
+          f"subjects: {_gold_line(seen.current)}")
+    console = wide_console()
+    if seen.gold.kinds:
+        emit([{"kind": k.kind, "n": k.n, "accuracy": fmt_number(k.accuracy.value),
+               "kappa": fmt_number(k.kappa.value) if k.kappa else "",
+               "errors": k.failed_a} for k in seen.gold.kinds],
+             ["kind", "n", "accuracy", "kappa", "errors"], "table",
+             title="the run against the human labels, per kind", numeric=("n", "errors"),
+             console=console)
+        for k in seen.gold.kinds:
+            if k.confusion is not None and k.n:
+                labels = [str(label) for label in k.confusion.labels]
+                emit([{"run ↓ / human →": labels[i],
+                       **{labels[j]: k.confusion.counts[i][j] for j in range(len(labels))}}
+                      for i in range(len(labels))], ["run ↓ / human →", *labels], "table",
+                     title=f"{k.kind}: run × human", numeric=labels, console=console)
+    moved = [c for c in seen.changes if c.before != c.after or c.rank_before != c.rank_after]
+    emit([{"system": c.system, "metric": c.metric, "variant": c.variant,
+           "before": fmt_number(c.before), "after": fmt_number(c.after),
+           "delta": fmt_delta(None if c.before is None or c.after is None
+                              else c.after - c.before),
+           "rank": _rank(c.rank_before, c.rank_after)} for c in moved],
+         ["system", "metric", "variant", "before", "after", "delta", "rank"], "table",
+         title=f"headline scores that would change ({len(moved)} of {len(seen.changes)})",
+         numeric=("before", "after", "delta"), console=console)
+
+
+def _gold_line(gold: GoldAgreement) -> str:
+    if not gold.n:
+        return "no decided subject to compare"
+    return f"{gold.agreed}/{gold.n} agree ({fmt_number(gold.accuracy)})"
+
+
+def _rank(before: int | None, after: int | None) -> str:
+    if before == after:
+        return "" if before is None else f"#{before}"
+    return f"#{before} → #{after}"
+
+
+def _metrics(names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``FRAMEWORK.METRIC`` (a bare name is DailyReport's), else every headline metric."""
+    if names:
+        out = []
+        for name in names:
+            framework, dot, metric = name.partition(".")
+            out.append((framework, metric) if dot else ("cascade", name))
+        return out
+    return [(name, metric) for name, fw in frameworks().items()
+            for metric in [m.name for m in fw.metrics if m.headline]
+            + list(EXTRA_METRICS.get(name, ()))]
+
+
+@click.command(help="Verdict agreement and score differences between judge runs, and the mean "
+               "± sd of system scores over them, on the reports every run judged.")
+@db_option
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...",
+                help="two or more judge run ids")
+@click.option("--metric", "metrics", multiple=True,
+              help="system metric to compare (repeatable; default: headline metrics, "
+                   "SubTaskPass and Refer_Claim_Consistency)")
+@click.option("--std", type=click.Choice(tuple(STD_CHOICES)), default=DEFAULT_STD,
+              help="sample (n-1, default) or population (n) standard deviation")
+@click.option("--variant", type=click.Choice(("judge", "adjudicated")), default="judge",
+              help="score each run from its own values (default) or with human decisions")
+@format_option("table", "json")
+def compare(db: Path | None, run_ids: tuple[str, ...], metrics: tuple[str, ...], std: str,
+            variant: str, fmt: str) -> int:
+    check_runs(run_ids)
+    conn = open_db(db)
+    found = compare_runs(conn, run_ids, _metrics(metrics),
+                         "adjudicated" if variant == "adjudicated" else "judge", std)
+    if fmt == "json":
+        emit([{"runs": found.runs, "reports": found.reports, "variant": found.variant,
+               "std": found.std, "agreement": [asdict(a) for a in found.agreement],
+               "confusion": [{"kind": k, "labels": list(m.labels), "counts": m.counts}
+                             for k, m in found.confusion],
+               "score_differences": [asdict(d) for d in found.differences],
+               "robustness": [asdict(s) for s in found.robustness]}], [], "json")
+        return 0
+    console = wide_console()
+    emit([{**asdict(a), **{k: fmt_number(getattr(a, k))
+                           for k in ("accuracy", "kappa", "weighted_kappa")}}
+          for a in found.agreement],
+         ["a", "b", "kind", "n", "accuracy", "kappa", "weighted_kappa", "only_a", "only_b",
+          "errors_a", "errors_b"], "table",
+         title="verdict agreement between runs (items both judged; errors left out)",
+         numeric=("n", "accuracy", "kappa", "weighted_kappa", "only_a", "only_b"),
+         console=console)
+    for kind, matrix in found.confusion:
+        labels = [str(label) for label in matrix.labels]
+        rows: list[dict[str, Any]] = [
+            {"a \\ b": labels[i], **{labels[j]: matrix.counts[i][j] for j in range(len(labels))}}
+            for i in range(len(labels))]
+        emit(rows, ["a \\ b", *labels], "table", title=f"{kind}: a in rows, b in columns",
+             numeric=labels, console=console)
+    if found.differences:
+        emit([{"system": d.system, "metric": d.metric, "a": fmt_number(d.a),
+               "b": fmt_number(d.b), "delta": fmt_delta(d.delta)} for d in found.differences],
+             ["system", "metric", "a", "b", "delta"], "table",
+             title=f"system scores, {variant} variant, {found.reports} reports both judged",
+             numeric=("a", "b", "delta"), console=console)
+    emit([{"system": s.system, "metric": s.metric,
+           "mean ± sd": f"{fmt_number(s.mean)} ± {fmt_number(s.sd)}", "runs": s.runs}
+          for s in found.robustness], ["system", "metric", "mean ± sd", "runs"], "table",
+         title=f"robustness over {len(run_ids)} runs ({std} standard deviation, "
+         f"{found.reports} reports every run judged)", numeric=("runs",), console=console)
+    return 0

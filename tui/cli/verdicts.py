@@ -1,0 +1,49 @@
+"""``gavel verdicts``: judgments with the judge's value beside the effective one."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from reviewer.registry import verdict_kinds
+from store.queries import verdict_rows
+from tui.cli.options import db_option, format_option, open_db
+from tui.cli.output import emit
+
+
+@click.command(help="List judgments with the judge's value, the effective value (the latest "
+               "live human decision, else the judge's) and whether a human decided. Exits 1 "
+               "when none match.")
+@db_option
+@click.option("--report", default=None, help="report id")
+@click.option("--kind", default=None, help="verdict kind (ins, rat, claim, consistency, …)")
+@click.option("--undecided", is_flag=True, help="only those no human decided")
+@click.option("--differs", is_flag=True, help="only those where human ≠ judge")
+@click.option("--all-runs", is_flag=True, help="include non-current judge runs")
+@format_option()
+def verdicts(db: Path | None, report: str | None, kind: str | None, undecided: bool,
+             differs: bool, all_runs: bool, fmt: str) -> int:
+    conn = open_db(db)
+    rows = verdict_rows(conn, report=report, kind=kind, undecided=undecided, differs=differs,
+                        include_stale=all_runs)
+    kinds = verdict_kinds()
+    records = [
+        {
+            "id": r.id, "report": r.report, "kind": r.kind, "subject": r.subject,
+            "judge_value": r.judge_value, "value": r.value,
+            "decided": r.status or "", "scale": kinds[r.kind].scale.name if r.kind in kinds else "",
+            "run": r.run, "error": r.error,
+        }
+        for r in rows
+    ]
+    columns = ["id", "report", "kind", "subject", "judge_value", "value", "decided", "scale",
+               "run"]
+    if fmt == "table":
+        columns = columns[:-1]
+        if not records:
+            print("no verdicts match", file=sys.stderr)
+            return 1
+    emit(records, columns + (["error"] if fmt != "table" else []), fmt, numeric=("id",))
+    return 0

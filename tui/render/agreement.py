@@ -1,0 +1,189 @@
+"""The agreement report as Rich renderables: what ``gavel agreement`` prints and the
+workstation's agreement screen shows, built once from :func:`store.agreement.agreement`'s data.
+
+Confusion matrices are coloured (agreement on the diagonal green, disagreement red, the darker
+the more items) so that where a judge goes wrong shows at a glance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from reviewer.adjudication import SIDES_MARKER
+from reviewer.agreement import (
+    AlphaResult,
+    BootstrapCI,
+    ChanceCorrected,
+    ConfusionMatrix,
+    Estimate,
+)
+from reviewer.registry import get_kind
+from store.agreement import AgreementReport
+from tui.render.tables import data_table, fmt_number, subject_name
+
+DISAGREEMENTS_SHOWN = 10
+"""Disagreeing items listed per group unless asked for more (a negative limit lists all)."""
+
+
+def agreement_renderables(report: AgreementReport,
+                          limit: int = DISAGREEMENTS_SHOWN) -> list[RenderableType]:
+    """Every table of the report, in reading order; ``limit`` disagreements per group (all
+    when negative). An empty report gives an empty list."""
+    out: list[RenderableType] = []
+    out += _judge_human(report, limit)
+    out += _reviewers(report)
+    out += _ratings(report)
+    return out
+
+
+def _judge_human(report: AgreementReport, limit: int) -> list[RenderableType]:
+    if not report.judge_human:
+        return []
+    rows = []
+    for g in report.judge_human:
+        row: dict[str, Any] = {
+            "framework": g.framework, "dimension": g.dimension or "—", "kind": g.kind,
+            "run": f"{g.run} ({g.model})", "n": g.n,
+            "disagree": len(g.disagreements),
+        }
+        if g.categorical is not None:
+            c = g.categorical
+            row.update(accuracy=_ci(c.accuracy), kappa=_ci(c.kappa),
+                       weighted=_ci(c.weighted_kappa), ac1=_value(c.ac1))
+        elif g.continuous is not None:
+            m = g.continuous
+            row.update(accuracy=_value(m.exact), kappa=f"MAE {_value(m.mae)}",
+                       weighted=f"r {_value(m.pearson)}", ac1=f"ρ {_value(m.spearman)}")
+        if g.judge_failed:
+            row["disagree"] = f"{len(g.disagreements)} (+{g.judge_failed} judge failed)"
+        rows.append(row)
+    out: list[RenderableType] = [data_table(
+        rows, ["framework", "dimension", "kind", "run", "n", "accuracy", "kappa", "weighted",
+               "ac1", "disagree"],
+        title=f"Judge vs human (effective human decision; 95% bootstrap CI, "
+              f"{report.n_resamples} resamples; weighted = quadratic κ, ordinal scales)",
+        numeric=("n",))]
+    for g in report.judge_human:
+        where = f"{g.framework} · {g.kind}" + (f" · {g.dimension}" if g.dimension
+                                               and g.dimension != g.kind else "")
+        if g.categorical is not None:
+            out.append(confusion_table(g.categorical.confusion,
+                                       f"{where} · {g.run}: judge × human", "judge", "human",
+                                       _label_for(g.kind)))
+        shown = g.disagreements if limit < 0 else g.disagreements[:limit]
+        if shown:
+            out.append(data_table(
+                [{"id": d.judgment_id, "report": d.report, "subject": subject_name(d.subject),
+                  "judge": d.judge, "human": d.human, "status": d.status, "by": d.decided_by,
+                  "reason": d.reason or "", "rationale": _own_words(d.rationale)}
+                 for d in shown],
+                ["id", "report", "subject", "judge", "human", "status", "by", "reason",
+                 "rationale"],
+                title=f"{where} · {g.run}: disagreements ({len(shown)} of "
+                      f"{len(g.disagreements)})",
+                numeric=("id",)))
+    return out
+
+
+def _reviewers(report: AgreementReport) -> list[RenderableType]:
+    if not report.reviewers:
+        return []
+    groups = data_table(
+        [{"framework": r.framework, "kind": r.kind, "level": r.stats.level,
+          "reviewers": ", ".join(r.stats.reviewers), "items": r.stats.n_items,
+          "differ": r.differing, "alpha": _value(r.stats.alpha), "ac1": _value(r.stats.ac1)}
+         for r in report.reviewers],
+        ["framework", "kind", "level", "reviewers", "items", "differ", "alpha", "ac1"],
+        title="Reviewer vs reviewer (items decided by ≥ 2 reviewers; "
+              "Krippendorff's α at the scale's level, Gwet's AC1)",
+        numeric=("items", "differ", "alpha", "ac1"))
+    pairs = data_table(
+        [{"kind": r.kind, "a": p.a, "b": p.b, "n": p.n, "agreement": _value(p.accuracy),
+          "kappa": _value(p.kappa) if p.kappa else "",
+          "weighted": _value(p.weighted_kappa) if p.weighted_kappa else "",
+          "pearson": _value(p.pearson) if p.pearson else ""}
+         for r in report.reviewers for p in r.stats.pairs],
+        ["kind", "a", "b", "n", "agreement", "kappa", "weighted", "pearson"],
+        title="Reviewer pairs (Cohen's κ; weighted = quadratic)",
+        numeric=("n", "agreement", "kappa", "weighted", "pearson"))
+    return [groups, pairs]
+
+
+def _ratings(report: AgreementReport) -> list[RenderableType]:
+    if not report.ratings:
+        return []
+    out: list[RenderableType] = [data_table(
+        [{"metric": f"{r.framework}.{r.metric}", "variant": r.variant, "pairs": r.n,
+          "reports": r.reports, "raters": ", ".join(r.raters),
+          "accuracy": _ci(r.comparison.accuracy),
+          "weighted kappa": _ci(r.comparison.weighted_kappa),
+          "kappa": _ci(r.comparison.kappa)}
+         for r in report.ratings],
+        ["metric", "variant", "pairs", "reports", "raters", "accuracy", "weighted kappa",
+         "kappa"],
+        title="Computed report level vs reviewers' overall 1–4 ratings "
+              "(DailyReport §5.5: quadratic-weighted κ, paper 0.859)",
+        numeric=("pairs", "reports"))]
+    for r in report.ratings:
+        out.append(confusion_table(r.comparison.confusion,
+                                   f"{r.framework}.{r.metric} ({r.variant}) × overall rating",
+                                   r.metric, "rating", str))
+    return out
+
+
+def confusion_table(matrix: ConfusionMatrix, title: str, rows: str, columns: str,
+                    label: Callable[[str], str]) -> Table:
+    names = [label(str(code)) for code in matrix.labels]
+    table = Table(title=title, header_style="bold")
+    table.add_column(f"{rows} ↓ / {columns} →")
+    for name in names:
+        table.add_column(Text(name), justify="right")
+    table.add_column("total", justify="right", style="bold")
+    peak = max((c for row in matrix.counts for c in row), default=0) or 1
+    for i, (name, counts) in enumerate(zip(names, matrix.counts, strict=True)):
+        cells = []
+        for j, count in enumerate(counts):
+            if count == 0:
+                cells.append(Text("0", style="dim"))
+                continue
+            strong = count / peak >= 0.5
+            hue = "green" if i == j else "red"
+            cells.append(Text(str(count), style=f"bold white on {hue}" if strong else hue))
+        table.add_row(Text(name), *cells, Text(str(sum(counts))))
+    totals = [Text(str(sum(row[j] for row in matrix.counts))) for j in range(len(names))]
+    table.add_row(Text("total", style="bold"), *totals, Text(str(matrix.n)))
+    return table
+
+
+def _ci(ci: BootstrapCI | None) -> str:
+    if ci is None or ci.estimate is None:
+        return "n/a" if ci is not None else ""
+    if ci.lower is None or ci.upper is None:
+        return f"{ci.estimate:.3f}"
+    return f"{ci.estimate:.3f} [{ci.lower:.2f}, {ci.upper:.2f}]"
+
+
+def _value(stat: Estimate | ChanceCorrected | AlphaResult | None) -> str:
+    if stat is None:
+        return ""
+    return fmt_number(stat.value)
+
+
+def _own_words(rationale: str) -> str:
+    """An adjudication's rationale without the sides note it carries (shown elsewhere)."""
+    own, marker, _ = rationale.partition(SIDES_MARKER)
+    return own.strip() + (" [resolves a conflict]" if marker else "")
+
+
+def _label_for(kind_name: str) -> Callable[[str], str]:
+    """Codes with their scale's label where it says more (``1 (supported)``)."""
+    kind = get_kind(kind_name)
+    if kind is None:
+        return str
+    return lambda code: code if kind.scale.label_of(code) == code else \
+        f"{code} ({kind.scale.label_of(code)})"
