@@ -215,18 +215,19 @@ class Loader:
             if cites is None:
                 cites = self._cites[where_claim.citations] = json.dumps(
                     list(where_claim.citations))
+            # The subtask the claim is placed in: its own, else its criterion's (resolved by
+            # the checker), so claims linked only through their fac rubric count for it.
+            subtask = subtasks[where_claim.subtask] if where_claim.subtask is not None else None
+            if subtask is not None:
+                self._claim_subtask[kid] = subtask
             self._add("claim", (
-                kid, rid, claim.id, ordinal,
-                subtasks[claim.subtask] if claim.subtask is not None else None,
+                kid, rid, claim.id, ordinal, subtask,
                 criteria[claim.criterion] if claim.criterion is not None else None,
                 claim.fact, claim.extract or claim.fact,
                 span[0] if span else None, span[1] if span else None,
                 cites, claim.url, _dumps(claim.metadata),
             ))
         self._report[report.id] = (rid, report.task, claims)
-        for claim in report.claims:
-            if claim.subtask is not None:
-                self._claim_subtask[claims[claim.id]] = subtasks[claim.subtask]
 
     def source(self, source: Source, where: Where) -> None:
         digest = self.checker.source(source, where)

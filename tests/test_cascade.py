@@ -6,10 +6,29 @@ not taken from the code.
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
+from reviewer.errors import InputError
+from reviewer.judge.pipeline import ReportOutcome
+from reviewer.models import (
+    Bundle,
+    Claim,
+    Criterion,
+    JudgeRun,
+    Judgment,
+    Report,
+    Subtask,
+    Suite,
+    System,
+    Task,
+)
 from reviewer.scoring.cascade import FRAMEWORK, OPTIONS, user_pref
 from reviewer.scoring.registry import resolve_options
+from store.importer import import_bundle
+from store.runs import create_run, load_jobs, write_outcome
+from store.scores import rebuild_scores
 from tests.builders import cascade_input
 
 DEFAULTS = resolve_options(FRAMEWORK, {})
@@ -220,3 +239,91 @@ def test_a_report_can_have_higher_userpref_with_lower_subtask_pass() -> None:
     sm = FRAMEWORK.score_report(many, "judge", DEFAULTS)
     assert si["UserPref"] > sm["UserPref"]
     assert si["SubTaskPass"] < sm["SubTaskPass"]
+
+
+# -- claims, subtasks and their fac rubric (issue 19) -----------------------------------------
+
+def _one_subtask_bundle(claims: list[dict[str, object]], verdicts: dict[str, str],
+                        suite: str = "linked") -> Bundle:
+    """One task with one P0 subtask (ins + fac rubric); one report with the given claims,
+    ins judged 1 and each claim of ``verdicts`` judged as given."""
+    task = Task(id="t1", prompt="p", subtasks=[Subtask(id="s1", text="x", importance="P0")],
+                criteria=[Criterion(id="s1-ins", subtask="s1", framework="cascade",
+                                    dimension="ins", text="a"),
+                          Criterion(id="s1-fac", subtask="s1", framework="cascade",
+                                    dimension="fac", text="b")])
+    markdown = "Riders took 4.2 million trips [1]. The network has 310 stations [1].\n"
+    report = Report(id="r1", task="t1", system="a", markdown=markdown,
+                    claims=[Claim.model_validate(c) for c in claims])
+    judgments = [Judgment(run="j", report="r1", kind="ins", criterion="s1-ins", value=1)]
+    judgments += [Judgment(run="j", report="r1", kind="claim", claim=k, value=v)
+                  for k, v in verdicts.items()]
+    return Bundle(suite=Suite(id=suite, name=suite, frameworks=["cascade"]), tasks=[task],
+                  systems=[System(id="a")], reports=[report],
+                  runs=[JudgeRun(id="j", model="m", created_at="2026-11-01T00:00:00Z")],
+                  judgments=judgments)
+
+
+def _report_scores(conn: sqlite3.Connection, report: str = "r1",
+                   variant: str = "judge") -> dict[str, float | None]:
+    return {metric: value for metric, value in conn.execute(
+        """SELECT s.metric, s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id
+           WHERE r.ext_id = ? AND s.framework = 'cascade' AND s.variant = ?""",
+        (report, variant))}
+
+
+LINKED = [{"id": "c1", "criterion": "s1-fac", "fact": "Riders took 4.2 million trips"},
+          {"id": "c2", "criterion": "s1-fac", "fact": "The network has 310 stations"}]
+
+
+def test_claims_linked_through_their_fac_rubric_count_for_its_subtask(
+    conn: sqlite3.Connection,
+) -> None:
+    # Both claims name only their fac criterion (App. C: each claim answers one accuracy
+    # question). fac_1 = 1 correct / 2 claims = 0.5; Fac = 1·1·0.5 / 1·1 = 0.5;
+    # o_1 = ins·fac = 0.5 → c0 = 0.5, c1 = 1 (no P1, no group), v1, v2 vacuous → UserPref 3.
+    # Before: the claims belonged to no subtask, fac_1 = 0 (empty), NeedsReview 1, UserPref 1.
+    import_bundle(conn, _one_subtask_bundle(LINKED, {"c1": "correct", "c2": "incorrect"}), "h")
+    rebuild_scores(conn)
+    s = _report_scores(conn)
+    assert (s["Fac"], s["NeedsReview"], s["UserPref"]) == (0.5, 0.0, 3.0)
+    # The placement is stored: the claims and their verdicts name subtask s1.
+    assert {sub for (sub,) in conn.execute("SELECT DISTINCT subtask_id FROM claim")} == {1}
+    assert {sub for (sub,) in conn.execute(
+        "SELECT DISTINCT subtask_id FROM judgment WHERE kind = 'claim'")} == {1}
+
+
+def test_a_claim_whose_subtask_and_criterion_disagree_is_refused(
+    conn: sqlite3.Connection,
+) -> None:
+    bundle = _one_subtask_bundle(LINKED, {})
+    bundle.tasks[0].subtasks.append(Subtask(id="s2", text="y", importance="P1"))
+    bundle.reports[0].claims[1] = Claim(id="c2", subtask="s2", criterion="s1-fac",
+                                        fact="The network has 310 stations")
+    with pytest.raises(InputError) as caught:
+        import_bundle(conn, bundle, "h")
+    assert caught.value.field == "claims.1.criterion"
+    assert "belongs to subtask 's1'" in str(caught.value)
+    assert conn.execute("SELECT count(*) FROM claim").fetchone()[0] == 0
+
+
+def test_a_judge_run_places_claims_named_by_criterion_in_its_subtask(
+    conn: sqlite3.Connection,
+) -> None:
+    import_bundle(conn, _one_subtask_bundle(LINKED, {"c1": "correct", "c2": "incorrect"}), "h")
+    rebuild_scores(conn)
+    # A database imported before claims were placed through their criterion has no subtask
+    # on such claims: the judge's view of the report still places them.
+    conn.execute("UPDATE claim SET subtask_id = NULL")
+    job = load_jobs(conn, [1])[0].job
+    assert [c.subtask for c in job.report.claims] == ["s1", "s1"]
+    rows = create_run(conn, [1], JudgeRun(id="g", model="m", created_at="2026-11-02T00:00:00Z"))
+    claim = Claim(id="jc1", criterion="s1-fac", fact="Riders took 4.2 million trips",
+                  citations=[1], metadata={"gavel_judge_run": "g"})
+    judgment = Judgment(run="g", report="r1", kind="consistency", claim="jc1", ref=1,
+                        value="support")
+    write_outcome(conn, rows[1], 1, ReportOutcome("r1", [judgment], [claim]))
+    assert conn.execute("SELECT subtask_id FROM claim WHERE ext_id = 'jc1'").fetchone() == (1,)
+    assert conn.execute("SELECT subtask_id FROM judgment WHERE kind = 'consistency'"
+                        ).fetchone() == (1,)
+    assert [c.subtask for c in load_jobs(conn, [1])[0].job.report.claims] == ["s1"]  # jc1

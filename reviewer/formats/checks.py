@@ -37,6 +37,9 @@ from reviewer.scoring.registry import VerdictKind, frameworks, verdict_kinds
 class ResolvedClaim:
     span: tuple[int, int] | None
     citations: tuple[int, ...]
+    subtask: str | None = None
+    """The subtask the claim belongs to: its own ``subtask``, else its ``criterion``'s (a claim
+    answers "only one most matching accuracy question", DailyReport App. C)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,7 @@ class BundleChecker:
                 )
         self.suite = suite
         self._kinds: dict[str, VerdictKind] = verdict_kinds()
-        self._tasks: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._tasks: dict[str, tuple[frozenset[str], dict[str, str | None]]] = {}
         self._systems: set[str] = set()
         self._reports: dict[str, tuple[str, frozenset[str], frozenset[int]]] = {}
         self._pairs: set[tuple[str, str]] = set()
@@ -105,7 +108,7 @@ class BundleChecker:
                     f"criteria.{i}.framework",
                 )
         self._tasks[task.id] = (
-            frozenset(s.id for s in task.subtasks), frozenset(c.id for c in task.criteria),
+            frozenset(s.id for s in task.subtasks), {c.id: c.subtask for c in task.criteria},
         )
 
     def system(self, system: System, where: Where) -> None:
@@ -138,9 +141,18 @@ class BundleChecker:
             if claim.subtask is not None and claim.subtask not in subtasks:
                 raise _err(where, f"claim {claim.id} names unknown subtask {claim.subtask!r}",
                            f"claims.{j}.subtask")
-            if claim.criterion is not None and claim.criterion not in criteria:
-                raise _err(where, f"claim {claim.id} names unknown criterion "
-                           f"{claim.criterion!r}", f"claims.{j}.criterion")
+            subtask = claim.subtask
+            if claim.criterion is not None:
+                if claim.criterion not in criteria:
+                    raise _err(where, f"claim {claim.id} names unknown criterion "
+                               f"{claim.criterion!r}", f"claims.{j}.criterion")
+                linked = criteria[claim.criterion]
+                if subtask is None:
+                    subtask = linked
+                elif linked is not None and linked != subtask:
+                    raise _err(where, f"claim {claim.id} names subtask {subtask!r} but its "
+                               f"criterion {claim.criterion!r} belongs to subtask {linked!r}",
+                               f"claims.{j}.criterion")
             span: tuple[int, int] | None
             if claim.span is not None:
                 if claim.span[1] > len(markdown):
@@ -157,7 +169,7 @@ class BundleChecker:
                 cites = citations_near(markdown, span[0], span[1])
             else:
                 cites = ()
-            claims.append(ResolvedClaim(span, cites))
+            claims.append(ResolvedClaim(span, cites, subtask))
         self._reports[report.id] = (
             report.task, frozenset(c.id for c in report.claims), frozenset(r[0] for r in refs),
         )
