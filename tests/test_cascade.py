@@ -25,6 +25,7 @@ from reviewer.models import (
     Task,
 )
 from reviewer.scoring.cascade import FRAMEWORK, OPTIONS, user_pref
+from reviewer.scoring.inputs import ClaimIn, ReportInput, VerdictIn
 from reviewer.scoring.registry import resolve_options
 from store.importer import import_bundle
 from store.runs import create_run, load_jobs, write_outcome
@@ -327,3 +328,73 @@ def test_a_judge_run_places_claims_named_by_criterion_in_its_subtask(
     assert conn.execute("SELECT subtask_id FROM judgment WHERE kind = 'consistency'"
                         ).fetchone() == (1,)
     assert [c.subtask for c in load_jobs(conn, [1])[0].job.report.claims] == ["s1"]  # jc1
+
+
+def _claim(report: ReportInput, subtask: int | None, value: str | None, *, cid: int,
+           criterion: int | None = None, origin: str | None = None, cited: bool = True,
+           judged: bool = True) -> None:
+    """Add an extracted claim to a built report, with a claim verdict unless ``judged`` is
+    False (``value`` None with ``judged``: a verdict whose judge call failed)."""
+    claim = ClaimIn(cid, subtask, criterion, (1,) if cited else ())
+    if origin is not None:
+        claim.origin = origin
+    report.claims.append(claim)
+    if judged:
+        report.verdicts.append(VerdictIn(cid + 1, 1, "claim", subtask, None, cid, None, None,
+                                         value, value, None if value else "judge error"))
+
+
+def test_eq6_denominator_is_every_extracted_claim_judged_or_not() -> None:
+    # One P0 subtask, ins 1, fac rubric; claims: one judged correct, one extracted but never
+    # judged. fac = 1 verified correct / 2 extracted = 0.5 (Eq. 6); o = 0.5 → c0 = 0.5,
+    # c1 = 1 → UserPref 3, flagged for review. Before: fac 1.0, UserPref 4, no flag.
+    report = cascade_input([("P0", None, 1.0, 1.0, None)])
+    sid = report.subtasks[0].id
+    _claim(report, sid, None, cid=500, judged=False)
+    s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert (s["Fac"], s["UserPref"], s["NeedsReview"]) == (0.5, 3.0, 1.0)
+    # The claim-based trace metrics count it too: 2 claims, both cited, 1 correct.
+    assert (s["Reference_Ratio"], s["Reference_Support"]) == (1.0, 0.5)
+
+
+def test_a_failed_claim_verdict_counts_like_an_unjudged_claim() -> None:
+    # Same subtask, the second claim's verdict errored (no value): not verified correct,
+    # in the denominator (as before) and now flagged like an unjudged claim.
+    report = cascade_input([("P0", None, 1.0, 1.0, None)])
+    _claim(report, report.subtasks[0].id, None, cid=500)
+    s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert (s["Fac"], s["UserPref"], s["NeedsReview"]) == (0.5, 3.0, 1.0)
+
+
+def test_claims_of_a_judge_run_without_factuality_verdicts_stay_out_of_eq6() -> None:
+    # A Gavel judge run re-extracts claims (origin "g") for consistency and rationality but
+    # never judges their factuality: fac stays the imported claims' 1/1, no flag.
+    report = cascade_input([("P0", None, 1.0, 1.0, None)])
+    _claim(report, report.subtasks[0].id, None, cid=500, origin="g", judged=False)
+    s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert (s["Fac"], s["UserPref"], s["NeedsReview"]) == (1.0, 4.0, 0.0)
+    # Were factuality verdicts in force on that run's claims only, its claims would count
+    # and the imported ones would not: here the run judged its claim incorrect.
+    report.verdicts = [v for v in report.verdicts if v.kind != "claim"]
+    report.verdicts.append(VerdictIn(999, 1, "claim", None, None, 500, None, None,
+                                     "incorrect", "incorrect"))
+    s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert (s["Fac"], s["NeedsReview"]) == (0.0, 0.0)
+
+
+def test_scoring_places_claims_through_their_criterion(conn: sqlite3.Connection) -> None:
+    # A database imported before the placement was stored (claim and verdict rows without a
+    # subtask) scores the same: the scorer places a claim through its criterion.
+    import_bundle(conn, _one_subtask_bundle(LINKED, {"c1": "correct", "c2": "incorrect"}), "h")
+    conn.execute("UPDATE claim SET subtask_id = NULL")
+    conn.execute("UPDATE judgment SET subtask_id = NULL WHERE kind = 'claim'")
+    rebuild_scores(conn)
+    s = _report_scores(conn)
+    assert (s["Fac"], s["NeedsReview"], s["UserPref"]) == (0.5, 0.0, 3.0)
+
+
+def test_the_store_reads_claim_origins_under_the_judge_runs_key() -> None:
+    from reviewer.judge.pipeline import RUN_CLAIM_KEY
+    from store.inputs import RUN_CLAIM_KEY as STORE_KEY
+
+    assert STORE_KEY == RUN_CLAIM_KEY

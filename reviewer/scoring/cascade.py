@@ -93,7 +93,8 @@ METRICS = (
         "Refer-claim consistency",
         description="share of claim×reference pairs judged support",
     ),
-    Metric("NeedsReview", "Needs review", digits=0, description="reports with an empty fac"),
+    Metric("NeedsReview", "Needs review", digits=0,
+           description="reports with a fac subtask without claims or a claim without a verdict"),
     Metric("Fac_na", "Fac n/a", digits=0, description="reports where Fac is undefined"),
     Metric("Rat_na", "Rat n/a", digits=0, description="reports where Rat is undefined"),
 )
@@ -138,10 +139,13 @@ _NUMERIC = {c.code: c.numeric for c in TERNARY.choices}
 
 @dataclass(frozen=True, slots=True)
 class _TaskShape:
-    """Which dimensions each subtask has: shared by every report of a task."""
+    """Which dimensions each subtask has, and which subtask each criterion belongs to (a claim
+    that names only its fac rubric belongs to that rubric's subtask): shared by every report
+    of a task."""
 
     has_fac: frozenset[int]
     has_rat: frozenset[int]
+    linked: dict[int, int]
 
 
 _SHAPES: dict[int, tuple[object, _TaskShape]] = {}
@@ -157,31 +161,88 @@ def _shape(report: ReportInput) -> _TaskShape:
                     if c.dimension == "fac" and c.subtask_id is not None)
     rat = frozenset(c.subtask_id for c in report.criteria
                     if c.dimension == "rat" and c.subtask_id is not None)
-    shape = _TaskShape(fac, rat)
+    linked = {c.id: c.subtask_id for c in report.criteria if c.subtask_id is not None}
+    shape = _TaskShape(fac, rat, linked)
     if len(_SHAPES) > 100_000:
         _SHAPES.clear()
     _SHAPES[report.task_id] = (report.criteria, shape)
     return shape
 
 
-def subtask_scores(
-    report: ReportInput, variant: Variant, options: Mapping[str, str]
-) -> tuple[list[SubtaskScore], bool]:
-    """ins_k, fac_k, rat_k and o_k for every subtask; also whether any fac_k was empty."""
-    how = options["several_criteria"]
-    shape = _shape(report)
+@dataclass(slots=True)
+class _Claims:
+    """One pass over a report's extracted claims: Eq. 6's counts per subtask and the counts
+    behind the claim-based trace metrics (Fig. 4 / Table 6)."""
+
+    total: dict[int | None, int]
+    correct: dict[int | None, int]
+    unjudged: int
+    claims: int
+    claims_ref: int
+    correct_ref: int
+    correct_noref: int
+
+
+def _count_claims(report: ReportInput, shape: _TaskShape, values: dict[int | None, str | None]
+                  ) -> _Claims:
+    """Every extracted claim counts, judged or not (Eq. 6: "the proportion of verified correct
+    claims among all extracted claims"): a claim without a verdict, or whose verdict failed,
+    is not verified correct. A claim belongs to its subtask, else to its criterion's.
+
+    "Extracted claims" are those of the extraction the factuality verdicts judged: claims a
+    Gavel judge run extracted (which judges consistency and rationality, never factuality) do
+    not join the denominator unless a factuality verdict in force is on one of them.
+    """
+    claims = report.claims
+    counted: set[str | None] | None = None
+    if any(c.origin is not None for c in claims):
+        counted = {c.origin for c in claims if c.id in values} or {None}
+    linked = shape.linked
+    total: dict[int | None, int] = defaultdict(int)
+    correct: dict[int | None, int] = defaultdict(int)
+    unjudged = n = claims_ref = correct_ref = correct_noref = 0
+    for claim in claims:
+        if counted is not None and claim.origin not in counted:
+            continue
+        sub = claim.subtask_id
+        if sub is None and claim.criterion_id is not None:
+            sub = linked.get(claim.criterion_id)
+        value = values.get(claim.id)
+        ok = value == "correct"
+        total[sub] += 1
+        n += 1
+        if ok:
+            correct[sub] += 1
+        elif value is None:
+            unjudged += 1
+        if claim.citations or claim.url is not None:
+            claims_ref += 1
+            correct_ref += ok
+        else:
+            correct_noref += ok
+    return _Claims(total, correct, unjudged, n, claims_ref, correct_ref, correct_noref)
+
+
+@dataclass(slots=True)
+class _Verdicts:
+    ins: dict[int | None, list[float]]
+    rat: dict[int | None, list[float]]
+    claims: _Claims
+    pairs: int
+    pairs_support: int
+
+
+def _read(report: ReportInput, variant: Variant) -> _Verdicts:
+    """One pass over the verdicts, one over the claims."""
     field = variant_field(variant)
     ins_vals: dict[int | None, list[float]] = defaultdict(list)
     rat_vals: dict[int | None, list[float]] = defaultdict(list)
-    claims_total: dict[int | None, int] = defaultdict(int)
-    claims_correct: dict[int | None, int] = defaultdict(int)
+    claim_values: dict[int | None, str | None] = {}
+    pairs = pairs_support = 0
     for verdict in report.verdicts:
         kind = verdict[2]
         if kind == "claim":
-            sub = verdict[3]
-            claims_total[sub] += 1
-            if verdict[field] == "correct":
-                claims_correct[sub] += 1
+            claim_values[verdict[5]] = verdict[field]  # type: ignore[assignment]
         elif kind == "ins":
             number = _NUMERIC.get(verdict[field])  # type: ignore[arg-type]
             if number is not None:
@@ -190,11 +251,31 @@ def subtask_scores(
             number = _NUMERIC.get(verdict[field])  # type: ignore[arg-type]
             if number is not None:
                 rat_vals[verdict[3]].append(number)
+        elif kind == "consistency":
+            pairs += 1
+            pairs_support += verdict[field] == "support"
+    claims = _count_claims(report, _shape(report), claim_values)
+    return _Verdicts(ins_vals, rat_vals, claims, pairs, pairs_support)
 
+
+def subtask_scores(
+    report: ReportInput, variant: Variant, options: Mapping[str, str]
+) -> tuple[list[SubtaskScore], bool]:
+    """ins_k, fac_k, rat_k and o_k for every subtask; also whether the report needs review
+    (a fac subtask without claims, or an extracted claim without a verdict)."""
+    return _subtasks(report, _read(report, variant), options)
+
+
+def _subtasks(report: ReportInput, read: _Verdicts, options: Mapping[str, str]
+              ) -> tuple[list[SubtaskScore], bool]:
+    how = options["several_criteria"]
+    shape = _shape(report)
+    ins_vals, rat_vals = read.ins, read.rat
+    claims_total, claims_correct = read.claims.total, read.claims.correct
     exclude_empty = options["empty_claims"] == "exclude"
     zero_missing = options["missing_dimension"] == "zero"
     out: list[SubtaskScore] = []
-    any_empty = False
+    needs_review = read.claims.unjudged > 0
     for subtask in report.subtasks:
         sid = subtask.id
         values = ins_vals.get(sid)
@@ -206,7 +287,7 @@ def subtask_scores(
             if total:
                 fac = claims_correct.get(sid, 0) / total
             else:
-                fac_empty = any_empty = True
+                fac_empty = needs_review = True
                 fac = None if exclude_empty else 0.0
         rat: float | None = None
         if sid in shape.has_rat:
@@ -223,7 +304,7 @@ def subtask_scores(
         passed = ins == 1.0 and (fac is None or fac == 1.0) and (rat is None or rat == 1.0)
         out.append(SubtaskScore(sid, subtask.importance, subtask.group, ins, fac, rat, o, passed,
                                 fac_empty))
-    return out, any_empty
+    return out, needs_review
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -285,7 +366,8 @@ class CascadeFramework:
     ) -> ReportScores:
         if not report.subtasks:
             return {}
-        subs, any_empty = subtask_scores(report, variant, options)
+        read = _read(report, variant)
+        subs, needs_review = _subtasks(report, read, options)
         n = len(subs)
         ins_sum = sum(s.ins for s in subs)
         fac_num = sum(s.ins * s.fac for s in subs if s.fac is not None)
@@ -294,7 +376,15 @@ class CascadeFramework:
         rat_den = sum(s.ins for s in subs if s.rat is not None)
         passed = sum(1 for s in subs if s.passed)
         trace = user_pref([(s.importance, s.group, s.o) for s in subs], options)
-        parts = _trace_parts(report, variant)
+        claims = read.claims
+        parts = {
+            "claims": claims.claims,
+            "claims_ref": claims.claims_ref,
+            "correct_ref": claims.correct_ref,
+            "correct_noref": claims.correct_noref,
+            "pairs": read.pairs,
+            "pairs_support": read.pairs_support,
+        }
         scores: ReportScores = {
             "UserPref": float(trace.level),
             "Ins": ins_sum / n,
@@ -307,7 +397,7 @@ class CascadeFramework:
                 parts["correct_noref"], parts["claims"] - parts["claims_ref"]
             ),
             "Refer_Claim_Consistency": _ratio(parts["pairs_support"], parts["pairs"]),
-            "NeedsReview": 1.0 if any_empty else 0.0,
+            "NeedsReview": 1.0 if needs_review else 0.0,
             "_n": float(n),
             "_ins_sum": ins_sum,
             "_fac_num": fac_num,
@@ -369,34 +459,6 @@ def _micro(reports: Sequence[ReportScores]) -> dict[str, Aggregate]:
         "Refer_Claim_Consistency": Aggregate(
             _ratio(total("_pairs_support"), total("_pairs")), int(total("_pairs"))
         ),
-    }
-
-
-def _trace_parts(report: ReportInput, variant: Variant) -> dict[str, int]:
-    """Counts behind the trace metrics (Fig. 4 / Table 6)."""
-    cited = {c.id for c in report.claims if c.citations or c.url is not None}
-    field = variant_field(variant)
-    claims = claims_ref = correct_ref = correct_noref = pairs = pairs_support = 0
-    for verdict in report.verdicts:
-        kind = verdict[2]
-        if kind == "claim":
-            claims += 1
-            correct = verdict[field] == "correct"
-            if verdict[5] in cited:
-                claims_ref += 1
-                correct_ref += correct
-            else:
-                correct_noref += correct
-        elif kind == "consistency":
-            pairs += 1
-            pairs_support += verdict[field] == "support"
-    return {
-        "claims": claims,
-        "claims_ref": claims_ref,
-        "correct_ref": correct_ref,
-        "correct_noref": correct_noref,
-        "pairs": pairs,
-        "pairs_support": pairs_support,
     }
 
 
