@@ -7,8 +7,11 @@ not taken from the code.
 from __future__ import annotations
 
 import sqlite3
+from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reviewer.errors import InputError
 from reviewer.judge.pipeline import ReportOutcome
@@ -398,3 +401,109 @@ def test_the_store_reads_claim_origins_under_the_judge_runs_key() -> None:
     from store.inputs import RUN_CLAIM_KEY as STORE_KEY
 
     assert STORE_KEY == RUN_CLAIM_KEY
+
+
+# -- Algorithm 1's thresholds are compared exactly (issue 19) ---------------------------------
+
+P0_FULL = ("P0", None, 1.0, 1.0, None)          # o = 1 → c0 = 1 where only c1 matters
+
+
+@pytest.mark.parametrize(
+    ("subtasks", "c0", "c1", "level"),
+    [
+        # c1 = mean(3/3, 4/10, 7/10) = 7/10 (floats: 0.6999999999999998); c0 = 1, v1, v2
+        # vacuous → c1 ≥ 0.7 holds → 3 (was 2).
+        ([P0_FULL, ("P1", None, 1.0, (3, 3), None), ("P1", None, 1.0, (4, 10), None),
+          ("P1", None, 1.0, (7, 10), None)], Fraction(1), Fraction(7, 10), 3),
+        # c0 = mean(2/3, 3/6, 1/3) = 1/2 (floats: 0.49999999999999994); c1 = 1 → 3 (was 2).
+        ([("P0", None, 1.0, (2, 3), None), ("P0", None, 1.0, (3, 6), None),
+          ("P0", None, 1.0, (1, 3), None), ("P1", None, 1.0, 1.0, None)],
+         Fraction(1, 2), Fraction(1), 3),
+        # Same c0 = 1/2 with c1 = 0.4: not (c0 < 0.5 ∧ c1 < 0.5) → 2 (was 1).
+        ([("P0", None, 1.0, (2, 3), None), ("P0", None, 1.0, (3, 6), None),
+          ("P0", None, 1.0, (1, 3), None), ("P1", None, 1.0, (4, 10), None)],
+         Fraction(1, 2), Fraction(2, 5), 2),
+        # c1 = mean(1/3, 4/9, 2/10, 2/9) = 3/10 (floats: 0.29999999999999993): c1 < 0.3 is
+        # false → 2 (was 1).
+        ([P0_FULL, ("P1", None, 1.0, (1, 3), None), ("P1", None, 1.0, (4, 9), None),
+          ("P1", None, 1.0, (2, 10), None), ("P1", None, 1.0, (2, 9), None)],
+         Fraction(1), Fraction(3, 10), 2),
+    ],
+)
+def test_thresholds_hold_when_c0_or_c1_equals_them_exactly(
+    subtasks: list[tuple[str, str | None, float, float | tuple[int, int] | None, float | None]],
+    c0: Fraction, c1: Fraction, level: int,
+) -> None:
+    s = FRAMEWORK.score_report(cascade_input(subtasks), "judge", DEFAULTS)
+    assert (s["_c0"], s["_c1"], s["UserPref"]) == (float(c0), float(c1), level)
+
+
+def test_user_pref_on_fractions_is_exact_on_both_sides_of_a_threshold() -> None:
+    below = Fraction(7, 10) - Fraction(1, 10**15)      # closer than any float step to 0.7
+    for c1, level in ((Fraction(7, 10), 3), (below, 2)):
+        trace = user_pref([("P0", None, Fraction(1)), ("P1", None, c1)], DEFAULTS)
+        assert trace.level == level
+
+
+def _oracle(subtasks: list[tuple[str, Fraction]]) -> int:
+    """Algorithm 1 in exact arithmetic for reports without P2(a) subtasks (v2 vacuously true,
+    the spec's default), written out again from the paper for the property below."""
+    s0 = [o for imp, o in subtasks if imp == "P0"]
+    s1 = [o for imp, o in subtasks if imp == "P1"]
+    c0 = sum(s0, Fraction(0)) / len(s0) if s0 else Fraction(1)
+    c1 = sum(s1, Fraction(0)) / len(s1) if s1 else Fraction(1)
+    if all(o == 1 for _, o in subtasks):
+        return 4
+    if c0 == 0 or c1 < Fraction(3, 10) or (c0 < Fraction(1, 2) and c1 < Fraction(1, 2)):
+        return 1
+    return 3 if c0 >= Fraction(1, 2) and all(o > 0 for o in s1) and c1 >= Fraction(7, 10) else 2
+
+
+@st.composite
+def _on_a_threshold(draw: st.DrawFn) -> tuple[list[tuple[str, str | None, float,
+                                                          tuple[int, int] | None, float | None]],
+                                              list[tuple[str, Fraction]], str, Fraction]:
+    """A report whose c0 or c1 is exactly 0.3, 0.5 or 0.7: the pooled subtasks (P0 for c0,
+    P1 for c1) have ins 1 and a fac of c_k / t_k claims with Σ c_k / t_k = m · target; the
+    other subtasks are arbitrary."""
+    target = draw(st.sampled_from([Fraction(3, 10), Fraction(1, 2), Fraction(7, 10)]))
+    pooled = draw(st.sampled_from(["P0", "P1"]))
+    m = draw(st.integers(1, 5))
+    t = draw(st.sampled_from([10, 20, 30, 40, 60]))
+    counts = draw(st.lists(st.integers(0, t), min_size=m, max_size=m))
+    goal = int(target * m * t)
+    i = 0
+    while sum(counts) != goal:                # move towards the goal within [0, t]
+        step = 1 if sum(counts) < goal else -1
+        if 0 <= counts[i % m] + step <= t:
+            counts[i % m] += step
+        i += 1
+    # Split a common denominator t across subtasks in different forms: c/t, or 2c/2t.
+    scale = draw(st.lists(st.sampled_from([1, 2, 3]), min_size=m, max_size=m))
+    spec: list[tuple[str, str | None, float, tuple[int, int] | None, float | None]] = [
+        (pooled, None, 1.0, (c * k, t * k), None) for c, k in zip(counts, scale, strict=True)]
+    exact = [(pooled, Fraction(c, t)) for c in counts]
+    other = "P1" if pooled == "P0" else "P0"
+    halves = st.sampled_from([0.0, 0.5, 1.0])
+    for importance in draw(st.lists(st.sampled_from([other, "P2"]), max_size=4)):
+        ins, rat = draw(halves), draw(st.none() | halves)
+        fac = draw(st.none() | st.tuples(st.integers(0, 5), st.just(5)))
+        spec.append((importance, None, ins, fac, rat))
+        f = None if fac is None else Fraction(*fac)
+        r = None if rat is None else Fraction(rat)
+        present = [x for x in (f, r) if x is not None]
+        o = Fraction(ins) * (sum(present, Fraction(0)) / len(present) if present else 1)
+        exact.append((importance, o))
+    return spec, exact, pooled, target
+
+
+@settings(max_examples=300, deadline=None)
+@given(_on_a_threshold())
+def test_values_landing_exactly_on_a_threshold_get_the_exact_level(
+    case: tuple[list[tuple[str, str | None, float, tuple[int, int] | None, float | None]],
+                list[tuple[str, Fraction]], str, Fraction],
+) -> None:
+    spec, exact, pooled, target = case
+    s = FRAMEWORK.score_report(cascade_input(list(spec)), "judge", DEFAULTS)
+    assert s["UserPref"] == _oracle(exact)
+    assert s["_c0" if pooled == "P0" else "_c1"] == float(target)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import TypeVar, cast
 
 from reviewer.scales import CLAIM, CONSISTENCY, TERNARY
 from reviewer.scoring.inputs import ReportInput, SubtaskIn, variant_field
@@ -101,6 +103,12 @@ METRICS = (
 
 LEVELS = {1: "Unhelpful", 2: "Deficient", 3: "Acceptable", 4: "Perfect"}
 
+Q = tuple[int, int]
+"""An exact value p/q as (p, q)."""
+
+N = TypeVar("N", float, Fraction)
+"""Scores are computed in floats and, near an Algorithm 1 threshold, again in fractions."""
+
 
 @dataclass(slots=True)
 class SubtaskScore:
@@ -115,6 +123,15 @@ class SubtaskScore:
     o: float
     passed: bool
     fac_empty: bool
+    exact: tuple[Q, Q | None, Q | None]
+    """ins_k, fac_k and rat_k as exact fractions (numerator, denominator): the floats above
+    are these divided out."""
+
+    def exact_o(self, options: Mapping[str, str]) -> Fraction:
+        """o_k in exact arithmetic (Eq. 5 as :func:`subtask_scores` reads it)."""
+        ins, fac, rat = (None if q is None else Fraction(*q) for q in self.exact)
+        assert ins is not None
+        return _o(ins, fac, rat, options["missing_dimension"] == "zero", Fraction(0))
 
 
 @dataclass(slots=True)
@@ -130,11 +147,27 @@ class UserPrefTrace:
     rule: str
 
 
-def _combine(values: list[float], how: str) -> float:
-    return min(values) if how == "min" else sum(values) / len(values)
+_HALVES = {c.code: round(2 * (c.numeric or 0.0)) for c in TERNARY.choices}
+"""Ternary codes as whole halves: 0, 0.5, 1 → 0, 1, 2 (exact)."""
 
 
-_NUMERIC = {c.code: c.numeric for c in TERNARY.choices}
+def _combine(halves: list[int], how: str) -> Q:
+    """Several criteria of one dimension as one exact value: their mean, or the weakest."""
+    return (min(halves), 2) if how == "min" else (sum(halves), 2 * len(halves))
+
+
+def _o(ins: N, fac: N | None, rat: N | None, zero_missing: bool, zero: N) -> N:
+    """Eq. 5, o_k = ½·ins_k·(fac_k + rat_k), with the missing_dimension reading."""
+    if fac is None and rat is None:
+        return ins
+    if zero_missing:
+        return ins * ((zero if fac is None else fac) + (zero if rat is None else rat)) / 2
+    if fac is None:
+        assert rat is not None
+        return ins * rat
+    if rat is None:
+        return ins * fac
+    return ins * (fac + rat) / 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,8 +258,8 @@ def _count_claims(report: ReportInput, shape: _TaskShape, values: dict[int | Non
 
 @dataclass(slots=True)
 class _Verdicts:
-    ins: dict[int | None, list[float]]
-    rat: dict[int | None, list[float]]
+    ins: dict[int | None, list[int]]
+    rat: dict[int | None, list[int]]
     claims: _Claims
     pairs: int
     pairs_support: int
@@ -235,8 +268,8 @@ class _Verdicts:
 def _read(report: ReportInput, variant: Variant) -> _Verdicts:
     """One pass over the verdicts, one over the claims."""
     field = variant_field(variant)
-    ins_vals: dict[int | None, list[float]] = defaultdict(list)
-    rat_vals: dict[int | None, list[float]] = defaultdict(list)
+    ins_vals: dict[int | None, list[int]] = defaultdict(list)
+    rat_vals: dict[int | None, list[int]] = defaultdict(list)
     claim_values: dict[int | None, str | None] = {}
     pairs = pairs_support = 0
     for verdict in report.verdicts:
@@ -244,11 +277,11 @@ def _read(report: ReportInput, variant: Variant) -> _Verdicts:
         if kind == "claim":
             claim_values[verdict[5]] = verdict[field]  # type: ignore[assignment]
         elif kind == "ins":
-            number = _NUMERIC.get(verdict[field])  # type: ignore[arg-type]
+            number = _HALVES.get(verdict[field])  # type: ignore[arg-type]
             if number is not None:
                 ins_vals[verdict[3]].append(number)
         elif kind == "rat":
-            number = _NUMERIC.get(verdict[field])  # type: ignore[arg-type]
+            number = _HALVES.get(verdict[field])  # type: ignore[arg-type]
             if number is not None:
                 rat_vals[verdict[3]].append(number)
         elif kind == "consistency":
@@ -279,55 +312,71 @@ def _subtasks(report: ReportInput, read: _Verdicts, options: Mapping[str, str]
     for subtask in report.subtasks:
         sid = subtask.id
         values = ins_vals.get(sid)
-        ins = _combine(values, how) if values else 0.0
+        ins_q = _combine(values, how) if values else (0, 1)
+        ins = ins_q[0] / ins_q[1]
+        fac_q: Q | None = None
         fac: float | None = None
         fac_empty = False
         if sid in shape.has_fac:
             total = claims_total.get(sid, 0)
             if total:
-                fac = claims_correct.get(sid, 0) / total
+                fac_q = (claims_correct.get(sid, 0), total)
             else:
                 fac_empty = needs_review = True
-                fac = None if exclude_empty else 0.0
+                fac_q = None if exclude_empty else (0, 1)
+            if fac_q is not None:
+                fac = fac_q[0] / fac_q[1]
+        rat_q: Q | None = None
         rat: float | None = None
         if sid in shape.has_rat:
             values = rat_vals.get(sid)
-            rat = _combine(values, how) if values else 0.0
-        if fac is None and rat is None:
-            o = ins
-        elif zero_missing:
-            o = 0.5 * ins * ((fac or 0.0) + (rat or 0.0))
-        elif fac is None or rat is None:
-            o = ins * (fac if rat is None else rat)  # type: ignore[operator]
-        else:
-            o = ins * (fac + rat) / 2
+            rat_q = _combine(values, how) if values else (0, 1)
+            rat = rat_q[0] / rat_q[1]
+        o = _o(ins, fac, rat, zero_missing, 0.0)
         passed = ins == 1.0 and (fac is None or fac == 1.0) and (rat is None or rat == 1.0)
         out.append(SubtaskScore(sid, subtask.importance, subtask.group, ins, fac, rat, o, passed,
-                                fac_empty))
+                                fac_empty, (ins_q, fac_q, rat_q)))
     return out, needs_review
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values)
+def _mean(values: Sequence[N]) -> N:
+    return sum(values[1:], values[0]) / len(values)
+
+
+THRESHOLDS = (0.3, 0.5, 0.7)
+_EXACT_THRESHOLDS = (Fraction(3, 10), Fraction(1, 2), Fraction(7, 10))
+_NEAR = 1e-9
+"""A float c0 or c1 closer than this to a threshold is decided again in exact arithmetic.
+Float means of a few dozen o_k are off by well under 1e-12, so every c that truly equals a
+threshold (or lies within 1e-9 of one) is decided exactly and every other one is already
+on the right side in floats."""
 
 
 def user_pref(
-    subtasks: Sequence[tuple[str, str | None, float]], options: Mapping[str, str]
+    subtasks: Sequence[tuple[str, str | None, N]], options: Mapping[str, str]
 ) -> UserPrefTrace:
-    """Algorithm 1 (User-Centric Aggregation) over (importance, group, o_k) triples."""
+    """Algorithm 1 (User-Centric Aggregation) over (importance, group, o_k) triples.
+
+    With float o_k the thresholds are compared in floats; with ``Fraction`` o_k (what
+    :class:`CascadeFramework` passes when a float c0 or c1 lands next to a threshold) every
+    comparison is exact, so c1 = 7/10 is ≥ 0.7 however it was summed.
+    """
+    exact = any(isinstance(o, Fraction) for _, _, o in subtasks)
+    one, zero = cast(N, Fraction(1) if exact else 1.0), cast(N, Fraction(0) if exact else 0.0)
+    low, half, high = _EXACT_THRESHOLDS if exact else THRESHOLDS
     s0 = [o for imp, _, o in subtasks if imp == "P0"]
     s1 = [o for imp, _, o in subtasks if imp == "P1"]
-    groups: dict[str, list[float]] = defaultdict(list)
+    groups: dict[str, list[N]] = defaultdict(list)
     for imp, group, o in subtasks:
         if imp == "P2a":
             groups[group or ""].append(o)
     g = [_mean(values) for values in groups.values()]
-    c0 = _mean(s0) if s0 else 1.0
+    c0 = _mean(s0) if s0 else one
     pooled = s1 + g
     if pooled:
         c1 = _mean(pooled)
     else:
-        c1 = 1.0 if options["empty_c1"] == "one" else 0.0
+        c1 = one if options["empty_c1"] == "one" else zero
     v1 = all(o > 0 for o in s1)
     s2_all = [o for values in groups.values() for o in values]
     v2_vacuous = not s2_all
@@ -335,19 +384,38 @@ def user_pref(
         v2 = options["v2_without_groups"] == "vacuous_true"
     else:
         v2 = any(o > 0 for o in s2_all)
-    if subtasks and all(o == 1.0 for _, _, o in subtasks):
-        return UserPrefTrace(4, c0, c1, v1, v2, v2_vacuous, "every o_k = 1")
-    if c0 == 0 or c1 < 0.3 or (c0 < 0.5 and c1 < 0.5):
-        rule = "c0 = 0" if c0 == 0 else ("c1 < 0.3" if c1 < 0.3 else "c0 < 0.5 ∧ c1 < 0.5")
-        return UserPrefTrace(1, c0, c1, v1, v2, v2_vacuous, rule)
-    if c0 >= 0.5 and v1 and v2 and c1 >= 0.7:
-        return UserPrefTrace(3, c0, c1, v1, v2, v2_vacuous, "c0 ≥ 0.5 ∧ v1 ∧ v2 ∧ c1 ≥ 0.7")
+
+    def trace(level: int, rule: str) -> UserPrefTrace:
+        return UserPrefTrace(level, float(c0), float(c1), v1, v2, v2_vacuous, rule)
+
+    if subtasks and all(o == 1 for _, _, o in subtasks):
+        return trace(4, "every o_k = 1")
+    if c0 == 0 or c1 < low or (c0 < half and c1 < half):
+        return trace(1, "c0 = 0" if c0 == 0 else ("c1 < 0.3" if c1 < low
+                                                   else "c0 < 0.5 ∧ c1 < 0.5"))
+    if c0 >= half and v1 and v2 and c1 >= high:
+        return trace(3, "c0 ≥ 0.5 ∧ v1 ∧ v2 ∧ c1 ≥ 0.7")
     failed = [
         name
-        for name, ok in (("c0 ≥ 0.5", c0 >= 0.5), ("v1", v1), ("v2", v2), ("c1 ≥ 0.7", c1 >= 0.7))
+        for name, ok in (("c0 ≥ 0.5", c0 >= half), ("v1", v1), ("v2", v2),
+                         ("c1 ≥ 0.7", c1 >= high))
         if not ok
     ]
-    return UserPrefTrace(2, c0, c1, v1, v2, v2_vacuous, "not " + " ∧ ".join(failed))
+    return trace(2, "not " + " ∧ ".join(failed))
+
+
+def _near_threshold(trace: UserPrefTrace) -> bool:
+    return any(abs(c - t) < _NEAR for c in (trace.c0, trace.c1) for t in THRESHOLDS)
+
+
+def _user_pref(subs: Sequence[SubtaskScore], options: Mapping[str, str]) -> UserPrefTrace:
+    """Algorithm 1 on a report's subtasks: in floats, then, when c0 or c1 lands within 1e-9 of
+    0.3, 0.5 or 0.7, once more on exact fractions, so that a threshold is never missed by a
+    rounding error (7/10 summed in floats can be 0.6999999999999998)."""
+    trace = user_pref([(s.importance, s.group, s.o) for s in subs], options)
+    if _near_threshold(trace):
+        trace = user_pref([(s.importance, s.group, s.exact_o(options)) for s in subs], options)
+    return trace
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -375,7 +443,7 @@ class CascadeFramework:
         rat_num = sum(s.ins * s.rat for s in subs if s.rat is not None)
         rat_den = sum(s.ins for s in subs if s.rat is not None)
         passed = sum(1 for s in subs if s.passed)
-        trace = user_pref([(s.importance, s.group, s.o) for s in subs], options)
+        trace = _user_pref(subs, options)
         claims = read.claims
         parts = {
             "claims": claims.claims,
