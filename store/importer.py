@@ -67,6 +67,8 @@ class ImportResult:
     suite: str
     created: bool
     counts: dict[str, int]
+    warnings: tuple[str, ...] = ()
+    """What the checks accepted but a person should look at (file, line, field, why)."""
 
 
 @dataclass(slots=True)
@@ -316,7 +318,7 @@ def import_records(
         ("tasks", "task"), ("subtasks", "subtask"), ("criteria", "criterion"),
         ("systems", "system"), ("reports", "report"), ("claims", "claim"),
         ("sources", "source"), ("runs", "judge_run"), ("judgments", "judgment"))}
-    return ImportResult(loader.suite_id, suite.id, True, counts)
+    return ImportResult(loader.suite_id, suite.id, True, counts, tuple(loader.checker.warnings))
 
 
 def import_bundle(conn: sqlite3.Connection, bundle: Bundle, content_hash: str,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -28,7 +29,7 @@ from reviewer.models import (
     Task,
 )
 from reviewer.scoring.cascade import FRAMEWORK, OPTIONS, user_pref
-from reviewer.scoring.inputs import ClaimIn, ReportInput, VerdictIn
+from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
 from reviewer.scoring.registry import resolve_options
 from store.importer import import_bundle
 from store.runs import create_run, load_jobs, write_outcome
@@ -48,6 +49,8 @@ def test_every_choice_is_a_named_option_with_the_spec_default() -> None:
         "empty_claims": "zero",
         "several_criteria": "mean",
         "missing_dimension": "mean_present",
+        "failed_verdict": "zero",
+        "missing_ins": "zero",
         "empty_c1": "one",
         "v2_without_groups": "vacuous_true",
         "aggregation": "macro",
@@ -507,3 +510,83 @@ def test_values_landing_exactly_on_a_threshold_get_the_exact_level(
     s = FRAMEWORK.score_report(cascade_input(list(spec)), "judge", DEFAULTS)
     assert s["UserPref"] == _oracle(exact)
     assert s["_c0" if pooled == "P0" else "_c1"] == float(target)
+
+
+# -- no silent zeros (issue 19) ----------------------------------------------------------------
+
+def _fail(report: ReportInput, kind: str, position: int = 0) -> None:
+    """Make the ``position``-th verdict of ``kind`` a failed judge call (no value)."""
+    hits = [i for i, v in enumerate(report.verdicts) if v.kind == kind]
+    i = hits[position]
+    report.verdicts[i] = report.verdicts[i]._replace(judge=None, effective=None,
+                                                     error="judge error")
+
+
+def test_a_failed_rat_verdict_is_a_named_choice_and_flags_the_report() -> None:
+    # P0: ins 1, fac 1 (1 claim), rat rubric whose verdict failed; P1: ins 1, fac 1.
+    report = cascade_input([("P0", None, 1.0, 1.0, 1.0), ("P1", None, 1.0, 1.0, None)])
+    _fail(report, "rat")
+    zero = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    # zero: rat_1 = 0 → Rat = 1·0 / 1 = 0; o_1 = 1·(1 + 0)/2 = 0.5 → c0 = 0.5, c1 = 1 → 3
+    assert (zero["Rat"], zero["_c0"], zero["UserPref"]) == (0.0, 0.5, 3.0)
+    assert zero["NeedsReview"] == 1.0 and zero["_review_failed_verdicts"] == 1.0
+    exclude = FRAMEWORK.score_report(report, "judge", opts(failed_verdict="exclude"))
+    # exclude: φ_1 = 0 → Rat undefined; o_1 = ins·fac = 1; every o_k = 1 → 4, still flagged
+    assert (exclude["Rat"], exclude["_c0"], exclude["UserPref"]) == (None, 1.0, 4.0)
+    assert exclude["NeedsReview"] == 1.0
+
+
+def test_a_failed_ins_verdict_among_several_is_a_named_choice() -> None:
+    # One P0 subtask with two ins criteria: one judged 1, the other failed; fac 1.
+    report = cascade_input([("P0", None, 1.0, 1.0, None)])
+    sid = report.subtasks[0].id
+    report.criteria.append(CriterionIn(900, sid, "ins", None))
+    report.verdicts.append(VerdictIn(901, 1, "ins", sid, 900, None, None, None, None, None,
+                                     "judge error"))
+    zero = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert (zero["Ins"], zero["UserPref"], zero["NeedsReview"]) == (0.5, 3.0, 1.0)  # (1 + 0)/2
+    exclude = FRAMEWORK.score_report(report, "judge", opts(failed_verdict="exclude"))
+    assert (exclude["Ins"], exclude["UserPref"], exclude["NeedsReview"]) == (1.0, 4.0, 1.0)
+
+
+def test_a_subtask_without_an_ins_criterion_is_a_named_choice_and_flags_the_report() -> None:
+    # P0: ins 1, fac 1; P1: fac 1 but no ins criterion at all.
+    report = cascade_input([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 1.0, None)])
+    p1 = report.subtasks[1].id
+    report.criteria = [c for c in report.criteria if not (c.subtask_id == p1
+                                                          and c.dimension == "ins")]
+    report.verdicts = [v for v in report.verdicts if not (v.subtask_id == p1
+                                                          and v.kind == "ins")]
+    zero = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    # zero: ins_2 = 0 → Ins = 1/2, o_2 = 0 → c1 = 0 < 0.3 → 1 (as before, but now flagged)
+    assert (zero["Ins"], zero["_c1"], zero["UserPref"]) == (0.5, 0.0, 1.0)
+    assert zero["NeedsReview"] == 1.0 and zero["_review_missing_ins"] == 1.0
+    exclude = FRAMEWORK.score_report(report, "judge", opts(missing_ins="exclude"))
+    # exclude: only P0 is scored: Ins 1, c0 = 1, c1 = 1 (empty) → every o_k = 1 → 4
+    assert (exclude["Ins"], exclude["_n"], exclude["UserPref"]) == (1.0, 1.0, 4.0)
+    assert exclude["NeedsReview"] == 1.0
+
+
+def test_the_importer_warns_about_a_subtask_without_an_ins_rubric(
+    conn: sqlite3.Connection,
+) -> None:
+    bundle = _one_subtask_bundle(LINKED, {"c1": "correct", "c2": "correct"})
+    bundle.tasks[0].subtasks.append(Subtask(id="s2", text="y", importance="P1"))
+    result = import_bundle(conn, bundle, "h", "bundle.jsonl")
+    warnings = list(getattr(result, "warnings", ()))
+    assert len(warnings) == 1
+    assert "subtask 's2' of task 't1' has no ins criterion" in warnings[0]
+    assert "subtasks.1" in warnings[0]
+
+
+def test_gavel_import_prints_the_warning(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from reviewer.formats.native import write_bundle
+    from tui.cli import main
+
+    bundle = _one_subtask_bundle(LINKED, {"c1": "correct", "c2": "correct"})
+    bundle.tasks[0].subtasks.append(Subtask(id="s2", text="y", importance="P1"))
+    write_bundle(bundle, tmp_path / "bundle")
+    assert main(["import", "--db", str(tmp_path / "w.db"), str(tmp_path / "bundle")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: " in err and "tasks.jsonl:1: field 'subtasks.1'" in err

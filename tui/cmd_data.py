@@ -59,6 +59,8 @@ def import_cmd(args: argparse.Namespace) -> int:
         return 0
     parts = ", ".join(f"{n:,} {name}" for name, n in result.counts.items() if n)
     print(f"imported suite {result.suite}: {parts} in {elapsed:.2f} s")
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -61,6 +61,7 @@ class Resolved:
     reports: list[ResolvedReport] = field(default_factory=list)
     judgments: list[ResolvedJudgment] = field(default_factory=list)
     source_hashes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def values(self) -> list[str | None]:
@@ -93,6 +94,8 @@ class BundleChecker:
         self._runs: set[str] = set()
         self._seen: set[tuple[str, str, str, str]] = set()
         self._normalized: dict[tuple[str, object, type], str] = {}
+        self.warnings: list[str] = []
+        """Accepted, but worth a look (named like errors: file, line, field)."""
 
     # -- records -----------------------------------------------------------------------
 
@@ -107,6 +110,16 @@ class BundleChecker:
                     "which the suite does not list",
                     f"criteria.{i}.framework",
                 )
+        if "cascade" in self.suite.frameworks:
+            with_ins = {c.subtask for c in task.criteria
+                        if c.framework == "cascade" and c.dimension == "ins"}
+            for i, sub in enumerate(task.subtasks):
+                if sub.id not in with_ins:
+                    self.warnings.append(str(_err(
+                        where, f"subtask {sub.id!r} of task {task.id!r} has no ins criterion: "
+                        "its ins_k is 0 and the report is flagged 'needs review' (option "
+                        "cascade.missing_ins=exclude leaves the subtask out instead)",
+                        f"subtasks.{i}")))
         self._tasks[task.id] = (
             frozenset(s.id for s in task.subtasks), {c.id: c.subtask for c in task.criteria},
         )
@@ -277,4 +290,5 @@ def check_bundle(bundle: Bundle) -> Resolved:
     for i, judgment in enumerate(bundle.judgments):
         resolved.judgments.append(checker.judgment(judgment,
                                                    where("judgment", i, "judgments.jsonl")))
+    resolved.warnings = checker.warnings
     return resolved

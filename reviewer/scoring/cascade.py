@@ -58,6 +58,24 @@ OPTIONS = (
         "(mean_present), or the literal ½·ins_k·(fac_k + rat_k) with the missing one as 0 (zero).",
     ),
     OptionSpec(
+        "failed_verdict",
+        "zero",
+        ("zero", "exclude"),
+        "An ins or rat criterion without a usable verdict (the judge call failed, or it was "
+        "never judged): it counts as 0 in its subtask (zero), or leaves it (exclude: a rat "
+        "left with no verdict makes φ_k = 0, an ins left with none is treated as a subtask "
+        "without an ins criterion). Either way the report is flagged 'needs review'.",
+    ),
+    OptionSpec(
+        "missing_ins",
+        "zero",
+        ("zero", "exclude"),
+        "A subtask without an ins criterion (the paper gives every subtask one; the importer "
+        "warns): ins_k = 0, which also zeroes its fac and rat weight and o_k (zero), or the "
+        "subtask leaves every per-report number (exclude). Either way the report is flagged "
+        "'needs review'.",
+    ),
+    OptionSpec(
         "empty_c1",
         "one",
         ("one", "zero"),
@@ -96,7 +114,8 @@ METRICS = (
         description="share of claim×reference pairs judged support",
     ),
     Metric("NeedsReview", "Needs review", digits=0,
-           description="reports with a fac subtask without claims or a claim without a verdict"),
+           description="reports with a fac subtask without claims, a claim, ins or rat "
+           "criterion without a usable verdict, or a subtask without an ins criterion"),
     Metric("Fac_na", "Fac n/a", digits=0, description="reports where Fac is undefined"),
     Metric("Rat_na", "Rat n/a", digits=0, description="reports where Rat is undefined"),
 )
@@ -132,6 +151,31 @@ class SubtaskScore:
         ins, fac, rat = (None if q is None else Fraction(*q) for q in self.exact)
         assert ins is not None
         return _o(ins, fac, rat, options["missing_dimension"] == "zero", Fraction(0))
+
+
+@dataclass(slots=True)
+class ReviewFlags:
+    """Why a report needs review: every place a score had to assume something."""
+
+    empty_fac: int = 0
+    """fac subtasks without a single extracted claim (option empty_claims)"""
+    unjudged_claims: int = 0
+    """extracted claims without a usable verdict (counted as not verified correct)"""
+    failed_verdicts: int = 0
+    """ins and rat criteria without a usable verdict (option failed_verdict)"""
+    missing_ins: int = 0
+    """subtasks without an ins criterion (option missing_ins)"""
+
+    def __bool__(self) -> bool:
+        return bool(self.empty_fac or self.unjudged_claims or self.failed_verdicts
+                    or self.missing_ins)
+
+    def parts(self) -> dict[str, float]:
+        """The non-zero counts as hidden score parts (``_review_<reason>``)."""
+        return {f"_review_{name}": float(count) for name, count in (
+            ("empty_fac", self.empty_fac), ("unjudged_claims", self.unjudged_claims),
+            ("failed_verdicts", self.failed_verdicts), ("missing_ins", self.missing_ins),
+        ) if count}
 
 
 @dataclass(slots=True)
@@ -176,8 +220,11 @@ class _TaskShape:
     that names only its fac rubric belongs to that rubric's subtask): shared by every report
     of a task."""
 
+    ins: dict[int, int]
+    """subtask -> how many ins criteria it has"""
+    rat: dict[int, int]
+    """subtask -> how many rat criteria it has (φ_k = 1 when any)"""
     has_fac: frozenset[int]
-    has_rat: frozenset[int]
     linked: dict[int, int]
 
 
@@ -190,12 +237,21 @@ def _shape(report: ReportInput) -> _TaskShape:
     cached = _SHAPES.get(report.task_id)
     if cached is not None and cached[0] is report.criteria:
         return cached[1]
-    fac = frozenset(c.subtask_id for c in report.criteria
-                    if c.dimension == "fac" and c.subtask_id is not None)
-    rat = frozenset(c.subtask_id for c in report.criteria
-                    if c.dimension == "rat" and c.subtask_id is not None)
-    linked = {c.id: c.subtask_id for c in report.criteria if c.subtask_id is not None}
-    shape = _TaskShape(fac, rat, linked)
+    ins: dict[int, int] = defaultdict(int)
+    rat: dict[int, int] = defaultdict(int)
+    fac: set[int] = set()
+    linked: dict[int, int] = {}
+    for c in report.criteria:
+        if c.subtask_id is None:
+            continue
+        linked[c.id] = c.subtask_id
+        if c.dimension == "ins":
+            ins[c.subtask_id] += 1
+        elif c.dimension == "rat":
+            rat[c.subtask_id] += 1
+        elif c.dimension == "fac":
+            fac.add(c.subtask_id)
+    shape = _TaskShape(dict(ins), dict(rat), frozenset(fac), linked)
     if len(_SHAPES) > 100_000:
         _SHAPES.clear()
     _SHAPES[report.task_id] = (report.criteria, shape)
@@ -293,26 +349,50 @@ def _read(report: ReportInput, variant: Variant) -> _Verdicts:
 
 def subtask_scores(
     report: ReportInput, variant: Variant, options: Mapping[str, str]
-) -> tuple[list[SubtaskScore], bool]:
-    """ins_k, fac_k, rat_k and o_k for every subtask; also whether the report needs review
-    (a fac subtask without claims, or an extracted claim without a verdict)."""
+) -> tuple[list[SubtaskScore], ReviewFlags]:
+    """ins_k, fac_k, rat_k and o_k for every subtask scored, and why the report needs review
+    (falsy when it does not)."""
     return _subtasks(report, _read(report, variant), options)
 
 
+def _criteria_value(halves: list[int] | None, expected: int, how: str, exclude_failed: bool,
+                    flags: ReviewFlags) -> Q | None:
+    """One dimension of one subtask from the usable verdicts of its ``expected`` criteria;
+    the missing ones count as 0 or are left out (option failed_verdict). None: no value."""
+    values = halves or []
+    failed = expected - len(values)
+    if failed > 0:
+        flags.failed_verdicts += failed
+        if not exclude_failed:
+            values = values + [0] * failed
+    return _combine(values, how) if values else None
+
+
 def _subtasks(report: ReportInput, read: _Verdicts, options: Mapping[str, str]
-              ) -> tuple[list[SubtaskScore], bool]:
+              ) -> tuple[list[SubtaskScore], ReviewFlags]:
     how = options["several_criteria"]
     shape = _shape(report)
     ins_vals, rat_vals = read.ins, read.rat
     claims_total, claims_correct = read.claims.total, read.claims.correct
     exclude_empty = options["empty_claims"] == "exclude"
+    exclude_failed = options["failed_verdict"] == "exclude"
+    exclude_no_ins = options["missing_ins"] == "exclude"
     zero_missing = options["missing_dimension"] == "zero"
     out: list[SubtaskScore] = []
-    needs_review = read.claims.unjudged > 0
+    flags = ReviewFlags(unjudged_claims=read.claims.unjudged)
     for subtask in report.subtasks:
         sid = subtask.id
+        expected = shape.ins.get(sid, 0)
         values = ins_vals.get(sid)
-        ins_q = _combine(values, how) if values else (0, 1)
+        if expected or values:
+            ins_q = _criteria_value(values, expected, how, exclude_failed, flags)
+        else:
+            flags.missing_ins += 1
+            ins_q = None
+        if ins_q is None:
+            if exclude_no_ins:
+                continue
+            ins_q = (0, 1)
         ins = ins_q[0] / ins_q[1]
         fac_q: Q | None = None
         fac: float | None = None
@@ -322,21 +402,23 @@ def _subtasks(report: ReportInput, read: _Verdicts, options: Mapping[str, str]
             if total:
                 fac_q = (claims_correct.get(sid, 0), total)
             else:
-                fac_empty = needs_review = True
+                fac_empty = True
+                flags.empty_fac += 1
                 fac_q = None if exclude_empty else (0, 1)
             if fac_q is not None:
                 fac = fac_q[0] / fac_q[1]
         rat_q: Q | None = None
         rat: float | None = None
-        if sid in shape.has_rat:
-            values = rat_vals.get(sid)
-            rat_q = _combine(values, how) if values else (0, 1)
-            rat = rat_q[0] / rat_q[1]
+        expected = shape.rat.get(sid, 0)
+        if expected:
+            rat_q = _criteria_value(rat_vals.get(sid), expected, how, exclude_failed, flags)
+            if rat_q is not None:
+                rat = rat_q[0] / rat_q[1]
         o = _o(ins, fac, rat, zero_missing, 0.0)
         passed = ins == 1.0 and (fac is None or fac == 1.0) and (rat is None or rat == 1.0)
         out.append(SubtaskScore(sid, subtask.importance, subtask.group, ins, fac, rat, o, passed,
                                 fac_empty, (ins_q, fac_q, rat_q)))
-    return out, needs_review
+    return out, flags
 
 
 def _mean(values: Sequence[N]) -> N:
@@ -435,8 +517,10 @@ class CascadeFramework:
         if not report.subtasks:
             return {}
         read = _read(report, variant)
-        subs, needs_review = _subtasks(report, read, options)
+        subs, flags = _subtasks(report, read, options)
         n = len(subs)
+        if not n:       # every subtask left out (option missing_ins): nothing to score
+            return {"NeedsReview": 1.0, **flags.parts()}
         ins_sum = sum(s.ins for s in subs)
         fac_num = sum(s.ins * s.fac for s in subs if s.fac is not None)
         fac_den = sum(s.ins for s in subs if s.fac is not None)
@@ -465,7 +549,7 @@ class CascadeFramework:
                 parts["correct_noref"], parts["claims"] - parts["claims_ref"]
             ),
             "Refer_Claim_Consistency": _ratio(parts["pairs_support"], parts["pairs"]),
-            "NeedsReview": 1.0 if needs_review else 0.0,
+            "NeedsReview": 1.0 if flags else 0.0,
             "_n": float(n),
             "_ins_sum": ins_sum,
             "_fac_num": fac_num,
@@ -479,6 +563,7 @@ class CascadeFramework:
         }
         for key, value in parts.items():
             scores["_" + key] = float(value)
+        scores.update(flags.parts())
         return scores
 
     def aggregate(
