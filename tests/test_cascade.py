@@ -53,6 +53,7 @@ def test_every_choice_is_a_named_option_with_the_spec_default() -> None:
         "missing_ins": "zero",
         "empty_c1": "one",
         "v2_without_groups": "vacuous_true",
+        "failed_consistency": "exclude",
         "aggregation": "macro",
     }
     with pytest.raises(ValueError):
@@ -170,6 +171,34 @@ def test_missing_dimension_choice() -> None:
     assert literal["_c0"] == pytest.approx(0.25)              # o = ½ × 1 × (0.5 + 0)
 
 
+def test_missing_dimension_zero_is_eq5_literally_also_for_an_ins_only_subtask() -> None:
+    # P0 with ins 1 and no fac or rat rubric; P1 with ins 1 and fac 1.
+    report = cascade_input([("P0", None, 1.0, None, None), ("P1", None, 1.0, 1.0, None)])
+    mean_present = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert (mean_present["_c0"], mean_present["UserPref"]) == (1.0, 4.0)   # o_1 = ins = 1
+    literal = FRAMEWORK.score_report(report, "judge", opts(missing_dimension="zero"))
+    # o_1 = ½·1·(0 + 0) = 0 → c0 = 0 → Unhelpful (before: o_1 = ins = 1, c0 = 1)
+    # o_2 = ½·1·(1 + 0) = 0.5 → c1 = 0.5
+    assert (literal["_c0"], literal["_c1"], literal["UserPref"]) == (0.0, 0.5, 1.0)
+
+
+def test_missing_dimension_zero_on_the_sample_run(sample_db: Path) -> None:
+    # t01-atlas-dr as judged (MISTAKES.md): every ins = 1; fac s1 = s2 = s4 = s8 = 1, s3 = 0
+    # (its one claim c7 judged incorrect); s6 has only a rat rubric (1); s5 and s7 only ins.
+    # Literal Eq. 5: o = ½·(1 + 0) = 0.5 for s1, s2, s4, s6, s8; s3 = 0; s5 = s7 = 0.
+    # c0 = mean(s1, s6) = 0.5; group 1 = mean(s3, s5, s7) = 0; c1 = mean(s2, s4, G) = 1/3.
+    # (Before: s5 = s7 = ins = 1, group 2/3, c1 = 5/9 = 0.556.) Level 2 either way: c0 ≥ 0.5
+    # and c1 ≥ 0.3 rule out 1; c1 < 0.7 rules out 3.
+    from store.db import connect
+    from store.scores import set_options
+
+    conn = connect(sample_db)
+    set_options(conn, "cascade", {"missing_dimension": "zero"})
+    s = _report_scores(conn, "t01-atlas-dr")
+    assert (s["_c0"], s["_c1"], s["UserPref"]) == (0.5, pytest.approx(1 / 3), 2.0)
+    conn.close()
+
+
 def test_empty_claims_choice_and_needs_review_flag() -> None:
     report = cascade_input([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 1.0, 1.0)])
     # Remove the P1 subtask's claims: its fac rubric now has C_k = ∅.
@@ -216,6 +245,21 @@ def test_trace_metrics() -> None:
     assert s["Reference_Support"] == pytest.approx(1 / 2)
     assert s["No_Reference_Support"] == pytest.approx(1.0)
     assert s["Refer_Claim_Consistency"] == pytest.approx(2 / 4)
+
+
+def test_a_consistency_verdict_without_value_is_a_named_choice() -> None:
+    report = cascade_input([("P0", None, 1.0, 1.0, None)])
+    sid = report.subtasks[0].id
+    kid = report.claims[0].id
+    for vid, value in ((702, "support"), (703, "conflict"), (704, "unknown"), (705, None)):
+        report.verdicts.append(VerdictIn(vid, 1, "consistency", sid, None, kid, vid - 701,
+                                         None, value, value, None if value else "timeout"))
+    # Table 6 over judged pairs: support / (support + conflict + unknown) = 1/3; the failed
+    # pair counted as not support (before, always): 1/4.
+    s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
+    assert s["Refer_Claim_Consistency"] == pytest.approx(1 / 3)
+    s = FRAMEWORK.score_report(report, "judge", opts(failed_consistency="not_support"))
+    assert s["Refer_Claim_Consistency"] == pytest.approx(1 / 4)
 
 
 def test_system_aggregation_macro_and_micro() -> None:

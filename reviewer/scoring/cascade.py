@@ -54,8 +54,9 @@ OPTIONS = (
         "missing_dimension",
         "mean_present",
         ("mean_present", "zero"),
-        "o_k for a subtask lacking a fac or rat rubric: ins_k × mean of the dimensions present "
-        "(mean_present), or the literal ½·ins_k·(fac_k + rat_k) with the missing one as 0 (zero).",
+        "o_k for a subtask lacking a fac or rat rubric: ins_k × mean of the dimensions present, "
+        "ins_k when it has neither (mean_present), or Eq. 5 literally, ½·ins_k·(fac_k + rat_k) "
+        "with every missing dimension as 0, so an ins-only subtask scores 0 (zero).",
     ),
     OptionSpec(
         "failed_verdict",
@@ -87,6 +88,15 @@ OPTIONS = (
         ("vacuous_true", "literal"),
         "v2 = ∃k∈∪S2(a): o_k > 0 when a task has no P2(a) subtask: true (vacuous_true), or the "
         "literal reading, false, under which such a report can never score 3.",
+    ),
+    OptionSpec(
+        "failed_consistency",
+        "exclude",
+        ("exclude", "not_support"),
+        "Refer-Claim Consistency and a (claim, reference) pair whose consistency verdict has "
+        "no value (the judge call failed): the pair is not judged and leaves the share, as "
+        "Table 6 defines it over judged pairs (exclude), or counts as not support "
+        "(not_support). 'unknown' (an invalid page) is a judgment and always counts.",
     ),
     OptionSpec(
         "aggregation",
@@ -202,10 +212,10 @@ def _combine(halves: list[int], how: str) -> Q:
 
 def _o(ins: N, fac: N | None, rat: N | None, zero_missing: bool, zero: N) -> N:
     """Eq. 5, o_k = ½·ins_k·(fac_k + rat_k), with the missing_dimension reading."""
+    if zero_missing:        # literal: a missing dimension is 0, an ins-only subtask scores 0
+        return ins * ((zero if fac is None else fac) + (zero if rat is None else rat)) / 2
     if fac is None and rat is None:
         return ins
-    if zero_missing:
-        return ins * ((zero if fac is None else fac) + (zero if rat is None else rat)) / 2
     if fac is None:
         assert rat is not None
         return ins * rat
@@ -321,9 +331,10 @@ class _Verdicts:
     pairs_support: int
 
 
-def _read(report: ReportInput, variant: Variant) -> _Verdicts:
+def _read(report: ReportInput, variant: Variant, options: Mapping[str, str]) -> _Verdicts:
     """One pass over the verdicts, one over the claims."""
     field = variant_field(variant)
+    failed_pairs_count = options["failed_consistency"] == "not_support"
     ins_vals: dict[int | None, list[int]] = defaultdict(list)
     rat_vals: dict[int | None, list[int]] = defaultdict(list)
     claim_values: dict[int | None, str | None] = {}
@@ -341,8 +352,10 @@ def _read(report: ReportInput, variant: Variant) -> _Verdicts:
             if number is not None:
                 rat_vals[verdict[3]].append(number)
         elif kind == "consistency":
-            pairs += 1
-            pairs_support += verdict[field] == "support"
+            value = verdict[field]
+            if value is not None or failed_pairs_count:
+                pairs += 1
+                pairs_support += value == "support"
     claims = _count_claims(report, _shape(report), claim_values)
     return _Verdicts(ins_vals, rat_vals, claims, pairs, pairs_support)
 
@@ -352,7 +365,7 @@ def subtask_scores(
 ) -> tuple[list[SubtaskScore], ReviewFlags]:
     """ins_k, fac_k, rat_k and o_k for every subtask scored, and why the report needs review
     (falsy when it does not)."""
-    return _subtasks(report, _read(report, variant), options)
+    return _subtasks(report, _read(report, variant, options), options)
 
 
 def _criteria_value(halves: list[int] | None, expected: int, how: str, exclude_failed: bool,
@@ -516,7 +529,7 @@ class CascadeFramework:
     ) -> ReportScores:
         if not report.subtasks:
             return {}
-        read = _read(report, variant)
+        read = _read(report, variant, options)
         subs, flags = _subtasks(report, read, options)
         n = len(subs)
         if not n:       # every subtask left out (option missing_ins): nothing to score
