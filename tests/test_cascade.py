@@ -54,7 +54,7 @@ def test_every_choice_is_a_named_option_with_the_spec_default() -> None:
         "empty_c1": "one",
         "v2_without_groups": "vacuous_true",
         "failed_consistency": "exclude",
-        "aggregation": "macro",
+        "aggregation": "micro",
     }
     with pytest.raises(ValueError):
         resolve_options(FRAMEWORK, {"empty_c1": "maybe"})
@@ -269,15 +269,111 @@ def test_system_aggregation_macro_and_micro() -> None:
     sa = FRAMEWORK.score_report(a, "judge", DEFAULTS)
     sb = FRAMEWORK.score_report(b, "judge", DEFAULTS)
     # a: Ins 1, Fac = (1 + 0.5)/2 = 0.75;  b: Ins = 2.5/4, Fac = (0.5·1 + 0)/(0.5 + 0) = 1
-    macro = FRAMEWORK.aggregate([sa, sb], DEFAULTS)
+    macro = FRAMEWORK.aggregate([sa, sb], opts(aggregation="macro"))
     assert macro["Ins"].value == pytest.approx((1 + 0.625) / 2)
     assert macro["Fac"].value == pytest.approx((0.75 + 1.0) / 2)
     assert macro["Ins"].n == 2
-    micro = FRAMEWORK.aggregate([sa, sb], opts(aggregation="micro"))
+    micro = FRAMEWORK.aggregate([sa, sb], DEFAULTS)     # the default (spec §5, revised)
     # pooled: Σins / Σn = (2 + 2.5) / 6; Fac = (1 + 0.5 + 0.5) / (1 + 1 + 0.5)
     assert micro["Ins"].value == pytest.approx(4.5 / 6)
+    assert micro["Ins"].n == 6                           # subtasks
     assert micro["Fac"].value == pytest.approx(2.0 / 2.5)
+    assert micro["Fac"].n == 4                           # subtasks with a fac value
+    # UserPref is a level per report: a mean over reports either way.
     assert micro["UserPref"].value == macro["UserPref"].value
+    assert micro["UserPref"].n == 2
+
+
+def _pooled_by_hand(conn: sqlite3.Connection) -> dict[str, dict[str, Fraction]]:
+    """The sample run's system numbers pooled over subtasks and claims, from the imported
+    rows (verdicts, claims, criteria) with exact fractions: Eq. 2–4 and SubTask Pass with every
+    subtask of a system's reports in one sum, the trace metrics over all its claims."""
+    half = {"0": Fraction(0), "0.5": Fraction(1, 2), "1": Fraction(1)}
+    out: dict[str, dict[str, Fraction]] = {}
+    for system, system_id in conn.execute(
+            "SELECT y.ext_id, y.id FROM system y JOIN suite s ON s.id = y.suite_id "
+            "WHERE s.ext_id = 'dailyreport-sample-2026-11'").fetchall():
+        t: dict[str, Fraction] = {k: Fraction(0) for k in (
+            "n", "ins", "fn", "fd", "rn", "rd", "pass", "claims", "cited", "ok_cited",
+            "ok_uncited", "pairs", "support")}
+        for rid, task in conn.execute("SELECT id, task_id FROM report WHERE system_id = ?",
+                                      (system_id,)).fetchall():
+            dims = {(sub, dim): cid for cid, sub, dim in conn.execute(
+                "SELECT id, subtask_id, dimension FROM criterion WHERE task_id = ?", (task,))}
+            value = {cid: v for cid, v in conn.execute(
+                "SELECT criterion_id, value FROM judgment WHERE report_id = ? AND current = 1 "
+                "AND criterion_id IS NOT NULL", (rid,))}
+            claims = conn.execute(
+                "SELECT c.subtask_id, c.citations != '[]', j.value FROM claim c JOIN judgment j "
+                "ON j.claim_id = c.id AND j.kind = 'claim' WHERE c.report_id = ?",
+                (rid,)).fetchall()
+            for (sub,) in conn.execute("SELECT id FROM subtask WHERE task_id = ?", (task,)):
+                ins = half[value[dims[(sub, "ins")]]]
+                fac = rat = None
+                if (sub, "fac") in dims:
+                    mine = [v for s, _, v in claims if s == sub]
+                    fac = Fraction(mine.count("correct"), len(mine)) if mine else Fraction(0)
+                    t["fn"] += ins * fac
+                    t["fd"] += ins
+                if (sub, "rat") in dims:
+                    rat = half[value[dims[(sub, "rat")]]]
+                    t["rn"] += ins * rat
+                    t["rd"] += ins
+                t["n"] += 1
+                t["ins"] += ins
+                t["pass"] += ins == 1 and fac in (None, 1) and rat in (None, 1)
+            for _, cited, v in claims:
+                t["claims"] += 1
+                t["cited"] += cited
+                t["ok_cited" if cited else "ok_uncited"] += v == "correct"
+            for (v,) in conn.execute("SELECT value FROM judgment WHERE report_id = ? "
+                                     "AND kind = 'consistency'", (rid,)):
+                t["pairs"] += 1
+                t["support"] += v == "support"
+        out[system] = {
+            "Ins": t["ins"] / t["n"], "Fac": t["fn"] / t["fd"], "Rat": t["rn"] / t["rd"],
+            "SubTaskPass": t["pass"] / t["n"], "Reference_Ratio": t["cited"] / t["claims"],
+            "Reference_Support": t["ok_cited"] / t["cited"],
+            "Refer_Claim_Consistency": t["support"] / t["pairs"],
+        }
+        if t["claims"] > t["cited"]:
+            out[system]["No_Reference_Support"] = t["ok_uncited"] / (t["claims"] - t["cited"])
+    return out
+
+
+def test_sample_system_numbers_are_pooled_over_subtasks_by_default(sample_db: Path) -> None:
+    from store.db import connect
+
+    conn = connect(sample_db)
+    by_hand = _pooled_by_hand(conn)
+    # The headline numbers, as fractions (68 subtasks per system; 48 with a fac rubric and 14
+    # with a rat rubric). atlas-dr: one ins 0 (t03 s8, MISTAKES.md #2) → Ins 67/68; 62 of 68
+    # subtasks pass. Macro (before): atlas-dr Ins 0.986, Fac 0.935, SubTask Pass 0.911;
+    # juniper 0.578, 0.505, Rat 0.262, 0.149; kestrel 0.802, 0.851, Rat 0.738, 0.438.
+    assert by_hand["atlas-dr"] == {**by_hand["atlas-dr"], "Ins": Fraction(67, 68),
+                                   "Fac": Fraction(271, 288), "Rat": Fraction(1),
+                                   "SubTaskPass": Fraction(62, 68)}
+    assert by_hand["juniper"] == {**by_hand["juniper"], "Ins": Fraction(39, 68),
+                                  "Fac": Fraction(167, 330), "Rat": Fraction(9, 32),
+                                  "SubTaskPass": Fraction(10, 68)}
+    assert by_hand["kestrel"] == {**by_hand["kestrel"], "Ins": Fraction(109, 136),
+                                  "Fac": Fraction(174, 205), "Rat": Fraction(31, 44),
+                                  "SubTaskPass": Fraction(30, 68)}
+    stored = {(system, metric): (value, n) for system, metric, value, n in conn.execute(
+        """SELECT y.ext_id, s.metric, s.value, s.n FROM score s JOIN system y
+           ON s.scope = 'system:' || y.id WHERE s.framework = 'cascade' AND s.variant = 'judge'
+        """)}
+    assert sorted(by_hand) == ["atlas-dr", "juniper", "kestrel"]
+    for system, metrics in by_hand.items():
+        for metric, value in metrics.items():
+            assert stored[(system, metric)][0] == pytest.approx(float(value), abs=1e-12), \
+                (system, metric)
+        assert stored[(system, "Ins")][1] == 68 and stored[(system, "Fac")][1] == 48
+        assert stored[(system, "Rat")][1] == 14
+    # UserPref stays the mean of the eight report levels (unchanged: 27/8, 9/8, 20/8).
+    assert [stored[(s, "UserPref")] for s in ("atlas-dr", "juniper", "kestrel")] == [
+        (27 / 8, 8), (9 / 8, 8), (20 / 8, 8)]
+    conn.close()
 
 
 def test_a_report_can_have_higher_userpref_with_lower_subtask_pass() -> None:

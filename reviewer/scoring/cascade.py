@@ -100,10 +100,14 @@ OPTIONS = (
     ),
     OptionSpec(
         "aggregation",
-        "macro",
-        ("macro", "micro"),
-        "System numbers: mean of per-report values (macro), or pooled over all subtasks and "
-        "claims (micro). UserPref is always a mean of report levels.",
+        "micro",
+        ("micro", "macro"),
+        "System numbers: pooled over all of a system's subtasks (Ins, SubTask Pass; Fac and "
+        "Rat over the subtasks where they are defined, Eq. 3–4 with every subtask of every "
+        "report in the sums) and claims (the claim-based trace metrics) (micro: §4.2 'the "
+        "average performance across all subtasks', SubTask Pass 'the proportion of subtasks'), "
+        "or the mean of per-report values (macro). UserPref is a per-report level: always the "
+        "mean over reports.",
     ),
 )
 
@@ -569,6 +573,8 @@ class CascadeFramework:
             "_fac_den": fac_den,
             "_rat_num": rat_num,
             "_rat_den": rat_den,
+            "_fac_k": float(sum(1 for s in subs if s.fac is not None)),
+            "_rat_k": float(sum(1 for s in subs if s.rat is not None)),
             "_pass": float(passed),
             "_v2_vacuous": 1.0 if trace.v2_vacuous else 0.0,
             "_c0": trace.c0,
@@ -614,8 +620,8 @@ def _micro(reports: Sequence[ReportScores]) -> dict[str, Aggregate]:
     claims_ref = total("_claims_ref")
     return {
         "Ins": Aggregate(_ratio(total("_ins_sum"), n), int(n)),
-        "Fac": Aggregate(_ratio(total("_fac_num"), total("_fac_den")), int(n)),
-        "Rat": Aggregate(_ratio(total("_rat_num"), total("_rat_den")), int(n)),
+        "Fac": Aggregate(_ratio(total("_fac_num"), total("_fac_den")), int(total("_fac_k"))),
+        "Rat": Aggregate(_ratio(total("_rat_num"), total("_rat_den")), int(total("_rat_k"))),
         "SubTaskPass": Aggregate(_ratio(total("_pass"), n), int(n)),
         "Reference_Ratio": Aggregate(_ratio(claims_ref, claims), int(claims)),
         "Reference_Support": Aggregate(_ratio(total("_correct_ref"), claims_ref), int(claims_ref)),
