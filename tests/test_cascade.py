@@ -30,7 +30,7 @@ from reviewer.models import (
 )
 from reviewer.scoring.cascade import FRAMEWORK, OPTIONS, user_pref
 from reviewer.scoring.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
-from reviewer.scoring.registry import resolve_options
+from reviewer.scoring.registry import Aggregate, resolve_options
 from store.importer import import_bundle
 from store.runs import create_run, load_jobs, write_outcome
 from store.scores import rebuild_scores
@@ -730,3 +730,61 @@ def test_gavel_import_prints_the_warning(tmp_path: Path,
     assert main(["import", "--db", str(tmp_path / "w.db"), str(tmp_path / "bundle")]) == 0
     err = capsys.readouterr().err
     assert "warning: " in err and "tasks.jsonl:1: field 'subtasks.1'" in err
+
+
+# -- trace metrics from the report's trace counts (issue 19) -----------------------------------
+
+def test_search_metrics_come_from_trace_counts_or_are_not_in_this_run() -> None:
+    counted = cascade_input([("P0", None, 1.0, 1.0, None)])
+    counted.report_metadata = {"trace": {"web_search": 15, "web_content_mining": 12}}
+    total = cascade_input([("P0", None, 1.0, 1.0, None)])
+    total.report_metadata = {"trace": {"search_calls": 20, "web_search": 9}}
+    bare = cascade_input([("P0", None, 1.0, 1.0, None)])
+    bare.report_metadata = {"searches": 14}                 # not a documented trace count
+    a, b, c = (FRAMEWORK.score_report(r, "judge", DEFAULTS) for r in (counted, total, bare))
+    # Search calls = web search + web content mining (Fig. 4 / Table 6), unless given.
+    assert (a["Search_Calls"], a["Web_Search"], a["Web_Content_Mining"], a["Trace_na"]) == (
+        27.0, 15.0, 12.0, 0.0)
+    assert (b["Search_Calls"], b["Web_Search"], b["Web_Content_Mining"]) == (20.0, 9.0, None)
+    assert (c["Search_Calls"], c["Web_Search"], c["Trace_na"]) == (None, None, 1.0)
+    system = FRAMEWORK.aggregate([a, b, c], DEFAULTS)
+    # Means over the reports that carry each count; the flag counts the one without any.
+    assert system["Search_Calls"] == Aggregate((27 + 20) / 2, 2)
+    assert system["Web_Search"] == Aggregate((15 + 9) / 2, 2)
+    assert system["Web_Content_Mining"] == Aggregate(12.0, 1)
+    assert system["Trace_na"] == Aggregate(1.0, 3)
+    nothing = FRAMEWORK.aggregate([c], opts(aggregation="macro"))
+    assert nothing["Search_Calls"] == Aggregate(None, 0)       # not in this run
+    assert nothing["Trace_na"] == Aggregate(1.0, 1)
+
+
+@pytest.mark.parametrize(("trace", "field"), [
+    ({"web_serach": 3}, "metadata.trace.web_serach"),
+    ({"web_search": -1}, "metadata.trace.web_search"),
+    ({"web_search": 2.5}, "metadata.trace.web_search"),
+    ([3, 4], "metadata.trace"),
+])
+def test_bad_trace_counts_are_refused_with_the_field(conn: sqlite3.Connection,
+                                                     trace: object, field: str) -> None:
+    bundle = _one_subtask_bundle(LINKED, {})
+    bundle.reports[0] = bundle.reports[0].model_copy(update={"metadata": {"trace": trace}})
+    with pytest.raises(InputError) as caught:
+        import_bundle(conn, bundle, "h")
+    assert caught.value.field == field
+
+
+def test_the_sample_run_carries_no_trace_counts(sample_db: Path) -> None:
+    # Its reports keep free-form counts ("searches", "search_calls", "tool_calls", ...), not
+    # metadata.trace: the search metrics are not in this run, and say so.
+    from store.db import connect
+
+    conn = connect(sample_db)
+    rows = conn.execute(
+        """SELECT y.ext_id, s.metric, s.value, s.n FROM score s JOIN system y
+           ON s.scope = 'system:' || y.id WHERE s.framework = 'cascade' AND s.variant = 'judge'
+           AND s.metric IN ('Search_Calls', 'Trace_na')""").fetchall()
+    assert sorted(rows) == [(system, metric, value, n)
+                            for system in ("atlas-dr", "juniper", "kestrel")
+                            for metric, value, n in (("Search_Calls", None, 0),
+                                                     ("Trace_na", 8.0, 8))]
+    conn.close()

@@ -28,6 +28,7 @@ from reviewer.models import (
     subject_of,
 )
 from reviewer.scales import ScaleError
+from reviewer.scoring.cascade import TRACE_COUNTS, TRACE_KEY
 from reviewer.scoring.registry import VerdictKind, frameworks, verdict_kinds
 
 """(file, 1-based line or None) of the record being checked."""
@@ -140,6 +141,7 @@ class BundleChecker:
             raise _err(where, f"a second report for task {report.task!r} and system "
                        f"{report.system!r}", "system")
         self._pairs.add((report.task, report.system))
+        _check_trace(report, where)
         subtasks, criteria = self._tasks[report.task]
         if report.references is None:
             refs = [(r.index, r.title, r.url) for r in parse_references(report.markdown)]
@@ -262,6 +264,23 @@ class BundleChecker:
                 raise _err(where, str(exc), "value") from exc
             self._normalized[memo] = code
         return ResolvedJudgment(code, subject_text)
+
+
+def _check_trace(report: Report, where: Where) -> None:
+    """``metadata.trace``: the solving-trace counts behind DailyReport's search metrics."""
+    trace = report.metadata.get(TRACE_KEY)
+    if trace is None:
+        return
+    if not isinstance(trace, dict):
+        raise _err(where, "trace counts must be an object such as {\"web_search\": 12, "
+                   "\"web_content_mining\": 5}", f"metadata.{TRACE_KEY}")
+    for key, value in trace.items():
+        if key not in TRACE_COUNTS:
+            raise _err(where, f"unknown trace count {key!r} (known: {', '.join(TRACE_COUNTS)})",
+                       f"metadata.{TRACE_KEY}.{key}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise _err(where, f"a trace count is a whole number ≥ 0, not {value!r}",
+                       f"metadata.{TRACE_KEY}.{key}")
 
 
 def _err(where: Where, message: str, fld: str) -> InputError:

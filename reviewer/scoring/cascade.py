@@ -127,12 +127,28 @@ METRICS = (
         "Refer-claim consistency",
         description="share of claim×reference pairs judged support",
     ),
+    Metric("Search_Calls", "Avg search calls", digits=1,
+           description="search-tool calls per report (Fig. 4: web search + web content "
+           "mining), from the report's trace counts; n/a: not in this run"),
+    Metric("Web_Search", "Web search", digits=1,
+           description="web-search calls per report (Table 6), from trace counts"),
+    Metric("Web_Content_Mining", "Web content mining", digits=1,
+           description="page-fetch calls per report (Table 6), from trace counts"),
     Metric("NeedsReview", "Needs review", digits=0,
            description="reports with a fac subtask without claims, a claim, ins or rat "
            "criterion without a usable verdict, or a subtask without an ins criterion"),
     Metric("Fac_na", "Fac n/a", digits=0, description="reports where Fac is undefined"),
     Metric("Rat_na", "Rat n/a", digits=0, description="reports where Rat is undefined"),
+    Metric("Trace_na", "Trace counts not in this run", digits=0,
+           description="reports whose metadata carries no trace counts (metadata.trace): "
+           "the search metrics are not in this run for them"),
 )
+
+TRACE_KEY = "trace"
+"""Report metadata key of the solving-trace counts (docs/format.md)."""
+TRACE_COUNTS = ("search_calls", "web_search", "web_content_mining")
+"""The counts a report's ``metadata.trace`` may carry, each a whole number ≥ 0."""
+SEARCH_METRICS = ("Search_Calls", "Web_Search", "Web_Content_Mining")
 
 LEVELS = {1: "Unhelpful", 2: "Deficient", 3: "Acceptable", 4: "Perfect"}
 
@@ -517,6 +533,28 @@ def _user_pref(subs: Sequence[SubtaskScore], options: Mapping[str, str]) -> User
     return trace
 
 
+def _count(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        return None
+    return float(value)
+
+
+def search_counts(metadata: Mapping[str, object]) -> tuple[float | None, ...] | None:
+    """(search calls, web search, web content mining) from a report's ``metadata.trace``,
+    None when the report carries no trace counts. Search calls are the bundle's own total
+    when given, else web search + web content mining when both are (Fig. 4 counts both kinds
+    of call as search-tool calls, Table 6)."""
+    trace = metadata.get(TRACE_KEY)
+    if not isinstance(trace, Mapping):
+        return None
+    calls, web, mining = (_count(trace.get(key)) for key in TRACE_COUNTS)
+    if calls is None and web is not None and mining is not None:
+        calls = web + mining
+    if calls is None and web is None and mining is None:
+        return None
+    return calls, web, mining
+
+
 def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
 
@@ -536,8 +574,12 @@ class CascadeFramework:
         read = _read(report, variant, options)
         subs, flags = _subtasks(report, read, options)
         n = len(subs)
-        if not n:       # every subtask left out (option missing_ins): nothing to score
-            return {"NeedsReview": 1.0, **flags.parts()}
+        counts = search_counts(report.report_metadata)
+        trace_scores: ReportScores = dict(zip(SEARCH_METRICS, counts or (None, None, None),
+                                              strict=True))
+        trace_scores["Trace_na"] = 0.0 if counts else 1.0
+        if not n:       # every subtask left out (option missing_ins): nothing else to score
+            return {"NeedsReview": 1.0, **flags.parts(), **trace_scores}
         ins_sum = sum(s.ins for s in subs)
         fac_num = sum(s.ins * s.fac for s in subs if s.fac is not None)
         fac_den = sum(s.ins for s in subs if s.fac is not None)
@@ -583,6 +625,7 @@ class CascadeFramework:
         for key, value in parts.items():
             scores["_" + key] = float(value)
         scores.update(flags.parts())
+        scores.update(trace_scores)
         return scores
 
     def aggregate(
@@ -594,15 +637,19 @@ class CascadeFramework:
             out = _micro(reports)
         else:
             for metric in METRICS:
-                if metric.name in ("NeedsReview", "Fac_na", "Rat_na"):
+                if metric.name in ("NeedsReview", "Fac_na", "Rat_na", "Trace_na"):
                     continue
                 out[metric.name] = _mean_of(reports, metric.name)
         needs = sum(1 for r in reports if r.get("NeedsReview"))
         out["NeedsReview"] = Aggregate(float(needs), len(reports))
-        out["UserPref"] = _mean_of(reports, "UserPref")
+        # Per-report levels and counts: means over the reports that have them.
+        for name in ("UserPref", *SEARCH_METRICS):
+            out[name] = _mean_of(reports, name)
         for name in ("Fac", "Rat"):
             undefined = sum(1 for r in reports if r.get(name) is None)
             out[f"{name}_na"] = Aggregate(float(undefined), len(reports))
+        missing = sum(1 for r in reports if r.get("Trace_na") != 0.0)
+        out["Trace_na"] = Aggregate(float(missing), len(reports))
         return out
 
 
