@@ -1,8 +1,19 @@
 """DailyReport: cascade rubrics, cascade attribution and user-centric aggregation.
 
-Implements ``specs/dailyreport_cascade.md`` (paper §4, Algorithm 1, Table 3, Fig. 4). Every
-[CHOICE] of the spec is an entry of ``OPTIONS`` with the spec's default; scores record which
-reading they used where the choice changes the outcome (``_v2_vacuous``).
+Implements ``specs/dailyreport_cascade.md`` (paper §4, Algorithm 1, Table 3, Fig. 4, Table 6).
+Every [CHOICE] of the spec is an entry of ``OPTIONS`` with the spec's default; scores record
+which reading they used where the choice changes the outcome (``_v2_vacuous``), and every place
+a score had to assume something flags the report 'needs review' (``ReviewFlags``: a fac subtask
+without claims, a claim or an ins/rat criterion without a usable verdict, a subtask without an
+ins criterion), never a silent 0.
+
+- Claims: a claim belongs to its subtask, else to the subtask of the criterion (fac rubric) it
+  names; fac_k = verified correct / every extracted claim of the subtask (Eq. 6), judged or not.
+- Exactness: ins_k, fac_k and rat_k are kept as exact fractions beside their floats; Algorithm 1
+  runs in floats and, when c0 or c1 lands within 1e-9 of 0.3, 0.5 or 0.7, again in fractions, so
+  a value equal to a threshold is always on its side (c1 = 7/10, not 0.6999999999999998).
+- System numbers: pooled over subtasks and claims by default (spec §5, revised); UserPref and
+  the search-count trace metrics (from ``metadata.trace``) are means over reports.
 """
 
 from __future__ import annotations
@@ -314,31 +325,36 @@ def _count_claims(report: ReportInput, shape: _TaskShape, values: dict[int | Non
     """
     claims = report.claims
     counted: set[str | None] | None = None
-    if any(c.origin is not None for c in claims):
-        counted = {c.origin for c in claims if c.id in values} or {None}
     linked = shape.linked
-    total: dict[int | None, int] = defaultdict(int)
-    correct: dict[int | None, int] = defaultdict(int)
-    unjudged = n = claims_ref = correct_ref = correct_noref = 0
-    for claim in claims:
-        if counted is not None and claim.origin not in counted:
-            continue
-        sub = claim.subtask_id
-        if sub is None and claim.criterion_id is not None:
-            sub = linked.get(claim.criterion_id)
-        value = values.get(claim.id)
-        ok = value == "correct"
-        total[sub] += 1
-        n += 1
-        if ok:
-            correct[sub] += 1
-        elif value is None:
-            unjudged += 1
-        if claim.citations or claim.url is not None:
-            claims_ref += 1
-            correct_ref += ok
+    while True:
+        total: dict[int | None, int] = defaultdict(int)
+        correct: dict[int | None, int] = defaultdict(int)
+        unjudged = n = claims_ref = correct_ref = correct_noref = 0
+        for claim in claims:
+            origin = claim.origin
+            if origin is not None and counted is None:
+                break       # a judge run's claims are here: choose the extraction, start over
+            if counted is not None and origin not in counted:
+                continue
+            sub = claim.subtask_id
+            if sub is None and claim.criterion_id is not None:
+                sub = linked.get(claim.criterion_id)
+            value = values.get(claim.id)
+            ok = value == "correct"
+            total[sub] += 1
+            n += 1
+            if ok:
+                correct[sub] += 1
+            elif value is None:
+                unjudged += 1
+            if claim.citations or claim.url is not None:
+                claims_ref += 1
+                correct_ref += ok
+            else:
+                correct_noref += ok
         else:
-            correct_noref += ok
+            break
+        counted = {c.origin for c in claims if c.id in values} or {None}
     return _Claims(total, correct, unjudged, n, claims_ref, correct_ref, correct_noref)
 
 
@@ -417,7 +433,10 @@ def _subtasks(report: ReportInput, read: _Verdicts, options: Mapping[str, str]
         sid = subtask.id
         expected = shape.ins.get(sid, 0)
         values = ins_vals.get(sid)
-        if expected or values:
+        ins_q: Q | None
+        if expected == 1 and values is not None and len(values) == 1:
+            ins_q = (values[0], 2)                      # the common case: one ins verdict
+        elif expected or values:
             ins_q = _criteria_value(values, expected, how, exclude_failed, flags)
         else:
             flags.missing_ins += 1
@@ -444,7 +463,11 @@ def _subtasks(report: ReportInput, read: _Verdicts, options: Mapping[str, str]
         rat: float | None = None
         expected = shape.rat.get(sid, 0)
         if expected:
-            rat_q = _criteria_value(rat_vals.get(sid), expected, how, exclude_failed, flags)
+            values = rat_vals.get(sid)
+            if expected == 1 and values is not None and len(values) == 1:
+                rat_q = (values[0], 2)
+            else:
+                rat_q = _criteria_value(values, expected, how, exclude_failed, flags)
             if rat_q is not None:
                 rat = rat_q[0] / rat_q[1]
         o = _o(ins, fac, rat, zero_missing, 0.0)
@@ -468,7 +491,8 @@ on the right side in floats."""
 
 
 def user_pref(
-    subtasks: Sequence[tuple[str, str | None, N]], options: Mapping[str, str]
+    subtasks: Sequence[tuple[str, str | None, N]], options: Mapping[str, str],
+    exact: bool | None = None,
 ) -> UserPrefTrace:
     """Algorithm 1 (User-Centric Aggregation) over (importance, group, o_k) triples.
 
@@ -476,7 +500,8 @@ def user_pref(
     :class:`CascadeFramework` passes when a float c0 or c1 lands next to a threshold) every
     comparison is exact, so c1 = 7/10 is ≥ 0.7 however it was summed.
     """
-    exact = any(isinstance(o, Fraction) for _, _, o in subtasks)
+    if exact is None:
+        exact = any(isinstance(o, Fraction) for _, _, o in subtasks)
     one, zero = cast(N, Fraction(1) if exact else 1.0), cast(N, Fraction(0) if exact else 0.0)
     low, half, high = _EXACT_THRESHOLDS if exact else THRESHOLDS
     s0 = [o for imp, _, o in subtasks if imp == "P0"]
@@ -527,9 +552,10 @@ def _user_pref(subs: Sequence[SubtaskScore], options: Mapping[str, str]) -> User
     """Algorithm 1 on a report's subtasks: in floats, then, when c0 or c1 lands within 1e-9 of
     0.3, 0.5 or 0.7, once more on exact fractions, so that a threshold is never missed by a
     rounding error (7/10 summed in floats can be 0.6999999999999998)."""
-    trace = user_pref([(s.importance, s.group, s.o) for s in subs], options)
+    trace = user_pref([(s.importance, s.group, s.o) for s in subs], options, False)
     if _near_threshold(trace):
-        trace = user_pref([(s.importance, s.group, s.exact_o(options)) for s in subs], options)
+        trace = user_pref([(s.importance, s.group, s.exact_o(options)) for s in subs], options,
+                          True)
     return trace
 
 
@@ -580,12 +606,20 @@ class CascadeFramework:
         trace_scores["Trace_na"] = 0.0 if counts else 1.0
         if not n:       # every subtask left out (option missing_ins): nothing else to score
             return {"NeedsReview": 1.0, **flags.parts(), **trace_scores}
-        ins_sum = sum(s.ins for s in subs)
-        fac_num = sum(s.ins * s.fac for s in subs if s.fac is not None)
-        fac_den = sum(s.ins for s in subs if s.fac is not None)
-        rat_num = sum(s.ins * s.rat for s in subs if s.rat is not None)
-        rat_den = sum(s.ins for s in subs if s.rat is not None)
-        passed = sum(1 for s in subs if s.passed)
+        ins_sum = fac_num = fac_den = rat_num = rat_den = 0.0
+        fac_k = rat_k = passed = 0
+        for sub in subs:
+            ins = sub.ins
+            ins_sum += ins
+            if sub.fac is not None:
+                fac_num += ins * sub.fac
+                fac_den += ins
+                fac_k += 1
+            if sub.rat is not None:
+                rat_num += ins * sub.rat
+                rat_den += ins
+                rat_k += 1
+            passed += sub.passed
         trace = _user_pref(subs, options)
         claims = read.claims
         parts = {
@@ -615,8 +649,8 @@ class CascadeFramework:
             "_fac_den": fac_den,
             "_rat_num": rat_num,
             "_rat_den": rat_den,
-            "_fac_k": float(sum(1 for s in subs if s.fac is not None)),
-            "_rat_k": float(sum(1 for s in subs if s.rat is not None)),
+            "_fac_k": float(fac_k),
+            "_rat_k": float(rat_k),
             "_pass": float(passed),
             "_v2_vacuous": 1.0 if trace.v2_vacuous else 0.0,
             "_c0": trace.c0,
