@@ -746,7 +746,7 @@ def test_search_metrics_come_from_trace_counts_or_are_not_in_this_run() -> None:
     assert (a["Search_Calls"], a["Web_Search"], a["Web_Content_Mining"], a["Trace_na"]) == (
         27.0, 15.0, 12.0, 0.0)
     assert (b["Search_Calls"], b["Web_Search"], b["Web_Content_Mining"]) == (20.0, 9.0, None)
-    assert (c["Search_Calls"], c["Web_Search"], c["Trace_na"]) == (None, None, 1.0)
+    assert (c.get("Search_Calls"), c.get("Web_Search"), c["Trace_na"]) == (None, None, 1.0)
     system = FRAMEWORK.aggregate([a, b, c], DEFAULTS)
     # Means over the reports that carry each count; the flag counts the one without any.
     assert system["Search_Calls"] == Aggregate((27 + 20) / 2, 2)

@@ -600,10 +600,12 @@ class CascadeFramework:
         read = _read(report, variant, options)
         subs, flags = _subtasks(report, read, options)
         n = len(subs)
+        # The search metrics only where the report carries trace counts (a report without
+        # any says so with Trace_na = 1 rather than three n/a rows: most runs have none).
         counts = search_counts(report.report_metadata)
-        trace_scores: ReportScores = dict(zip(SEARCH_METRICS, counts or (None, None, None),
-                                              strict=True))
-        trace_scores["Trace_na"] = 0.0 if counts else 1.0
+        trace_scores: ReportScores = (
+            {**dict(zip(SEARCH_METRICS, counts, strict=True)), "Trace_na": 0.0} if counts
+            else {"Trace_na": 1.0})
         if not n:       # every subtask left out (option missing_ins): nothing else to score
             return {"NeedsReview": 1.0, **flags.parts(), **trace_scores}
         ins_sum = fac_num = fac_den = rat_num = rat_den = 0.0
