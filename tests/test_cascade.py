@@ -346,19 +346,28 @@ def test_sample_system_numbers_are_pooled_over_subtasks_by_default(sample_db: Pa
 
     conn = connect(sample_db)
     by_hand = _pooled_by_hand(conn)
-    # The headline numbers, as fractions (68 subtasks per system; 48 with a fac rubric and 14
-    # with a rat rubric). atlas-dr: one ins 0 (t03 s8, MISTAKES.md #2) → Ins 67/68; 62 of 68
-    # subtasks pass. Macro (before): atlas-dr Ins 0.986, Fac 0.935, SubTask Pass 0.911;
-    # juniper 0.578, 0.505, Rat 0.262, 0.149; kestrel 0.802, 0.851, Rat 0.738, 0.438.
-    assert by_hand["atlas-dr"] == {**by_hand["atlas-dr"], "Ins": Fraction(67, 68),
-                                   "Fac": Fraction(271, 288), "Rat": Fraction(1),
-                                   "SubTaskPass": Fraction(62, 68)}
-    assert by_hand["juniper"] == {**by_hand["juniper"], "Ins": Fraction(39, 68),
-                                  "Fac": Fraction(167, 330), "Rat": Fraction(9, 32),
-                                  "SubTaskPass": Fraction(10, 68)}
-    assert by_hand["kestrel"] == {**by_hand["kestrel"], "Ins": Fraction(109, 136),
-                                  "Fac": Fraction(174, 205), "Rat": Fraction(31, 44),
-                                  "SubTaskPass": Fraction(30, 68)}
+    # As fractions (68 subtasks per system; 48 with a fac rubric and 14 with a rat rubric).
+    # atlas-dr: one ins 0 (t03 s8, MISTAKES.md #2) → Ins 67/68; 62 of 68 subtasks pass.
+    # Macro (before): atlas-dr Ins 0.986, Fac 0.935, SubTask Pass 0.911, Reference Support
+    # 0.955, Refer-Claim Consistency 0.967; juniper 0.578, 0.505, Rat 0.262, 0.149, 0.730,
+    # 0.720, Reference Ratio 0.624, No-Reference Support 0.081; kestrel 0.802, 0.851,
+    # Rat 0.738, 0.438, 0.832, 0.816.
+    # Claims: atlas-dr 111 (all cited, 106 correct), 122 consistency pairs of which 118
+    # support; juniper 75 claims (47 cited: 35 correct; 28 uncited: 3 correct), 35 of 48 pairs;
+    # kestrel 96 (all cited, 80 correct), 80 of 98 pairs.
+    assert by_hand["atlas-dr"] == {
+        "Ins": Fraction(67, 68), "Fac": Fraction(271, 288), "Rat": Fraction(1),
+        "SubTaskPass": Fraction(62, 68), "Reference_Ratio": Fraction(1),
+        "Reference_Support": Fraction(106, 111), "Refer_Claim_Consistency": Fraction(118, 122)}
+    assert by_hand["juniper"] == {
+        "Ins": Fraction(39, 68), "Fac": Fraction(167, 330), "Rat": Fraction(9, 32),
+        "SubTaskPass": Fraction(10, 68), "Reference_Ratio": Fraction(47, 75),
+        "Reference_Support": Fraction(35, 47), "No_Reference_Support": Fraction(3, 28),
+        "Refer_Claim_Consistency": Fraction(35, 48)}
+    assert by_hand["kestrel"] == {
+        "Ins": Fraction(109, 136), "Fac": Fraction(174, 205), "Rat": Fraction(31, 44),
+        "SubTaskPass": Fraction(30, 68), "Reference_Ratio": Fraction(1),
+        "Reference_Support": Fraction(80, 96), "Refer_Claim_Consistency": Fraction(80, 98)}
     stored = {(system, metric): (value, n) for system, metric, value, n in conn.execute(
         """SELECT y.ext_id, s.metric, s.value, s.n FROM score s JOIN system y
            ON s.scope = 'system:' || y.id WHERE s.framework = 'cascade' AND s.variant = 'judge'
