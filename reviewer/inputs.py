@@ -33,6 +33,9 @@ class ClaimIn:
     criterion_id: int | None
     citations: tuple[int, ...]
     url: str | None = None
+    origin: str | None = None
+    """The judge run that extracted the claim (``metadata.gavel_judge_run``), None for a claim
+    the report was imported with: which extraction a claim belongs to."""
 
 
 class VerdictIn(NamedTuple):

@@ -67,6 +67,8 @@ class ImportResult:
     suite: str
     created: bool
     counts: dict[str, int]
+    warnings: tuple[str, ...] = ()
+    """What the checks accepted but a person should look at (file, line, field, why)."""
 
 
 @dataclass(slots=True)
@@ -214,18 +216,19 @@ class Loader:
             if cites is None:
                 cites = self._cites[where_claim.citations] = json.dumps(
                     list(where_claim.citations))
+            # The subtask the claim is placed in: its own, else its criterion's (resolved by
+            # the checker), so claims linked only through their fac rubric count for it.
+            subtask = subtasks[where_claim.subtask] if where_claim.subtask is not None else None
+            if subtask is not None:
+                self._claim_subtask[kid] = subtask
             self._add("claim", (
-                kid, rid, claim.id, ordinal,
-                subtasks[claim.subtask] if claim.subtask is not None else None,
+                kid, rid, claim.id, ordinal, subtask,
                 criteria[claim.criterion] if claim.criterion is not None else None,
                 claim.fact, claim.extract or claim.fact,
                 span[0] if span else None, span[1] if span else None,
                 cites, claim.url, _dumps(claim.metadata),
             ))
         self._report[report.id] = (rid, report.task, claims)
-        for claim in report.claims:
-            if claim.subtask is not None:
-                self._claim_subtask[claims[claim.id]] = subtasks[claim.subtask]
 
     def source(self, source: Source, where: Where) -> None:
         digest = self.checker.source(source, where)
@@ -324,7 +327,7 @@ def import_records(
         ("tasks", "task"), ("subtasks", "subtask"), ("criteria", "criterion"),
         ("systems", "system"), ("reports", "report"), ("claims", "claim"),
         ("sources", "source"), ("runs", "judge_run"), ("judgments", "judgment"))}
-    return ImportResult(loader.suite_id, suite.id, True, counts)
+    return ImportResult(loader.suite_id, suite.id, True, counts, tuple(loader.checker.warnings))
 
 
 def _apply_waiting_events(conn: sqlite3.Connection, suite_id: int, subjects: list[int]) -> None:

@@ -23,6 +23,10 @@ EFFECTIVE_SQL = (
 )
 """The effective verdict: a resolved human decision, else the judge's value."""
 
+RUN_CLAIM_KEY = "gavel_judge_run"
+"""``reviewer.models.RUN_CLAIM_KEY`` (the claim metadata key naming the judge run that
+extracted a claim), repeated here so that the first screen's queries do not import pydantic."""
+
 PROPOSAL_STATUS_SQL = """
     SELECT substr(e.target, 3) AS proposal, e.action AS action, e.reviewer AS reviewer,
            e.rationale AS rationale, e.created_at AS created_at, e.uuid AS event,
@@ -129,7 +133,9 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
     rwhere, rparams = _where("report_id", ids)
     cites_cache: dict[str, tuple[int, ...]] = {"[]": ()}
     for rid, rows in groupby(conn.execute(
-        f"SELECT report_id, id, subtask_id, criterion_id, citations, url FROM claim "
+        f"SELECT report_id, id, subtask_id, criterion_id, citations, url, "
+        f"CASE WHEN metadata = '{{}}' THEN NULL "
+        f"ELSE json_extract(metadata, '$.{RUN_CLAIM_KEY}') END FROM claim "
         f"WHERE 1 {rwhere} ORDER BY report_id, ordinal",
         rparams,
     ), key=itemgetter(0)):
@@ -137,11 +143,11 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
         if target is None:
             continue
         claims = target.claims
-        for _, kid, subtask_id, criterion_id, citations, url in rows:
+        for _, kid, subtask_id, criterion_id, citations, url, origin in rows:
             cites = cites_cache.get(citations)
             if cites is None:
                 cites = cites_cache[citations] = tuple(json.loads(citations))
-            claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url))
+            claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url, origin))
 
     # Judge values come from one scan of a covering index; the few human decisions are
     # patched in afterwards instead of joining every row against the decision table.

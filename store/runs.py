@@ -188,11 +188,14 @@ def _working_claims(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, l
     active = {(suite, ext): rank for suite, ext, rank in conn.execute(
         "SELECT suite_id, ext_id, active FROM judge_run WHERE active > 0")}
     by_report: dict[int, dict[str | None, list[_ClaimRow]]] = defaultdict(lambda: defaultdict(list))
+    # A claim's subtask is its own or, when it names only its criterion, the criterion's
+    # (rows imported before claims were placed through their criterion have only the latter).
     for row in conn.execute(
-        f"""SELECT c.report_id, c.ext_id, c.subtask_id, c.criterion_id, c.fact, c.extract,
-                   c.span_start, c.span_end, c.citations, c.url, c.metadata, y.suite_id,
-                   json_extract(c.metadata, '$.{RUN_CLAIM_KEY}')
+        f"""SELECT c.report_id, c.ext_id, coalesce(c.subtask_id, k.subtask_id), c.criterion_id,
+                   c.fact, c.extract, c.span_start, c.span_end, c.citations, c.url, c.metadata,
+                   y.suite_id, json_extract(c.metadata, '$.{RUN_CLAIM_KEY}')
             FROM claim c JOIN report r ON r.id = c.report_id JOIN system y ON y.id = r.system_id
+            LEFT JOIN criterion k ON k.id = c.criterion_id
             WHERE c.report_id IN ({_in(ids)}) ORDER BY c.report_id, c.ordinal""", ids):
         by_report[row[0]][row[12]].append(row)
     out: dict[int, list[_ClaimRow]] = {}
@@ -335,13 +338,17 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
         ordinal = conn.execute("SELECT coalesce(max(ordinal), -1) + 1 FROM claim "
                                "WHERE report_id = ?", (report_id,)).fetchone()[0]
         for claim in outcome.claims:
+            criterion = criteria.get(claim.criterion) if claim.criterion else None
+            # Placed in its own subtask, else in its criterion's (as the importer does).
+            subtask = subtasks.get(claim.subtask) if claim.subtask else None
+            if subtask is None and criterion is not None:
+                subtask = criterion[1]
             cursor = conn.execute(
                 "INSERT INTO claim (report_id, ext_id, ordinal, subtask_id, criterion_id, fact, "
                 "extract, span_start, span_end, citations, url, metadata) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (report_id, claim.id, ordinal,
-                 subtasks.get(claim.subtask) if claim.subtask else None,
-                 criteria[claim.criterion][0] if claim.criterion in criteria else None,
+                (report_id, claim.id, ordinal, subtask,
+                 criterion[0] if criterion is not None else None,
                  claim.fact, claim.extract or claim.fact,
                  claim.span[0] if claim.span else None, claim.span[1] if claim.span else None,
                  json.dumps(list(claim.citations or [])), claim.url, _dumps(claim.metadata)))
@@ -349,7 +356,9 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
                          (cursor.lastrowid, claim.fact, claim.extract or claim.fact))
             ordinal += 1
         claims = {ext: (cid, sid) for ext, cid, sid in conn.execute(
-            "SELECT ext_id, id, subtask_id FROM claim WHERE report_id = ?", (report_id,))}
+            "SELECT c.ext_id, c.id, coalesce(c.subtask_id, k.subtask_id) FROM claim c "
+            "LEFT JOIN criterion k ON k.id = c.criterion_id WHERE c.report_id = ?",
+            (report_id,))}
         rows = []
         for j in outcome.judgments:
             kind = get_kind(j.kind)

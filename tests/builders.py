@@ -91,12 +91,13 @@ def tiny_bundle(suite_id: str = "tiny") -> Bundle:
 
 
 def cascade_input(
-    subtasks: list[tuple[str, str | None, float, float | None, float | None]],
+    subtasks: list[tuple[str, str | None, float, float | tuple[int, int] | None, float | None]],
 ) -> ReportInput:
     """A ReportInput from (importance, group, ins, fac, rat) per subtask.
 
     fac is realised as claims: a fac of 0.75 becomes 3 correct of 4 claims (denominators up to
-    20 are found exactly); None means the subtask has no such rubric.
+    20 are found exactly), a pair (3, 30) 3 correct of 30; None means the subtask has no such
+    rubric.
     """
     report = ReportInput(report_id=1, task_id=1, system_id=1)
     next_id = iter(range(1, 10_000))
@@ -112,7 +113,7 @@ def cascade_input(
             report.verdicts.append(_verdict(next(next_id), "rat", sid, cid, None, _code(rat)))
         if fac is not None:
             report.criteria.append(CriterionIn(next(next_id), sid, "fac", None))
-            correct, total = _fraction(fac)
+            correct, total = fac if isinstance(fac, tuple) else _fraction(fac)
             for i in range(total):
                 kid = next(next_id)
                 report.claims.append(ClaimIn(kid, sid, None, (1,)))

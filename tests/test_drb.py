@@ -160,6 +160,31 @@ def test_lukeguan_dls_fact_reference_code_definition(anchors: Path, store_of: An
 
 
 @pytest.mark.anchors
+def test_fact_headline_is_the_definition_the_published_figures_come_from(
+    anchors: Path, store_of: Any,
+) -> None:
+    # The queue shows the headline metrics: they must be the ones a published fact_result.txt
+    # holds (the anchors' is written by the reference code's utils/stat.py), and the docs
+    # must say that this is why they, not the paper's App. E definitions, are the headline.
+    import reviewer.frameworks.deepresearch_bench.fact as fact_module
+
+    assert [m.name for m in FACT.metrics if m.headline] == [
+        "citation_accuracy", "effective_citations"]
+    root = anchors / "deep_research_bench_lukeguan"
+    scores = system_scores(store_of(root), "dls", "fact")
+    published = summary_file(root / "results/fact/dls/fact_result.txt")
+    assert scores["citation_accuracy"][0] == pytest.approx(published["valid_rate"], abs=1e-12)
+    assert scores["effective_citations"][0] == pytest.approx(
+        published["total_valid_citations"], abs=1e-12)
+    assert scores["citation_accuracy_paper"][0] != pytest.approx(published["valid_rate"])
+    doc = " ".join((fact_module.__doc__ or "").split())
+    assert "The headline" in doc and "is the reference code's" in doc
+    assert "fact_result.txt" in doc and "Table 1" in doc
+    readme = " ".join((Path(__file__).parent.parent / "README.md").read_text().split())
+    assert "FACT's headline (C. Acc., E. Cit.) is the reference code's" in readme
+
+
+@pytest.mark.anchors
 def test_tickr_recomputed_scores_drift_from_stored_results(anchors: Path,
                                                           store_of: Any) -> None:
     root = anchors / "deep_research_bench_tickr"

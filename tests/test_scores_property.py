@@ -3,9 +3,12 @@ restores the exact previous scores — whatever sequence of decisions reviewers 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,7 +17,7 @@ from hypothesis import strategies as st
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from reviewer.registry import get_kind
 from store.db import connect
-from store.reviewlog import ReviewLog
+from store.reviewlog import ReviewError, ReviewLog
 from store.scores import (
     ScoreTable,
     SystemScoreCache,
@@ -30,6 +33,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("syn")
     write_synthetic(folder / "bundle", SyntheticSpec(tasks=3, systems=3, subtasks=6, claims=6,
                                                      words=120, seed=3))
+    _roughen(folder / "bundle")
     from reviewer.formats.native import iter_records
     from store.importer import import_records
 
@@ -41,6 +45,50 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return path
+
+
+def _roughen(bundle: Path) -> None:
+    """What real runs have and the synthetic generator does not: claims nobody judged, judge
+    calls that failed, a subtask without an ins criterion, claims named only by their fac
+    criterion, reports with and without trace counts."""
+    def rewrite(name: str, change: Callable[[int, dict[str, Any]], dict[str, Any] | None]
+                ) -> None:
+        path = bundle / name
+        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        kept = [r for i, rec in enumerate(records) if (r := change(i, rec)) is not None]
+        path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+
+    def task(i: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if i == 0:
+            rec["criteria"] = [c for c in rec["criteria"] if c["id"] != "s2-ins"]
+        return rec
+
+    def report(i: int, rec: dict[str, Any]) -> dict[str, Any]:
+        if i % 2:
+            rec["metadata"] = {"trace": {"web_search": i, "web_content_mining": i // 2}}
+        for j, claim in enumerate(rec["claims"]):
+            if j % 3 == 1:
+                claim["criterion"] = claim.pop("subtask") + "-fac"
+        return rec
+
+    counter = {"claim": 0, "rat": 0, "consistency": 0}
+
+    def judgment(_: int, rec: dict[str, Any]) -> dict[str, Any] | None:
+        kind = rec["kind"]
+        if kind == "ins" and rec["report"].startswith("t000-") and rec["criterion"] == "s2-ins":
+            return None
+        if kind in counter:
+            counter[kind] += 1
+            if kind == "claim" and counter[kind] % 9 == 0:
+                return None                             # extracted, never judged
+            if counter[kind] % 7 == 0:
+                rec["value"] = None                     # the judge call failed
+                rec["error"] = "timeout"
+        return rec
+
+    rewrite("tasks.jsonl", task)
+    rewrite("reports.jsonl", report)
+    rewrite("judgments.jsonl", judgment)
 
 
 def fresh(template: Path, tmp_path: Path, n: int) -> sqlite3.Connection:
@@ -94,7 +142,10 @@ def test_incremental_update_equals_full_recompute(
         elif action == "redo":
             recorded = log.redo()
         elif action == "confirm":
-            recorded = log.confirm(jid)
+            try:
+                recorded = log.confirm(jid)
+            except ReviewError:                         # a failed judge call: nothing to confirm
+                recorded = None
         else:
             recorded = log.decide(jid, value, "why", adjudicate=action == "adjudicate")
         if recorded is not None and recorded.report_id is not None:

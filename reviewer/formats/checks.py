@@ -18,6 +18,8 @@ from reviewer.errors import InputError
 from reviewer.formats.jsonl import Where
 from reviewer.framework import VerdictKind
 from reviewer.models import (
+    TRACE_COUNTS,
+    TRACE_KEY,
     Bundle,
     JudgeRun,
     Judgment,
@@ -38,6 +40,9 @@ from reviewer.scales import ScaleError
 class ResolvedClaim:
     span: tuple[int, int] | None
     citations: tuple[int, ...]
+    subtask: str | None = None
+    """The subtask the claim belongs to: its own ``subtask``, else its ``criterion``'s (a claim
+    answers "only one most matching accuracy question", DailyReport App. C)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +64,7 @@ class Resolved:
     reports: list[ResolvedReport] = field(default_factory=list)
     judgments: list[ResolvedJudgment] = field(default_factory=list)
     source_hashes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def values(self) -> list[str | None]:
@@ -83,7 +89,7 @@ class BundleChecker:
                 )
         self.suite = suite
         self._kinds: dict[str, VerdictKind] = verdict_kinds()
-        self._tasks: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._tasks: dict[str, tuple[frozenset[str], dict[str, str | None]]] = {}
         self._systems: set[str] = set()
         self._reports: dict[str, tuple[str, frozenset[str], frozenset[int]]] = {}
         self._pairs: set[tuple[str, str]] = set()
@@ -91,6 +97,8 @@ class BundleChecker:
         self._runs: set[str] = set()
         self._seen: set[tuple[str, str, str, str]] = set()
         self._normalized: dict[tuple[str, object, type], str] = {}
+        self.warnings: list[str] = []
+        """Accepted, but worth a look (named like errors: file, line, field)."""
 
     # -- records -----------------------------------------------------------------------
 
@@ -105,8 +113,18 @@ class BundleChecker:
                     "which the suite does not list",
                     f"criteria.{i}.framework",
                 )
+        if "cascade" in self.suite.frameworks:
+            with_ins = {c.subtask for c in task.criteria
+                        if c.framework == "cascade" and c.dimension == "ins"}
+            for i, sub in enumerate(task.subtasks):
+                if sub.id not in with_ins:
+                    self.warnings.append(str(_err(
+                        where, f"subtask {sub.id!r} of task {task.id!r} has no ins criterion: "
+                        "its ins_k is 0 and the report is flagged 'needs review' (option "
+                        "cascade.missing_ins=exclude leaves the subtask out instead)",
+                        f"subtasks.{i}")))
         self._tasks[task.id] = (
-            frozenset(s.id for s in task.subtasks), frozenset(c.id for c in task.criteria),
+            frozenset(s.id for s in task.subtasks), {c.id: c.subtask for c in task.criteria},
         )
 
     def system(self, system: System, where: Where) -> None:
@@ -125,6 +143,7 @@ class BundleChecker:
             raise _err(where, f"a second report for task {report.task!r} and system "
                        f"{report.system!r}", "system")
         self._pairs.add((report.task, report.system))
+        _check_trace(report, where)
         subtasks, criteria = self._tasks[report.task]
         if report.references is None:
             refs = [(r.index, r.title, r.url) for r in parse_references(report.markdown)]
@@ -139,9 +158,18 @@ class BundleChecker:
             if claim.subtask is not None and claim.subtask not in subtasks:
                 raise _err(where, f"claim {claim.id} names unknown subtask {claim.subtask!r}",
                            f"claims.{j}.subtask")
-            if claim.criterion is not None and claim.criterion not in criteria:
-                raise _err(where, f"claim {claim.id} names unknown criterion "
-                           f"{claim.criterion!r}", f"claims.{j}.criterion")
+            subtask = claim.subtask
+            if claim.criterion is not None:
+                if claim.criterion not in criteria:
+                    raise _err(where, f"claim {claim.id} names unknown criterion "
+                               f"{claim.criterion!r}", f"claims.{j}.criterion")
+                linked = criteria[claim.criterion]
+                if subtask is None:
+                    subtask = linked
+                elif linked is not None and linked != subtask:
+                    raise _err(where, f"claim {claim.id} names subtask {subtask!r} but its "
+                               f"criterion {claim.criterion!r} belongs to subtask {linked!r}",
+                               f"claims.{j}.criterion")
             span: tuple[int, int] | None
             if claim.span is not None:
                 if claim.span[1] > len(markdown):
@@ -158,7 +186,7 @@ class BundleChecker:
                 cites = citations_near(markdown, span[0], span[1])
             else:
                 cites = ()
-            claims.append(ResolvedClaim(span, cites))
+            claims.append(ResolvedClaim(span, cites, subtask))
         self._reports[report.id] = (
             report.task, frozenset(c.id for c in report.claims), frozenset(r[0] for r in refs),
         )
@@ -240,6 +268,23 @@ class BundleChecker:
         return ResolvedJudgment(code, subject_text)
 
 
+def _check_trace(report: Report, where: Where) -> None:
+    """``metadata.trace``: the solving-trace counts behind DailyReport's search metrics."""
+    trace = report.metadata.get(TRACE_KEY)
+    if trace is None:
+        return
+    if not isinstance(trace, dict):
+        raise _err(where, "trace counts must be an object such as {\"web_search\": 12, "
+                   "\"web_content_mining\": 5}", f"metadata.{TRACE_KEY}")
+    for key, value in trace.items():
+        if key not in TRACE_COUNTS:
+            raise _err(where, f"unknown trace count {key!r} (known: {', '.join(TRACE_COUNTS)})",
+                       f"metadata.{TRACE_KEY}.{key}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise _err(where, f"a trace count is a whole number ≥ 0, not {value!r}",
+                       f"metadata.{TRACE_KEY}.{key}")
+
+
 def _err(where: Where, message: str, fld: str) -> InputError:
     return InputError(where[0], message, line=where[1], field=fld)
 
@@ -266,4 +311,5 @@ def check_bundle(bundle: Bundle) -> Resolved:
     for i, judgment in enumerate(bundle.judgments):
         resolved.judgments.append(checker.judgment(judgment,
                                                    where("judgment", i, "judgments.jsonl")))
+    resolved.warnings = checker.warnings
     return resolved

@@ -4,6 +4,7 @@ a native bundle must look like)."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,8 @@ def import_run(db: Path | None, path: Path, input_format: str, suite_id: str | N
         return 0
     parts = ", ".join(f"{n:,} {name}" for name, n in result.counts.items() if n)
     print(f"imported suite {result.suite}: {parts} in {elapsed:.2f} s")
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -5,7 +5,14 @@ statement–URL pair) is a claim with its ``url``; the ``fact`` verdict says whe
 page supports it: ``supported``, ``unsupported`` or ``unknown`` (no valid content). A verdict
 whose judge call failed (``validate_error``) has no value and counts as not judged.
 
-Both definitions, named:
+Both definitions are computed, named. **The headline** (the queue's columns, ``C. Acc.`` and
+``E. Cit.``) **is the reference code's**, because that is what published figures come from:
+each repository's ``fact_result.txt`` — the anchors' included, which Gavel reproduces exactly
+(``tests/test_drb.py``) — is written by ``utils/stat.py``, and the paper does not say which
+definition produced its Table 1 (``specs/deepresearch_bench.md`` §3.3, [UNCERTAIN]). The spec
+asked for the paper's definitions by default; they are shown beside the headline as
+``C. Acc. (paper)`` and ``E. Cit. (paper)`` instead, since numbers meant to be compared with
+a leaderboard must be computed the way the leaderboard was.
 
 Reference code (``utils/stat.py``; reproduces ``fact_result.txt``), pooled over a system:
 
@@ -74,9 +81,11 @@ OPTIONS = (
 
 METRICS = (
     Metric("citation_accuracy", "C. Acc. (code)", headline=True, digits=4,
-           description="pooled supported / (supported + unsupported), reference code"),
+           description="pooled supported / (supported + unsupported), reference code: the "
+           "headline, as published figures (fact_result.txt) are computed"),
     Metric("effective_citations", "E. Cit. (code)", headline=True, digits=2,
-           description="supported statements per report with citations, reference code"),
+           description="supported statements per report with citations, reference code: the "
+           "headline, as published figures (fact_result.txt) are computed"),
     Metric("total_citations", "judged citations (code)", digits=2,
            description="supported + unsupported statements per report with citations"),
     Metric("citation_accuracy_paper", "C. Acc. (paper)", digits=4,
