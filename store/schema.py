@@ -28,6 +28,7 @@ def _subjects(conn: sqlite3.Connection) -> None:
     * ``decision`` and ``flag`` are keyed by subject; ``report_rating`` by reviewer identity.
     * ``judge_run.active`` becomes the activation order (0: a candidate that does not count);
       active runs keep their order by creation.
+    * Claims that name only their fac criterion are placed in its subtask.
 
     The derived tables are rebuilt from the log afterwards (see ``migrate``).
     """
@@ -40,6 +41,14 @@ def _subjects(conn: sqlite3.Connection) -> None:
             target TEXT NOT NULL UNIQUE,
             UNIQUE (report_id, kind, key)
         ) STRICT""",
+        # A claim that names only its fac criterion belongs to that criterion's subtask (the
+        # previous release left it without one), and so do the verdicts about it.
+        """UPDATE claim SET subtask_id = (SELECT subtask_id FROM criterion c
+                                          WHERE c.id = claim.criterion_id)
+           WHERE subtask_id IS NULL AND criterion_id IS NOT NULL""",
+        """UPDATE judgment SET subtask_id = (SELECT subtask_id FROM claim k
+                                             WHERE k.id = judgment.claim_id)
+           WHERE subtask_id IS NULL AND claim_id IS NOT NULL""",
         "ALTER TABLE judgment ADD COLUMN subject_id INTEGER REFERENCES subject(id)",
         """INSERT INTO subject (report_id, kind, key, target)
            SELECT j.report_id, j.kind, j.subject,
