@@ -16,9 +16,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from reviewer.errors import InputError
 from store.db import connect
@@ -38,7 +40,12 @@ if TYPE_CHECKING:
     from store.reviewlog import Recorded, ReviewLog
 
 WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo", "propose", "accept",
-                    "reject", "preview_activation", "activate", "deactivate"]
+                    "reject", "preview_activation", "activate", "deactivate", "call"]
+
+
+T = TypeVar("T")
+
+RUN_COMMANDS = frozenset({"preview_activation", "activate", "deactivate"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +108,8 @@ class Backend:
         self._stopping = threading.Event()
         self._commands: queue.Queue[WriteCommand | None] = queue.Queue()
         self.dirty_reports: set[int] = set()
+        self.own_events: set[str] = set()
+        """Uuids of the events this workstation wrote (the change watcher skips them)."""
         self._dirty_lock = threading.Lock()
         self._impact: subprocess.Popen[str] | None = None
 
@@ -143,6 +152,25 @@ class Backend:
         self._stopping.set()
         self._commands.put(None)
 
+    def call(self, action: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``action`` on the writer's connection, in its turn, and wait for its result.
+
+        For writers other than a keypress — a judge run started from the workstation hands
+        this in as its ``write`` — so that every write still goes through the one writer.
+        """
+        future: Future[T] = Future()
+        self.submit(WriteCommand("call", value=(action, future)))
+        while True:
+            try:
+                return future.result(timeout=0.2)
+            except FutureTimeout:
+                if self._stopping.is_set() and not future.done():
+                    raise RuntimeError("the workstation is closing: not written") from None
+
+    def is_own(self, event_uuid: str) -> bool:
+        with self._dirty_lock:
+            return event_uuid in self.own_events
+
     def take_dirty(self) -> set[int]:
         with self._dirty_lock:
             dirty, self.dirty_reports = self.dirty_reports, set()
@@ -182,7 +210,17 @@ class Backend:
         waited = 0.0
         while True:
             try:
-                return self._apply(conn, log, command, primary)
+                if command.kind in RUN_COMMANDS:       # they manage their own transactions
+                    return self._apply(conn, log, command, primary)
+                with transaction(conn):
+                    before = conn.execute("SELECT coalesce(max(seq), 0) FROM review_event"
+                                          ).fetchone()[0]
+                    result = self._apply(conn, log, command, primary)
+                    mine = [u for (u,) in conn.execute(
+                        "SELECT uuid FROM review_event WHERE seq > ?", (before,))]
+                    with self._dirty_lock:      # before the commit: the watcher never
+                        self.own_events.update(mine)    # sees them as another's
+                return result
             except sqlite3.OperationalError as exc:
                 if not _is_busy(exc) or self._stopping.is_set():
                     return _failed(command, f"not stored: {exc}")
@@ -195,8 +233,10 @@ class Backend:
                primary: Callable[[int], tuple[str, str] | None]) -> WriteResult:
         from store.reviewlog import ReviewError
 
-        if command.kind in ("preview_activation", "activate", "deactivate"):
+        if command.kind in RUN_COMMANDS:
             return self._runs(conn, command)
+        if command.kind == "call":
+            return self._call(conn, command)
         if command.kind in ("propose", "accept", "reject"):
             # Accepting or rejecting rescores a task on this connection, past the cache.
             self._score_cache.clear()
@@ -238,6 +278,23 @@ class Backend:
         return WriteResult(command, recorded, None, judgment_views(conn, ids),
                            judgment_history(conn, ids), scores, rank, time.perf_counter())
 
+
+    def _call(self, conn: sqlite3.Connection, command: WriteCommand) -> WriteResult:
+        action: Callable[[sqlite3.Connection], object]
+        future: Future[object]
+        action, future = command.value  # type: ignore[misc]
+        self._score_cache.clear()          # the action may rescore past the cache
+        try:
+            result = action(conn)
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc) and not self._stopping.is_set():
+                raise                      # the retry loop runs it again once the lock frees
+            future.set_exception(exc)
+        except Exception as exc:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+        return _failed(command, None)
 
     def _runs(self, conn: sqlite3.Connection, command: WriteCommand) -> WriteResult:
         """Judge-run activation goes through the single writer too: even the preview takes

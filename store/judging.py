@@ -41,6 +41,7 @@ from reviewer.frameworks.dailyreport.judge_pipeline import (
     new_run,
 )
 from reviewer.frameworks.dailyreport.judge_prompts import PROMPT_VERSION
+from reviewer.judge.cache import CachedReply
 from reviewer.judge.client import ChatClient, ClientConfig, public_url
 from reviewer.judge.costs import Price, price_for
 from reviewer.judge.fetch import FetchConfig, MappingPages, Page, PageFetcher, PageSource
@@ -306,6 +307,33 @@ def default_run_id(model: str) -> str:
     return f"judge-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{slug}"
 
 
+Write = Callable[[Callable[[sqlite3.Connection], Any]], Any]
+"""Runs one write on the connection that owns the writing: ``write(lambda conn: ...)``.
+
+The command line writes on its own connection; the workstation hands in its single writer
+(:meth:`store.backend.Backend.call`), so a judge run it starts never writes past it."""
+
+
+def direct(conn: sqlite3.Connection) -> Write:
+    def write(action: Callable[[sqlite3.Connection], Any]) -> Any:
+        return action(conn)
+    return write
+
+
+class _RoutedCache:
+    """The response cache read on the judge's connection, written through ``write``."""
+
+    def __init__(self, conn: sqlite3.Connection, write: Write) -> None:
+        self.reads = SqliteJudgeCache(conn)
+        self.write = write
+
+    def get(self, key: str) -> CachedReply | None:
+        return self.reads.get(key)
+
+    def put(self, key: str, model: str, prompt_version: str, reply: CachedReply) -> None:
+        self.write(lambda conn: SqliteJudgeCache(conn).put(key, model, prompt_version, reply))
+
+
 def store_outcomes(conn: sqlite3.Connection) -> OutcomeSink:
     """The sink that writes each report's results through ``conn``."""
     def sink(report_id: int, run_row: int, outcome: ReportOutcome) -> None:
@@ -328,8 +356,12 @@ def run_judge(
     page_sink: PageSink | None = None,
     progress: Callable[[JudgeTally], None] | None = None,
     stop: threading.Event | None = None,
+    write: Write | None = None,
 ) -> JudgeResult:
     """Create the run, judge every prepared report, finish the run.
+
+    ``conn`` is read; every write (the run, each report's results, fetched pages, cached
+    replies, the run's end) goes through ``write`` (default: ``conn`` itself).
 
     Blocks; runs its own event loop, so call it from a plain thread (a worker), not from
     inside one. ``progress`` sees the tally after each model call and each finished report.
@@ -338,8 +370,11 @@ def run_judge(
     """
     request = prepared.request
     assert request.model is not None, "prepare_judge checks the model"
-    sink = sink or store_outcomes(conn)
-    page_sink = page_sink or store_pages(conn)
+    write = write or direct(conn)
+    sink = sink or (lambda rid, row, outcome: write(
+        lambda c: write_outcome(c, row, rid, outcome)))
+    page_sink = page_sink or (lambda sid, row, page: write(
+        lambda c: record_page(c, sid, row, page)))
     stop = stop or threading.Event()
     before = system_headlines(conn)
     run_id = unique_run_id(conn, request.run_id or default_run_id(request.model))
@@ -348,7 +383,7 @@ def run_judge(
               "steps": sorted(prepared.options.steps), "sources": request.sources,
               "concurrency": config.concurrency, "today": prepared.options.today}
     run = new_run(run_id, request.model, params, stamp(), request.description)
-    rows = create_run(conn, prepared.suites, run)
+    rows: dict[int, int] = write(lambda c: create_run(c, prepared.suites, run))
     tally = JudgeTally(selected=len(prepared.loaded))
 
     def report() -> None:
@@ -363,7 +398,8 @@ def run_judge(
         report()
 
     client = ChatClient(config, prompt_version=PROMPT_VERSION, api_key=prepared.api_key,
-                        cache=_cache(conn, prepared), on_request=on_request)
+                        cache=_RoutedCache(conn, write) if request.use_cache else None,
+                        on_request=on_request)
     by_job = {id(lj.job): lj for lj in prepared.loaded}
 
     def on_done(job: JudgeJob, outcome: ReportOutcome) -> None:
@@ -400,18 +436,18 @@ def run_judge(
         status = "interrupted"
     except BaseException:
         # Keep what finished and say the run failed; the error still reaches the caller.
-        _finish(conn, client, rows, tally, "failed")
+        _finish(write, client, rows, tally, "failed")
         raise
     if stop.is_set():
         status = "interrupted"
-    usage = _finish(conn, client, rows, tally, status)
+    usage = _finish(write, client, rows, tally, status)
     after = system_headlines(conn)
     changes = [ScoreChange(system, metric, before.get((system, metric)), value)
                for (system, metric), value in sorted(after.items())]
     return JudgeResult(run_id, status, usage, changes)
 
 
-def _finish(conn: sqlite3.Connection, client: ChatClient, rows: dict[int, int],
+def _finish(write: Write, client: ChatClient, rows: dict[int, int],
             tally: JudgeTally, status: str) -> dict[str, Any]:
     usage = client.usage.to_json(client.price)
     usage.update(
@@ -422,7 +458,7 @@ def _finish(conn: sqlite3.Connection, client: ChatClient, rows: dict[int, int],
         step_errors=[{"report": e.report, "step": e.step, "subject": e.subject,
                       "error": client.redact(e.error)} for e in tally.step_errors[:ERRORS_KEPT]],
         step_errors_total=len(tally.step_errors))
-    finish_run(conn, rows.values(), usage, tally.finished)
+    write(lambda c: finish_run(c, rows.values(), usage, tally.finished))
     return usage
 
 

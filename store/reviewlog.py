@@ -314,6 +314,33 @@ class ReviewLog:
                         subject_id=subject_id)
 
 
+@dataclass(frozen=True, slots=True)
+class Undoable:
+    """A reviewer's latest decision that still counts: what an undo would reverse."""
+
+    report_id: int | None
+    report: str
+    action: str
+    value: str | None
+    subject: str
+
+
+def latest_undoable(conn: sqlite3.Connection, reviewer: str, key: str | None
+                    ) -> Undoable | None:
+    row = conn.execute(
+        f"""SELECT e.report_id, e.target, e.action, e.value
+            FROM review_event e JOIN event_live l ON l.uuid = e.uuid
+            WHERE e.reviewer = ? AND (e.key = ? OR e.key IS NULL) AND l.live = 1
+              AND e.action IN ({_in(UNDOABLE_ACTIONS)})
+            ORDER BY e.seq DESC LIMIT 1""", (reviewer, key)).fetchone()
+    if row is None:
+        return None
+    parts = str(row[1])[2:].split("/", 3)
+    report = parts[1] if len(parts) > 1 else str(row[1])
+    subject = parts[3] if len(parts) == 4 else "the whole report"
+    return Undoable(row[0], report, str(row[2]), row[3], subject)
+
+
 def _in(values: Iterable[str]) -> str:
     return ",".join(f"'{v}'" for v in sorted(values))
 

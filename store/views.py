@@ -470,6 +470,8 @@ class OtherVerdict:
     value: str | None
     explanation: str
     current: bool
+    active: bool = True
+    """False for a candidate run (it does not count until activated)."""
 
 
 def other_run_verdicts(conn: sqlite3.Connection, report_id: int
@@ -479,11 +481,13 @@ def other_run_verdicts(conn: sqlite3.Connection, report_id: int
     Keyed by (kind, subject) because a judgment's subject text is the same in every run.
     """
     out: dict[tuple[str, str], list[OtherVerdict]] = defaultdict(list)
-    for kind, subject, run, model, value, explanation, current in conn.execute(
-        """SELECT j.kind, j.subject, r.ext_id, r.model, j.value, j.explanation, j.current
+    for kind, subject, run, model, value, explanation, current, active in conn.execute(
+        """SELECT j.kind, j.subject, r.ext_id, r.model, j.value, j.explanation, j.current,
+                  r.active > 0
            FROM judgment j JOIN judge_run r ON r.id = j.run_id
            WHERE j.report_id = ? ORDER BY r.created_at, r.id""",
         (report_id,),
     ):
-        out[(kind, subject)].append(OtherVerdict(run, model, value, explanation, bool(current)))
+        out[(kind, subject)].append(OtherVerdict(run, model, value, explanation, bool(current),
+                                                 bool(active)))
     return {key: runs for key, runs in out.items() if len(runs) > 1}

@@ -21,7 +21,7 @@ from tests.tui_helpers import (
     stored,
     wait_for,
 )
-from tui.screens.modals import HelpScreen, Picker, RatingDialog, RationaleEditor
+from tui.screens.modals import HelpScreen, NoteDialog, Picker, RatingDialog, RationaleEditor
 from tui.screens.report import ReportScreen
 from tui.widgets.judgments import JudgmentList
 from tui.widgets.report_text import ReportText
@@ -278,8 +278,11 @@ async def test_flag_and_next_previous_report(sample_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await open_report(pilot, "t01-atlas-dr")
-        await stored(pilot, ("exclamation_mark",))
-        assert events(sample_db)[-1][1:3] == ("flag", "on")
+        await pilot.press("exclamation_mark")                 # a flag says why
+        await wait_for(pilot, lambda: isinstance(app.screen, NoteDialog))
+        await pilot.press(*"ask ben")
+        await stored(pilot, ("enter",))
+        assert events(sample_db)[-1][1:4] == ("flag", "on", "ask ben")
         screen = app.screen
         assert isinstance(screen, ReportScreen)
         app.report_shown_at = None
@@ -495,6 +498,7 @@ async def test_rejudge_keeps_the_new_run_beside_the_current_one(
             assert runs is not None and len(runs) == 2
             new = next(r for r in runs if r.run.startswith("rejudge-"))
             assert new.value == "0.5" and not new.current      # beside, not instead
+            assert not new.active                              # a candidate until activated
             view = next(j for j in screen.view.judgments if j.id == judgment.id)  # type: ignore[union-attr]
             assert view.run == judgment.run                    # the current verdict is kept
             screen.query_one(JudgmentList).select_id(judgment.id)

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from textual import on
+from textual import on, work
 from textual.app import App
 from textual.command import Hit, Hits, Provider
 from textual.worker import Worker, WorkerState
 
 from store.backend import Backend, WriteCommand, WriteResult
 from tui.config import Config
+
+if TYPE_CHECKING:
+    from store.reviewlog import Undoable
 from tui.keymap import bindings, normalise_keymap, problems
-from tui.messages import DecisionStored
-from tui.screens.modals import HelpScreen
+from tui.messages import DatabaseChanged, DecisionStored
+from tui.screens.modals import ConfirmDialog, HelpScreen
 from tui.screens.queue import QueueScreen
+
+WATCH_EVERY = 0.5
+"""Seconds between looks at the database for other processes' commits."""
 
 
 class GavelCommands(Provider):
@@ -79,10 +87,13 @@ class GavelApp(App[None]):
         """Background failures shown to the user this session (tests read it)."""
         self._closing = False
         self._waiting: WriteCommand | None = None
+        self._stop_watching = threading.Event()
 
     def on_mount(self) -> None:
         self.set_keymap(normalise_keymap(self.config.keys))
         self._start_writer()
+        self.run_worker(self._watch, thread=True, group="watch", name="database watcher",
+                        exit_on_error=False)
         self.push_screen(self.queue_screen)
         for problem in self.keymap_problems:
             self.notify(problem, title="Key bindings", severity="error", timeout=15)
@@ -108,6 +119,41 @@ class GavelApp(App[None]):
                     severity="error", timeout=12)
         if worker.group == "writer" and not self._closing:
             self._start_writer()
+
+    def _watch(self) -> None:
+        """Notice other processes' commits within a second (its own connection, its thread)."""
+        from store.changes import ChangeWatcher
+        from store.db import connect
+
+        conn = connect(self.backend.path)
+        try:
+            watcher = ChangeWatcher(conn, self.backend.is_own)
+            while not self._stop_watching.wait(WATCH_EVERY):
+                change = watcher.poll()
+                if change is not None:
+                    self.post_message(DatabaseChanged(change))
+        finally:
+            conn.close()
+
+    @on(DatabaseChanged)
+    def database_changed(self, message: DatabaseChanged) -> None:
+        change = message.change
+        if change.events:
+            who = ", ".join(change.reviewers)
+            self.notify(f"{who} changed {change.events} decision(s) in another session; "
+                        "refreshed", timeout=5)
+        elif change.structural:
+            self.notify("the database changed in another session (a suite, a judge run or a "
+                        "proposal); refreshed", timeout=5)
+        if change.structural:
+            self.queue_screen.load()
+        elif change.reports:
+            self.queue_screen.reload_rows(sorted(change.reports))
+        from tui.screens.report import ReportScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, ReportScreen):
+                screen.refresh_from(change.reports, change.structural)
 
     def _writer(self) -> None:
         from tui.screens.report import primary_metric
@@ -159,6 +205,48 @@ class GavelApp(App[None]):
         if not isinstance(screen, HelpScreen):
             self.push_screen(HelpScreen(context, normalise_keymap(self.config.keys)))
 
+    def action_runs(self) -> None:
+        from tui.screens.runs import RunsScreen
+
+        if not isinstance(self.screen, RunsScreen):
+            self.push_screen(RunsScreen())
+
+    def refresh_everything(self) -> None:
+        """After a change that moves scores everywhere (a run activated or retired)."""
+        self.queue_screen.load()
+        from tui.screens.report import ReportScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, ReportScreen):
+                screen.refresh_from(frozenset(), True)
+
+    def action_undo_anywhere(self) -> None:
+        """Undo from the queue: say which report and decision it would reverse, and ask."""
+        self._find_undoable()
+
+    @work(thread=True, exclusive=True, group="undo", exit_on_error=False)
+    def _find_undoable(self) -> None:
+        from store.identity import load_identity
+        from store.reviewlog import latest_undoable
+
+        key = load_identity(self.config.reviewer).public_key
+        found = latest_undoable(self.backend.reader(), self.config.reviewer, key)
+        self.call_from_thread(self._ask_undo, found)
+
+    def _ask_undo(self, found: Undoable | None) -> None:
+        if found is None:
+            self.notify("nothing of yours to undo", severity="warning")
+            return
+        what = f"your {found.action}" + (f" → {found.value}" if found.value else "")
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.backend.submit(WriteCommand("undo", report_id=found.report_id))
+
+        self.push_screen(ConfirmDialog(f"Undo {what}?",
+                                       f"on {found.subject} in report {found.report}", "undo"),
+                         done)
+
     def action_proposals(self) -> None:
         from tui.screens.proposals import ProposalsScreen
 
@@ -184,6 +272,7 @@ class GavelApp(App[None]):
 
     def on_unmount(self) -> None:
         self._closing = True
+        self._stop_watching.set()
         # Unblock the writer so its thread ends (commands already queued are applied first) and
         # stop the impact process.
         self.backend.shutdown()

@@ -100,6 +100,10 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
             text.append(f": {other.value if other.value is not None else 'error'}", "bold")
             if other.current and other.run != judgment.run:
                 text.append("  [current]", "dim")
+            if not other.active:
+                text.append("  [candidate: does not count until activated]", "dim")
+            elif other.value is None and not other.current:
+                text.append("  [errored: another active run's valid verdict counts]", "yellow")
             text.append("\n")
             if other.explanation and other.run != judgment.run:
                 _plain(text, f"    {other.explanation[:300]}\n", "dim")

@@ -62,6 +62,8 @@ KEYS: tuple[KeyDef, ...] = (
            show=False),
     KeyDef("queue.impact", "i", "sort_impact", "By impact", "queue"),
     KeyDef("queue.proposals", "P", "app.proposals", "Proposals", "queue"),
+    KeyDef("queue.runs", "R", "app.runs", "Judge runs", "queue"),
+    KeyDef("queue.undo", "z", "app.undo_anywhere", "Undo…", "queue", show=False),
     KeyDef("queue.sort", "o", "sort_column", "Order by…", "queue", show=False),
     KeyDef("queue.clear", "escape", "clear_filters", "Clear filters", "queue", show=False),
     KeyDef("queue.quit", "q", "app.quit", "Quit", "queue"),
@@ -105,6 +107,11 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("proposals.reject", "n", "decide('reject')", "Reject", "proposals"),
     KeyDef("proposals.reload", "r", "reload", "Reload", "proposals"),
     KeyDef("proposals.back", "escape,q", "back", "Back", "proposals"),
+    # judge runs (R)
+    KeyDef("runs.activate", "a", "activate", "Activate…", "runs"),
+    KeyDef("runs.retire", "d", "retire", "Retire…", "runs"),
+    KeyDef("runs.reload", "r", "reload", "Reload", "runs"),
+    KeyDef("runs.back", "escape,q", "back", "Back", "runs"),
 )
 
 KEY_BY_ID: dict[str, KeyDef] = {k.id: k for k in KEYS}
@@ -115,6 +122,7 @@ SHARED_CONTEXTS: dict[str, tuple[str, ...]] = {
     "editor": ("editor",),
     "agreement": ("app", "agreement"),
     "proposals": ("app", "proposals"),
+    "runs": ("app", "runs"),
 }
 """Which binding contexts are live together (a collision is two of them on one key)."""
 

@@ -6,6 +6,7 @@ from textual.message import Message
 
 from reviewer.impact import Impact
 from store.backend import WriteResult
+from store.changes import Change
 from store.views import History, Progress, QueueRow, Rank, ReportView, ScoreLine
 
 
@@ -57,3 +58,12 @@ class DecisionStored(Message):
     def __init__(self, result: WriteResult) -> None:
         super().__init__()
         self.result = result
+
+
+class DatabaseChanged(Message):
+    """Another process committed decisions (or imported, activated, merged): screens refresh
+    what it touched."""
+
+    def __init__(self, change: Change) -> None:
+        super().__init__()
+        self.change = change

@@ -22,7 +22,7 @@ from tui.cli.output import emit, wide_console
 from tui.render.tables import fmt_delta, fmt_number
 
 if TYPE_CHECKING:
-    from store.activation import ActivationPreview, GoldAgreement
+    from store.activation import ActivationPreview
 
 EXTRA_METRICS = {"cascade": ("SubTaskPass", "Refer_Claim_Consistency")}
 """Besides the headline metrics, what ``compare`` shows by default: the metrics a DailyReport
@@ -144,47 +144,11 @@ def _print_preview(seen: ActivationPreview, fmt: str) -> None:
     if fmt == "json":
         emit([asdict(seen) | {"needs_confirmation": seen.needs_confirmation}], [], "json")
         return
-    state = "already active" if seen.active else "a candidate"
-    print(f"run {seen.run} ({state}): {seen.judgments:,} verdicts on {seen.reports} reports, "
-          f"{seen.errors} errored")
-    print(f"  against the human labels: {_gold_line(seen.gold)}; what counts now on the same "
-          f"subjects: {_gold_line(seen.current)}")
+    from tui.render.activation import preview_renderables
+
     console = wide_console()
-    if seen.gold.kinds:
-        emit([{"kind": k.kind, "n": k.n, "accuracy": fmt_number(k.accuracy.value),
-               "kappa": fmt_number(k.kappa.value) if k.kappa else "",
-               "errors": k.failed_a} for k in seen.gold.kinds],
-             ["kind", "n", "accuracy", "kappa", "errors"], "table",
-             title="the run against the human labels, per kind", numeric=("n", "errors"),
-             console=console)
-        for k in seen.gold.kinds:
-            if k.confusion is not None and k.n:
-                labels = [str(label) for label in k.confusion.labels]
-                emit([{"run ↓ / human →": labels[i],
-                       **{labels[j]: k.confusion.counts[i][j] for j in range(len(labels))}}
-                      for i in range(len(labels))], ["run ↓ / human →", *labels], "table",
-                     title=f"{k.kind}: run × human", numeric=labels, console=console)
-    moved = [c for c in seen.changes if c.before != c.after or c.rank_before != c.rank_after]
-    emit([{"system": c.system, "metric": c.metric, "variant": c.variant,
-           "before": fmt_number(c.before), "after": fmt_number(c.after),
-           "delta": fmt_delta(None if c.before is None or c.after is None
-                              else c.after - c.before),
-           "rank": _rank(c.rank_before, c.rank_after)} for c in moved],
-         ["system", "metric", "variant", "before", "after", "delta", "rank"], "table",
-         title=f"headline scores that would change ({len(moved)} of {len(seen.changes)})",
-         numeric=("before", "after", "delta"), console=console)
-
-
-def _gold_line(gold: GoldAgreement) -> str:
-    if not gold.n:
-        return "no decided subject to compare"
-    return f"{gold.agreed}/{gold.n} agree ({fmt_number(gold.accuracy)})"
-
-
-def _rank(before: int | None, after: int | None) -> str:
-    if before == after:
-        return "" if before is None else f"#{before}"
-    return f"#{before} → #{after}"
+    for renderable in preview_renderables(seen):
+        console.print(renderable)
 
 
 def _metrics(names: tuple[str, ...]) -> list[tuple[str, str]]:

@@ -74,7 +74,7 @@ def _judge_human(report: AgreementReport, limit: int) -> list[RenderableType]:
         if g.categorical is not None:
             out.append(confusion_table(g.categorical.confusion,
                                        f"{where} · {g.run}: judge × human", "judge", "human",
-                                       _label_for(g.kind)))
+                                       label_for(g.kind)))
         shown = g.disagreements if limit < 0 else g.disagreements[:limit]
         if shown:
             out.append(data_table(
@@ -180,7 +180,7 @@ def _own_words(rationale: str) -> str:
     return own.strip() + (" [resolves a conflict]" if marker else "")
 
 
-def _label_for(kind_name: str) -> Callable[[str], str]:
+def label_for(kind_name: str) -> Callable[[str], str]:
     """Codes with their scale's label where it says more (``1 (supported)``)."""
     kind = get_kind(kind_name)
     if kind is None:

@@ -29,6 +29,8 @@ class Workstation(Protocol):
 
     def worker_failed(self, worker: Worker[object]) -> None: ...
 
+    def refresh_everything(self) -> None: ...
+
 
 class GavelScreen(Screen[None]):
     """A screen of the Gavel app; ``gavel`` is ``self.app`` seen as the :class:`Workstation`."""

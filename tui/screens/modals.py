@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -30,8 +31,10 @@ class Rationale:
 class RationaleEditor(ModalScreen[Rationale | None]):
     """Value, reason code and rationale for one decision.
 
-    While it is open, keys type text: the screen is modal, its only bindings are ctrl+s /
-    ctrl+enter (save) and escape (cancel), so no review key can fire by accident.
+    It opens on the value, where the scale's own single keys choose (c / x / u, 0 / h / 1 …,
+    as on the judgment list) and move on to the reason; every other key types text, so no
+    review key can fire by accident. Its only bindings are ctrl+s / ctrl+enter (save) and
+    escape (cancel).
     """
 
     BINDINGS = bindings("editor")
@@ -70,18 +73,18 @@ class RationaleEditor(ModalScreen[Rationale | None]):
                 needed = " (required: blind mode)" if self.blind else " (required for an override)"
             yield Label("Rationale" + needed)
             yield TextArea(id="editor-text", soft_wrap=True, tab_behavior="focus")
-            yield Static("ctrl+s or ctrl+enter save · tab next field · escape cancel",
-                         id="editor-help")
+            yield Static("a value key chooses · ctrl+s or ctrl+enter save · tab next field · "
+                         "escape cancel", id="editor-help")
 
     def on_mount(self) -> None:
-        if not self.scale.continuous:
-            values = self.query_one("#editor-value", OptionList)
-            if self.initial is not None:
-                values.highlighted = values.get_option_index(self.initial)
-            else:
-                values.highlighted = 0
         self.query_one("#editor-reason", OptionList).highlighted = 0
-        self.query_one("#editor-text", TextArea).focus()
+        if self.scale.continuous:
+            self.query_one("#editor-value", Input).focus()
+            return
+        values = self.query_one("#editor-value", OptionList)
+        values.highlighted = (values.get_option_index(self.initial)
+                              if self.initial is not None else 0)
+        values.focus()
 
     def _value(self) -> str | None:
         if self.scale.continuous:
@@ -113,13 +116,85 @@ class RationaleEditor(ModalScreen[Rationale | None]):
         self.dismiss(None)
 
     def on_key(self, event: events.Key) -> None:
-        """Typing while a list has focus goes to the rationale instead of being lost."""
-        if isinstance(self.focused, OptionList) and event.is_printable and event.character:
+        """On the value list a scale key chooses the value and moves on to the reason; other
+        typing while a list has focus goes to the rationale instead of being lost."""
+        if not isinstance(self.focused, OptionList) or not event.is_printable \
+                or not event.character:
+            return
+        choice = self.scale.by_key(event.character) if not self.scale.continuous else None
+        if choice is not None and self.focused.id == "editor-value":
+            values = self.query_one("#editor-value", OptionList)
+            values.highlighted = values.get_option_index(choice.code)
+            self.query_one("#editor-reason", OptionList).focus()
+        else:
             text = self.query_one("#editor-text", TextArea)
             text.focus()
             text.insert(event.character)
-            event.stop()
-            event.prevent_default()
+        event.stop()
+        event.prevent_default()
+
+
+class ConfirmDialog(ModalScreen[bool]):
+    """A yes/no question with what it is about (any Rich renderable, scrollable)."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no"),
+    ]
+
+    def __init__(self, title: str, body: RenderableType, verb: str, *,
+                 question: str = "") -> None:
+        super().__init__()
+        self.heading = title
+        self.body = body
+        self.verb = verb
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        from tui.widgets.text_view import TextView
+
+        with Vertical(id="confirm"):
+            yield Label(Text(self.heading, style="bold"))
+            yield TextView(id="confirm-body")
+            yield Static(f"{self.question + ' ' if self.question else ''}"
+                         f"y {self.verb} · n or escape cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        from tui.widgets.text_view import TextView
+
+        view = self.query_one(TextView)
+        view.set_content(self.body if not isinstance(self.body, str) else Text(self.body))
+        view.focus()
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class NoteDialog(ModalScreen[str | None]):
+    """A short note (a flag's reason for discussion); enter saves, escape cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="note.cancel")]
+
+    def __init__(self, title: str, placeholder: str = "") -> None:
+        super().__init__()
+        self.heading = title
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="search"):
+            yield Label(Text(self.heading, style="bold"))
+            yield Input(placeholder=self.placeholder, id="note-text")
+            yield Static("enter save · escape cancel", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 @dataclass(frozen=True, slots=True)

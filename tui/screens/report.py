@@ -8,8 +8,6 @@ the database: moving on after a verdict key is immediate, the verdict shows when
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 from rich.text import Text
@@ -40,6 +38,7 @@ from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
 from tui.screens.base import GavelScreen
 from tui.screens.modals import (
+    NoteDialog,
     ProposalDraft,
     ProposeDialog,
     RatingDialog,
@@ -93,6 +92,7 @@ class ReportScreen(GavelScreen):
         self.find_hits: list[int] = []
         self.loaded_in = 0.0
         self.requested_at = 0.0
+        self._reselect: int | None = None
 
     @property
     def report_id(self) -> int:
@@ -117,6 +117,12 @@ class ReportScreen(GavelScreen):
     def load_report(self, report_id: int) -> None:
         self.requested_at = time.perf_counter()
         self._load(report_id)
+
+    def refresh_from(self, reports: frozenset[int], structural: bool) -> None:
+        """Another process changed what this report shows: reload it, keeping the selection."""
+        if self.view is not None and (structural or self.report_id in reports):
+            self._reselect = self.query_one(JudgmentList).selected_id
+            self.load_report(self.report_id)
 
     @work(thread=True, exclusive=True, group="report-load", exit_on_error=False)
     def _load(self, report_id: int) -> None:
@@ -153,7 +159,11 @@ class ReportScreen(GavelScreen):
         self.query_one("#task-prompt", Static).update(prompt)
         self._show_text()
         judgments = self.query_one(JudgmentList)
+        kept = self._reselect
+        self._reselect = None
         judgments.show(view, blind=self.gavel.config.blind)
+        if kept is not None and any(j.id == kept for j in view.judgments):
+            judgments.select_id(kept)
         judgments.focus()
         self._score_bar()
         self._detail()
@@ -258,6 +268,8 @@ class ReportScreen(GavelScreen):
         self.action_move(1)
 
     def action_confirm(self) -> None:
+        """Confirm the judge and move on — unless the subject is already decided: then enter
+        only moves on. Replacing a decision takes a value key or the editor, never enter."""
         judgment = self.selected()
         if judgment is None:
             return
@@ -265,7 +277,12 @@ class ReportScreen(GavelScreen):
             self.notify("blind mode: choose a verdict key (the judge is hidden)",
                         severity="warning")
             return
-        self.submit(WriteCommand("confirm", judgment_id=judgment.id))
+        if judgment.status is not None:
+            decided = ("in conflict" if judgment.status == "conflict"
+                       else f"decided: {judgment.effective}")
+            self.notify(f"already {decided}; a value key or r changes it", timeout=3)
+        else:
+            self.submit(WriteCommand("confirm", judgment_id=judgment.id, guard=True))
         self.action_move(1)
 
     def action_rationale(self) -> None:
@@ -297,16 +314,29 @@ class ReportScreen(GavelScreen):
         )
 
     def action_flag(self) -> None:
+        """Flag for discussion with a note saying why (or lower the flag)."""
         judgment = self.selected()
-        if judgment is not None:
-            self.submit(WriteCommand("flag", judgment_id=judgment.id,
-                                     flag_on=not judgment.flagged))
+        if judgment is None or self.view is None:
+            return
+        if judgment.flagged:
+            self.submit(WriteCommand("flag", judgment_id=judgment.id, flag_on=False))
+            return
+
+        def done(note: str | None) -> None:
+            if note is not None:
+                self.submit(WriteCommand("flag", judgment_id=judgment.id, rationale=note))
+
+        self.app.push_screen(NoteDialog(f"Flag {subject_label(self.view, judgment)} — why?",
+                                        "what to discuss"), done)
 
     def action_undo(self) -> None:
-        self.submit(WriteCommand("undo"))
+        """Undo your latest decision in this report (never one in another report)."""
+        if self.view is not None:
+            self.submit(WriteCommand("undo", report_id=self.view.report_id))
 
     def action_redo(self) -> None:
-        self.submit(WriteCommand("redo"))
+        if self.view is not None:
+            self.submit(WriteCommand("redo", report_id=self.view.report_id))
 
     def action_propose(self) -> None:
         """Propose a ground-truth expansion from what is selected (new claim, rubric item,
@@ -329,12 +359,12 @@ class ReportScreen(GavelScreen):
         self.app.push_screen(ProposeDialog(self.view.report, text), done)
 
     def action_rejudge(self) -> None:
-        """Ask the judge again about the selected item's step, in a separate process.
+        """Ask the judge again about the selected item's step, in a background worker.
 
-        The new run is kept beside the current one (deactivated), so the reviewer sees its
-        verdict in the detail pane without the current verdicts or decisions changing; make it
-        current with `gavel runs --activate RUN`. Endpoint and model: $GAVEL_BASE_URL,
-        $GAVEL_MODEL, key in $GAVEL_API_KEY (see docs/judge.md).
+        The new run is a candidate: the reviewer sees its verdict beside the current one in
+        the detail pane, and nothing counts until it is activated (R, the runs screen).
+        Every write of the run goes through the workstation's single writer. Endpoint and
+        model: $GAVEL_BASE_URL, $GAVEL_MODEL, key in $GAVEL_API_KEY (see docs/judge.md).
         """
         judgment = self.selected()
         if judgment is None or self.view is None:
@@ -357,19 +387,35 @@ class ReportScreen(GavelScreen):
 
     @work(thread=True, group="rejudge", exit_on_error=False)
     def _rejudge(self, report_id: int, report: str, step: str) -> None:
-        run = f"rejudge-{time.strftime('%Y%m%d-%H%M%S')}"
-        db = str(self.gavel.backend.path)
-        base = [sys.executable, "-m", "tui.cli", "--db", db]
-        done = subprocess.run([*base, "judge", "--report", report, "--only", step,
-                               "--sources", "stored", "--run-id", run],
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        if done.returncode == 0:
-            subprocess.run([*base, "runs", "--deactivate", run], capture_output=True,
-                           text=True, stdin=subprocess.DEVNULL)
-        message = (f"run {run} judged {step} on {report}: see 'Every judge run' in the detail "
-                   "pane" if done.returncode == 0 else
-                   f"re-judging failed: {(done.stderr or done.stdout).strip()[-300:]}")
-        self.app.call_from_thread(self._rejudged, report_id, message, done.returncode == 0)
+        from reviewer.errors import InputError
+        from reviewer.judge.client import api_key_from_env
+        from store.judging import (
+            DEFAULT_BASE_URL,
+            JudgeRequest,
+            Selection,
+            check_request,
+            prepare_judge,
+            run_judge,
+        )
+
+        request = JudgeRequest(
+            model=os.environ.get("GAVEL_MODEL"),
+            base_url=os.environ.get("GAVEL_BASE_URL") or DEFAULT_BASE_URL,
+            selection=Selection(reports=(report,)), steps=frozenset({step}), sources="stored",
+            run_id=f"rejudge-{time.strftime('%Y%m%d-%H%M%S')}")
+        conn = self.gavel.backend.reader()
+        try:
+            check_request(request)
+            prepared = prepare_judge(conn, request, api_key_from_env())
+            result = run_judge(conn, prepared, write=self.gavel.backend.call)
+        except (InputError, RuntimeError, OSError) as exc:
+            self.app.call_from_thread(self._rejudged, report_id, f"re-judging failed: {exc}",
+                                      False)
+            return
+        message = (f"candidate run {result.run_id} judged {step} on {report} "
+                   f"({result.status}): see 'Every judge run' in the detail pane; R to "
+                   "activate it")
+        self.app.call_from_thread(self._rejudged, report_id, message, True)
 
     def _rejudged(self, report_id: int, message: str, ok: bool) -> None:
         self.notify(message, severity="information" if ok else "error", timeout=10)
@@ -413,8 +459,12 @@ class ReportScreen(GavelScreen):
             return True
         recorded = result.recorded
         if recorded is None:
-            self.notify(f"nothing to {result.command.kind}", severity="warning")
+            where = " in this report" if result.command.kind in ("undo", "redo") else ""
+            self.notify(f"nothing of yours to {result.command.kind}{where}",
+                        severity="warning")
             return True
+        if recorded.note is not None:
+            self.notify(recorded.note, title="Conflict", severity="warning", timeout=10)
         if self.view is None or recorded.report_id != self.view.report_id:
             if recorded.report_id is not None:
                 self.notify(f"{recorded.action} applied to another report "
