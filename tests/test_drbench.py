@@ -176,10 +176,29 @@ def test_keywords_are_counted_in_the_citation_free_text_only() -> None:
         "/vet).\n\n## References\n[1] Vet notes_Clinic https://clinic.example/vet\n"
     )
     hits = find_hits(text, "vet")
-    # "vet" in the body, and "Vet" in the link title; not in URLs, markers or the references.
-    assert [text[h.start:h.end] for h in hits] == ["vet", "Vet"]
+    # "vet" in the body only: not in the link's title ("Vet guide", an annotation title the
+    # paper keeps out of the "pure report text"), URLs, markers or the references.
+    assert [text[h.start:h.end] for h in hits] == ["vet"]
     assert "https" not in citation_free(text) and "[1]" not in citation_free(text)
+    assert "Vet guide" not in citation_free(text)
     assert find_hits("aaaa", "aa")[1].start == 2  # non-overlapping, left to right
+
+
+def test_citation_chips_and_link_titles_are_not_counted_and_offsets_stay_the_reports() -> None:
+    text = (
+        "Book a vet in week one ([vet.cornell.edu](https://www.vet.cornell.edu/cats?x=1)). "
+        "Ask about deworming ([Vet guide](https://a.example/vet), [b](https://b.example)); "
+        "the [vet school](https://en.wikipedia.org/wiki/Vet_(school)) agrees ![vet](p.png). "
+        "A vet again."
+    )
+    hits = find_hits(text, "vet")
+    # Two prose hits; none in the chips (one link, then two), a link's title or an image's alt
+    # text. Offsets are the report's as submitted, so the workstation highlights them there.
+    assert [h.start for h in hits] == [7, text.rindex("vet")]
+    assert all(text[h.start:h.end] == "vet" for h in hits)
+    assert [h.key for h in hits] == ["7", str(text.rindex("vet"))]
+    assert citation_free(text) == (
+        "Book a vet in week one . Ask about deworming ; the  agrees . A vet again.")
 
 
 def test_keyword_options_count_whole_words_or_exact_case_only() -> None:
@@ -523,7 +542,7 @@ def test_folder_with_reports_runs_the_matchers_and_reads_judge_scores(tmp_path: 
     failed = [j for j in bundle.judgments if j.value is None]
     assert [(j.kind, j.criterion) for j in failed] == [("drb_relevance", "fdk-5")]
     assert failed[0].error
-    assert {r.id for r in bundle.runs} == {"keyword-matcher-v1", "url-matcher-v1", "judge-judge-m"}
+    assert {r.id for r in bundle.runs} == {"keyword-matcher-v2", "url-matcher-v1", "judge-judge-m"}
 
 
 @pytest.mark.parametrize(("changes", "field"), [
@@ -638,6 +657,37 @@ def test_reports_on_real_tasks_find_vet_inside_veteran(anchors: Path, tmp_path: 
     hits = [(j.criterion, j.key) for j in bundle.judgments if j.kind == "drb_keyword_hit"]
     # "vet" at 20 (whole word) and inside "veteran" at 33; "deworming" (fak-2) at 66
     assert hits == [("fak-1", "20"), ("fak-1", "33~"), ("fak-2", "66")]
+
+
+@pytest.mark.anchors
+def test_citation_chips_on_a_real_task_do_not_count_as_anchor_hits(
+    anchors: Path, tmp_path: Path, conn: sqlite3.Connection
+) -> None:
+    # The reproduction: one RigorousBench task, its first anchor keyword once in prose,
+    # then five citation chips whose titles hold the keyword. The paper counts keywords in the
+    # "pure report text without annotations": 1 hit, not 6.
+    from store.importer import import_bundle
+    from store.scores import rebuild_scores
+
+    lines = (anchors / "rigorousbench" / "RigorousBench.jsonl").read_text(encoding="utf-8")
+    record = json.loads(lines.splitlines()[0])
+    keyword = record["fak"][0]
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "RigorousBench.jsonl").write_text(lines, encoding="utf-8")
+    chips = " ".join(f"([{keyword} overview](https://source{i}.example/page))" for i in range(5))
+    text = f"This report discusses {keyword} once in its own words. {chips}"
+    write_jsonl(folder / "reports.jsonl", [{"uid": record["uid"], "system": "agent-x",
+                                            "report": text}])
+    bundle = read(folder)
+    hits = [j for j in bundle.judgments if j.kind == "drb_keyword_hit" and j.criterion == "fak-1"]
+    assert len(hits) == 1
+    assert text[int((hits[0].key or "0").rstrip("~^")):].lower().startswith(keyword.lower())
+    import_bundle(conn, bundle, "h")
+    rebuild_scores(conn)
+    rows = dict(conn.execute("SELECT metric, value FROM score WHERE framework = 'drbench' "
+                             "AND variant = 'judge' AND scope LIKE 'report:%'").fetchall())
+    assert rows["anchor_hits"] == 1
 
 
 # -- the sample run and a reviewer's override in a real store ---------------------------------

@@ -23,10 +23,10 @@ What becomes what:
   ``anchor_keyword`` / ``drift_keyword``) and ``tsl-N`` (trusted sources, ``trusted_source``);
 - each response is a report ``<uid>-<system>`` whose references are its citations (else the
   report's own references section); two deterministic runs judge it at import:
-  ``keyword-matcher-v1`` (one ``drb_keyword_hit`` per keyword occurrence in the citation-free
-  text, value true, the sentence around it as evidence) and ``url-matcher-v1`` (one
-  ``drb_trusted`` per distinct cited URL: full / host / none, raw, normalised and host in the
-  evidence and explanation);
+  ``keyword-matcher-v2`` (one ``drb_keyword_hit`` per keyword occurrence in the citation-free
+  text, which since v2 leaves out citation chips and link titles; value true, the sentence
+  around it as evidence) and ``url-matcher-v1`` (one ``drb_trusted`` per distinct cited URL:
+  full / host / none, raw, normalised and host in the evidence and explanation);
 - a response's ``judge`` scores become a run ``judge-<model>`` with ``drb_qsr`` / ``drb_grr``
   (a number is the paper's point output and is read through the rubric's scale; ``yes`` /
   ``partial`` / ``no`` are answers; null is a failed call, kept as an error verdict) and
@@ -64,7 +64,7 @@ from reviewer.models import (
 
 TASK_FILE = "RigorousBench.jsonl"
 REPORTS_FILE = "reports.jsonl"
-KEYWORD_RUN = "keyword-matcher-v1"
+KEYWORD_RUN = "keyword-matcher-v2"
 URL_RUN = "url-matcher-v1"
 FRAMEWORK = "drbench"
 
@@ -318,10 +318,11 @@ class _Reader:
                                                                 "drift_keyword")]
         if KEYWORD_RUN not in self.runs:
             self.runs[KEYWORD_RUN] = JudgeRun(
-                id=KEYWORD_RUN, model="reviewer.drbench_keywords", prompt_version="v1",
+                id=KEYWORD_RUN, model="reviewer.drbench_keywords", prompt_version="v2",
                 params={"matching": "case-insensitive substring, non-overlapping; whitespace, "
                         "dash and apostrophe variants equal", "text": "citation-free: "
-                        "references section, citation markers and URLs removed"},
+                        "references section, citation markers, citation chips, Markdown links "
+                        "(title and target) and URLs skipped; offsets are the report's"},
                 description="Deterministic keyword counting at import: one verdict per hit.",
             )
         for criterion in keywords:
