@@ -43,14 +43,15 @@ def opts(**overrides: str) -> dict[str, str]:
 
 def test_framework_is_registered_with_kinds_and_documented_options() -> None:
     assert get_framework("drbench") is FRAMEWORK
-    assert set(KINDS) == {"drb_qsr", "drb_grr", "drb_relevance", "drb_keyword_hit",
-                          "drb_trusted"}
+    assert set(KINDS) == {"drb_qsr", "drb_grr", "drb_relevance", "drb_partial_points",
+                          "drb_keyword_hit", "drb_trusted"}
     for spec in FRAMEWORK.options:
         assert spec.default in spec.choices and spec.description
     defaults = {spec.name: spec.default for spec in FRAMEWORK.options}
     assert defaults["eps_plus"] == "2" and defaults["eps_minus"] == "1"
     assert defaults["host_rate"] == "alg1_excl_full"
     assert defaults["keyword_match"] == "substring"
+    assert defaults["partial_range"] == "judge"
 
 
 @pytest.mark.parametrize(("kind", "keys"), [
@@ -397,6 +398,69 @@ def test_partial_points_follow_the_rubric_and_the_options() -> None:
     assert qsr(partial_range="low") == pytest.approx((1 + 0 + 3) / 9)
     assert qsr(partial_range="high") == pytest.approx((3 + 0 + 3) / 9)
     assert qsr(partial_on_binary="half") == pytest.approx((2 + 1 + 3) / 9)
+
+
+def ranged_report(judge_points: str | None, effective_points: str | None = None,
+                  answer: str = "partial", effective_answer: str | None = None) -> ReportInput:
+    """One ranged rubric (Full=4, Partial 1–3, No=0) and one 2-point rubric answered Yes."""
+    b = Builder()
+    ranged = b.criterion("qsr", "Q? Full (all 4)=4, Partial (1–3)=1–3, No=0.")
+    b.verdict("drb_qsr", ranged, answer, effective=effective_answer)
+    if judge_points is not None:
+        b.verdict("drb_partial_points", ranged, judge_points, effective=effective_points)
+    other = b.criterion("qsr", "R? Yes=2, No=0")
+    b.verdict("drb_qsr", other, "yes")
+    cid = b.criterion("grr", "Is it tidy? Yes=1, No=0")
+    b.verdict("drb_grr", cid, "yes")
+    return b.report
+
+
+def test_the_judges_own_number_inside_a_partial_range_stands() -> None:
+    # The judge answered [3] on 'Partial (1–3)=1–3': the paper's judge must "assign a score
+    # based only on the score values defined in the rule", and 3 is one. Full = 4 + 2 = 6.
+    report = ranged_report("3")
+
+    def qsr(variant: str = "judge", **o: str) -> float | None:
+        return FRAMEWORK.score_report(report, variant, opts(**o))["qsr_ratio"]  # type: ignore[arg-type]
+
+    assert qsr() == pytest.approx((3 + 2) / 6)                             # default: judge
+    assert qsr(partial_range="midpoint") == pytest.approx((2 + 2) / 6)     # (1 + 3) / 2
+    assert qsr(partial_range="low") == pytest.approx((1 + 2) / 6)
+    # No number (a reviewer pressed h, or the judge wrote the word "partial"): the midpoint.
+    assert FRAMEWORK.score_report(ranged_report(None), "judge", opts())["qsr_ratio"] == (
+        pytest.approx((2 + 2) / 6))
+    # A reviewer retypes the points (1), or a number outside the range (clamped to 3).
+    assert FRAMEWORK.score_report(ranged_report("3", "1"), "adjudicated", opts())[
+        "qsr_ratio"] == pytest.approx((1 + 2) / 6)
+    assert FRAMEWORK.score_report(ranged_report("3", "7"), "adjudicated", opts())[
+        "qsr_ratio"] == pytest.approx((3 + 2) / 6)
+    # The answer overridden to Yes: the points verdict no longer applies.
+    assert FRAMEWORK.score_report(ranged_report("3", effective_answer="yes"), "adjudicated",
+                                  opts())["qsr_ratio"] == pytest.approx((4 + 2) / 6)
+
+
+def test_a_judge_number_in_a_partial_range_is_imported_and_scored(
+    tmp_path: Path, conn: sqlite3.Connection
+) -> None:
+    from store.importer import import_bundle
+    from store.scores import rebuild_scores
+
+    ranged = "Does the report name the four areas? Full (all 4)=4, Partial (1–3)=1–3, No=0."
+    write_jsonl(tmp_path / "RigorousBench.jsonl",
+                [entry(qsr=[ranged, "Does it give costs? Yes=2, No=0"])])
+    write_jsonl(tmp_path / "reports.jsonl", [report_row(
+        judge={"model": "m", "qsr": [3, 2], "grr": ["yes"] * 48})])
+    bundle = read(tmp_path)
+    check_bundle(bundle)
+    points = [j for j in bundle.judgments if j.kind == "drb_partial_points"]
+    assert [(j.criterion, j.value, j.raw) for j in points] == [("qsr-01", 3, "[3]")]
+    assert {j.criterion: j.value for j in bundle.judgments if j.kind == "drb_qsr"} == {
+        "qsr-01": "partial", "qsr-02": "yes"}
+    import_bundle(conn, bundle, "h")
+    rebuild_scores(conn)
+    value = conn.execute("SELECT value FROM score WHERE framework = 'drbench' AND variant = "
+                         "'judge' AND metric = 'qsr_ratio' AND scope LIKE 'report:%'").fetchone()
+    assert value[0] == pytest.approx((3 + 2) / 6)   # not the midpoint's (2 + 2) / 6
 
 
 def test_missing_rubric_counts_zero_or_leaves_the_denominator() -> None:

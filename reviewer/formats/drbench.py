@@ -30,7 +30,8 @@ What becomes what:
 - a response's ``judge`` scores become a run ``judge-<model>`` with ``drb_qsr`` / ``drb_grr``
   (a number is the paper's point output and is read through the rubric's scale; ``yes`` /
   ``partial`` / ``no`` are answers; null is a failed call, kept as an error verdict) and
-  ``drb_relevance`` verdicts.
+  ``drb_relevance`` verdicts; a number inside a rubric's Partial *range* also becomes a
+  ``drb_partial_points`` verdict holding that number.
 
 Fields beyond these are kept in the task's or report's metadata, never dropped silently.
 """
@@ -400,6 +401,16 @@ class _Reader:
                     raw=f"[{raw:g}]" if isinstance(raw, int | float) else "",
                     error=None if raw is not None else "the judge returned no score",
                 ), where)
+                scale = scales.get(criterion.id)
+                if (key == "qsr" and value == "partial" and scale is not None and scale.ranged
+                        and isinstance(raw, int | float)):
+                    # The judge's own number inside a Partial range: the points it gave.
+                    self.add(Judgment(
+                        run=run_id, report=report_id, kind="drb_partial_points",
+                        criterion=criterion.id, value=raw, raw=f"[{raw:g}]",
+                        explanation=f"The judge gave {raw:g} points, inside the Partial range "
+                        f"of {scale.describe()}.",
+                    ), where)
 
     # -- the bundle --------------------------------------------------------------------
 

@@ -6,7 +6,9 @@ criteria of the task and verdicts of the report:
 - ``qsr`` / ``grr`` criteria: the query-specific rubric points and the 48 general rubrics, each
   with the point scale its own text ends with (:mod:`reviewer.drbench_points`); verdicts
   ``drb_qsr`` (Yes / Partial / No) and ``drb_grr`` (Yes / No) give the *answer*, the rubric's
-  scale gives the points (so an inverted ``No=3, Yes=0`` rubric needs nothing special);
+  scale gives the points (so an inverted ``No=3, Yes=0`` rubric needs nothing special); on a
+  rubric whose Partial is a range (``Partial (1–3)=1–3``) a ``drb_partial_points`` verdict
+  keeps the judge's own number, which stands under the default ``partial_range = judge``;
 - ``anchor_keyword`` / ``drift_keyword`` criteria (FAKs / FDKs, the keyword as text): a
   ``drb_relevance`` verdict (1–5) each, and one ``drb_keyword_hit`` verdict per occurrence in
   the citation-free text (key = offset, :mod:`reviewer.drbench_keywords`), true unless a
@@ -81,6 +83,7 @@ YES_NO = register_scale(Scale(
     ),
 ))
 RELEVANCE = register_scale(Scale("drb_relevance", "relevance 1–5", low=1.0, high=5.0))
+POINTS = register_scale(Scale("drb_points", "points 0–100", low=0.0, high=100.0))
 MATCH = register_scale(Scale(
     "drb_match",
     "full / host / none",
@@ -100,6 +103,12 @@ KINDS = {
     "drb_grr": VerdictKind(
         "drb_grr", NAME, YES_NO, "criterion", "general rubric",
         "Does the report meet this general-report rubric? Yes / No (Yes earns its weight).",
+    ),
+    "drb_partial_points": VerdictKind(
+        "drb_partial_points", NAME, POINTS, "criterion", "partial points",
+        "The points a Partial answer earns on a rubric whose Partial is a range (e.g. "
+        "'Partial (1–3)=1–3'): the judge's own number, which a reviewer can retype. Used while "
+        "the rubric's answer is Partial, under partial_range = judge.",
     ),
     "drb_relevance": VerdictKind(
         "drb_relevance", NAME, RELEVANCE, "criterion", "keyword relevance",
@@ -148,9 +157,12 @@ OPTIONS = (
         "own case (sensitive).",
     ),
     OptionSpec(
-        "partial_range", "midpoint", ("midpoint", "low", "high"),
+        "partial_range", "judge", ("judge", "midpoint", "low", "high"),
         "Points of a Partial answer when the rubric gives a range (e.g. 'Partial (1–3)=1–3'): "
-        "the middle of the range, its low or its high end.",
+        "the judge's own number (its drb_partial_points verdict, clamped into the range; the "
+        "midpoint when there is none), as the paper's judge must 'assign a score based only on "
+        "the score values defined in the rule' and the authors' notebook adds that number "
+        "(judge); or the middle of the range, its low or its high end whatever the judge said.",
     ),
     OptionSpec(
         "partial_on_binary", "zero", ("zero", "half"),
@@ -260,13 +272,14 @@ def task_shape(report: ReportInput) -> TaskShape:
     return shape
 
 
-def answer_points(scale: PointScale, answer: str, options: Mapping[str, str]) -> float:
-    """Points one answer earns on one rubric."""
+def answer_points(scale: PointScale, answer: str, options: Mapping[str, str],
+                  given: float | None = None) -> float:
+    """Points one answer earns on one rubric (``given``: the number for a Partial range)."""
     if answer == "yes":
         return scale.yes
     if answer == "no":
         return scale.no
-    partial = scale.partial_points(options["partial_range"])
+    partial = scale.partial_points(options["partial_range"], given)
     if partial is not None:
         return partial
     if options["partial_on_binary"] == "half":
@@ -276,10 +289,14 @@ def answer_points(scale: PointScale, answer: str, options: Mapping[str, str]) ->
 
 def rubric_ratio(
     ids: Sequence[int], scales: Mapping[int, PointScale], answers: Mapping[int, str | None],
-    options: Mapping[str, str],
+    options: Mapping[str, str], points: Mapping[int, float] | None = None,
 ) -> float | None:
-    """Σ points / Σ full scores over a rubric set (None when nothing is left to divide by)."""
+    """Σ points / Σ full scores over a rubric set (None when nothing is left to divide by).
+
+    ``points`` are the given numbers of Partial answers on ranged rubrics, by criterion.
+    """
     exclude = options["missing_rubric"] == "exclude"
+    given = points or {}
     got = full = 0.0
     for cid in ids:
         scale = scales[cid]
@@ -288,7 +305,7 @@ def rubric_ratio(
             if exclude:
                 continue
         else:
-            got += answer_points(scale, answer, options)
+            got += answer_points(scale, answer, options, given.get(cid))
         full += scale.full
     return got / full if full > 0 else None
 
@@ -371,6 +388,7 @@ class DrBenchFramework:
         field = variant_field(variant)
         answers: dict[int, str | None] = {}
         relevance: dict[int, float] = {}
+        points: dict[int, float] = {}
         freq: dict[int, int] = {}
         words_only = options["keyword_match"] == "word"
         case_only = options["keyword_case"] == "sensitive"
@@ -400,6 +418,9 @@ class DrBenchFramework:
             elif kind == "drb_relevance":
                 if value is not None and v.criterion_id is not None:
                     relevance[v.criterion_id] = float(value)
+            elif kind == "drb_partial_points":
+                if value is not None and v.criterion_id is not None:
+                    points[v.criterion_id] = float(value)
             elif kind == "drb_trusted":
                 annotations += 1
                 if value == "full":
@@ -412,7 +433,8 @@ class DrBenchFramework:
         scores: ReportScores = {}
 
         quality: float | None = None
-        qsr = rubric_ratio(shape.qsr, shape.scales, answers, options) if qsr_seen else None
+        qsr = rubric_ratio(shape.qsr, shape.scales, answers, options, points) if qsr_seen \
+            else None
         grr = rubric_ratio(shape.grr, shape.scales, answers, options) if grr_seen else None
         scores["qsr_ratio"] = qsr
         scores["grr_ratio"] = grr
