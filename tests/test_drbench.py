@@ -38,6 +38,10 @@ def opts(**overrides: str) -> dict[str, str]:
     return resolve_options(FRAMEWORK, overrides)
 
 
+TASK_TOTAL = {"qsr_denominator": "task_total"}
+"""For hand-made tasks whose QSRs do not total the released tasks' 30 points."""
+
+
 # -- the framework is registered, with usable scales and keys ------------------------------
 
 
@@ -52,6 +56,21 @@ def test_framework_is_registered_with_kinds_and_documented_options() -> None:
     assert defaults["host_rate"] == "alg1_excl_full"
     assert defaults["keyword_match"] == "substring"
     assert defaults["partial_range"] == "judge"
+    assert defaults["tsl_match"] == "under" and defaults["qsr_denominator"] == "thirty"
+
+
+def test_the_authors_notebook_values_are_cited_as_theirs() -> None:
+    # ε₊ = 2 and ε₋ = 1 are in the authors' own scoring notebook (EVIGBYEN/RigorousBench,
+    # MultidimensionalEvaluation.ipynb): min(count / 2, 1) for anchors, min(count, 1) for drift.
+    specs = {spec.name: spec for spec in FRAMEWORK.options}
+    docs = (PROJECT / "docs" / "frameworks" / "drbench.md").read_text(encoding="utf-8")
+    for name in ("eps_plus", "eps_minus", "tsl_match", "qsr_denominator"):
+        assert "authors'" in specs[name].description, name
+        assert f"`{name}`" in docs
+    for name in ("eps_plus", "eps_minus"):
+        assert "third-party" not in specs[name].description
+    assert "min(keywords_fak_count[i] / 2, 1)" in docs and "min(keywords_fdk_count[i], 1)" in docs
+    assert "unverified" not in docs
 
 
 @pytest.mark.parametrize(("kind", "keys"), [
@@ -254,6 +273,84 @@ def test_annotations_match_tsls_fully_by_host_or_not_at_all() -> None:
     assert matches[0].spellings == tuple(annotations[:2])
 
 
+def trusted_report(matches: Sequence[tuple[str, str]], tsls: Sequence[str]) -> ReportInput:
+    """QSR and GRR answered, no keywords, and drb_trusted verdicts (key, value)."""
+    b = Builder()
+    cid = b.criterion("qsr", "A? Yes=2, No=0")
+    b.verdict("drb_qsr", cid, "yes")
+    cid = b.criterion("grr", "B? Yes=1, No=0")
+    b.verdict("drb_grr", cid, "yes")
+    for url in tsls:
+        b.criterion("trusted_source", url)
+    for key, value in matches:
+        b.verdict("drb_trusted", None, value, key=key)
+    return b.report
+
+
+def test_citations_under_a_trusted_source_are_full_matches_counted_once_each() -> None:
+    # The authors' notebook counts a full match for every (TSL, citation) pair where the TSL
+    # is in the citation ('if refe_item in anno_item'): a site-root TSL matches every page of
+    # its site. S = 3 TSLs, T = 6 distinct citations, as the URL matcher judged them.
+    tsls = ["https://www.who.int", "https://www.gavi.org/covax-facility",
+            "https://www.worldbank.org/en/topic/health"]
+    report = trusted_report([
+        ("gavi.org/covax-facility", "full"),                 # the TSL itself
+        ("who.int/news/item/1", "host"),                     # under the site root who.int
+        ("who.int/emergencies", "host"),                     # under it too: counted again
+        ("worldbank.org/en/topic/health/overview", "host"),  # under a TSL with a path
+        ("worldbank.org/en/topic/healthcare", "host"),       # not under it: another segment
+        ("data.worldbank.org/indicator", "none"),
+    ], tsls)
+    under = FRAMEWORK.score_report(report, "judge", opts())
+    # under: match_full = 4 (> S = 3), host-only 1. TBoost = 1 + 0.2·(0.7·4/3 + 0.3·1/7)
+    # = 1 + 0.2·(0.9333333 + 0.0428571) = 1.1952381
+    assert (under["match_full"], under["match_host"]) == (4, 1)
+    assert under["rate_full"] == pytest.approx(4 / 3)
+    assert under["tboost"] == pytest.approx(1 + 0.2 * (0.7 * 4 / 3 + 0.3 * 1 / 7))
+    exact = FRAMEWORK.score_report(report, "judge", opts(tsl_match="exact"))
+    # exact: only the Gavi page; four host-only. TBoost = 1 + 0.2·(0.7·1/3 + 0.3·4/7) = 1.0809524
+    assert (exact["match_full"], exact["match_host"]) == (1, 4)
+    assert exact["tboost"] == pytest.approx(1 + 0.2 * (0.7 / 3 + 0.3 * 4 / 7))
+    # A reviewer's 'none' stays none, under or not.
+    struck = trusted_report([("who.int/news/item/1", "none")], tsls)
+    assert FRAMEWORK.score_report(struck, "judge", opts())["match_full"] == 0
+
+
+def test_the_url_matcher_says_when_a_host_match_lies_under_a_trusted_source() -> None:
+    record = entry(tsl=["https://www.who.int", "https://shelter.example/after"])
+    row = report_row(citations=["https://www.who.int/news/item/1", "https://shelter.example/a"])
+    del row["judge"]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        write_jsonl(Path(folder) / "RigorousBench.jsonl", [record])
+        write_jsonl(Path(folder) / "reports.jsonl", [row])
+        bundle = read(Path(folder))
+    trusted = {j.key: j for j in bundle.judgments if j.kind == "drb_trusted"}
+    assert trusted["who.int/news/item/1"].value == "host"
+    assert "lies under tsl-1" in trusted["who.int/news/item/1"].explanation
+    assert "lies under" not in trusted["shelter.example/a"].explanation
+
+
+@pytest.mark.parametrize(("total", "thirty"), [(31, 31 / 30), (22, 22 / 30), (30, 1.0)])
+def test_quality_divides_query_rubric_points_by_thirty_or_the_tasks_total(
+    total: int, thirty: float
+) -> None:
+    # The authors' notebook: quality = 0.5 * (qsr_sum / 30) + 0.5 * (grr_sum / 73); six released
+    # tasks' QSRs total 22–31 points, not 30. Every rubric answered Yes.
+    b = Builder()
+    for i in range(total):
+        cid = b.criterion("qsr", f"Point {i}? Yes=1, No=0")
+        b.verdict("drb_qsr", cid, "yes")
+    cid = b.criterion("grr", "Tidy? Yes=1, No=0")
+    b.verdict("drb_grr", cid, "yes")
+    assert FRAMEWORK.score_report(b.report, "judge", opts())["qsr_ratio"] == pytest.approx(thirty)
+    assert FRAMEWORK.score_report(b.report, "judge", opts(**TASK_TOTAL))["qsr_ratio"] == 1.0
+    # Quality = 0.5·total/30 + 0.5·1
+    assert FRAMEWORK.score_report(b.report, "judge", opts())["quality"] == pytest.approx(
+        0.5 * thirty + 0.5)
+
+
 def test_host_rate_option_counts_full_matches_again_or_not() -> None:
     # S = 5, T = 12, match_full = 2, host-only = 3 (spec §2.11)
     alg1 = trust_boost(5, 12, 2, 3, opts())[0]
@@ -391,7 +488,7 @@ def test_partial_points_follow_the_rubric_and_the_options() -> None:
     report = rubric_report(texts, ["partial", "partial", "no"])
 
     def qsr(**o: str) -> float | None:
-        return FRAMEWORK.score_report(report, "judge", opts(**o))["qsr_ratio"]
+        return FRAMEWORK.score_report(report, "judge", opts(**TASK_TOTAL, **o))["qsr_ratio"]
 
     # full = 4 + 2 + 3 = 9; inverted rubric answered No earns its 3 points
     assert qsr() == pytest.approx((2 + 0 + 3) / 9)                      # midpoint 2, binary 0
@@ -421,22 +518,23 @@ def test_the_judges_own_number_inside_a_partial_range_stands() -> None:
     report = ranged_report("3")
 
     def qsr(variant: str = "judge", **o: str) -> float | None:
-        return FRAMEWORK.score_report(report, variant, opts(**o))["qsr_ratio"]  # type: ignore[arg-type]
+        return FRAMEWORK.score_report(report, variant,  # type: ignore[arg-type]
+                                      opts(**TASK_TOTAL, **o))["qsr_ratio"]
 
     assert qsr() == pytest.approx((3 + 2) / 6)                             # default: judge
     assert qsr(partial_range="midpoint") == pytest.approx((2 + 2) / 6)     # (1 + 3) / 2
     assert qsr(partial_range="low") == pytest.approx((1 + 2) / 6)
     # No number (a reviewer pressed h, or the judge wrote the word "partial"): the midpoint.
-    assert FRAMEWORK.score_report(ranged_report(None), "judge", opts())["qsr_ratio"] == (
-        pytest.approx((2 + 2) / 6))
+    assert FRAMEWORK.score_report(ranged_report(None), "judge", opts(**TASK_TOTAL))[
+        "qsr_ratio"] == pytest.approx((2 + 2) / 6)
     # A reviewer retypes the points (1), or a number outside the range (clamped to 3).
-    assert FRAMEWORK.score_report(ranged_report("3", "1"), "adjudicated", opts())[
+    assert FRAMEWORK.score_report(ranged_report("3", "1"), "adjudicated", opts(**TASK_TOTAL))[
         "qsr_ratio"] == pytest.approx((1 + 2) / 6)
-    assert FRAMEWORK.score_report(ranged_report("3", "7"), "adjudicated", opts())[
+    assert FRAMEWORK.score_report(ranged_report("3", "7"), "adjudicated", opts(**TASK_TOTAL))[
         "qsr_ratio"] == pytest.approx((3 + 2) / 6)
     # The answer overridden to Yes: the points verdict no longer applies.
     assert FRAMEWORK.score_report(ranged_report("3", effective_answer="yes"), "adjudicated",
-                                  opts())["qsr_ratio"] == pytest.approx((4 + 2) / 6)
+                                  opts(**TASK_TOTAL))["qsr_ratio"] == pytest.approx((4 + 2) / 6)
 
 
 def test_a_judge_number_in_a_partial_range_is_imported_and_scored(
@@ -460,15 +558,21 @@ def test_a_judge_number_in_a_partial_range_is_imported_and_scored(
     rebuild_scores(conn)
     value = conn.execute("SELECT value FROM score WHERE framework = 'drbench' AND variant = "
                          "'judge' AND metric = 'qsr_ratio' AND scope LIKE 'report:%'").fetchone()
-    assert value[0] == pytest.approx((3 + 2) / 6)   # not the midpoint's (2 + 2) / 6
+    # Default options: 5 points of the notebook's 30 (not the midpoint's 4 of 30).
+    assert value[0] == pytest.approx((3 + 2) / 30)
 
 
 def test_missing_rubric_counts_zero_or_leaves_the_denominator() -> None:
     report = rubric_report(["A? Yes=2, No=0", "B? Yes=3, No=0", "C? Yes=1, No=0"],
                            ["yes", None, "-"])
-    assert FRAMEWORK.score_report(report, "judge", opts())["qsr_ratio"] == pytest.approx(2 / 6)
-    excluded = FRAMEWORK.score_report(report, "judge", opts(missing_rubric="exclude"))
-    assert excluded["qsr_ratio"] == pytest.approx(2 / 2)
+    def qsr(**o: str) -> float | None:
+        return FRAMEWORK.score_report(report, "judge", opts(**o))["qsr_ratio"]
+
+    assert qsr(**TASK_TOTAL) == pytest.approx(2 / 6)
+    assert qsr(**TASK_TOTAL, missing_rubric="exclude") == pytest.approx(2 / 2)
+    # Divided by 30 (default): the two rubrics left out take their 3 + 1 points out of 30.
+    assert qsr() == pytest.approx(2 / 30)
+    assert qsr(missing_rubric="exclude") == pytest.approx(2 / 26)
 
 
 def keyword_report(hits: dict[str, list[str]], relevance: dict[str, int]) -> ReportInput:
@@ -698,6 +802,13 @@ def test_real_rigorousbench_task_file_imports(anchors: Path, conn: sqlite3.Conne
     ranged = [c for c in by_uid["07630"].criteria
               if c.dimension == "qsr" and "=1–3" in c.text]
     assert ranged and all(c.metadata["points"]["partial"] == [1, 3] for c in ranged)
+    # The facts behind the qsr_denominator and tsl_match defaults (docs/frameworks/drbench.md):
+    # six tasks' QSRs do not total 30; 206 TSLs in 90 tasks are site roots.
+    assert {t.id: t.metadata["qsr_full"] for t in bundle.tasks if t.metadata["qsr_full"] != 30
+            } == {"09208": 31, "06356": 29, "10502": 22, "02701": 31, "05705": 29, "10707": 28}
+    roots = [(t.id, c.metadata["normalised"]) for t in bundle.tasks for c in t.criteria
+             if c.dimension == "trusted_source" and "/" not in c.metadata["normalised"]]
+    assert len(roots) == 206 and len({task for task, _ in roots}) == 90
 
     result = import_path(conn, path, "drbench")
     n_criteria = sum(len(r["qsr"]) + len(r["tsl"]) + 10 + 48 for r in raw)
@@ -903,6 +1014,27 @@ def test_sample_scores_by_hand(sample: sqlite3.Connection) -> None:
     update_scores(sample, [recorded.report_id or 0])
     assert report_score(sample, report, "tboost", "adjudicated") == pytest.approx(1.14)
     assert report_score(sample, report, "tboost", "judge") == pytest.approx(1.105)
+
+
+def test_a_sample_citation_under_a_trusted_source_counts_full(tmp_path: Path) -> None:
+    from reviewer.formats.native import read_bundle
+    from store.db import connect
+    from store.importer import import_bundle
+    from store.scores import set_options
+
+    # 04901-quill-dr cites vetcollege.example/senior-dog-care/dental, a page under tsl-4
+    # (https://vetcollege.example/senior-dog-care/). S = 4, T = 5, three exact matches.
+    # tsl_match = under (default): 4 full, 0 host-only → TBoost = 1 + 0.2·0.7·4/4 = 1.14;
+    # tsl_match = exact: 3 full, 1 host-only → 1 + 0.2·(0.7·3/4 + 0.3·1/6) = 1.115.
+    report = "04901-quill-dr"
+    for tsl_match, tboost in (("under", 1.14), ("exact", 1.115)):
+        conn = connect(tmp_path / f"{tsl_match}.db")
+        import_bundle(conn, read_bundle(SAMPLE), "h")
+        set_options(conn, "drbench", {"tsl_match": tsl_match})
+        assert report_score(conn, report, "tboost", "judge") == pytest.approx(tboost)
+        assert report_score(conn, report, "match_full", "judge") == (4 if tsl_match == "under"
+                                                                    else 3)
+        conn.close()
 
 
 # -- a whole bundle for the test vector, through the store -----------------------------------------

@@ -48,7 +48,7 @@ from reviewer.citations import parse_references
 from reviewer.drbench_grr import GENERAL_RUBRICS, GRR_GROUPS, grr_id
 from reviewer.drbench_keywords import excluded_spans, find_hits
 from reviewer.drbench_points import PointScale, PointScaleError, parse_point_scale
-from reviewer.drbench_urls import RULES, match_annotations, normalise_url
+from reviewer.drbench_urls import RULES, match_annotations, normalise_url, under_a_tsl
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import Where, field_path, read_jsonl
 from reviewer.models import (
@@ -342,6 +342,7 @@ class _Reader:
                 description="Deterministic trusted-source matching at import: one verdict per "
                 "distinct cited URL.",
             )
+        normalised = {normalise_url(c.text).normalised: c for c in tsls}
         for m in matches:
             if m.match == "none":
                 how = "matches no trusted source"
@@ -349,6 +350,11 @@ class _Reader:
                 tsl = tsls[m.tsl or 0]
                 how = (f"equals {tsl.id} ({tsl.text})" if m.match == "full" else
                        f"shares host {m.url.host} with {tsl.id} ({tsl.text})")
+                parent = next((c for url, c in normalised.items() if m.match == "host"
+                               and under_a_tsl(m.url.normalised, {url})), None)
+                if parent is not None:
+                    how += (f"; lies under {parent.id}, so a full match under "
+                            "tsl_match = under")
             self.add(Judgment(
                 run=URL_RUN, report=report_id, kind="drb_trusted", key=m.url.normalised,
                 value=m.match,
