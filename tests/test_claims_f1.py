@@ -346,6 +346,116 @@ def test_scifacts_empty_prediction_never_matches() -> None:
     assert score(report)["f1"] == 0.0
 
 
+# -- per task, precision is not recall -------------------------------------------------------------
+# Each case is a hand-built prediction and ground truth whose precision and recall differ in all
+# three definitions (reference code, Eq. 1, strict), worked out beside it. A scorer that swapped
+# precision and recall anywhere (a grader, Eq. 1, the strict minimum, or the returned dict)
+# fails here, while the Table 2 / 11 aggregation checks below cannot see such a swap.
+
+PR_CASES: dict[str, tuple[ReportInput, dict[str, float]]] = {
+    # Entities: 2 of 2 predicted names match, 2 of 3 ground-truth names are found.
+    # code P 2/2, R 2/3; Eq. 1 the same (atomic claims); strict: every prediction scores 1
+    # (P 1), the unfound name scores 0 (R 0).
+    "entities": (
+        make("entities", [["Ashby Weir", "Brill Lock", "Cotter Sluice"]],
+             [["Ashby Weir", "Brill Lock"]],
+             matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0", ("p1.1", "g1.3"): "0",
+                      ("p1.2", "g1.1"): "0", ("p1.2", "g1.2"): "1", ("p1.2", "g1.3"): "0"}),
+        {"precision": 1.0, "recall": 2 / 3, "precision_paper": 1.0, "recall_paper": 2 / 3,
+         "precision_strict": 1.0, "recall_strict": 0.0},
+    ),
+    # PriorArt, by reference title: the one predicted reference is the first of two.
+    # code and Eq. 1: P 1/1, R 1/2; strict P 1, R 0.
+    "prior-art": (
+        make("prior-art", [[{"title": "Tide clocks", "link": "u1", "connection": "c"},
+                            {"title": "Moon gears", "link": "u2", "connection": "c"}]],
+             [[{"title": "Tide Clocks", "link": "x", "connection": ""}]],
+             matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0"}),
+        {"precision": 1.0, "recall": 0.5, "precision_paper": 1.0, "recall_paper": 0.5,
+         "precision_strict": 1.0, "recall_strict": 0.0},
+    ),
+    # NovelDS peer retrieval, a list of dictionaries (main claim: name). One ground-truth
+    # dataset {name, device, hours}; two predictions, the first matched (name 3, device 3,
+    # hours 0), the second unmatched.
+    # code: agreed name + device = 2; predicted keys 3 + 3 = 6, ground-truth keys 3 → P 1/3,
+    # R 2/3. Eq. 1: s = 1; sub-claims {device, hours} on both sides, 1 of 2 agrees → Prec(A)
+    # = Rec(A) = 1/2; Prec = 1/2 over 2 predictions = 1/4, Rec = 1/2 over 1 claim = 1/2.
+    # strict: predictions score 1/2 and 0 → P 0; the one ground-truth claim 1/2 → R 1/2.
+    "novel-datasets-peer": (
+        make("novel-datasets-peer",
+             [[{"name": "FjordSong", "device": "hydrophone", "hours": "120"}]],
+             [[{"name": "FjordSong", "device": "hydrophone", "hours": "80"},
+               {"name": "KelpNet", "device": "camera", "hours": "9"}]],
+             eval_info={"primary_keys": ["name"], "main_claims": ["name"]},
+             matches={("p1.1", "g1.1"): "1", ("p1.2", "g1.1"): "0"},
+             grades={("p1.1", "g1.1", "name"): 3, ("p1.1", "g1.1", "device"): 3,
+                     ("p1.1", "g1.1", "hours"): 0}),
+        {"precision": 1 / 3, "recall": 2 / 3, "precision_paper": 0.25, "recall_paper": 0.5,
+         "precision_strict": 0.0, "recall_strict": 0.5},
+    ),
+    # Flights, graded as dictionaries: one incident predicted with its date right and its
+    # location wrong, of two incidents (main claim: flight).
+    # code: agreed flight + date = 2; predicted keys 3, ground-truth keys 6 → P 2/3, R 1/3.
+    # Eq. 1: s = 1, sub-claims {date, location}: 1 of 2 → Prec 1/2 over 1 prediction = 1/2,
+    # Rec 1/2 over 2 claims = 1/4. strict: P 1/2; the unfound incident gives R 0.
+    "flights": (
+        make("flights",
+             [[{"flight": "QA 101", "date": "2024-03-02", "location": "Lerwick"},
+               {"flight": "QA 202", "date": "2024-05-09", "location": "Kirkwall"}]],
+             [[{"flight": "QA 101", "date": "2024-03-02", "location": "Wick"}]],
+             eval_info={"primary_keys": ["flight"], "main_claims": ["flight"]},
+             matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0"},
+             grades={("p1.1", "g1.1", "flight"): 3, ("p1.1", "g1.1", "date"): 3,
+                     ("p1.1", "g1.1", "location"): 0}),
+        {"precision": 2 / 3, "recall": 1 / 3, "precision_paper": 0.5, "recall_paper": 0.25,
+         "precision_strict": 0.5, "recall_strict": 0.0},
+    ),
+    # SciFacts Geo (one field, paper_title): one predicted title, matching the first of two
+    # entries. code: P_t = 1/1, R_t = 1/2. Eq. 1 pairs on the title: Prec 1/1, Rec 1/2.
+    # strict: P 1, R 0.
+    "scifacts-geo": (
+        make("scifacts-geo", [[{"paper_title": ["Basalt dykes of Skye"]},
+                               {"paper_title": ["Fault creep at Ness"]}]],
+             [[{"paper_title": "Basalt dykes of Skye"}]],
+             grades={("p1.1", "g1.1", "paper_title"): True,
+                     ("p1.1", "g1.2", "paper_title"): False}),
+        {"precision": 1.0, "recall": 0.5, "precision_paper": 1.0, "recall_paper": 0.5,
+         "precision_strict": 1.0, "recall_strict": 0.0},
+    ),
+    # SciFacts Materials (material × paper_title): one prediction right on both fields, of two
+    # entries. code: each field P 1, R 1/2 → P = 1·1 = 1, R = 1/2·1/2 = 1/4. Eq. 1 pairs on
+    # the material, title agrees → Prec 1/1, Rec 1/2. strict: P 1, R 0.
+    "scifacts-materials": (
+        make("scifacts-materials",
+             [[{"material": ["tin quellate"], "paper_title": ["Quellate films"]},
+               {"material": ["lead quellate"], "paper_title": ["Lead quellates"]}]],
+             [[{"material": "tin quellate", "paper_title": "Quellate films"}]],
+             grades={("p1.1", "g1.1", "material"): True, ("p1.1", "g1.1", "paper_title"): True,
+                     ("p1.1", "g1.2", "material"): False,
+                     ("p1.1", "g1.2", "paper_title"): False}),
+        {"precision": 1.0, "recall": 0.25, "precision_paper": 1.0, "recall_paper": 0.5,
+         "precision_strict": 1.0, "recall_strict": 0.0},
+    ),
+}
+
+
+@pytest.mark.parametrize("category", list(PR_CASES))
+def test_per_task_precision_and_recall_are_not_swapped(category: str) -> None:
+    report, expected = PR_CASES[category]
+    s = score(report)
+    for family in ("", "_paper", "_strict"):
+        p, r = expected[f"precision{family}"], expected[f"recall{family}"]
+        assert p != r, "a case must tell precision from recall"
+        assert s[f"precision{family}"] == pytest.approx(p), (category, family)
+        assert s[f"recall{family}"] == pytest.approx(r), (category, family)
+        # F1 is symmetric, so it cannot catch a swap; it is checked all the same.
+        if family != "" or category != "scifacts-materials":
+            assert s[f"f1{family}"] == pytest.approx(2 * p * r / (p + r) if p + r else 0.0)
+    if category == "scifacts-materials":
+        # The code's Materials F1 is the product of the field F1s: (2/3)·(2/3) = 4/9.
+        assert s["f1"] == pytest.approx(4 / 9)
+
+
 # -- one-to-one ------------------------------------------------------------------------------------
 
 
@@ -512,9 +622,13 @@ AVERAGE = {"OpenAI DR": (0.633, 0.523, 0.555), "Perplexity DR": (0.466, 0.317, 0
 
 
 @pytest.mark.parametrize("system", list(TABLE2))
-def test_aggregation_reproduces_table2_weighted_and_unweighted_averages(system: str) -> None:
-    # n_c questions per category, each carrying the category's value: the category mean is the
-    # table cell, the mean over questions the Weighted Average, the category mean of means the
+def test_averaging_table2_category_rows_gives_its_weighted_average_and_average_rows(
+    system: str,
+) -> None:
+    # An aggregation check, not a scoring one: the table's own category rows go in, as n_c
+    # questions per category each carrying the category's value, so no per-task scorer runs
+    # (test_per_task_precision_and_recall_are_not_swapped checks that). The category mean is the
+    # table cell, the mean over questions the Weighted Average, the mean of category means the
     # Average.
     reports: list[ReportScores] = []
     for category, n in TABLE2_N.items():
@@ -552,7 +666,8 @@ AVERAGE11 = {"OpenAI DR": (0.644, 0.522, 0.556), "Perplexity DR": (0.482, 0.319,
 
 
 @pytest.mark.parametrize("system", list(TABLE11))
-def test_aggregation_reproduces_table11_average(system: str) -> None:
+def test_averaging_table11_category_rows_gives_its_average_row(system: str) -> None:
+    # Aggregation only, as above: Table 11's category rows in, its Average row out.
     reports: list[ReportScores] = []
     for category, n in TABLE2_N.items():
         p, r, f = TABLE11[system][category]
@@ -577,7 +692,8 @@ BASELINE_F1 = {
 
 
 @pytest.mark.parametrize("system", list(BASELINE_F1))
-def test_aggregation_reproduces_the_baselines_average_f1(system: str) -> None:
+def test_averaging_baseline_category_f1s_gives_their_average_f1(system: str) -> None:
+    # Aggregation only: Tables 3–10's category F1s in, the spec's derived averages out.
     values, unweighted, weighted = BASELINE_F1[system]
     reports: list[ReportScores] = []
     for (category, n), f1 in zip(TABLE2_N.items(), values, strict=True):
@@ -633,12 +749,52 @@ def test_reads_the_released_encrypted_format() -> None:
     assert {j.value for j in alpha_101 if j.kind == "cf1_match" and j.claim == "p2.3"} == {0}
 
 
-def test_decrypt_is_the_release_recipe() -> None:
-    # XOR with SHA-256("k") repeated; the inverse round-trips any text.
-    assert decrypt(encrypt('[{"a": "ü"}]', "k"), "k") == '[{"a": "ü"}]'
-    row = json.loads((FIXTURE / "livedrbench.jsonl").read_text().splitlines()[1])
-    assert json.loads(decrypt(row["ground_truths"], row["canary"])) == [
-        ["Tanner's Bridge", "Old Mill Crossing", "Wren Footbridge"]]
+RELEASE = PROJECT / "tests" / "fixtures" / "livedrbench_release"
+"""Dataset rows in the release's encoding, written by us from a known canary and plaintext.
+
+The released rows live in the Hugging Face dataset ``microsoft/LiveDRBench`` (not in its GitHub
+repository, and out of reach of this machine), so these rows were written in the same encoding
+*outside* Gavel: a Perl script (Digest::SHA, MIME::Base64) following the release's own recipe,
+``src/utils.py`` of microsoft/LiveDRBench (``derive_key``: SHA-256 of the canary, repeated to
+the ciphertext's length; ``decrypt``: base64-decode, XOR, UTF-8 decode; "derived from
+openai/simple-evals browsecomp_eval.py"). Row 902 holds raw non-ASCII UTF-8 (``ü``, ``µ``) and
+ASCII-escaped JSON; 903 a subscript digit; every text is longer than one 32-byte key block."""
+
+RELEASE_PLAINTEXT = {
+    "901": ('[["Gannet Head Light", "Skerrow Point Light", "Mallow Bay Light"]]',
+            '{"eval_info": {"primary_keys": [], "main_claims": [], "ignore_keys": [], '
+            '"evaluation_note": "Accept common alternative names."}}'),
+    "902": ('[[{"name": "Zürich Birdsong", "device": "µ-recorder", "hours": "312.5"}, '
+            '{"name": "KelpNet", "device": "hydrophone", "hours": "40"}]]',
+            '{"eval_info": {"primary_keys": ["name"], "main_claims": ["name"], "ignore_keys": '
+            '[], "evaluation_note": "Versions are different datasets."}}'),
+    "903": ('[[{"material": ["calcium quellate", "CaQl₂"], "paper_title": '
+            '["Layered quellates"]}]]',
+            '{"eval_info": {"primary_keys": [], "main_claims": ["material"], "ignore_keys": [], '
+            '"evaluation_note": ""}}'),
+}
+
+
+def test_decrypt_reads_rows_in_the_releases_encoding() -> None:
+    rows = [json.loads(line) for line in
+            (RELEASE / "livedrbench.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["key"] for r in rows] == list(RELEASE_PLAINTEXT)
+    for row in rows:
+        ground_truths, misc = RELEASE_PLAINTEXT[row["key"]]
+        assert decrypt(row["ground_truths"], row["canary"]) == ground_truths
+        assert decrypt(row["misc"], row["canary"]) == misc
+        # Gavel's fixture writer produces the same bytes as the independent encoder.
+        assert encrypt(ground_truths, row["canary"]) == row["ground_truths"]
+        with pytest.raises((ValueError, UnicodeDecodeError)):
+            json.loads(decrypt(row["ground_truths"], row["canary"] + " "))
+    # The importer decodes them into the tasks' ground truth and evaluation info.
+    bundle = read(RELEASE, None)
+    for task in bundle.tasks:
+        ground_truths, misc = RELEASE_PLAINTEXT[task.id]
+        stored = task.metadata["livedrbench"]
+        assert stored["ground_truths"] == json.loads(ground_truths)
+        assert stored["eval_info"] == json.loads(misc)["eval_info"]
+    assert bundle.tasks[1].criteria[0].metadata["claim"]["device"] == "µ-recorder"
 
 
 def copy_fixture(tmp_path: Path) -> Path:

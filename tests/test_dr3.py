@@ -634,13 +634,16 @@ def test_sample_bundle_shape() -> None:
     bundle = read_bundle(SAMPLE)
     check_bundle(bundle)
     assert bundle.suite.frameworks == ["dr3"]
-    assert len(bundle.tasks) == 2 and len(bundle.systems) == 3 and len(bundle.reports) == 6
+    assert len(bundle.tasks) == 2 and len(bundle.systems) == 4 and len(bundle.reports) == 7
     for report in bundle.reports:
         assert len(re.sub(r"\[[^\]]*\]", "", report.markdown).split()) >= 300, report.id
     classes = [s.metadata.get("class") for s in bundle.sources]
     assert {"supportive", "distractor", "noise", "user_file"} == set(classes)
     assert any("distractor" in r.metadata.get("dr3_ref_class", {}).values()
                for r in bundle.reports)
+    # wren-dr cites several sources in one claim, so claim FA and pair FA differ on it.
+    wren = next(r for r in bundle.reports if r.id == "wren-dr:port-shore-power")
+    assert sum(len(c.citations) > 1 for c in wren.claims) == 5
 
 
 def test_demo_includes_the_dr3_sample(sample_db: Path) -> None:
@@ -652,7 +655,7 @@ def test_demo_includes_the_dr3_sample(sample_db: Path) -> None:
         assert row is not None
         n = conn.execute("""SELECT count(*) FROM score WHERE framework = 'dr3'
                             AND scope LIKE 'system:%' AND metric = 'Avg'""").fetchone()[0]
-        assert n == 6                                    # 3 systems × 2 variants
+        assert n == 8                                    # 4 systems × 2 variants
     finally:
         conn.close()
 
@@ -671,6 +674,55 @@ def scores_of(conn: sqlite3.Connection, scope: str, variant: str) -> dict[str, f
     return dict(conn.execute(
         "SELECT metric, value FROM score WHERE scope = ? AND framework = 'dr3' AND variant = ?",
         (scope, variant)))
+
+
+def test_sample_multi_citation_claims_tell_claim_fa_from_pair_fa(
+    sample_conn: sqlite3.Connection,
+) -> None:
+    from store.scores import set_options
+
+    conn = sample_conn
+    rid = conn.execute("SELECT id FROM report WHERE ext_id = 'wren-dr:port-shore-power'"
+                       ).fetchone()[0]
+    # wren-dr: 7 claims, 12 (claim, citation) pairs. c3 cites the 2025 update (supported) and
+    # the minister's remarks (unsupported: "nearly every ship" against 39%); c7 cites the 2025
+    # update (supported) and the 2018 study (unsupported: nothing on noise). Every other pair
+    # is supported.
+    claim = scores_of(conn, f"report:{rid}", "judge")
+    # fa_unit = claim (default): 5 of 7 claims have every citation supporting them.
+    assert claim["FA"] == pytest.approx(100 * 5 / 7)                 # 71.43
+    # FA_sandbox: claims whose first citation is a sandbox page: c2 c3 c4 c5 c7 → 3 of 5;
+    # FA_userfiles: c1 c6 → 2 of 2. Distractor claims: c3, c7 → 2 of 7.
+    assert claim["FA_sandbox"] == pytest.approx(60.0)
+    assert claim["FA_userfiles"] == pytest.approx(100.0)
+    assert claim["distractor_claims"] == pytest.approx(100 * 2 / 7)
+    # Avg = (IR_UF 100 + IR_SC 80 + CC 100 + FA 500/7 + IF 100 + DQ 70) / 6 = 86.90
+    assert claim["IR_SC"] == pytest.approx(80.0)                     # sc-3 only partial
+    assert claim["Avg"] == pytest.approx((450 + 500 / 7) / 6)
+    set_options(conn, "dr3", {"fa_unit": "pair"})
+    pair = scores_of(conn, f"report:{rid}", "judge")
+    # fa_unit = pair (Eq. 4 read literally): 10 of 12 pairs; sandbox pairs 6 of 8, user-file
+    # pairs 4 of 4; Avg = (450 + 250/3) / 6 = 88.89.
+    assert pair["FA"] == pytest.approx(100 * 10 / 12)                # 83.33
+    assert pair["FA_sandbox"] == pytest.approx(75.0)
+    assert pair["FA_userfiles"] == pytest.approx(100.0)
+    assert pair["Avg"] == pytest.approx((450 + 250 / 3) / 6)
+    # Every other sample report cites one source per claim: the two units agree there.
+    for ext, fa in conn.execute(
+            """SELECT r.ext_id, s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id
+               WHERE s.framework = 'dr3' AND s.metric = 'FA' AND s.variant = 'judge'
+               AND r.ext_id != 'wren-dr:port-shore-power'"""):
+        assert fa == pytest.approx(100.0), ext
+
+
+def test_docs_state_which_fa_unit_reproduces_the_published_tables() -> None:
+    from reviewer.frameworks.dr3_eval.scoring import OPTIONS
+
+    assert next(o for o in OPTIONS if o.name == "fa_unit").default == "claim"
+    docs = (PROJECT / "docs" / "frameworks" / "dr3.md").read_text(encoding="utf-8")
+    assert "reproduces the published tables" in docs
+    assert "accuracy_score = (supported_count / total_claims * 100)" in docs
+    assert "Table 12" in docs and "wren-dr" in docs
 
 
 def test_adjudicating_a_false_citation_match_moves_only_the_adjudicated_score(

@@ -42,19 +42,39 @@ def opts(**overrides: str) -> dict[str, str]:
     return resolve_options(FRAMEWORK, overrides)
 
 
+TASK_TOTAL = {"qsr_denominator": "task_total"}
+"""For hand-made tasks whose QSRs do not total the released tasks' 30 points."""
+
+
 # -- the framework is registered, with usable scales and keys ------------------------------
 
 
 def test_framework_is_registered_with_kinds_and_documented_options() -> None:
     assert get_framework("drbench") is FRAMEWORK
-    assert set(KINDS) == {"drb_qsr", "drb_grr", "drb_relevance", "drb_keyword_hit",
-                          "drb_trusted"}
+    assert set(KINDS) == {"drb_qsr", "drb_grr", "drb_relevance", "drb_partial_points",
+                          "drb_keyword_hit", "drb_trusted"}
     for spec in FRAMEWORK.options:
         assert spec.default in spec.choices and spec.description
     defaults = {spec.name: spec.default for spec in FRAMEWORK.options}
     assert defaults["eps_plus"] == "2" and defaults["eps_minus"] == "1"
     assert defaults["host_rate"] == "alg1_excl_full"
     assert defaults["keyword_match"] == "substring"
+    assert defaults["partial_range"] == "judge"
+    assert defaults["tsl_match"] == "under" and defaults["qsr_denominator"] == "thirty"
+
+
+def test_the_authors_notebook_values_are_cited_as_theirs() -> None:
+    # ε₊ = 2 and ε₋ = 1 are in the authors' own scoring notebook (EVIGBYEN/RigorousBench,
+    # MultidimensionalEvaluation.ipynb): min(count / 2, 1) for anchors, min(count, 1) for drift.
+    specs = {spec.name: spec for spec in FRAMEWORK.options}
+    docs = (PROJECT / "docs" / "frameworks" / "drbench.md").read_text(encoding="utf-8")
+    for name in ("eps_plus", "eps_minus", "tsl_match", "qsr_denominator"):
+        assert "authors'" in specs[name].description, name
+        assert f"`{name}`" in docs
+    for name in ("eps_plus", "eps_minus"):
+        assert "third-party" not in specs[name].description
+    assert "min(keywords_fak_count[i] / 2, 1)" in docs and "min(keywords_fdk_count[i], 1)" in docs
+    assert "unverified" not in docs
 
 
 @pytest.mark.parametrize(("kind", "keys"), [
@@ -180,10 +200,29 @@ def test_keywords_are_counted_in_the_citation_free_text_only() -> None:
         "/vet).\n\n## References\n[1] Vet notes_Clinic https://clinic.example/vet\n"
     )
     hits = find_hits(text, "vet")
-    # "vet" in the body, and "Vet" in the link title; not in URLs, markers or the references.
-    assert [text[h.start:h.end] for h in hits] == ["vet", "Vet"]
+    # "vet" in the body only: not in the link's title ("Vet guide", an annotation title the
+    # paper keeps out of the "pure report text"), URLs, markers or the references.
+    assert [text[h.start:h.end] for h in hits] == ["vet"]
     assert "https" not in citation_free(text) and "[1]" not in citation_free(text)
+    assert "Vet guide" not in citation_free(text)
     assert find_hits("aaaa", "aa")[1].start == 2  # non-overlapping, left to right
+
+
+def test_citation_chips_and_link_titles_are_not_counted_and_offsets_stay_the_reports() -> None:
+    text = (
+        "Book a vet in week one ([vet.cornell.edu](https://www.vet.cornell.edu/cats?x=1)). "
+        "Ask about deworming ([Vet guide](https://a.example/vet), [b](https://b.example)); "
+        "the [vet school](https://en.wikipedia.org/wiki/Vet_(school)) agrees ![vet](p.png). "
+        "A vet again."
+    )
+    hits = find_hits(text, "vet")
+    # Two prose hits; none in the chips (one link, then two), a link's title or an image's alt
+    # text. Offsets are the report's as submitted, so the workstation highlights them there.
+    assert [h.start for h in hits] == [7, text.rindex("vet")]
+    assert all(text[h.start:h.end] == "vet" for h in hits)
+    assert [h.key for h in hits] == ["7", str(text.rindex("vet"))]
+    assert citation_free(text) == (
+        "Book a vet in week one . Ask about deworming ; the  agrees . A vet again.")
 
 
 def test_keyword_options_count_whole_words_or_exact_case_only() -> None:
@@ -236,6 +275,84 @@ def test_annotations_match_tsls_fully_by_host_or_not_at_all() -> None:
         ("data.worldbank.org/indicator", "none", None),
     ]
     assert matches[0].spellings == tuple(annotations[:2])
+
+
+def trusted_report(matches: Sequence[tuple[str, str]], tsls: Sequence[str]) -> ReportInput:
+    """QSR and GRR answered, no keywords, and drb_trusted verdicts (key, value)."""
+    b = Builder()
+    cid = b.criterion("qsr", "A? Yes=2, No=0")
+    b.verdict("drb_qsr", cid, "yes")
+    cid = b.criterion("grr", "B? Yes=1, No=0")
+    b.verdict("drb_grr", cid, "yes")
+    for url in tsls:
+        b.criterion("trusted_source", url)
+    for key, value in matches:
+        b.verdict("drb_trusted", None, value, key=key)
+    return b.report
+
+
+def test_citations_under_a_trusted_source_are_full_matches_counted_once_each() -> None:
+    # The authors' notebook counts a full match for every (TSL, citation) pair where the TSL
+    # is in the citation ('if refe_item in anno_item'): a site-root TSL matches every page of
+    # its site. S = 3 TSLs, T = 6 distinct citations, as the URL matcher judged them.
+    tsls = ["https://www.who.int", "https://www.gavi.org/covax-facility",
+            "https://www.worldbank.org/en/topic/health"]
+    report = trusted_report([
+        ("gavi.org/covax-facility", "full"),                 # the TSL itself
+        ("who.int/news/item/1", "host"),                     # under the site root who.int
+        ("who.int/emergencies", "host"),                     # under it too: counted again
+        ("worldbank.org/en/topic/health/overview", "host"),  # under a TSL with a path
+        ("worldbank.org/en/topic/healthcare", "host"),       # not under it: another segment
+        ("data.worldbank.org/indicator", "none"),
+    ], tsls)
+    under = FRAMEWORK.score_report(report, "judge", opts())
+    # under: match_full = 4 (> S = 3), host-only 1. TBoost = 1 + 0.2·(0.7·4/3 + 0.3·1/7)
+    # = 1 + 0.2·(0.9333333 + 0.0428571) = 1.1952381
+    assert (under["match_full"], under["match_host"]) == (4, 1)
+    assert under["rate_full"] == pytest.approx(4 / 3)
+    assert under["tboost"] == pytest.approx(1 + 0.2 * (0.7 * 4 / 3 + 0.3 * 1 / 7))
+    exact = FRAMEWORK.score_report(report, "judge", opts(tsl_match="exact"))
+    # exact: only the Gavi page; four host-only. TBoost = 1 + 0.2·(0.7·1/3 + 0.3·4/7) = 1.0809524
+    assert (exact["match_full"], exact["match_host"]) == (1, 4)
+    assert exact["tboost"] == pytest.approx(1 + 0.2 * (0.7 / 3 + 0.3 * 4 / 7))
+    # A reviewer's 'none' stays none, under or not.
+    struck = trusted_report([("who.int/news/item/1", "none")], tsls)
+    assert FRAMEWORK.score_report(struck, "judge", opts())["match_full"] == 0
+
+
+def test_the_url_matcher_says_when_a_host_match_lies_under_a_trusted_source() -> None:
+    record = entry(tsl=["https://www.who.int", "https://shelter.example/after"])
+    row = report_row(citations=["https://www.who.int/news/item/1", "https://shelter.example/a"])
+    del row["judge"]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        write_jsonl(Path(folder) / "RigorousBench.jsonl", [record])
+        write_jsonl(Path(folder) / "reports.jsonl", [row])
+        bundle = read(Path(folder))
+    trusted = {j.key: j for j in bundle.judgments if j.kind == "drb_trusted"}
+    assert trusted["who.int/news/item/1"].value == "host"
+    assert "lies under tsl-1" in trusted["who.int/news/item/1"].explanation
+    assert "lies under" not in trusted["shelter.example/a"].explanation
+
+
+@pytest.mark.parametrize(("total", "thirty"), [(31, 31 / 30), (22, 22 / 30), (30, 1.0)])
+def test_quality_divides_query_rubric_points_by_thirty_or_the_tasks_total(
+    total: int, thirty: float
+) -> None:
+    # The authors' notebook: quality = 0.5 * (qsr_sum / 30) + 0.5 * (grr_sum / 73); six released
+    # tasks' QSRs total 22–31 points, not 30. Every rubric answered Yes.
+    b = Builder()
+    for i in range(total):
+        cid = b.criterion("qsr", f"Point {i}? Yes=1, No=0")
+        b.verdict("drb_qsr", cid, "yes")
+    cid = b.criterion("grr", "Tidy? Yes=1, No=0")
+    b.verdict("drb_grr", cid, "yes")
+    assert FRAMEWORK.score_report(b.report, "judge", opts())["qsr_ratio"] == pytest.approx(thirty)
+    assert FRAMEWORK.score_report(b.report, "judge", opts(**TASK_TOTAL))["qsr_ratio"] == 1.0
+    # Quality = 0.5·total/30 + 0.5·1
+    assert FRAMEWORK.score_report(b.report, "judge", opts())["quality"] == pytest.approx(
+        0.5 * thirty + 0.5)
 
 
 def test_host_rate_option_counts_full_matches_again_or_not() -> None:
@@ -375,7 +492,7 @@ def test_partial_points_follow_the_rubric_and_the_options() -> None:
     report = rubric_report(texts, ["partial", "partial", "no"])
 
     def qsr(**o: str) -> float | None:
-        return FRAMEWORK.score_report(report, "judge", opts(**o))["qsr_ratio"]
+        return FRAMEWORK.score_report(report, "judge", opts(**TASK_TOTAL, **o))["qsr_ratio"]
 
     # full = 4 + 2 + 3 = 9; inverted rubric answered No earns its 3 points
     assert qsr() == pytest.approx((2 + 0 + 3) / 9)                      # midpoint 2, binary 0
@@ -384,12 +501,82 @@ def test_partial_points_follow_the_rubric_and_the_options() -> None:
     assert qsr(partial_on_binary="half") == pytest.approx((2 + 1 + 3) / 9)
 
 
+def ranged_report(judge_points: str | None, effective_points: str | None = None,
+                  answer: str = "partial", effective_answer: str | None = None) -> ReportInput:
+    """One ranged rubric (Full=4, Partial 1–3, No=0) and one 2-point rubric answered Yes."""
+    b = Builder()
+    ranged = b.criterion("qsr", "Q? Full (all 4)=4, Partial (1–3)=1–3, No=0.")
+    b.verdict("drb_qsr", ranged, answer, effective=effective_answer)
+    if judge_points is not None:
+        b.verdict("drb_partial_points", ranged, judge_points, effective=effective_points)
+    other = b.criterion("qsr", "R? Yes=2, No=0")
+    b.verdict("drb_qsr", other, "yes")
+    cid = b.criterion("grr", "Is it tidy? Yes=1, No=0")
+    b.verdict("drb_grr", cid, "yes")
+    return b.report
+
+
+def test_the_judges_own_number_inside_a_partial_range_stands() -> None:
+    # The judge answered [3] on 'Partial (1–3)=1–3': the paper's judge must "assign a score
+    # based only on the score values defined in the rule", and 3 is one. Full = 4 + 2 = 6.
+    report = ranged_report("3")
+
+    def qsr(variant: str = "judge", **o: str) -> float | None:
+        return FRAMEWORK.score_report(report, variant,  # type: ignore[arg-type]
+                                      opts(**TASK_TOTAL, **o))["qsr_ratio"]
+
+    assert qsr() == pytest.approx((3 + 2) / 6)                             # default: judge
+    assert qsr(partial_range="midpoint") == pytest.approx((2 + 2) / 6)     # (1 + 3) / 2
+    assert qsr(partial_range="low") == pytest.approx((1 + 2) / 6)
+    # No number (a reviewer pressed h, or the judge wrote the word "partial"): the midpoint.
+    assert FRAMEWORK.score_report(ranged_report(None), "judge", opts(**TASK_TOTAL))[
+        "qsr_ratio"] == pytest.approx((2 + 2) / 6)
+    # A reviewer retypes the points (1), or a number outside the range (clamped to 3).
+    assert FRAMEWORK.score_report(ranged_report("3", "1"), "adjudicated", opts(**TASK_TOTAL))[
+        "qsr_ratio"] == pytest.approx((1 + 2) / 6)
+    assert FRAMEWORK.score_report(ranged_report("3", "7"), "adjudicated", opts(**TASK_TOTAL))[
+        "qsr_ratio"] == pytest.approx((3 + 2) / 6)
+    # The answer overridden to Yes: the points verdict no longer applies.
+    assert FRAMEWORK.score_report(ranged_report("3", effective_answer="yes"), "adjudicated",
+                                  opts(**TASK_TOTAL))["qsr_ratio"] == pytest.approx((4 + 2) / 6)
+
+
+def test_a_judge_number_in_a_partial_range_is_imported_and_scored(
+    tmp_path: Path, conn: sqlite3.Connection
+) -> None:
+    from store.importer import import_bundle
+    from store.scores import rebuild_scores
+
+    ranged = "Does the report name the four areas? Full (all 4)=4, Partial (1–3)=1–3, No=0."
+    write_jsonl(tmp_path / "RigorousBench.jsonl",
+                [entry(qsr=[ranged, "Does it give costs? Yes=2, No=0"])])
+    write_jsonl(tmp_path / "reports.jsonl", [report_row(
+        judge={"model": "m", "qsr": [3, 2], "grr": ["yes"] * 48})])
+    bundle = read(tmp_path)
+    check_bundle(bundle)
+    points = [j for j in bundle.judgments if j.kind == "drb_partial_points"]
+    assert [(j.criterion, j.value, j.raw) for j in points] == [("qsr-01", 3, "[3]")]
+    assert {j.criterion: j.value for j in bundle.judgments if j.kind == "drb_qsr"} == {
+        "qsr-01": "partial", "qsr-02": "yes"}
+    import_bundle(conn, bundle, "h")
+    rebuild_scores(conn)
+    value = conn.execute("SELECT value FROM score WHERE framework = 'drbench' AND variant = "
+                         "'judge' AND metric = 'qsr_ratio' AND scope LIKE 'report:%'").fetchone()
+    # Default options: 5 points of the notebook's 30 (not the midpoint's 4 of 30).
+    assert value[0] == pytest.approx((3 + 2) / 30)
+
+
 def test_missing_rubric_counts_zero_or_leaves_the_denominator() -> None:
     report = rubric_report(["A? Yes=2, No=0", "B? Yes=3, No=0", "C? Yes=1, No=0"],
                            ["yes", None, "-"])
-    assert FRAMEWORK.score_report(report, "judge", opts())["qsr_ratio"] == pytest.approx(2 / 6)
-    excluded = FRAMEWORK.score_report(report, "judge", opts(missing_rubric="exclude"))
-    assert excluded["qsr_ratio"] == pytest.approx(2 / 2)
+    def qsr(**o: str) -> float | None:
+        return FRAMEWORK.score_report(report, "judge", opts(**o))["qsr_ratio"]
+
+    assert qsr(**TASK_TOTAL) == pytest.approx(2 / 6)
+    assert qsr(**TASK_TOTAL, missing_rubric="exclude") == pytest.approx(2 / 2)
+    # Divided by 30 (default): the two rubrics left out take their 3 + 1 points out of 30.
+    assert qsr() == pytest.approx(2 / 30)
+    assert qsr(missing_rubric="exclude") == pytest.approx(2 / 26)
 
 
 def keyword_report(hits: dict[str, list[str]], relevance: dict[str, int]) -> ReportInput:
@@ -527,7 +714,7 @@ def test_folder_with_reports_runs_the_matchers_and_reads_judge_scores(tmp_path: 
     failed = [j for j in bundle.judgments if j.value is None]
     assert [(j.kind, j.criterion) for j in failed] == [("drb_relevance", "fdk-5")]
     assert failed[0].error
-    assert {r.id for r in bundle.runs} == {"keyword-matcher-v1", "url-matcher-v1", "judge-judge-m"}
+    assert {r.id for r in bundle.runs} == {"keyword-matcher-v2", "url-matcher-v1", "judge-judge-m"}
 
 
 @pytest.mark.parametrize(("changes", "field"), [
@@ -619,6 +806,13 @@ def test_real_rigorousbench_task_file_imports(anchors: Path, conn: sqlite3.Conne
     ranged = [c for c in by_uid["07630"].criteria
               if c.dimension == "qsr" and "=1–3" in c.text]
     assert ranged and all(c.metadata["points"]["partial"] == [1, 3] for c in ranged)
+    # The facts behind the qsr_denominator and tsl_match defaults (docs/frameworks/drbench.md):
+    # six tasks' QSRs do not total 30; 206 TSLs in 90 tasks are site roots.
+    assert {t.id: t.metadata["qsr_full"] for t in bundle.tasks if t.metadata["qsr_full"] != 30
+            } == {"09208": 31, "06356": 29, "10502": 22, "02701": 31, "05705": 29, "10707": 28}
+    roots = [(t.id, c.metadata["normalised"]) for t in bundle.tasks for c in t.criteria
+             if c.dimension == "trusted_source" and "/" not in c.metadata["normalised"]]
+    assert len(roots) == 206 and len({task for task, _ in roots}) == 90
 
     result = import_path(conn, path, "drbench")
     n_criteria = sum(len(r["qsr"]) + len(r["tsl"]) + 10 + 48 for r in raw)
@@ -642,6 +836,37 @@ def test_reports_on_real_tasks_find_vet_inside_veteran(anchors: Path, tmp_path: 
     hits = [(j.criterion, j.key) for j in bundle.judgments if j.kind == "drb_keyword_hit"]
     # "vet" at 20 (whole word) and inside "veteran" at 33; "deworming" (fak-2) at 66
     assert hits == [("fak-1", "20"), ("fak-1", "33~"), ("fak-2", "66")]
+
+
+@pytest.mark.anchors
+def test_citation_chips_on_a_real_task_do_not_count_as_anchor_hits(
+    anchors: Path, tmp_path: Path, conn: sqlite3.Connection
+) -> None:
+    # The issue's reproduction: one RigorousBench task, its first anchor keyword once in prose,
+    # then five citation chips whose titles hold the keyword. The paper counts keywords in the
+    # "pure report text without annotations": 1 hit, not 6.
+    from store.importer import import_bundle
+    from store.scores import rebuild_scores
+
+    lines = (anchors / "rigorousbench" / "RigorousBench.jsonl").read_text(encoding="utf-8")
+    record = json.loads(lines.splitlines()[0])
+    keyword = record["fak"][0]
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "RigorousBench.jsonl").write_text(lines, encoding="utf-8")
+    chips = " ".join(f"([{keyword} overview](https://source{i}.example/page))" for i in range(5))
+    text = f"This report discusses {keyword} once in its own words. {chips}"
+    write_jsonl(folder / "reports.jsonl", [{"uid": record["uid"], "system": "agent-x",
+                                            "report": text}])
+    bundle = read(folder)
+    hits = [j for j in bundle.judgments if j.kind == "drb_keyword_hit" and j.criterion == "fak-1"]
+    assert len(hits) == 1
+    assert text[int((hits[0].key or "0").rstrip("~^")):].lower().startswith(keyword.lower())
+    import_bundle(conn, bundle, "h")
+    rebuild_scores(conn)
+    rows = dict(conn.execute("SELECT metric, value FROM score WHERE framework = 'drbench' "
+                             "AND variant = 'judge' AND scope LIKE 'report:%'").fetchall())
+    assert rows["anchor_hits"] == 1
 
 
 # -- the sample run and a reviewer's override in a real store ---------------------------------
@@ -793,6 +1018,27 @@ def test_sample_scores_by_hand(sample: sqlite3.Connection) -> None:
     update_scores(sample, [recorded.report_id or 0])
     assert report_score(sample, report, "tboost", "adjudicated") == pytest.approx(1.14)
     assert report_score(sample, report, "tboost", "judge") == pytest.approx(1.105)
+
+
+def test_a_sample_citation_under_a_trusted_source_counts_full(tmp_path: Path) -> None:
+    from reviewer.formats.native import read_bundle
+    from store.db import connect
+    from store.importer import import_bundle
+    from store.scores import set_options
+
+    # 04901-quill-dr cites vetcollege.example/senior-dog-care/dental, a page under tsl-4
+    # (https://vetcollege.example/senior-dog-care/). S = 4, T = 5, three exact matches.
+    # tsl_match = under (default): 4 full, 0 host-only → TBoost = 1 + 0.2·0.7·4/4 = 1.14;
+    # tsl_match = exact: 3 full, 1 host-only → 1 + 0.2·(0.7·3/4 + 0.3·1/6) = 1.115.
+    report = "04901-quill-dr"
+    for tsl_match, tboost in (("under", 1.14), ("exact", 1.115)):
+        conn = connect(tmp_path / f"{tsl_match}.db")
+        import_bundle(conn, read_bundle(SAMPLE), "h")
+        set_options(conn, "drbench", {"tsl_match": tsl_match})
+        assert report_score(conn, report, "tboost", "judge") == pytest.approx(tboost)
+        assert report_score(conn, report, "match_full", "judge") == (4 if tsl_match == "under"
+                                                                    else 3)
+        conn.close()
 
 
 # -- a whole bundle for the test vector, through the store -----------------------------------------

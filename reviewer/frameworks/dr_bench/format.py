@@ -23,14 +23,15 @@ What becomes what:
   ``anchor_keyword`` / ``drift_keyword``) and ``tsl-N`` (trusted sources, ``trusted_source``);
 - each response is a report ``<uid>-<system>`` whose references are its citations (else the
   report's own references section); two deterministic runs judge it at import:
-  ``keyword-matcher-v1`` (one ``drb_keyword_hit`` per keyword occurrence in the citation-free
-  text, value true, the sentence around it as evidence) and ``url-matcher-v1`` (one
-  ``drb_trusted`` per distinct cited URL: full / host / none, raw, normalised and host in the
-  evidence and explanation);
+  ``keyword-matcher-v2`` (one ``drb_keyword_hit`` per keyword occurrence in the citation-free
+  text, which since v2 leaves out citation chips and link titles; value true, the sentence
+  around it as evidence) and ``url-matcher-v1`` (one ``drb_trusted`` per distinct cited URL:
+  full / host / none, raw, normalised and host in the evidence and explanation);
 - a response's ``judge`` scores become a run ``judge-<model>`` with ``drb_qsr`` / ``drb_grr``
   (a number is the paper's point output and is read through the rubric's scale; ``yes`` /
   ``partial`` / ``no`` are answers; null is a failed call, kept as an error verdict) and
-  ``drb_relevance`` verdicts.
+  ``drb_relevance`` verdicts; a number inside a rubric's Partial *range* also becomes a
+  ``drb_partial_points`` verdict holding that number.
 
 Fields beyond these are kept in the task's or report's metadata, never dropped silently.
 """
@@ -49,7 +50,7 @@ from reviewer.formats.jsonl import Where, field_path, read_jsonl
 from reviewer.frameworks.dr_bench.general_rubrics import GENERAL_RUBRICS, GRR_GROUPS, grr_id
 from reviewer.frameworks.dr_bench.keywords import excluded_spans, find_hits
 from reviewer.frameworks.dr_bench.points import PointScale, PointScaleError, parse_point_scale
-from reviewer.frameworks.dr_bench.urls import RULES, match_annotations, normalise_url
+from reviewer.frameworks.dr_bench.urls import RULES, match_annotations, normalise_url, under_a_tsl
 from reviewer.models import (
     Bundle,
     Criterion,
@@ -64,7 +65,7 @@ from reviewer.models import (
 
 TASK_FILE = "RigorousBench.jsonl"
 REPORTS_FILE = "reports.jsonl"
-KEYWORD_RUN = "keyword-matcher-v1"
+KEYWORD_RUN = "keyword-matcher-v2"
 URL_RUN = "url-matcher-v1"
 FRAMEWORK = "drbench"
 
@@ -318,10 +319,11 @@ class _Reader:
                                                                 "drift_keyword")]
         if KEYWORD_RUN not in self.runs:
             self.runs[KEYWORD_RUN] = JudgeRun(
-                id=KEYWORD_RUN, model="reviewer.frameworks.dr_bench.keywords", prompt_version="v1",
+                id=KEYWORD_RUN, model="reviewer.frameworks.dr_bench.keywords", prompt_version="v2",
                 params={"matching": "case-insensitive substring, non-overlapping; whitespace, "
                         "dash and apostrophe variants equal", "text": "citation-free: "
-                        "references section, citation markers and URLs removed"},
+                        "references section, citation markers, citation chips, Markdown links "
+                        "(title and target) and URLs skipped; offsets are the report's"},
                 description="Deterministic keyword counting at import: one verdict per hit.",
             )
         for criterion in keywords:
@@ -340,6 +342,7 @@ class _Reader:
                 description="Deterministic trusted-source matching at import: one verdict per "
                 "distinct cited URL.",
             )
+        normalised = {normalise_url(c.text).normalised: c for c in tsls}
         for m in matches:
             if m.match == "none":
                 how = "matches no trusted source"
@@ -347,6 +350,11 @@ class _Reader:
                 tsl = tsls[m.tsl or 0]
                 how = (f"equals {tsl.id} ({tsl.text})" if m.match == "full" else
                        f"shares host {m.url.host} with {tsl.id} ({tsl.text})")
+                parent = next((c for url, c in normalised.items() if m.match == "host"
+                               and under_a_tsl(m.url.normalised, {url})), None)
+                if parent is not None:
+                    how += (f"; lies under {parent.id}, so a full match under "
+                            "tsl_match = under")
             self.add(Judgment(
                 run=URL_RUN, report=report_id, kind="drb_trusted", key=m.url.normalised,
                 value=m.match,
@@ -399,6 +407,16 @@ class _Reader:
                     raw=f"[{raw:g}]" if isinstance(raw, int | float) else "",
                     error=None if raw is not None else "the judge returned no score",
                 ), where)
+                scale = scales.get(criterion.id)
+                if (key == "qsr" and value == "partial" and scale is not None and scale.ranged
+                        and isinstance(raw, int | float)):
+                    # The judge's own number inside a Partial range: the points it gave.
+                    self.add(Judgment(
+                        run=run_id, report=report_id, kind="drb_partial_points",
+                        criterion=criterion.id, value=raw, raw=f"[{raw:g}]",
+                        explanation=f"The judge gave {raw:g} points, inside the Partial range "
+                        f"of {scale.describe()}.",
+                    ), where)
 
     # -- the bundle --------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""DR. Bench keyword counting: every occurrence of a keyword in a report's citation-free text.
+r"""DR. Bench keyword counting: every occurrence of a keyword in a report's citation-free text.
 
 The paper counts focus-anchor and focus-deviation keywords by plain string counting in the "pure
 report text without annotations" (spec §2.2) and leaves case, word boundaries, inflections and
@@ -15,10 +15,16 @@ because every hit becomes a verdict a reviewer sees in context and can strike (`
   so the framework's options can count whole words only or exact case only without re-reading
   the text (see :func:`hit_key`).
 
-Citation-free text: the report minus its references section, its citation markers (``[3]``,
-``[citation:5]``, …; :mod:`reviewer.citations`) and its URLs (bare or as Markdown link targets;
-link titles stay, they are prose). Offsets are offsets into the report as submitted, so the
-workstation can highlight a hit where the reviewer reads it.
+Citation-free text (the paper's "pure report text without annotations", assessed so "to avoid
+interference from annotation titles", §5.1): the report minus its references section, its
+citation markers (``[3]``, ``[citation:5]``, …; :mod:`reviewer.citations`), its citation chips
+(``([vet.cornell.edu](https://…))``, the form OpenAI's deep-research reports cite in, which the
+authors' notebook deletes with ``re.sub(r'\(\[[^\]]+\]\([^)]+\)\)', '', text)`` before
+counting), every other Markdown link or image whole — its title with its target — and any bare
+URL. A link's title is what the annotation shows, not prose the report wrote: counting it would
+let a report that cites ``vet.cornell.edu`` five times earn five "vet" hits. Nothing is deleted
+from the report itself: excluded spans are skipped, and offsets are offsets into the report as
+submitted, so the workstation highlights a hit where the reviewer reads it.
 """
 
 from __future__ import annotations
@@ -33,6 +39,13 @@ from reviewer.citations import body_end, find_markers
 _DASHES = "-‐‑‒–—―−"
 _APOSTROPHES = "'’‘ʼ`"
 _URL = re.compile(r"https?://[^\s<>\]\)\"']+|www\.[^\s<>\]\)\"']+", re.IGNORECASE)
+_TARGET = r"(?:[^()\s]|\([^()\s]*\))+(?:\s+\"[^\"\n]*\")?"
+"""A Markdown link target: a URL (one level of balanced parentheses, as Wikipedia's have) and
+an optional quoted title attribute."""
+_LINK = re.compile(rf"!?\[[^\[\]\n]*\]\({_TARGET}\)")
+"""A Markdown link or image, title and target: ``[title](url)``, ``![alt](url "t")``."""
+_CHIP = re.compile(rf"\(\s*{_LINK.pattern}(?:\s*[,;]\s*{_LINK.pattern})*\s*\)")
+"""A citation chip: links in parentheses, ``([site](url))`` or ``([a](u), [b](v))``."""
 _SENTENCE_END = re.compile(r"[.!?。！？](?=\s)|\n")
 CONTEXT_LIMIT = 240
 """Characters of context kept on each side of a hit when its sentence is longer."""
@@ -111,10 +124,12 @@ def _wordy(char: str) -> bool:
 
 
 def excluded_spans(markdown: str) -> list[tuple[int, int]]:
-    """Sorted, non-overlapping spans that are not citation-free text (markers, URLs, refs)."""
+    """Sorted, non-overlapping spans that are not citation-free text: citation markers, chips,
+    links (title and target), URLs and the references section."""
     end = body_end(markdown)
     spans = [(m.start, m.end) for m in find_markers(markdown, 0, end)]
-    spans += [(m.start(), m.end()) for m in _URL.finditer(markdown, 0, end)]
+    for pattern in (_CHIP, _LINK, _URL):
+        spans += [(m.start(), m.end()) for m in pattern.finditer(markdown, 0, end)]
     if end < len(markdown):
         spans.append((end, len(markdown)))
     spans.sort()

@@ -9,8 +9,9 @@ those scales in several ways, all of which are read here:
 - qualifiers before or after the points, in ASCII or full-width brackets, one level nested:
   ``Partial (one body)=1``, ``Partial=1 (if only one side is covered)``,
   ``Partial（if …）=1``, ``No(omit (a) or (b) or accessions)=0``;
-- a Partial *range* ``Partial (1–3 areas)=1–3`` (the points a Partial earns are then a named
-  option of the framework: low, midpoint or high);
+- a Partial *range* ``Partial (1–3 areas)=1–3`` (the points a Partial earns are then the
+  judge's own number in the range, or under the framework's ``partial_range`` option its
+  midpoint, low or high end);
 - inverted scales where the wanted answer is No: ``No=3, Partial=1 (…), Yes=0``.
 
 The verdict a judge or reviewer gives is the *answer* (Yes, Partial or No); the points it earns
@@ -64,11 +65,22 @@ class PointScale:
     def ternary(self) -> bool:
         return self.partial is not None
 
-    def partial_points(self, reading: str) -> float | None:
-        """Points of a Partial answer under the ``partial_range`` reading (None: no Partial)."""
+    @property
+    def ranged(self) -> bool:
+        """The Partial answer earns a range of points (``Partial (1–3)=1–3``)."""
+        return self.partial is not None and self.partial[0] < self.partial[1]
+
+    def partial_points(self, reading: str, given: float | None = None) -> float | None:
+        """Points of a Partial answer under the ``partial_range`` reading (None: no Partial).
+
+        ``given`` is the judge's (or a reviewer's) own number for a Partial range: under the
+        ``judge`` reading it stands, clamped into the range; without one, the midpoint.
+        """
         if self.partial is None:
             return None
         low, high = self.partial
+        if reading == "judge" and given is not None:
+            return min(max(given, low), high)
         if reading == "low":
             return low
         if reading == "high":

@@ -6,7 +6,9 @@ criteria of the task and verdicts of the report:
 - ``qsr`` / ``grr`` criteria: the query-specific rubric points and the 48 general rubrics, each
   with the point scale its own text ends with (:mod:`reviewer.frameworks.dr_bench.points`); verdicts
   ``drb_qsr`` (Yes / Partial / No) and ``drb_grr`` (Yes / No) give the *answer*, the rubric's
-  scale gives the points (so an inverted ``No=3, Yes=0`` rubric needs nothing special);
+  scale gives the points (so an inverted ``No=3, Yes=0`` rubric needs nothing special); on a
+  rubric whose Partial is a range (``Partial (1–3)=1–3``) a ``drb_partial_points`` verdict
+  keeps the judge's own number, which stands under the default ``partial_range = judge``;
 - ``anchor_keyword`` / ``drift_keyword`` criteria (FAKs / FDKs, the keyword as text): a
   ``drb_relevance`` verdict (1–5) each, and one ``drb_keyword_hit`` verdict per occurrence in
   the citation-free text (key = offset, :mod:`reviewer.frameworks.dr_bench.keywords`), true unless a
@@ -18,12 +20,15 @@ criteria of the task and verdicts of the report:
 Per report, with the paper's hyperparameters α = β = 0.5, λ = 0.7, μ = 0.3, η = 0.2, θ = 0.7,
 κ = 0.3 (``PARAMS``):
 
-- Quality = α·Σ QSR points / Σ QSR full + β·Σ GRR points / Σ GRR full;
+- Quality = α·Σ QSR points / 30 + β·Σ GRR points / Σ GRR full (the ``qsr_denominator``
+  option: 30 as the authors' notebook divides, or the task's own Σ QSR full);
 - FAK_Drift = 1 − mean_k min(freq_k/ε₊, 1)·rele_k/5; FDK_Drift = mean_l min(freq_l/ε₋, 1)·rele_l/5;
   SemanticDrift = λ·FAK_Drift + μ·FDK_Drift (a task without anchors or drift keywords has 0 for
   that part);
 - TBoost = 1 + η·(θ·match_full/S + κ·rate_host), S = distinct TSLs (rate 0 when S = 0),
-  T = distinct annotations, rate_host per the ``host_rate`` option;
+  T = distinct annotations, rate_host per the ``host_rate`` option; match_full per the
+  ``tsl_match`` option: every citation at or under a TSL counted once, as the authors' notebook
+  counts (``under``), or the TSLs cited exactly (``exact``);
 - integrated = 100·Quality·(1 − SemanticDrift)·TBoost; contri_per_token = integrated / output
   tokens when the report's metadata has ``token_usage: {total, input}``.
 
@@ -49,7 +54,7 @@ from reviewer.framework import (
 )
 from reviewer.frameworks.dr_bench.keywords import key_flags
 from reviewer.frameworks.dr_bench.points import PointScale, PointScaleError, parse_point_scale
-from reviewer.frameworks.dr_bench.urls import distinct
+from reviewer.frameworks.dr_bench.urls import distinct, under_a_tsl
 from reviewer.inputs import CriterionIn, ReportInput, variant_field
 from reviewer.scales import BINARY, Choice, Scale
 
@@ -84,6 +89,7 @@ YES_NO = Scale(
     ),
 )
 RELEVANCE = Scale("drb_relevance", "relevance 1–5", low=1.0, high=5.0)
+POINTS = Scale("drb_points", "points 0–100", low=0.0, high=100.0)
 MATCH = Scale(
     "drb_match",
     "full / host / none",
@@ -104,6 +110,12 @@ KINDS = {
         "drb_grr", NAME, YES_NO, "criterion", "general rubric",
         "Does the report meet this general-report rubric? Yes / No (Yes earns its weight).",
     ),
+    "drb_partial_points": VerdictKind(
+        "drb_partial_points", NAME, POINTS, "criterion", "partial points",
+        "The points a Partial answer earns on a rubric whose Partial is a range (e.g. "
+        "'Partial (1–3)=1–3'): the judge's own number, which a reviewer can retype. Used while "
+        "the rubric's answer is Partial, under partial_range = judge.",
+    ),
     "drb_relevance": VerdictKind(
         "drb_relevance", NAME, RELEVANCE, "criterion", "keyword relevance",
         "How relevant the keyword is to the report, 1 (not relevant) to 5 (central theme).",
@@ -123,16 +135,37 @@ KINDS = {
 
 EPSILONS: tuple[str, ...] = ("1", "2", "3", "4", "5")
 
+QSR_TOTAL = 30.0
+"""The QSR points of every query: "a total score of 30" (paper §3.2.2); the authors' notebook
+divides by it (``0.5 * (qsr_sum / 30)``)."""
+
 OPTIONS = (
     OptionSpec(
         "eps_plus", "2", EPSILONS,
         "ε₊, the anchor-keyword frequency at which a keyword counts fully. The paper gives no "
-        "value; 2 is the unverified third-party port's (spec §2.2).",
+        "value; 2 is the authors' (their notebook's min(keywords_fak_count[i] / 2, 1)).",
     ),
     OptionSpec(
         "eps_minus", "1", EPSILONS,
         "ε₋, the drift-keyword frequency at which a keyword counts fully. The paper gives no "
-        "value; 1 is the unverified third-party port's (spec §2.2).",
+        "value; 1 is the authors' (their notebook's min(keywords_fdk_count[i], 1)).",
+    ),
+    OptionSpec(
+        "tsl_match", "under", ("under", "exact"),
+        "Which citations are full TSL matches: every distinct cited URL at or under a TSL (the "
+        "TSL's site root, or its path followed by '/'), each counted once, so a site-root TSL "
+        "such as https://www.who.int matches every WHO page cited and match_full may exceed "
+        "|TSLs|, as the authors' notebook counts (under: its 'if refe_item in anno_item: "
+        "full_count += 1'); or only a URL equal to a TSL, counting the TSLs cited (exact: the "
+        "paper's 'the number that have been exactly matched in TSLs'). Other citations on a "
+        "TSL's host are host matches either way.",
+    ),
+    OptionSpec(
+        "qsr_denominator", "thirty", ("thirty", "task_total"),
+        "N_Ratio's denominator for the query-specific rubrics: 30, the total the paper gives "
+        "every query and the authors' notebook divides by (thirty: 'qsr_sum / 30'), or the "
+        "task's own Σ full scores (task_total: N_Ratio[x] = x / Σ FullScore). They differ on "
+        "the 6 released tasks whose QSRs total 22, 28, 29, 29, 31 or 31 points.",
     ),
     OptionSpec(
         "host_rate", "alg1_excl_full", ("alg1_excl_full", "sec43_incl_full"),
@@ -152,9 +185,12 @@ OPTIONS = (
         "own case (sensitive).",
     ),
     OptionSpec(
-        "partial_range", "midpoint", ("midpoint", "low", "high"),
+        "partial_range", "judge", ("judge", "midpoint", "low", "high"),
         "Points of a Partial answer when the rubric gives a range (e.g. 'Partial (1–3)=1–3'): "
-        "the middle of the range, its low or its high end.",
+        "the judge's own number (its drb_partial_points verdict, clamped into the range; the "
+        "midpoint when there is none), as the paper's judge must 'assign a score based only on "
+        "the score values defined in the rule' and the authors' notebook adds that number "
+        "(judge); or the middle of the range, its low or its high end whatever the judge said.",
     ),
     OptionSpec(
         "partial_on_binary", "zero", ("zero", "half"),
@@ -197,13 +233,16 @@ METRICS = (
            description="1 − mean of min(freq/ε₊, 1)·rele/5 over anchor keywords"),
     Metric("fdk_drift", "FDK drift", digits=4,
            description="mean of min(freq/ε₋, 1)·rele/5 over drift keywords"),
-    Metric("rate_full", "Rate full", digits=4, description="match_full / |TSLs|"),
+    Metric("rate_full", "Rate full", digits=4,
+           description="match_full / |TSLs| (above 1 when more citations fall under the TSLs "
+           "than there are TSLs, tsl_match = under)"),
     Metric("rate_host", "Rate host", digits=4, description="host matches / (annotations + 1)"),
     Metric("anchor_hits", "anchor keyword hits", digits=2,
            description="counted occurrences of anchor keywords"),
     Metric("drift_hits", "drift keyword hits", digits=2,
            description="counted occurrences of drift keywords"),
-    Metric("match_full", "full URL matches", digits=2, description="TSLs cited exactly"),
+    Metric("match_full", "full URL matches", digits=2,
+           description="citations at or under a TSL (tsl_match = under), or TSLs cited exactly"),
     Metric("match_host", "host-only matches", digits=2,
            description="annotations on a TSL's host, not an exact TSL"),
     Metric("contri_per_token", "C/Token", digits=4,
@@ -223,6 +262,9 @@ class TaskShape:
     anchors: tuple[int, ...]
     drifts: tuple[int, ...]
     distinct_tsls: int
+    tsl_urls: frozenset[str]
+    """The TSLs' normalised forms (host + path), for the ``tsl_match = under`` test."""
+    qsr_full: float
 
 
 _SHAPES: dict[int, tuple[object, TaskShape]] = {}
@@ -254,9 +296,11 @@ def task_shape(report: ReportInput) -> TaskShape:
             scales[c.id] = _scale_of(c)
         elif c.dimension == TRUSTED:
             tsls.append(c.text)
+    tsl_urls = distinct(tsls)
     shape = TaskShape(
         scales, tuple(groups[QSR]), tuple(groups[GRR]), tuple(groups[ANCHOR]),
-        tuple(groups[DRIFT]), len(distinct(tsls)),
+        tuple(groups[DRIFT]), len(tsl_urls), frozenset(u.normalised for u in tsl_urls),
+        sum(scales[c].full for c in groups[QSR]),
     )
     if len(_SHAPES) > 100_000:
         _SHAPES.clear()
@@ -264,13 +308,14 @@ def task_shape(report: ReportInput) -> TaskShape:
     return shape
 
 
-def answer_points(scale: PointScale, answer: str, options: Mapping[str, str]) -> float:
-    """Points one answer earns on one rubric."""
+def answer_points(scale: PointScale, answer: str, options: Mapping[str, str],
+                  given: float | None = None) -> float:
+    """Points one answer earns on one rubric (``given``: the number for a Partial range)."""
     if answer == "yes":
         return scale.yes
     if answer == "no":
         return scale.no
-    partial = scale.partial_points(options["partial_range"])
+    partial = scale.partial_points(options["partial_range"], given)
     if partial is not None:
         return partial
     if options["partial_on_binary"] == "half":
@@ -280,21 +325,32 @@ def answer_points(scale: PointScale, answer: str, options: Mapping[str, str]) ->
 
 def rubric_ratio(
     ids: Sequence[int], scales: Mapping[int, PointScale], answers: Mapping[int, str | None],
-    options: Mapping[str, str],
+    options: Mapping[str, str], points: Mapping[int, float] | None = None,
+    total: float | None = None,
 ) -> float | None:
-    """Σ points / Σ full scores over a rubric set (None when nothing is left to divide by)."""
+    """Σ points / Σ full scores over a rubric set (None when nothing is left to divide by).
+
+    ``points`` are the given numbers of Partial answers on ranged rubrics, by criterion;
+    ``total`` replaces the set's Σ full scores (the QSRs' 30), less the full scores of rubrics
+    that ``missing_rubric = exclude`` leaves out.
+    """
     exclude = options["missing_rubric"] == "exclude"
-    got = full = 0.0
+    given = points or {}
+    got = full = left_out = 0.0
     for cid in ids:
         scale = scales[cid]
         answer = answers.get(cid)
         if answer is None:
             if exclude:
+                left_out += scale.full
                 continue
         else:
-            got += answer_points(scale, answer, options)
+            got += answer_points(scale, answer, options, given.get(cid))
         full += scale.full
+    if total is not None:
+        full = total - left_out
     return got / full if full > 0 else None
+
 
 
 def keyword_term(freq: float, relevance: float, eps: float) -> float:
@@ -338,8 +394,13 @@ def semantic_drift(fak: float, fdk: float) -> float:
 def trust_boost(
     n_tsls: int, n_annotations: int, full: int, host_only: int, options: Mapping[str, str]
 ) -> tuple[float, float, float]:
-    """(TBoost, Rate_full, Rate_host) from the match counts of one report."""
-    match_full = min(full, n_tsls)
+    """(TBoost, Rate_full, Rate_host) from the match counts of one report.
+
+    Under ``tsl_match = exact`` match_full is the number of TSLs cited, at most S (a reviewer
+    may mark more citations full, e.g. two mirrors of one TSL); under ``under`` it counts
+    citations, as the authors' notebook does, and may exceed S.
+    """
+    match_full = min(full, n_tsls) if options["tsl_match"] == "exact" else full
     rate_full = match_full / n_tsls if n_tsls else 0.0
     host = host_only if options["host_rate"] == "alg1_excl_full" else host_only + full
     rate_host = host / (n_annotations + 1)
@@ -378,11 +439,13 @@ class DrBenchFramework:
         field = variant_field(variant)
         answers: dict[int, str | None] = {}
         relevance: dict[int, float] = {}
+        points: dict[int, float] = {}
         freq: dict[int, int] = {}
         words_only = options["keyword_match"] == "word"
         case_only = options["keyword_case"] == "sensitive"
         qsr_seen = grr_seen = False
         annotations = full = host = 0
+        trusted: list[tuple[str | None, str | None]] = []
         ours = 0
         for v in report.verdicts:
             kind = v.kind
@@ -407,19 +470,28 @@ class DrBenchFramework:
             elif kind == "drb_relevance":
                 if value is not None and v.criterion_id is not None:
                     relevance[v.criterion_id] = float(value)
+            elif kind == "drb_partial_points":
+                if value is not None and v.criterion_id is not None:
+                    points[v.criterion_id] = float(value)
             elif kind == "drb_trusted":
                 annotations += 1
-                if value == "full":
-                    full += 1
-                elif value == "host":
-                    host += 1
+                trusted.append((v.key, value))
         if not ours:
             return {}
         shape = task_shape(report)
         scores: ReportScores = {}
+        under = options["tsl_match"] == "under"
+        for url, value in trusted:
+            if value == "full" or (under and value == "host" and url is not None
+                                   and under_a_tsl(url, shape.tsl_urls)):
+                full += 1
+            elif value == "host":
+                host += 1
 
         quality: float | None = None
-        qsr = rubric_ratio(shape.qsr, shape.scales, answers, options) if qsr_seen else None
+        qsr_total = QSR_TOTAL if options["qsr_denominator"] == "thirty" else None
+        qsr = rubric_ratio(shape.qsr, shape.scales, answers, options, points, qsr_total) \
+            if qsr_seen else None
         grr = rubric_ratio(shape.grr, shape.scales, answers, options) if grr_seen else None
         scores["qsr_ratio"] = qsr
         scores["grr_ratio"] = grr
@@ -444,7 +516,7 @@ class DrBenchFramework:
         scores["tboost"] = boost
         scores["rate_full"] = rate_full
         scores["rate_host"] = rate_host
-        scores["match_full"] = float(min(full, shape.distinct_tsls))
+        scores["match_full"] = float(min(full, shape.distinct_tsls) if not under else full)
         scores["match_host"] = float(host)
 
         integrated = None

@@ -143,3 +143,21 @@ def match_annotations(tsls: Sequence[str], annotations: Sequence[str]) -> list[U
             match, tsl = "none", None
         out.append(UrlMatch(url, match, tsl, tuple(spellings[key])))
     return out
+
+
+def under_a_tsl(url: str, tsl_urls: frozenset[str] | set[str]) -> bool:
+    """A normalised URL equals a normalised TSL or lies under it: the TSL's host and path, then
+    '/'. A site-root TSL (``who.int``) has every page of its host under it.
+
+    The authors' notebook tests ``refe_item in anno_item`` on its normalised strings, so every
+    citation that starts with a TSL is a full match; this is that test at path-segment
+    boundaries (``unfccc.int/gla`` is not a prefix of ``unfccc.int/glasgow`` here).
+    """
+    if url in tsl_urls:
+        return True
+    cut = url.find("/")
+    while cut != -1:
+        if url[:cut] in tsl_urls:
+            return True
+        cut = url.find("/", cut + 1)
+    return False
