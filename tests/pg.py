@@ -99,7 +99,7 @@ class PgServer:
                   "-w", "-t", "60", "-o",
                   f"-p {self.port} -c listen_addresses=127.0.0.1 "
                   "-c unix_socket_directories='' -c fsync=off -c full_page_writes=off "
-                  "-c synchronous_commit=off -c max_connections=60",
+                  "-c max_connections=60",
                   "start")
         self.wait_ready()
 
