@@ -31,6 +31,7 @@ order, hub order is causal (an undo always comes after the event it reverses).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -51,54 +52,57 @@ EVENT_FIELDS = ("uuid", "target", "reviewer", "action", "value", "rationale", "r
 _ACTIONS = ("confirm", "override", "adjudicate", "flag", "rate", "propose", "accept", "reject",
             "undo", "redo")
 
-_SCHEMA_SQL = [
-    f"CREATE SCHEMA IF NOT EXISTS {HUB_SCHEMA}",
-    f"""CREATE TABLE IF NOT EXISTS {HUB_SCHEMA}.meta (
-        key text PRIMARY KEY,
-        value text NOT NULL
-    )""",
-    f"""CREATE TABLE IF NOT EXISTS {HUB_SCHEMA}.suite (
-        ext_id text PRIMARY KEY,
-        name text NOT NULL,
-        frameworks text NOT NULL,
-        version text NOT NULL,
-        content_hash text NOT NULL,
-        registered_at timestamptz NOT NULL DEFAULT clock_timestamp()
-    )""",
-    f"""CREATE TABLE IF NOT EXISTS {HUB_SCHEMA}.event (
-        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        uuid text NOT NULL UNIQUE CHECK (length(uuid) BETWEEN 8 AND 64),
-        suite text,
-        target text NOT NULL CHECK (target ~ '^[srp]:.'),
-        reviewer text NOT NULL CHECK (reviewer <> ''),
-        action text NOT NULL CHECK (action IN ({", ".join(f"'{a}'" for a in _ACTIONS)})),
-        value text,
-        rationale text NOT NULL,
-        reason text,
-        created_at text NOT NULL CHECK (created_at ~ '^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}T'),
-        supersedes text,
-        run text,
-        key text,
-        sig text,
-        pushed_at timestamptz NOT NULL DEFAULT clock_timestamp()
-    )""",
-    f"CREATE INDEX IF NOT EXISTS event_suite ON {HUB_SCHEMA}.event (suite, id)",
-    f"""CREATE OR REPLACE FUNCTION {HUB_SCHEMA}.append_only() RETURNS trigger
-        LANGUAGE plpgsql AS $$
-        BEGIN
-            RAISE EXCEPTION 'the Gavel hub is append-only: % on %.% refused',
-                TG_OP, TG_TABLE_SCHEMA, TG_TABLE_NAME;
-        END $$""",
-    # Statement-level: even an UPDATE or DELETE that would touch no row is refused.
-    *(f"""CREATE OR REPLACE TRIGGER {table}_append_only
-          BEFORE UPDATE OR DELETE OR TRUNCATE ON {HUB_SCHEMA}.{table}
-          FOR EACH STATEMENT EXECUTE FUNCTION {HUB_SCHEMA}.append_only()"""
-      for table in ("meta", "suite", "event")),
-    f"""INSERT INTO {HUB_SCHEMA}.meta VALUES ('hub_id', gen_random_uuid()::text)
-        ON CONFLICT (key) DO NOTHING""",
-    f"""INSERT INTO {HUB_SCHEMA}.meta VALUES ('schema_version', '{HUB_SCHEMA_VERSION}')
-        ON CONFLICT (key) DO NOTHING""",
-]
+
+def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
+    """The statements that create (or complete) a hub in the PostgreSQL schema ``schema``."""
+    return [
+        f"CREATE SCHEMA IF NOT EXISTS {schema}",
+        f"""CREATE TABLE IF NOT EXISTS {schema}.meta (
+            key text PRIMARY KEY,
+            value text NOT NULL
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS {schema}.suite (
+            ext_id text PRIMARY KEY,
+            name text NOT NULL,
+            frameworks text NOT NULL,
+            version text NOT NULL,
+            content_hash text NOT NULL,
+            registered_at timestamptz NOT NULL DEFAULT clock_timestamp()
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS {schema}.event (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            uuid text NOT NULL UNIQUE CHECK (length(uuid) BETWEEN 8 AND 64),
+            suite text,
+            target text NOT NULL CHECK (target ~ '^[srp]:.'),
+            reviewer text NOT NULL CHECK (reviewer <> ''),
+            action text NOT NULL CHECK (action IN ({", ".join(f"'{a}'" for a in _ACTIONS)})),
+            value text,
+            rationale text NOT NULL,
+            reason text,
+            created_at text NOT NULL CHECK (created_at ~ '^[0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}}T'),
+            supersedes text,
+            run text,
+            key text,
+            sig text,
+            pushed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+        )""",
+        f"CREATE INDEX IF NOT EXISTS event_suite ON {schema}.event (suite, id)",
+        f"""CREATE OR REPLACE FUNCTION {schema}.append_only() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                RAISE EXCEPTION 'the Gavel hub is append-only: % on %.% refused',
+                    TG_OP, TG_TABLE_SCHEMA, TG_TABLE_NAME;
+            END $$""",
+        # Statement-level: even an UPDATE or DELETE that would touch no row is refused.
+        *(f"""CREATE OR REPLACE TRIGGER {table}_append_only
+              BEFORE UPDATE OR DELETE OR TRUNCATE ON {schema}.{table}
+              FOR EACH STATEMENT EXECUTE FUNCTION {schema}.append_only()"""
+          for table in ("meta", "suite", "event")),
+        f"""INSERT INTO {schema}.meta VALUES ('hub_id', gen_random_uuid()::text)
+            ON CONFLICT (key) DO NOTHING""",
+        f"""INSERT INTO {schema}.meta VALUES ('schema_version', '{HUB_SCHEMA_VERSION}')
+            ON CONFLICT (key) DO NOTHING""",
+    ]
 
 
 class HubError(Exception):
@@ -201,8 +205,13 @@ class PgHub:
     """
 
     def __init__(self, url: str, *, connect_timeout: int = 5, statement_timeout: int = 60,
-                 application_name: str = "gavel") -> None:
+                 application_name: str = "gavel", schema: str = HUB_SCHEMA) -> None:
+        if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", schema):
+            raise ValueError(f"not a plain PostgreSQL schema name: {schema!r}")
         self.url = url
+        self.schema = schema
+        """The PostgreSQL schema holding the hub (``gavel_hub``; the bench uses a scratch
+        one it drops afterwards)."""
         self.connect_timeout = connect_timeout
         self.statement_timeout = statement_timeout
         self.application_name = application_name
@@ -246,7 +255,7 @@ class PgHub:
             raise
         except (errors.UndefinedTable, errors.InvalidSchemaName):
             self.close()
-            raise HubRefused(f"{self.name} is not a Gavel hub (no {HUB_SCHEMA} tables): create "
+            raise HubRefused(f"{self.name} is not a Gavel hub (no {self.schema} tables): create "
                              "it with `gavel hub init URL`") from None
         except psycopg.OperationalError as exc:
             self.close()
@@ -272,11 +281,11 @@ class PgHub:
         with self._errors():
             conn = self._connect()
             with conn.transaction():
-                for statement in _SCHEMA_SQL:
+                for statement in schema_sql(self.schema):
                     conn.execute(statement)
                 if grant:
                     role = sql.Identifier(grant)
-                    schema = sql.Identifier(HUB_SCHEMA)
+                    schema = sql.Identifier(self.schema)
                     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(schema, role))
                     conn.execute(sql.SQL("GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA {} "
                                          "TO {}").format(schema, role))
@@ -289,7 +298,7 @@ class PgHub:
             return self._hub_id
         with self._errors():
             rows = dict(self._connect().execute(
-                f"SELECT key, value FROM {HUB_SCHEMA}.meta").fetchall())
+                f"SELECT key, value FROM {self.schema}.meta").fetchall())
         version = int(rows.get("schema_version", "0"))
         if version > HUB_SCHEMA_VERSION:
             raise HubRefused(f"hub {self.name} has schema version {version}, newer than this "
@@ -308,14 +317,14 @@ class PgHub:
             conn = self._connect()
             with conn.transaction(), conn.cursor() as cur:
                 cur.executemany(
-                    f"""INSERT INTO {HUB_SCHEMA}.suite
+                    f"""INSERT INTO {self.schema}.suite
                         (ext_id, name, frameworks, version, content_hash)
                         VALUES (%s, %s, %s, %s, %s) ON CONFLICT (ext_id) DO NOTHING""",
                     [(s.ext_id, s.name, s.frameworks, s.version, s.content_hash)
                      for s in suites])
                 known = {row[0]: row for row in cur.execute(
                     f"""SELECT ext_id, name, frameworks, version, content_hash
-                        FROM {HUB_SCHEMA}.suite WHERE ext_id = ANY(%s)""",
+                        FROM {self.schema}.suite WHERE ext_id = ANY(%s)""",
                     ([s.ext_id for s in suites],))}
         problems = []
         for suite in suites:
@@ -349,7 +358,7 @@ class PgHub:
                         copy.write_row((ordinal, suite,
                                         *(event.get(name) for name in EVENT_FIELDS)))
                 cur.execute(
-                    f"""INSERT INTO {HUB_SCHEMA}.event (suite, {columns})
+                    f"""INSERT INTO {self.schema}.event (suite, {columns})
                         SELECT suite, {columns} FROM incoming ORDER BY ord
                         ON CONFLICT (uuid) DO NOTHING""")
                 outcome.added = max(0, cur.rowcount)
@@ -358,7 +367,7 @@ class PgHub:
                     same = " AND ".join(f"e.{name} IS NOT DISTINCT FROM i.{name}"
                                         for name in EVENT_FIELDS[1:])
                     cur.execute(f"""SELECT i.uuid FROM incoming i
-                                    JOIN {HUB_SCHEMA}.event e ON e.uuid = i.uuid
+                                    JOIN {self.schema}.event e ON e.uuid = i.uuid
                                     WHERE NOT ({same}) ORDER BY i.ord""")
                     outcome.diverged = [str(row[0]) for row in cur.fetchall()]
         return outcome
@@ -367,7 +376,7 @@ class PgHub:
         columns = ", ".join(EVENT_FIELDS)
         with self._errors():
             rows = self._connect().execute(
-                f"""SELECT id, {columns} FROM {HUB_SCHEMA}.event
+                f"""SELECT id, {columns} FROM {self.schema}.event
                     WHERE id > %s ORDER BY id LIMIT %s""", (after, limit)).fetchall()
         return [HubRow(int(row[0]), dict(zip(EVENT_FIELDS, row[1:], strict=True)))
                 for row in rows]
@@ -378,10 +387,10 @@ class PgHub:
             conn = self._connect()
             events, last, reviewers = conn.execute(
                 f"""SELECT count(*), coalesce(max(id), 0), count(DISTINCT (reviewer, key))
-                    FROM {HUB_SCHEMA}.event""").fetchone() or (0, 0, 0)
+                    FROM {self.schema}.event""").fetchone() or (0, 0, 0)
             suites = conn.execute(
-                f"""SELECT s.ext_id, count(e.id) FROM {HUB_SCHEMA}.suite s
-                    LEFT JOIN {HUB_SCHEMA}.event e ON e.suite = s.ext_id
+                f"""SELECT s.ext_id, count(e.id) FROM {self.schema}.suite s
+                    LEFT JOIN {self.schema}.event e ON e.suite = s.ext_id
                     GROUP BY s.ext_id ORDER BY s.ext_id""").fetchall()
         return HubStats(hub, int(events), int(last), [(str(s), int(n)) for s, n in suites],
                         int(reviewers))

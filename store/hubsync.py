@@ -109,8 +109,8 @@ class SyncResult:
     """Local event uuids the hub holds with different content."""
     new_conflicts: list[str] = field(default_factory=list)
     """Subject targets in conflict now that were not before this sync."""
-    conflicts: int = 0
-    """Subjects in conflict after the sync."""
+    conflicts: int | None = None
+    """Subjects in conflict after the sync (None: nothing merged, so unchanged)."""
     reports: list[int] = field(default_factory=list)
     """Local report ids whose decisions, ratings or proposals the pulled events changed."""
     pending: int = 0
@@ -182,7 +182,6 @@ def sync(conn: sqlite3.Connection, hub: Hub, *, push: bool = True, pull: bool = 
     problems = hub.register_suites(local_suites(conn))
     if problems:
         raise HubRefused("; ".join(problems) + " (nothing was pushed or pulled)")
-    before = _conflicted(conn)
     if push:
         _push(conn, hub, hub_id, push_batch, result)
     if pull:
@@ -197,9 +196,10 @@ def sync(conn: sqlite3.Connection, hub: Hub, *, push: bool = True, pull: bool = 
             conn.execute("DELETE FROM hub_pulled WHERE hub = ?", (hub_id,))
         conn.execute("UPDATE hub_sync SET synced_at = ?, error = NULL, name = ? WHERE hub = ?",
                      (now_iso(), hub.name, hub_id))
-    after = _conflicted(conn)
-    result.new_conflicts = sorted(after - before)
-    result.conflicts = len(after)
+    result.new_conflicts = sorted(set(result.new_conflicts))
+    if result.merged:
+        result.conflicts = int(conn.execute(
+            "SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0])
     result.quarantined = int(conn.execute("SELECT count(*) FROM hub_rejected WHERE hub = ?",
                                           (hub_id,)).fetchone()[0])
     result.reports = sorted(set(result.reports))
@@ -212,10 +212,18 @@ def local_suites(conn: sqlite3.Connection) -> list[SuiteIdentity]:
         "SELECT ext_id, name, frameworks, version, content_hash FROM suite ORDER BY ext_id")]
 
 
-def _conflicted(conn: sqlite3.Connection) -> set[str]:
-    return {str(row[0]) for row in conn.execute(
-        "SELECT s.target FROM decision d JOIN subject s ON s.id = d.subject_id "
-        "WHERE d.status = 'conflict'")}
+def _conflicted(conn: sqlite3.Connection, targets: Sequence[str]) -> set[str]:
+    """Which of ``targets`` are subjects in conflict (asked of the few a batch touches: the
+    whole decision table is large once a team has decided a run)."""
+    found: set[str] = set()
+    unique = sorted(set(targets))
+    for start in range(0, len(unique), 500):
+        chunk = unique[start:start + 500]
+        found.update(str(row[0]) for row in conn.execute(
+            f"""SELECT s.target FROM subject s JOIN decision d ON d.subject_id = s.id
+                WHERE d.status = 'conflict' AND s.target IN ({','.join('?' * len(chunk))})""",
+            chunk))
+    return found
 
 
 # -- push ----------------------------------------------------------------------------------------
@@ -323,9 +331,11 @@ def _merge_rows(conn: sqlite3.Connection, hub: Hub, hub_id: str, rows: Sequence[
     merge refuses is quarantined and the batch merged again without it."""
     events, rejected = _parse(rows)
     last = rows[-1].id
+    subjects = [event.target for _, event in events if event.target.startswith("s:")]
     while True:
         try:
             with transaction(conn):
+                before = _conflicted(conn, subjects)
                 mark = _max_seq(conn)
                 merged = merge_events(conn, events, f"hub {hub.name}")
                 top = _max_seq(conn)
@@ -345,6 +355,8 @@ def _merge_rows(conn: sqlite3.Connection, hub: Hub, hub_id: str, rows: Sequence[
             rejected.append((hub_event, event.uuid, exc.message))
             continue
         result.merged += merged.added
+        if merged.added:
+            result.new_conflicts.extend(_conflicted(conn, subjects) - before)
         result.pending_subjects += merged.pending
         result.rejected.extend(rejected)
         return

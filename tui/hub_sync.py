@@ -44,7 +44,6 @@ class HubState:
     detail: str = ""
     """Why it is offline or refused; empty otherwise."""
     quarantined: int = 0
-    conflicts: int = 0
 
     def line(self) -> Text:
         text = Text(" ⇅ hub ", style="bold")
@@ -145,7 +144,7 @@ class HubSyncer:
                              None)
         state = HubState("synced" if result.pending == 0 else "pending", result.hub,
                          result.pending, local_state(conn, result.hub_id).synced_at,
-                         quarantined=result.quarantined, conflicts=result.conflicts)
+                         quarantined=result.quarantined)
         return HubSynced(state, result)
 
     @staticmethod

@@ -164,9 +164,13 @@ def sync(db: Path | None, url: str | None, fmt: str) -> int:
             print(f"  {shown(target_name)}")
         if len(result.new_conflicts) > 20:
             print(f"  … and {len(result.new_conflicts) - 20:,} more")
-    print(f"conflicts now: {result.conflicts:,}"
+    conflicts = result.conflicts
+    if conflicts is None:
+        conflicts = int(conn.execute(
+            "SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0])
+    print(f"conflicts now: {conflicts:,}"
           + ("  (list them with `gavel conflicts`, resolve with `gavel adjudicate`)"
-             if result.conflicts else ""))
+             if conflicts else ""))
     for hub_event, uuid, why in result.rejected[:20]:
         print(f"quarantined hub event {hub_event} ({shown(uuid or '?')}): {shown(why)}")
     if result.quarantined:
