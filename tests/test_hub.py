@@ -217,7 +217,7 @@ def test_a_hub_serves_several_runs_and_events_wait_for_their_subjects(
     # The same suite id from different content is refused, with nothing pushed or pulled.
     other = connect(tmp_path / "other.db")
     import_bundle(other, tiny_bundle("tiny"), "another-hash")
-    with pytest.raises(HubRefused, match="'tiny'.*different content"):
+    with pytest.raises(HubRefused, match=r"'tiny'.*different content"):
         sync(other, hub)
     hub.close()
     ana.conn.close()
@@ -266,7 +266,7 @@ def test_a_diverged_event_is_reported_and_the_hubs_copy_stands(team: list[Review
                                                                hub_url: str) -> None:
     import psycopg
 
-    ana, ben, _ = team
+    ana = team[0]
     (c1,) = claims(ana.conn, 1)
     uuid = ana.decide(c1, "incorrect")
     row = ana.conn.execute("SELECT target, created_at FROM review_event WHERE uuid = ?",
@@ -312,3 +312,20 @@ def test_the_command_line_inits_syncs_and_reports(team: list[Reviewer], hub_url:
     closed = f"postgresql://gavel@127.0.0.1:{free_port()}/hub"
     assert main(["--db", str(ana.path), "sync", closed]) == 3
     assert "nothing is lost" in capsys.readouterr().err
+
+
+def test_the_hub_bench_runs_in_a_scratch_schema_it_drops(sample_db: Path, hub_url: str,
+                                                         tmp_path: Path) -> None:
+    import psycopg
+
+    from tui.bench_hub import hub_figures
+
+    figures = hub_figures(sample_db, hub_url, 300, tmp_path)
+    names = [f["name"] for f in figures]
+    assert any(n.startswith("push 300 events") for n in names)
+    assert any(n.startswith("new database pulls 300 events") for n in names)
+    assert all(f["value"] > 0 for f in figures)
+    with psycopg.connect(hub_url) as conn:
+        left = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE "
+                            "'gavel_bench_%'").fetchall()
+    assert left == []
