@@ -24,6 +24,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, TextIO
 
+from reviewer.identity import SIGNED_FIELDS
 from reviewer.proposals import EFFECT_NEW, canonical_json, effect, gold_item
 from reviewer.registry import get_kind
 from store.conflicts import decisions_by_subject
@@ -315,6 +316,34 @@ def write_parquet(conn: sqlite3.Connection, kind: str, path: Path) -> int:
     pq.write_table(table, path)
     written: int = table.num_rows
     return written
+
+
+def write_log_parquet(conn: sqlite3.Connection, path: Path) -> int:
+    """The review log as Parquet, one row per event in log order (``gavel log export`` as
+    JSONL is what re-merges; this is for analysis). Returns the number of events."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from store.merge import log_events
+
+    schema = pa.schema([(name, pa.string()) for name in LOG_COLUMNS])
+    n = 0
+    batch: list[dict[str, Any]] = []
+    with pq.ParquetWriter(path, schema) as writer:
+        for event in log_events(conn):
+            batch.append(event.model_dump())
+            if len(batch) == 50_000:                  # bounded memory on a long log
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                n += len(batch)
+                batch = []
+        if batch or n == 0:                           # an empty log still has its columns
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            n += len(batch)
+    return n
+
+
+LOG_COLUMNS = (*SIGNED_FIELDS, "sig")
+"""An event's fields: what its signature covers, and the signature."""
 
 
 def arrow_schema(kind: str) -> Any:

@@ -37,6 +37,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from reviewer.identity import SIGNED_FIELDS
+
 if TYPE_CHECKING:
     import psycopg
 
@@ -45,9 +47,8 @@ HUB_SCHEMA_VERSION = 1
 PUSH_LOCK = 0x6761_7665_6C68_7562 & 0x7FFF_FFFF_FFFF_FFFF
 """The advisory lock that serializes pushes ("gavelhub" as a positive bigint)."""
 
-EVENT_FIELDS = ("uuid", "target", "reviewer", "action", "value", "rationale", "reason",
-                "created_at", "supersedes", "run", "key", "sig")
-"""The columns of an event, as :class:`reviewer.logfile.LogEvent` names them."""
+EVENT_FIELDS = (*SIGNED_FIELDS, "sig")
+"""The columns of an event: what its signature covers, and the signature."""
 
 _ACTIONS = ("confirm", "override", "adjudicate", "flag", "rate", "propose", "accept", "reject",
             "undo", "redo")

@@ -202,3 +202,19 @@ def _jsonl(conn: sqlite3.Connection, kind: str) -> list[str]:
     out = io.StringIO()
     write_export(conn, kind, out, "jsonl")
     return out.getvalue().splitlines()
+
+
+def test_the_review_log_exports_as_parquet_too(reviewed: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from store.hub import EVENT_FIELDS
+
+    target = tmp_path / "log.parquet"
+    assert main(["--db", str(reviewed), "log", "export", "--format", "parquet", "-o",
+                 str(target)]) == 0
+    table = pq.read_table(target)
+    conn = connect(reviewed)
+    events = conn.execute("SELECT uuid, action FROM review_event ORDER BY seq").fetchall()
+    conn.close()
+    assert table.column_names == list(EVENT_FIELDS)
+    assert [(r["uuid"], r["action"]) for r in table.to_pylist()] == events

@@ -160,10 +160,14 @@ class HubSyncer:
 
 
 def pg_hub_factory(url: str) -> Callable[[], Hub]:
+    """The configured hub, with short timeouts: quitting waits for a sync under way, so a
+    network that vanished mid-call must fail it within seconds (a push or pull batch takes a
+    fraction of a second on a working one)."""
+
     def make() -> Hub:
         from store.hub import PgHub
 
-        return PgHub(url, connect_timeout=3, statement_timeout=30,
+        return PgHub(url, connect_timeout=3, statement_timeout=10,
                      application_name="gavel workstation")
     return make
 
