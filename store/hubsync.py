@@ -71,8 +71,7 @@ _TABLES = (
         name TEXT NOT NULL,
         pulled_id INTEGER NOT NULL DEFAULT 0,
         pushed_seq INTEGER NOT NULL DEFAULT 0,
-        synced_at TEXT,
-        error TEXT
+        synced_at TEXT
     ) STRICT""",
     """CREATE TABLE IF NOT EXISTS hub_pulled (
         hub TEXT NOT NULL,
@@ -197,7 +196,7 @@ def sync(conn: sqlite3.Connection, hub: Hub, *, push: bool = True, pull: bool = 
                 "UPDATE hub_sync SET pushed_seq = (SELECT coalesce(max(seq), 0) FROM "
                 "review_event) WHERE hub = ?", (hub_id,))
             conn.execute("DELETE FROM hub_pulled WHERE hub = ?", (hub_id,))
-        conn.execute("UPDATE hub_sync SET synced_at = ?, error = NULL, name = ? WHERE hub = ?",
+        conn.execute("UPDATE hub_sync SET synced_at = ?, name = ? WHERE hub = ?",
                      (now_iso(), hub.name, hub_id))
     result.new_conflicts = sorted(set(result.new_conflicts))
     if result.merged:

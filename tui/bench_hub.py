@@ -121,7 +121,7 @@ def hub_figures(db: Path, url: str, n: int, root: Path,
         c = copy_db(db, root / "hub-c.db")
         file_merge = _time(lambda: merge_events(c, read_events(log, "bench.jsonl"),
                                                 "bench.jsonl"))
-        figure(f"new database pulls {n:,} events (merged, scores rebuilt)", pull, "s",
+        figure(f"new database pulls {n:,} events (verified, merged, rescored)", pull, "s",
                "gavel merge of the same events from a file", file_merge)
         figure("… as a rate", n / pull, "events/s", "file merge", n / file_merge)
 
