@@ -151,4 +151,35 @@ def start_server() -> PgServer | str:
         detail = getattr(exc, "stderr", "") or str(exc)
         shutil.rmtree(root, ignore_errors=True)
         return f"PostgreSQL could not start ({bindir}): {detail.strip()[:300]}"
+    _watch(server)
     return server
+
+
+WATCHDOG = """
+import os, shutil, subprocess, sys, time
+pid, prefix, pg_ctl, data, root = int(sys.argv[1]), sys.argv[2].split(), *sys.argv[3:6]
+while True:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        break
+    time.sleep(1)
+if os.path.isdir(data):
+    subprocess.run([*prefix, pg_ctl, "-D", data, "-m", "immediate", "stop"],
+                   capture_output=True, timeout=60)
+    shutil.rmtree(root, ignore_errors=True)
+"""
+
+
+def _watch(server: PgServer) -> None:
+    """A test session killed before its teardown (ctrl+c twice, a CI timeout, kill -9) must
+    not leave a server running: a detached watchdog stops it when this process is gone."""
+    import atexit
+    import sys
+
+    atexit.register(server.destroy)
+    subprocess.Popen(
+        [sys.executable, "-c", WATCHDOG, str(os.getpid()), " ".join(server.prefix),
+         str(server.bindir / "pg_ctl"), str(server.datadir), str(server.datadir.parent)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
