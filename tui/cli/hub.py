@@ -69,7 +69,8 @@ def hub() -> None:
     pass
 
 
-@hub.command("init", help="Create the hub's tables on a PostgreSQL database (idempotent): one "
+@hub.command("init", short_help="create a hub's append-only tables on PostgreSQL",
+             help="Create the hub's tables on a PostgreSQL database (idempotent): one "
              "append-only event table (UPDATE, DELETE and TRUNCATE are refused by triggers) and "
              "the suites it serves, in the schema gavel_hub. Needs PostgreSQL 14 or later.")
 @click.argument("url", help="postgresql://user@host:port/dbname of a database you may create "
@@ -92,7 +93,8 @@ def hub_init(url: str, grant: str | None) -> int:
     return 0
 
 
-@hub.command("status", help="The hub's events per suite, and this database's place in it "
+@hub.command("status", short_help="events per suite, and what this database has not pushed",
+             help="The hub's events per suite, and this database's place in it "
              "(events not yet pushed, last sync, quarantined hub events).")
 @db_option
 @click.argument("url", required=False, help=URL_HELP)
