@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 SIGNED_FIELDS = ("uuid", "target", "reviewer", "action", "value", "rationale", "reason",
@@ -83,11 +84,19 @@ def verify(event: Mapping[str, Any]) -> bool:
     if not isinstance(key, str) or not isinstance(signature, str):
         return False
     from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     try:
-        public = Ed25519PublicKey.from_public_bytes(base64.b64decode(key, validate=True))
-        public.verify(base64.b64decode(signature, validate=True), signing_payload(event))
+        _public_key(key).verify(base64.b64decode(signature, validate=True),
+                                signing_payload(event))
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+@lru_cache(maxsize=1024)
+def _public_key(key: str) -> Any:
+    """A reviewer's public key, decoded once: a merge verifies thousands of events by a few
+    reviewers."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    return Ed25519PublicKey.from_public_bytes(base64.b64decode(key, validate=True))

@@ -24,6 +24,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, TextIO
 
+from reviewer.identity import SIGNED_FIELDS
 from reviewer.proposals import EFFECT_NEW, canonical_json, effect, gold_item
 from reviewer.registry import get_kind
 from store.conflicts import decisions_by_subject
@@ -294,25 +295,82 @@ def write_export(conn: sqlite3.Connection, kind: str, out: TextIO, fmt: str = "j
 
 
 def write_parquet(conn: sqlite3.Connection, kind: str, path: Path) -> int:
-    """Write one export as a Parquet file (the gold labels with their typed, nested schema;
-    the others with the types their records carry). Returns the number of rows."""
+    """Write one export as a Parquet file with a fixed, typed schema (the same columns as the
+    CSV, numbers as numbers, nested values as lists and structs): an empty export still has
+    its columns, and a column that happens to be all null keeps its type, so files from
+    different databases and days concatenate. Returns the number of rows."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    records = list(EXPORTS[kind][0](conn))
+    try:
+        _, rows, columns = EXPORTS[kind]
+    except KeyError:
+        raise ValueError(f"unknown export {kind!r} (known: {', '.join(EXPORTS)})") from None
+    schema = arrow_schema(kind)
     if kind == "gold":
-        table = pa.Table.from_pylist(records, schema=gold_arrow_schema())
+        table = pa.Table.from_pylist(list(rows(conn)), schema=schema)
     else:
-        table = pa.Table.from_pylist([{k: _parquet_cell(v) for k, v in r.items()}
-                                      for r in records])
+        table = pa.Table.from_pylist(
+            [{name: _parquet_cell(row[name], schema.field(name).type) for name in columns}
+             for row in rows(conn)], schema=schema)
     pq.write_table(table, path)
-    rows: int = table.num_rows
-    return rows
+    written: int = table.num_rows
+    return written
 
 
-def _parquet_cell(value: Any) -> Any:
-    """Nested values of the non-gold exports vary in shape from row to row: kept as JSON."""
-    if isinstance(value, dict | list):
+def write_log_parquet(conn: sqlite3.Connection, path: Path) -> int:
+    """The review log as Parquet, one row per event in log order (``gavel log export`` as
+    JSONL is what re-merges; this is for analysis). Returns the number of events."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from store.merge import log_events
+
+    schema = pa.schema([(name, pa.string()) for name in LOG_COLUMNS])
+    n = 0
+    batch: list[dict[str, Any]] = []
+    with pq.ParquetWriter(path, schema) as writer:
+        for event in log_events(conn):
+            batch.append(event.model_dump())
+            if len(batch) == 50_000:                  # bounded memory on a long log
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                n += len(batch)
+                batch = []
+        if batch or n == 0:                           # an empty log still has its columns
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            n += len(batch)
+    return n
+
+
+LOG_COLUMNS = (*SIGNED_FIELDS, "sig")
+"""An event's fields: what its signature covers, and the signature."""
+
+
+def arrow_schema(kind: str) -> Any:
+    """The Parquet (Arrow) schema of an export: its CSV columns, typed."""
+    import pyarrow as pa
+
+    if kind == "gold":
+        return gold_arrow_schema()
+    text, number, count, flag = pa.string(), pa.float64(), pa.int64(), pa.bool_()
+    decision = pa.struct([("reviewer", text), ("action", text), ("value", text),
+                          ("rationale", text), ("reason", text), ("created_at", text),
+                          ("run", text), ("event", text)])
+    types: dict[str, Any] = {
+        "judgment": count, "current": flag, "decisions": pa.list_(decision),
+        "part": flag, "judge": number, "adjudicated": number, "delta": number,
+        "n_judge": count, "n_adjudicated": count,
+        "item": text, "span": pa.list_(count),
+    }
+    return pa.schema([(name, types.get(name, text)) for name in EXPORTS[kind][2]])
+
+
+def _parquet_cell(value: Any, type_: Any) -> Any:
+    """A record's value as its Parquet column holds it: a benchmark item (whose shape varies
+    from framework to framework) as its JSON text; everything else as it is."""
+    import pyarrow as pa
+
+    if isinstance(value, dict) and pa.types.is_string(type_):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return value
 

@@ -31,14 +31,19 @@ def load_identity(name: str, path: Path | None = None) -> Identity:
     if not file.exists():
         file.parent.mkdir(parents=True, exist_ok=True)
         secret = new_secret()
-        # O_EXCL: two processes starting at once must not each write a different key.
+        # Two processes starting at once must not each write a different key, nor read one
+        # half-written: the key is written whole under a private name, then linked into place
+        # (a link never replaces an existing file; the loser reads the winner's key).
+        draft = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(base64.b64encode(secret).decode("ascii") + "\n")
         try:
-            fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.link(draft, file)
         except FileExistsError:
             pass
-        else:
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write(base64.b64encode(secret).decode("ascii") + "\n")
+        finally:
+            draft.unlink(missing_ok=True)
     try:
         secret = base64.b64decode(file.read_text(encoding="ascii").strip(), validate=True)
     except (OSError, ValueError) as exc:

@@ -149,12 +149,16 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
                 cites = cites_cache[citations] = tuple(json.loads(citations))
             claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url, origin))
 
-    # Judge values come from one scan of a covering index; the few human decisions are
-    # patched in afterwards instead of joining every row against the decision table.
+    # Judge values come from one scan of a covering index; the human decisions are patched
+    # in afterwards instead of joining every row against the decision table. For a few
+    # reports (a decision's rescore) only their subjects' decisions are read: a team that has
+    # decided a whole run holds ~10⁵ of them, and reading all would cost every keypress.
+    swhere, sparams = _where("s.report_id", ids)
     decided = {
         jid: value for jid, value in conn.execute(
-            "SELECT subject_id, value FROM decision WHERE status != 'conflict'"
-        )
+            "SELECT d.subject_id, d.value FROM decision d "
+            + ("" if ids is None else "JOIN subject s ON s.id = d.subject_id ")
+            + f"WHERE d.status != 'conflict' {swhere}", sparams)
     }
     make = VerdictIn._make
     jwhere, jparams = _where("report_id", ids)

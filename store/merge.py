@@ -16,12 +16,15 @@ Merge is a union by event uuid, in one transaction:
 3. an event about a subject or report this database does not have is kept *pending*: it
    applies as soon as the subject appears (a later import or judge run); a proposal of a task
    not here likewise waits for its task;
-4. derived state is rebuilt from the whole log (``rebuild_state``) and every score recomputed.
+4. derived state is brought up to date: for a few new events (a hub sync's), only the
+   subjects, reports and tasks they touch, as the writer does after a decision; for many, by a
+   rebuild from the whole log (``rebuild_state``) and of every score. Both give the same state.
 
-Because step 4 recomputes from the union and the decision rules never depend on log position
-or on comparing two reviewers' clocks, merging A then B, B then A, or either twice gives the
-same decisions and scores; nothing is ever deleted, so a merge never loses a decision. Two
-reviewers who decided a subject differently leave it in conflict (see :mod:`store.conflicts`).
+Because step 4 amounts to a recompute from the union and the decision rules never depend on log
+position or on comparing two reviewers' clocks, merging A then B, B then A, or either twice
+gives the same decisions and scores; nothing is ever deleted, so a merge never loses a
+decision. Two reviewers who decided a subject differently leave it in conflict (see
+:mod:`store.conflicts`).
 """
 
 from __future__ import annotations
@@ -40,13 +43,24 @@ from reviewer.identity import label, verify
 from reviewer.logfile import LogEvent, check_event, event_line, normalized, read_events
 from reviewer.registry import frameworks, get_kind
 from reviewer.scales import ScaleError
-from store.proposals import insert_proposal
-from store.reviewlog import may_reverse, rebuild_state, report_rating
-from store.scores import rebuild_scores
+from store.proposals import insert_proposal, rescore_task
+from store.reviewlog import (
+    apply_event,
+    may_reverse,
+    note_identity,
+    rebuild_state,
+    refresh_target,
+    report_rating,
+)
+from store.scores import rebuild_scores, update_scores
 from store.tx import transaction
 
 _COLUMNS = ("uuid, target, reviewer, action, value, rationale, reason, created_at, supersedes, "
             "run, key, sig")
+INCREMENTAL_LIMIT = 2_000
+"""Up to this many new events a merge updates only what they touch (a hub sync brings a few at
+a time, and a rebuild would also throw away the workstation's impact cache); above it, a
+rebuild of everything is the cheaper way to the same state."""
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -156,6 +170,7 @@ def merge_events(
     result = MergeResult(source)
     resolver = _Resolver(conn)
     added: dict[str, LogEvent] = {}
+    touched: set[int] = set()
     skipped_uuids: set[str] = set()
     reviewers: set[str] = set()
     horizon = (datetime.now(UTC) + timedelta(days=1)).isoformat()
@@ -198,18 +213,50 @@ def merge_events(
                 (*_row(event), None, report_id),
             )
             added[event.uuid] = event
+            if report_id is not None and event.target.startswith("s:"):
+                touched.add(report_id)
             reviewers.add(event.reviewer)
             result.added += 1
             result.pending += pending
             result.unsigned += event.key is None
             result.future += event.created_at > horizon
-        if result.added:
+        if result.added > INCREMENTAL_LIMIT:
             rebuild_state(conn)
             rebuild_scores(conn)
+        elif result.added:
+            _apply_added(conn, list(added.values()), touched)
     result.reviewers = sorted(reviewers)
     result.conflicts = int(conn.execute(
         "SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0])
     return result
+
+
+def _apply_added(conn: sqlite3.Connection, events: list[LogEvent], reports: set[int]) -> None:
+    """Derived state after appending ``events`` (in log order), for just what they touch:
+    liveness event by event, then each target's decision, flag or ratings, then the scores of
+    the reports decided on and of the tasks whose proposals were accepted or rejected — as the
+    writer does for one decision, and equal to a rebuild (tests hold them to it). A name that
+    becomes ambiguous (a second identity) changes how every decision shows its reviewers, so
+    then the state is rebuilt whole."""
+    ambiguous = False
+    for event in events:
+        apply_event(conn, event.uuid, event.action, event.supersedes)
+        ambiguous |= note_identity(conn, event.reviewer, event.key)
+    if ambiguous:
+        rebuild_state(conn)
+    else:
+        for target in dict.fromkeys(event.target for event in events):
+            refresh_target(conn, target)
+    decided = sorted({event.target[2:] for event in events
+                      if event.action in ("accept", "reject")})
+    tasks = sorted({int(row[0]) for row in conn.execute(
+        f"SELECT DISTINCT task_id FROM proposal WHERE uuid IN ({','.join('?' * len(decided))})",
+        decided)}) if decided else []
+    rescored = {int(r[0]) for task in tasks
+                for r in conn.execute("SELECT id FROM report WHERE task_id = ?", (task,))}
+    update_scores(conn, reports - rescored)
+    for task in tasks:
+        rescore_task(conn, task)
 
 
 def _row(event: LogEvent) -> tuple[Any, ...]:

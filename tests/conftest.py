@@ -72,3 +72,35 @@ def sample_db(sample_db_template: Path, tmp_path: Path) -> Path:
     target = tmp_path / "sample.db"
     shutil.copy(sample_db_template, target)
     return target
+
+
+# -- a PostgreSQL server for the review hub tests (see tests/pg.py) --------------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[object]:
+    """One throwaway server per test process; skipped, saying why, when none can start."""
+    pytest.importorskip("psycopg", reason="psycopg (the hub's client) is not installed")
+    from tests.pg import start_server
+
+    server = start_server()
+    if isinstance(server, str):
+        pytest.skip(f"no PostgreSQL server for the hub tests: {server}")
+    yield server
+    server.destroy()
+
+
+@pytest.fixture
+def hub_url(pg_server: object) -> str:
+    """A fresh database on the session's server with the hub schema created."""
+    import uuid
+
+    from store.hub import PgHub
+    from tests.pg import PgServer
+
+    assert isinstance(pg_server, PgServer)
+    url = pg_server.create_database(f"hub_{uuid.uuid4().hex[:12]}")
+    hub = PgHub(url)
+    hub.init()
+    hub.close()
+    return url

@@ -50,3 +50,16 @@ def test_malformed_toml_names_the_file(tmp_path: Path) -> None:
     path = write(tmp_path, "reviewer = \n")
     with pytest.raises(ConfigError, match=r"config\.toml"):
         load_config(path)
+
+
+def test_the_hub_settings_are_checked_and_a_password_is_never_echoed(tmp_path: Path) -> None:
+    path = write(tmp_path, 'reviewer = "ana"\nhub = "postgresql://ana@hub.example/gavel"\n'
+                           "sync_every = 2.5\n")
+    config = load_config(path)
+    assert (config.hub, config.sync_every) == ("postgresql://ana@hub.example/gavel", 2.5)
+    assert load_config(tmp_path / "absent.toml", reviewer="ana").hub is None
+    for text, named in (('sync_every = "5"\n', "sync_every"), ("sync_every = 0\n", "sync_every"),
+                        ('hub = "mysql://ana:hunter2@db/x"\n', "hub")):
+        with pytest.raises(ConfigError) as err:
+            load_config(write(tmp_path, text), reviewer="ana")
+        assert named in str(err.value) and "hunter2" not in str(err.value)

@@ -448,3 +448,37 @@ def test_concurrent_accept_and_reject_resolve_by_time_in_any_merge_order(
         (found,) = proposals(conn)
         assert (found.status, found.decided_by) == ("rejected", "ben")
     assert state(ab) == state(ba)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sequence=OPS, cut=st.integers(0, 20))
+def test_a_small_merge_updates_only_what_it_touches_and_equals_a_rebuild(
+        tiny_template: Path, sequence: list[Op], cut: int,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Merging a log in two parts the incremental way (what a hub sync does every few seconds)
+    gives the state a full rebuild gives."""
+    import store.merge as merge_module
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        a, b = _copy(tiny_template, folder, "a"), _copy(tiny_template, folder, "b")
+        for op in sequence:
+            if op[2] == "sync":
+                source, target = (a, b) if op[0] == 0 else (b, a)
+                merge_text(target, log_text(source))
+            else:
+                apply(a if op[0] == 0 else b, op)
+        lines = (log_text(a) + log_text(b)).splitlines(keepends=True)
+        first, rest = "".join(lines[:cut]), "".join(lines[cut:])
+        small, full = _copy(tiny_template, folder, "small"), _copy(tiny_template, folder, "full")
+        for text in (first, rest):
+            monkeypatch.setattr(merge_module, "INCREMENTAL_LIMIT", 10_000)
+            merge_text(small, text)
+            monkeypatch.setattr(merge_module, "INCREMENTAL_LIMIT", 0)
+            merge_text(full, text)
+        assert state(small) == state(full)
+        rebuild_scores(full)
+        assert state(small) == state(full)
+        for conn in (a, b, small, full):
+            conn.close()

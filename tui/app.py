@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,13 +16,15 @@ from textual.worker import Worker, WorkerState
 
 from store.backend import Backend, WriteCommand, WriteResult
 from tui.config import Config
-
-if TYPE_CHECKING:
-    from store.reviewlog import Undoable
+from tui.hub_sync import HubState, HubSynced, HubSyncer
 from tui.keymap import bindings, normalise_keymap, problems
 from tui.messages import DatabaseChanged, DecisionStored
 from tui.screens.modals import ConfirmDialog, HelpScreen
 from tui.screens.queue import QueueScreen
+
+if TYPE_CHECKING:
+    from store.hub import Hub
+    from store.reviewlog import Undoable
 
 WATCH_EVERY = 0.5
 """Seconds between looks at the database for other processes' commits."""
@@ -72,7 +74,8 @@ class GavelApp(App[None]):
     BINDINGS = bindings("app")
     COMMANDS = App.COMMANDS | {GavelCommands}
 
-    def __init__(self, db_path: Path, config: Config, *, busy_wait: float = 2.0) -> None:
+    def __init__(self, db_path: Path, config: Config, *, busy_wait: float = 2.0,
+                 hub: Callable[[], Hub] | None = None) -> None:
         super().__init__()
         self.config = config
         self.backend = Backend(db_path, config.reviewer, busy_wait=busy_wait)
@@ -88,12 +91,18 @@ class GavelApp(App[None]):
         self._closing = False
         self._waiting: WriteCommand | None = None
         self._stop_watching = threading.Event()
+        self.hub_state: HubState | None = None
+        """The review hub's state for the status line (None: no hub configured)."""
+        self.hub_syncer: HubSyncer | None = None
+        self._hub = hub
+        """Makes the hub to sync with (tests hand in a fake; default: the config's URL)."""
 
     def on_mount(self) -> None:
         self.set_keymap(normalise_keymap(self.config.keys))
         self._start_writer()
         self.run_worker(self._watch, thread=True, group="watch", name="database watcher",
                         exit_on_error=False)
+        self._start_hub_sync()
         self.push_screen(self.queue_screen)
         for problem in self.keymap_problems:
             self.notify(problem, title="Key bindings", severity="error", timeout=15)
@@ -101,6 +110,25 @@ class GavelApp(App[None]):
     def _start_writer(self) -> None:
         self.run_worker(self._writer, thread=True, group="writer", name="writer",
                         exit_on_error=False)
+
+    def _start_hub_sync(self) -> None:
+        """Sync with the configured hub in a thread worker, never on the UI thread."""
+        from tui.hub_sync import pg_hub_factory, starting_state
+
+        url = self.config.hub
+        if url is None and self._hub is None:
+            return
+        make = self._hub or pg_hub_factory(url or "")
+        self.hub_state = starting_state(url)
+        self.hub_syncer = HubSyncer(self.backend.path, make, self.config.sync_every)
+        self.run_worker(partial(self.hub_syncer.run, self.post_message), thread=True,
+                        group="hub", name="hub sync", exit_on_error=False)
+
+    @on(HubSynced)
+    def hub_synced(self, message: HubSynced) -> None:
+        from tui.hub_sync import show_sync
+
+        show_sync(self, message)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
@@ -165,6 +193,8 @@ class GavelApp(App[None]):
         from tui.screens.base import GavelScreen
 
         result = message.result
+        if self.hub_syncer is not None and result.error is None and result.waiting is None:
+            self.hub_syncer.poke()                # local first; the hub hears of it next
         if result.waiting is not None:
             if self._waiting is not result.command:
                 self._waiting = result.command
@@ -260,6 +290,8 @@ class GavelApp(App[None]):
     def on_unmount(self) -> None:
         self._closing = True
         self._stop_watching.set()
+        if self.hub_syncer is not None:
+            self.hub_syncer.stop()
         # Unblock the writer so its thread ends (commands already queued are applied first) and
         # stop the impact process.
         self.backend.shutdown()

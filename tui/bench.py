@@ -33,7 +33,7 @@ from store.scores import SystemScoreCache, rebuild_scores, update_scores
 from store.tx import transaction
 
 TABLES = ("suite", "task", "subtask", "criterion", "system", "report", "reference", "claim",
-          "source", "judge_run", "judgment")
+          "source", "judge_run", "subject", "judgment")
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,9 @@ class BenchOptions:
     workdir: Path | None = None
     """Keep the synthetic run and databases here, and reuse the run next time."""
     skip_ui: bool = False
+    hub: str | None = None
+    """A PostgreSQL URL: also measure the review hub there (in a scratch schema)."""
+    hub_events: int = 100_000
 
 
 def run_bench(options: BenchOptions) -> int:
@@ -132,6 +135,14 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
     figures.append(Figure("memory: scores + queue + a report loaded", rss, "MB",
                           "bare interpreter with textual", bare_rss, "< 300 MB", rss < 300))
 
+    if options.hub:
+        from tui.bench_hub import hub_figures
+
+        with console.status("review hub…") as status:
+            for f in hub_figures(db, options.hub, options.hub_events, root,
+                                 lambda text: status.update(f"review hub: {text}")):
+                figures.append(Figure(f["name"], f["value"], f["unit"], f["baseline_name"],
+                                      f["baseline"], "measured, no target", None))
     if not options.skip_ui:
         with console.status("workstation start-up, report switch, keypress → score…"):
             figures.extend(_ui_figures(db))
@@ -294,6 +305,6 @@ def _print(console: Console, figures: list[Figure]) -> None:
 def _fmt(value: float, unit: str) -> str:
     if unit == "s":
         return f"{value * 1000:.1f} ms" if value < 1 else f"{value:.2f} s"
-    if unit == "rows/s":
-        return f"{value:,.0f} rows/s"
+    if unit in ("rows/s", "events/s"):
+        return f"{value:,.0f} {unit}"
     return f"{value:,.0f} {unit}"

@@ -1,10 +1,13 @@
-"""The user's configuration file (TOML): reviewer name, review rules, key bindings.
+"""The user's configuration file (TOML): reviewer name, review rules, key bindings, review hub.
 
 Example ``~/.config/gavel/config.toml``::
 
     reviewer = "ana"
     require_rationale = true      # overrides need a rationale before they are stored
     blind = false                 # hide the judge's verdict until you decide
+
+    hub = "postgresql://ana@hub.example/gavel"   # sync with a review hub (`gavel hub`)
+    sync_every = 5                # seconds between background syncs
 
     [keys]                        # binding id = key(s); see `gavel keys`
     "verdict.correct" = "c"
@@ -19,7 +22,14 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+)
 
 from reviewer.errors import ConfigError
 from tui.paths import config_path, default_reviewer
@@ -32,6 +42,11 @@ class Config(BaseModel):
     require_rationale: StrictBool = False
     blind: StrictBool = False
     keys: dict[str, str] = Field(default_factory=dict)
+    hub: str | None = None
+    """A review hub's PostgreSQL URL: the workstation syncs with it in the background (a
+    password is better kept in ``~/.pgpass`` or ``$PGPASSWORD`` than here)."""
+    sync_every: float = Field(default=5.0, ge=1, le=3600)
+    """Seconds between background syncs with the hub."""
     path: Path | None = Field(default=None, exclude=True)
     """The file the settings came from (None: defaults only)."""
 
@@ -41,6 +56,16 @@ class Config(BaseModel):
         if not value.strip():
             raise ValueError("must be a non-empty name")
         return value.strip()
+
+    @field_validator("hub")
+    @classmethod
+    def _a_postgres_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be a postgresql:// URL")
+        return value
 
 
 def load_config(path: Path | None = None, reviewer: str | None = None) -> Config:
@@ -68,6 +93,8 @@ def _describe(exc: ValidationError) -> str:
         where = ".".join(str(part) for part in error["loc"]) or "file"
         if error["type"] == "extra_forbidden":
             problems.append(f"unknown setting {where!r}")
+        elif where == "hub":                  # a URL may carry a password: never echo it
+            problems.append(f"{where}: {error['msg'].lower()}")
         else:
             problems.append(f"{where}: {error['msg'].lower()} (got {error['input']!r})")
     return "; ".join(problems)

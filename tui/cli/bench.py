@@ -10,7 +10,8 @@ import click
 
 @click.command(help="Performance figures beside baselines measured in the same run: import, "
                "full and incremental recompute, memory, and the workstation's start-up, "
-               "report switch and keypress → score.")
+               "report switch and keypress → score; with --hub, the review hub's sync "
+               "throughput and latency.")
 @click.option("--tasks", type=int, default=150,
               help="synthetic tasks (default 150, DailyReport's size)")
 @click.option("--systems", type=int, default=17,
@@ -20,7 +21,14 @@ import click
               help="keep the synthetic run and databases here, and reuse the run next time "
                    "(default: a temporary folder, removed afterwards)")
 @click.option("--skip-ui", is_flag=True, help="skip the TUI figures")
-def bench(tasks: int, systems: int, quick: bool, workdir: Path | None, skip_ui: bool) -> int:
+@click.option("--hub", "hub", metavar="URL", default=None,
+              help="also measure a review hub on this PostgreSQL database: push and pull "
+                   "throughput, a new database pulling --hub-events events, the round trip of "
+                   "one decision (works in a scratch schema it drops afterwards)")
+@click.option("--hub-events", type=int, default=100_000,
+              help="events for the hub figures (default 100,000)")
+def bench(tasks: int, systems: int, quick: bool, workdir: Path | None, skip_ui: bool,
+          hub: str | None, hub_events: int) -> int:
     from tui.bench import BenchOptions, run_bench
 
-    return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui))
+    return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events))

@@ -46,6 +46,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "log": ("tui.cli.logs:log", "the review log (export as JSONL)"),
     "merge": ("tui.cli.logs:merge",
               "merge another reviewer's log (a .jsonl export or a gavel database)"),
+    "hub": ("tui.cli.hub:hub",
+            "a review hub on PostgreSQL: `hub init URL` creates it, `hub status` shows it"),
+    "sync": ("tui.cli.hub:sync",
+             "push this database's review events to the hub and pull everyone else's"),
     "conflicts": ("tui.cli.logs:conflicts_",
                   "judgments reviewers decided differently, with both sides"),
     "adjudicate": ("tui.cli.decisions:adjudicate",
@@ -82,6 +86,7 @@ examples:
   gavel verdicts --report t02-kestrel --kind claim
   gavel decide 42 incorrect --rationale "source gives 11, not 12" --reason other
   gavel undo
+  gavel sync postgresql://ana@hub.example/gavel   share decisions through a review hub
   gavel bench --quick                    performance figures beside their baselines
 """
 

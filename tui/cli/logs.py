@@ -24,12 +24,23 @@ def log(db: Path | None) -> None:
     pass
 
 
-@log.command("export", help="Write every review event as JSONL (re-merges with `gavel merge`).")
+@log.command("export", help="Write every review event as JSONL (re-merges with `gavel merge`), "
+             "or as Parquet for analysis.")
 @db_option
 @click.option("-o", "--output", type=click.Path(path_type=Path), default=None,
               help="file (default: stdout)")
-def log_export(db: Path | None, output: Path | None) -> int:
+@click.option("--format", "fmt", type=click.Choice(("jsonl", "parquet")), default="jsonl",
+              help="jsonl (default; re-merges) or parquet (needs -o)")
+def log_export(db: Path | None, output: Path | None, fmt: str) -> int:
     conn = open_db(db)
+    if fmt == "parquet":
+        from store.exports import write_log_parquet
+
+        if output is None:
+            raise click.UsageError("--format parquet writes a file: give -o PATH")
+        n = write_log_parquet(conn, output)
+        print(f"wrote {n:,} events to {output}", file=sys.stderr)
+        return 0
     with output_file(output) as out:
         n = write_log(conn, out)
     if output is not None:

@@ -21,6 +21,7 @@ from tui.keymap import bindings
 from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone
 from tui.screens.base import GavelScreen
 from tui.screens.modals import Picker, SearchDialog
+from tui.widgets.hub_status import HubStatus
 from tui.widgets.queue_table import QueueTable
 
 
@@ -70,6 +71,7 @@ class QueueScreen(GavelScreen):
         yield Header()
         yield Static("loading…", id="queue-status")
         yield QueueTable(id="queue-table", cursor_type="row", zebra_stripes=True)
+        yield HubStatus()
         yield Footer()
 
     def on_mount(self) -> None:

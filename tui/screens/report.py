@@ -47,6 +47,7 @@ from tui.screens.modals import (
     RationaleEditor,
     SearchDialog,
 )
+from tui.widgets.hub_status import HubStatus
 from tui.widgets.judgments import JudgmentList
 from tui.widgets.report_text import ReportText, Span, visible
 from tui.widgets.text_view import TextView
@@ -96,6 +97,7 @@ class ReportScreen(GavelScreen):
             with Vertical(id="report-side"):
                 yield JudgmentList(id="judgments")
                 yield TextView(id="detail")
+        yield HubStatus()
         yield Footer()
 
     def on_mount(self) -> None:
