@@ -148,9 +148,9 @@ def error(status: int, message: str = "", headers: dict[str, str] | None = None,
 
 
 def block(text: str, name: str) -> str:
-    found = re.search(rf"<<{name}>>\n(.*?)\n<</{name}>>", text, re.DOTALL)
+    found = re.search(rf"<<{name}(-[0-9a-f]+)?>>\n(.*?)\n<</{name}\1>>", text, re.DOTALL)
     assert found, f"no {name} block in the prompt"
-    return found.group(1)
+    return found.group(2)
 
 
 def step_of(body: Any) -> str:
