@@ -70,7 +70,7 @@ def test_judge_the_sample_data_then_rerun_from_the_cache(
     caplog.set_level("DEBUG")
     assert judge_cli(sample_db, srv, "--sources", "stored", "--run-id", "rerun-1") == 0
     out = capsys.readouterr().out
-    assert "judge run rerun-1: complete, 24 of 24 reports" in out
+    assert "judge run rerun-1 (cascade): complete, 24 of 24 reports" in out
     conn = connect(sample_db)
     reports = cascade_reports(conn)
     assert len(reports) == 24
@@ -134,8 +134,8 @@ def test_judge_the_sample_data_then_rerun_from_the_cache(
     assert judge_cli(sample_db, srv, "--sources", "stored", "--run-id", "rerun-2") == 0
     out = capsys.readouterr().out
     assert judge.count == before
-    assert f"requests: 0 (retries 0, repair requests 0, local repairs 0), cache hits: {before}" \
-        in out
+    assert ("requests: 0 (batch 0, retries 0, repair requests 0, local repairs 0), "
+            f"cache hits: {before}") in out
     row2, usage2 = run_row(conn, "rerun-2")
     assert usage2["requests"] == 0 and usage2["cache_hits"] == before
 
@@ -421,9 +421,12 @@ def test_unusable_replies_become_judge_errors(sample_db: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     judge, srv = fake
     judge.script.extend([chat("the report is fine"), chat("still no JSON, sorry")])
+    # Every call of the run failed: the run is ``failed`` and the command exits 1.
     assert judge_cli(sample_db, srv, "--report", "t01-atlas-dr", "--only", "ins",
-                     "--sources", "stored", "--run-id", "broken") == 0
-    assert "judge errors: 8" in capsys.readouterr().out
+                     "--sources", "stored", "--run-id", "broken") == 1
+    captured = capsys.readouterr()
+    assert "judge errors: 8" in captured.out
+    assert "every model call failed" in captured.err
     conn = connect(sample_db)
     rows = conn.execute(
         """SELECT value, error FROM judgment j JOIN judge_run r ON r.id = j.run_id

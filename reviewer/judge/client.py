@@ -291,6 +291,7 @@ class ChatClient:
                               spent)
         if repaired:
             self.usage.local_repairs += 1
+        self.usage.answered += 1
         if self.cache is not None:
             self.cache.put(key, self.config.model, self.prompt_version,
                            CachedReply(content, spent.as_dict()))
@@ -300,9 +301,10 @@ class ChatClient:
         if self._on_request is not None:
             self._on_request(cached)
 
-    def account(self, data: Any, chars: int, spent: TokenUsage) -> str | None:
+    def account(self, data: Any, chars: int, spent: TokenUsage, *, batch: bool = False
+                ) -> str | None:
         """Count one reply's tokens (estimated when the server sent no ``usage``) and return its
-        message content (None when it has none)."""
+        message content (None when it has none); ``batch``: it came through the Batch API."""
         self.usage.requests += 1
         self._notify(False)
         content = reply_content(data)
@@ -313,6 +315,10 @@ class ChatClient:
         spent.add(used)
         self.usage.prompt_tokens += used.prompt_tokens
         self.usage.completion_tokens += used.completion_tokens
+        if batch:
+            self.usage.batch_requests += 1
+            self.usage.batch_prompt_tokens += used.prompt_tokens
+            self.usage.batch_completion_tokens += used.completion_tokens
         return content
 
     async def _chat(self, messages: list[dict[str, str]], spent: TokenUsage) -> str:
