@@ -102,6 +102,9 @@ class ReportOutcome:
     references: list[Reference] = field(default_factory=list)
     """References the run adds to the report (a new claim citing a document the report's
     reference list does not name yet); indices continue after the existing ones."""
+    deferred: bool = False
+    """A call waits in a batch: work that depends on its answer was not done (batch runs
+    judge the report again once the answer is in)."""
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}

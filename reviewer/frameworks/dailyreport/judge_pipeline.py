@@ -140,6 +140,8 @@ class Pipeline:
             claims = list(job.report.claims)
             if "claims" in steps:
                 claims = await self._extract(job, out)
+                if out.deferred:
+                    return      # claims still wait in a batch: nothing depends on them yet
                 out.claims.extend(claims)
             async with asyncio.TaskGroup() as group:
                 if "consistency" in steps:
@@ -218,6 +220,9 @@ class Pipeline:
         markdown = job.report.markdown
         drafts: list[_Draft] = []
         seen: set[str] = set()
+        if any(r.deferred for r in results):
+            out.deferred = True
+            return []
         for (criterion, _), result in zip(prompts, results, strict=True):
             if result.value is None:
                 out.errors.append(StepError(job.report.id, "claims", criterion.id,
@@ -239,6 +244,8 @@ class Pipeline:
         unlocated = [d for d in drafts if d.span is None]
         if unlocated:
             await self._match(job, unlocated, out)
+            if out.deferred:
+                return []
         ids = self._claim_ids(job)
         return [
             Claim(id=next(ids), subtask=d.criterion.subtask, criterion=d.criterion.id,
@@ -256,6 +263,9 @@ class Pipeline:
             prompt = match_prompt(markdown, [(n, d.fact, d.extract)
                                              for n, d in enumerate(chunk, 1)])
             result = await self.client.complete(prompt, MatchReply)
+            if result.deferred:
+                out.deferred = True
+                continue
             if result.value is None:
                 out.errors.append(StepError(job.report.id, "match", f"{len(chunk)} claims",
                                             result.error or "no reply"))
