@@ -715,6 +715,42 @@ def _render_prediction(parts: list[Any]) -> tuple[str, list[tuple[int, int]]]:
     return "".join(out), spans
 
 
+@dataclass(slots=True)
+class _Notes:
+    """Stands in for the reader where records come from a judge run, not from files."""
+
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, where: Where, message: str) -> None:
+        self.notes.append(message)
+
+
+def judgments_from_records(task_metadata: dict[str, Any], report_metadata: dict[str, Any],
+                           run: str, report: str, records: list[dict[str, Any]]
+                           ) -> tuple[list[Judgment], list[str]]:
+    """The verdicts a task's evaluation records give, exactly as an import of them would
+    (Gavel's own judge writes records of the reference code's shape, then reads them here);
+    and the notes the reading made (a judge match not in the ground truth, a repeat)."""
+    info = task_metadata.get(META_KEY) or {}
+    parts = list(info.get("ground_truths") or [])
+    category = str(info.get("category", ""))
+    mode = scoring_mode(category, info.get("mode"))
+    items = flatten(parts)
+    given = info.get("gt_ids")
+    ids = [str(i) for i in given] if isinstance(given, list) and len(given) == len(items) \
+        else [item_id("g", it) for it in items]
+    eval_info = info.get("eval_info") if isinstance(info.get("eval_info"), dict) else {}
+    where: Where = (f"judge run {run}", None)
+    row = _Row(str(info.get("key", "")), category, mode, "", parts, dict(eval_info or {}), {},
+               items, ids, where)
+    pred_parts = list((report_metadata.get(META_KEY) or {}).get("preds") or [])
+    pred_items = flatten(pred_parts)
+    prediction = _Prediction(pred_parts, pred_items, [item_id("p", it) for it in pred_items])
+    notes = _Notes()
+    judge = _Judge(notes, row, prediction, run, report, where)  # type: ignore[arg-type]
+    return judge.judgments(records), notes.notes
+
+
 def read_livedrbench(path: Path, suite_id: str | None = None) -> Bundle:
     """Parse a LiveDRBench run folder (see the module doc); InputError names file/line/field."""
     return _Reader(Path(path), suite_id).read()
