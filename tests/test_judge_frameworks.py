@@ -49,6 +49,9 @@ def all_benchmarks(sample_db_template: Path, tmp_path_factory: pytest.TempPathFa
     shutil.copy(sample_db_template, path)
     assert main(["import", str(FIXTURES / "drb_mini"), "--format", "drb", "--db",
                  str(path)]) == 0
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")   # copies of the file must hold it all
+    conn.close()
     return path
 
 
@@ -201,3 +204,51 @@ def test_prompts_fence_untrusted_text_with_a_per_request_token(
         assert f"-{found.group(1)}" in system                # the rule names the token
         assert "\x1b" not in user
     assert len(tokens) == 1     # one report, one token: the same request is the same cache key
+
+
+def test_migrate_judge_validates_on_the_labelled_reports_then_judges_the_rest(
+        db: Path, model: tuple[BenchJudge, Loopback], capsys: pytest.CaptureFixture[str]
+) -> None:
+    judge, srv = model
+    source = "agent-b:race_judgements"                 # imported: judged agent-b's 2 reports
+    label(db, "agent-b:1", "race_target", "8")
+    base = ["migrate-judge", "--db", str(db), "--from", source, "--model", "gpt-4o-mini",
+            "--base-url", srv.url + "/v1", "--run-id", "mig"]
+    plan = cli_json(*base, "--dry-run", "--format", "json")
+    assert isinstance(plan, list)
+    phases = {p["phase"]: p for p in plan[0]["phases"]}
+    assert plan[0]["framework"] == "race" and plan[0]["steps"] == ["race"]
+    assert phases["labelled reports"]["reports"] == 1 and phases["every report"]["reports"] == 2
+    cost = phases["every report"]["cost_usd"]
+    assert cost > 0 and phases["every report"]["batch_cost_usd"] == pytest.approx(cost / 2)
+    assert judge.count == 0                             # a dry run sends nothing
+    capsys.readouterr()
+
+    assert main([*base, "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "labelled phase: candidate run mig-gold" in out
+    assert "agree" in out                              # the agreement with the human labels
+    # One call for the labelled report, one more for the other: the first is not paid twice.
+    assert judge.count == 2
+    conn = sqlite3.connect(db)
+    runs = dict(conn.execute("SELECT ext_id, active FROM judge_run WHERE ext_id LIKE 'mig%'"
+                             ).fetchall())
+    reports = conn.execute(
+        "SELECT count(DISTINCT j.report_id) FROM judgment j JOIN judge_run r ON "
+        "r.id = j.run_id WHERE r.ext_id = 'mig'").fetchone()[0]
+    conn.close()
+    assert runs == {"mig-gold": 0, "mig": 0}           # both candidates
+    assert reports == 2
+
+
+def test_migrate_judge_stops_after_the_labelled_phase_unless_confirmed(
+        db: Path, model: tuple[BenchJudge, Loopback]) -> None:
+    judge, srv = model
+    label(db, "agent-b:1", "race_target", "8")
+    assert main(["migrate-judge", "--db", str(db), "--from", "agent-b:race_judgements",
+                 "--model", "m", "--base-url", srv.url + "/v1", "--run-id", "half"]) == 0
+    assert judge.count == 1
+    conn = sqlite3.connect(db)
+    assert [r for (r,) in conn.execute(
+        "SELECT ext_id FROM judge_run WHERE ext_id LIKE 'half%'")] == ["half-gold"]
+    conn.close()
