@@ -91,13 +91,15 @@ async def test_j_judges_any_framework_and_r_activates_the_candidate(
         judgment = await select_judgment(pilot, lambda j: j.kind == kind)
         screen = app.screen
         assert isinstance(screen, ReportScreen)
-        app.report_shown_at = None
         await pilot.press("J")
-        await wait_for(pilot, lambda: app.report_shown_at is not None, limit=60)
+        key = (judgment.kind, judgment.subject)
+        # The screen reloads when the worker says the run is done (other commits may reload
+        # it earlier): wait for the candidate to show beside the current verdict.
+        await wait_for(pilot, lambda: any(r.run.startswith("rejudge-")
+                                          for r in screen.runs.get(key) or ()), limit=60)
         await pilot.pause()
         assert model.count > 0
-        runs = screen.runs.get((judgment.kind, judgment.subject))
-        assert runs is not None and any(r.run.startswith("rejudge-") for r in runs)
+        runs = screen.runs[key]
         new = next(r for r in runs if r.run.startswith("rejudge-"))
         assert not new.active                       # a candidate, beside the current verdict
         assert _scores(db, framework) == before     # nothing moved yet

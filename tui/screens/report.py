@@ -451,6 +451,8 @@ class ReportScreen(GavelScreen):
 
     def show_result(self, result: WriteResult) -> bool:
         """Redraw from a committed write (the app hands over the writer's message)."""
+        if result.command.kind == "call":
+            return True     # a judge run's own writes: the worker reports when it is done
         if result.error is not None:
             self.notify(result.error, severity="error", timeout=6)
             return True
