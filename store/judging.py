@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 from reviewer.errors import InputError
 from reviewer.judge.batch import (
     BatchApi,
+    BatchApiError,
     BatchCollector,
     BatchState,
     batch_file,
@@ -681,6 +682,11 @@ def _execute(conn: sqlite3.Connection, prepared: PreparedJudge, run_id: str,
         status = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         status = "interrupted"
+    except BatchApiError as exc:
+        # The provider refused or dropped a files/batches call: nothing is lost (the state
+        # is saved at every step), so the run is carried on later, not failed.
+        tally.step_errors.append(StepError("-", "batch", "api", str(exc)))
+        status = "interrupted"
     except BaseException:
         # Keep what finished and say the run failed; the error still reaches the caller.
         _finish(ctx, "failed")
@@ -842,7 +848,7 @@ async def _batched(ctx: _Context, pages: PageSource | None, wait: bool,
             if batch is not None:
                 batch = await _await_batch(ctx, api, batch, wait, poll_seconds)
                 if batch is None:
-                    return "waiting"
+                    return "interrupted" if ctx.stop.is_set() else "waiting"
                 ctx.tally.phase = "ingesting"
                 ctx.report()
                 output = await api.download(batch.get("output_file_id"))

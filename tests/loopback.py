@@ -279,10 +279,10 @@ class BatchServer:
     """The files and batches endpoints of an OpenAI-compatible API, answering each batch line
     with ``chat`` (a chat-completions handler such as :class:`FakeJudge`).
 
-    A batch finishes on its ``polls``-th retrieval. ``fail`` holds custom ids answered with an
-    error line (retryable), ``refuse`` custom ids answered with a 400 reply; ``expire_after``
-    makes the next batch expire having answered only that many lines. ``lines_answered``
-    counts every line the model answered: the requests paid for.
+    A batch finishes on its ``polls``-th retrieval. ``fail_first`` makes the first N lines of
+    the next batch error lines (retryable), ``refuse_first`` 400 replies (not retryable);
+    ``expire_after`` makes the next batch expire having answered only that many lines.
+    ``lines_answered`` counts every line the model answered: the requests paid for.
     """
 
     def __init__(self, chat: Handler, polls: int = 1) -> None:
@@ -291,8 +291,8 @@ class BatchServer:
         self.files: dict[str, tuple[str, bytes]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.seen_polls: dict[str, int] = {}
-        self.fail: set[str] = set()
-        self.refuse: set[str] = set()
+        self.fail_first = 0
+        self.refuse_first = 0
         self.expire_after: int | None = None
         self.lines_answered = 0
         self.lines_submitted = 0
@@ -351,6 +351,8 @@ class BatchServer:
                 batch["status"] = "in_progress"
                 return batch
             expire_after, self.expire_after = self.expire_after, None
+            fail, self.fail_first = self.fail_first, 0
+            refuse, self.refuse_first = self.refuse_first, 0
         lines = self.files[batch["input_file_id"]][1].splitlines()
         out: list[bytes] = []
         errors: list[bytes] = []
@@ -366,14 +368,13 @@ class BatchServer:
                                           "error": {"code": "batch_expired",
                                                     "message": "expired"}}).encode())
                 continue
-            if custom_id in self.fail:
-                self.fail.discard(custom_id)
+            if n < fail:
                 errors.append(json.dumps({"id": f"r{n}", "custom_id": custom_id,
                                           "response": None,
                                           "error": {"code": "server_error",
                                                     "message": "the model crashed"}}).encode())
                 continue
-            if custom_id in self.refuse:
+            if fail <= n < fail + refuse:
                 out.append(json.dumps({"id": f"r{n}", "custom_id": custom_id, "response": {
                     "status_code": 400, "body": {"error": {"message": "bad request"}}},
                     "error": None}).encode())

@@ -94,3 +94,123 @@ def test_a_batch_run_submitted_then_resumed_equals_a_direct_run(
     assert len(set(server.custom_ids)) == len(server.custom_ids)
     assert verdicts(sample_db, "b") == verdicts(direct_db, "direct")
     assert state["batch_requests"] == direct_calls
+
+
+# -- interrupted, resumed, partial: counted ------------------------------------------------------
+
+def direct_run(sample_db: Path, tmp_path: Path, srv: Loopback, judge: FakeJudge
+               ) -> tuple[Path, int]:
+    """The same selection judged directly: the reference for verdicts and request counts."""
+    import shutil
+
+    db = tmp_path / "direct.db"
+    shutil.copy(sample_db, db)
+    assert judge_cli(db, srv, *selection(), "--run-id", "direct") == 0
+    count = judge.count
+    judge.count = 0
+    return db, count
+
+
+def prepared(db: Path, srv: Loopback, run: str):  # type: ignore[no-untyped-def]
+    from store.judging import JudgeRequest, Selection, prepare_judge
+
+    conn = connect(db)
+    request = JudgeRequest(model="fake-judge", base_url=srv.url + "/v1", sources="stored",
+                           selection=Selection(reports=REPORTS), run_id=run, batch=True)
+    return conn, prepare_judge(conn, request, KEY)
+
+
+def resume_until_done(db: Path) -> None:
+    for _ in range(20):
+        if run_state(db, "b")["status"] == "complete":
+            return
+        assert main(["judge", "--db", str(db), "--resume", "b", "--poll", "0.01"]) in (0, 130)
+    raise AssertionError("the batch run never completed")
+
+
+def test_a_batch_run_interrupted_while_waiting_loses_nothing_and_pays_nothing_twice(
+        sample_db: Path, tmp_path: Path,
+        batch_server: tuple[BatchServer, FakeJudge, Loopback]) -> None:
+    import threading
+
+    from store.judging import run_judge
+
+    server, judge, srv = batch_server
+    direct_db, direct_calls = direct_run(sample_db, tmp_path, srv, judge)
+    server.polls = 10**9                                 # the provider takes its time …
+    conn, ready = prepared(sample_db, srv, "b")
+    stop = threading.Event()
+
+    def interrupt(tally: object) -> None:
+        if getattr(tally, "phase", "").startswith("batch"):
+            stop.set()                                   # … and the user presses ctrl+c
+
+    result = run_judge(conn, ready, stop=stop, progress=interrupt, poll_seconds=0.01)
+    conn.close()
+    assert result.status == "interrupted"
+    state = run_state(sample_db, "b")
+    assert state["status"] == "interrupted" and state["batch"]["round"] == 1  # type: ignore[index]
+    assert server.lines_answered == 0
+    server.polls = 1                                     # the batch ends; resume carries on
+    resume_until_done(sample_db)
+    state = run_state(sample_db, "b")
+    assert server.lines_answered == direct_calls == judge.count   # nothing twice, nothing lost
+    assert len(set(server.custom_ids)) == len(server.custom_ids) == direct_calls
+    assert verdicts(sample_db, "b") == verdicts(direct_db, "direct")
+    rounds = state["batch"]["round"]  # type: ignore[index]
+    print(f"batch interrupt/resume: {direct_calls} requests direct, {server.lines_answered} "
+          f"answered in {rounds} batch rounds, {len(server.batches)} batches created")
+    assert len(server.batches) == rounds
+
+
+def test_a_crash_between_upload_and_batch_creation_submits_the_file_once(
+        sample_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        batch_server: tuple[BatchServer, FakeJudge, Loopback]) -> None:
+    from reviewer.judge import batch as batch_module
+
+    server, judge, srv = batch_server
+    direct_db, direct_calls = direct_run(sample_db, tmp_path, srv, judge)
+    real_create = batch_module.BatchApi.create
+    calls = {"n": 0}
+
+    async def created_then_lost(self, file_id, metadata):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        await real_create(self, file_id, metadata)       # the provider has it …
+        if calls["n"] == 1:
+            raise batch_module.BatchApiError("creating the batch failed: connection reset")
+        return await real_create(self, file_id, metadata)
+
+    monkeypatch.setattr(batch_module.BatchApi, "create", created_then_lost)
+    assert judge_cli(sample_db, srv, *selection(), "--run-id", "b", "--batch") == 130
+    monkeypatch.setattr(batch_module.BatchApi, "create", real_create)
+    resume_until_done(sample_db)
+    # The lost batch was found by its metadata, not created again: one batch per round.
+    rounds = run_state(sample_db, "b")["batch"]["round"]  # type: ignore[index]
+    assert len(server.batches) == rounds
+    assert server.lines_answered == direct_calls
+    assert verdicts(sample_db, "b") == verdicts(direct_db, "direct")
+
+
+def test_failed_and_expired_items_are_asked_again_and_refused_ones_become_judge_errors(
+        sample_db: Path, tmp_path: Path,
+        batch_server: tuple[BatchServer, FakeJudge, Loopback]) -> None:
+    server, judge, srv = batch_server
+    direct_db, direct_calls = direct_run(sample_db, tmp_path, srv, judge)
+    server.fail_first = 2                                # the first round: 2 lines error …
+    server.expire_after = 5                              # … and it expires after 5 lines
+    assert judge_cli(sample_db, srv, *selection(), "--run-id", "b", "--batch") == 0
+    state = run_state(sample_db, "b")
+    assert state["status"] == "complete"
+    assert server.lines_answered == direct_calls         # retried lines paid once, when answered
+    assert verdicts(sample_db, "b") == verdicts(direct_db, "direct")
+    first = state["batch"]["batches"][0]  # type: ignore[index]
+    assert first["status"] == "expired" and first["retried"] > 0
+
+    server.refuse_first = 1                              # a 400: not retryable
+    assert judge_cli(sample_db, srv, "--report", "t02-kestrel", "--only", "ins,rat",
+                     "--run-id", "r", "--batch") == 0
+    conn = sqlite3.connect(sample_db)
+    errors = conn.execute("SELECT count(*) FROM judgment j JOIN judge_run r ON r.id = j.run_id "
+                          "WHERE r.ext_id = 'r' AND j.error IS NOT NULL").fetchone()[0]
+    conn.close()
+    assert errors > 0                                    # recorded as judge errors
