@@ -506,3 +506,104 @@ def test_the_caller_decides_where_each_report_goes_and_can_stop_the_run(
     assert stopped.status == "interrupted" and stopped.usage["reports"] == 0
     conn.close()
     writer.close()
+
+
+# -- bounds on a run: ctrl+c, a dead process, a run that only failed, huge explanations ---------
+
+def test_ctrl_c_stops_a_stalled_run_within_two_seconds(sample_db: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    import threading
+    import time
+
+    seen = threading.Event()
+
+    def stall(request: Request) -> Response:
+        seen.set()
+        return Response(200, b"{}", {"Content-Type": "application/json"}, delay=30.0)
+
+    def interrupt() -> None:
+        seen.wait(10)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    with serving(stall) as srv:
+        threading.Thread(target=interrupt, daemon=True).start()
+        started = time.monotonic()
+        code = main(["judge", "--db", str(sample_db), "--base-url", srv.url + "/v1",
+                     "--model", "fake-judge", "--sources", "stored", "--run-id", "stalled",
+                     "--report", "t01-atlas-dr"])
+        stopped = time.monotonic() - started
+    assert code == 130
+    assert stopped < 3.5                     # ctrl+c 0.3 s after the stall: not the 30 s
+    conn = connect(sample_db)
+    _, usage = run_row(conn, "stalled")
+    conn.close()
+    assert usage["status"] == "interrupted"
+    capsys.readouterr()
+
+
+def test_a_run_whose_process_died_is_marked_interrupted(sample_db: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from reviewer.models import JudgeRun
+    from store.runs import create_run, mark_stale_runs
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    conn = connect(sample_db)
+    suite = conn.execute("SELECT id FROM suite LIMIT 1").fetchone()[0]
+    rows = create_run(conn, [suite], JudgeRun(id="orphan", model="m"))
+    other = create_run(conn, [suite], JudgeRun(id="far-away", model="m"))
+    for row, usage in ((rows[suite], {"status": "running", "host": socket.gethostname(),
+                                      "pid": dead.pid, "heartbeat": "2026-01-01T00:00:00Z"}),
+                       (other[suite], {"status": "running", "host": "elsewhere.example",
+                                       "pid": 1, "heartbeat": "2000-01-01T00:00:00Z"})):
+        conn.execute("UPDATE judge_run SET usage = ? WHERE id = ?", (json.dumps(usage), row))
+    conn.commit()
+    alive = create_run(conn, [suite], JudgeRun(id="alive", model="m"))   # this process
+    assert alive
+    assert mark_stale_runs(conn) == ["far-away", "orphan"]
+    assert main(["runs", "--db", str(sample_db), "--format", "json"]) == 0
+    listed = {r["run"]: r["status"] for r in json.loads(capsys.readouterr().out)}
+    assert listed["orphan"] == listed["far-away"] == "interrupted"
+    assert listed["alive"] == "running"
+    _, usage = run_row(conn, "orphan")
+    assert f"process {dead.pid}" in str(usage["interrupted"])
+    conn.close()
+
+
+def test_a_run_whose_every_call_failed_exits_non_zero(sample_db: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    from tests.loopback import error
+
+    with serving(lambda request: error(500, "down")) as srv:
+        code = main(["judge", "--db", str(sample_db), "--base-url", srv.url + "/v1",
+                     "--model", "fake-judge", "--sources", "stored", "--run-id", "down",
+                     "--report", "t01-atlas-dr", "--only", "ins", "--max-retries", "0"])
+    assert code == 1
+    assert "every model call failed" in capsys.readouterr().err
+    conn = connect(sample_db)
+    _, usage = run_row(conn, "down")
+    conn.close()
+    assert usage["status"] == "failed"
+
+
+def test_explanations_are_capped_in_the_database(sample_db: Path,
+                                                 fake: tuple[FakeJudge, Loopback]) -> None:
+    judge, srv = fake
+    criteria = [{"id": n, "score": 1, "explanation": "why " * 50_000} for n in range(1, 9)]
+    judge.script.append(chat(json.dumps({"scores": criteria})))
+    assert judge_cli(sample_db, srv, "--report", "t01-atlas-dr", "--only", "ins",
+                     "--sources", "stored", "--run-id", "verbose") == 0
+    conn = connect(sample_db)
+    longest = conn.execute(
+        "SELECT max(length(explanation)), max(length(raw)) FROM judgment j JOIN judge_run r "
+        "ON r.id = j.run_id WHERE r.ext_id = 'verbose'").fetchone()
+    conn.close()
+    assert longest[0] <= 4_100 and longest[1] <= 20_000
