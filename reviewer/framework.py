@@ -54,6 +54,9 @@ class Metric:
     headline: bool = False
     digits: int = 3
     description: str = ""
+    compare: bool = False
+    """Shown by default when judge runs are compared (``gavel compare``), besides the
+    headline metrics: the figures a re-judge moves most directly."""
 
 
 @dataclass(frozen=True, slots=True)

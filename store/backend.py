@@ -32,6 +32,7 @@ from store.views import (
     ScoreLine,
     judgment_history,
     judgment_views,
+    report_primary,
     report_scores,
     system_rank,
 )
@@ -176,11 +177,9 @@ class Backend:
             dirty, self.dirty_reports = self.dirty_reports, set()
         return dirty
 
-    def writer_loop(self, deliver: Callable[[WriteResult], object],
-                    primary: Callable[[int], tuple[str, str] | None]) -> None:
+    def writer_loop(self, deliver: Callable[[WriteResult], object]) -> None:
         """Run in a thread worker: apply commands in order until ``stop``.
 
-        ``primary`` names the (framework, metric) whose system rank the score bar shows.
         """
         # Imported here, in the writer's thread: pydantic and the scorers are not needed to
         # draw the first screen.
@@ -197,13 +196,12 @@ class Backend:
                 command = self._commands.get()
                 if command is None:
                     return
-                deliver(self._apply_until_stored(conn, log, command, primary, deliver))
+                deliver(self._apply_until_stored(conn, log, command, deliver))
         finally:
             conn.close()
 
     def _apply_until_stored(self, conn: sqlite3.Connection, log: ReviewLog,
                             command: WriteCommand,
-                            primary: Callable[[int], tuple[str, str] | None],
                             deliver: Callable[[WriteResult], object]) -> WriteResult:
         """Apply one command; while another process holds the write lock, keep it (and every
         command behind it, in order) and say so, rather than drop it."""
@@ -211,11 +209,11 @@ class Backend:
         while True:
             try:
                 if command.kind in RUN_COMMANDS:       # they manage their own transactions
-                    return self._apply(conn, log, command, primary)
+                    return self._apply(conn, log, command)
                 with transaction(conn):
                     before = conn.execute("SELECT coalesce(max(seq), 0) FROM review_event"
                                           ).fetchone()[0]
-                    result = self._apply(conn, log, command, primary)
+                    result = self._apply(conn, log, command)
                     mine = [u for (u,) in conn.execute(
                         "SELECT uuid FROM review_event WHERE seq > ?", (before,))]
                     with self._dirty_lock:      # before the commit: the watcher never
@@ -230,7 +228,7 @@ class Backend:
                 return _failed(command, f"not stored: {exc}")
 
     def _apply(self, conn: sqlite3.Connection, log: ReviewLog, command: WriteCommand,
-               primary: Callable[[int], tuple[str, str] | None]) -> WriteResult:
+) -> WriteResult:
         from store.reviewlog import ReviewError
 
         if command.kind in RUN_COMMANDS:
@@ -272,7 +270,7 @@ class Backend:
         rank = None
         system = conn.execute("SELECT system_id FROM report WHERE id = ?",
                               (report_id,)).fetchone()
-        target = primary(report_id)
+        target = report_primary(conn, report_id)
         if system is not None and target is not None:
             rank = system_rank(conn, int(system[0]), *target)
         return WriteResult(command, recorded, None, judgment_views(conn, ids),

@@ -491,3 +491,23 @@ def other_run_verdicts(conn: sqlite3.Connection, report_id: int
         out[(kind, subject)].append(OtherVerdict(run, model, value, explanation, bool(current),
                                                  bool(active)))
     return {key: runs for key, runs in out.items() if len(runs) > 1}
+
+
+def primary_metric(frameworks: tuple[str, ...]) -> tuple[str, str] | None:
+    """The (framework, metric) a report is ranked by: its first framework's first headline."""
+    from reviewer.registry import frameworks as registry
+
+    for name in frameworks:
+        fw = registry().get(name)
+        if fw is not None:
+            for metric in fw.metrics:
+                if metric.headline:
+                    return name, metric.name
+    return None
+
+
+def report_primary(conn: sqlite3.Connection, report_id: int) -> tuple[str, str] | None:
+    row = conn.execute(
+        "SELECT s.frameworks FROM report r JOIN system y ON y.id = r.system_id "
+        "JOIN suite s ON s.id = y.suite_id WHERE r.id = ?", (report_id,)).fetchone()
+    return primary_metric(tuple(json.loads(row[0]))) if row else None

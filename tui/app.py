@@ -156,20 +156,7 @@ class GavelApp(App[None]):
                 screen.refresh_from(change.reports, change.structural)
 
     def _writer(self) -> None:
-        from tui.screens.report import primary_metric
-
-        def primary(report_id: int) -> tuple[str, str] | None:
-            conn = self.backend.reader()
-            row = conn.execute(
-                "SELECT s.frameworks FROM report r JOIN system y ON y.id = r.system_id "
-                "JOIN suite s ON s.id = y.suite_id WHERE r.id = ?", (report_id,)
-            ).fetchone()
-            import json
-
-            return primary_metric(tuple(json.loads(row[0]))) if row else None
-
-        self.backend.writer_loop(lambda result: self.post_message(DecisionStored(result)),
-                                 primary)
+        self.backend.writer_loop(lambda result: self.post_message(DecisionStored(result)))
 
     @on(DecisionStored)
     def forward_decision(self, message: DecisionStored) -> None:

@@ -24,7 +24,8 @@ from rich.console import Console
 from rich.table import Table
 
 from reviewer.formats.native import iter_records
-from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
+from reviewer.frameworks.dailyreport.synthetic import BENCH_KINDS, SyntheticSpec, write_synthetic
+from reviewer.registry import get_kind
 from store.db import connect
 from store.importer import FTS_FILL, import_records
 from store.reviewlog import ReviewLog
@@ -185,9 +186,12 @@ def _incremental(conn: sqlite3.Connection, n: int = 30
             "SELECT id FROM report WHERE system_id = ?", (system,))])
         picks = conn.execute(
             "SELECT id, kind FROM judgment WHERE report_id = ? AND current = 1 "
-            "AND kind IN ('claim', 'ins') ORDER BY id", (report,)).fetchall()
+            f"AND kind IN ({','.join('?' * len(BENCH_KINDS))}) ORDER BY id",
+            (report, *BENCH_KINDS)).fetchall()
         for i, (jid, kind) in enumerate(rng.sample(picks, min(n // 3, len(picks)))):
-            value = rng.choice(["correct", "incorrect"] if kind == "claim" else ["0", "0.5", "1"])
+            spec = get_kind(kind)
+            assert spec is not None
+            value = rng.choice([c.code for c in spec.scale.choices])
             started = time.perf_counter()
             recorded = log.decide(jid, value, "bench")
             decided = time.perf_counter()

@@ -38,13 +38,15 @@ def log_export(db: Path | None, output: Path | None) -> int:
 
 
 @click.command(help="Merge another reviewer's log (a .jsonl export or a gavel database): a "
-               "union by event, idempotent; the same judgment decided differently becomes a "
-               "conflict, never a silent overwrite.")
+               "union by event, idempotent, in any order; every event's signature is checked "
+               "and no event may undo another reviewer's; the same subject decided "
+               "differently becomes a conflict, never a silent overwrite; events about "
+               "subjects not here wait until they are imported.")
 @db_option
 @click.argument("source", type=click.Path(path_type=Path), help="OTHER.db or LOG.jsonl")
 @click.option("--skip-unknown", is_flag=True,
-              help="leave out events whose judgment/report/task is not in this database "
-                   "(listed) instead of refusing the merge")
+              help="leave out events whose subject, report or task is not in this database "
+                   "(listed) instead of keeping them pending")
 @format_option("table", "json")
 def merge(db: Path | None, source: Path, skip_unknown: bool, fmt: str) -> int:
     conn = open_db(db)
@@ -60,6 +62,15 @@ def merge(db: Path | None, source: Path, skip_unknown: bool, fmt: str) -> int:
         print(f"reviewers added: {', '.join(result.reviewers)}")
     if result.proposals_added:
         print(f"proposals added: {result.proposals_added:,}")
+    if result.pending:
+        print(f"pending: {result.pending:,} events are about subjects, reports or tasks this "
+              "database does not have yet; they apply when those are imported")
+    if result.unsigned:
+        print(f"unsigned: {result.unsigned:,} events from before signing (each speaks for its "
+              "name only)")
+    if result.future:
+        print(f"{result.future:,} events are dated more than a day ahead of this clock "
+              "(harmless: a time stamp only orders its own reviewer's events)")
     for line, target, why in result.skipped[:20]:
         print(f"  left out line {line}: {target} ({why})")
     if len(result.skipped) > 20:
@@ -70,8 +81,8 @@ def merge(db: Path | None, source: Path, skip_unknown: bool, fmt: str) -> int:
     return 0
 
 
-@click.command("conflicts", help="Judgments reviewers decided differently, with every side "
-               "(reviewer, value, reason, rationale).")
+@click.command("conflicts", help="Subjects reviewers decided differently, with every side "
+               "(reviewer, value, reason, rationale); `gavel adjudicate ID` takes the id.")
 @db_option
 @format_option()
 def conflicts_(db: Path | None, fmt: str) -> int:

@@ -24,11 +24,6 @@ from tui.render.tables import fmt_delta, fmt_number
 if TYPE_CHECKING:
     from store.activation import ActivationPreview
 
-EXTRA_METRICS = {"cascade": ("SubTaskPass", "Refer_Claim_Consistency")}
-"""Besides the headline metrics, what ``compare`` shows by default: the metrics a DailyReport
-judge run moves most directly."""
-
-
 @click.group(invoke_without_command=True,
              help="Judge runs (imported and Gavel's own) with their counts, tokens and cost. A "
                   "run Gavel makes is a candidate: nothing it says counts until it is "
@@ -152,16 +147,26 @@ def _print_preview(seen: ActivationPreview, fmt: str) -> None:
 
 
 def _metrics(names: tuple[str, ...]) -> list[tuple[str, str]]:
-    """``FRAMEWORK.METRIC`` (a bare name is DailyReport's), else every headline metric."""
+    """``FRAMEWORK.METRIC`` or a metric name only one framework has; by default every
+    headline metric and those a framework marks for comparison."""
+    registry = frameworks()
     if names:
         out = []
         for name in names:
             framework, dot, metric = name.partition(".")
-            out.append((framework, metric) if dot else ("cascade", name))
+            if dot:
+                out.append((framework, metric))
+                continue
+            owners = [fw for fw, spec in registry.items()
+                      if any(m.name == name for m in spec.metrics)]
+            if len(owners) != 1:
+                where = f"it is in {', '.join(owners)}" if owners else "no framework has it"
+                raise click.BadParameter(f"{name!r}: write FRAMEWORK.METRIC ({where})",
+                                         param_hint="--metric")
+            out.append((owners[0], name))
         return out
-    return [(name, metric) for name, fw in frameworks().items()
-            for metric in [m.name for m in fw.metrics if m.headline]
-            + list(EXTRA_METRICS.get(name, ()))]
+    return [(name, m.name) for name, fw in registry.items() for m in fw.metrics
+            if m.headline or m.compare]
 
 
 @click.command(help="Verdict agreement and score differences between judge runs, and the mean "

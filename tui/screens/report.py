@@ -27,6 +27,7 @@ from store.views import (
     ReportView,
     ScoreLine,
     other_run_verdicts,
+    primary_metric,
     report_history,
     report_scores,
     report_view,
@@ -51,18 +52,6 @@ from tui.widgets.report_text import ReportText, Span, visible
 from tui.widgets.text_view import TextView
 
 _VERDICT_CODES: dict[str, dict[str, str]] = {}
-
-
-def primary_metric(frameworks: tuple[str, ...]) -> tuple[str, str] | None:
-    from reviewer.registry import frameworks as registry
-
-    for name in frameworks:
-        fw = registry().get(name)
-        if fw is not None:
-            for metric in fw.metrics:
-                if metric.headline:
-                    return name, metric.name
-    return None
 
 
 def _fmt(value: float | None, digits: int) -> str:

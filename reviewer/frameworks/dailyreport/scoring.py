@@ -132,7 +132,8 @@ METRICS = (
     Metric("Ins", "InstFollow", headline=True, description="Eq. 2"),
     Metric("Fac", "Factuality", headline=True, description="Eq. 3, cascade-weighted"),
     Metric("Rat", "Rationality", headline=True, description="Eq. 4, cascade-weighted"),
-    Metric("SubTaskPass", "SubTask Pass", description="share of subtasks meeting every rubric"),
+    Metric("SubTaskPass", "SubTask Pass", description="share of subtasks meeting every rubric",
+           compare=True),
     Metric("Reference_Ratio", "Reference ratio", description="claims citing a reference"),
     Metric("Reference_Support", "Reference support", description="accuracy of cited claims"),
     Metric(
@@ -142,6 +143,7 @@ METRICS = (
         "Refer_Claim_Consistency",
         "Refer-claim consistency",
         description="share of claim×reference pairs judged support",
+        compare=True,
     ),
     Metric("Search_Calls", "Avg search calls", digits=1,
            description="search-tool calls per report (Fig. 4: web search + web content "

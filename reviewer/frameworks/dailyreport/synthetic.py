@@ -49,6 +49,10 @@ def _line(handle: TextIO, record: dict[str, Any]) -> None:
     handle.write("\n")
 
 
+BENCH_KINDS = ("claim", "ins")
+"""The verdicts ``gavel bench`` decides on a synthetic run, as a reviewer mostly does."""
+
+
 def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict[str, int]:
     """Write a complete cascade bundle; returns record counts."""
     rng = random.Random(spec.seed)
