@@ -32,6 +32,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -196,6 +197,9 @@ class JudgeRequest:
     max_reply_bytes: int = 2_000_000
     batch: bool = False
     retry_after_max: float = 60.0
+    batch_dir: Path | None = None
+    """Where each round's batch file is written before it is uploaded (kept for audit);
+    None: uploaded from memory only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,7 +502,10 @@ class _Context:
         self.tally.finished.append(lj.report_id)
         if self.state is not None:
             self.state.finished.append(lj.report_id)
-            _save_state(self)
+            if not outcome.judgments:
+                # Resuming tells written reports by their verdicts; one without any is
+                # recorded now, so it is never written twice.
+                _save_state(self)
         self.tally.judgments.update(outcome.counts())
         self.tally.judge_errors += sum(1 for j in outcome.judgments if j.error is not None)
         self.tally.claims += len(outcome.claims)
@@ -554,6 +561,7 @@ def resume_judge(
     write: Write | None = None,
     wait: bool = True,
     poll_seconds: float = POLL_SECONDS,
+    batch_dir: Path | None = None,
 ) -> JudgeResult:
     """Carry a batch run on: poll its open batch, ingest the replies, judge what they answer,
     submit the next round; until every report is written (or, ``wait`` false, the next batch
@@ -593,7 +601,8 @@ def resume_judge(
         fetch=FetchConfig(**params.get("fetch", {})),
         use_cache=True, run_id=ext, today=params.get("today"),
         time_budget=params.get("time_budget"),
-        max_reply_bytes=int(params.get("max_reply_bytes", 2_000_000)), batch=True)
+        max_reply_bytes=int(params.get("max_reply_bytes", 2_000_000)), batch=True,
+        batch_dir=batch_dir)
     prepared = prepare_judge(conn, request, api_key)
     state = BatchState.from_json(usage.get("batch"))
     written = {int(r) for (r,) in conn.execute(
@@ -926,12 +935,24 @@ async def _submit(ctx: _Context, api: BatchApi, requests: list[Any]) -> None:
     ctx.tally.phase = "submitting"
     ctx.tally.waiting = len(requests)
     ctx.report()
-    entry["input_file_id"] = await api.upload(batch_file(requests),
-                                              f"gavel-{ctx.run_id}-{state.round}.jsonl")
+    data = batch_file(requests)
+    name = f"gavel-{_slug(ctx.run_id)}-round{state.round}.jsonl"
+    folder = ctx.prepared.request.batch_dir
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        partial = folder / (name + ".part")
+        partial.write_bytes(data)
+        partial.replace(folder / name)
+        entry["file"] = str(folder / name)
+    entry["input_file_id"] = await api.upload(data, name)
     _save_state(ctx)
     created = await api.create(entry["input_file_id"], _metadata(ctx, state.round))
     entry.update(id=created["id"], status=created["status"])
     _save_state(ctx)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
 
 
 def _metadata(ctx: _Context, round_no: int) -> dict[str, str]:

@@ -82,6 +82,11 @@ def test_a_batch_run_submitted_then_resumed_equals_a_direct_run(
     state = run_state(sample_db, "b")
     assert state["status"] == "waiting"
     assert judge.count == 0                               # nothing answered yet
+    written = sample_db.parent / "gavel-batches" / "gavel-b-round1.jsonl"
+    lines = [json.loads(line) for line in written.read_text().splitlines()]
+    assert lines and {line["url"] for line in lines} == {"/v1/chat/completions"}
+    assert len(lines) == state["batch"]["batches"][0]["requests"]  # type: ignore[index]
+    assert server.files["file-1"][1] == written.read_bytes()     # the file is what was sent
     while run_state(sample_db, "b")["status"] == "waiting":
         assert main(["judge", "--db", str(sample_db), "--resume", "b", "--no-wait",
                      "--poll", "0.01"]) == 0

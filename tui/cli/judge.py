@@ -160,8 +160,9 @@ when every model call failed or nothing matched, 2 bad input, 130 interrupted.""
               help="print the calls it would make with estimated tokens and cost (direct and "
                    "batch); send nothing")
 @click.option("--batch", is_flag=True,
-              help="send the requests through the Batch API (a file of requests, submitted, "
-                   "polled; results ingested into the same run and cache)")
+              help="send the requests through the Batch API: each round's requests are "
+                   "written as a batch file (gavel-batches/ beside the database), uploaded, "
+                   "submitted and polled; results are ingested into the same run and cache")
 @click.option("--resume", "resume", default=None, metavar="RUN",
               help="carry on batch run RUN: poll its batch, ingest, submit the next round")
 @click.option("--no-wait", is_flag=True,
@@ -186,7 +187,8 @@ def judge(db: Path | None, framework: str, only: str | None, base_url: str, mode
         temperature=temperature, max_tokens=max_tokens, json_mode=json_mode,
         price=parse_price(price), sources=sources, fetch=_fetch_config(options),
         use_cache=not no_cache, run_id=run_id, description=description, today=today,
-        time_budget=time_budget, max_reply_bytes=max_reply_bytes, batch=batch)
+        time_budget=time_budget, max_reply_bytes=max_reply_bytes, batch=batch,
+        batch_dir=_batch_dir(db) if batch else None)
     check_request(request)
     conn = open_db(db)
     prepared = prepare_judge(conn, request, api_key_from_env())
@@ -205,6 +207,13 @@ def judge(db: Path | None, framework: str, only: str | None, base_url: str, mode
     return _outcome(result, model or "", prepared.request.base_url, prepared.sources, fmt)
 
 
+def _batch_dir(db: Path | None) -> Path:
+    """Batch files are kept beside the database, in ``gavel-batches/``."""
+    from store.db import default_path
+
+    return (db or default_path()).resolve().parent / "gavel-batches"
+
+
 def _progress(total: int) -> tuple[Progress, Callable[[JudgeTally], None]]:
     progress = _bar("judging", "reports", TextColumn("{task.fields[calls]}"))
     bar = progress.add_task("judging", total=total, calls=_calls(JudgeTally(total)))
@@ -221,7 +230,7 @@ def _resume(db: Path | None, run: str, price: Any, wait: bool, poll_seconds: flo
     progress, show = _progress(0)
     with progress:
         result = resume_judge(conn, run, api_key_from_env(), price=price, progress=show,
-                              wait=wait, poll_seconds=poll_seconds)
+                              wait=wait, poll_seconds=poll_seconds, batch_dir=_batch_dir(db))
     params = conn.execute("SELECT params FROM judge_run WHERE ext_id = ? LIMIT 1",
                           (result.run_id,)).fetchone()
     stored = json.loads(params[0]) if params else {}
