@@ -219,3 +219,30 @@ def test_failed_and_expired_items_are_asked_again_and_refused_ones_become_judge_
                           "WHERE r.ext_id = 'r' AND j.error IS NOT NULL").fetchone()[0]
     conn.close()
     assert errors > 0                                    # recorded as judge errors
+
+
+@pytest.mark.parametrize(("framework", "report"), [
+    ("dr3", "pipit:port-shore-power"),            # claims extracted, then their support
+    ("claims_f1", "peer-chorusalp-kite-search"),  # predictions matched one after another
+])
+def test_other_frameworks_through_batches_equal_their_direct_runs(
+        framework: str, report: str, sample_db: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from tests.fake_judges import BenchJudge
+
+    judge = BenchJudge()
+    server = BatchServer(judge)
+    with serving(server) as srv:
+        direct = tmp_path / "direct.db"
+        shutil.copy(sample_db, direct)
+        base = ["--framework", framework, "--report", report]
+        assert judge_cli(direct, srv, *base, "--run-id", "direct") == 0
+        calls = judge.count
+        judge.count = 0
+        assert judge_cli(sample_db, srv, *base, "--run-id", "b", "--batch") == 0
+    state = run_state(sample_db, "b")
+    assert state["status"] == "complete"
+    assert server.lines_answered == calls == judge.count
+    assert verdicts(sample_db, "b") == verdicts(direct, "direct")
+    assert state["batch"]["round"] >= 2  # type: ignore[index]
