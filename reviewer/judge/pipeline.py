@@ -204,7 +204,11 @@ async def drive(pipeline: JudgePipeline, jobs: Iterable[JudgeJob],
         for job in pending:
             if stopped():
                 return
-            outcome = await pipeline.judge(job)
+            try:
+                outcome = await pipeline.judge(job)
+            except Exception as exc:  # one report's surprise never ends the run
+                outcome = ReportOutcome(job.report.id, errors=[StepError(
+                    job.report.id, "pipeline", "report", f"{type(exc).__name__}: {exc}"[:500])])
             on_done(job, outcome)
 
     async with asyncio.TaskGroup() as group:

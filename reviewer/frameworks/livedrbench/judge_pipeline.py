@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, RootModel, field_validator
 
+from reviewer.errors import InputError
 from reviewer.frameworks.livedrbench.format import judgments_from_records
 from reviewer.frameworks.livedrbench.ground_truth import (
     FRAMEWORK_NAME,
@@ -178,8 +179,12 @@ class LiveDrPipeline:
                 await self._dicts(p, gt, pred, eval_info, records, out)
             if out.deferred:
                 return out
-        judgments, notes = judgments_from_records(job.task.metadata, job.report.metadata,
-                                                  self.run_id, job.report.id, records)
+        try:
+            judgments, notes = judgments_from_records(job.task.metadata, job.report.metadata,
+                                                      self.run_id, job.report.id, records)
+        except InputError as exc:
+            out.errors.append(StepError(job.report.id, "grade", "records", str(exc)))
+            return out
         out.judgments.extend(judgments)
         out.errors.extend(StepError(job.report.id, "grade", "records", n) for n in notes)
         return out
