@@ -567,9 +567,9 @@ def test_a_run_whose_process_died_is_marked_interrupted(sample_db: Path,
     conn.commit()
     alive = create_run(conn, [suite], JudgeRun(id="alive", model="m"))   # this process
     assert alive
-    assert mark_stale_runs(conn) == ["far-away", "orphan"]
-    assert main(["runs", "--db", str(sample_db), "--format", "json"]) == 0
+    assert main(["runs", "--db", str(sample_db), "--format", "json"]) == 0   # marks them
     listed = {r["run"]: r["status"] for r in json.loads(capsys.readouterr().out)}
+    assert mark_stale_runs(conn) == []                 # already marked
     assert listed["orphan"] == listed["far-away"] == "interrupted"
     assert listed["alive"] == "running"
     _, usage = run_row(conn, "orphan")
