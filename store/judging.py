@@ -43,9 +43,11 @@ from reviewer.judge.batch import (
     BatchCollector,
     BatchState,
     batch_file,
+    batch_name,
     current_report,
     ingest,
     remember,
+    split_round,
 )
 from reviewer.judge.cache import CachedReply
 from reviewer.judge.client import ChatClient, ClientConfig, public_url
@@ -849,21 +851,20 @@ async def _batched(ctx: _Context, pages: PageSource | None, wait: bool,
     api = BatchApi(prepared.config, prepared.api_key)
     try:
         while True:
-            batch = state.open
-            if batch is not None and not batch.get("id") and not batch.get("input_file_id"):
-                _abandon(state, batch)    # died before uploading: collect the round again
-                _save_state(ctx)
-                batch = None
-            if batch is not None:
-                batch = await _await_batch(ctx, api, batch, wait, poll_seconds)
-                if batch is None:
+            while (batch := state.open) is not None:      # every batch of the round first
+                if not batch.get("id") and not batch.get("input_file_id"):
+                    _abandon(state, batch)    # died before uploading: collect it again
+                    _save_state(ctx)
+                    continue
+                ended = await _await_batch(ctx, api, batch, wait, poll_seconds)
+                if ended is None:
                     return "interrupted" if ctx.stop.is_set() else "waiting"
                 ctx.tally.phase = "ingesting"
                 ctx.report()
-                output = await api.download(batch.get("output_file_id"))
-                errors = await api.download(batch.get("error_file_id"))
-                got = ingest(state, ctx.client, output, errors, batch)
-                batch.update(answered=got.answered, invalid=got.invalid, retried=got.retried,
+                output = await api.download(ended.get("output_file_id"))
+                errors = await api.download(ended.get("error_file_id"))
+                got = ingest(state, ctx.client, output, errors, ended)
+                ended.update(answered=got.answered, invalid=got.invalid, retried=got.retried,
                              failed=got.failed)
                 _save_state(ctx)
             requests = await _pass(ctx, pages)
@@ -922,41 +923,48 @@ class _ReportScoped:
 
 
 async def _submit(ctx: _Context, api: BatchApi, requests: list[Any]) -> None:
-    """Write the round's batch file, upload it, create the batch; the state is saved after
-    each step, so a crash in between never submits the same requests twice."""
+    """Write the round's batch file(s), upload, create each batch; the state is saved after
+    each step, so a crash in between never submits the same requests twice. A round beyond
+    the provider's limits on one batch goes in several."""
     state = ctx.state
     assert state is not None
     state.round += 1
-    remember(state, requests)
-    entry: dict[str, Any] = {"round": state.round, "requests": len(requests),
-                             "submitted_at": stamp()}
-    state.batches.append(entry)
+    parts = split_round(requests)
+    entries: list[tuple[dict[str, Any], list[Any]]] = []
+    for part, chunk in enumerate(parts, 1):
+        entry: dict[str, Any] = {"round": state.round, "part": part, "requests": len(chunk),
+                                 "submitted_at": stamp()}
+        remember(state, chunk, batch_name(entry))
+        state.batches.append(entry)
+        entries.append((entry, chunk))
     _save_state(ctx)
     ctx.tally.phase = "submitting"
     ctx.tally.waiting = len(requests)
     ctx.report()
-    data = batch_file(requests)
-    name = f"gavel-{_slug(ctx.run_id)}-round{state.round}.jsonl"
     folder = ctx.prepared.request.batch_dir
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / (name + ".part")
-        partial.write_bytes(data)
-        partial.replace(folder / name)
-        entry["file"] = str(folder / name)
-    entry["input_file_id"] = await api.upload(data, name)
-    _save_state(ctx)
-    created = await api.create(entry["input_file_id"], _metadata(ctx, state.round))
-    entry.update(id=created["id"], status=created["status"])
-    _save_state(ctx)
+    for entry, chunk in entries:
+        data = batch_file(chunk)
+        suffix = f"-part{entry['part']}" if len(parts) > 1 else ""
+        name = f"gavel-{_slug(ctx.run_id)}-round{state.round}{suffix}.jsonl"
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            partial = folder / (name + ".part")
+            partial.write_bytes(data)
+            partial.replace(folder / name)
+            entry["file"] = str(folder / name)
+        entry["input_file_id"] = await api.upload(data, name)
+        _save_state(ctx)
+        created = await api.create(entry["input_file_id"], _metadata(ctx, entry))
+        entry.update(id=created["id"], status=created["status"])
+        _save_state(ctx)
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
 
 
-def _metadata(ctx: _Context, round_no: int) -> dict[str, str]:
-    return {"gavel_run": ctx.run_id[:64], "gavel_round": str(round_no)}
+def _metadata(ctx: _Context, batch: dict[str, Any]) -> dict[str, str]:
+    return {"gavel_run": ctx.run_id[:64], "gavel_batch": batch_name(batch)}
 
 
 async def _await_batch(ctx: _Context, api: BatchApi, batch: dict[str, Any], wait: bool,
@@ -967,13 +975,13 @@ async def _await_batch(ctx: _Context, api: BatchApi, batch: dict[str, Any], wait
     assert state is not None
     if not batch.get("id"):
         # The process died between upload and creation: find the batch, else create it.
-        found = await api.find(_metadata(ctx, int(batch["round"])))
+        found = await api.find(_metadata(ctx, batch))
         if found is None:
-            found = await api.create(batch["input_file_id"],
-                                     _metadata(ctx, int(batch["round"])))
+            found = await api.create(batch["input_file_id"], _metadata(ctx, batch))
         batch.update(id=found["id"], status=found["status"])
         _save_state(ctx)
-    ctx.tally.waiting = len(state.waiting)
+    ctx.tally.waiting = sum(1 for item in state.waiting.values()
+                            if item.get("batch", batch_name(batch)) == batch_name(batch))
     while True:
         current = await api.retrieve(batch["id"])
         batch.update(status=current["status"], counts=current.get("counts", {}),
@@ -994,12 +1002,14 @@ async def _await_batch(ctx: _Context, api: BatchApi, batch: dict[str, Any], wait
 
 
 def _abandon(state: BatchState, batch: dict[str, Any]) -> None:
-    """A round recorded but never uploaded (the process died in between): nothing was sent,
+    """A batch recorded but never uploaded (the process died in between): nothing was sent,
     so its requests are forgotten and the next pass collects them again."""
-    for custom_id in state.waiting:
+    name = batch_name(batch)
+    mine = [cid for cid, item in state.waiting.items() if item.get("batch", name) == name]
+    for custom_id in mine:
         state.attempts[custom_id] = max(0, state.attempts.get(custom_id, 1) - 1)
-    state.submitted_requests -= len(state.waiting)
-    state.waiting = {}
+        del state.waiting[custom_id]
+    state.submitted_requests -= len(mine)
     batch.update(ingested=True, status="abandoned")
 
 

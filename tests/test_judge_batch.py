@@ -246,3 +246,19 @@ def test_other_frameworks_through_batches_equal_their_direct_runs(
     assert server.lines_answered == calls == judge.count
     assert verdicts(sample_db, "b") == verdicts(direct, "direct")
     assert state["batch"]["round"] >= 2  # type: ignore[index]
+
+
+def test_a_round_beyond_one_batch_s_limits_goes_in_several_batches(
+        sample_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        batch_server: tuple[BatchServer, FakeJudge, Loopback]) -> None:
+    from reviewer.judge import batch as batch_module
+
+    server, judge, srv = batch_server
+    direct_db, direct_calls = direct_run(sample_db, tmp_path, srv, judge)
+    monkeypatch.setattr(batch_module, "MAX_BATCH_REQUESTS", 7)   # OpenAI's is 50,000
+    assert judge_cli(sample_db, srv, *selection(), "--run-id", "b", "--batch") == 0
+    batches = run_state(sample_db, "b")["batch"]["batches"]  # type: ignore[index]
+    assert max(b["requests"] for b in batches) <= 7 and len(batches) > 2
+    assert {b["part"] for b in batches} > {1}
+    assert server.lines_answered == direct_calls
+    assert verdicts(sample_db, "b") == verdicts(direct_db, "direct")

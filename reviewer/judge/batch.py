@@ -56,6 +56,10 @@ T = TypeVar("T", bound=BaseModel)
 
 ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+MAX_BATCH_REQUESTS = 50_000
+MAX_BATCH_BYTES = 190_000_000
+"""OpenAI's limits on one batch (50,000 requests, a 200 MB input file): a bigger round is
+split into several batches."""
 MAX_ATTEMPTS = 2
 """Times one request is submitted before a failed or expired item becomes a judge error."""
 INVALID_KEPT = 50_000
@@ -107,7 +111,7 @@ class BatchState:
 
     @property
     def open(self) -> dict[str, Any] | None:
-        """The submitted batch not yet ingested, if any."""
+        """The first submitted batch not yet ingested, if any."""
         for batch in self.batches:
             if not batch.get("ingested"):
                 return batch
@@ -194,10 +198,13 @@ def ingest(state: BatchState, client: ChatClient, output: bytes, errors: bytes,
     tally = Ingested()
     seen: set[str] = set()
     cap = client.config.max_reply_bytes
+    name = batch_name(batch)
+    held = {cid: item for cid, item in state.waiting.items()
+            if item.get("batch", name) == name}
     for raw in (output or b"").splitlines():
         line = _json_line(raw)
         custom_id = str(line.get("custom_id", ""))
-        item = state.waiting.get(custom_id)
+        item = held.get(custom_id)
         if item is None or custom_id in seen:
             continue
         seen.add(custom_id)
@@ -247,19 +254,39 @@ def ingest(state: BatchState, client: ChatClient, output: bytes, errors: bytes,
     for raw in (errors or b"").splitlines():
         line = _json_line(raw)
         custom_id = str(line.get("custom_id", ""))
-        item = state.waiting.get(custom_id)
+        item = held.get(custom_id)
         if item is None or custom_id in seen:
             continue
         seen.add(custom_id)
         message = client.redact(_error_text(line) or "failed in the batch")
         _settle_failure(state, item, message, retry=True, tally=tally)
-    for custom_id, item in list(state.waiting.items()):
+    for custom_id, item in held.items():
         if custom_id not in seen:  # expired, cancelled, or simply missing from both files
             _settle_failure(state, item, f"no reply: the batch ended {batch.get('status')}",
                             retry=True, tally=tally)
-    state.waiting = {}
+        state.waiting.pop(custom_id, None)
     batch["ingested"] = True
     return tally
+
+
+def batch_name(batch: dict[str, Any]) -> str:
+    """``<round>.<part>``: which batch of a round a request went in."""
+    return f"{batch.get('round')}.{batch.get('part', 1)}"
+
+
+def split_round(requests: list[BatchRequest]) -> list[list[BatchRequest]]:
+    """A round's requests in batches within the provider's limits, in order."""
+    parts: list[list[BatchRequest]] = [[]]
+    size = 0
+    for request in requests:
+        line = len(batch_file([request]))
+        if parts[-1] and (len(parts[-1]) >= MAX_BATCH_REQUESTS
+                          or size + line > MAX_BATCH_BYTES):
+            parts.append([])
+            size = 0
+        parts[-1].append(request)
+        size += line
+    return [p for p in parts if p]
 
 
 def _settle_failure(state: BatchState, item: dict[str, Any], message: str, *, retry: bool,
@@ -297,12 +324,13 @@ def batch_file(requests: list[BatchRequest]) -> bytes:
                     .encode("utf-8") + b"\n" for r in requests)
 
 
-def remember(state: BatchState, requests: list[BatchRequest]) -> None:
-    """Record a round's requests as waiting (before the file is uploaded)."""
+def remember(state: BatchState, requests: list[BatchRequest], batch: str) -> None:
+    """Record a batch's requests as waiting (before its file is uploaded)."""
     for r in requests:
         chars = sum(len(str(m.get("content", ""))) for m in r.body.get("messages", []))
         state.waiting[r.custom_id] = {"custom_id": r.custom_id, "key": r.key,
-                                      "schema": r.schema, "turn": r.turn, "chars": chars}
+                                      "schema": r.schema, "turn": r.turn, "chars": chars,
+                                      "batch": batch}
         state.attempts[r.custom_id] = state.attempts.get(r.custom_id, 0) + 1
     state.submitted_requests += len(requests)
 
