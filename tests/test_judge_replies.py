@@ -38,9 +38,10 @@ def test_race_needs_all_four_dimensions_and_reads_bracketed_values() -> None:
 
 
 def test_fact_replies_as_the_pipeline_reads_them() -> None:
-    value, _, _ = validate_reply('```json\n[{"fact": "x [a](http://u)", "ref_idx": "1", '
-                                 '"url": "http://u"}]\n```', ExtractReply)
-    assert value is not None and value.root[0].ref_idx == "1"
+    value, _, _ = validate_reply('```json\n[{"fact": "x [a](http://u) \\> 5%", "ref_idx": '
+                                 '"1", "url": "http://u"}]\n```', ExtractReply)
+    assert value is not None and value.triplets[0].ref_idx == "1"
+    assert value.triplets[0].fact.endswith("> 5%")             # the code's clean_escape
     assert remove_urls("see [the report](https://e.example/r) here") == "see [the report] here"
     assert DedupReply.model_validate([1, 3]).root == [1, 3]
     verdicts = ValidateReply.model_validate([{"idx": 1, "result": "support"},

@@ -21,6 +21,7 @@ validated again: the same subjects, so the run is comparable with the human labe
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -50,6 +51,7 @@ from reviewer.judge.pipeline import (
     tokens,
 )
 from reviewer.judge.prompting import Fences, Prompt
+from reviewer.judge.replies import TextReply, loads_reply, repair_json
 from reviewer.models import RUN_CLAIM_KEY, Claim, Judgment
 from reviewer.scales import SUPPORT, ScaleError
 
@@ -80,13 +82,26 @@ class Triplet(BaseModel):
         return "" if value is None else str(value)
 
 
-class ExtractReply(RootModel[list[Triplet]]):
-    """The extraction reply: a JSON list of triplets (``{"citations": [...]}`` accepted)."""
+class ExtractReply(TextReply):
+    """The extraction reply: a JSON list of triplets (``{"citations": [...]}`` accepted), read
+    as ``utils/extract.py`` reads it: Markdown fences dropped and the escapes models put in
+    front of ``> < + ~`` (invalid JSON) removed (its ``clean_escape``) before parsing."""
 
-    @model_validator(mode="before")
+    triplets: list[Triplet]
+
+    REPAIR_HINT = ("Output only the JSON list of {\"fact\", \"ref_idx\", \"url\"} triplets, "
+                   "without any chitchat or explanations.")
+
     @classmethod
-    def _unwrap(cls, data: Any) -> Any:
-        return _unwrapped(data)
+    def parse_text(cls, text: str) -> ExtractReply:
+        cleaned = text.replace("```json", "").replace("```", "")
+        for escaped in ("\\>", "\\<", "\\+", "\\~"):
+            cleaned = cleaned.replace(escaped, escaped[-1])
+        try:
+            data = loads_reply(cleaned)
+        except ValueError:
+            data = json.loads(repair_json(cleaned))
+        return cls(triplets=_unwrapped(data))
 
 
 class DedupReply(RootModel[list[int]]):
@@ -201,7 +216,7 @@ class FactPipeline:
                                         result.error or "no reply"))
             return []
         groups: dict[str, list[Triplet]] = {}
-        for item in result.value.root:
+        for item in result.value.triplets:
             fact = remove_urls(item.fact).strip()
             if fact:
                 groups.setdefault(item.url, []).append(item.model_copy(update={"fact": fact}))
