@@ -172,3 +172,14 @@ def test_drbench_a_bad_notebook_line_names_file_line_and_field(tmp_path: Path) -
     db = tmp_path / "g.db"
     assert main(["import", str(root), "--format", "drbench", "--db", str(db)]) == 2
     assert table_counts(db)["suite"] == 0
+
+
+@pytest.mark.parametrize("bad", ['{"metrics": {"x": NaN}}', '{"metrics": 1e400}',
+                                 "[" * 100_000 + "]" * 100_000])
+def test_dr3_evaluator_files_refuse_nan_infinity_and_deep_nesting(tmp_path: Path,
+                                                                 bad: str) -> None:
+    root = copy("dr3_release", tmp_path)
+    (root / "results" / "atlas-dr" / "001" / "combined_result.json").write_text(bad)
+    with pytest.raises(InputError) as caught:
+        read_dr3(root)
+    assert "combined_result.json" in str(caught.value)

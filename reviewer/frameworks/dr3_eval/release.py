@@ -33,6 +33,7 @@ naming the file, line and field.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -68,11 +69,24 @@ def _load(path: Path) -> Any:
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+    except ValueError as exc:
+        raise InputError(path, str(exc)) from exc
     except RecursionError as exc:
         raise InputError(path, "JSON nested too deeply") from exc
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number this format allows")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range")
+    return value
 
 
 def _rows(path: Path) -> list[tuple[int | None, Any]]:

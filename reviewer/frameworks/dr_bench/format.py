@@ -38,6 +38,7 @@ Fields beyond these are kept in the task's or report's metadata, never dropped s
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -241,7 +242,8 @@ class _Reader:
             for key in ("total_tokens", "input_tokens"):
                 value = record.get(key)
                 if value is not None and (isinstance(value, bool)
-                                          or not isinstance(value, int | float)):
+                                          or not isinstance(value, int | float)
+                                          or not math.isfinite(value) or value < 0):
                     raise _err(where, "expected a number of tokens", key)
             if isinstance(record.get("total_tokens"), int | float) and isinstance(
                     record.get("input_tokens"), int | float):
