@@ -161,6 +161,9 @@ class Rejudge:
     kinds: frozenset[str]
     steps: Mapping[str, str] = field(default_factory=dict)
     """kind -> the pipeline step that produces it, where the names differ."""
+    pipeline: str = ""
+    """``"module:ATTR"`` of the framework's :class:`reviewer.judge.pipeline.PipelineSpec`,
+    imported only when judging (listing frameworks imports no judge code)."""
 
 
 class Framework(Protocol):

@@ -132,6 +132,8 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
 
     rwhere, rparams = _where("report_id", ids)
     cites_cache: dict[str, tuple[int, ...]] = {"[]": ()}
+    ranks = {ext: int(rank) for ext, rank in conn.execute(
+        "SELECT ext_id, max(active) FROM judge_run GROUP BY ext_id")}
     for rid, rows in groupby(conn.execute(
         f"SELECT report_id, id, subtask_id, criterion_id, citations, url, "
         f"CASE WHEN metadata = '{{}}' THEN NULL "
@@ -147,7 +149,8 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
             cites = cites_cache.get(citations)
             if cites is None:
                 cites = cites_cache[citations] = tuple(json.loads(citations))
-            claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url, origin))
+            claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url, origin,
+                                  ranks.get(origin, 0) if origin is not None else 0))
 
     # Judge values come from one scan of a covering index; the human decisions are patched
     # in afterwards instead of joining every row against the decision table. For a few

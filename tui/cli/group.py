@@ -65,9 +65,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "accept a proposal into the ground truth (rescores the task)"),
     "reject": ("tui.cli.proposals:reject", "reject a proposal"),
     "judge": ("tui.cli.judge:judge",
-              "re-judge reports with an OpenAI-compatible model (adds a new judge run)"),
+              "judge reports with any framework's pipeline and an OpenAI-compatible model "
+              "(a new candidate run; --batch for the Batch API)"),
     "fetch": ("tui.cli.judge:fetch",
               "fetch the pages the selected reports cite (kept in page_fetch)"),
+    "migrate-judge": ("tui.cli.migrate:migrate_judge",
+                      "re-judge a run's reports with a new model: the human-labelled ones "
+                      "first, checked against the labels, then the rest"),
     "runs": ("tui.cli.runs:runs",
              "list judge runs, rank them against the human labels, activate or retire one"),
     "compare": ("tui.cli.runs:compare",
@@ -88,6 +92,9 @@ examples:
   gavel undo
   gavel sync postgresql://ana@hub.example/gavel   share decisions through a review hub
   gavel bench --quick                    performance figures beside their baselines
+  gavel judge --framework race --model gpt-4.1 --dry-run
+  gavel judge --framework fact --batch --no-wait && gavel judge --resume RUN
+  gavel migrate-judge --from judge-2025 --model gpt-5-mini
 """
 
 

@@ -54,8 +54,10 @@ class RunsScreen(GavelScreen):
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False)
     def load(self) -> None:
         from store.activation import run_against_gold
-        from store.runs import list_runs
+        from store.runs import list_runs, mark_stale_runs
 
+        # A run whose process died shows as interrupted, not as running forever.
+        self.gavel.backend.call(lambda c: mark_stale_runs(c))
         conn = self.gavel.backend.reader()
         rows = []
         for info in list_runs(conn):

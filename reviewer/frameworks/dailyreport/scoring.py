@@ -593,7 +593,9 @@ class CascadeFramework:
     label: str = "DailyReport cascade"
     rating: Rating | None = Rating(RATING4, "UserPref")
     proposals: Proposals = PROPOSALS
-    rejudge: Rejudge | None = Rejudge(frozenset({"ins", "rat", "consistency"}))
+    rejudge: Rejudge | None = Rejudge(
+        frozenset({"ins", "rat", "consistency"}),
+        pipeline="reviewer.frameworks.dailyreport.judge_pipeline:SPEC")
     kinds: Mapping[str, VerdictKind] = KINDS
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS

@@ -48,6 +48,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import M, Where, field_path, read_jsonl
+from reviewer.frameworks.dr3_eval.release import Release, is_release
 from reviewer.frameworks.dr3_eval.scoring import (
     CLASS_META,
     DIM_CHECK,
@@ -115,7 +116,10 @@ class SandboxDoc(_Rec):
     title: str = ""
     url: str = ""
     page_body: str = ""
-    doc_class: Literal["supportive", "distractor", "noise"] = Field(alias="class")
+    doc_class: Literal["supportive", "distractor", "noise", "unlabelled"] = Field(
+        "unlabelled", alias="class")
+    """The released sandbox pages carry no class: a page without one is ``unlabelled`` (not a
+    required document; neither a known distractor nor noise)."""
     context_sizes: list[str] = Field(default_factory=list)
     keyword: str = ""
 
@@ -126,7 +130,8 @@ class GoldInsight(_Rec):
 
 
 class ChecklistItem(_Rec):
-    id: int | str
+    id: int | str | None = None
+    """Released checklist rows have none: the evaluator numbers them 1, 2, … in order."""
     requirement: str = Field(min_length=1)
     category: str = ""
 
@@ -598,8 +603,12 @@ class _Reader:
     def read_tasks(self) -> None:
         path = self.root / "tasks.jsonl"
         if not path.is_file():
-            raise InputError(path, "missing: a DR3-Eval run needs tasks.jsonl (and results.jsonl)")
-        for where, data in self.lines(path):
+            raise InputError(path, "missing: a DR3-Eval run needs tasks.jsonl (and results.jsonl)"
+                             ", or the released layout (query.jsonl, datasets/, results/)")
+        self.read_task_records(self.lines(path))
+
+    def read_task_records(self, records: Iterator[tuple[Where, dict[str, Any]]]) -> None:
+        for where, data in records:
             record = _model(TaskRecord, data, where)
             ext = _ext_id(record.task, where, "task")
             if ext in self.tasks:
@@ -684,7 +693,7 @@ class _Reader:
                 metadata={"url": src.url, "class": "user_file", "modality": modality},
             ))
         for i, item in enumerate(record.checklist):
-            key = str(item.id)
+            key = str(item.id if item.id is not None else i + 1)
             if key in ctx.checklist:
                 raise _err(where, f"checklist id {item.id!r} repeats", f"checklist.{i}.id")
             cid = _ext_id(f"if-{key}", where, f"checklist.{i}.id")
@@ -706,7 +715,8 @@ class _Reader:
         metadata["user_files"] = [f.title for f in files]
         metadata["sandbox_counts"] = {
             c: sum(1 for p in pages if p.doc_class == c)
-            for c in ("supportive", "distractor", "noise")
+            for c in ("supportive", "distractor", "noise", "unlabelled")
+            if c != "unlabelled" or any(p.doc_class == c for p in pages)
         }
         task = _model(Task, {
             "id": ext, "prompt": record.query, "language": record.language,
@@ -743,7 +753,10 @@ class _Reader:
         path = self.root / "results.jsonl"
         if not path.is_file():
             raise InputError(path, "missing: a DR3-Eval run needs results.jsonl")
-        for where, data in self.lines(path):
+        self.read_result_records(self.lines(path))
+
+    def read_result_records(self, records: Iterator[tuple[Where, dict[str, Any]]]) -> None:
+        for where, data in records:
             record = _model(ResultRecord, data, where)
             task_id = _ext_id(record.task, where, "task")
             ctx = self.tasks.get(task_id)
@@ -1028,8 +1041,14 @@ class _Reader:
             raise InputError(self.root, "no such folder (a DR3-Eval run is a folder with "
                              "tasks.jsonl and results.jsonl)")
         manifest = self.manifest()
-        self.read_tasks()
-        self.read_results()
+        if is_release(self.root):
+            release = Release(self.root, context_size=manifest.context_size)
+            self.read_task_records(release.tasks())
+            self.read_result_records(release.results())
+            self.notes.extend(release.notes)
+        else:
+            self.read_tasks()
+            self.read_results()
         name = self.root.resolve().name
         description = manifest.description or f"DR3-Eval run imported from {name}."
         if self.notes:

@@ -4,6 +4,9 @@ Layout read (``gavel import PATH --format livedrbench``)::
 
     livedrbench.jsonl | .json | .csv   the dataset rows as released on Hugging Face:
                                        {category, key, question, ground_truths, misc, canary}
+    *.parquet                          or the release's Parquet file(s) themselves (e.g.
+                                       test-00000-of-00001.parquet; several shards in name
+                                       order), read with pyarrow
     predictions/<system>.json          the evaluation script's predictions file:
                                        [{"key": ..., "preds": [...]}, ...]
     evaluations/<system>.jsonl         optional: the judge's per-task evaluation records
@@ -160,15 +163,21 @@ class _Reader:
         if not self.root.is_dir():
             raise InputError(self.root, "not a folder (expected a LiveDRBench run folder)")
         found = [self.root / n for n in DATASET_NAMES if (self.root / n).is_file()]
-        if not found:
+        shards = sorted(p for p in self.root.glob("*.parquet") if p.is_file())
+        if not found and not shards:
             raise InputError(self.root, f"no dataset file (expected one of "
-                             f"{', '.join(DATASET_NAMES)})")
-        if len(found) > 1:
-            raise InputError(found[1], f"a second dataset file beside {found[0].name}")
-        for where, raw in self.dataset_rows(found[0]):
-            self.add_row(raw, where)
+                             f"{', '.join(DATASET_NAMES)}, or the release's .parquet file)")
+        if len(found) > 1 or (found and shards):
+            second = found[1] if len(found) > 1 else shards[0]
+            raise InputError(second, f"a second dataset file beside {found[0].name}")
+        if found:
+            for where, raw in self.dataset_rows(found[0]):
+                self.add_row(raw, where)
+        for shard in shards:
+            for where, raw in self.parquet_rows(shard):
+                self.add_row(raw, where)
         if not self.rows:
-            raise InputError(found[0], "the dataset has no rows")
+            raise InputError(found[0] if found else shards[0], "the dataset has no rows")
         tasks = [self.task(row) for row in self.rows.values()]
         systems: list[System] = []
         reports: list[Report] = []
@@ -236,6 +245,28 @@ class _Reader:
         except csv.Error as exc:
             raise InputError(path, f"not valid CSV: {exc}") from exc
         return rows
+
+    def parquet_rows(self, path: Path) -> list[tuple[Where, dict[str, Any]]]:
+        """The rows of a Parquet shard as released on Hugging Face, numbered from 1 (the
+        "line" an error names). Columns the release adds beyond the six are noted, not used."""
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # pyarrow raises its own error types for bad files
+            raise InputError(path, f"not a readable Parquet file ({type(exc).__name__}: "
+                             f"{str(exc)[:200]})") from exc
+        extra = [c for c in table.column_names if c not in ROW_FIELDS]
+        if extra:
+            self.note((str(path), None), f"column(s) {', '.join(extra)} not mapped (not part "
+                      "of the LiveDRBench rows)")
+        missing = [c for c in ("key", "category", "question", "ground_truths")
+                   if c not in table.column_names]
+        if missing:
+            raise InputError(path, "missing column", field=missing[0])
+        columns = [c for c in table.column_names if c in ROW_FIELDS]
+        rows = table.select(columns).to_pylist()
+        return [((str(path), n), row) for n, row in enumerate(rows, 1)]
 
     def add_row(self, row: dict[str, Any], where: Where) -> None:
         prefix = f"{row.pop('_index')}." if "_index" in row else ""
@@ -713,6 +744,42 @@ def _render_prediction(parts: list[Any]) -> tuple[str, list[tuple[int, int]]]:
             emit(f"  ]{comma}\n")
     emit("]\n")
     return "".join(out), spans
+
+
+@dataclass(slots=True)
+class _Notes:
+    """Stands in for the reader where records come from a judge run, not from files."""
+
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, where: Where, message: str) -> None:
+        self.notes.append(message)
+
+
+def judgments_from_records(task_metadata: dict[str, Any], report_metadata: dict[str, Any],
+                           run: str, report: str, records: list[dict[str, Any]]
+                           ) -> tuple[list[Judgment], list[str]]:
+    """The verdicts a task's evaluation records give, exactly as an import of them would
+    (Gavel's own judge writes records of the reference code's shape, then reads them here);
+    and the notes the reading made (a judge match not in the ground truth, a repeat)."""
+    info = task_metadata.get(META_KEY) or {}
+    parts = list(info.get("ground_truths") or [])
+    category = str(info.get("category", ""))
+    mode = scoring_mode(category, info.get("mode"))
+    items = flatten(parts)
+    given = info.get("gt_ids")
+    ids = [str(i) for i in given] if isinstance(given, list) and len(given) == len(items) \
+        else [item_id("g", it) for it in items]
+    eval_info = info.get("eval_info") if isinstance(info.get("eval_info"), dict) else {}
+    where: Where = (f"judge run {run}", None)
+    row = _Row(str(info.get("key", "")), category, mode, "", parts, dict(eval_info or {}), {},
+               items, ids, where)
+    pred_parts = list((report_metadata.get(META_KEY) or {}).get("preds") or [])
+    pred_items = flatten(pred_parts)
+    prediction = _Prediction(pred_parts, pred_items, [item_id("p", it) for it in pred_items])
+    notes = _Notes()
+    judge = _Judge(notes, row, prediction, run, report, where)  # type: ignore[arg-type]
+    return judge.judgments(records), notes.notes
 
 
 def read_livedrbench(path: Path, suite_id: str | None = None) -> Bundle:

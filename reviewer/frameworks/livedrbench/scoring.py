@@ -704,7 +704,9 @@ class ClaimsF1Framework:
     kinds: Mapping[str, VerdictKind] = KINDS
     rating: Rating | None = None
     proposals: Proposals = PROPOSALS
-    rejudge: Rejudge | None = None
+    rejudge: Rejudge | None = Rejudge(
+        frozenset({"cf1_match", "cf1_key"}), steps={"cf1_match": "grade", "cf1_key": "grade"},
+        pipeline="reviewer.frameworks.livedrbench.judge_pipeline:SPEC")
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 
