@@ -54,6 +54,12 @@ class Metric:
     headline: bool = False
     digits: int = 3
     description: str = ""
+    additive: bool = True
+    """Whether errors in different verdicts move the metric by the sum of what each moves it
+    alone, to first order (a mean or a ratio of verdict values). False for a level or a
+    threshold (DailyReport's UserPref): several errors in one report can cross a threshold
+    together, which a correction built from single-verdict influences does not see, so its
+    estimates are marked first-order (docs/estimates.md)."""
 
 
 @dataclass(frozen=True, slots=True)
