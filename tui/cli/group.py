@@ -66,6 +66,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "fetch the pages the selected reports cite (kept in page_fetch)"),
     "runs": ("tui.cli.runs:runs",
              "list judge runs, rank them against the human labels, activate or retire one"),
+    "plan": ("tui.cli.plans:plan",
+             "review plans: draw a random sample of subjects to review (new, list, show, "
+             "export)"),
+    "estimate": ("tui.cli.plans:estimate",
+                 "judge scores corrected by a plan's reviews (PPI++), with intervals, judge "
+                 "bias, reviews needed and ranks that could swap"),
     "compare": ("tui.cli.runs:compare",
                 "verdict agreement and score differences between judge runs; mean ± sd of "
                 "system scores over runs"),
@@ -82,6 +88,8 @@ examples:
   gavel verdicts --report t02-kestrel --kind claim
   gavel decide 42 incorrect --rationale "source gives 11, not 12" --reason other
   gavel undo
+  gavel plan new --budget 300 --design stratified --by system
+  gavel estimate --plan p1               corrected scores with intervals and rank swaps
   gavel bench --quick                    performance figures beside their baselines
 """
 
