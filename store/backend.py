@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from store.reviewlog import Recorded, ReviewLog
 
 WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo", "propose", "accept",
-                    "reject", "preview_activation", "activate", "deactivate"]
+                    "reject", "preview_activation", "activate", "deactivate", "new_plan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +197,11 @@ class Backend:
 
         if command.kind in ("preview_activation", "activate", "deactivate"):
             return self._runs(conn, command)
+        if command.kind == "new_plan":
+            from store.plans import new_plan_result
+
+            return replace(_failed(command, None), **new_plan_result(conn, self.reviewer,
+                                                                   command.value))
         if command.kind in ("propose", "accept", "reject"):
             # Accepting or rejecting rescores a task on this connection, past the cache.
             self._score_cache.clear()

@@ -98,6 +98,8 @@ class MetricEstimate:
     status: str
     """'ok', 'weak' (computed, but see the notes) or 'undefined' (no number to trust)."""
     notes: tuple[str, ...]
+    additive: bool = True
+    """The metric's :attr:`reviewer.framework.Metric.additive`."""
     ranks: dict[str, int | None] = field(default_factory=dict)
     swaps: dict[str, str] = field(default_factory=dict)
     """variant -> '↑', '↓' or '↕': could swap with the system ranked above / below / both."""
@@ -624,7 +626,8 @@ def _rows(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, Rep
             bias_upper=bias_hi, human=human, human_lower=human_lo, human_upper=human_hi,
             lam=lam if status != "undefined" else None, reviews=reviews,
             disagreements=disagreements, half_width=half if status != "undefined" else None,
-            needed=needed, anytime=anytime, status=status, notes=tuple(reasons)))
+            needed=needed, anytime=anytime, status=status, notes=tuple(reasons),
+            additive=metric.additive))
     return out
 
 
