@@ -3,14 +3,15 @@ per system and overall, with its interval, the judge's bias, the human-only esti
 more reviews reach a target precision, and which adjacent ranks could swap.
 
 This module only gathers what the statistics need from the database — the plan's frame and
-draws, who decided what, the cached per-report scores — and rescored reports where the plan's
-own decisions have to be taken back out of the base state. The statistics are in
+draws, who decided what, the cached per-report scores — and rescores the reports holding a
+reviewed disagreement to measure its influence. The statistics are in
 :mod:`reviewer.estimates` (method and assumptions: docs/estimates.md).
 
-* **Base state**: the judge's verdicts with every decision made *outside* the plan applied
-  (those subjects are known, not sampled). The plan's reviewed subjects stay at the judge's
-  value there; their decisions are the sample that corrects everything else.
-* **Corrected** = base + the estimated total influence of the frame's judge errors (PPI++).
+* **Anchor**: the adjudicated scores, every decision applied. Decisions made outside the plan
+  are known there and correct their own subjects only; the plan's decisions are known there
+  too *and* are the random sample that speaks for the subjects nobody reviewed.
+* **Corrected** = anchor + the estimated total influence of the judge's errors on the plan's
+  unreviewed subjects (PPI++).
 * **Bias** = judge − corrected: positive when the judge scores higher than humans would.
 """
 
@@ -27,8 +28,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from reviewer.estimates.correction import Correction, Frame, Reviews, assemble, correct
+from reviewer.estimates.correction import (
+    MIN_INTERVAL_DISAGREEMENTS,
+    Correction,
+    Frame,
+    Reviews,
+    assemble,
+    correct,
+    interval_half_width,
+)
 from reviewer.estimates.influence import (
+    Collapsed,
     Flip,
     Target,
     aggregate_values,
@@ -37,7 +47,6 @@ from reviewer.estimates.influence import (
     jackknife_influence,
     score_at,
 )
-from reviewer.estimates.ppi import t_value
 from reviewer.estimates.ranks import (
     DEFAULT_RESAMPLES,
     adjacent_pairs,
@@ -77,7 +86,7 @@ class MetricEstimate:
     system_id: int | None
     judge: float | None
     adjudicated: float | None
-    base: float | None
+    """Every decision applied: the anchor the correction starts from."""
     corrected: float | None
     lower: float | None
     upper: float | None
@@ -235,11 +244,12 @@ def _probe(framework: Framework, options: Mapping[str, str],
 def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | None = None,
              metrics: Sequence[str] = (), half_width: float = DEFAULT_HALF_WIDTH,
              confidence: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-             ranks: bool = True) -> EstimateReport:
+             ranks: bool = True, crossfit: bool = True) -> EstimateReport:
     """Every headline metric (and ``metrics``) of the plan's run, corrected by the plan.
 
     Without a plan (none made yet) the judge and adjudicated values and their ranks are still
-    reported; corrected values are undefined and say why.
+    reported; corrected values are undefined and say why. ``crossfit=False`` tunes PPI++'s λ
+    as ppi-python does, on the reviews it then weighs (see reviewer.estimates.correction).
     """
     started = time.perf_counter()
     chosen: Plan | None = None
@@ -285,44 +295,39 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
     if chosen is not None:
         notes.extend(_frame_notes(conn, chosen, suite_id, set(kinds)))
 
-    # -- base state: plan decisions taken back out -----------------------------------------
-    # A report without outside decisions has the judge's scores as its base, one without plan
-    # decisions its adjudicated scores; only reports with both are rescored, and only those
-    # with a reviewed disagreement are loaded at all.
-    with_outside = {known[sid].report for sid in outside}
-    disagreeing = {known[sid].report for sid in sampled if known[sid].human != known[sid].judge}
-    with_plan = {known[sid].report for sid in sampled}
-    touched = sorted(disagreeing | (with_plan & with_outside))
-    inputs = load_inputs(conn, touched) if touched else {}
-    base_verdicts: dict[int, list[VerdictIn]] = {}
+    # -- the anchor: the adjudicated state, every decision applied ----------------------------
+    # Each reviewed disagreement's influence is measured there (its human value against the
+    # judge's, the others as decided), so only the reports holding one are loaded.
+    disagreeing = sorted({known[sid].report for sid in sampled
+                          if known[sid].human != known[sid].judge})
+    inputs = load_inputs(conn, disagreeing) if disagreeing else {}
+    anchor_verdicts: dict[int, list[VerdictIn]] = {}
     flips_by_fw: dict[str, list[tuple[int, Flip]]] = defaultdict(list)
     flip_of_subject: dict[int, int] = {}
     for rid, report in inputs.items():
-        verdicts = list(report.verdicts)
-        for index, verdict in enumerate(verdicts):
-            if verdict.subject in sampled:
-                verdicts[index] = verdict._replace(effective=verdict.judge)
-        base_verdicts[rid] = verdicts
-        for index, verdict in enumerate(verdicts):
+        anchor_verdicts[rid] = list(report.verdicts)
+        for index, verdict in enumerate(report.verdicts):
             if verdict.subject not in sampled:
                 continue
-            human = known[int(verdict.subject)].human
             kind = get_kind(verdict.kind)
-            if kind is None or human == verdict.judge:
+            if kind is None or known[int(verdict.subject)].human == verdict.judge:
                 continue
             number = len(flip_of_subject)
             flip_of_subject[int(verdict.subject)] = number
-            flips_by_fw[kind.framework].append((number, Flip(rid, index, human)))
-    base_scores: dict[str, dict[int, ReportScores]] = {}
+            # Taking the human's value back to the judge's, negated: what the review moved.
+            flips_by_fw[kind.framework].append((number, Flip(rid, index, verdict.judge)))
+    anchor_scores = {name: run.scores[(name, "adjudicated")] for name in names}
+
+    # -- each system's adjudicated scores collapsed by task: shared by the influences and the
+    # rank comparisons (adjudicated and corrected variants) ----------------------------------
+    collapsed: dict[tuple[str, str, int], Collapsed] = {}
     for name in names:
-        judged = run.scores[(name, "judge")]
-        fresh = dict(run.scores[(name, "adjudicated")])
-        for rid in with_plan - with_outside:
-            fresh[rid] = judged[rid]
-        for rid in with_plan & with_outside:
-            fresh[rid] = score_at(registry[name], inputs[rid], base_verdicts[rid],
-                                  options[name])
-        base_scores[name] = fresh
+        wanted = sorted({t.metric for t in targets if t.framework == name})
+        for variant in (("judge", "adjudicated") if ranks else ("adjudicated",)):
+            for system in run.systems:
+                collapsed[(name, variant, system)] = collapse(
+                    registry[name], options[name],
+                    _by_task(run, run.scores[(name, variant)], system), wanted)
 
     # -- influences of the reviewed disagreements ------------------------------------------
     d_flips = np.zeros((len(flip_of_subject), len(targets)))
@@ -332,11 +337,12 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
         listed = flips_by_fw.get(name, [])
         if not listed or not mine:
             continue
-        block = influences(registry[name], options[name], inputs, base_verdicts,
-                           base_scores[name], run.system_of, [f for _, f in listed], mine)
+        block = influences(registry[name], options[name], inputs, anchor_verdicts,
+                           anchor_scores[name], run.system_of, [f for _, f in listed], mine,
+                           {s: collapsed[(name, "adjudicated", s)] for s in run.systems})
         flip_rows = [number for number, _ in listed]
         cols = [column_of[t] for t in mine]
-        d_flips[np.ix_(flip_rows, cols)] = block
+        d_flips[np.ix_(flip_rows, cols)] = -block
 
     # -- which kinds can move which metrics ------------------------------------------------
     probe_ids = run.reports[:: max(1, len(run.reports) // 4)][:4]
@@ -361,18 +367,18 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
     pop_n = 0
     if chosen is not None and reviewed:
         correction, pop_n = _correct(conn, chosen, kinds, known, reviewed, flip_of_subject,
-                                     d_flips, targets, run, moves)
+                                     d_flips, targets, run, moves, crossfit)
         gone = _gone(conn, chosen, outside, pop_n)
         if gone:
             notes.append(f"{gone:,} subjects of plan {chosen.name}'s frame have no current "
                          "verdict any more (left out)")
 
     # -- values, intervals, notes ----------------------------------------------------------
-    rows = _rows(targets, run, base_scores, registry, options, correction, chosen, reviewed,
+    rows = _rows(targets, run, registry, options, correction, chosen, reviewed,
                  pop_n, half_width, confidence, notes)
     rank_rows: list[RankRow] = []
     if ranks:
-        rank_rows = _ranks(targets, run, base_scores, registry, options, correction, rows,
+        rank_rows = _ranks(targets, run, registry, options, correction, rows, collapsed,
                            [known[sid].report for _, sid, _, _ in reviewed], resamples, seed,
                            confidence)
         rows = _mark_ranks(rows, rank_rows)
@@ -444,7 +450,7 @@ and judge value: all the estimator needs to know of the subjects nobody reviewed
 def _correct(conn: sqlite3.Connection, plan: Plan, kinds: list[str], known: dict[int, _Known],
              reviewed: list[tuple[int, int, int, float]], flip_of_subject: dict[int, int],
              d_flips: Floats, targets: list[Target], run: _Run,
-             moves: dict[tuple[str, str], set[str]]) -> tuple[Correction, int]:
+             moves: dict[tuple[str, str], set[str]], crossfit: bool) -> tuple[Correction, int]:
     kind_index = {k: i for i, k in enumerate(kinds)}
     system_index = {s: i for i, s in enumerate(run.systems)}
     counted = [(int(h), system_index[int(sid)], kind_index[kind], _numeric(kind, value), int(n))
@@ -490,7 +496,7 @@ def _correct(conn: sqlite3.Connection, plan: Plan, kinds: list[str], known: dict
                 target.metric in moves.get((target.framework, kind), set())
     sample, population = assemble(frame, reviews, group_system, target_system, relevant,
                                   fpc=not plan.with_replacement)
-    return correct(sample, population), int(frame.count.sum())
+    return correct(sample, population, crossfit), int(frame.count.sum())
 
 
 def _gone(conn: sqlite3.Connection, plan: Plan, outside: set[int], population: int) -> int:
@@ -512,8 +518,8 @@ def _aggregate(framework: Framework, options: Mapping[str, str],
     return aggregate_values(framework, [scores[r] for r in rids], options)
 
 
-def _rows(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, ReportScores]],
-          registry: Mapping[str, Framework], options: Mapping[str, Mapping[str, str]],
+def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
+          options: Mapping[str, Mapping[str, str]],
           correction: Correction | None, plan: Plan | None,
           reviewed: list[tuple[int, int, int, float]], pop_n: int, half_width: float,
           confidence: float, notes: list[str]) -> list[MetricEstimate]:
@@ -525,13 +531,10 @@ def _rows(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, Rep
     def values(name: str, variant: str, system: int | None) -> dict[str, float | None]:
         key = (name, variant, system)
         if key not in cache:
-            if variant == "base":
-                scores = base_scores[name]
-            else:
-                if system is not None:
-                    cache[key] = run.system_values[(name, variant)].get(system, {})
-                    return cache[key]
-                scores = run.scores[(name, variant)]
+            if system is not None:
+                cache[key] = run.system_values[(name, variant)].get(system, {})
+                return cache[key]
+            scores = run.scores[(name, variant)]
             rids = run.reports if system is None else by_system[system]
             cache[key] = _aggregate(registry[name], options[name], scores, rids)
         return cache[key]
@@ -550,7 +553,7 @@ def _rows(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, Rep
         judge = _value(values(target.framework, "judge", target.system).get(target.metric))
         adjudicated = _value(values(target.framework, "adjudicated", target.system)
                              .get(target.metric))
-        base = _value(values(target.framework, "base", target.system).get(target.metric))
+        base = adjudicated
         name = OVERALL if target.system is None else run.system_name[target.system]
         reasons: list[str] = []
         status = "ok"
@@ -571,11 +574,11 @@ def _rows(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, Rep
             var = float(correction.var_tuned[j])
             se = math.sqrt(var)
             df = max(1, disagreements - 1)
-            q = t_value(confidence, df)
-            half = q * se
+            half = interval_half_width(var, disagreements, confidence)
             lam = float(correction.lam[j])
             human = base + float(correction.human[j])
-            human_half = q * math.sqrt(float(correction.var_human[j]))
+            human_half = interval_half_width(float(correction.var_human[j]), disagreements,
+                                             confidence)
             needed = reviews_needed(var, n_reviewed, pop_n, half_width, confidence,
                                     not plan.with_replacement)
             anytime = cs_half_width(var, n_reviewed, plan.budget, confidence)
@@ -592,6 +595,11 @@ def _rows(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, Rep
                     reasons.append(f"no disagreement in {reviews} reviews: nothing to measure "
                                    f"a spread from (humans may still overrule up to "
                                    f"~{min(1.0, 3 / reviews):.0%} of these verdicts)")
+                    half = None
+                elif disagreements < MIN_INTERVAL_DISAGREEMENTS:
+                    status = "weak"
+                    reasons.append(f"one disagreement in {reviews} reviews: too little to "
+                                   "measure a spread from (no interval)")
                     half = None
                 elif disagreements < MIN_DISAGREEMENTS:
                     status = "weak"
@@ -621,7 +629,7 @@ def _rows(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, Rep
         out.append(MetricEstimate(
             framework=target.framework, metric=target.metric, label=metric.label,
             digits=metric.digits, system=name, system_id=target.system, judge=judge,
-            adjudicated=adjudicated, base=base, corrected=corrected, lower=lower, upper=upper,
+            adjudicated=adjudicated, corrected=corrected, lower=lower, upper=upper,
             se=se if status != "undefined" else None, bias=bias, bias_lower=bias_lo,
             bias_upper=bias_hi, human=human, human_lower=human_lo, human_upper=human_hi,
             lam=lam if status != "undefined" else None, reviews=reviews,
@@ -638,9 +646,10 @@ def _value(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _ranks(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, ReportScores]],
-           registry: Mapping[str, Framework], options: Mapping[str, Mapping[str, str]],
+def _ranks(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
+           options: Mapping[str, Mapping[str, str]],
            correction: Correction | None, rows: list[MetricEstimate],
+           collapsed: Mapping[tuple[str, str, int], Collapsed],
            reviewed_reports: list[int], resamples: int, seed: int, confidence: float
            ) -> list[RankRow]:
     """Adjacent systems per framework, metric and variant: paired bootstrap over tasks."""
@@ -659,17 +668,17 @@ def _ranks(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, Re
     for name, metrics in by_fw.items():
         fw = registry[name]
         for variant in VARIANTS:
-            scores = base_scores[name] if variant == "corrected" else \
-                run.scores[(name, variant)]
+            source = "judge" if variant == "judge" else "adjudicated"
+            scores = run.scores[(name, source)]
             influence = np.zeros((n_tasks, len(run.systems), len(metrics)))
             for s, system in enumerate(run.systems):
-                rids = [r for r in run.reports if run.system_of[r] == system]
-                tasks: list[list[ReportScores]] = [[] for _ in range(n_tasks)]
-                for rid in rids:
-                    tasks[task_index[run.task_of[rid]]].append(scores[rid])
-                collapsed = collapse(fw, options[name], tasks, metrics)
-                influence[:, s, :] = collapsed.task_influence() if collapsed.ok else \
-                    jackknife_influence(fw, options[name], tasks, metrics)
+                model = collapsed[(name, source, system)]
+                if model.ok:
+                    columns = [model.metrics.index(m) for m in metrics]
+                    influence[:, s, :] = model.task_influence()[:, columns]
+                else:
+                    influence[:, s, :] = jackknife_influence(
+                        fw, options[name], _by_task(run, scores, system), metrics)
                 if variant == "corrected" and correction is not None and reviewed_reports:
                     for k, metric in enumerate(metrics):
                         j = column_of[Target(name, metric, system)]
@@ -690,6 +699,18 @@ def _ranks(targets: list[Target], run: _Run, base_scores: dict[str, dict[int, Re
                         pair.lower_bound, pair.upper_bound, pair.p_swap, pair.could_swap,
                         pair.status, pair.note))
     return out
+
+
+def _by_task(run: _Run, scores: Mapping[int, ReportScores], system: int
+             ) -> list[list[ReportScores]]:
+    """One system's report scores grouped by task, in the run's task order (a task the
+    system did not answer is an empty group: resamples stay paired across systems)."""
+    tasks: list[list[ReportScores]] = [[] for _ in run.tasks]
+    position = {t: i for i, t in enumerate(run.tasks)}
+    for rid in run.reports:
+        if run.system_of[rid] == system:
+            tasks[position[run.task_of[rid]]].append(scores[rid])
+    return tasks
 
 
 def _mark_ranks(rows: list[MetricEstimate], rank_rows: list[RankRow]

@@ -28,6 +28,8 @@ from reviewer.inputs import ReportInput, VerdictIn
 Floats = npt.NDArray[np.float64]
 
 TOLERANCE = 1e-9
+LINEAR_REPORTS = 50
+"""Reports from which an aggregate is differentiated rather than recomputed per flip."""
 
 
 def at_values(report: ReportInput, values: Mapping[int, str | None]) -> list[VerdictIn]:
@@ -140,6 +142,8 @@ class Collapsed:
     ok: bool
     gradient: Floats
     """(keys × metrics) ∂metric / ∂mean of key."""
+    _scale: Floats | None = None
+    _index: dict[str, int] = field(default_factory=dict)
 
     def task_influence(self) -> Floats:
         """(tasks × metrics): the first-order effect of weighting each task once more
@@ -152,17 +156,21 @@ class Collapsed:
 
     def report_influence(self, before: ReportScores, after: ReportScores) -> list[float]:
         """The first-order effect on each metric of one report's scores changing."""
-        totals = self.counts.sum(axis=0)
-        out = np.zeros(len(self.metrics))
-        for j, key in enumerate(self.keys):
-            if totals[j] <= 0:
+        if self._scale is None:
+            totals = self.counts.sum(axis=0)
+            self._scale = np.where(totals > 0, 1.0 / np.where(totals > 0, totals, 1.0), 0.0)
+            self._index = {k: j for j, k in enumerate(self.keys)}
+        change = np.zeros(len(self.keys))
+        for key in before.keys() | after.keys():
+            j = self._index.get(key)
+            if j is None:
                 continue
             a, b = _number(before.get(key)), _number(after.get(key))
-            if a is None and b is None:
+            if a == b or (a is None and b is None):
                 continue
             if key.startswith("_") or (a is not None and b is not None):
-                out += ((b or 0.0) - (a or 0.0)) / totals[j] * self.gradient[j]
-        return [float(v) for v in out]
+                change[j] = (b or 0.0) - (a or 0.0)
+        return [float(v) for v in (change * self._scale) @ self.gradient]
 
 
 def collapse(framework: Framework, options: Mapping[str, str],
@@ -171,10 +179,12 @@ def collapse(framework: Framework, options: Mapping[str, str],
     the aggregate of the reports, and the aggregate's gradient in the means (central
     differences)."""
     position: dict[str, int] = {}
+    finite = math.isfinite
     for reports in tasks:
         for scores in reports:
             for key, value in scores.items():
-                if key not in position and _finite(value):
+                if key not in position and (type(value) is float or type(value) is int) \
+                        and finite(value):
                     position[key] = len(position)
     keys = list(position)
     parts = np.array([k.startswith("_") for k in keys], dtype=bool)
@@ -189,9 +199,9 @@ def collapse(framework: Framework, options: Mapping[str, str],
             row_count[parts] += 1
             for key, value in scores.items():
                 j = position.get(key)
-                if j is None or not _finite(value):
+                if j is None or not (type(value) is float or type(value) is int) \
+                        or not finite(value):
                     continue
-                assert value is not None
                 row_sum[j] += value
                 if not parts[j]:
                     row_count[j] += 1
@@ -257,12 +267,14 @@ class Flip:
 def influences(framework: Framework, options: Mapping[str, str],
                inputs: Mapping[int, ReportInput], base: Mapping[int, list[VerdictIn]],
                scores: Mapping[int, ReportScores], system_of: Mapping[int, int],
-               flips: Sequence[Flip], targets: Sequence[Target]) -> Floats:
+               flips: Sequence[Flip], targets: Sequence[Target],
+               collapsed: Mapping[int, Collapsed] | None = None) -> Floats:
     """(flips × targets): each flip's effect on each target, alone on the base state.
 
     ``inputs`` and ``base`` (the base verdicts) are needed for the reports flipped;
     ``scores`` holds the base scores of every report of the framework (the reports the
-    aggregates run over), ``system_of`` their systems.
+    aggregates run over), ``system_of`` their systems; ``collapsed`` the systems' collapsed
+    base scores where the caller has them already (any grouping of reports will do).
     """
     out = np.zeros((len(flips), len(targets)))
     if not flips or not targets:
@@ -272,11 +284,13 @@ def influences(framework: Framework, options: Mapping[str, str],
         by_system.setdefault(system_of[rid], []).append(rid)
     metrics = sorted({t.metric for t in targets})
     flipped_systems = {system_of[f.report] for f in flips}
-    # A system whose aggregate collapses takes each flip as a dot product; the others are
-    # re-aggregated per flip.
-    linear = {s: c for s in flipped_systems if s in by_system
-              and (c := collapse(framework, options, [[scores[r]] for r in by_system[s]],
-                                 metrics)).ok}
+    # A large system whose aggregate collapses takes each flip as a dot product; the others
+    # are re-aggregated per flip (exact, and cheaper than collapsing a small system).
+    known = collapsed or {}
+    linear = {s: c for s in flipped_systems if len(by_system.get(s, ())) >= LINEAR_REPORTS
+              and (c := known.get(s) or collapse(
+                  framework, options, [[scores[r]] for r in by_system[s]], metrics)).ok
+              and set(metrics) <= set(c.metrics)}
     systems = {s: SystemScores(framework, options, rids, [scores[r] for r in rids])
                for s, rids in by_system.items() if s in flipped_systems and s not in linear}
     overall_targets = [j for j, t in enumerate(targets) if t.system is None]
@@ -285,8 +299,10 @@ def influences(framework: Framework, options: Mapping[str, str],
     every_values: dict[str, float | None] = {}
     if overall_targets:
         every = sorted(scores)
-        pooled = collapse(framework, options, [[scores[r]] for r in every], metrics)
-        if not pooled.ok:
+        if len(every) >= LINEAR_REPORTS:
+            pooled = collapse(framework, options, [[scores[r]] for r in every], metrics)
+        if pooled is None or not pooled.ok:
+            pooled = None
             every_values = aggregate_values(framework, [scores[r] for r in every], options)
     for i, flip in enumerate(flips):
         report = inputs[flip.report]
@@ -301,15 +317,16 @@ def influences(framework: Framework, options: Mapping[str, str],
                 continue
             if moved is None:
                 if system in linear:
-                    moved = dict(zip(metrics, linear[system].report_influence(before, after),
+                    model = linear[system]
+                    moved = dict(zip(model.metrics, model.report_influence(before, after),
                                      strict=True))
                 else:
                     changed = systems[system].replaced(flip.report, after)
                     moved = dict(zip(metrics, metric_delta(systems[system].values, changed,
                                                            metrics), strict=True))
             out[i, j] = moved[target.metric]
-        if overall_targets and pooled is not None:
-            if pooled.ok:
+        if overall_targets:
+            if pooled is not None:
                 deltas = dict(zip(metrics, pooled.report_influence(before, after), strict=True))
             else:
                 position = every.index(flip.report)

@@ -180,10 +180,13 @@ def export(db: Path | None, name: str, output: Path | None, fmt: str) -> int:
               help="also show the anytime-valid interval (a confidence sequence: valid however "
                    "often you look)")
 @click.option("--no-ranks", is_flag=True, help="skip the rank comparisons")
+@click.option("--no-crossfit", is_flag=True,
+              help="tune PPI++'s λ on the reviews it weighs, as ppi-python does (agrees with "
+                   "it exactly; slightly biased when disagreements are few)")
 @format_option()
 def estimate(db: Path | None, plan_name: str | None, suite: str | None,
              metrics: tuple[str, ...], half_width: float, confidence: float, resamples: int,
-             seed: int, anytime: bool, no_ranks: bool, fmt: str) -> int:
+             seed: int, anytime: bool, no_ranks: bool, no_crossfit: bool, fmt: str) -> int:
     from store.estimates import dumps
     from store.estimates import estimate as run_estimate
     from store.scores import ensure_scores
@@ -193,7 +196,7 @@ def estimate(db: Path | None, plan_name: str | None, suite: str | None,
     ensure_scores(conn)
     report = run_estimate(conn, plan_name, suite=suite, metrics=metrics,
                           half_width=half_width, confidence=confidence, resamples=resamples,
-                          seed=seed, ranks=not no_ranks)
+                          seed=seed, ranks=not no_ranks, crossfit=not no_crossfit)
     if fmt == "json":
         print(dumps(report))
     elif fmt == "csv":
