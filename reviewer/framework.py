@@ -60,6 +60,9 @@ class Metric:
     threshold (DailyReport's UserPref): several errors in one report can cross a threshold
     together, which a correction built from single-verdict influences does not see, so its
     estimates are marked first-order (docs/estimates.md)."""
+    bounds: tuple[float, float] | None = None
+    """The values the metric can take, where the definition fixes them (a share: 0–1, a
+    level: 1–4): an estimate or interval reaching past them is clipped to them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -589,6 +589,9 @@ def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
             elif reviews == 0:
                 status = "undefined"
                 reasons.append("no reviewed verdict can move it")
+            elif correction.unreviewed[j] == 0:
+                half = 0.0
+                reasons.append("exact: every verdict that moves it is reviewed")
             else:
                 if disagreements == 0:
                     status = "weak"
@@ -618,7 +621,14 @@ def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
             if half is not None:
                 lower, upper = corrected - half, corrected + half
                 human_lo, human_hi = human - human_half, human + human_half
-            if judge is not None and status != "undefined":
+            if metric.bounds is not None:
+                low, high = metric.bounds
+                clipped = [None if v is None else min(high, max(low, v))
+                           for v in (corrected, lower, upper, human, human_lo, human_hi)]
+                if clipped != [corrected, lower, upper, human, human_lo, human_hi]:
+                    reasons.append(f"clipped to the metric's range [{low:g}, {high:g}]")
+                corrected, lower, upper, human, human_lo, human_hi = clipped
+            if judge is not None and corrected is not None and status != "undefined":
                 bias = judge - corrected
                 if lower is not None and upper is not None:
                     bias_lo, bias_hi = judge - upper, judge - lower

@@ -149,6 +149,8 @@ class Correction:
     """Cells holding this target's subjects with exactly one review (no variance)."""
     empty_population: Floats
     """Subjects that could move the target in cells without any review (not corrected)."""
+    unreviewed: Floats
+    """Subjects that could move the target and nobody reviewed (0: the estimate is exact)."""
     row_share: Floats
     """(rows × targets): each row's share of the λ = 1 correction (PPI's rectifier, net of
     what the row itself settled), for resampling tasks."""
@@ -242,12 +244,18 @@ def _moments(layout: _Cells, sample: Sample, d: Floats, slope: Floats,
 
 
 def _per_cell(m: Moments, pop_a: Floats, lam: Floats, fpc: Floats, rho: Floats,
-              hansen_hurwitz: bool = False) -> tuple[Floats, Floats]:
+              hansen_hurwitz: bool = False, damp: bool = False) -> tuple[Floats, Floats]:
     """Each cell's estimated total of ``d`` over all its subjects (PPI++ on ỹ, minus the
     known total of ``a``) and the design variance of its unreviewed part: the Hájek
     linearised variance of the weighted mean of ``e = ρ·d + (1 − λ)·a = ρ·ỹ + (1 − ρ − λ)·a``
     times ``N_c²``, with the finite-population correction ``fpc``."""
     has = m.n > 0
+    if damp:
+        # A fold's control variate, weighted (1 − λ) by the share of the cell still
+        # unreviewed: any fixed weight keeps the estimate unbiased, and this one makes a fully
+        # reviewed cell's estimate its reviewed total exactly, whatever λ the folds learnt
+        # (a half-sample's mean of a is not the cell's, even when the cell is all reviewed).
+        lam = 1.0 - (1.0 - lam) * fpc[:, None]
     total = np.where(has, m.big_n * point(m, lam) - pop_a, 0.0)
     r = rho[:, None]
     c = 1.0 - r - lam
@@ -311,6 +319,7 @@ def correct(sample: Sample, population: Population, crossfit: bool = True) -> Co
     lam_mean = np.where(total_size > 0, (lam * size).sum(axis=0) /
                         np.where(total_size > 0, total_size, 1.0), 1.0)
     member_rows = population.relevant[sample.group]
+    reviewed_unique = _cells(sample, first, cells).sum(member_rows.astype(np.float64))
     return Correction(
         tuned=(tuned_cells - known).sum(axis=0), ppi=(ppi_cells - known).sum(axis=0),
         human=(human_cells - known).sum(axis=0), var_tuned=tuned_var.sum(axis=0),
@@ -319,6 +328,7 @@ def correct(sample: Sample, population: Population, crossfit: bool = True) -> Co
         disagreements=(member_rows & (d != 0)).sum(axis=0).astype(np.int64),
         single_cells=((layout.n[:, None] == 1) & (present > 0)).sum(axis=0).astype(np.int64),
         empty_population=np.where(layout.n[:, None] == 0, present, 0.0).sum(axis=0),
+        unreviewed=np.maximum(present - reviewed_unique, 0.0).sum(axis=0),
         row_share=(expand - first)[:, None] * d)
 
 
@@ -364,7 +374,7 @@ def _crossfit(sample: Sample, d: Floats, expand: Floats, population: Population,
         for f in (0, 1):
             m, pop_a = _moments(layouts[f], sample, d, slopes[1 - f], population)
             fold_total, fold_var = _per_cell(m, pop_a, lam_of(f), fpc, rho,
-                                             not population.fpc)
+                                             not population.fpc, damp=True)
             total += share[f] * fold_total
             var += share[f] ** 2 * fold_var
         out.append((total, var))

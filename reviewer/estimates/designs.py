@@ -75,39 +75,45 @@ def allocate(sizes: Ints, budget: int, scores: Floats | None = None,
              minimum: int = MIN_PER_STRATUM) -> Ints:
     """Draws per stratum: proportional to ``scores`` (stratum sizes when None), at least
     ``minimum`` each where the budget and the stratum allow, never more than a stratum holds;
-    rounded by largest remainder so the total is exactly the budget (or the frame)."""
+    rounded by largest remainder so the total is exactly the budget (or the frame).
+
+    Strata that the proportional share would put above their size or below the minimum are
+    fixed there and the rest of the budget is shared again among the others, so the shares
+    stay proportional wherever no bound binds.
+    """
     sizes = np.asarray(sizes, dtype=np.int64)
+    count = len(sizes)
     budget = min(int(budget), int(sizes.sum()))
     raw = (sizes if scores is None else np.asarray(scores, dtype=np.float64)).astype(np.float64)
     if raw.sum() <= 0:
         raw = sizes.astype(np.float64)
-    floor = np.minimum(sizes, minimum) if budget >= minimum * len(sizes) else \
-        np.zeros_like(sizes)
-    out = floor.copy()
-    remaining = budget - int(out.sum())
-    capacity = sizes - out
-    while remaining > 0:
-        open_ = capacity > 0
-        share = np.where(open_, raw, 0.0)
-        if share.sum() <= 0:
-            share = open_.astype(np.float64)
-        ideal = remaining * share / share.sum()
-        take = np.minimum(np.floor(ideal).astype(np.int64), capacity)
-        if take.sum() == 0:
-            # Largest remainders, one each, among strata with room.
-            order = np.lexsort((np.arange(len(sizes)), -(ideal - np.floor(ideal))))
-            for h in order:
-                if remaining == 0:
-                    break
-                if capacity[h] > 0 and share[h] > 0:
-                    take[h] += 1
-                    remaining -= 1
-                    capacity[h] -= 1
-            out += take
-            continue
-        out += take
-        capacity -= take
-        remaining -= int(take.sum())
+    floor = np.minimum(sizes, minimum) if budget >= minimum * count else \
+        np.zeros(count, dtype=np.int64)
+    fixed = np.zeros(count, dtype=bool)
+    target = np.zeros(count)
+    while True:
+        free = ~fixed
+        remaining = budget - target[fixed].sum()
+        weights = np.where(free, raw, 0.0)
+        if weights.sum() <= 0:
+            weights = np.where(free, sizes, 0).astype(np.float64)
+        ideal = np.where(free, remaining * weights / max(weights.sum(), 1e-300), 0.0)
+        over = free & (ideal > sizes)
+        under = free & (ideal < floor)
+        if not over.any() and not under.any():
+            target = np.where(free, ideal, target)
+            break
+        target = np.where(over, sizes, np.where(under, floor, target))
+        fixed |= over | under
+    out = np.floor(target + 1e-9).astype(np.int64)
+    short = budget - int(out.sum())
+    order = np.lexsort((np.arange(count), -(target - out)))
+    for h in order:
+        if short <= 0:
+            break
+        if out[h] < sizes[h]:
+            out[h] += 1
+            short -= 1
     return out
 
 

@@ -35,6 +35,8 @@ def fmt_interval(value: float | None, lower: float | None, upper: float | None,
     if lower is None or upper is None:
         return f"{shown} (no interval)"
     places = max(digits, 2)
+    if lower == upper == value:
+        return f"{shown} (exact)"
     mark = " ?" if status == "weak" else ""
     return f"{shown} [{lower:.{places}f}, {upper:.{places}f}]{mark}"
 
