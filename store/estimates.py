@@ -430,7 +430,7 @@ def _frame_notes(conn: sqlite3.Connection, plan: Plan, suite_id: int, kinds: set
     return notes
 
 
-_FRAME_SQL = """
+FRAME_SQL = """
     SELECT pf.stratum, r.system_id, sj.kind, j.value, count(*)
     FROM plan_frame pf
     JOIN subject sj ON sj.id = pf.subject_id
@@ -454,7 +454,7 @@ def _correct(conn: sqlite3.Connection, plan: Plan, kinds: list[str], known: dict
     kind_index = {k: i for i, k in enumerate(kinds)}
     system_index = {s: i for i, s in enumerate(run.systems)}
     counted = [(int(h), system_index[int(sid)], kind_index[kind], _numeric(kind, value), int(n))
-               for h, sid, kind, value, n in conn.execute(_FRAME_SQL, (plan.id,))
+               for h, sid, kind, value, n in conn.execute(FRAME_SQL, (plan.id,))
                if kind in kind_index and int(sid) in system_index]
     stratum, system, kind_of, x, count = (np.array(c) for c in zip(*counted, strict=True)) \
         if counted else (np.zeros(0, dtype=np.int64),) * 5

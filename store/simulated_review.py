@@ -24,11 +24,15 @@ def truth_values(conn: sqlite3.Connection, run: str) -> dict[int, str | None]:
            WHERE r.ext_id = ?""", (run,))}
 
 
-def review_plan(conn: sqlite3.Connection, plan: Plan, run: str, count: int,
-                reviewer: str = "truth-reviewer") -> int:
-    """Decide the first ``count`` undecided subjects of the plan with ``run``'s values, in one
-    transaction, then rebuild the scores; returns how many were decided."""
-    truth = truth_values(conn, run)
+def review_plan(conn: sqlite3.Connection, plan: Plan, run: str | None, count: int,
+                reviewer: str = "truth-reviewer", overrule_every: int = 10) -> int:
+    """Decide the first ``count`` undecided subjects of the plan — with ``run``'s values, or
+    without a run the judge's own value except every ``overrule_every``-th, which gets
+    another value of its scale — in one transaction, then rebuild the scores; returns how
+    many were decided."""
+    from reviewer.registry import get_kind
+
+    truth = truth_values(conn, run) if run is not None else {}
     log = ReviewLog(conn, reviewer)
     done = 0
     with transaction(conn):
@@ -37,7 +41,15 @@ def review_plan(conn: sqlite3.Connection, plan: Plan, run: str, count: int,
                 break
             if item.decided or item.judgment_id is None:
                 continue
-            value = truth.get(item.subject_id)
+            if run is not None:
+                value = truth.get(item.subject_id)
+            else:
+                judge = conn.execute("SELECT value FROM judgment WHERE id = ?",
+                                     (item.judgment_id,)).fetchone()[0]
+                kind = get_kind(item.kind)
+                value = judge
+                if kind is not None and (judge is None or done % overrule_every == 0):
+                    value = next((c.code for c in kind.scale.choices if c.code != judge), judge)
             if value is None:
                 continue
             log.decide(item.judgment_id, value, "simulated review")

@@ -16,13 +16,12 @@ from rich.table import Table
 from rich.text import Text
 
 from store.estimates import EstimateReport, MetricEstimate, RankRow
-from tui.render.tables import fmt_number
 
 VARIANT_LABEL = {"judge": "judge only", "adjudicated": "adjudicated", "corrected": "corrected"}
 
 
 def fmt_value(value: float | None, digits: int) -> str:
-    return fmt_number(value, max(digits, 2)) if value is not None else "n/a"
+    return f"{value:.{max(digits, 2)}f}" if value is not None else "n/a"
 
 
 def fmt_interval(value: float | None, lower: float | None, upper: float | None,
