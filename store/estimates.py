@@ -579,8 +579,12 @@ def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
             human = base + float(correction.human[j])
             human_half = interval_half_width(float(correction.var_human[j]), disagreements,
                                              confidence)
-            needed = reviews_needed(var, n_reviewed, pop_n, half_width, confidence,
-                                    not plan.with_replacement)
+            # A forecast from a handful of disagreements is noise: none below the weak line;
+            # the target is met when the interval shown (t quantile) is narrow enough.
+            if disagreements >= MIN_DISAGREEMENTS:
+                needed = 0 if half <= half_width else max(1, reviews_needed(
+                    var, n_reviewed, pop_n, half_width, confidence,
+                    not plan.with_replacement) or 1)
             anytime = cs_half_width(var, n_reviewed, plan.budget, confidence)
             if correction.empty_population[j] > 0:
                 status = "undefined"

@@ -71,7 +71,7 @@ def needed_text(row: MetricEstimate, report: EstimateReport) -> str:
     if row.status == "undefined":
         return ""
     if row.needed is None:
-        return "?" if row.half_width is None else ""
+        return "?"          # no forecast from fewer than ten disagreements
     if row.needed == 0:
         return "reached"
     left = 0 if report.plan is None else max(0, report.plan.progress.subjects
