@@ -599,8 +599,8 @@ def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
             else:
                 if disagreements == 0:
                     status = "weak"
-                    reasons.append(f"no disagreement in {reviews} reviews: nothing to measure "
-                                   f"a spread from (humans may still overrule up to "
+                    reasons.append(f"none of {reviews} reviews moved it: nothing to measure a "
+                                   f"spread from (errors that move it could still be up to "
                                    f"~{min(1.0, 3 / reviews):.0%} of these verdicts)")
                     half = None
                 elif disagreements < MIN_INTERVAL_DISAGREEMENTS:
