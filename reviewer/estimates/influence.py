@@ -32,14 +32,6 @@ LINEAR_REPORTS = 50
 """Reports from which an aggregate is differentiated rather than recomputed per flip."""
 
 
-def at_values(report: ReportInput, values: Mapping[int, str | None]) -> list[VerdictIn]:
-    """The report's verdicts with the effective value of the listed verdict positions set."""
-    verdicts = list(report.verdicts)
-    for index, value in values.items():
-        verdicts[index] = verdicts[index]._replace(effective=value)
-    return verdicts
-
-
 def score_at(framework: Framework, report: ReportInput, verdicts: list[VerdictIn],
              options: Mapping[str, str]) -> ReportScores:
     """The report scored with ``verdicts`` as its effective values (the report's own list is
@@ -50,18 +42,6 @@ def score_at(framework: Framework, report: ReportInput, verdicts: list[VerdictIn
         return framework.score_report(report, "adjudicated", options)
     finally:
         report.verdicts = original
-
-
-def flipped_scores(framework: Framework, report: ReportInput, base: list[VerdictIn],
-                   flips: Sequence[tuple[int, str | None]], options: Mapping[str, str]
-                   ) -> list[ReportScores]:
-    """The report's scores with each flip applied alone to ``base`` (position, new value)."""
-    out: list[ReportScores] = []
-    for index, value in flips:
-        verdicts = list(base)
-        verdicts[index] = verdicts[index]._replace(effective=value)
-        out.append(score_at(framework, report, verdicts, options))
-    return out
 
 
 def metric_delta(before: Mapping[str, object], after: Mapping[str, object],
@@ -109,11 +89,6 @@ def _number(value: object) -> float | None:
         return None
     number = float(value)
     return number if math.isfinite(number) else None
-
-
-def _finite(value: object) -> bool:
-    return isinstance(value, float | int) and not isinstance(value, bool) \
-        and math.isfinite(value)
 
 
 def _close(a: float | None, b: float | None) -> bool:

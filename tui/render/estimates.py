@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -230,10 +230,6 @@ def estimate_renderables(report: EstimateReport, *, anytime: bool = False,
     out.append(Text(f"\n{took}bias = judge − corrected (positive: the judge scores higher "
                     "than humans would) · ? = weak (see the notes) · docs/estimates.md", "dim"))
     return out
-
-
-def estimate_group(report: EstimateReport, **options: bool) -> Group:
-    return Group(*estimate_renderables(report, **options))
 
 
 CSV_COLUMNS = ("framework", "metric", "system", "judge", "adjudicated", "corrected", "lower",
