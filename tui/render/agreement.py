@@ -22,7 +22,7 @@ from reviewer.agreement import (
     ConfusionMatrix,
     Estimate,
 )
-from reviewer.comparison import CategoricalComparison
+from reviewer.comparison import PREVALENCE_CHANCE, CategoricalComparison
 from reviewer.registry import get_kind
 from store.agreement import AgreementReport
 from tui.render.tables import data_table, fmt_number, subject_name
@@ -111,7 +111,7 @@ def _reviewers(report: AgreementReport) -> list[RenderableType]:
         numeric=("items", "differ", "alpha", "ac1"))
     pairs = data_table(
         [{"kind": r.kind, "a": p.a, "b": p.b, "n": p.n, "agreement": _value(p.accuracy),
-          "kappa": _value(p.kappa) if p.kappa else "",
+          "kappa": _pair_kappa(p.kappa) if p.kappa else "",
           "weighted": _value(p.weighted_kappa) if p.weighted_kappa else "",
           "pearson": _value(p.pearson) if p.pearson else ""}
          for r in report.reviewers for p in r.stats.pairs],
@@ -189,11 +189,24 @@ def _kappa(comparison: CategoricalComparison) -> str:
     under the table."""
     ac1 = comparison.ac1.value
     beside = "" if ac1 is None else f" (AC1 {ac1:.3f})"
-    if any("one class" in c for c in comparison.caveats):
+    if any("used one class" in c for c in comparison.caveats):
         return "n/a: one class ⚠" + beside
     text = _ci(comparison.kappa)
     if any("prevalence" in c for c in comparison.caveats):
         text += " ⚠ prevalence" + beside
+    return text
+
+
+def _pair_kappa(kappa: ChanceCorrected) -> str:
+    """A reviewer pair's κ, or why it misleads: undefined when both used one and the same
+    class; deflated by prevalence when chance agreement is high though they mostly agree."""
+    if kappa.n and kappa.value is None:
+        return "n/a: one class"
+    text = _value(kappa)
+    chance, observed = kappa.chance_agreement, kappa.observed_agreement
+    if chance is not None and observed is not None and kappa.value is not None \
+            and chance >= PREVALENCE_CHANCE and observed >= 0.8 and kappa.value < 0.5:
+        text += f" ⚠ prevalence (pₑ {chance:.2f}, {observed:.0%} agree)"
     return text
 
 
