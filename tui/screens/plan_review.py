@@ -3,9 +3,9 @@
 Each subject opens on its report with its verdict selected; deciding it moves on to the next
 undecided subject of the plan (in another report if need be). ``n`` / ``p`` step through the
 plan, ``]`` / ``[`` jump to the next / previous undecided subject. The bar on top shows the
-plan's progress ("38/120 of plan p1") and, recomputed after every decision, an estimate with
-its interval and how many more reviews reach the target precision — so a team sees when it can
-stop. Reviewing in order matters: the estimate treats the decided subjects as the plan's
+plan's progress ("38/120 of plan p1") and, recomputed whenever the reviewer pauses, an estimate
+with its interval and how many more reviews reach the target precision — so a team sees when it
+can stop. Reviewing in order matters: the estimate treats the decided subjects as the plan's
 sample, and skipping subjects because they look hard would bias it (skips are counted).
 """
 
@@ -17,6 +17,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Static
 
 from store.backend import WriteCommand, WriteResult
@@ -25,6 +26,8 @@ from store.plans import Plan, PlanItem
 from tui.messages import ReportLoaded
 from tui.screens.report import ReportScreen
 
+ESTIMATE_PAUSE = 1.5
+"""Seconds without a decision before the plan bar's estimate is recomputed."""
 DECIDING = ("confirm", "override", "adjudicate")
 """Actions that decide a subject (an undo of one undecides it; a conflict is checked when the
 plan is reloaded after every write)."""
@@ -54,6 +57,7 @@ class PlanReviewScreen(ReportScreen):
         self.estimate_line = Text("estimating…", style="dim")
         self.estimates_shown = 0
         """How many estimates the bar has shown (tests wait on it)."""
+        self._estimate_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("loading the plan…", id="plan-bar")
@@ -101,8 +105,17 @@ class PlanReviewScreen(ReportScreen):
         if first_load:
             self.index = self._next_undecided(-1, 1)
             self.load_report(self.report_id)
+            self.refresh_estimate()
+        else:
+            self._estimate_soon()
         self._bar()
-        self.refresh_estimate()
+
+    def _estimate_soon(self) -> None:
+        """Recompute the estimate once the reviewer pauses: at DailyReport size it takes about
+        a second of Python, which in a thread would slow every keypress of a fast review."""
+        if self._estimate_timer is not None:
+            self._estimate_timer.stop()
+        self._estimate_timer = self.set_timer(ESTIMATE_PAUSE, self.refresh_estimate)
 
     def _ask_for_plan(self) -> None:
         from tui.screens.plan_dialog import NewPlanDialog
