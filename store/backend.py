@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from store.reviewlog import Recorded, ReviewLog
 
 WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo", "propose", "accept",
-                    "reject", "preview_activation", "activate", "deactivate", "call"]
+                    "reject", "preview_activation", "activate", "deactivate", "call",
+                    "new_plan"]
 
 
 T = TypeVar("T")
@@ -235,6 +236,11 @@ class Backend:
             return self._runs(conn, command)
         if command.kind == "call":
             return self._call(conn, command)
+        if command.kind == "new_plan":
+            from store.plans import new_plan_result
+
+            return replace(_failed(command, None), **new_plan_result(conn, self.reviewer,
+                                                                   command.value))
         if command.kind in ("propose", "accept", "reject"):
             # Accepting or rejecting rescores a task on this connection, past the cache.
             self._score_cache.clear()

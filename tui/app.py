@@ -54,6 +54,10 @@ class GavelCommands(Provider):
         yield "Agreement statistics", "judge vs human, reviewers, UserPref vs ratings", \
             app.action_agreement
         yield "Ground-truth proposals", "accept or reject proposals", app.action_proposals
+        yield "Estimates", "judge scores corrected by a review plan, ranks that could swap", \
+            app.action_estimates
+        yield "Review a plan", "serve a review plan's subjects in order", \
+            app.action_plan_review
         yield "Search reports, claims and sources", "full-text search", queue.action_search
         yield "Show key bindings", "help", app.action_help
         for row in queue.rows:
@@ -269,6 +273,18 @@ class GavelApp(App[None]):
 
         if not isinstance(self.screen, ProposalsScreen):
             self.push_screen(ProposalsScreen())
+
+    def action_estimates(self) -> None:
+        from tui.screens.estimates import EstimatesScreen
+
+        if not isinstance(self.screen, EstimatesScreen):
+            self.push_screen(EstimatesScreen())
+
+    def action_plan_review(self) -> None:
+        from tui.screens.plan_review import PlanReviewScreen
+
+        if not isinstance(self.screen, PlanReviewScreen):
+            self.push_screen(PlanReviewScreen())
 
     def action_agreement(self) -> None:
         from tui.screens.agreement import AgreementScreen

@@ -74,6 +74,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
                       "first, checked against the labels, then the rest"),
     "runs": ("tui.cli.runs:runs",
              "list judge runs, rank them against the human labels, activate or retire one"),
+    "plan": ("tui.cli.plans:plan",
+             "review plans: draw a random sample of subjects to review (new, list, show, "
+             "export)"),
+    "estimate": ("tui.cli.plans:estimate",
+                 "judge scores corrected by a plan's reviews (PPI++), with intervals, judge "
+                 "bias, reviews needed and ranks that could swap"),
     "compare": ("tui.cli.runs:compare",
                 "verdict agreement and score differences between judge runs; mean ± sd of "
                 "system scores over runs"),
@@ -91,6 +97,8 @@ examples:
   gavel decide 42 incorrect --rationale "source gives 11, not 12" --reason other
   gavel undo
   gavel sync postgresql://ana@hub.example/gavel   share decisions through a review hub
+  gavel plan new --budget 300 --design stratified --by system
+  gavel estimate --plan p1               corrected scores with intervals and rank swaps
   gavel bench --quick                    performance figures beside their baselines
   gavel judge --framework race --model gpt-4.1 --dry-run
   gavel judge --framework fact --batch --no-wait && gavel judge --resume RUN

@@ -373,7 +373,7 @@ class HelpScreen(ModalScreen[None]):
         text = Text()
         titles = {"app": "Everywhere", "queue": "Queue", "report": "Report review",
                   "editor": "Rationale editor", "agreement": "Agreement",
-                  "proposals": "Ground-truth proposals"}
+                  "proposals": "Ground-truth proposals", "estimates": "Estimates"}
         contexts = ["app", self.context] + (["editor"] if self.context == "report" else [])
         for context in contexts:
             text.append(f"{titles.get(context, context)}\n", "bold underline")

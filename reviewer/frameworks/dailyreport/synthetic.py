@@ -29,6 +29,22 @@ class SyntheticSpec:
     long_report_words: int = 0
     """When > 0, the first report is this long (with claims spread through it)."""
     long_report_claims: int = 300
+    judge_bias: tuple[float, ...] = ()
+    """A planted judge bias: system i's judge upgrades a verdict that is not the best (an
+    incorrect or unknown claim to correct; a rubric one step up) with probability
+    ``judge_bias[i % len(judge_bias)]``. With a bias or noise the true verdicts are written as
+    a second run, ``truth`` (older than the judge's, so the judge's counts): retire it after
+    import and read it as the human labels."""
+    judge_noise: float = 0.0
+    """The judge's unbiased mistakes: any verdict is replaced by a random value of its scale
+    with this probability."""
+
+    @property
+    def planted(self) -> bool:
+        return bool(self.judge_bias) or self.judge_noise > 0
+
+
+TRUTH_RUN = "truth"
 
 
 def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
@@ -75,6 +91,13 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
     with (folder / "runs.jsonl").open("w", encoding="utf-8") as handle:
         _line(handle, {"id": "run-1", "model": "synthetic-judge", "prompt_version": "v1",
                        "created_at": "2026-11-01T00:00:00Z"})
+        if spec.planted:
+            _line(handle, {"id": TRUTH_RUN, "model": "human-truth", "prompt_version": "v1",
+                           "created_at": "2026-10-01T00:00:00Z",
+                           "description": "the true verdicts the judge's were planted on"})
+    # The judge's mistakes come from a generator of their own, so a run without them is the
+    # same run, byte for byte, as before they existed.
+    judge_rng = random.Random(spec.seed * 7919 + 1)
 
     task_plans = list(_task_plans(rng, spec))
     with (folder / "tasks.jsonl").open("w", encoding="utf-8") as handle:
@@ -98,6 +121,10 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
                 _line(reports, report)
                 counts["reports"] += 1
                 counts["claims"] += len(report["claims"])
+                if spec.planted:
+                    bias = (spec.judge_bias[systems.index(system) % len(spec.judge_bias)]
+                            if spec.judge_bias else 0.0)
+                    verdicts = _planted(judge_rng, verdicts, bias, spec.judge_noise)
                 for verdict in verdicts:
                     _line(judgments, verdict)
                 counts["judgments"] += len(verdicts)
@@ -193,3 +220,35 @@ def _report(
                          "explanation": "synthetic"})
     return {"id": report_id, "task": task["id"], "system": system, "markdown": markdown,
             "claims": claims}, verdicts
+
+
+_UPGRADE: dict[str, dict[Any, Any]] = {"ins": {0: 0.5, 0.5: 1}, "rat": {0: 0.5, 0.5: 1},
+            "claim": {"incorrect": "correct", "unknown": "correct"}}
+_VALUES: dict[str, list[Any]] = {"ins": [0, 0.5, 1], "rat": [0, 0.5, 1],
+                                 "claim": ["correct", "incorrect", "unknown"]}
+
+
+def _planted(rng: random.Random, verdicts: list[dict[str, Any]], bias: float, noise: float
+             ) -> list[dict[str, Any]]:
+    """The judge's verdicts (biased upwards with probability ``bias``, randomised with
+    probability ``noise``) followed by the true ones as run ``truth``; the judge's consistency
+    verdict follows its own claim verdict, as in :func:`_report`."""
+    judged: list[dict[str, Any]] = []
+    truth: list[dict[str, Any]] = []
+    claim_value: dict[str, str] = {}
+    for verdict in verdicts:
+        kind = verdict["kind"]
+        truth.append({**verdict, "run": TRUTH_RUN})
+        value = verdict["value"]
+        if kind == "consistency":
+            value = "support" if claim_value.get(verdict["claim"]) == "correct" else "unknown"
+        else:
+            upgraded = _UPGRADE[kind].get(value)
+            if upgraded is not None and rng.random() < bias:
+                value = upgraded
+            if noise and rng.random() < noise:
+                value = rng.choice(_VALUES[kind])
+            if kind == "claim":
+                claim_value[verdict["claim"]] = value
+        judged.append({**verdict, "value": value})
+    return judged + truth
