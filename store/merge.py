@@ -44,6 +44,7 @@ from store.proposals import insert_proposal
 from store.reviewlog import may_reverse, rebuild_state, report_rating
 from store.scores import rebuild_scores
 from store.tx import transaction
+from store.writelock import announced
 
 _COLUMNS = ("uuid, target, reviewer, action, value, rationale, reason, created_at, supersedes, "
             "run, key, sig")
@@ -159,7 +160,7 @@ def merge_events(
     skipped_uuids: set[str] = set()
     reviewers: set[str] = set()
     horizon = (datetime.now(UTC) + timedelta(days=1)).isoformat()
-    with transaction(conn):
+    with transaction(conn), announced(conn, f"merge {source}"):
         for line, event in events:
             result.read += 1
             existing = conn.execute(

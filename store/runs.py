@@ -401,15 +401,15 @@ def finish_run(conn: sqlite3.Connection, run_rows: Iterable[int], usage: Mapping
     the score cache up to date for the reports it judged (both variants: the judge's values
     changed, and so may the effective ones where no human decided)."""
     rows = sorted(set(run_rows))
+    ids = sorted(set(report_ids))
     with transaction(conn):
         conn.executemany("UPDATE judge_run SET usage = ? WHERE id = ?",
                          [(_dumps(dict(usage)), row) for row in rows])
-    ids = sorted(set(report_ids))
-    active = conn.execute(f"SELECT max(active) FROM judge_run WHERE id IN ({_in(rows)})",
-                          rows).fetchone()[0] if rows else 0
-    if ids and active:
-        refresh_current(conn, ids)
-        update_scores(conn, ids, variants=("judge", "adjudicated"))
+        active = conn.execute(f"SELECT max(active) FROM judge_run WHERE id IN ({_in(rows)})",
+                              rows).fetchone()[0] if rows else 0
+        if ids and active:
+            refresh_current(conn, ids)
+            update_scores(conn, ids, variants=("judge", "adjudicated"))
 
 
 # -- listing and activation ---------------------------------------------------------------------

@@ -25,6 +25,8 @@ from tui.screens.modals import ConfirmDialog, HelpScreen
 from tui.screens.queue import QueueScreen
 
 WATCH_EVERY = 0.5
+WAIT_REMINDER = 10.0
+"""Seconds between reminders that a decision still waits for another process's lock."""
 """Seconds between looks at the database for other processes' commits."""
 
 
@@ -87,6 +89,8 @@ class GavelApp(App[None]):
         """Background failures shown to the user this session (tests read it)."""
         self._closing = False
         self._waiting: WriteCommand | None = None
+        self._waiting_told = 0.0
+        self._waiting_for = ""
         self._stop_watching = threading.Event()
 
     def on_mount(self) -> None:
@@ -179,12 +183,18 @@ class GavelApp(App[None]):
 
         result = message.result
         if result.waiting is not None:
-            if self._waiting is not result.command:
+            # Said when the wait starts and again every WAIT_REMINDER seconds, so the screen
+            # keeps saying that (and for whom) a decision waits, however long it takes.
+            first = self._waiting is not result.command
+            if first or result.waiting - self._waiting_told >= WAIT_REMINDER:
                 self._waiting = result.command
-                self.notify("another process is writing to the database: your "
+                self._waiting_told = result.waiting
+                self._waiting_for = result.note or "held by another process"
+                still = "" if first else f" (still waiting, {result.waiting:.0f} s)"
+                self.notify(f"the database is {self._waiting_for}: your "
                             f"{result.command.kind} is queued and will be stored when it "
-                            "finishes (nothing is lost)", title="Database busy",
-                            severity="warning", timeout=8)
+                            f"finishes (nothing is lost){still}", title="Database busy",
+                            severity="warning", timeout=WAIT_REMINDER)
             return
         if self._waiting is result.command:
             self._waiting = None
@@ -268,7 +278,18 @@ class GavelApp(App[None]):
         self.push_screen(ReportScreen(order, order.index(report_id)))
 
     async def action_quit(self) -> None:
-        self.exit()
+        if self._waiting is None:
+            self.exit()
+            return
+        # Quitting stops the writer: a decision still waiting for the lock would be lost.
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmDialog(
+            "Quit and lose a queued decision?",
+            f"your {self._waiting.kind} waits for the database ({self._waiting_for}); it is "
+            "stored as soon as the lock frees if you stay", "quit anyway"), done)
 
     def on_unmount(self) -> None:
         self._closing = True

@@ -18,7 +18,7 @@ import click
 
 from reviewer.review import REASON_CODES
 from store.conflicts import adjudicate as adjudicate_judgment
-from store.decisions import rescore
+from store.decisions import record
 from store.queries import report_ext_id, report_id_by_ext
 from store.reviewlog import Recorded, ReviewError, ReviewLog
 from store.scores import ensure_scores
@@ -43,14 +43,14 @@ def _open(db: Path | None, reviewer: str | None) -> tuple[sqlite3.Connection, Re
     return conn, ReviewLog(conn, reviewer_name(reviewer))
 
 
-def print_recorded(conn: sqlite3.Connection, recorded: Recorded | None, fmt: str,
+def print_recorded(conn: sqlite3.Connection, write: Callable[[], Recorded | None], fmt: str,
                    command: str) -> int:
-    """Bring the report's scores up to date and say what the event did (exit 1: nothing to
-    undo or redo)."""
+    """Write the event with its report's scores (one transaction) and say what it did (exit 1:
+    nothing to undo or redo)."""
+    recorded, changes = record(conn, write)
     if recorded is None:
         print(json.dumps({"result": None}) if fmt == "json" else f"nothing to {command}")
         return 1
-    changes = rescore(conn, recorded)
     if fmt == "json":
         print(json.dumps({
             "event": recorded.uuid, "action": recorded.action, "judgment": recorded.judgment_id,
@@ -90,10 +90,9 @@ def decide(id: int, value: str, rationale: str, reason: str | None, as_adjudicat
     conn, log = _open(db, reviewer)
     if as_adjudication:
         # An adjudication records the sides it resolves (reviewer, value, rationale) with it.
-        recorded = adjudicate_judgment(conn, log.reviewer, id, value, rationale, reason)
-    else:
-        recorded = log.decide(id, value, rationale, reason)
-    return print_recorded(conn, recorded, fmt, "decide")
+        return print_recorded(conn, lambda: adjudicate_judgment(
+            conn, log.reviewer, id, value, rationale, reason), fmt, "decide")
+    return print_recorded(conn, lambda: log.decide(id, value, rationale, reason), fmt, "decide")
 
 
 @click.command(help="Confirm the judge's verdict on a judgment.")
@@ -102,7 +101,7 @@ def decide(id: int, value: str, rationale: str, reason: str | None, as_adjudicat
 @_writer
 def confirm(id: int, rationale: str, db: Path | None, reviewer: str | None, fmt: str) -> int:
     conn, log = _open(db, reviewer)
-    return print_recorded(conn, log.confirm(id, rationale), fmt, "confirm")
+    return print_recorded(conn, lambda: log.confirm(id, rationale), fmt, "confirm")
 
 
 @click.command(help="Resolve a conflict between reviewers; the event records every side it "
@@ -116,8 +115,9 @@ def adjudicate(id: int, value: str, rationale: str, reason: str | None, db: Path
                reviewer: str | None, fmt: str) -> int:
     conn = open_db(db)
     ensure_scores(conn)
-    recorded = adjudicate_judgment(conn, reviewer_name(reviewer), id, value, rationale, reason)
-    return print_recorded(conn, recorded, fmt, "adjudicate")
+    name = reviewer_name(reviewer)
+    return print_recorded(conn, lambda: adjudicate_judgment(conn, name, id, value, rationale,
+                                                            reason), fmt, "adjudicate")
 
 
 @click.command(help="Rate a whole report 1–4 on the UserPref scale (compared with the computed "
@@ -132,21 +132,21 @@ def rate(report: str, value: str, rationale: str, db: Path | None, reviewer: str
     report_id = report_id_by_ext(conn, report)
     if report_id is None:
         raise ReviewError(f"no report {report!r}")
-    return print_recorded(conn, log.rate(report_id, value, rationale), fmt, "rate")
+    return print_recorded(conn, lambda: log.rate(report_id, value, rationale), fmt, "rate")
 
 
 @click.command(help="Undo your last decision (persistent: the undo is an event in the log).")
 @_writer
 def undo(db: Path | None, reviewer: str | None, fmt: str) -> int:
     conn, log = _open(db, reviewer)
-    return print_recorded(conn, log.undo(), fmt, "undo")
+    return print_recorded(conn, log.undo, fmt, "undo")
 
 
 @click.command(help="Redo your last undone decision.")
 @_writer
 def redo(db: Path | None, reviewer: str | None, fmt: str) -> int:
     conn, log = _open(db, reviewer)
-    return print_recorded(conn, log.redo(), fmt, "redo")
+    return print_recorded(conn, log.redo, fmt, "redo")
 
 
 @click.command(help="List the judge-error reason codes a decision can give (--reason).")

@@ -86,9 +86,19 @@ examples:
 """
 
 
+EXIT_BUSY = 75
+"""Another process held the database's write lock past the wait (sysexits' EX_TEMPFAIL:
+a temporary failure, worth trying again)."""
+
+PARTIAL_WRITERS = frozenset({"judge", "fetch"})
+"""Commands that store their work in several transactions as it finishes: a busy database
+stops them, and what they stored before stays."""
+
+
 class GavelGroup(LazyGroup):
     """Runs a command and turns the errors a user can fix into a message and an exit code
-    (2 for bad input, 130 for ctrl+c), never a traceback."""
+    (2 for bad input, 75 for a database another process kept busy, 130 for ctrl+c), never a
+    traceback."""
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -140,6 +150,19 @@ def _known_error(exc: Exception, command: str | None) -> int | None:
     if isinstance(exc, ReviewError | ConfigError | SchemaError):
         print(f"gavel: {exc}", file=sys.stderr)
         return 2
+    from store.writelock import describe_holder, is_busy
+
+    if is_busy(exc):
+        from tui.cli.options import opened_database
+
+        held = describe_holder(opened_database())
+        if command in PARTIAL_WRITERS:
+            print(f"gavel: database busy ({held}): stopped; what was stored before it stays",
+                  file=sys.stderr)
+        else:
+            print(f"gavel: database busy ({held}), nothing changed; try again when it "
+                  "finishes", file=sys.stderr)
+        return EXIT_BUSY
     return None
 
 

@@ -47,10 +47,20 @@ def format_option(*choices: str) -> Callable[[F], F]:
                         help=f"output format (default: {names[0]})")
 
 
+_opened: list[Path] = []
+
+
 def open_db(path: Path | None) -> sqlite3.Connection:
     from store.db import connect, default_path
 
-    return connect(path or default_path())
+    target = path or default_path()
+    _opened.append(target)
+    return connect(target)
+
+
+def opened_database() -> Path | None:
+    """The database this command opened last (what a "database busy" message is about)."""
+    return _opened[-1] if _opened else None
 
 
 def reviewer_name(reviewer: str | None) -> str:
