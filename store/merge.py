@@ -96,6 +96,11 @@ class MergeResult:
     proposals_added: int = 0
     reviewers: list[str] = field(default_factory=list)
     """Reviewers whose events were added."""
+    adjudicators: list[str] = field(default_factory=list)
+    """Identities (``name#key``) whose adjudications were added. An adjudication outranks
+    reviewers and Gavel knows no roles, so a merge names who adjudicated: one by an identity
+    nobody expected is for the team to look at (and answer with its own adjudication, which
+    turns the subject into a conflict between adjudicators)."""
     conflicts: int = 0
     """Subjects in conflict after the merge (listed by ``gavel conflicts``)."""
 
@@ -159,6 +164,7 @@ def merge_events(
     added: dict[str, LogEvent] = {}
     skipped_uuids: set[str] = set()
     reviewers: set[str] = set()
+    adjudicators: set[str] = set()
     horizon = (datetime.now(UTC) + timedelta(days=1)).isoformat()
     with transaction(conn), announced(conn, f"merge {source}"):
         for line, event in events:
@@ -200,6 +206,8 @@ def merge_events(
             )
             added[event.uuid] = event
             reviewers.add(event.reviewer)
+            if event.action == "adjudicate":
+                adjudicators.add(label(event.reviewer, event.key))
             result.added += 1
             result.pending += pending
             result.unsigned += event.key is None
@@ -208,6 +216,7 @@ def merge_events(
             rebuild_state(conn)
             rebuild_scores(conn)
     result.reviewers = sorted(reviewers)
+    result.adjudicators = sorted(adjudicators)
     result.conflicts = int(conn.execute(
         "SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0])
     return result

@@ -3,8 +3,9 @@
 A proposal is an immutable ``proposal`` row plus review events that target ``p:<uuid>``:
 ``propose`` (written with the row; its value carries the whole proposal as JSON, so a merged
 log recreates the row in another database), then any number of ``accept`` / ``reject``
-events. The standing status is the newest of those by time (see
-:data:`store.inputs.PROPOSAL_STATUS_SQL`); a proposal nobody has decided is ``proposed``.
+events. Each reviewer identity stands by its own newest; identities that disagree leave the
+proposal ``in conflict`` (see :data:`store.inputs.PROPOSAL_STATUS_SQL`), which counts as not
+accepted; a proposal nobody has decided is ``proposed``.
 
 Duplicates are looked for when proposing and again when accepting (something similar may have
 been accepted in between). What a proposal is compared with:
@@ -367,7 +368,8 @@ _SELECT = f"""
               ) pe ON pe.proposal = p.uuid
 """
 
-_STATUS = {None: "proposed", "accept": "accepted", "reject": "rejected"}
+_STATUS = {None: "proposed", "accept": "accepted", "reject": "rejected",
+           "conflict": "in conflict"}
 
 
 def _proposal_rows(conn: sqlite3.Connection, *, task_id: int | None = None,

@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from reviewer.errors import ConfigError
+from reviewer.textsafety import hidden_characters
 from tui.paths import config_path, default_reviewer
 
 
@@ -40,6 +41,9 @@ class Config(BaseModel):
     def _named(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must be a non-empty name")
+        hidden = hidden_characters(value)
+        if hidden:
+            raise ValueError(f"has hidden or control characters ({', '.join(hidden)})")
         return value.strip()
 
 

@@ -58,6 +58,12 @@ def merge(db: Path | None, source: Path, skip_unknown: bool, fmt: str) -> int:
           + (f", {len(result.skipped):,} left out" if result.skipped else ""))
     if result.reviewers:
         print(f"reviewers added: {', '.join(result.reviewers)}")
+    if result.adjudicators:
+        print(f"adjudications added by: {', '.join(result.adjudicators)} (an adjudication "
+              "outranks reviewers: check you expected these)")
+    if result.unsigned:
+        print(f"unsigned events: {result.unsigned:,} (they speak for their name only and can "
+              "never replace a signed reviewer's decision)")
     if result.proposals_added:
         print(f"proposals added: {result.proposals_added:,}")
     for line, target, why in result.skipped[:20]:

@@ -124,7 +124,8 @@ def _proposal_rows(found: Sequence[Proposal]) -> list[dict[str, Any]]:
 @click.command("proposals", help="List ground-truth proposals (uuid prefixes work as ids).")
 @db_option
 @click.option("--task", default=None, help="only this task")
-@click.option("--status", type=click.Choice(("proposed", "accepted", "rejected")), default=None,
+@click.option("--status", type=click.Choice(("proposed", "accepted", "rejected", "in conflict")),
+              default=None,
               help="only proposals with this status")
 @format_option()
 def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) -> int:

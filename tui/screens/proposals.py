@@ -18,7 +18,8 @@ from tui.screens.base import GavelScreen
 if TYPE_CHECKING:
     from store.proposals import Proposal
 
-STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red"}
+STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red",
+                "in conflict": "bold magenta"}
 
 
 class ProposalsScreen(GavelScreen):
