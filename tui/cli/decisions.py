@@ -19,10 +19,17 @@ import click
 from reviewer.review import REASON_CODES
 from store.conflicts import adjudicate as adjudicate_judgment
 from store.decisions import record
-from store.queries import report_ext_id, report_id_by_ext
-from store.reviewlog import Recorded, ReviewError, ReviewLog
+from store.queries import report_ext_id, resolve_report
+from store.reviewlog import Recorded, ReviewLog
 from store.scores import ensure_scores
-from tui.cli.options import db_option, format_option, open_db, reviewer_name, reviewer_option
+from tui.cli.options import (
+    REPORT_HELP,
+    db_option,
+    format_option,
+    open_db,
+    reviewer_name,
+    reviewer_option,
+)
 from tui.cli.output import emit
 from tui.render.tables import fmt_delta, fmt_number
 
@@ -122,16 +129,14 @@ def adjudicate(id: int, value: str, rationale: str, reason: str | None, db: Path
 
 @click.command(help="Rate a whole report 1–4 on the UserPref scale (compared with the computed "
                "level by `gavel agreement`).")
-@click.argument("report", help="report id")
+@click.argument("report", help=REPORT_HELP)
 @click.argument("value", help="1 Unhelpful, 2 Deficient, 3 Acceptable, 4 Perfect")
 @click.option("--rationale", default="", help="optional note")
 @_writer
 def rate(report: str, value: str, rationale: str, db: Path | None, reviewer: str | None,
          fmt: str) -> int:
     conn, log = _open(db, reviewer)
-    report_id = report_id_by_ext(conn, report)
-    if report_id is None:
-        raise ReviewError(f"no report {report!r}")
+    report_id = resolve_report(conn, report)
     return print_recorded(conn, lambda: log.rate(report_id, value, rationale), fmt, "rate")
 
 

@@ -54,7 +54,8 @@ F = Callable[..., Any]
 
 def _selection_options(func: F) -> F:
     for decorator in reversed((
-        click.option("--report", "reports", multiple=True, help="report id (repeatable)"),
+        click.option("--report", "reports", multiple=True,
+                     help="report: SUITE/REPORT, or REPORT when one suite has it (repeatable)"),
         click.option("--system", "systems", multiple=True,
                      help="system id or name (repeatable)"),
         click.option("--task", "tasks", multiple=True, help="task id (repeatable)"),

@@ -19,6 +19,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 DB_HELP = "database file (default: $GAVEL_DB or ./gavel.db)"
 REVIEWER_HELP = "reviewer name (default: config file, $GAVEL_REVIEWER, login name)"
+REPORT_HELP = ("report: SUITE/REPORT, or REPORT when only one suite has it, or its row id "
+               "(an id several suites share is refused, listing them)")
 
 
 def _inherited(ctx: click.Context, param: click.Parameter, value: object) -> object:

@@ -15,7 +15,6 @@ from reviewer.errors import InputError
 from reviewer.proposals import DUPLICATE_THRESHOLD, PROPOSAL_KINDS
 from store.proposals import (
     Proposal,
-    ProposalError,
     get_proposal,
     proposals,
     task_id_by_name,
@@ -29,7 +28,7 @@ from store.proposals import (
 from store.proposals import (
     reject as reject_proposal,
 )
-from store.queries import report_id_by_ext
+from store.queries import resolve_report
 from store.scores import ensure_scores
 from tui.cli.options import db_option, format_option, open_db, reviewer_name, reviewer_option
 from tui.cli.output import emit
@@ -71,7 +70,8 @@ def _span(text: str | None) -> tuple[int, int] | None:
               help="the item as JSON in the benchmark's shape, or @FILE")
 @click.option("--framework", default=None,
               help="the benchmark it belongs to (default: the suite's first framework)")
-@click.option("--report", default=None, help="the report it was found in")
+@click.option("--report", default=None,
+              help="the report it was found in: SUITE/REPORT, or REPORT when one suite has it")
 @click.option("--target", default=None,
               help="alias/extra evidence: the existing item (criterion id, REPORT/CLAIM, "
                    "or p:UUID)")
@@ -88,9 +88,7 @@ def propose(db: Path | None, task: str, kind: str, payload: str, framework: str 
     task_id = task_id_by_name(conn, task)
     report_id = None
     if report is not None:
-        report_id = report_id_by_ext(conn, report)
-        if report_id is None:
-            raise ProposalError(f"no report {report!r}")
+        report_id = resolve_report(conn, report)
     result = propose_item(conn, reviewer_name(reviewer), task_id, report_id, framework, kind,
                           _payload(payload), _span(span), rationale, target)
     near = result.nearest
