@@ -33,6 +33,21 @@ FORMAT_NAME: Literal["gavel-bundle"] = "gavel-bundle"
 FORMAT_VERSION = 1
 
 Importance = Literal["P0", "P1", "P2", "P2a"]
+def id_problem(text: str) -> str | None:
+    """Why ``text`` cannot be an external id (None when it can): what :data:`ExtId` refuses,
+    for readers that build ids from other formats' fields and report errors with a line."""
+    if not text or text[0].isspace():
+        return "empty or starting with a space"
+    if "/" in text:
+        return "contains '/'"
+    if len(text) > 200:
+        return f"{len(text):,} characters (at most 200)"
+    hidden = hidden_characters(text)
+    if hidden:
+        return f"hidden or control characters ({', '.join(hidden)})"
+    return None
+
+
 def _no_hidden_characters(value: str) -> str:
     hidden = hidden_characters(value)
     if hidden:

@@ -31,7 +31,16 @@ def import_path(conn: sqlite3.Connection, path: Path, fmt: str = "native",
 
     bundle = format_reader(fmt)(path, suite_id)
     with transaction(conn), announced(conn, f"import {path}"):
-        result = import_bundle(conn, bundle, hash_path(path), str(path))
+        try:
+            result = import_bundle(conn, bundle, hash_path(path), str(path))
+        except InputError as exc:
+            if fmt in ("native", "gavel") or exc.file.startswith(str(path)):
+                raise
+            # The bundle checks name the native files a reader's records would be in;
+            # say which input they came from.
+            raise InputError(path, f"{exc.message} (in its {exc.file.removesuffix('.jsonl')}, "
+                             f"record {exc.line})" if exc.line else exc.message,
+                             field=exc.field) from None
         if result.created or suite_unscored(conn, result.suite_id):
             rebuild_scores(conn)
             if not result.created:
