@@ -34,6 +34,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+from pydantic import ValidationError
+
 from reviewer.actions import DECISION_ACTIONS
 from reviewer.errors import InputError
 from reviewer.identity import label, verify
@@ -58,9 +60,12 @@ _NAMES = [c.strip() for c in _COLUMNS.split(",")]
 
 
 def log_events(conn: sqlite3.Connection) -> Iterator[LogEvent]:
-    """Every event in log order, streamed from a cursor."""
+    """Every event in log order, streamed from a cursor, exactly as stored: what was checked
+    when it entered this database is not judged again on the way out (an older release let
+    in names a merge now refuses; the export still carries them, and the merge that reads it
+    says so)."""
     for row in conn.execute(f"SELECT {_COLUMNS} FROM review_event ORDER BY seq"):
-        yield LogEvent.model_validate(dict(zip(_NAMES, row, strict=True)))
+        yield LogEvent.model_construct(**dict(zip(_NAMES, row, strict=True)))
 
 
 def write_log(conn: sqlite3.Connection, out: TextIO) -> int:
@@ -380,7 +385,7 @@ def materialize_proposals(conn: sqlite3.Connection) -> int:
         f"""SELECT {_COLUMNS} FROM review_event e WHERE e.action = 'propose'
             AND NOT EXISTS (SELECT 1 FROM proposal p WHERE 'p:' || p.uuid = e.target)
             ORDER BY e.seq""").fetchall():
-        event = LogEvent.model_validate(dict(zip(_NAMES, row, strict=True)))
+        event = LogEvent.model_construct(**dict(zip(_NAMES, row, strict=True)))
         before = conn.execute("SELECT count(*) FROM proposal").fetchone()[0]
         _insert_proposal(conn, resolver, event, 0, "review log")
         made += conn.execute("SELECT count(*) FROM proposal").fetchone()[0] - before
@@ -402,7 +407,14 @@ def database_events(path: Path) -> Iterator[tuple[int, LogEvent]]:
             raise InputError(path, f"not a Gavel database ({exc})") from None
         for position, row in enumerate(rows, start=1):
             data = normalized(dict(zip(_NAMES, row, strict=True)))
-            yield position, LogEvent.model_validate(data)
+            try:
+                event = LogEvent.model_validate(data)
+            except ValidationError as exc:
+                first = exc.errors(include_url=False)[0]
+                field = ".".join(str(p) for p in first["loc"]) or None
+                raise InputError(path, f"event {data.get('uuid')}: {first['msg']}",
+                                 line=position, field=field) from None
+            yield position, event
     finally:
         other.close()
 

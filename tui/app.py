@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.app import App
 from textual.command import Hit, Hits, Provider
+from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
+from reviewer.textsafety import visible
 from store.backend import Backend, WriteCommand, WriteResult
 from tui.config import Config
 
@@ -92,6 +95,20 @@ class GavelApp(App[None]):
         self._waiting_told = 0.0
         self._waiting_for = ""
         self._stop_watching = threading.Event()
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification, from every screen, as plain text with control, bidirectional
+        and zero-width characters made visible: messages carry report ids, reviewer names and
+        errors from the data, which must never be read as markup or reach the terminal raw.
+        (``markup`` is accepted and ignored.)"""
+        super().notify(visible(message), title=visible(title), severity=severity,
+                       timeout=timeout, markup=False)
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header: task, system and report names come from the data (see notify)."""
+        return super().format_title(visible(title, keep_newlines=False),
+                                    visible(sub_title, keep_newlines=False))
 
     def on_mount(self) -> None:
         self.set_keymap(normalise_keymap(self.config.keys))

@@ -8,7 +8,6 @@ report's headline scores.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +29,7 @@ from tui.cli.options import (
     reviewer_name,
     reviewer_option,
 )
-from tui.cli.output import emit
+from tui.cli.output import emit, print_json
 from tui.render.tables import fmt_delta, fmt_number
 
 F = Callable[..., Any]
@@ -56,16 +55,19 @@ def print_recorded(conn: sqlite3.Connection, write: Callable[[], Recorded | None
     nothing to undo or redo)."""
     recorded, changes = record(conn, write)
     if recorded is None:
-        print(json.dumps({"result": None}) if fmt == "json" else f"nothing to {command}")
+        if fmt == "json":
+            print_json({"result": None}, indent=None)
+        else:
+            print(f"nothing to {command}")
         return 1
     if fmt == "json":
-        print(json.dumps({
+        print_json({
             "event": recorded.uuid, "action": recorded.action, "judgment": recorded.judgment_id,
             "report": recorded.report_id, "value": recorded.value,
             "reverted": recorded.reverted,
             "scores": [{"framework": c.framework, "metric": c.metric, "before": c.before,
                         "after": c.after} for c in changes],
-        }, ensure_ascii=False, indent=2))
+        })
         return 0
     what = recorded.action + (f" of {recorded.reverted}" if recorded.reverted else "")
     if recorded.judgment_id:

@@ -31,7 +31,7 @@ from store.proposals import (
 from store.queries import resolve_report
 from store.scores import ensure_scores
 from tui.cli.options import db_option, format_option, open_db, reviewer_name, reviewer_option
-from tui.cli.output import emit
+from tui.cli.output import emit, print_json
 
 
 def _payload(text: str) -> Any:
@@ -93,10 +93,9 @@ def propose(db: Path | None, task: str, kind: str, payload: str, framework: str 
                           _payload(payload), _span(span), rationale, target)
     near = result.nearest
     if fmt == "json":
-        print(json.dumps({"proposal": asdict(result.proposal),
-                          "nearest": asdict(near) if near else None,
-                          "duplicate": bool(near and near.is_duplicate)},
-                         ensure_ascii=False, indent=2))
+        print_json({"proposal": asdict(result.proposal),
+                    "nearest": asdict(near) if near else None,
+                    "duplicate": bool(near and near.is_duplicate)})
         return 0
     p = result.proposal
     print(f"proposed {p.kind} for task {p.suite}/{p.task} ({p.framework}): {p.uuid}  "
@@ -131,7 +130,7 @@ def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) 
     task_id = task_id_by_name(conn, task) if task else None
     found = proposals(conn, task_id, status)
     if fmt == "json":
-        print(json.dumps([asdict(p) for p in found], ensure_ascii=False, indent=2))
+        print_json([asdict(p) for p in found])
         return 0
     if fmt == "table" and not found:
         print("no proposals")
@@ -152,7 +151,7 @@ def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) 
 
 def _decided(proposal: Proposal, before: str, fmt: str, verb: str) -> int:
     if fmt == "json":
-        print(json.dumps(asdict(proposal), ensure_ascii=False, indent=2))
+        print_json(asdict(proposal))
         return 0
     print(f"{verb} proposal {proposal.uuid} ({proposal.kind}, task "
           f"{proposal.suite}/{proposal.task}): {before} → {proposal.status}; the task's "

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import RenderableType
-from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +18,7 @@ from reviewer.actions import REASON_CODES
 from reviewer.framework import Rating
 from reviewer.scales import Scale
 from tui.keymap import KEYS, VERDICT_KEYS, bindings, display_key, effective_keys, verdict_codes
+from tui.render.safe import SafeText as Text
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.message import Message
@@ -13,6 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from store.backend import WriteCommand, WriteResult
 from tui.keymap import bindings
+from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 
 if TYPE_CHECKING:

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 
 from rich.cells import get_character_cell_size
 from rich.style import Style
-from rich.text import Text
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from reviewer.textsafety import visible
+from tui.render.safe import SafeText as Text
 
 __all__ = ["ReportText", "Span", "visible", "wrap"]
 
