@@ -46,11 +46,13 @@ class Seen:
         self.app = app
         self.unsafe: dict[str, list[str]] = {}
         self.shown: list[str] = []
+        self.at: dict[str, str] = {}
 
     async def look(self, pilot: Any, where: str) -> None:
         await pilot.pause(0.2)
         text = drawn(self.app)
         self.shown.append(text)
+        self.at[where] = text
         found = unsafe_in(text)
         if found:
             self.unsafe[where] = found
@@ -72,6 +74,9 @@ async def test_every_screen_shows_hostile_text_visibly(hostile: Path) -> None:
         await pilot.press("r")
         await seen.look(pilot, "rationale editor")
         await pilot.press("escape")
+        await pilot.press("a")                         # propose from the selected claim
+        await seen.look(pilot, "proposal dialog")
+        await pilot.press("escape")
         await pilot.press("z")                         # undo: a notification names it
         await seen.look(pilot, "after undo")
         await pilot.press("escape")
@@ -90,5 +95,7 @@ async def test_every_screen_shows_hostile_text_visibly(hostile: Path) -> None:
         assert "a note from the data: [b]␛]0;t␇\ufffdevil" in seen.shown[-1]   # not markup
     assert seen.unsafe == {}, "\n".join(f"{where}: {found[0]}"
                                         for where, found in seen.unsafe.items())
+    assert "Propose a ground-truth expansion" in seen.at["proposal dialog"]
+    assert "Ground-truth proposals" in seen.at["proposals"]
     everything = "\n".join(seen.shown)
     assert "␛]0;OWNED␇" in everything and "\ufffdevil" in everything
