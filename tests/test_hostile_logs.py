@@ -22,6 +22,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -223,7 +224,8 @@ def unchecked(kind: str, target: str, value: str) -> LogEvent:
 
 # -- properties ------------------------------------------------------------------------------------
 
-SETTINGS = settings(max_examples=30, deadline=None,
+SETTINGS = settings(max_examples=int(os.environ.get("GAVEL_HOSTILE_EXAMPLES", "30")),
+                    deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 
