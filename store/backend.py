@@ -36,6 +36,7 @@ from store.views import (
     report_scores,
     system_rank,
 )
+from store.writelock import describe_holder, is_busy
 
 if TYPE_CHECKING:
     from store.reviewlog import Recorded, ReviewLog
@@ -83,7 +84,7 @@ class WriteResult:
     """For proposals: what was recorded, and the nearest existing item if it looks alike."""
     waiting: float | None = None
     """Set on an interim result: the command is still queued behind another process's write
-    lock, this many seconds so far."""
+    lock, this many seconds so far (``note`` then says who holds it)."""
     data: object = None
     """What a command that reads rather than decides returns (an activation preview)."""
 
@@ -92,11 +93,6 @@ def _failed(command: WriteCommand, error: str | None, *, waiting: float | None =
             ) -> WriteResult:
     return WriteResult(command, None, error, {}, {}, [], None, time.perf_counter(),
                        waiting=waiting)
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
 
 
 class Backend:
@@ -221,10 +217,11 @@ class Backend:
                         self.own_events.update(mine)    # sees them as another's
                 return result
             except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or self._stopping.is_set():
+                if not is_busy(exc) or self._stopping.is_set():
                     return _failed(command, f"not stored: {exc}")
                 waited += self.busy_wait
-                deliver(_failed(command, None, waiting=waited))
+                deliver(replace(_failed(command, None, waiting=waited),
+                                note=describe_holder(self.path)))
             except sqlite3.Error as exc:
                 return _failed(command, f"not stored: {exc}")
 
@@ -291,7 +288,7 @@ class Backend:
         try:
             result = action(conn)
         except sqlite3.OperationalError as exc:
-            if _is_busy(exc) and not self._stopping.is_set():
+            if is_busy(exc) and not self._stopping.is_set():
                 raise                      # the retry loop runs it again once the lock frees
             future.set_exception(exc)
         except Exception as exc:

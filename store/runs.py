@@ -44,6 +44,7 @@ from reviewer.models import (
 )
 from reviewer.registry import frameworks, get_kind
 from store.inputs import load_inputs, report_meta
+from store.queries import resolve_report
 from store.reviewlog import refresh_subjects
 from store.scores import load_options, update_scores
 from store.subjects import ensure_subjects, refresh_current
@@ -72,13 +73,17 @@ def select_reports(
     framework: str = "cascade",
     limit: int | None = None,
 ) -> list[int]:
-    """Report ids of suites scored by ``framework``, filtered by report, system and task (ext
-    id, or a system's name), in import order. A name that matches nothing is an error."""
+    """Report ids of suites scored by ``framework``, filtered by report (``SUITE/REPORT``, or
+    ``REPORT`` when one suite has it), system and task (ext id, or a system's name), in import
+    order. A name that matches nothing, or a report id several suites share, is an error."""
     where = ["y.is_reference = 0", "EXISTS (SELECT 1 FROM json_each(s.frameworks) f "
              "WHERE f.value = ?)"]
     params: list[object] = [framework]
+    if reports:
+        ids = [resolve_report(conn, name) for name in reports]
+        where.append(f"r.id IN ({','.join('?' * len(ids))})")
+        params.extend(ids)
     for values, clause, label in (
-        (reports, "(r.ext_id IN ({q}) OR CAST(r.id AS TEXT) IN ({q}))", "report"),
         (systems, "(y.ext_id IN ({q}) OR y.name IN ({q}))", "system"),
         (tasks, "t.ext_id IN ({q})", "task"),
     ):
@@ -97,8 +102,7 @@ def select_reports(
 
 
 def _check_known(conn: sqlite3.Connection, label: str, values: Sequence[str]) -> None:
-    table, extra = {"report": ("report", "OR CAST(id AS TEXT) = ?"),
-                    "system": ("system", "OR name = ?"), "task": ("task", "")}[label]
+    table, extra = {"system": ("system", "OR name = ?"), "task": ("task", "")}[label]
     for value in values:
         args = (value, value) if extra else (value,)
         if conn.execute(f"SELECT 1 FROM {table} WHERE ext_id = ? {extra} LIMIT 1",
@@ -548,15 +552,15 @@ def finish_run(conn: sqlite3.Connection, run_rows: Iterable[int], usage: Mapping
     the score cache up to date for the reports it judged (both variants: the judge's values
     changed, and so may the effective ones where no human decided)."""
     rows = sorted(set(run_rows))
+    ids = sorted(set(report_ids))
     with transaction(conn):
         conn.executemany("UPDATE judge_run SET usage = ? WHERE id = ?",
                          [(_dumps(dict(usage)), row) for row in rows])
-    ids = sorted(set(report_ids))
-    active = conn.execute(f"SELECT max(active) FROM judge_run WHERE id IN ({_in(rows)})",
-                          rows).fetchone()[0] if rows else 0
-    if ids and active:
-        refresh_current(conn, ids)
-        update_scores(conn, ids, variants=("judge", "adjudicated"))
+        active = conn.execute(f"SELECT max(active) FROM judge_run WHERE id IN ({_in(rows)})",
+                              rows).fetchone()[0] if rows else 0
+        if ids and active:
+            refresh_current(conn, ids)
+            update_scores(conn, ids, variants=("judge", "adjudicated"))
 
 
 # -- listing and activation ---------------------------------------------------------------------

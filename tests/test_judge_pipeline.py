@@ -40,8 +40,9 @@ def fake() -> Iterator[tuple[FakeJudge, Loopback]]:
 
 
 def judge_cli(db: Path, srv: Loopback, *extra: str) -> int:
+    # The cited pages are on a loopback server: fetching them needs the opt-in.
     return main(["judge", "--db", str(db), "--base-url", srv.url + "/v1", "--model",
-                 "fake-judge", "--concurrency", "8", *extra])
+                 "fake-judge", "--concurrency", "8", "--allow-private-hosts", *extra])
 
 
 def cascade_reports(conn: sqlite3.Connection) -> list[int]:
@@ -313,7 +314,8 @@ def test_fetch_keeps_each_cited_page_for_a_later_judge_run(
         capsys: pytest.CaptureFixture[str]) -> None:
     db, site = ferry
     _, srv = fake
-    assert main(["fetch", "--db", str(db), "--fetch-timeout", "5", "--format", "json"]) == 0
+    assert main(["fetch", "--db", str(db), "--fetch-timeout", "5", "--format", "json",
+                 "--allow-private-hosts"]) == 0
     pages = {p["url"].rsplit("/", 1)[1]: p for p in json.loads(capsys.readouterr().out)}
     assert sorted(pages) == ["annual", "gone", "old-fares", "timetable.pdf"]
     assert pages["gone"]["error"] == "HTTP 404 Not Found" and pages["annual"]["error"] == ""

@@ -106,9 +106,19 @@ examples:
 """
 
 
+EXIT_BUSY = 75
+"""Another process held the database's write lock past the wait (sysexits' EX_TEMPFAIL:
+a temporary failure, worth trying again)."""
+
+PARTIAL_WRITERS = frozenset({"judge", "fetch"})
+"""Commands that store their work in several transactions as it finishes: a busy database
+stops them, and what they stored before stays."""
+
+
 class GavelGroup(LazyGroup):
     """Runs a command and turns the errors a user can fix into a message and an exit code
-    (2 for bad input, 130 for ctrl+c), never a traceback."""
+    (2 for bad input, 75 for a database another process kept busy, 130 for ctrl+c), never a
+    traceback."""
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -122,6 +132,10 @@ class GavelGroup(LazyGroup):
         return code
 
     def run(self, args: list[str], prog_name: str, **extra: Any) -> int:
+        if sys.stdout.isatty():         # nothing a command prints drives the terminal
+            from tui.cli.terminal import guard_terminal
+
+            guard_terminal()
         ctx: click.Context | None = None
         try:
             ctx = self.make_context(prog_name, args, **extra)
@@ -149,17 +163,31 @@ class GavelGroup(LazyGroup):
 def _known_error(exc: Exception, command: str | None) -> int | None:
     """Print an error the user can act on and return its exit code; None for a bug."""
     from reviewer.errors import ConfigError, InputError
+    from reviewer.textsafety import printable
     from store.reviewlog import ReviewError
     from store.schema import SchemaError
 
     if isinstance(exc, InputError):
-        print(f"gavel: bad input: {exc}", file=sys.stderr)
+        print(f"gavel: bad input: {printable(str(exc))}", file=sys.stderr)
         print("nothing was imported." if command == "import" else "nothing was changed.",
               file=sys.stderr)
         return 2
     if isinstance(exc, ReviewError | ConfigError | SchemaError):
-        print(f"gavel: {exc}", file=sys.stderr)
+        print(f"gavel: {printable(str(exc))}", file=sys.stderr)
         return 2
+    from store.writelock import describe_holder, is_busy
+
+    if is_busy(exc):
+        from tui.cli.options import opened_database
+
+        held = printable(describe_holder(opened_database()))
+        if command in PARTIAL_WRITERS:
+            print(f"gavel: database busy ({held}): stopped; what was stored before it stays",
+                  file=sys.stderr)
+        else:
+            print(f"gavel: database busy ({held}), nothing changed; try again when it "
+                  "finishes", file=sys.stderr)
+        return EXIT_BUSY
     return None
 
 

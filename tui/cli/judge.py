@@ -55,7 +55,8 @@ F = Callable[..., Any]
 
 def _selection_options(func: F) -> F:
     for decorator in reversed((
-        click.option("--report", "reports", multiple=True, help="report id (repeatable)"),
+        click.option("--report", "reports", multiple=True,
+                     help="report: SUITE/REPORT, or REPORT when one suite has it (repeatable)"),
         click.option("--system", "systems", multiple=True,
                      help="system id or name (repeatable)"),
         click.option("--task", "tasks", multiple=True, help="task id (repeatable)"),
@@ -78,6 +79,9 @@ def _fetch_options(func: F) -> F:
                      help="pages fetched from one host at a time (default 2)"),
         click.option("--fetch-concurrency", type=int, default=8,
                      help="pages fetched at a time (default 8)"),
+        click.option("--allow-private-hosts", is_flag=True,
+                     help="also fetch loopback, private and link-local addresses (a local test "
+                          "server); refused by default, since report URLs are untrusted"),
     )):
         func = decorator(func)
     return func
@@ -86,7 +90,8 @@ def _fetch_options(func: F) -> F:
 def _fetch_config(options: dict[str, Any]) -> FetchConfig:
     return FetchConfig(timeout=options["fetch_timeout"], max_bytes=options["max_page_bytes"],
                        max_redirects=options["max_redirects"], per_host=options["per_host"],
-                       concurrency=options["fetch_concurrency"])
+                       concurrency=options["fetch_concurrency"],
+                       allow_private=options["allow_private_hosts"])
 
 
 def _selection(options: dict[str, Any]) -> Selection:

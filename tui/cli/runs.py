@@ -14,6 +14,7 @@ import click
 
 from reviewer.judge.compare import DEFAULT_STD, STD_CHOICES
 from reviewer.registry import frameworks
+from reviewer.textsafety import printable
 from store.run_compare import check_runs, compare_runs
 from store.runs import list_runs, mark_stale_runs, set_active
 from store.scores import ensure_scores
@@ -111,7 +112,7 @@ def activate(db: Path | None, run: str, confirmed: bool, only_preview: bool, fmt
     if only_preview:
         return 0
     if seen.needs_confirmation and not confirmed:
-        print("gavel: activating needs a confirmation: " + "; ".join(seen.reasons),
+        print("gavel: activating needs a confirmation: " + printable("; ".join(seen.reasons)),
               file=sys.stderr)
         if not sys.stdin.isatty() or not click.confirm("activate it anyway?", default=False,
                                                        err=True):

@@ -12,7 +12,6 @@ from typing import Any
 
 from rich.console import RenderableType
 from rich.table import Table
-from rich.text import Text
 
 from reviewer.adjudication import SIDES_MARKER
 from reviewer.agreement import (
@@ -25,6 +24,7 @@ from reviewer.agreement import (
 from reviewer.comparison import PREVALENCE_CHANCE, CategoricalComparison
 from reviewer.registry import get_kind
 from store.agreement import AgreementReport
+from tui.render.safe import SafeText as Text
 from tui.render.tables import data_table, fmt_number, subject_name
 
 DISAGREEMENTS_SHOWN = 10

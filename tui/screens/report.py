@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -37,6 +36,7 @@ from store.views import (
 from tui.detail import detail_text
 from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
+from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 from tui.screens.modals import (
     NoteDialog,

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from store.backend import WriteCommand, WriteResult
 from tui.keymap import bindings
+from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 from tui.screens.modals import ConfirmDialog
 
@@ -79,8 +80,9 @@ class RunsScreen(GavelScreen):
         table.loading = False
         table.clear()
         for row in self.rows:
-            table.add_row(row["run"], row["model"], row["state"], row["status"],
-                          str(row["reports"]), str(row["errors"]), row["gold"])
+            # Text, never str: a DataTable reads a str cell as markup.
+            table.add_row(*(Text(str(row[k])) for k in ("run", "model", "state", "status",
+                                                         "reports", "errors", "gold")))
         table.focus()
         candidates = sum(1 for r in self.rows if r["state"] == "candidate")
         self.query_one("#runs-status", Static).update(

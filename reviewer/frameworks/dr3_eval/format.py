@@ -47,7 +47,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import M, Where, field_path, read_jsonl
+from reviewer.formats.jsonl import M, Where, field_path, read_json, read_jsonl
 from reviewer.frameworks.dr3_eval.release import Release, is_release
 from reviewer.frameworks.dr3_eval.scoring import (
     CLASS_META,
@@ -71,6 +71,7 @@ from reviewer.models import (
     Suite,
     System,
     Task,
+    id_problem,
 )
 
 JudgeFn = Callable[..., None]
@@ -531,8 +532,9 @@ def _err(where: Where, message: str, fld: str) -> InputError:
 
 def _ext_id(value: str | int, where: Where, fld: str) -> str:
     text = str(value).strip()
-    if not text or "/" in text or len(text) > 200:
-        raise _err(where, f"{value!r} is not a usable id (non-empty, no '/')", fld)
+    problem = id_problem(text)
+    if problem:
+        raise _err(where, f"{text[:60]!r} is not a usable id ({problem})", fld)
     return text
 
 
@@ -592,13 +594,7 @@ class _Reader:
         path = self.root / "run.json"
         if not path.is_file():
             return Manifest()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-        except UnicodeDecodeError as exc:
-            raise InputError(path, "not UTF-8 text") from exc
-        return _model(Manifest, data, (str(path), 0))
+        return _model(Manifest, read_json(path), (str(path), 0))
 
     def read_tasks(self) -> None:
         path = self.root / "tasks.jsonl"

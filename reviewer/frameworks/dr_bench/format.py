@@ -62,6 +62,7 @@ from reviewer.models import (
     Suite,
     System,
     Task,
+    id_problem,
 )
 
 TASK_FILE = "RigorousBench.jsonl"
@@ -325,6 +326,9 @@ class _Reader:
         uid = _text(record, "uid", where).strip()
         if _BAD_ID.search(uid):
             raise _err(where, "a uid may not contain '/' or spaces", "uid")
+        problem = id_problem(uid)
+        if problem:
+            raise _err(where, f"not a usable uid ({problem})", "uid")
         query = _text(record, "query", where)
         rubrics = _strings(record, "qsr", where, minimum=1)
         tsls = _strings(record, "tsl", where)
@@ -398,6 +402,9 @@ class _Reader:
         system = _text(record, "system", where).strip()
         if _BAD_ID.search(system):
             raise _err(where, "a system name may not contain '/' or spaces", "system")
+        problem = id_problem(system)
+        if problem:
+            raise _err(where, f"not a usable system name ({problem})", "system")
         markdown = record.get("report")
         if not isinstance(markdown, str):
             raise _err(where, "expected the report text as a string", "report")

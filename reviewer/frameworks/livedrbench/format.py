@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import Where, read_jsonl
+from reviewer.formats.jsonl import NotJSON, Where, loads, read_json, read_jsonl
 from reviewer.frameworks.livedrbench.ground_truth import (
     FRAMEWORK_NAME,
     META_KEY,
@@ -85,6 +85,8 @@ from reviewer.models import (
     Suite,
     System,
     Task,
+    id_problem,
+    subject_of,
 )
 
 DATASET_NAMES = ("livedrbench.jsonl", "livedrbench.json", "livedrbench.csv")
@@ -376,6 +378,8 @@ class _Reader:
 
     def report(self, row: _Row, system: str, prediction: _Prediction) -> Report:
         markdown, spans = _render_prediction(prediction.parts)
+        if prediction.placeholder:
+            spans = []       # an unanswered task: its empty {} parts are not claims
         claims = []
         for item, pid, span in zip(prediction.items, prediction.ids, spans, strict=True):
             claims.append(Claim(
@@ -475,8 +479,21 @@ class _Judge:
                 self.em_record(record, part, pred, fld)
             else:
                 self.match_record(record, part, pred, remaining[part], fld)
+            self.once(fld)
         self.match_verdicts()
         return self.out
+
+    def once(self, fld: str) -> None:
+        """Refuse a record that grades again what an earlier one of the line graded (two
+        records pinning one ground-truth entry): one verdict would silently replace the other.
+        """
+        seen: set[tuple[str, str]] = set()
+        for judgment in self.out:
+            identity = (judgment.kind, subject_of(judgment))
+            if identity in seen:
+                raise _err(self.where, "grades what an earlier record of this line already "
+                           "graded", fld)
+            seen.add(identity)
 
     def pred_at(self, record: dict[str, Any], part: int, default: int, fld: str) -> int:
         index = record.get("pred_index", default)
@@ -634,22 +651,14 @@ def _ident(value: object, where: Where, fld: str) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     text = str(value).strip()
-    if not text or "/" in text or ":" in text:
-        raise _err(where, f"{value!r} is not a usable id (empty, or contains '/' or ':')", fld)
+    problem = id_problem(text) or ("contains ':'" if ":" in text else None)
+    if problem:
+        raise _err(where, f"{text[:60]!r} is not a usable id ({problem})", fld)
     return text
 
 
 def _load_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason})") from exc
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+    return read_json(path)
 
 
 def _decode(value: object, canary: str | None, where: Where, fld: str) -> Any:
@@ -659,14 +668,18 @@ def _decode(value: object, canary: str | None, where: Where, fld: str) -> Any:
             raise _err(where, "missing", fld)
         return value
     try:
-        return json.loads(value)
-    except json.JSONDecodeError:
+        return loads(value, where[0], where[1], fld)
+    except NotJSON:
         pass
     if canary is None:
         raise _err(where, "neither JSON nor decryptable (the row has no canary)", fld)
     try:
-        return json.loads(decrypt(value, canary))
+        plain = decrypt(value, canary)
     except (ValueError, UnicodeDecodeError) as exc:
+        raise _err(where, "does not decrypt to JSON with the row's canary", fld) from exc
+    try:
+        return loads(plain, where[0], where[1], fld)
+    except NotJSON as exc:
         raise _err(where, "does not decrypt to JSON with the row's canary", fld) from exc
 
 
