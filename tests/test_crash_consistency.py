@@ -189,7 +189,8 @@ def test_an_import_committed_without_scores_is_repaired_on_the_next_open(
                                      "store.merge:rebuild_scores"])  # beyond INCREMENTAL_LIMIT
 def test_a_merge_killed_before_its_scores_adds_nothing(sample_db: Path, tmp_path: Path,
                                                        kill_at: str) -> None:
-    env = {"KILL_TEST_SET": "store.merge:INCREMENTAL_LIMIT=0"} if kill_at.endswith("rebuild_scores") else None
+    whole = kill_at.endswith("rebuild_scores")
+    env = {"KILL_TEST_SET": "store.merge:INCREMENTAL_LIMIT=0"} if whole else None
     other = tmp_path / "ben.db"
     shutil.copy(sample_db, other)
     judgment = a_claim(other)
