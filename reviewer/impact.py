@@ -28,7 +28,8 @@ class Impact:
         return (self.primary, self.secondary)
 
 
-def _alternatives(verdict: VerdictIn) -> list[str]:
+def alternatives(verdict: VerdictIn) -> list[str]:
+    """Every other value on the verdict's scale (continuous scales: ±2 points, clipped)."""
     kind = get_kind(verdict.kind)
     if kind is None:
         return []
@@ -65,7 +66,7 @@ def report_impact(framework: Framework, report: ReportInput,
         signature = (verdict.kind, verdict.subtask_id, verdict.criterion_id, verdict.ref_idx,
                      verdict.key, verdict.effective)
         interchangeable = verdict.criterion_id is None and verdict.key is None
-        for alternative in _alternatives(verdict):
+        for alternative in alternatives(verdict):
             if interchangeable:
                 if (*signature, alternative) in seen:
                     continue

@@ -54,8 +54,8 @@ from reviewer.estimates.ranks import (
     task_weights,
 )
 from reviewer.estimates.sizes import cs_half_width, reviews_needed
-from reviewer.estimates.weights import alternatives
 from reviewer.framework import Framework, ReportScores
+from reviewer.impact import alternatives
 from reviewer.inputs import ReportInput, VerdictIn
 from reviewer.registry import frameworks, get_kind
 from store.inputs import load_inputs

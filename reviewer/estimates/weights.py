@@ -11,32 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from reviewer.framework import Framework
-from reviewer.inputs import ReportInput, VerdictIn
-from reviewer.registry import get_kind
-
-
-def alternatives(verdict: VerdictIn) -> list[str]:
-    """Every other value on the verdict's scale (continuous scales: ±2 points, clipped)."""
-    kind = get_kind(verdict.kind)
-    if kind is None:
-        return []
-    scale = kind.scale
-    current = verdict.effective
-    if not scale.continuous:
-        return [c.code for c in scale.choices if c.code != current]
-    if current is None:
-        return []
-    value = float(current)
-    out = []
-    for delta in (-2.0, 2.0):
-        candidate = value + delta
-        if scale.low is not None:
-            candidate = max(scale.low, candidate)
-        if scale.high is not None:
-            candidate = min(scale.high, candidate)
-        if candidate != value:
-            out.append(scale.normalize(candidate))
-    return out
+from reviewer.impact import alternatives
+from reviewer.inputs import ReportInput
 
 
 def verdict_impacts(framework: Framework, report: ReportInput, options: Mapping[str, str],
