@@ -55,6 +55,7 @@ from reviewer.framework import (
     VerdictKind,
 )
 from reviewer.frameworks.deepresearch_bench.proposals import FACT_PROPOSALS
+from reviewer.grading import Grading
 from reviewer.inputs import ReportInput
 from reviewer.scales import SUPPORT
 
@@ -102,6 +103,8 @@ class FactFramework:
     rating: Rating | None = None
     proposals: Proposals = FACT_PROPOSALS
     rejudge: Rejudge | None = None
+    grading: Grading | None = Grading(unreachable={"fact": "unknown"},
+                                      evidence_kinds=frozenset({"fact"}))
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

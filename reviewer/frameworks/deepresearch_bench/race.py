@@ -54,6 +54,7 @@ from reviewer.framework import (
     VerdictKind,
 )
 from reviewer.frameworks.deepresearch_bench.proposals import RACE_PROPOSALS
+from reviewer.grading import Grading
 from reviewer.inputs import CriterionIn, ReportInput
 from reviewer.scales import SCORE10, UNIT
 
@@ -267,6 +268,7 @@ class RaceFramework:
     rating: Rating | None = None
     proposals: Proposals = RACE_PROPOSALS
     rejudge: Rejudge | None = None
+    grading: Grading | None = None
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

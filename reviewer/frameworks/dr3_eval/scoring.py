@@ -42,6 +42,8 @@ from reviewer.framework import (
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.dr3_eval.grading import GRADING
+from reviewer.grading import Grading
 from reviewer.inputs import ReportInput
 from reviewer.scales import BINARY, Choice, Scale
 
@@ -281,6 +283,7 @@ class Dr3Framework:
     rating: Rating | None = None
     proposals: Proposals = Proposals(free_form=True)
     rejudge: Rejudge | None = None
+    grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

@@ -52,9 +52,11 @@ from reviewer.framework import (
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.dr_bench.grading import GRADING
 from reviewer.frameworks.dr_bench.keywords import key_flags
 from reviewer.frameworks.dr_bench.points import PointScale, PointScaleError, parse_point_scale
 from reviewer.frameworks.dr_bench.urls import distinct, under_a_tsl
+from reviewer.grading import Grading
 from reviewer.inputs import CriterionIn, ReportInput, variant_field
 from reviewer.scales import BINARY, Choice, Scale
 
@@ -430,6 +432,7 @@ class DrBenchFramework:
     rating: Rating | None = None
     proposals: Proposals = Proposals(free_form=True)
     rejudge: Rejudge | None = None
+    grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

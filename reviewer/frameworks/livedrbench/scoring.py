@@ -65,6 +65,7 @@ from reviewer.framework import (
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.livedrbench.grading import GRADING
 from reviewer.frameworks.livedrbench.ground_truth import (
     FRAMEWORK_NAME,
     META_KEY,
@@ -78,6 +79,7 @@ from reviewer.frameworks.livedrbench.ground_truth import (
     variants,
 )
 from reviewer.frameworks.livedrbench.proposals import PROPOSALS
+from reviewer.grading import Grading
 from reviewer.inputs import ReportInput
 from reviewer.scales import Choice, Scale
 
@@ -705,6 +707,7 @@ class ClaimsF1Framework:
     rating: Rating | None = None
     proposals: Proposals = PROPOSALS
     rejudge: Rejudge | None = None
+    grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 
