@@ -117,6 +117,16 @@ def _subjects(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _suspicion(conn: sqlite3.Connection) -> None:
+    """Version 3: suspicion flags per subject (derived from the verdicts and the inputs; see
+    :mod:`store.suspicion`), computed now for a database that has reports."""
+    from store.suspicion import CREATE, refresh_suspicion
+
+    conn.execute(CREATE)
+    if conn.execute("SELECT 1 FROM report LIMIT 1").fetchone() is not None:
+        refresh_suspicion(conn)
+
+
 MIGRATIONS: list[Migration] = [
     [
         """CREATE TABLE meta (
@@ -390,9 +400,14 @@ MIGRATIONS: list[Migration] = [
         )""",
     ],
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
+    _suspicion,  # 3: suspicion flags per subject
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+REBUILD_AFTER = frozenset({1})
+"""Migrations (by index) after which decisions and scores are rebuilt from the log: those that
+change what the derived tables are keyed by. Adding a derived table of its own (3) does not."""
 
 
 class SchemaError(Exception):
@@ -415,7 +430,7 @@ def migrate(conn: sqlite3.Connection) -> int:
             else:
                 for statement in step:
                     conn.execute(statement)
-            if version > 0:
+            if version in REBUILD_AFTER:
                 _rebuild_derived(conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
         applied += 1
