@@ -30,7 +30,9 @@ _HEADING = re.compile(
 _REF_LINE = re.compile(
     r"^\s*(?:[-*]\s*)?(?:\[(?P<b>\d{1,4})\]|(?P<d>\d{1,4})[.)])\s*(?P<rest>.*\S)\s*$"
 )
-_URL = re.compile(r"https?://[^\s<>\]\)\"']+")
+_URL = re.compile(r"https?://(?:\[[0-9A-Za-z:.%]+\][^\s<>\]\)\"']*|[^\s<>\]\)\"']+)")
+"""A bare URL: up to whitespace, a closing bracket or quote — except the brackets of an IPv6
+host (``http://[::1]:18091/x``), which belong to it."""
 _MD_LINK = re.compile(r"\[(?P<title>[^\]]*)\]\((?P<url>https?://[^)\s]+)\)")
 
 

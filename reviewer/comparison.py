@@ -44,6 +44,10 @@ Level = Literal["nominal", "ordinal", "interval"]
 
 DEFAULT_RESAMPLES = 1000
 """Bootstrap resamples per interval; the seed is fixed, so a report is reproducible."""
+MIN_ITEMS = 10
+"""Pairs below which an agreement statistic is flagged weak."""
+PREVALENCE_CHANCE = 0.7
+"""Chance agreement above which a κ far below AC1 is put down to prevalence."""
 
 
 def scale_level(scale: Scale) -> Level:
@@ -80,6 +84,9 @@ class CategoricalComparison:
     weighted_kappa: BootstrapCI | None
     ac1: ChanceCorrected
     confusion: ConfusionMatrix
+    caveats: tuple[str, ...] = ()
+    """Why the numbers may mislead: too few pairs, a rater using one class, κ deflated by
+    prevalence (read AC1 beside it)."""
 
 
 def compare_categorical(
@@ -103,15 +110,50 @@ def compare_categorical(
     def ci(fn: Callable[[npt.NDArray[np.int64]], Estimate | ChanceCorrected]) -> BootstrapCI:
         return bootstrap_table_ci(fn, a, b, labels, n_resamples=n_resamples, seed=seed)
 
+    kappa_ci = ci(kappa)
+    ac1 = gwet_ac1(a, b, labels)
+    confusion = confusion_matrix(a, b, labels)
     return CategoricalComparison(
         labels=tuple(labels),
         n=len(a),
         accuracy=ci(acc),
-        kappa=ci(kappa),
+        kappa=kappa_ci,
         weighted_kappa=ci(weighted) if ordinal else None,
-        ac1=gwet_ac1(a, b, labels),
-        confusion=confusion_matrix(a, b, labels),
+        ac1=ac1,
+        confusion=confusion,
+        caveats=kappa_caveats(confusion, cohen_kappa_from_table(confusion.array()), ac1),
     )
+
+
+def kappa_caveats(confusion: ConfusionMatrix, kappa: ChanceCorrected, ac1: ChanceCorrected,
+                  names: tuple[str, str] = ("judge", "human")) -> tuple[str, ...]:
+    """What a reader must know before trusting κ on this table.
+
+    κ divides by ``1 − pₑ``: when one rater puts everything in one class, κ is 0 (or 0/0)
+    whatever the agreement, and when one class dominates both raters' marginals (pₑ high) κ
+    is small even for near-perfect agreement — the prevalence paradox. Gwet's AC1 uses a
+    chance term that does not grow with prevalence, so it is named beside κ in both cases.
+    """
+    out: list[str] = []
+    if confusion.n < MIN_ITEMS:
+        out.append(f"only {confusion.n} pairs (< {MIN_ITEMS}): every statistic is weak")
+    table = confusion.array()
+    ac1_text = "n/a" if ac1.value is None else f"{ac1.value:.3f}"
+    for rater, marginal in zip(names, (table.sum(axis=1), table.sum(axis=0)), strict=True):
+        used = int((marginal > 0).sum())
+        if confusion.n and used == 1:
+            label = confusion.labels[int(marginal.argmax())]
+            out.append(f"the {rater} used one class only ({label}): κ is 0 or undefined "
+                       f"by construction, whatever the agreement (read AC1 = {ac1_text})")
+            return tuple(out)
+    chance, value = kappa.chance_agreement, kappa.value
+    if chance is not None and value is not None and ac1.value is not None \
+            and chance >= PREVALENCE_CHANCE and ac1.value - value >= 0.2:
+        observed = kappa.observed_agreement or 0.0
+        out.append(f"prevalence paradox: one class dominates (chance agreement pₑ = "
+                   f"{chance:.2f}), so κ = {value:.3f} despite {observed:.0%} agreement; "
+                   f"AC1 = {ac1_text}")
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,15 @@ class Metric:
     compare: bool = False
     """Shown by default when judge runs are compared (``gavel compare``), besides the
     headline metrics: the figures a re-judge moves most directly."""
+    additive: bool = True
+    """Whether errors in different verdicts move the metric by the sum of what each moves it
+    alone, to first order (a mean or a ratio of verdict values). False for a level or a
+    threshold (DailyReport's UserPref): several errors in one report can cross a threshold
+    together, which a correction built from single-verdict influences does not see, so its
+    estimates are marked first-order (docs/estimates.md)."""
+    bounds: tuple[float, float] | None = None
+    """The values the metric can take, where the definition fixes them (a share: 0–1, a
+    level: 1–4): an estimate or interval reaching past them is clipped to them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +171,9 @@ class Rejudge:
     kinds: frozenset[str]
     steps: Mapping[str, str] = field(default_factory=dict)
     """kind -> the pipeline step that produces it, where the names differ."""
+    pipeline: str = ""
+    """``"module:ATTR"`` of the framework's :class:`reviewer.judge.pipeline.PipelineSpec`,
+    imported only when judging (listing frameworks imports no judge code)."""
 
 
 class Framework(Protocol):

@@ -36,6 +36,9 @@ class ClaimIn:
     origin: str | None = None
     """The judge run that extracted the claim (``metadata.gavel_judge_run``), None for a claim
     the report was imported with: which extraction a claim belongs to."""
+    origin_rank: int = 0
+    """The activation order of ``origin`` (0: imported, or a run that is not active): where
+    two extractions of one report both have verdicts in force, the newest activated counts."""
 
 
 class VerdictIn(NamedTuple):
@@ -88,3 +91,23 @@ EFFECTIVE_FIELD = VerdictIn._fields.index("effective")
 def variant_field(variant: str) -> int:
     """Tuple index of a variant's value, for scoring loops that index rows directly."""
     return JUDGE_FIELD if variant == "judge" else EFFECTIVE_FIELD
+
+
+def extraction_in_force(claims: list[ClaimIn], judged: set[int | None]) -> set[int] | None:
+    """The claims of the one extraction whose verdicts count, when a report has several.
+
+    A judge run that extracts claims itself (FACT statements, DR3-Eval claims) adds them beside
+    the imported ones, each extraction with its own verdicts. Counting both would count the
+    report's claims twice, so among the extractions with a verdict in force on one of their
+    claims (``judged``: claim ids) the newest activated one counts (imported claims rank 0).
+    None when there is only one extraction: every claim counts.
+    """
+    origins = {c.origin for c in claims}
+    if len(origins) <= 1:
+        return None
+    ranked = {(c.origin_rank, c.origin or "") for c in claims if c.id in judged}
+    if not ranked:
+        return {c.id for c in claims if c.origin is None}
+    _, best = max(ranked)
+    chosen = best or None
+    return {c.id for c in claims if c.origin == chosen}

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from reviewer.textsafety import hidden_characters
 
 RUN_CLAIM_KEY = "gavel_judge_run"
 """Metadata key naming the judge run that extracted a claim (claims a run extracts are the
@@ -24,8 +33,33 @@ FORMAT_NAME: Literal["gavel-bundle"] = "gavel-bundle"
 FORMAT_VERSION = 1
 
 Importance = Literal["P0", "P1", "P2", "P2a"]
-ExtId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s/][^/]*$")]
-"""External ids are strings without '/', which joins them into portable keys."""
+def id_problem(text: str) -> str | None:
+    """Why ``text`` cannot be an external id (None when it can): what :data:`ExtId` refuses,
+    for readers that build ids from other formats' fields and report errors with a line."""
+    if not text or text[0].isspace():
+        return "empty or starting with a space"
+    if "/" in text:
+        return "contains '/'"
+    if len(text) > 200:
+        return f"{len(text):,} characters (at most 200)"
+    hidden = hidden_characters(text)
+    if hidden:
+        return f"hidden or control characters ({', '.join(hidden)})"
+    return None
+
+
+def _no_hidden_characters(value: str) -> str:
+    hidden = hidden_characters(value)
+    if hidden:
+        raise ValueError(f"an id with hidden or control characters ({', '.join(hidden)})")
+    return value
+
+
+ExtId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s/][^/]*$"),
+                  AfterValidator(_no_hidden_characters)]
+"""External ids are strings without '/', which joins them into portable keys, and without
+characters that hide or reorder text: people type them on command lines and read them in
+tables, where two ids must never look alike by an invisible difference."""
 
 CONSTRAINT_TYPES = (
     "Content",

@@ -12,9 +12,15 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
 
 from reviewer.framework import Benchmark, FormatSpec, Framework, Reader, VerdictKind
 from reviewer.scales import SCALES, Scale, ScaleError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from reviewer.models import Bundle
 
 BENCHMARKS: tuple[str, ...] = (
     "reviewer.frameworks.dailyreport",
@@ -176,4 +182,25 @@ def format_reader(name: str) -> Reader:
         raise KeyError(f"unknown format {name!r} (known: {known})")
     module_name, _, attr = spec.reader.partition(":")
     reader: Reader = getattr(importlib.import_module(module_name), attr)
-    return reader
+    return _located(reader)
+
+
+def _located(reader: Reader) -> Reader:
+    """The reader, with a record it builds that fails its model's checks reported as bad
+    input in the path read rather than a traceback (readers name the line where they can; a
+    check they did not repeat still names the file and the field)."""
+    from pydantic import ValidationError
+
+    from reviewer.errors import InputError
+
+    def read(path: Path, suite_id: str | None = None) -> Bundle:
+        try:
+            return reader(path, suite_id)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            loc = ".".join(str(part) for part in first["loc"])
+            raise InputError(path, f"{exc.title}: {first['msg']}", field=loc or None) from None
+        except RecursionError:
+            raise InputError(path, "nested too deep to read") from None
+
+    return read

@@ -16,6 +16,7 @@ from reviewer.actions import DECISION_ACTIONS as DECISION_ACTIONS
 from reviewer.actions import REASON_CODES as REASON_CODES
 from reviewer.actions import UNDOABLE_ACTIONS as UNDOABLE_ACTIONS
 from reviewer.actions import Action
+from reviewer.textsafety import hidden_characters
 
 
 class ReviewEvent(BaseModel):
@@ -38,6 +39,17 @@ class ReviewEvent(BaseModel):
     """The author's Ed25519 public key (base64); None for events from before signing."""
     sig: str | None = None
     """The author's signature over the event (see :mod:`reviewer.identity`)."""
+
+    @field_validator("reviewer")
+    @classmethod
+    def _a_name(cls, value: str) -> str:
+        # A name is read by people: characters that hide or reorder text would let one name
+        # pass for another ("ana" + U+200B) or act on the terminal it is shown on.
+        hidden = hidden_characters(value)
+        if hidden:
+            raise ValueError(f"a reviewer name with hidden or control characters "
+                             f"({', '.join(hidden)})")
+        return value
 
     @field_validator("created_at")
     @classmethod

@@ -36,12 +36,14 @@ from store.views import (
     report_scores,
     system_rank,
 )
+from store.writelock import describe_holder, is_busy
 
 if TYPE_CHECKING:
     from store.reviewlog import Recorded, ReviewLog
 
 WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo", "propose", "accept",
-                    "reject", "preview_activation", "activate", "deactivate", "call"]
+                    "reject", "preview_activation", "activate", "deactivate", "call",
+                    "new_plan"]
 
 
 T = TypeVar("T")
@@ -82,7 +84,7 @@ class WriteResult:
     """For proposals: what was recorded, and the nearest existing item if it looks alike."""
     waiting: float | None = None
     """Set on an interim result: the command is still queued behind another process's write
-    lock, this many seconds so far."""
+    lock, this many seconds so far (``note`` then says who holds it)."""
     data: object = None
     """What a command that reads rather than decides returns (an activation preview)."""
 
@@ -91,11 +93,6 @@ def _failed(command: WriteCommand, error: str | None, *, waiting: float | None =
             ) -> WriteResult:
     return WriteResult(command, None, error, {}, {}, [], None, time.perf_counter(),
                        waiting=waiting)
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
 
 
 class Backend:
@@ -220,10 +217,11 @@ class Backend:
                         self.own_events.update(mine)    # sees them as another's
                 return result
             except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or self._stopping.is_set():
+                if not is_busy(exc) or self._stopping.is_set():
                     return _failed(command, f"not stored: {exc}")
                 waited += self.busy_wait
-                deliver(_failed(command, None, waiting=waited))
+                deliver(replace(_failed(command, None, waiting=waited),
+                                note=describe_holder(self.path)))
             except sqlite3.Error as exc:
                 return _failed(command, f"not stored: {exc}")
 
@@ -235,6 +233,11 @@ class Backend:
             return self._runs(conn, command)
         if command.kind == "call":
             return self._call(conn, command)
+        if command.kind == "new_plan":
+            from store.plans import new_plan_result
+
+            return replace(_failed(command, None), **new_plan_result(conn, self.reviewer,
+                                                                   command.value))
         if command.kind in ("propose", "accept", "reject"):
             # Accepting or rejecting rescores a task on this connection, past the cache.
             self._score_cache.clear()
@@ -285,7 +288,7 @@ class Backend:
         try:
             result = action(conn)
         except sqlite3.OperationalError as exc:
-            if _is_busy(exc) and not self._stopping.is_set():
+            if is_busy(exc) and not self._stopping.is_set():
                 raise                      # the retry loop runs it again once the lock frees
             future.set_exception(exc)
         except Exception as exc:

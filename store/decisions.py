@@ -3,16 +3,20 @@
 After any review event (decide, confirm, adjudicate, rate, undo, redo) the caller brings the
 scores up to date; :func:`rescore` does that for one event and says what moved, so that an
 interface can show the consequence of a decision next to the decision itself.
+:func:`record` writes the event and its scores in one transaction: a process killed between
+the two would otherwise leave a committed decision beside scores that ignore it.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from reviewer.registry import frameworks
 from store.reviewlog import Recorded
 from store.scores import report_scope, update_scores
+from store.tx import transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,3 +57,13 @@ def rescore(conn: sqlite3.Connection, recorded: Recorded) -> list[HeadlineChange
     update_scores(conn, [report_id])
     return [HeadlineChange(fw, metric, before.get((fw, metric)), value)
             for (fw, metric), value in sorted(report_headlines(conn, report_id).items())]
+
+
+def record(conn: sqlite3.Connection, write: Callable[[], Recorded | None]
+           ) -> tuple[Recorded | None, list[HeadlineChange]]:
+    """Run ``write`` (a :class:`store.reviewlog.ReviewLog` call) and rescore what it touched,
+    committed together or not at all."""
+    with transaction(conn):
+        recorded = write()
+        changes = rescore(conn, recorded) if recorded is not None else []
+    return recorded, changes

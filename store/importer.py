@@ -24,6 +24,7 @@ from reviewer.formats.checks import BundleChecker
 from reviewer.formats.jsonl import Where
 from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
 from store.bulk import gc_paused
+from store.scores import mark_scores_behind
 from store.tx import now_iso, transaction
 
 Row = tuple[Any, ...]
@@ -69,6 +70,8 @@ class ImportResult:
     counts: dict[str, int]
     warnings: tuple[str, ...] = ()
     """What the checks accepted but a person should look at (file, line, field, why)."""
+    repaired: bool = False
+    """Already imported, but its scores were missing and are rebuilt now."""
 
 
 @dataclass(slots=True)
@@ -307,26 +310,34 @@ def import_records(
     content_hash: str,
     label: str = "",
 ) -> ImportResult:
-    """Import a record stream as one suite; the caller rebuilds scores afterwards."""
-    existing = conn.execute(
-        "SELECT id, content_hash FROM suite WHERE ext_id = ?", (suite.id,)
-    ).fetchone()
-    if existing is not None:
-        if existing[1] == content_hash:
-            return ImportResult(int(existing[0]), suite.id, False, {})
-        raise InputError(
-            label or suite.id,
-            f"suite {suite.id!r} is already in this database with different content; inputs "
-            "are immutable once reviewed: give the changed run a new suite id (or a new "
-            "version in its id)",
-            field="id",
-        )
+    """Import a record stream as one suite.
+
+    The caller rebuilds scores, best in the same transaction; until someone does, the import
+    leaves ``meta.scores_behind`` set (see :mod:`store.scores`), so a process killed between
+    the two leaves a database that repairs itself on the next open.
+    """
     with gc_paused(), transaction(conn):
+        # Checked under the write lock: two processes importing the same suite at once must
+        # not both find it absent.
+        existing = conn.execute(
+            "SELECT id, content_hash FROM suite WHERE ext_id = ?", (suite.id,)
+        ).fetchone()
+        if existing is not None:
+            if existing[1] == content_hash:
+                return ImportResult(int(existing[0]), suite.id, False, {})
+            raise InputError(
+                label or suite.id,
+                f"suite {suite.id!r} is already in this database with different content; "
+                "inputs are immutable once reviewed: give the changed run a new suite id (or a "
+                "new version in its id)",
+                field="id",
+            )
         loader = Loader(conn, suite, content_hash, label or "suite.json")
         for rtype, record, where in records:
             loader.add(rtype, record, where)
         subjects = loader.finish()
         _apply_waiting_events(conn, loader.suite_id, subjects)
+        mark_scores_behind(conn, f"suite {suite.id} imported")
         from store.suspicion import refresh_suspicion
 
         refresh_suspicion(conn, loader.report_ids())

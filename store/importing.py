@@ -10,23 +10,43 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from reviewer.errors import InputError
 from reviewer.formats import hash_path
 from store.importer import ImportResult, import_bundle
-from store.scores import ensure_scores, rebuild_scores
+from store.scores import ensure_scores, rebuild_scores, suite_unscored
+from store.tx import transaction
+from store.writelock import announced
 
 
 def import_path(conn: sqlite3.Connection, path: Path, fmt: str = "native",
                 suite_id: str | None = None) -> ImportResult:
-    """Read, check and store one run; rebuilds the score cache when something was added."""
+    """Read, check and store one run with its scores, in one transaction: a process killed at
+    any point leaves either the run with its scores or nothing. Importing the same content
+    again adds nothing, but still repairs a suite left without scores (by an older release
+    killed between the two)."""
     from reviewer.registry import format_reader
 
     bundle = format_reader(fmt)(path, suite_id)
-    result = import_bundle(conn, bundle, hash_path(path), str(path))
-    if result.created:
-        rebuild_scores(conn)
+    with transaction(conn), announced(conn, f"import {path}"):
+        try:
+            result = import_bundle(conn, bundle, hash_path(path), str(path))
+        except InputError as exc:
+            if fmt in ("native", "gavel") or exc.file.startswith(str(path)):
+                raise
+            # The bundle checks name the native files a reader's records would be in;
+            # say which input they came from.
+            raise InputError(path, f"{exc.message} (in its {exc.file.removesuffix('.jsonl')}, "
+                             f"record {exc.line})" if exc.line else exc.message,
+                             field=exc.field) from None
+        if result.created or suite_unscored(conn, result.suite_id):
+            rebuild_scores(conn)
+            if not result.created:
+                result = replace(result, repaired=True)
+        else:
+            ensure_scores(conn)
     return result
 
 

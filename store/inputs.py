@@ -28,17 +28,29 @@ RUN_CLAIM_KEY = "gavel_judge_run"
 extracted a claim), repeated here so that the first screen's queries do not import pydantic."""
 
 PROPOSAL_STATUS_SQL = """
-    SELECT substr(e.target, 3) AS proposal, e.action AS action, e.reviewer AS reviewer,
-           e.rationale AS rationale, e.created_at AS created_at, e.uuid AS event,
-           row_number() OVER (PARTITION BY e.target
-                              ORDER BY e.created_at DESC, e.uuid DESC) AS rn
-    FROM review_event e
-    WHERE e.target >= 'p:' AND e.target < 'p;' AND e.action IN ('accept', 'reject')
+    SELECT proposal,
+           CASE WHEN min(action) OVER whole = max(action) OVER whole THEN action
+                ELSE 'conflict' END AS action,
+           reviewer, rationale, created_at, event,
+           row_number() OVER (PARTITION BY proposal ORDER BY created_at DESC, event DESC) AS rn
+    FROM (SELECT substr(e.target, 3) AS proposal, e.action AS action, e.reviewer AS reviewer,
+                 e.rationale AS rationale, e.created_at AS created_at, e.uuid AS event,
+                 row_number() OVER (PARTITION BY e.target, e.reviewer, coalesce(e.key, '')
+                                    ORDER BY e.created_at DESC, e.uuid DESC) AS mine
+          FROM review_event e
+          WHERE e.target >= 'p:' AND e.target < 'p;' AND e.action IN ('accept', 'reject'))
+    WHERE mine = 1
+    WINDOW whole AS (PARTITION BY proposal)
 """
-"""Accept/reject events of ground-truth proposals, newest first per proposal (``rn = 1`` is the
-standing one). Ordered by time then uuid, never by log position, so merging logs in any order
-gives the same status. The target range finds the few of them on the target index, without a
-scan of the log."""
+"""The standing status of each decided ground-truth proposal (``rn = 1``; its ``action``).
+
+Each identity (name and key) stands by its own newest accept or reject, by its own clock; when
+the identities' standing actions differ, the proposal is in ``conflict`` — neither accepted nor
+rejected — whatever their time stamps say, so no clock (or a forged far-future date) decides
+between two people. The row's reviewer, rationale and time are the newest standing event's,
+for display. Nothing depends on log position, so merging logs in any order gives the same
+status. The target range finds the few of them on the target index, without a scan of the log.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +144,8 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
 
     rwhere, rparams = _where("report_id", ids)
     cites_cache: dict[str, tuple[int, ...]] = {"[]": ()}
+    ranks = {ext: int(rank) for ext, rank in conn.execute(
+        "SELECT ext_id, max(active) FROM judge_run GROUP BY ext_id")}
     for rid, rows in groupby(conn.execute(
         f"SELECT report_id, id, subtask_id, criterion_id, citations, url, "
         f"CASE WHEN metadata = '{{}}' THEN NULL "
@@ -147,7 +161,8 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
             cites = cites_cache.get(citations)
             if cites is None:
                 cites = cites_cache[citations] = tuple(json.loads(citations))
-            claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url, origin))
+            claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url, origin,
+                                  ranks.get(origin, 0) if origin is not None else 0))
 
     # Judge values come from one scan of a covering index; the human decisions are patched
     # in afterwards instead of joining every row against the decision table. For a few

@@ -37,6 +37,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
+from pydantic import ValidationError
+
 from reviewer.actions import DECISION_ACTIONS
 from reviewer.errors import InputError
 from reviewer.identity import label, verify
@@ -54,6 +56,7 @@ from store.reviewlog import (
 )
 from store.scores import rebuild_scores, update_scores
 from store.tx import transaction
+from store.writelock import announced
 
 _COLUMNS = ("uuid, target, reviewer, action, value, rationale, reason, created_at, supersedes, "
             "run, key, sig")
@@ -71,9 +74,12 @@ _NAMES = [c.strip() for c in _COLUMNS.split(",")]
 
 
 def log_events(conn: sqlite3.Connection) -> Iterator[LogEvent]:
-    """Every event in log order, streamed from a cursor."""
+    """Every event in log order, streamed from a cursor, exactly as stored: what was checked
+    when it entered this database is not judged again on the way out (an older release let
+    in names a merge now refuses; the export still carries them, and the merge that reads it
+    says so)."""
     for row in conn.execute(f"SELECT {_COLUMNS} FROM review_event ORDER BY seq"):
-        yield LogEvent.model_validate(dict(zip(_NAMES, row, strict=True)))
+        yield LogEvent.model_construct(**dict(zip(_NAMES, row, strict=True)))
 
 
 def write_log(conn: sqlite3.Connection, out: TextIO) -> int:
@@ -109,6 +115,11 @@ class MergeResult:
     proposals_added: int = 0
     reviewers: list[str] = field(default_factory=list)
     """Reviewers whose events were added."""
+    adjudicators: list[str] = field(default_factory=list)
+    """Identities (``name#key``) whose adjudications were added. An adjudication outranks
+    reviewers and Gavel knows no roles, so a merge names who adjudicated: one by an identity
+    nobody expected is for the team to look at (and answer with its own adjudication, which
+    turns the subject into a conflict between adjudicators)."""
     conflicts: int = 0
     """Subjects in conflict after the merge (listed by ``gavel conflicts``)."""
 
@@ -173,8 +184,9 @@ def merge_events(
     touched: set[int] = set()
     skipped_uuids: set[str] = set()
     reviewers: set[str] = set()
+    adjudicators: set[str] = set()
     horizon = (datetime.now(UTC) + timedelta(days=1)).isoformat()
-    with transaction(conn):
+    with transaction(conn), announced(conn, f"merge {source}"):
         for line, event in events:
             result.read += 1
             existing = conn.execute(
@@ -216,6 +228,8 @@ def merge_events(
             if report_id is not None and event.target.startswith("s:"):
                 touched.add(report_id)
             reviewers.add(event.reviewer)
+            if event.action == "adjudicate":
+                adjudicators.add(label(event.reviewer, event.key))
             result.added += 1
             result.pending += pending
             result.unsigned += event.key is None
@@ -226,6 +240,7 @@ def merge_events(
         elif result.added:
             _apply_added(conn, list(added.values()), touched)
     result.reviewers = sorted(reviewers)
+    result.adjudicators = sorted(adjudicators)
     result.conflicts = int(conn.execute(
         "SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0])
     return result
@@ -417,7 +432,7 @@ def materialize_proposals(conn: sqlite3.Connection) -> int:
         f"""SELECT {_COLUMNS} FROM review_event e WHERE e.action = 'propose'
             AND NOT EXISTS (SELECT 1 FROM proposal p WHERE 'p:' || p.uuid = e.target)
             ORDER BY e.seq""").fetchall():
-        event = LogEvent.model_validate(dict(zip(_NAMES, row, strict=True)))
+        event = LogEvent.model_construct(**dict(zip(_NAMES, row, strict=True)))
         before = conn.execute("SELECT count(*) FROM proposal").fetchone()[0]
         _insert_proposal(conn, resolver, event, 0, "review log")
         made += conn.execute("SELECT count(*) FROM proposal").fetchone()[0] - before
@@ -439,7 +454,14 @@ def database_events(path: Path) -> Iterator[tuple[int, LogEvent]]:
             raise InputError(path, f"not a Gavel database ({exc})") from None
         for position, row in enumerate(rows, start=1):
             data = normalized(dict(zip(_NAMES, row, strict=True)))
-            yield position, LogEvent.model_validate(data)
+            try:
+                event = LogEvent.model_validate(data)
+            except ValidationError as exc:
+                first = exc.errors(include_url=False)[0]
+                field = ".".join(str(p) for p in first["loc"]) or None
+                raise InputError(path, f"event {data.get('uuid')}: {first['msg']}",
+                                 line=position, field=field) from None
+            yield position, event
     finally:
         other.close()
 

@@ -3,8 +3,9 @@
 A proposal is an immutable ``proposal`` row plus review events that target ``p:<uuid>``:
 ``propose`` (written with the row; its value carries the whole proposal as JSON, so a merged
 log recreates the row in another database), then any number of ``accept`` / ``reject``
-events. The standing status is the newest of those by time (see
-:data:`store.inputs.PROPOSAL_STATUS_SQL`); a proposal nobody has decided is ``proposed``.
+events. Each reviewer identity stands by its own newest; identities that disagree leave the
+proposal ``in conflict`` (see :data:`store.inputs.PROPOSAL_STATUS_SQL`), which counts as not
+accepted; a proposal nobody has decided is ``proposed``.
 
 Duplicates are looked for when proposing and again when accepting (something similar may have
 been accepted in between). What a proposal is compared with:
@@ -367,7 +368,8 @@ _SELECT = f"""
               ) pe ON pe.proposal = p.uuid
 """
 
-_STATUS = {None: "proposed", "accept": "accepted", "reject": "rejected"}
+_STATUS = {None: "proposed", "accept": "accepted", "reject": "rejected",
+           "conflict": "in conflict"}
 
 
 def _proposal_rows(conn: sqlite3.Connection, *, task_id: int | None = None,
@@ -406,19 +408,20 @@ def proposals(conn: sqlite3.Connection, task_id: int | None = None,
 def task_id_by_name(conn: sqlite3.Connection, name: str) -> int:
     """A task by ``TASK`` (unique across suites), ``SUITE/TASK`` or row id."""
     suite, slash, task = name.rpartition("/")
+    select = ("SELECT t.id, s.ext_id || '/' || t.ext_id FROM task t "
+              "JOIN suite s ON s.id = t.suite_id ")
     if slash:
-        rows = conn.execute(
-            "SELECT t.id FROM task t JOIN suite s ON s.id = t.suite_id "
-            "WHERE s.ext_id = ? AND t.ext_id = ?", (suite, task)).fetchall()
+        rows = conn.execute(select + "WHERE s.ext_id = ? AND t.ext_id = ?",
+                            (suite, task)).fetchall()
     else:
-        rows = conn.execute("SELECT id FROM task WHERE ext_id = ? ORDER BY id",
-                            (name,)).fetchall()
+        rows = conn.execute(select + "WHERE t.ext_id = ? ORDER BY s.ext_id", (name,)).fetchall()
         if not rows and name.isdigit():
-            rows = conn.execute("SELECT id FROM task WHERE id = ?", (int(name),)).fetchall()
+            rows = conn.execute(select + "WHERE t.id = ?", (int(name),)).fetchall()
     if not rows:
         raise ProposalError(f"no task {name!r}")
     if len(rows) > 1:
-        raise ProposalError(f"task {name!r} exists in several suites: name it SUITE/TASK")
+        raise ProposalError(f"task {name!r} exists in several suites: name it SUITE/TASK "
+                            f"({' or '.join(str(r[1]) for r in rows)})")
     return int(rows[0][0])
 
 

@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reviewer.errors import InputError
 from store.inputs import EFFECTIVE_SQL
 
 
@@ -122,8 +123,8 @@ def verdict_rows(
     if not include_stale:
         where.append("j.current = 1")
     if report:
-        where.append("(r.ext_id = ? OR CAST(r.id AS TEXT) = ?)")
-        params.extend([report, report])
+        where.append("r.id = ?")
+        params.append(resolve_report(conn, report))
     if kind:
         where.append("j.kind = ?")
         params.append(kind)
@@ -143,11 +144,41 @@ def verdict_rows(
 
 
 def report_id_by_ext(conn: sqlite3.Connection, ext: str) -> int | None:
-    row = conn.execute(
-        "SELECT id FROM report WHERE ext_id = ? OR CAST(id AS TEXT) = ? ORDER BY id LIMIT 1",
-        (ext, ext),
-    ).fetchone()
-    return None if row is None else int(row[0])
+    """A report by ``SUITE/REPORT``, ``REPORT`` or row id; None when there is none. A bare id
+    that several suites share is refused (:func:`resolve_report` says which)."""
+    try:
+        return resolve_report(conn, ext)
+    except InputError as exc:
+        if exc.field == "report" and exc.message.startswith("no report"):
+            return None
+        raise
+
+
+def resolve_report(conn: sqlite3.Connection, name: str) -> int:
+    """The report a person means by ``SUITE/REPORT``, by ``REPORT`` when one suite has it, or
+    by its row id (as listed by ``gavel verdicts``).
+
+    Report ids are the bundle's and two runs may both have ``t01-atlas-dr``: a bare id that
+    several suites share is refused with every ``SUITE/REPORT`` it could mean, never quietly
+    resolved to one of them.
+    """
+    suite, slash, report = name.rpartition("/")
+    select = ("SELECT r.id, s.ext_id || '/' || r.ext_id FROM report r "
+              "JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id ")
+    if slash:
+        rows = conn.execute(select + "WHERE s.ext_id = ? AND r.ext_id = ?",
+                            (suite, report)).fetchall()
+    else:
+        rows = conn.execute(select + "WHERE r.ext_id = ? ORDER BY s.ext_id",
+                            (name,)).fetchall()
+        if not rows and name.isdigit():
+            rows = conn.execute(select + "WHERE r.id = ?", (int(name),)).fetchall()
+    if not rows:
+        raise InputError("command line", f"no report {name!r} in this database", field="report")
+    if len(rows) > 1:
+        raise InputError("command line", f"report {name!r} is in {len(rows)} suites: name it "
+                         f"as {' or '.join(str(r[1]) for r in rows)}", field="report")
+    return int(rows[0][0])
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:

@@ -26,6 +26,8 @@ import sqlite3
 import uuid as uuidlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from functools import lru_cache
 
 from reviewer.actions import DECISION_ACTIONS, REASON_CODES, UNDOABLE_ACTIONS
 from reviewer.framework import Rating
@@ -430,9 +432,23 @@ def _standing(rows: Sequence[Row]) -> dict[str, Row]:
         if row[0] in retired:
             continue
         who = label(row[1], row[2])
-        if who not in latest or (row[5], row[0]) > (latest[who][5], latest[who][0]):
+        if who not in latest or _order(row) > _order(latest[who]):
             latest[who] = row
     return latest
+
+
+def _order(row: Row) -> tuple[datetime, str]:
+    """An event's place in its identity's own history: its instant (offsets normalized, so
+    a log that mixes ``Z`` and ``+02:00`` still orders by time), then its uuid."""
+    return _instant(row[5]), row[0]
+
+
+@lru_cache(maxsize=65536)
+def _instant(stamp: str) -> datetime:
+    try:
+        return datetime.fromisoformat(stamp).astimezone(UTC)
+    except ValueError:          # never merged (checked); a hand-edited database at worst
+        return datetime.min.replace(tzinfo=UTC)
 
 
 def _live(conn: sqlite3.Connection, target: str, actions: Iterable[str]) -> list[Row]:
@@ -465,7 +481,7 @@ def refresh_decision(conn: sqlite3.Connection, subject_id: int, target: str) -> 
         return
     reviewers = _standing([r for r in rows if r[3] != "adjudicate"])
     adjudicators = _standing([r for r in rows if r[3] == "adjudicate"])
-    newest = max((*reviewers.values(), *adjudicators.values()), key=lambda r: (r[5], r[0]))
+    newest = max((*reviewers.values(), *adjudicators.values()), key=_order)
     count = len(set(reviewers) | set(adjudicators))
     deciding = adjudicators or reviewers
     values = {row[4] for row in deciding.values()}
@@ -483,7 +499,7 @@ def refresh_flag(conn: sqlite3.Connection, subject_id: int, target: str) -> None
     raised = [row for row in _standing(_live(conn, target, ("flag",))).values()
               if row[4] == "on"]
     if raised:
-        newest = max(raised, key=lambda r: (r[5], r[0]))
+        newest = max(raised, key=_order)
         note = conn.execute("SELECT rationale FROM review_event WHERE uuid = ?",
                             (newest[0],)).fetchone()[0]
         conn.execute("INSERT OR REPLACE INTO flag VALUES (?, ?, ?)",

@@ -14,19 +14,22 @@ with fresh ids (``jc1``, ``jc2``, … never reusing one) and name their run in `
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from reviewer.errors import InputError
 from reviewer.framework import Aggregate, ReportScores, Variant
-from reviewer.frameworks.dailyreport.judge_pipeline import JudgeJob, ReportOutcome
 from reviewer.inputs import ReportInput, VerdictIn
 from reviewer.judge.cache import CachedReply
 from reviewer.judge.fetch import Page, now_iso
+from reviewer.judge.pipeline import JudgeJob, ReportOutcome, clip
 from reviewer.models import (
     RUN_CLAIM_KEY,
     Claim,
@@ -34,12 +37,14 @@ from reviewer.models import (
     JudgeRun,
     Reference,
     Report,
+    Source,
     Subtask,
     Task,
     subject_of,
 )
 from reviewer.registry import frameworks, get_kind
 from store.inputs import load_inputs, report_meta
+from store.queries import resolve_report
 from store.reviewlog import refresh_subjects
 from store.scores import load_options, update_scores
 from store.subjects import ensure_subjects, refresh_current
@@ -69,13 +74,17 @@ def select_reports(
     framework: str = "cascade",
     limit: int | None = None,
 ) -> list[int]:
-    """Report ids of suites scored by ``framework``, filtered by report, system and task (ext
-    id, or a system's name), in import order. A name that matches nothing is an error."""
+    """Report ids of suites scored by ``framework``, filtered by report (``SUITE/REPORT``, or
+    ``REPORT`` when one suite has it), system and task (ext id, or a system's name), in import
+    order. A name that matches nothing, or a report id several suites share, is an error."""
     where = ["y.is_reference = 0", "EXISTS (SELECT 1 FROM json_each(s.frameworks) f "
              "WHERE f.value = ?)"]
     params: list[object] = [framework]
+    if reports:
+        ids = [resolve_report(conn, name) for name in reports]
+        where.append(f"r.id IN ({','.join('?' * len(ids))})")
+        params.extend(ids)
     for values, clause, label in (
-        (reports, "(r.ext_id IN ({q}) OR CAST(r.id AS TEXT) IN ({q}))", "report"),
         (systems, "(y.ext_id IN ({q}) OR y.name IN ({q}))", "system"),
         (tasks, "t.ext_id IN ({q})", "task"),
     ):
@@ -94,8 +103,7 @@ def select_reports(
 
 
 def _check_known(conn: sqlite3.Connection, label: str, values: Sequence[str]) -> None:
-    table, extra = {"report": ("report", "OR CAST(id AS TEXT) = ?"),
-                    "system": ("system", "OR name = ?"), "task": ("task", "")}[label]
+    table, extra = {"system": ("system", "OR name = ?"), "task": ("task", "")}[label]
     for value in values:
         args = (value, value) if extra else (value,)
         if conn.execute(f"SELECT 1 FROM {table} WHERE ext_id = ? {extra} LIMIT 1",
@@ -111,9 +119,11 @@ class LoadedJob:
     job: JudgeJob
 
 
-def load_jobs(conn: sqlite3.Connection, report_ids: Sequence[int]) -> list[LoadedJob]:
+def load_jobs(conn: sqlite3.Connection, report_ids: Sequence[int], *,
+              reference: bool = False, sources: bool = False) -> list[LoadedJob]:
     """The pipeline's view of each report: its task as a bundle record, its text, references
-    and working claims.
+    and working claims; with ``reference``, the task's reference-system report beside it
+    (RACE); with ``sources``, the suite's stored sources without their text (DR3-Eval).
 
     The working claims are those of the newest active run that extracted claims for the report,
     else the claims the report was imported with.
@@ -121,31 +131,79 @@ def load_jobs(conn: sqlite3.Connection, report_ids: Sequence[int]) -> list[Loade
     ids = sorted(set(report_ids))
     if not ids:
         return []
+    reports, rows = _reports(conn, ids)
+    tasks = _load_tasks(conn, sorted({row[2] for row in rows}))
+    taken: dict[int, set[str]] = defaultdict(set)
+    for rid, ext in conn.execute(
+        f"SELECT report_id, ext_id FROM claim WHERE report_id IN ({_in(ids)})", ids):
+        taken[rid].add(ext)
+    references: dict[tuple[int, int], Report] = {}
+    if reference:
+        refs = {(int(sid), int(tid)): int(rid) for rid, sid, tid in conn.execute(
+            f"""SELECT r.id, y.suite_id, r.task_id FROM report r
+                JOIN system y ON y.id = r.system_id
+                WHERE y.is_reference = 1 AND r.task_id IN
+                    (SELECT task_id FROM report WHERE id IN ({_in(ids)}))""", ids)}
+        if refs:
+            built, _ = _reports(conn, sorted(set(refs.values())))
+            references = {key: built[rid] for key, rid in refs.items() if rid in built}
+    stored: dict[int, tuple[Source, ...]] = {}
+    if sources:
+        for suite_id in sorted({row[5] for row in rows}):
+            stored[suite_id] = tuple(
+                Source(url=url, title=title, metadata=json.loads(metadata), error=error)
+                for url, title, metadata, error in conn.execute(
+                    "SELECT url, title, metadata, error FROM source WHERE suite_id = ? "
+                    "ORDER BY id", (suite_id,)))
+    out = []
+    for rid, _ext, task_id, _task_ext, _system_ext, suite_id, *_rest in rows:
+        task = tasks[task_id][0]
+        out.append(LoadedJob(rid, suite_id, JudgeJob(
+            task, reports[rid], frozenset(taken[rid]),
+            reference=references.get((suite_id, task_id)),
+            sources=stored.get(suite_id, ()))))
+    return out
+
+
+def _reports(conn: sqlite3.Connection, ids: Sequence[int]
+             ) -> tuple[dict[int, Report], list[tuple[Any, ...]]]:
     rows = conn.execute(
         f"""SELECT r.id, r.ext_id, r.task_id, t.ext_id, y.ext_id, y.suite_id, r.markdown,
                    r.cleaned, r.metadata
             FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
             WHERE r.id IN ({_in(ids)}) ORDER BY r.id""", ids).fetchall()
-    tasks = _load_tasks(conn, sorted({row[2] for row in rows}))
     refs: dict[int, list[Reference]] = defaultdict(list)
     for rid, idx, title, url in conn.execute(
         f"SELECT report_id, idx, title, url FROM reference WHERE report_id IN ({_in(ids)}) "
         "ORDER BY report_id, idx", ids):
         refs[rid].append(Reference(index=idx, title=title, url=url))
     claims = _working_claims(conn, ids)
-    taken: dict[int, set[str]] = defaultdict(set)
-    for rid, ext in conn.execute(
-        f"SELECT report_id, ext_id FROM claim WHERE report_id IN ({_in(ids)})", ids):
-        taken[rid].add(ext)
-    out = []
-    for rid, ext, task_id, task_ext, system_ext, suite_id, markdown, cleaned, metadata in rows:
-        task, sub_ext, crit_ext = tasks[task_id]
-        report = Report(
+    names = _claim_names(conn, sorted({row[2] for row in rows}))
+    out: dict[int, Report] = {}
+    for rid, ext, task_id, task_ext, system_ext, _suite, markdown, cleaned, metadata in rows:
+        sub_ext, crit_ext = names.get(task_id, ({}, {}))
+        out[rid] = Report(
             id=ext, task=task_ext, system=system_ext, markdown=markdown, cleaned=cleaned,
             references=refs.get(rid, []), metadata=json.loads(metadata),
             claims=[_claim(row, sub_ext, crit_ext) for row in claims.get(rid, [])],
         )
-        out.append(LoadedJob(rid, suite_id, JudgeJob(task, report, frozenset(taken[rid]))))
+    return out, rows
+
+
+def _claim_names(conn: sqlite3.Connection, task_ids: Sequence[int]
+                 ) -> dict[int, tuple[dict[int, str], dict[int, str]]]:
+    """task -> (subtask row -> ext id, criterion row -> ext id)."""
+    out: dict[int, tuple[dict[int, str], dict[int, str]]] = defaultdict(lambda: ({}, {}))
+    if not task_ids:
+        return out
+    for sid, tid, ext in conn.execute(
+            f"SELECT id, task_id, ext_id FROM subtask WHERE task_id IN ({_in(task_ids)})",
+            task_ids):
+        out[tid][0][sid] = ext
+    for cid, tid, ext in conn.execute(
+            f"SELECT id, task_id, ext_id FROM criterion WHERE task_id IN ({_in(task_ids)})",
+            task_ids):
+        out[tid][1][cid] = ext
     return out
 
 
@@ -303,6 +361,13 @@ def unique_run_id(conn: sqlite3.Connection, base: str) -> str:
     return f"{base}-{n}"
 
 
+def running_usage(**extra: Any) -> dict[str, Any]:
+    """A starting run's usage: who runs it (host, pid) and when it last showed life, so a run
+    whose process died is recognised as interrupted (:func:`mark_stale_runs`)."""
+    return {"status": "running", "host": socket.gethostname(), "pid": os.getpid(),
+            "heartbeat": now_iso(), **extra}
+
+
 def create_run(conn: sqlite3.Connection, suite_ids: Iterable[int], run: JudgeRun
                ) -> dict[int, int]:
     """Add the run to each suite; returns suite id -> ``judge_run`` row id."""
@@ -313,7 +378,7 @@ def create_run(conn: sqlite3.Connection, suite_ids: Iterable[int], run: JudgeRun
                 "INSERT INTO judge_run (suite_id, ext_id, model, prompt_version, params, "
                 "created_at, description, active, usage) VALUES (?,?,?,?,?,?,?,0,?)",
                 (suite_id, run.id, run.model, run.prompt_version, _dumps(run.params),
-                 run.created_at, run.description, _dumps({"status": "running"})))
+                 run.created_at, run.description, _dumps(running_usage())))
             out[suite_id] = int(cursor.lastrowid or 0)
     return out
 
@@ -338,6 +403,12 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
             "SELECT ext_id, id, subtask_id FROM criterion WHERE task_id = ?", (task_id,))}
         ordinal = conn.execute("SELECT coalesce(max(ordinal), -1) + 1 FROM claim "
                                "WHERE report_id = ?", (report_id,)).fetchone()[0]
+        known_refs = {int(i) for (i,) in conn.execute(
+            "SELECT idx FROM reference WHERE report_id = ?", (report_id,))}
+        conn.executemany(
+            "INSERT INTO reference (report_id, idx, title, url) VALUES (?, ?, ?, ?)",
+            [(report_id, r.index, r.title, r.url) for r in outcome.references
+             if r.index not in known_refs])
         for claim in outcome.claims:
             criterion = criteria.get(claim.criterion) if claim.criterion else None
             # Placed in its own subtask, else in its criterion's (as the importer does).
@@ -372,8 +443,8 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
             rows.append((
                 run_row, report_id, j.kind, crit[0] if crit else None,
                 claim_row[0] if claim_row else None, j.ref, j.key, subject_of(j), value,
-                j.explanation, j.evidence, j.raw[:RAW_LIMIT], j.error, j.source_sha256,
-                subtask))
+                clip(j.explanation), clip(j.evidence), j.raw[:RAW_LIMIT],
+                clip(j.error) if j.error is not None else None, j.source_sha256, subtask))
         first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM judgment").fetchone()[0])
         conn.executemany(
             "INSERT INTO judgment (run_id, report_id, kind, criterion_id, claim_id, ref_idx, "
@@ -384,6 +455,86 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
                         (run_row,)).fetchone()[0] > 0:
             refresh_current(conn, [report_id])
     return Written(len(outcome.claims), len(rows))
+
+
+HEARTBEAT_SECONDS = 15.0
+"""How often a running judge run records that its process is alive."""
+STALE_AFTER_SECONDS = 300.0
+"""A ``running`` run whose heartbeat is older than this (and whose process cannot be asked,
+being on another host) is taken to have died."""
+
+
+def heartbeat(conn: sqlite3.Connection, run_rows: Iterable[int], **extra: Any) -> None:
+    """Record that the run's process is alive (and any progress counts in ``extra``)."""
+    rows = sorted(set(run_rows))
+    if not rows:
+        return
+    with transaction(conn):
+        for row, usage in conn.execute(
+                f"SELECT id, usage FROM judge_run WHERE id IN ({_in(rows)})", rows).fetchall():
+            data = json.loads(usage)
+            if data.get("status") != "running":
+                continue
+            data.update(extra, heartbeat=now_iso())
+            conn.execute("UPDATE judge_run SET usage = ? WHERE id = ?", (_dumps(data), row))
+
+
+def _alive(pid: object) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def mark_stale_runs(conn: sqlite3.Connection, *, now: datetime | None = None,
+                    stale_after: float = STALE_AFTER_SECONDS) -> list[str]:
+    """Mark ``running`` runs whose process is gone as ``interrupted``; returns their ids.
+
+    On this host a run is stale when its process no longer exists (or is another program
+    that got the pid: its heartbeat is old); on another host when its heartbeat is older than
+    ``stale_after``. Every report it finished stays; the run can be re-run from the cache.
+    """
+    host = socket.gethostname()
+    moment = now or datetime.now(UTC)
+    stale: dict[int, tuple[str, str]] = {}
+    for row, ext, usage in conn.execute(
+            "SELECT id, ext_id, usage FROM judge_run WHERE usage LIKE '%\"running\"%'"):
+        data = json.loads(usage)
+        if data.get("status") != "running":
+            continue
+        beat = _parse_time(data.get("heartbeat"))
+        age = (moment - beat).total_seconds() if beat is not None else float("inf")
+        if data.get("host") == host and not _alive(data.get("pid")):
+            stale[int(row)] = (ext, f"its process {data.get('pid')} on {host} is gone")
+        elif age > stale_after and (data.get("host") != host or age > 4 * stale_after):
+            stale[int(row)] = (ext, f"no sign of life for {age:.0f} s (last heartbeat "
+                                    f"{data.get('heartbeat') or 'never'})")
+    if not stale:
+        return []
+    with transaction(conn):
+        for row, (_, why) in stale.items():
+            data = json.loads(conn.execute("SELECT usage FROM judge_run WHERE id = ?",
+                                           (row,)).fetchone()[0])
+            if data.get("status") != "running":
+                continue
+            data.update(status="interrupted", interrupted=why, marked_at=now_iso())
+            conn.execute("UPDATE judge_run SET usage = ? WHERE id = ?", (_dumps(data), row))
+    return sorted({ext for ext, _ in stale.values()})
+
+
+def _parse_time(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def record_page(conn: sqlite3.Connection, suite_id: int, run_row: int | None, page: Page
@@ -402,19 +553,19 @@ def finish_run(conn: sqlite3.Connection, run_rows: Iterable[int], usage: Mapping
     the score cache up to date for the reports it judged (both variants: the judge's values
     changed, and so may the effective ones where no human decided)."""
     rows = sorted(set(run_rows))
+    ids = sorted(set(report_ids))
     with transaction(conn):
         conn.executemany("UPDATE judge_run SET usage = ? WHERE id = ?",
                          [(_dumps(dict(usage)), row) for row in rows])
-    ids = sorted(set(report_ids))
-    active = conn.execute(f"SELECT max(active) FROM judge_run WHERE id IN ({_in(rows)})",
-                          rows).fetchone()[0] if rows else 0
-    if ids and active:
-        refresh_current(conn, ids)
-        update_scores(conn, ids, variants=("judge", "adjudicated"))
-    if ids:
-        # A candidate's verdicts change no score, but where they disagree with the counting
-        # ones the subject is worth a look: the flags are recomputed either way.
-        refresh_suspicion(conn, ids)
+        active = conn.execute(f"SELECT max(active) FROM judge_run WHERE id IN ({_in(rows)})",
+                              rows).fetchone()[0] if rows else 0
+        if ids and active:
+            refresh_current(conn, ids)
+            update_scores(conn, ids, variants=("judge", "adjudicated"))
+        if ids:
+            # A candidate's verdicts change no score, but where they disagree with the
+            # counting ones the subject is worth a look: the flags are recomputed either way.
+            refresh_suspicion(conn, ids)
 
 
 # -- listing and activation ---------------------------------------------------------------------

@@ -117,8 +117,58 @@ def _subjects(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+PLANS: list[str] = [
+    # Version 3: review plans. A plan is configuration a team makes, not a derived table and
+    # not part of the review log: its frame (the subjects it could draw, each with its
+    # stratum), its strata and its draws in review order with their probabilities.
+    """CREATE TABLE plan (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        suite_id INTEGER NOT NULL REFERENCES suite(id),
+        design TEXT NOT NULL CHECK (design IN ('uniform', 'stratified', 'weighted')),
+        strata TEXT NOT NULL,
+        allocation TEXT,
+        weight_by TEXT,
+        floor REAL,
+        budget INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        frameworks TEXT NOT NULL,
+        frame INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        note TEXT NOT NULL
+    ) STRICT""",
+    """CREATE TABLE plan_stratum (
+        plan_id INTEGER NOT NULL REFERENCES plan(id),
+        stratum INTEGER NOT NULL,
+        label TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        draws INTEGER NOT NULL,
+        spread REAL,
+        PRIMARY KEY (plan_id, stratum)
+    ) STRICT, WITHOUT ROWID""",
+    """CREATE TABLE plan_frame (
+        plan_id INTEGER NOT NULL REFERENCES plan(id),
+        subject_id INTEGER NOT NULL REFERENCES subject(id),
+        stratum INTEGER NOT NULL,
+        PRIMARY KEY (plan_id, subject_id)
+    ) STRICT, WITHOUT ROWID""",
+    """CREATE TABLE plan_draw (
+        plan_id INTEGER NOT NULL REFERENCES plan(id),
+        position INTEGER NOT NULL,
+        subject_id INTEGER NOT NULL REFERENCES subject(id),
+        stratum INTEGER NOT NULL,
+        p REAL NOT NULL,
+        pi REAL NOT NULL,
+        weight REAL NOT NULL,
+        PRIMARY KEY (plan_id, position)
+    ) STRICT, WITHOUT ROWID""",
+    "CREATE INDEX plan_draw_subject ON plan_draw(subject_id, plan_id)",
+]
+
+
 def _suspicion(conn: sqlite3.Connection) -> None:
-    """Version 3: suspicion flags per subject (derived from the verdicts and the inputs; see
+    """Version 4: suspicion flags per subject (derived from the verdicts and the inputs; see
     :mod:`store.suspicion`), computed now for a database that has reports."""
     from store.suspicion import CREATE, refresh_suspicion
 
@@ -400,14 +450,15 @@ MIGRATIONS: list[Migration] = [
         )""",
     ],
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
-    _suspicion,  # 3: suspicion flags per subject
+    PLANS,  # 3: review plans
+    _suspicion,  # 4: suspicion flags per subject
 ]
 
-SCHEMA_VERSION = len(MIGRATIONS)
+_DERIVED_UNCHANGED = {2, 3}
+"""Migrations (by index) that leave every derived table valid: no rebuild after them (the
+suspicion migration, 3, computes its own derived table)."""
 
-REBUILD_AFTER = frozenset({1})
-"""Migrations (by index) after which decisions and scores are rebuilt from the log: those that
-change what the derived tables are keyed by. Adding a derived table of its own (3) does not."""
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 class SchemaError(Exception):
@@ -430,7 +481,7 @@ def migrate(conn: sqlite3.Connection) -> int:
             else:
                 for statement in step:
                     conn.execute(statement)
-            if version in REBUILD_AFTER:
+            if version > 0 and version not in _DERIVED_UNCHANGED:
                 _rebuild_derived(conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
         applied += 1

@@ -4,6 +4,13 @@ Derived and disposable: :func:`rebuild_scores` recomputes it from inputs and the
 :func:`update_scores` recomputes only the reports a decision touched and the aggregates of their
 systems. Property tests hold the two to the same result. Options (the [CHOICE] readings) are
 stored in ``meta``; changing them rebuilds.
+
+Both read their inputs inside the write transaction they write in: inputs read before taking
+the lock could be another writer's past, and scores computed from them would overwrite that
+writer's fresher ones. A writer that changes inputs without rescoring in the same transaction
+(an import through :func:`store.importer.import_records`) leaves ``meta.scores_behind`` set, and
+:func:`ensure_scores` — which every command and the workstation call on open — rebuilds: a
+process killed between the two cannot leave stale scores behind.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from store.inputs import load_inputs, report_meta
 from store.tx import transaction
 
 OPTIONS_KEY = "options"
+SCORES_BEHIND = "scores_behind"
+"""``meta`` key: present while the score cache is known to lag the inputs (value: why)."""
 _INSERT = (
     "INSERT INTO score (scope, framework, variant, metric, value, n) VALUES (?,?,?,?,?,?)"
 )
@@ -43,8 +52,10 @@ def load_options(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
     }
 
 
-def set_options(conn: sqlite3.Connection, framework: str, overrides: Mapping[str, str]) -> None:
-    """Store option overrides for one framework and rebuild the cache under them."""
+def set_options(conn: sqlite3.Connection, framework: str, overrides: Mapping[str, str], *,
+                rebuild: bool = True) -> None:
+    """Store option overrides for one framework and rebuild the cache under them (a caller that
+    sets several in its own transaction passes ``rebuild=False`` and rebuilds once)."""
     fw = frameworks()[framework]
     resolve_options(fw, overrides)  # validates
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (OPTIONS_KEY,)).fetchone()
@@ -55,7 +66,10 @@ def set_options(conn: sqlite3.Connection, framework: str, overrides: Mapping[str
     with transaction(conn):
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                      (OPTIONS_KEY, json.dumps(stored, sort_keys=True)))
-        rebuild_scores(conn)
+        if rebuild:
+            rebuild_scores(conn)
+        else:
+            mark_scores_behind(conn, "options changed")
 
 
 @dataclass(slots=True)
@@ -118,7 +132,7 @@ def _report_rows(rid: int, name: str, variant: str, scores: ReportScores
 
 
 def rebuild_scores(conn: sqlite3.Connection) -> ScoreTable:
-    with gc_paused():
+    with gc_paused(), transaction(conn):
         return _rebuild(conn)
 
 
@@ -130,11 +144,16 @@ def _rebuild(conn: sqlite3.Connection) -> ScoreTable:
     for (sid, name, variant), aggregates in table.systems.items():
         scope = system_scope(sid)
         rows.extend((scope, name, variant, m, v, n) for m, (v, n) in aggregates.items())
-    with transaction(conn):
-        conn.execute("DELETE FROM score")
-        conn.execute("DELETE FROM impact")
-        conn.executemany(_INSERT, rows)
+    conn.execute("DELETE FROM score")
+    conn.execute("DELETE FROM impact")
+    conn.executemany(_INSERT, rows)
+    conn.execute("DELETE FROM meta WHERE key = ?", (SCORES_BEHIND,))
     return table
+
+
+def mark_scores_behind(conn: sqlite3.Connection, why: str) -> None:
+    """Record, in the caller's transaction, that the cache lags inputs it just changed."""
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (SCORES_BEHIND, why))
 
 
 @dataclass(slots=True)
@@ -172,6 +191,12 @@ def update_scores(
     ids = sorted(set(report_ids))
     if not ids:
         return
+    with transaction(conn):
+        _update(conn, ids, variants, cache)
+
+
+def _update(conn: sqlite3.Connection, ids: list[int], variants: Sequence[Variant],
+            cache: SystemScoreCache | None) -> None:
     if cache is not None:
         cache.check(conn)
     fresh: dict[tuple[int, str, str], dict[int, ReportScores]] = defaultdict(dict)
@@ -180,49 +205,48 @@ def update_scores(
     options = load_options(conn)
     registry = frameworks()
     touched: set[tuple[int, str]] = set()
-    with transaction(conn):
-        conn.execute(f"DELETE FROM impact WHERE report_id IN ({','.join('?' * len(ids))})", ids)
-        for rid, report in inputs.items():
-            for name in metas[rid].frameworks:
-                fw = registry.get(name)
-                if fw is None:
-                    continue
-                touched.add((report.system_id, name))
-                for variant in variants:
-                    scores = fw.score_report(report, variant, options[name])
-                    fresh[(report.system_id, name, variant)][rid] = scores
-                    conn.execute(
-                        "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
-                        (report_scope(rid), name, variant),
-                    )
-                    conn.executemany(_INSERT,
-                                     _report_rows(rid, name, variant, scores))
-        for system_id, name in sorted(touched):
+    conn.execute(f"DELETE FROM impact WHERE report_id IN ({','.join('?' * len(ids))})", ids)
+    for rid, report in inputs.items():
+        for name in metas[rid].frameworks:
+            fw = registry.get(name)
+            if fw is None:
+                continue
+            touched.add((report.system_id, name))
             for variant in variants:
-                key = (system_id, name, variant)
-                known = cache.systems.get(key) if cache is not None else None
-                if known is None:
-                    known = system_report_scores(conn, system_id, name, variant)
-                    if cache is not None:
-                        cache.systems[key] = known
-                else:
-                    for rid, scores in fresh[key].items():
-                        if scores:
-                            known[rid] = scores
-                        else:                   # no score rows: absent, as when read back
-                            known.pop(rid, None)
-                # Report-id order, as the full recompute sums them (floating point).
-                per_report = [known[rid] for rid in sorted(known)]
-                aggregates = _aggregate(registry[name], per_report, options[name])
-                scope = system_scope(system_id)
+                scores = fw.score_report(report, variant, options[name])
+                fresh[(report.system_id, name, variant)][rid] = scores
                 conn.execute(
                     "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
-                    (scope, name, variant),
+                    (report_scope(rid), name, variant),
                 )
-                conn.executemany(
-                    _INSERT,
-                    [(scope, name, variant, m, v, n) for m, (v, n) in aggregates.items()],
-                )
+                conn.executemany(_INSERT,
+                                 _report_rows(rid, name, variant, scores))
+    for system_id, name in sorted(touched):
+        for variant in variants:
+            key = (system_id, name, variant)
+            known = cache.systems.get(key) if cache is not None else None
+            if known is None:
+                known = system_report_scores(conn, system_id, name, variant)
+                if cache is not None:
+                    cache.systems[key] = known
+            else:
+                for rid, scores in fresh[key].items():
+                    if scores:
+                        known[rid] = scores
+                    else:                   # no score rows: absent, as when read back
+                        known.pop(rid, None)
+            # Report-id order, as the full recompute sums them (floating point).
+            per_report = [known[rid] for rid in sorted(known)]
+            aggregates = _aggregate(registry[name], per_report, options[name])
+            scope = system_scope(system_id)
+            conn.execute(
+                "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
+                (scope, name, variant),
+            )
+            conn.executemany(
+                _INSERT,
+                [(scope, name, variant, m, v, n) for m, (v, n) in aggregates.items()],
+            )
 
 
 def system_report_scores(conn: sqlite3.Connection, system_id: int, framework: str,
@@ -254,9 +278,28 @@ def cached(conn: sqlite3.Connection) -> ScoreTable:
     return ScoreTable(dict(reports), dict(systems))
 
 
-def ensure_scores(conn: sqlite3.Connection) -> None:
-    """Build the cache if it is empty but there is something to score (first open, new DB)."""
-    has_scores = conn.execute("SELECT 1 FROM score LIMIT 1").fetchone()
-    has_reports = conn.execute("SELECT 1 FROM report LIMIT 1").fetchone()
-    if has_reports and not has_scores:
-        rebuild_scores(conn)
+def ensure_scores(conn: sqlite3.Connection) -> bool:
+    """Build the cache if it is empty but there is something to score (first open, new DB),
+    or if a writer recorded that it lags (killed between inputs and scores); True if rebuilt.
+
+    Cheap when nothing is wrong (two indexed lookups), so every command can call it on open.
+    """
+    behind = conn.execute("SELECT 1 FROM meta WHERE key = ?", (SCORES_BEHIND,)).fetchone()
+    if behind is None:
+        has_scores = conn.execute("SELECT 1 FROM score LIMIT 1").fetchone()
+        has_reports = conn.execute("SELECT 1 FROM report LIMIT 1").fetchone()
+        if not has_reports or has_scores:
+            return False
+    rebuild_scores(conn)
+    return True
+
+
+def suite_unscored(conn: sqlite3.Connection, suite_id: int) -> bool:
+    """Whether none of a suite's reports has a score: what a process killed between an import
+    and its scores left behind before imports and scores committed together."""
+    return bool(conn.execute(
+        """SELECT EXISTS (SELECT 1 FROM report r JOIN system y ON y.id = r.system_id
+                          WHERE y.suite_id = ?)
+              AND NOT EXISTS (SELECT 1 FROM report r JOIN system y ON y.id = r.system_id
+                              JOIN score s ON s.scope = 'report:' || r.id
+                              WHERE y.suite_id = ?)""", (suite_id, suite_id)).fetchone()[0])

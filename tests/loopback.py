@@ -148,9 +148,9 @@ def error(status: int, message: str = "", headers: dict[str, str] | None = None,
 
 
 def block(text: str, name: str) -> str:
-    found = re.search(rf"<<{name}>>\n(.*?)\n<</{name}>>", text, re.DOTALL)
+    found = re.search(rf"<<{name}(-[0-9a-f]+)?>>\n(.*?)\n<</{name}\1>>", text, re.DOTALL)
     assert found, f"no {name} block in the prompt"
-    return found.group(1)
+    return found.group(2)
 
 
 def step_of(body: Any) -> str:
@@ -257,3 +257,146 @@ class FakeJudge:
                           if p.strip() and not p.startswith("#")), document[:200])
         return {"paragraphs": [{"paragraph": paragraph, "reasonable": True, "reason": "sound"}],
                 "score": self.rat_score, "explanation": "coherent"}
+
+
+# -- the files and batches endpoints ---------------------------------------------------------------
+
+def _multipart_file(request: Request) -> tuple[str, bytes]:
+    """(filename, content) of the ``file`` part of a multipart upload."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    header = f"Content-Type: {request.headers['content-type']}\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(header + request.body)
+    for part in message.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            payload = part.get_payload(decode=True)
+            return str(part.get_filename() or "upload"), bytes(payload or b"")
+    raise AssertionError("no file part in the upload")
+
+
+class BatchServer:
+    """The files and batches endpoints of an OpenAI-compatible API, answering each batch line
+    with ``chat`` (a chat-completions handler such as :class:`FakeJudge`).
+
+    A batch finishes on its ``polls``-th retrieval. ``fail_first`` makes the first N lines of
+    the next batch error lines (retryable), ``refuse_first`` 400 replies (not retryable);
+    ``expire_after`` makes the next batch expire having answered only that many lines.
+    ``lines_answered`` counts every line the model answered: the requests paid for.
+    """
+
+    def __init__(self, chat: Handler, polls: int = 1) -> None:
+        self.chat = chat
+        self.polls = polls
+        self.files: dict[str, tuple[str, bytes]] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.seen_polls: dict[str, int] = {}
+        self.fail_first = 0
+        self.refuse_first = 0
+        self.expire_after: int | None = None
+        self.lines_answered = 0
+        self.lines_submitted = 0
+        self.custom_ids: list[str] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, request: Request) -> Response:
+        path = request.path.split("?")[0]
+        if request.method == "POST" and path == "/v1/chat/completions":
+            return self.chat(request)
+        if request.method == "POST" and path == "/v1/files":
+            name, content = _multipart_file(request)
+            with self.lock:
+                fid = f"file-{len(self.files) + 1}"
+                self.files[fid] = (name, content)
+            return self._json({"id": fid, "object": "file", "bytes": len(content),
+                               "created_at": 1, "filename": name, "purpose": "batch",
+                               "status": "processed"})
+        found = re.fullmatch(r"/v1/files/([\w-]+)/content", path)
+        if found and request.method == "GET":
+            entry = self.files.get(found.group(1))
+            if entry is None:
+                return error(404, "no such file")
+            return Response(200, entry[1], {"Content-Type": "application/octet-stream"})
+        if request.method == "POST" and path == "/v1/batches":
+            body = request.json()
+            with self.lock:
+                bid = f"batch-{len(self.batches) + 1}"
+                batch = {"id": bid, "object": "batch", "endpoint": body["endpoint"],
+                         "input_file_id": body["input_file_id"],
+                         "completion_window": body["completion_window"],
+                         "status": "validating", "created_at": 1,
+                         "metadata": body.get("metadata") or {},
+                         "request_counts": {"total": 0, "completed": 0, "failed": 0}}
+                self.batches[bid] = batch
+            return self._json(batch)
+        if request.method == "GET" and path == "/v1/batches":
+            return self._json({"object": "list", "data": list(self.batches.values()),
+                               "has_more": False})
+        found = re.fullmatch(r"/v1/batches/([\w-]+)", path)
+        if found and request.method == "GET":
+            return self._json(self._poll(found.group(1)))
+        return error(404, "no such route")
+
+    @staticmethod
+    def _json(data: Any) -> Response:
+        return Response(200, json.dumps(data).encode(), {"Content-Type": "application/json"})
+
+    def _poll(self, bid: str) -> dict[str, Any]:
+        with self.lock:
+            batch = self.batches[bid]
+            if batch["status"] in ("completed", "expired", "failed", "cancelled"):
+                return batch
+            self.seen_polls[bid] = self.seen_polls.get(bid, 0) + 1
+            if self.seen_polls[bid] < self.polls:
+                batch["status"] = "in_progress"
+                return batch
+            expire_after, self.expire_after = self.expire_after, None
+            fail, self.fail_first = self.fail_first, 0
+            refuse, self.refuse_first = self.refuse_first, 0
+        lines = self.files[batch["input_file_id"]][1].splitlines()
+        out: list[bytes] = []
+        errors: list[bytes] = []
+        for n, raw in enumerate(lines):
+            line = json.loads(raw)
+            custom_id = line["custom_id"]
+            with self.lock:
+                self.lines_submitted += 1
+                self.custom_ids.append(custom_id)
+            if expire_after is not None and n >= expire_after:
+                errors.append(json.dumps({"id": f"r{n}", "custom_id": custom_id,
+                                          "response": None,
+                                          "error": {"code": "batch_expired",
+                                                    "message": "expired"}}).encode())
+                continue
+            if n < fail:
+                errors.append(json.dumps({"id": f"r{n}", "custom_id": custom_id,
+                                          "response": None,
+                                          "error": {"code": "server_error",
+                                                    "message": "the model crashed"}}).encode())
+                continue
+            if fail <= n < fail + refuse:
+                out.append(json.dumps({"id": f"r{n}", "custom_id": custom_id, "response": {
+                    "status_code": 400, "body": {"error": {"message": "bad request"}}},
+                    "error": None}).encode())
+                continue
+            reply = self.chat(Request("POST", "/v1/chat/completions",
+                                      {"content-type": "application/json"},
+                                      json.dumps(line["body"]).encode()))
+            with self.lock:
+                self.lines_answered += 1
+            out.append(json.dumps({"id": f"r{n}", "custom_id": custom_id, "response": {
+                "status_code": reply.status, "request_id": f"req{n}",
+                "body": json.loads(reply.body)}, "error": None}).encode())
+        with self.lock:
+            if out:
+                fid = f"file-{len(self.files) + 1}"
+                self.files[fid] = ("output.jsonl", b"\n".join(out) + b"\n")
+                batch["output_file_id"] = fid
+            if errors:
+                fid = f"file-{len(self.files) + 1}"
+                self.files[fid] = ("errors.jsonl", b"\n".join(errors) + b"\n")
+                batch["error_file_id"] = fid
+            batch["status"] = "expired" if expire_after is not None else "completed"
+            batch["request_counts"] = {"total": len(lines), "completed": len(out),
+                                       "failed": len(errors)}
+        return batch

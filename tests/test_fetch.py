@@ -76,7 +76,8 @@ def site() -> Iterator[Loopback]:
 
 
 LIMITS = FetchConfig(timeout=0.5, max_bytes=10_000, max_redirects=5, per_host=2,
-                     concurrency=8, trust_env=False)
+                     concurrency=8, trust_env=False, allow_private=True)
+"""The test server is on loopback: these tests opt in to private addresses."""
 
 
 async def fetch_one(url: str, config: FetchConfig = LIMITS) -> Page:
@@ -113,7 +114,7 @@ async def test_follows_a_redirect_chain(site: Loopback) -> None:
 async def test_redirect_limit(site: Loopback) -> None:
     loop = await fetch_one(site.url + "/loop")
     assert loop.error == "too many redirects (more than 5)"
-    short = FetchConfig(timeout=0.5, max_redirects=1, trust_env=False)
+    short = FetchConfig(timeout=0.5, max_redirects=1, trust_env=False, allow_private=True)
     assert (await fetch_one(site.url + "/r1", short)).error == "too many redirects (more than 1)"
 
 

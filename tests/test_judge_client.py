@@ -315,3 +315,43 @@ def test_json_recovery() -> None:
         "t": "True story, None left"}
     with pytest.raises(ValueError):
         loads_reply("no json at all")
+
+
+# -- bounds (a hostile or broken server cannot exhaust memory, the clock or the database) --------
+
+async def test_a_huge_reply_is_refused_at_the_cap_and_not_retried(
+        server: tuple[Loopback, Script]) -> None:
+    srv, script = server
+    script.queue.append(chat("x" * 3_000_000))
+    async with ChatClient(config(srv, max_reply_bytes=1_000_000), prompt_version="v",
+                          sleep=Sleeps()) as client:
+        result = await client.complete(prompt(), InsReply)
+    assert result.value is None and result.error is not None
+    assert "larger than 1,000,000 bytes" in result.error
+    assert srv.count() == 1 and client.usage.errors == 1
+
+
+async def test_retry_after_is_capped(server: tuple[Loopback, Script]) -> None:
+    srv, script = server
+    script.queue.extend([error(429, "later", {"Retry-After": "300"}),
+                         error(503, "later", {"retry-after-ms": "900000"})])
+    sleeps = Sleeps()
+    async with ChatClient(config(srv), prompt_version="v", sleep=sleeps) as client:
+        result = await client.complete(prompt(), InsReply)
+    assert result.value is not None
+    assert sleeps.delays == [60.0, 60.0]               # never the 5 or 15 minutes asked for
+
+
+async def test_the_time_budget_ends_every_call(server: tuple[Loopback, Script]) -> None:
+    import time
+
+    srv, script = server
+    script.queue.extend([error(503, "busy", {"Retry-After": "0.4"})] * 50)
+    started = time.monotonic()
+    async with ChatClient(config(srv, time_budget=1.0, max_retries=50), prompt_version="v"
+                          ) as client:
+        first = await client.complete(prompt(1), InsReply)
+        second = await client.complete(prompt(2), InsReply)
+    assert time.monotonic() - started < 2.5
+    assert first.value is None and "time budget" in (first.error or "")
+    assert second.value is None and "time budget" in (second.error or "")

@@ -40,8 +40,9 @@ def fake() -> Iterator[tuple[FakeJudge, Loopback]]:
 
 
 def judge_cli(db: Path, srv: Loopback, *extra: str) -> int:
+    # The cited pages are on a loopback server: fetching them needs the opt-in.
     return main(["judge", "--db", str(db), "--base-url", srv.url + "/v1", "--model",
-                 "fake-judge", "--concurrency", "8", *extra])
+                 "fake-judge", "--concurrency", "8", "--allow-private-hosts", *extra])
 
 
 def cascade_reports(conn: sqlite3.Connection) -> list[int]:
@@ -70,7 +71,7 @@ def test_judge_the_sample_data_then_rerun_from_the_cache(
     caplog.set_level("DEBUG")
     assert judge_cli(sample_db, srv, "--sources", "stored", "--run-id", "rerun-1") == 0
     out = capsys.readouterr().out
-    assert "judge run rerun-1: complete, 24 of 24 reports" in out
+    assert "judge run rerun-1 (cascade): complete, 24 of 24 reports" in out
     conn = connect(sample_db)
     reports = cascade_reports(conn)
     assert len(reports) == 24
@@ -134,8 +135,8 @@ def test_judge_the_sample_data_then_rerun_from_the_cache(
     assert judge_cli(sample_db, srv, "--sources", "stored", "--run-id", "rerun-2") == 0
     out = capsys.readouterr().out
     assert judge.count == before
-    assert f"requests: 0 (retries 0, repair requests 0, local repairs 0), cache hits: {before}" \
-        in out
+    assert ("requests: 0 (batch 0, retries 0, repair requests 0, local repairs 0), "
+            f"cache hits: {before}") in out
     row2, usage2 = run_row(conn, "rerun-2")
     assert usage2["requests"] == 0 and usage2["cache_hits"] == before
 
@@ -313,7 +314,8 @@ def test_fetch_keeps_each_cited_page_for_a_later_judge_run(
         capsys: pytest.CaptureFixture[str]) -> None:
     db, site = ferry
     _, srv = fake
-    assert main(["fetch", "--db", str(db), "--fetch-timeout", "5", "--format", "json"]) == 0
+    assert main(["fetch", "--db", str(db), "--fetch-timeout", "5", "--format", "json",
+                 "--allow-private-hosts"]) == 0
     pages = {p["url"].rsplit("/", 1)[1]: p for p in json.loads(capsys.readouterr().out)}
     assert sorted(pages) == ["annual", "gone", "old-fares", "timetable.pdf"]
     assert pages["gone"]["error"] == "HTTP 404 Not Found" and pages["annual"]["error"] == ""
@@ -421,9 +423,12 @@ def test_unusable_replies_become_judge_errors(sample_db: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     judge, srv = fake
     judge.script.extend([chat("the report is fine"), chat("still no JSON, sorry")])
+    # Every call of the run failed: the run is ``failed`` and the command exits 1.
     assert judge_cli(sample_db, srv, "--report", "t01-atlas-dr", "--only", "ins",
-                     "--sources", "stored", "--run-id", "broken") == 0
-    assert "judge errors: 8" in capsys.readouterr().out
+                     "--sources", "stored", "--run-id", "broken") == 1
+    captured = capsys.readouterr()
+    assert "judge errors: 8" in captured.out
+    assert "every model call failed" in captured.err
     conn = connect(sample_db)
     rows = conn.execute(
         """SELECT value, error FROM judgment j JOIN judge_run r ON r.id = j.run_id
@@ -503,3 +508,104 @@ def test_the_caller_decides_where_each_report_goes_and_can_stop_the_run(
     assert stopped.status == "interrupted" and stopped.usage["reports"] == 0
     conn.close()
     writer.close()
+
+
+# -- bounds on a run: ctrl+c, a dead process, a run that only failed, huge explanations ---------
+
+def test_ctrl_c_stops_a_stalled_run_within_two_seconds(sample_db: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    import threading
+    import time
+
+    seen = threading.Event()
+
+    def stall(request: Request) -> Response:
+        seen.set()
+        return Response(200, b"{}", {"Content-Type": "application/json"}, delay=30.0)
+
+    def interrupt() -> None:
+        seen.wait(10)
+        time.sleep(0.3)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    with serving(stall) as srv:
+        threading.Thread(target=interrupt, daemon=True).start()
+        started = time.monotonic()
+        code = main(["judge", "--db", str(sample_db), "--base-url", srv.url + "/v1",
+                     "--model", "fake-judge", "--sources", "stored", "--run-id", "stalled",
+                     "--report", "t01-atlas-dr"])
+        stopped = time.monotonic() - started
+    assert code == 130
+    assert stopped < 3.5                     # ctrl+c 0.3 s after the stall: not the 30 s
+    conn = connect(sample_db)
+    _, usage = run_row(conn, "stalled")
+    conn.close()
+    assert usage["status"] == "interrupted"
+    capsys.readouterr()
+
+
+def test_a_run_whose_process_died_is_marked_interrupted(sample_db: Path,
+                                                        capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from reviewer.models import JudgeRun
+    from store.runs import create_run, mark_stale_runs
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    conn = connect(sample_db)
+    suite = conn.execute("SELECT id FROM suite LIMIT 1").fetchone()[0]
+    rows = create_run(conn, [suite], JudgeRun(id="orphan", model="m"))
+    other = create_run(conn, [suite], JudgeRun(id="far-away", model="m"))
+    for row, usage in ((rows[suite], {"status": "running", "host": socket.gethostname(),
+                                      "pid": dead.pid, "heartbeat": "2026-01-01T00:00:00Z"}),
+                       (other[suite], {"status": "running", "host": "elsewhere.example",
+                                       "pid": 1, "heartbeat": "2000-01-01T00:00:00Z"})):
+        conn.execute("UPDATE judge_run SET usage = ? WHERE id = ?", (json.dumps(usage), row))
+    conn.commit()
+    alive = create_run(conn, [suite], JudgeRun(id="alive", model="m"))   # this process
+    assert alive
+    assert main(["runs", "--db", str(sample_db), "--format", "json"]) == 0   # marks them
+    listed = {r["run"]: r["status"] for r in json.loads(capsys.readouterr().out)}
+    assert mark_stale_runs(conn) == []                 # already marked
+    assert listed["orphan"] == listed["far-away"] == "interrupted"
+    assert listed["alive"] == "running"
+    _, usage = run_row(conn, "orphan")
+    assert f"process {dead.pid}" in str(usage["interrupted"])
+    conn.close()
+
+
+def test_a_run_whose_every_call_failed_exits_non_zero(sample_db: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    from tests.loopback import error
+
+    with serving(lambda request: error(500, "down")) as srv:
+        code = main(["judge", "--db", str(sample_db), "--base-url", srv.url + "/v1",
+                     "--model", "fake-judge", "--sources", "stored", "--run-id", "down",
+                     "--report", "t01-atlas-dr", "--only", "ins", "--max-retries", "0"])
+    assert code == 1
+    assert "every model call failed" in capsys.readouterr().err
+    conn = connect(sample_db)
+    _, usage = run_row(conn, "down")
+    conn.close()
+    assert usage["status"] == "failed"
+
+
+def test_explanations_are_capped_in_the_database(sample_db: Path,
+                                                 fake: tuple[FakeJudge, Loopback]) -> None:
+    judge, srv = fake
+    criteria = [{"id": n, "score": 1, "explanation": "why " * 50_000} for n in range(1, 9)]
+    judge.script.append(chat(json.dumps({"scores": criteria})))
+    assert judge_cli(sample_db, srv, "--report", "t01-atlas-dr", "--only", "ins",
+                     "--sources", "stored", "--run-id", "verbose") == 0
+    conn = connect(sample_db)
+    longest = conn.execute(
+        "SELECT max(length(explanation)), max(length(raw)) FROM judgment j JOIN judge_run r "
+        "ON r.id = j.run_id WHERE r.ext_id = 'verbose'").fetchone()
+    conn.close()
+    assert longest[0] <= 4_100 and longest[1] <= 20_000

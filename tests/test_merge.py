@@ -429,15 +429,16 @@ def test_log_events_stream_from_a_cursor(pair: Pair) -> None:
     assert next(stream).target.startswith("s:")
 
 
-def test_concurrent_accept_and_reject_resolve_by_time_in_any_merge_order(
+def test_concurrent_accept_and_reject_are_a_conflict_in_any_merge_order(
     tiny_template: Path, tmp_path: Path
 ) -> None:
+    """Two reviewers deciding a proposal differently: a conflict, not the later clock's."""
     a, b = _copy(tiny_template, tmp_path, "a"), _copy(tiny_template, tmp_path, "b")
     payload = {"subtask": "s2", "dimension": "rat", "text": "Weighs the price against e-bikes"}
     made = propose(a, "ana", 1, None, "cascade", "new_rubric", payload, None, "missing")
     merge_text(b, log_text(a))
     accept(a, "ana", made.proposal.uuid, "yes")            # earlier
-    reject(b, "ben", made.proposal.uuid, "no, covered")    # later: the standing decision
+    reject(b, "ben", made.proposal.uuid, "no, covered")    # later: still not the standing one
     log_a, log_b = log_text(a), log_text(b)
     ab, ba = _copy(tiny_template, tmp_path, "ab"), _copy(tiny_template, tmp_path, "ba")
     merge_text(ab, log_a)
@@ -446,7 +447,7 @@ def test_concurrent_accept_and_reject_resolve_by_time_in_any_merge_order(
     merge_text(ba, log_a)
     for conn in (ab, ba):
         (found,) = proposals(conn)
-        assert (found.status, found.decided_by) == ("rejected", "ben")
+        assert found.status == "in conflict"
     assert state(ab) == state(ba)
 
 

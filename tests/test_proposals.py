@@ -190,7 +190,13 @@ def test_accept_reject_and_rescoring(db: sqlite3.Connection) -> None:
                          "payload": {"subtask": "s3", "dimension": "ins",
                                      "text": "Says if rates are fixed"},
                          "target": None, "proposal": made.uuid}
-    rejected = reject(db, "lead", made.uuid, "covered by s1-ins")  # the latest decision stands
+    # Another reviewer disagreeing is a conflict, whatever the clocks say; in conflict the
+    # proposal is not part of the ground truth.
+    disputed = reject(db, "lead", made.uuid, "covered by s1-ins")
+    assert disputed.status == "in conflict"
+    assert all(r.expansions == [] for r in load_inputs(db).values())
+    assert [p.uuid for p in proposals(db, t01, "in conflict")] == [made.uuid]
+    rejected = reject(db, "maya", made.uuid, "agreed: covered")   # each stands by her newest
     assert rejected.status == "rejected"
     assert all(r.expansions == [] for r in load_inputs(db).values())
     assert [p.uuid for p in proposals(db, t01, "rejected")] == [made.uuid]

@@ -174,3 +174,19 @@ def test_agreement_snapshot(snap_compare: Any, sample_db: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_estimates_snapshot(snap_compare: Any, sample_db: Path) -> None:
+    """Plan p1 of the sample, 100 of its 120 subjects decided (every fourth overruled)."""
+    from tests.test_tui_estimates import reviewed_plan
+
+    reviewed_plan(sample_db)
+
+    async def run_before(pilot: Any) -> None:
+        await _queue_settled(pilot)
+        await pilot.press("E")
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: getattr(screen, "computed", 0) >= 1, limit=60)
+        await pilot.pause()
+
+    assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)

@@ -12,6 +12,7 @@ import pytest
 from tests.tui_helpers import events, make_app, open_report, ready, select_judgment, wait_for
 from tui.app import GavelApp
 from tui.config import Config
+from tui.screens.modals import ConfirmDialog, RationaleEditor
 
 SIZE = (170, 48)
 
@@ -24,6 +25,20 @@ sys.stdin.readline()
 conn.execute("COMMIT")
 print("released", flush=True)
 """
+
+
+LONG_WRITER = """
+import sys
+from store.db import connect
+from store.tx import transaction
+from store.writelock import announced
+conn = connect(sys.argv[1])
+with transaction(conn), announced(conn, "import runs/big-run"):
+    print("locked", flush=True)
+    sys.stdin.readline()
+print("released", flush=True)
+"""
+"""A long writer as Gavel's own import is one: it holds the lock and says so in a note."""
 
 
 def notified(app: GavelApp, text: str) -> bool:
@@ -81,3 +96,53 @@ async def test_a_failing_worker_is_reported_and_the_app_stays_up(
         await pilot.press("escape")                  # back to the queue: still usable
         await pilot.press("j")
         assert app.is_running
+
+
+def release(holder: subprocess.Popen[str]) -> None:
+    assert holder.stdin is not None and holder.stdout is not None
+    holder.stdin.write("\n")
+    holder.stdin.flush()
+    assert holder.stdout.readline().strip() == "released"
+
+
+async def test_a_rationale_typed_while_an_import_holds_the_lock_is_stored_with_it(
+        sample_db: Path) -> None:
+    """The screen names who holds the lock, keeps saying so, asks before a quit would drop
+    the queued decision, and stores the decision with every typed word once the lock frees."""
+    app = GavelApp(sample_db, Config(reviewer="ana"), busy_wait=0.2)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t03-kestrel")
+        judgment = await select_judgment(
+            pilot, lambda j: j.kind == "consistency" and j.judge == "support")
+        holder = subprocess.Popen([sys.executable, "-c", LONG_WRITER, str(sample_db)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  cwd=Path(__file__).resolve().parent.parent)
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+            before = len(events(sample_db))
+            await pilot.press("r")
+            await wait_for(pilot, lambda: isinstance(app.screen, RationaleEditor))
+            typed = "the page says 79 not 82"
+            await pilot.press(*[{" ": "space"}.get(ch, ch) for ch in typed])
+            editor = app.screen
+            editor.query_one("#editor-value").highlighted = 1  # type: ignore[attr-defined]
+            await pilot.press("ctrl+s")
+            await wait_for(pilot, lambda: notified(app, "Database busy"))
+            # For whom: the holder's own note (what it does, its pid).
+            assert notified(app, "import runs/big-run") and notified(app, f"pid {holder.pid}")
+            await pilot.pause(0.5)
+            assert app.is_running and len(events(sample_db)) == before
+            await pilot.press("ctrl+q")                 # quitting would drop it: asked first
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+            await pilot.press("n")
+            assert app.is_running
+            release(holder)
+            await wait_for(pilot, lambda: len(events(sample_db)) == before + 1)
+        finally:
+            holder.kill()
+            holder.wait()
+        _, action, value, rationale, _, jid, _ = events(sample_db)[-1]
+        assert (action, value, jid, rationale) == ("override", "conflict", judgment.id, typed)
+        await wait_for(pilot, lambda: notified(app, "stored"))
+        assert app.failures == []

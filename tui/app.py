@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING
 from textual import on, work
 from textual.app import App
 from textual.command import Hit, Hits, Provider
+from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
+from reviewer.textsafety import visible
 from store.backend import Backend, WriteCommand, WriteResult
 from tui.config import Config
 from tui.hub_sync import HubState, HubSynced, HubSyncer
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
     from store.reviewlog import Undoable
 
 WATCH_EVERY = 0.5
+WAIT_REMINDER = 10.0
+"""Seconds between reminders that a decision still waits for another process's lock."""
 """Seconds between looks at the database for other processes' commits."""
 
 
@@ -57,6 +62,10 @@ class GavelCommands(Provider):
         yield "Agreement statistics", "judge vs human, reviewers, UserPref vs ratings", \
             app.action_agreement
         yield "Ground-truth proposals", "accept or reject proposals", app.action_proposals
+        yield "Estimates", "judge scores corrected by a review plan, ranks that could swap", \
+            app.action_estimates
+        yield "Review a plan", "serve a review plan's subjects in order", \
+            app.action_plan_review
         yield "Search reports, claims and sources", "full-text search", queue.action_search
         yield "Show key bindings", "help", app.action_help
         for row in queue.rows:
@@ -94,12 +103,28 @@ class GavelApp(App[None]):
         """Background failures shown to the user this session (tests read it)."""
         self._closing = False
         self._waiting: WriteCommand | None = None
+        self._waiting_told = 0.0
+        self._waiting_for = ""
         self._stop_watching = threading.Event()
         self.hub_state: HubState | None = None
         """The review hub's state for the status line (None: no hub configured)."""
         self.hub_syncer: HubSyncer | None = None
         self._hub = hub
         """Makes the hub to sync with (tests hand in a fake; default: the config's URL)."""
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Every notification, from every screen, as plain text with control, bidirectional
+        and zero-width characters made visible: messages carry report ids, reviewer names and
+        errors from the data, which must never be read as markup or reach the terminal raw.
+        (``markup`` is accepted and ignored.)"""
+        super().notify(visible(message), title=visible(title), severity=severity,
+                       timeout=timeout, markup=False)
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header: task, system and report names come from the data (see notify)."""
+        return super().format_title(visible(title, keep_newlines=False),
+                                    visible(sub_title, keep_newlines=False))
 
     def on_mount(self) -> None:
         self.set_keymap(normalise_keymap(self.config.keys))
@@ -200,12 +225,18 @@ class GavelApp(App[None]):
         if self.hub_syncer is not None and result.error is None and result.waiting is None:
             self.hub_syncer.poke()                # local first; the hub hears of it next
         if result.waiting is not None:
-            if self._waiting is not result.command:
+            # Said when the wait starts and again every WAIT_REMINDER seconds, so the screen
+            # keeps saying that (and for whom) a decision waits, however long it takes.
+            first = self._waiting is not result.command
+            if first or result.waiting - self._waiting_told >= WAIT_REMINDER:
                 self._waiting = result.command
-                self.notify("another process is writing to the database: your "
+                self._waiting_told = result.waiting
+                self._waiting_for = result.note or "held by another process"
+                still = "" if first else f" (still waiting, {result.waiting:.0f} s)"
+                self.notify(f"the database is {self._waiting_for}: your "
                             f"{result.command.kind} is queued and will be stored when it "
-                            "finishes (nothing is lost)", title="Database busy",
-                            severity="warning", timeout=8)
+                            f"finishes (nothing is lost){still}", title="Database busy",
+                            severity="warning", timeout=WAIT_REMINDER)
             return
         if self._waiting is result.command:
             self._waiting = None
@@ -274,6 +305,18 @@ class GavelApp(App[None]):
         if not isinstance(self.screen, ProposalsScreen):
             self.push_screen(ProposalsScreen())
 
+    def action_estimates(self) -> None:
+        from tui.screens.estimates import EstimatesScreen
+
+        if not isinstance(self.screen, EstimatesScreen):
+            self.push_screen(EstimatesScreen())
+
+    def action_plan_review(self) -> None:
+        from tui.screens.plan_review import PlanReviewScreen
+
+        if not isinstance(self.screen, PlanReviewScreen):
+            self.push_screen(PlanReviewScreen())
+
     def action_agreement(self) -> None:
         from tui.screens.agreement import AgreementScreen
 
@@ -291,7 +334,18 @@ class GavelApp(App[None]):
                                       suspicion_first=by_suspicion))
 
     async def action_quit(self) -> None:
-        self.exit()
+        if self._waiting is None:
+            self.exit()
+            return
+        # Quitting stops the writer: a decision still waiting for the lock would be lost.
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(ConfirmDialog(
+            "Quit and lose a queued decision?",
+            f"your {self._waiting.kind} waits for the database ({self._waiting_for}); it is "
+            "stored as soon as the lock frees if you stay", "quit anyway"), done)
 
     def on_unmount(self) -> None:
         self._closing = True

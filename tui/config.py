@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from reviewer.errors import ConfigError
+from reviewer.textsafety import hidden_characters
 from tui.paths import config_path, default_reviewer
 
 
@@ -55,6 +56,9 @@ class Config(BaseModel):
     def _named(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must be a non-empty name")
+        hidden = hidden_characters(value)
+        if hidden:
+            raise ValueError(f"has hidden or control characters ({', '.join(hidden)})")
         return value.strip()
 
     @field_validator("hub")

@@ -48,6 +48,7 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("app.help", "question_mark", "app.help", "Help", "app"),
     KeyDef("app.quit", "ctrl+q", "app.quit", "Quit", "app", show=False, priority=True),
     KeyDef("app.agreement", "g", "app.agreement", "Agreement", "app"),
+    KeyDef("app.estimates", "E", "app.estimates", "Estimates", "app"),
     # Queue
     KeyDef("queue.open", "enter", "open_report", "Open", "queue", priority=True),
     KeyDef("queue.search", "slash", "search", "Search", "queue"),
@@ -66,6 +67,7 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("queue.proposals", "P", "app.proposals", "Proposals", "queue"),
     KeyDef("queue.runs", "R", "app.runs", "Judge runs", "queue"),
     KeyDef("queue.undo", "z", "app.undo_anywhere", "Undo…", "queue", show=False),
+    KeyDef("queue.plan", "L", "app.plan_review", "Plan review", "queue"),
     KeyDef("queue.sort", "o", "sort_column", "Order by…", "queue", show=False),
     KeyDef("queue.clear", "escape", "clear_filters", "Clear filters", "queue", show=False),
     KeyDef("queue.quit", "q", "app.quit", "Quit", "queue"),
@@ -113,6 +115,14 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("agreement.back", "escape,q", "back", "Back", "agreement"),
     KeyDef("agreement.refresh", "r", "refresh", "Recompute", "agreement"),
     KeyDef("agreement.all", "a", "all_disagreements", "All disagreements", "agreement"),
+    # estimates screen (E)
+    KeyDef("estimates.back", "escape,q", "back", "Back", "estimates"),
+    KeyDef("estimates.refresh", "r", "refresh", "Recompute", "estimates"),
+    KeyDef("estimates.plan", "p", "pick_plan", "Plan…", "estimates"),
+    KeyDef("estimates.new", "n", "new_plan", "New plan…", "estimates"),
+    KeyDef("estimates.review", "L", "review", "Review the plan", "estimates"),
+    KeyDef("estimates.target", "w", "cycle_target", "Target ±", "estimates"),
+    KeyDef("estimates.anytime", "a", "toggle_anytime", "Anytime CI", "estimates"),
     # ground-truth proposals (P)
     KeyDef("proposals.accept", "y", "decide('accept')", "Accept", "proposals"),
     KeyDef("proposals.force", "Y", "decide('force')", "Accept a flagged duplicate anyway",
@@ -134,6 +144,7 @@ SHARED_CONTEXTS: dict[str, tuple[str, ...]] = {
     "report": ("app", "report"),
     "editor": ("editor",),
     "agreement": ("app", "agreement"),
+    "estimates": ("app", "estimates"),
     "proposals": ("app", "proposals"),
     "runs": ("app", "runs"),
     "source": ("app", "source"),

@@ -1,8 +1,22 @@
-"""Reading JSONL with errors that name the file, the line and the field."""
+"""Reading JSON and JSONL with errors that name the file, the line and the field.
+
+Every importer reads its JSON through :func:`loads` (or the helpers built on it), which refuses
+what JSON parsers let through but no benchmark file can mean and the database cannot hold:
+``NaN``, ``Infinity`` and numbers beyond a double (``1e400``), which would otherwise arrive as
+floats that SQLite stores as NULL or that fail later in a score; integers beyond 64 bits; strings
+with a lone surrogate (``"\\ud800"``), which are not text and cannot be written as UTF-8; and
+nesting so deep that the parser runs out of stack (100,000 levels of ``[``). Each is an
+:class:`InputError` naming the file, line and, where it can be found, the field.
+
+Lines validated by pydantic's own JSON parser (the native format) get the same checks: a quick
+scan of the raw line for the few spellings that can carry such a value, and :func:`loads` on
+the rare line that has one.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,12 +53,107 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
 
 
-def parse_object(path: Path, number: int, line: str) -> dict[str, Any]:
+_INT64 = 2**63 - 1
+
+
+class NotJSON(InputError):
+    """Text that is not JSON at all (as opposed to JSON holding a value that is refused)."""
+
+
+class _Refused(ValueError):
+    """A value :func:`loads` refuses (its message says which and why)."""
+
+
+def _constant(name: str) -> float:
+    raise _Refused(f"{name} is not a number a benchmark file can hold (NaN and Infinity "
+                   "are refused)")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Refused(f"{text} is beyond the range of a number (it would be infinite)")
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > 19 or abs(value := int(text)) > _INT64:
+        raise _Refused(f"{text[:30]}{'…' if len(text) > 30 else ''} is beyond the range of a "
+                       "64-bit integer")
+    return value
+
+
+def _surrogate_path(value: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """Where the first string (or key) holding a lone surrogate is, if any."""
+    if isinstance(value, str):
+        return path if any("\ud800" <= c <= "\udfff" for c in value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _surrogate_path(key, (*path, str(key))) or \
+                _surrogate_path(item, (*path, str(key)))
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _surrogate_path(item, (*path, str(index)))
+            if found is not None:
+                return found
+    return None
+
+
+def loads(text: str, file: str | Path, line: int | None = None, field: str | None = None
+          ) -> Any:
+    """Parse JSON text; anything JSON allows but an input must not hold is an InputError
+    (:class:`NotJSON` when the text is not JSON at all). ``field`` names where the text came
+    from when it is itself a field of a record (JSON inside a JSON string)."""
     try:
-        value = json.loads(line)
+        value = json.loads(text, parse_constant=_constant, parse_float=_float,
+                           parse_int=_int)
     except json.JSONDecodeError as exc:
-        message = f"invalid JSON: {exc.msg} (column {exc.colno})"
-        raise InputError(path, message, line=number) from exc
+        where = f"line {exc.lineno}, column {exc.colno}" if line is None else \
+            f"column {exc.colno}"
+        raise NotJSON(file, f"invalid JSON: {exc.msg} ({where})", line=line,
+                      field=field) from None
+    except _Refused as exc:
+        raise InputError(file, str(exc), line=line, field=field) from None
+    except RecursionError:             # the parser recurses once per level of nesting
+        raise InputError(file, "arrays or objects nested too deep to read (hundreds of "
+                         "levels; no benchmark file needs more than a few)", line=line,
+                         field=field) from None
+    except ValueError as exc:          # an integer too long to convert, and the like
+        raise InputError(file, f"invalid JSON: {exc}", line=line, field=field) from None
+    if "\\u" in text and re.search(r"\\u[dD][89a-fA-F]", text):
+        found = _surrogate_path(value)
+        if found is not None:
+            raise InputError(file, "a string with a lone surrogate (an escape such as "
+                             "\\ud800 that is not half of a pair): not text", line=line,
+                             field=".".join((*([field] if field else []), *found)) or None)
+    return value
+
+
+_SUSPECT = re.compile(r"NaN|Infinity|[eE][+-]?\d{3}|\d{19}|\\u[dD][89a-fA-F]")
+"""Raw-line spellings of what :func:`loads` refuses; a line without one needs no check."""
+
+
+def check_line(path: Path, number: int, line: str) -> None:
+    """For lines parsed elsewhere (pydantic): refuse what :func:`loads` refuses."""
+    if _SUSPECT.search(line):
+        loads(line, path, number)
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON file, checked like :func:`loads`; unreadable or non-UTF-8 is an error."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    return loads(text, path)
+
+
+def parse_object(path: Path, number: int, line: str) -> dict[str, Any]:
+    value = loads(line, path, number)
     if not isinstance(value, dict):
         raise InputError(path, f"expected a JSON object, found {type(value).__name__}", line=number)
     return value
@@ -90,6 +199,8 @@ def validate_lines(model: type[M], path: Path, lines: list[tuple[int, str]]) -> 
     adapter = _ADAPTERS.get(model)
     if adapter is None:
         adapter = _ADAPTERS[model] = TypeAdapter(list[model])  # type: ignore[valid-type]
+    for number, text in lines:
+        check_line(path, number, text)
     try:
         records: list[M] = adapter.validate_json("[" + ",".join(text for _, text in lines) + "]")
         if len(records) == len(lines):

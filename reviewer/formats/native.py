@@ -16,7 +16,6 @@ system, report, source, run or judgment. ``docs/format.md`` documents both with 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import iter_lines, iter_models, parse_object, validate
+from reviewer.formats.jsonl import iter_lines, iter_models, parse_object, read_json, validate
 from reviewer.models import (
     RECORD_FILES,
     RECORD_TYPES,
@@ -110,13 +109,7 @@ def _read_manifest(folder: Path) -> Suite:
     manifest = folder / "suite.json"
     if not manifest.is_file():
         raise InputError(manifest, "missing: a bundle folder needs a suite.json manifest")
-    try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(manifest, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(manifest, "not UTF-8 text") from exc
-    return validate(Suite, data, manifest, None)
+    return validate(Suite, read_json(manifest), manifest, None)
 
 
 def _refuse_stray_files(folder: Path) -> None:

@@ -1,20 +1,23 @@
 """An OpenAI-compatible chat-completions client for judging: bounded, retrying, cached, metered.
 
-It speaks ``POST {base_url}/chat/completions``, which hosted APIs (OpenAI, and the many that
-mirror it) and local servers (vLLM, llama.cpp's ``llama-server``, Ollama's ``/v1``) all accept.
+It speaks ``POST {base_url}/chat/completions`` through the official ``openai`` SDK (its async
+client), which hosted APIs (OpenAI, and the many that mirror it) and local servers (vLLM,
+llama.cpp's ``llama-server``, Ollama's ``/v1``) all accept. The SDK is used for the wire (and,
+in :mod:`reviewer.judge.batch`, for the files and batches endpoints); the judge's robustness
+stays here, because the SDK's own defaults would hide it:
 
-Why plain httpx and not the ``openai`` package: the judge's robustness lives in exactly the
-places the SDK hides. We need to see every status code and header to honour ``Retry-After`` /
-``retry-after-ms`` ourselves, to bound concurrency and count retries per run, to read ``usage``
-even from servers whose replies do not fit the SDK's typed models (llama.cpp and Ollama add and
-omit fields), and to guarantee that our retries are the only ones (no hidden second layer
-multiplying attempts). A 40-line request loop over httpx, which the SDK itself wraps, is
-simpler to reason about than configuring the SDK's retry, timeout and error classes away.
+- the SDK's retries are switched off (``max_retries=0``): ours are the only ones, counted per
+  run, with exponential backoff or exactly the ``Retry-After`` / ``retry-after-ms`` the server
+  asks for (capped, so a hostile server cannot stall a run);
+- replies are read as a capped stream and decoded by us, so a 50 MB reply is refused after the
+  cap instead of held in memory, and ``usage`` is read even from servers whose replies do not
+  fit the SDK's typed models (llama.cpp and Ollama add and omit fields);
+- every call shares the run's total time budget; past it, calls fail at once as judge errors.
 
 The API key comes only from the environment (``GAVEL_API_KEY``, else ``OPENAI_API_KEY``), is
-sent only in the ``Authorization`` header, and is scrubbed from every error message and reply
-text this module produces, so it cannot reach the database, a log or an export even when a
-misbehaving server echoes it back. Local servers need no key: none is sent when none is set.
+sent only in the ``Authorization`` header (none at all when no key is set, for local servers),
+and is scrubbed from every error message and reply text this module produces, so it cannot
+reach the database, a log or an export even when a misbehaving server echoes it back.
 """
 
 from __future__ import annotations
@@ -25,19 +28,20 @@ import json
 import logging
 import os
 import random
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+import openai
 from pydantic import BaseModel, ValidationError
 
 from reviewer.judge.cache import CachedReply, JudgeCache, cache_key
 from reviewer.judge.costs import Price, RunUsage, TokenUsage, price_for
 from reviewer.judge.prompting import Prompt, repair_message
-from reviewer.judge.replies import loads_reply, repair_json
+from reviewer.judge.replies import TextReply, loads_reply, repair_json
 
 log = logging.getLogger("gavel.judge")
 
@@ -45,6 +49,9 @@ T = TypeVar("T", bound=BaseModel)
 
 ENV_KEYS = ("GAVEL_API_KEY", "OPENAI_API_KEY")
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+NO_KEY = "no-key-sent"
+"""What the SDK is given when no key is set (it insists on one); the Authorization header is
+then omitted from every request, so the placeholder never leaves the process."""
 
 
 def api_key_from_env(environ: Mapping[str, str] | None = None) -> str | None:
@@ -83,7 +90,12 @@ class ClientConfig:
     jitter: float = 0.25
     """Each backoff is stretched by up to this fraction at random, so clients don't retry in
     lockstep."""
-    retry_after_max: float = 300.0
+    retry_after_max: float = 60.0
+    """The longest wait a server's Retry-After can impose on one retry."""
+    time_budget: float | None = None
+    """Seconds the whole client may spend on requests and waits; None: no limit."""
+    max_reply_bytes: int = 2_000_000
+    """A reply body larger than this is refused (a judge error), read no further."""
     temperature: float | None = 0.0
     max_tokens: int | None = None
     json_mode: bool = False
@@ -115,6 +127,8 @@ class CallResult(Generic[T]):
     error: str | None
     cached: bool
     usage: TokenUsage = field(default_factory=TokenUsage)
+    deferred: bool = False
+    """Not answered yet: the request waits in a batch (see :mod:`reviewer.judge.batch`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +138,49 @@ class _Failure:
     retry_after: float | None = None
 
 
+def validate_reply(content: str, schema: type[T]) -> tuple[T | None, str, bool]:
+    """(value, problem, locally repaired?) of one reply against its step's schema.
+
+    JSON replies are read leniently, then mended locally once; a :class:`TextReply` schema
+    parses its own published form.
+    """
+    if issubclass(schema, TextReply):
+        try:
+            return schema.parse_text(content), "", False
+        except (ValueError, ValidationError) as exc:
+            return None, describe_error(exc), False
+    try:
+        return schema.model_validate(loads_reply(content)), "", False
+    except (ValueError, ValidationError) as exc:
+        problem = describe_error(exc)
+    try:
+        return schema.model_validate(json.loads(repair_json(content))), "", True
+    except (ValueError, ValidationError):
+        return None, problem, False
+
+
+def repair_turn(schema: type[BaseModel], problem: str) -> str:
+    hint = schema.REPAIR_HINT if issubclass(schema, TextReply) else None
+    return repair_message(problem, hint)
+
+
 # -- the client -------------------------------------------------------------------------------
 
 Sleep = Callable[[float], Awaitable[None]]
+
+
+def sdk_client(config: ClientConfig, api_key: str | None) -> openai.AsyncOpenAI:
+    """The SDK's async client, its retries off: every retry is ours (see the module doc)."""
+    return openai.AsyncOpenAI(
+        api_key=api_key or NO_KEY, base_url=config.base_url.rstrip("/"), max_retries=0,
+        timeout=config.timeout,
+        http_client=openai.DefaultAsyncHttpxClient(trust_env=config.trust_env),
+    )
+
+
+def auth_headers(api_key: str | None) -> dict[str, Any]:
+    """Per-request headers: without a key, the SDK's placeholder Authorization is omitted."""
+    return {} if api_key else {"Authorization": openai.Omit()}
 
 
 class ChatClient:
@@ -146,6 +200,7 @@ class ChatClient:
         sleep: Sleep | None = None,
         on_request: Callable[[bool], None] | None = None,
         rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.prompt_version = prompt_version
@@ -156,25 +211,25 @@ class ChatClient:
         self._sleep: Sleep = sleep or asyncio.sleep
         self._on_request = on_request
         self._rng = rng or random.Random()
+        self._clock = clock
         self._semaphore = asyncio.Semaphore(max(1, config.concurrency))
-        self._http: httpx.AsyncClient | None = None
-        self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._sdk: openai.AsyncOpenAI | None = None
+        self._deadline: float | None = None
 
     def __repr__(self) -> str:
-        return f"ChatClient(model={self.config.model!r}, base_url={public_url(self._url)!r})"
+        return (f"ChatClient(model={self.config.model!r}, "
+                f"base_url={public_url(self.config.base_url)!r})")
 
     async def __aenter__(self) -> ChatClient:
-        self._http = httpx.AsyncClient(
-            timeout=httpx.Timeout(self.config.timeout),
-            limits=httpx.Limits(max_connections=max(1, self.config.concurrency)),
-            trust_env=self.config.trust_env,
-        )
+        self._sdk = sdk_client(self.config, self._key)
+        if self.config.time_budget is not None:
+            self._deadline = self._clock() + self.config.time_budget
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        if self._sdk is not None:
+            await self._sdk.close()
+            self._sdk = None
 
     def redact(self, text: str) -> str:
         """``text`` with the API key blanked out (servers have been known to echo it)."""
@@ -189,103 +244,115 @@ class ChatClient:
     def is_cached(self, prompt: Prompt) -> bool:
         return self.cache is not None and self.cache.get(self.key_for(prompt)) is not None
 
+    def cached(self, prompt: Prompt, schema: type[T]) -> CallResult[T] | None:
+        """The cached, still valid answer to ``prompt`` (counted as a hit), else None."""
+        if self.cache is None:
+            return None
+        hit = self.cache.get(self.key_for(prompt))
+        if hit is None:
+            return None
+        value, _, _ = validate_reply(hit.content, schema)
+        if value is None:
+            return None
+        self.usage.cache_hits += 1
+        self.usage.saved_prompt_tokens += hit.usage.get("prompt_tokens", 0)
+        self.usage.saved_completion_tokens += hit.usage.get("completion_tokens", 0)
+        self._notify(True)
+        return CallResult(value, hit.content, None, True,
+                          TokenUsage(hit.usage.get("prompt_tokens", 0),
+                                     hit.usage.get("completion_tokens", 0)))
+
     async def complete(self, prompt: Prompt, schema: type[T]) -> CallResult[T]:
+        hit = self.cached(prompt, schema)
+        if hit is not None:
+            return hit
         messages = prompt.messages()
         key = self.key_for(prompt)
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                value, _, _ = self._validate(hit.content, schema)
-                if value is not None:
-                    self.usage.cache_hits += 1
-                    self.usage.saved_prompt_tokens += hit.usage.get("prompt_tokens", 0)
-                    self.usage.saved_completion_tokens += hit.usage.get("completion_tokens", 0)
-                    self._notify(True)
-                    return CallResult(value, hit.content, None, True,
-                                      TokenUsage(**{k: hit.usage.get(k, 0) for k in
-                                                    ("prompt_tokens", "completion_tokens")}))
         spent = TokenUsage()
         try:
             content = await self._chat(messages, spent)
-            value, problem, repaired = self._validate(content, schema)
+            value, problem, repaired = validate_reply(content, schema)
             turns = 0
             while value is None and turns < self.config.repair_turns:
                 turns += 1
                 self.usage.repair_requests += 1
-                log.info("step %s: reply unusable (%s); asking once more", prompt.step, problem)
+                log.info("step %s: reply unusable (%s); asking once more", prompt.step,
+                         self.redact(problem))
                 follow = [*messages, {"role": "assistant", "content": content},
-                          {"role": "user", "content": repair_message(problem)}]
+                          {"role": "user", "content": repair_turn(schema, problem)}]
                 content = await self._chat(follow, spent)
-                value, problem, repaired = self._validate(content, schema)
+                value, problem, repaired = validate_reply(content, schema)
         except JudgeCallError as exc:
             self.usage.errors += 1
             return CallResult(None, "", self.redact(str(exc)), False, spent)
         if value is None:
             self.usage.errors += 1
-            return CallResult(None, content, f"invalid reply: {problem}", False, spent)
+            return CallResult(None, content, f"invalid reply: {self.redact(problem)}", False,
+                              spent)
         if repaired:
             self.usage.local_repairs += 1
+        self.usage.answered += 1
         if self.cache is not None:
             self.cache.put(key, self.config.model, self.prompt_version,
                            CachedReply(content, spent.as_dict()))
         return CallResult(value, content, None, False, spent)
 
-    def _validate(self, content: str, schema: type[T]) -> tuple[T | None, str, bool]:
-        """(value, problem, locally repaired?)."""
-        try:
-            return schema.model_validate(loads_reply(content)), "", False
-        except (ValueError, ValidationError) as exc:
-            problem = self.redact(_describe(exc))
-        try:
-            return schema.model_validate(json.loads(repair_json(content))), "", True
-        except (ValueError, ValidationError):
-            return None, problem, False
-
     def _notify(self, cached: bool) -> None:
         if self._on_request is not None:
             self._on_request(cached)
 
-    async def _chat(self, messages: list[dict[str, str]], spent: TokenUsage) -> str:
-        payload: dict[str, Any] = {"model": self.config.model, "messages": messages,
-                                   **self.config.params()}
-        data = await self._post(payload)
+    def account(self, data: Any, chars: int, spent: TokenUsage, *, batch: bool = False
+                ) -> str | None:
+        """Count one reply's tokens (estimated when the server sent no ``usage``) and return its
+        message content (None when it has none); ``batch``: it came through the Batch API."""
         self.usage.requests += 1
         self._notify(False)
-        usage = data.get("usage") if isinstance(data, dict) else None
-        content = _content(data)
-        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
-            used = TokenUsage(int(usage.get("prompt_tokens") or 0),
-                              int(usage.get("completion_tokens") or 0))
-        else:
+        content = reply_content(data)
+        used = reply_usage(data)
+        if used is None:
             self.usage.estimated_requests += 1
-            chars = sum(len(m["content"]) for m in messages)
             used = TokenUsage(chars // 4, len(content or "") // 4)
         spent.add(used)
         self.usage.prompt_tokens += used.prompt_tokens
         self.usage.completion_tokens += used.completion_tokens
+        if batch:
+            self.usage.batch_requests += 1
+            self.usage.batch_prompt_tokens += used.prompt_tokens
+            self.usage.batch_completion_tokens += used.completion_tokens
+        return content
+
+    async def _chat(self, messages: list[dict[str, str]], spent: TokenUsage) -> str:
+        data = await self._post(messages)
+        content = self.account(data, sum(len(m["content"]) for m in messages), spent)
         if content is None:
             raise JudgeCallError("the reply has no message content "
                                  f"(finish_reason {_finish_reason(data)!r})")
         return self.redact(content)
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._key:
-            headers["Authorization"] = f"Bearer {self._key}"
-        return headers
+    def _remaining(self) -> float | None:
+        return None if self._deadline is None else self._deadline - self._clock()
 
-    async def _post(self, payload: dict[str, Any]) -> Any:
-        if self._http is None:
+    async def _post(self, messages: list[dict[str, str]]) -> Any:
+        if self._sdk is None:
             raise RuntimeError("use ChatClient as an async context manager")
         attempt = 0
         while True:
-            failure = await self._attempt(payload)
+            remaining = self._remaining()
+            if remaining is not None and remaining <= 0:
+                raise JudgeCallError(f"the run's time budget ({self.config.time_budget:g} s) "
+                                     "is spent")
+            failure = await self._attempt(messages, remaining)
             if isinstance(failure, _Failure):
                 if not failure.retryable or attempt >= self.config.max_retries:
                     tries = attempt + 1
                     suffix = f" (gave up after {tries} attempts)" if failure.retryable else ""
                     raise JudgeCallError(self.redact(failure.message + suffix))
                 delay = self._delay(attempt, failure.retry_after)
+                remaining = self._remaining()
+                if remaining is not None and delay >= remaining:
+                    raise JudgeCallError(self.redact(
+                        f"{failure.message}; no retry: the run's time budget "
+                        f"({self.config.time_budget:g} s) ends first"))
                 attempt += 1
                 self.usage.retries += 1
                 log.warning("judge request failed: %s; retry %d of %d in %.1f s",
@@ -294,26 +361,39 @@ class ChatClient:
                 continue
             return failure
 
-    async def _attempt(self, payload: dict[str, Any]) -> Any:
+    async def _attempt(self, messages: list[dict[str, str]], remaining: float | None) -> Any:
         """The decoded JSON body of one request, or a :class:`_Failure`."""
-        assert self._http is not None
+        assert self._sdk is not None
+        limit = self.config.timeout if remaining is None else min(self.config.timeout,
+                                                                  remaining)
+        cap = self.config.max_reply_bytes
         async with self._semaphore:
             try:
-                async with asyncio.timeout(self.config.timeout):
-                    response = await self._http.post(self._url, json=payload,
-                                                     headers=self._headers())
-            except (TimeoutError, httpx.TimeoutException):
-                return _Failure(f"timed out after {self.config.timeout:g} s", True)
-            except httpx.TransportError as exc:
-                return _Failure(f"connection failed ({type(exc).__name__})", True)
-        status = response.status_code
-        if status != 200:
-            snippet = self.redact(_snippet(response))
-            return _Failure(f"HTTP {status}{': ' + snippet if snippet else ''}",
-                            status in RETRYABLE_STATUS, _retry_after(response.headers))
+                async with asyncio.timeout(limit):
+                    async with self._sdk.chat.completions.with_streaming_response.create(
+                        model=self.config.model, messages=messages,  # type: ignore[arg-type]
+                        extra_headers=auth_headers(self._key), timeout=limit,
+                        **self.config.params(),
+                    ) as response:
+                        body = bytearray()
+                        async for chunk in response.iter_bytes():
+                            body.extend(chunk)
+                            if len(body) > cap:
+                                return _Failure(f"the reply is larger than {cap:,} bytes; "
+                                                "refused", False)
+            except (TimeoutError, openai.APITimeoutError):
+                return _Failure(f"timed out after {limit:g} s", True)
+            except openai.APIStatusError as exc:
+                snippet = self.redact(_snippet(exc))
+                status = exc.status_code
+                return _Failure(f"HTTP {status}{': ' + snippet if snippet else ''}",
+                                status in RETRYABLE_STATUS, _retry_after(exc.response.headers))
+            except openai.APIConnectionError as exc:
+                cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
+                return _Failure(f"connection failed ({cause})", True)
         try:
-            return response.json()
-        except ValueError:
+            return json.loads(bytes(body))
+        except (ValueError, UnicodeDecodeError):
             return _Failure("HTTP 200 with a body that is not JSON", True)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -323,7 +403,7 @@ class ChatClient:
         return base * (1 + self.config.jitter * self._rng.random())
 
 
-def _describe(exc: Exception) -> str:
+def describe_error(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))
@@ -331,7 +411,8 @@ def _describe(exc: Exception) -> str:
     return str(exc)[:300]
 
 
-def _content(data: Any) -> str | None:
+def reply_content(data: Any) -> str | None:
+    """The message text of a chat-completions body (content parts joined), else None."""
     try:
         message = data["choices"][0]["message"]
     except (KeyError, IndexError, TypeError):
@@ -342,6 +423,16 @@ def _content(data: Any) -> str | None:
     return content if isinstance(content, str) else None
 
 
+def reply_usage(data: Any) -> TokenUsage | None:
+    """The ``usage`` block of a body, read leniently; None when the server sent none."""
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if not isinstance(usage, dict) or not isinstance(usage.get("prompt_tokens"), int):
+        return None
+    completion = usage.get("completion_tokens")
+    return TokenUsage(int(usage["prompt_tokens"]),
+                      int(completion) if isinstance(completion, int) else 0)
+
+
 def _finish_reason(data: Any) -> object:
     try:
         return data["choices"][0].get("finish_reason")
@@ -349,19 +440,18 @@ def _finish_reason(data: Any) -> object:
         return None
 
 
-def _snippet(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-        if isinstance(body, dict) and isinstance(body.get("error"), dict):
-            text = str(body["error"].get("message", ""))
-        else:
-            text = json.dumps(body)[:200]
-    except ValueError:
-        text = response.text[:200]
+def _snippet(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        text = str(body.get("message", "")) if "message" in body else json.dumps(body)[:200]
+    elif isinstance(body, str):
+        text = body
+    else:
+        text = ""
     return " ".join(text.split())[:200]
 
 
-def _retry_after(headers: httpx.Headers) -> float | None:
+def _retry_after(headers: Mapping[str, str]) -> float | None:
     """Seconds the server asked us to wait: ``retry-after-ms``, or ``Retry-After`` as seconds
     or as an HTTP date."""
     millis = headers.get("retry-after-ms")

@@ -45,6 +45,11 @@ PRICES: dict[str, Price] = {
 }
 
 
+BATCH_DISCOUNT = 0.5
+"""What a Batch API token costs relative to a direct one (OpenAI's published batch pricing: half
+the list price; other providers differ, so override prices with ``--price`` when they do)."""
+
+
 def price_for(model: str, override: Price | None = None) -> Price | None:
     """The override, else the longest table entry the model name starts with (dated snapshots
     such as ``gpt-4o-mini-2024-07-18`` match their family), else None (cost unknown)."""
@@ -89,11 +94,37 @@ class RunUsage:
     errors: int = 0
     estimated_requests: int = 0
     """Replies without a ``usage`` block; their tokens are estimated at 4 characters a token."""
+    answered: int = 0
+    """Calls that ended with a usable reply from the model (not from the cache)."""
+    batch_requests: int = 0
+    """Replies that came through the Batch API (counted in ``requests`` too)."""
+    batch_prompt_tokens: int = 0
+    batch_completion_tokens: int = 0
+    """The batch replies' share of the token counts, billed at ``BATCH_DISCOUNT``."""
 
     def cost(self, price: Price | None) -> float | None:
         if price is None:
             return None
-        return price.cost(self.prompt_tokens, self.completion_tokens)
+        direct = price.cost(self.prompt_tokens - self.batch_prompt_tokens,
+                            self.completion_tokens - self.batch_completion_tokens)
+        return direct + BATCH_DISCOUNT * price.cost(self.batch_prompt_tokens,
+                                                     self.batch_completion_tokens)
+
+    def merge(self, other: RunUsage) -> None:
+        """Add another client's counts (the passes of one batch run)."""
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @classmethod
+    def from_json(cls, data: object) -> RunUsage:
+        """The counts of a stored usage record (other keys ignored)."""
+        out = cls()
+        if isinstance(data, dict):
+            for name in cls.__slots__:
+                value = data.get(name)
+                if isinstance(value, int) and not isinstance(value, bool):
+                    setattr(out, name, value)
+        return out
 
     def to_json(self, price: Price | None) -> dict[str, Any]:
         out: dict[str, Any] = {name: getattr(self, name) for name in self.__slots__}

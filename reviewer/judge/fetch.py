@@ -5,9 +5,22 @@ a hash naming the version it saw. Pages are fetched with httpx under hard limits
 budget, a size cap read as a stream, a redirect cap, a few requests per host at a time) and
 turned into text with the standard library's ``html.parser``: readable text is all the judge
 needs, and a full readability engine would be a dependency for little gain. A page that cannot
-be used (HTTP error, timeout, too large, PDF or another type we cannot read) is still a result:
-its ``error`` is recorded, and the pipeline gives claims citing it the verdict ``unknown``
-without asking the model, as the DailyReport paper defines for invalid references.
+be used (HTTP error, timeout, too large, PDF or another type we cannot read, an address it must
+not reach) is still a result: its ``error`` is recorded, and the pipeline gives claims citing it
+the verdict ``unknown`` without asking the model, as the DailyReport paper defines for invalid
+references.
+
+The URLs come from reports, which anyone may have written, and whatever the fetcher reads is
+stored and sent to a model: a report citing ``http://169.254.169.254/latest/meta-data/`` or
+``http://localhost:8080/admin`` must not turn the reviewer's machine into a proxy into their
+network. So, unless :attr:`FetchConfig.allow_private` says otherwise (local test servers), every
+hop — the URL and each redirect — is resolved here, every address it resolves to must be a
+global one (not loopback, private, link-local, unique-local, shared, reserved, multicast, or a
+private IPv4 address inside an IPv6 one), and the request then goes to the address that was
+checked, with the name kept for the ``Host`` header and TLS: a resolver that answers differently
+the second time (DNS rebinding) has no second time to answer. Redirects are followed here, one
+checked hop at a time, never by httpx. Through an HTTP proxy (``trust_env`` and the proxy
+variables) the same check is made on the name as resolved here; the proxy connects on its own.
 
 Page text is data: it is never rendered as markup and is fenced as data in prompts.
 """
@@ -16,13 +29,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import ipaddress
 import re
-from collections.abc import Callable, Mapping
+import socket
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from html.parser import HTMLParser
 from typing import Protocol
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
@@ -174,6 +189,59 @@ class FetchConfig:
     concurrency: int = 8
     user_agent: str = "gavel-citation-fetcher/0.1 (deep-research report review)"
     trust_env: bool = True
+    allow_private: bool = False
+    """Fetch loopback, private, link-local and other non-global addresses too (local test
+    servers; ``--allow-private-hosts``). Off by default: see the module's docstring."""
+
+
+# -- which addresses may be fetched ------------------------------------------------------------
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
+"""(host, port) -> the addresses it resolves to, as text."""
+
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+async def system_resolver(host: str, port: int) -> list[str]:
+    """The operating system's resolver (``getaddrinfo``), every address it gives."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, compatible, 6to4, NAT64, Teredo)."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if address in _NAT64 or 1 < int(address) < 2**32:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def non_global(address: Address) -> str | None:
+    """Why an address must not be fetched (None: it is a global unicast address)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        inner = _embedded_ipv4(address)
+        if inner is not None:
+            why = non_global(inner)
+            return f"{why} (inside {address})" if why else None
+    for test, what in ((address.is_loopback, "loopback"), (address.is_link_local, "link-local"),
+                       (address.is_multicast, "multicast"), (address.is_unspecified,
+                                                              "unspecified"),
+                       (address.is_private, "private"), (address.is_reserved, "reserved")):
+        if test:
+            return f"a {what} address"
+    if not address.is_global:
+        return "not a global address"
+    return None
+
+
+class Refused(Exception):
+    """A hop the fetcher will not make (its message is the page's error)."""
 
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -228,9 +296,14 @@ class PageFetcher:
     """
 
     def __init__(self, config: FetchConfig | None = None,
-                 on_fetch: Callable[[Page], None] | None = None) -> None:
+                 on_fetch: Callable[[Page], None] | None = None, *,
+                 resolver: Resolver | None = None,
+                 is_allowed: Callable[[Address], str | None] | None = None) -> None:
         self.config = config or FetchConfig()
         self._on_fetch = on_fetch
+        self._resolve = resolver or system_resolver
+        self._why_not = is_allowed or non_global
+        """Why an address is refused (None: allowed); tests hand in their own."""
         self._memo: dict[str, asyncio.Task[Page]] = {}
         self._hosts: dict[str, asyncio.Semaphore] = {}
         self._all = asyncio.Semaphore(max(1, self.config.concurrency))
@@ -239,8 +312,7 @@ class PageFetcher:
 
     async def __aenter__(self) -> PageFetcher:
         self._http = httpx.AsyncClient(
-            follow_redirects=True,
-            max_redirects=self.config.max_redirects,
+            follow_redirects=False,       # followed in _get, each hop checked
             timeout=httpx.Timeout(self.config.timeout),
             headers={"User-Agent": self.config.user_agent,
                      "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5"},
@@ -272,10 +344,14 @@ class PageFetcher:
         """One fetch of ``url`` under the limits (no memo; :meth:`get` is what callers use)."""
         if self._http is None:
             raise RuntimeError("use PageFetcher as an async context manager")
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        try:
+            parts = urlsplit(url)
+            host = (parts.hostname or "").lower()
+            parts.port  # noqa: B018 -- raises on a port that is not a number
+        except ValueError:
+            return failed(url, "invalid URL")
+        if parts.scheme not in ("http", "https") or not host:
             return failed(url, "not an http(s) URL")
-        host = parts.hostname.lower()
         per_host = self._hosts.get(host)
         if per_host is None:
             per_host = self._hosts[host] = asyncio.Semaphore(max(1, self.config.per_host))
@@ -286,42 +362,88 @@ class PageFetcher:
                     return await self._get(url)
             except (TimeoutError, httpx.TimeoutException):
                 return failed(url, f"timed out after {self.config.timeout:g} s")
-            except httpx.TooManyRedirects:
-                return failed(url, f"too many redirects (more than {self.config.max_redirects})")
-            except httpx.InvalidURL:
+            except Refused as exc:
+                return failed(url, str(exc))
+            except (httpx.InvalidURL, ValueError, UnicodeError):
                 return failed(url, "invalid URL")
             except httpx.HTTPError as exc:
                 return failed(url, f"fetch failed ({type(exc).__name__})")
 
+    async def _pinned(self, url: str) -> tuple[httpx.URL, dict[str, str], dict[str, str]]:
+        """The request for one hop: to the checked address, the name kept for ``Host`` and
+        TLS (the address is never looked up again, so a rebinding resolver cannot switch it).
+        """
+        target = httpx.URL(url)
+        if target.scheme not in ("http", "https") or not target.host:
+            raise Refused("refused: redirected to a URL that is not http(s)")
+        host = target.host
+        port = target.port or (443 if target.scheme == "https" else 80)
+        try:
+            literal: Address | None = ipaddress.ip_address(host)
+        except ValueError:
+            literal = None
+        if literal is not None:
+            addresses = [str(literal)]
+        else:
+            try:
+                addresses = list(await self._resolve(host, port))
+            except (OSError, UnicodeError):
+                raise Refused(f"could not resolve {host}") from None
+            if not addresses:
+                raise Refused(f"could not resolve {host}")
+        checked = [ipaddress.ip_address(a.split("%", 1)[0]) for a in addresses]
+        if not self.config.allow_private:
+            for address in checked:
+                why = self._why_not(address)
+                if why:
+                    shown = host if literal is not None else f"{host} ({address})"
+                    raise Refused(f"refused: {shown} is {why}; --allow-private-hosts fetches "
+                                  "such addresses")
+        headers = {"Host": target.netloc.decode("ascii")}
+        extensions = {"sni_hostname": host} if target.scheme == "https" else {}
+        return target.copy_with(host=str(checked[0])), headers, extensions
+
     async def _get(self, url: str) -> Page:
         assert self._http is not None
-        async with self._http.stream("GET", url) as response:
-            status = response.status_code
-            final_url = str(response.url)
-            raw_type = response.headers.get("content-type", "")
-            media = raw_type.split(";", 1)[0].strip().lower()
+        current = url
+        for _ in range(self.config.max_redirects + 1):
+            pinned, headers, extensions = await self._pinned(current)
+            async with self._http.stream("GET", pinned, headers=headers,
+                                         extensions=extensions) as response:
+                location = response.headers.get("location")
+                if response.is_redirect and location:
+                    current = urljoin(current, location)
+                    continue
+                return await self._read(url, current, response)
+        return failed(url, f"too many redirects (more than {self.config.max_redirects})",
+                      final_url=current)
 
-            def fail(error: str) -> Page:
-                return failed(url, error, final_url=final_url, status=status,
-                              content_type=raw_type or None)
+    async def _read(self, url: str, final_url: str, response: httpx.Response) -> Page:
+        status = response.status_code
+        raw_type = response.headers.get("content-type", "")
+        media = raw_type.split(";", 1)[0].strip().lower()
 
-            if status >= 400:
-                reason = response.reason_phrase
-                return fail(f"HTTP {status}{' ' + reason if reason else ''}")
-            limit = self.config.max_bytes
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limit:
-                return fail(f"too large: {int(declared):,} bytes (limit {limit:,})")
-            kind = _kind(media, b"")
-            if kind == "pdf":
-                return fail("unsupported content type: PDF (no text extraction)")
-            if kind == "other":
-                return fail(f"unsupported content type: {media}")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    return fail(f"too large: more than {limit:,} bytes")
+        def fail(error: str) -> Page:
+            return failed(url, error, final_url=final_url, status=status,
+                          content_type=raw_type or None)
+
+        if status >= 400:
+            reason = response.reason_phrase
+            return fail(f"HTTP {status}{' ' + reason if reason else ''}")
+        limit = self.config.max_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return fail(f"too large: {int(declared):,} bytes (limit {limit:,})")
+        kind = _kind(media, b"")
+        if kind == "pdf":
+            return fail("unsupported content type: PDF (no text extraction)")
+        if kind == "other":
+            return fail(f"unsupported content type: {media}")
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > limit:
+                return fail(f"too large: more than {limit:,} bytes")
         data = bytes(body)
         if not media and _kind("", data[:64]) == "pdf":
             return fail("unsupported content type: PDF (no text extraction)")

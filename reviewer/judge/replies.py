@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar, Self
+
+from pydantic import BaseModel
 
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n?(?P<body>.*?)\n?[ \t]*```$", re.DOTALL)
 _LITERALS = {"True": "true", "False": "false", "None": "null"}
@@ -101,3 +103,17 @@ def _drop_trailing_comma(out: list[str]) -> None:
         j -= 1
     if j >= 0 and out[j] == ",":
         del out[j]
+
+
+class TextReply(BaseModel):
+    """A reply schema for prompts whose published output is not JSON (a ``[4] reason`` line,
+    an XML block, a bare ``True``): the client calls :meth:`parse_text` instead of reading
+    JSON, and the repair turn asks again in the reply's own form (:attr:`REPAIR_HINT`)."""
+
+    REPAIR_HINT: ClassVar[str] = "Send the complete answer again in exactly the format the " \
+        "instructions give."
+
+    @classmethod
+    def parse_text(cls, text: str) -> Self:
+        """The reply's value; ValueError (or ValidationError) when it is unusable."""
+        raise NotImplementedError

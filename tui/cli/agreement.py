@@ -6,7 +6,6 @@ agreement screen shows.
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -17,6 +16,7 @@ from rich.console import Console
 from store.agreement import agreement as agreement_report
 from store.scores import ensure_scores
 from tui.cli.options import db_option, format_option, open_db
+from tui.cli.output import print_json
 from tui.render.agreement import DISAGREEMENTS_SHOWN, agreement_renderables
 
 
@@ -38,7 +38,7 @@ def agreement(db: Path | None, framework: str | None, resamples: int, disagreeme
     ensure_scores(conn)
     report = agreement_report(conn, framework, n_resamples=resamples)
     if fmt == "json":
-        print(json.dumps(asdict(report), ensure_ascii=False, indent=2))
+        print_json(asdict(report))
         return 0
     if not (report.judge_human or report.reviewers or report.ratings):
         print("no human decisions or ratings yet: decide with `gavel decide`, rate reports with "

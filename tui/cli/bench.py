@@ -9,9 +9,10 @@ import click
 
 
 @click.command(help="Performance figures beside baselines measured in the same run: import, "
-               "full and incremental recompute, memory, and the workstation's start-up, "
-               "report switch and keypress → score; with --hub, the review hub's sync "
-               "throughput and latency.")
+               "full and incremental recompute, a full estimate from a review plan (PPI++ "
+               "and the rank bootstrap), memory, and the workstation's start-up, report "
+               "switch and keypress → score; with --hub, the review hub's sync throughput "
+               "and latency.")
 @click.option("--tasks", type=int, default=150,
               help="synthetic tasks (default 150, DailyReport's size)")
 @click.option("--systems", type=int, default=17,

@@ -8,7 +8,6 @@ report's headline scores.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -18,12 +17,19 @@ import click
 
 from reviewer.review import REASON_CODES
 from store.conflicts import adjudicate as adjudicate_judgment
-from store.decisions import rescore
-from store.queries import report_ext_id, report_id_by_ext
-from store.reviewlog import Recorded, ReviewError, ReviewLog
+from store.decisions import record
+from store.queries import report_ext_id, resolve_report
+from store.reviewlog import Recorded, ReviewLog
 from store.scores import ensure_scores
-from tui.cli.options import db_option, format_option, open_db, reviewer_name, reviewer_option
-from tui.cli.output import emit
+from tui.cli.options import (
+    REPORT_HELP,
+    db_option,
+    format_option,
+    open_db,
+    reviewer_name,
+    reviewer_option,
+)
+from tui.cli.output import emit, print_json
 from tui.render.tables import fmt_delta, fmt_number
 
 F = Callable[..., Any]
@@ -43,22 +49,25 @@ def _open(db: Path | None, reviewer: str | None) -> tuple[sqlite3.Connection, Re
     return conn, ReviewLog(conn, reviewer_name(reviewer))
 
 
-def print_recorded(conn: sqlite3.Connection, recorded: Recorded | None, fmt: str,
+def print_recorded(conn: sqlite3.Connection, write: Callable[[], Recorded | None], fmt: str,
                    command: str) -> int:
-    """Bring the report's scores up to date and say what the event did (exit 1: nothing to
-    undo or redo)."""
+    """Write the event with its report's scores (one transaction) and say what it did (exit 1:
+    nothing to undo or redo)."""
+    recorded, changes = record(conn, write)
     if recorded is None:
-        print(json.dumps({"result": None}) if fmt == "json" else f"nothing to {command}")
+        if fmt == "json":
+            print_json({"result": None}, indent=None)
+        else:
+            print(f"nothing to {command}")
         return 1
-    changes = rescore(conn, recorded)
     if fmt == "json":
-        print(json.dumps({
+        print_json({
             "event": recorded.uuid, "action": recorded.action, "judgment": recorded.judgment_id,
             "report": recorded.report_id, "value": recorded.value,
             "reverted": recorded.reverted,
             "scores": [{"framework": c.framework, "metric": c.metric, "before": c.before,
                         "after": c.after} for c in changes],
-        }, ensure_ascii=False, indent=2))
+        })
         return 0
     what = recorded.action + (f" of {recorded.reverted}" if recorded.reverted else "")
     if recorded.judgment_id:
@@ -90,10 +99,9 @@ def decide(id: int, value: str, rationale: str, reason: str | None, as_adjudicat
     conn, log = _open(db, reviewer)
     if as_adjudication:
         # An adjudication records the sides it resolves (reviewer, value, rationale) with it.
-        recorded = adjudicate_judgment(conn, log.reviewer, id, value, rationale, reason)
-    else:
-        recorded = log.decide(id, value, rationale, reason)
-    return print_recorded(conn, recorded, fmt, "decide")
+        return print_recorded(conn, lambda: adjudicate_judgment(
+            conn, log.reviewer, id, value, rationale, reason), fmt, "decide")
+    return print_recorded(conn, lambda: log.decide(id, value, rationale, reason), fmt, "decide")
 
 
 @click.command(help="Confirm the judge's verdict on a judgment.")
@@ -102,7 +110,7 @@ def decide(id: int, value: str, rationale: str, reason: str | None, as_adjudicat
 @_writer
 def confirm(id: int, rationale: str, db: Path | None, reviewer: str | None, fmt: str) -> int:
     conn, log = _open(db, reviewer)
-    return print_recorded(conn, log.confirm(id, rationale), fmt, "confirm")
+    return print_recorded(conn, lambda: log.confirm(id, rationale), fmt, "confirm")
 
 
 @click.command(help="Resolve a conflict between reviewers; the event records every side it "
@@ -116,37 +124,36 @@ def adjudicate(id: int, value: str, rationale: str, reason: str | None, db: Path
                reviewer: str | None, fmt: str) -> int:
     conn = open_db(db)
     ensure_scores(conn)
-    recorded = adjudicate_judgment(conn, reviewer_name(reviewer), id, value, rationale, reason)
-    return print_recorded(conn, recorded, fmt, "adjudicate")
+    name = reviewer_name(reviewer)
+    return print_recorded(conn, lambda: adjudicate_judgment(conn, name, id, value, rationale,
+                                                            reason), fmt, "adjudicate")
 
 
 @click.command(help="Rate a whole report 1–4 on the UserPref scale (compared with the computed "
                "level by `gavel agreement`).")
-@click.argument("report", help="report id")
+@click.argument("report", help=REPORT_HELP)
 @click.argument("value", help="1 Unhelpful, 2 Deficient, 3 Acceptable, 4 Perfect")
 @click.option("--rationale", default="", help="optional note")
 @_writer
 def rate(report: str, value: str, rationale: str, db: Path | None, reviewer: str | None,
          fmt: str) -> int:
     conn, log = _open(db, reviewer)
-    report_id = report_id_by_ext(conn, report)
-    if report_id is None:
-        raise ReviewError(f"no report {report!r}")
-    return print_recorded(conn, log.rate(report_id, value, rationale), fmt, "rate")
+    report_id = resolve_report(conn, report)
+    return print_recorded(conn, lambda: log.rate(report_id, value, rationale), fmt, "rate")
 
 
 @click.command(help="Undo your last decision (persistent: the undo is an event in the log).")
 @_writer
 def undo(db: Path | None, reviewer: str | None, fmt: str) -> int:
     conn, log = _open(db, reviewer)
-    return print_recorded(conn, log.undo(), fmt, "undo")
+    return print_recorded(conn, log.undo, fmt, "undo")
 
 
 @click.command(help="Redo your last undone decision.")
 @_writer
 def redo(db: Path | None, reviewer: str | None, fmt: str) -> int:
     conn, log = _open(db, reviewer)
-    return print_recorded(conn, log.redo(), fmt, "redo")
+    return print_recorded(conn, log.redo, fmt, "redo")
 
 
 @click.command(help="List the judge-error reason codes a decision can give (--reason).")

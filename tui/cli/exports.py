@@ -51,7 +51,7 @@ def export(db: Path | None, kind: str | None, output: Path | None, fmt: str,
         n = write_parquet(conn, kind, output)
         print(f"wrote {n:,} {kind} records to {output}", file=sys.stderr)
         return 0
-    with output_file(output) as out:
+    with output_file(output, json_lines=fmt == "jsonl") as out:
         n = write_export(conn, kind, out, fmt)
     if output is not None:
         print(f"wrote {n:,} {kind} records to {output}", file=sys.stderr)

@@ -65,11 +65,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "accept a proposal into the ground truth (rescores the task)"),
     "reject": ("tui.cli.proposals:reject", "reject a proposal"),
     "judge": ("tui.cli.judge:judge",
-              "re-judge reports with an OpenAI-compatible model (adds a new judge run)"),
+              "judge reports with any framework's pipeline and an OpenAI-compatible model "
+              "(a new candidate run; --batch for the Batch API)"),
     "fetch": ("tui.cli.judge:fetch",
               "fetch the pages the selected reports cite (kept in page_fetch)"),
+    "migrate-judge": ("tui.cli.migrate:migrate_judge",
+                      "re-judge a run's reports with a new model: the human-labelled ones "
+                      "first, checked against the labels, then the rest"),
     "runs": ("tui.cli.runs:runs",
              "list judge runs, rank them against the human labels, activate or retire one"),
+    "plan": ("tui.cli.plans:plan",
+             "review plans: draw a random sample of subjects to review (new, list, show, "
+             "export)"),
+    "estimate": ("tui.cli.plans:estimate",
+                 "judge scores corrected by a plan's reviews (PPI++), with intervals, judge "
+                 "bias, reviews needed and ranks that could swap"),
     "compare": ("tui.cli.runs:compare",
                 "verdict agreement and score differences between judge runs; mean ± sd of "
                 "system scores over runs"),
@@ -87,13 +97,28 @@ examples:
   gavel decide 42 incorrect --rationale "source gives 11, not 12" --reason other
   gavel undo
   gavel sync postgresql://ana@hub.example/gavel   share decisions through a review hub
+  gavel plan new --budget 300 --design stratified --by system
+  gavel estimate --plan p1               corrected scores with intervals and rank swaps
   gavel bench --quick                    performance figures beside their baselines
+  gavel judge --framework race --model gpt-4.1 --dry-run
+  gavel judge --framework fact --batch --no-wait && gavel judge --resume RUN
+  gavel migrate-judge --from judge-2025 --model gpt-5-mini
 """
+
+
+EXIT_BUSY = 75
+"""Another process held the database's write lock past the wait (sysexits' EX_TEMPFAIL:
+a temporary failure, worth trying again)."""
+
+PARTIAL_WRITERS = frozenset({"judge", "fetch"})
+"""Commands that store their work in several transactions as it finishes: a busy database
+stops them, and what they stored before stays."""
 
 
 class GavelGroup(LazyGroup):
     """Runs a command and turns the errors a user can fix into a message and an exit code
-    (2 for bad input, 130 for ctrl+c), never a traceback."""
+    (2 for bad input, 75 for a database another process kept busy, 130 for ctrl+c), never a
+    traceback."""
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
@@ -107,6 +132,10 @@ class GavelGroup(LazyGroup):
         return code
 
     def run(self, args: list[str], prog_name: str, **extra: Any) -> int:
+        if sys.stdout.isatty():         # nothing a command prints drives the terminal
+            from tui.cli.terminal import guard_terminal
+
+            guard_terminal()
         ctx: click.Context | None = None
         try:
             ctx = self.make_context(prog_name, args, **extra)
@@ -134,17 +163,31 @@ class GavelGroup(LazyGroup):
 def _known_error(exc: Exception, command: str | None) -> int | None:
     """Print an error the user can act on and return its exit code; None for a bug."""
     from reviewer.errors import ConfigError, InputError
+    from reviewer.textsafety import printable
     from store.reviewlog import ReviewError
     from store.schema import SchemaError
 
     if isinstance(exc, InputError):
-        print(f"gavel: bad input: {exc}", file=sys.stderr)
+        print(f"gavel: bad input: {printable(str(exc))}", file=sys.stderr)
         print("nothing was imported." if command == "import" else "nothing was changed.",
               file=sys.stderr)
         return 2
     if isinstance(exc, ReviewError | ConfigError | SchemaError):
-        print(f"gavel: {exc}", file=sys.stderr)
+        print(f"gavel: {printable(str(exc))}", file=sys.stderr)
         return 2
+    from store.writelock import describe_holder, is_busy
+
+    if is_busy(exc):
+        from tui.cli.options import opened_database
+
+        held = printable(describe_holder(opened_database()))
+        if command in PARTIAL_WRITERS:
+            print(f"gavel: database busy ({held}): stopped; what was stored before it stays",
+                  file=sys.stderr)
+        else:
+            print(f"gavel: database busy ({held}), nothing changed; try again when it "
+                  "finishes", file=sys.stderr)
+        return EXIT_BUSY
     return None
 
 

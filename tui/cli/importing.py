@@ -3,7 +3,6 @@ a native bundle must look like)."""
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -11,7 +10,9 @@ from typing import Any
 
 import click
 
+from reviewer.textsafety import printable
 from tui.cli.options import db_option, open_db
+from tui.cli.output import print_json
 
 
 class FormatOption(click.Option):
@@ -61,7 +62,7 @@ def import_run(db: Path | None, path: Path, input_format: str, suite_id: str | N
     parts = ", ".join(f"{n:,} {name}" for name, n in result.counts.items() if n)
     print(f"imported suite {result.suite}: {parts} in {elapsed:.2f} s")
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {printable(warning)}", file=sys.stderr)
     return 0
 
 
@@ -109,5 +110,5 @@ def schema() -> int:
         "x-record-types": {tag: m.__name__ for tag, m in RECORD_TYPES.items()},
         "$defs": defs,
     }
-    print(json.dumps(document, indent=2, ensure_ascii=False))
+    print_json(document)
     return 0

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -14,7 +13,7 @@ from store.conflicts import conflicts
 from store.merge import merge_path, write_log
 from store.scores import ensure_scores
 from tui.cli.options import db_option, format_option, open_db
-from tui.cli.output import emit, output_file
+from tui.cli.output import emit, output_file, print_json
 from tui.render.tables import subject_name
 
 
@@ -41,7 +40,7 @@ def log_export(db: Path | None, output: Path | None, fmt: str) -> int:
         n = write_log_parquet(conn, output)
         print(f"wrote {n:,} events to {output}", file=sys.stderr)
         return 0
-    with output_file(output) as out:
+    with output_file(output, json_lines=True) as out:
         n = write_log(conn, out)
     if output is not None:
         print(f"wrote {n:,} events to {output}", file=sys.stderr)
@@ -64,21 +63,24 @@ def merge(db: Path | None, source: Path, skip_unknown: bool, fmt: str) -> int:
     ensure_scores(conn)
     result = merge_path(conn, source, skip_unknown=skip_unknown)
     if fmt == "json":
-        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
+        print_json(asdict(result))
         return 0
     print(f"merged {result.source}: {result.read:,} events read, {result.added:,} added, "
           f"{result.already_present:,} already present"
           + (f", {len(result.skipped):,} left out" if result.skipped else ""))
     if result.reviewers:
         print(f"reviewers added: {', '.join(result.reviewers)}")
+    if result.adjudicators:
+        print(f"adjudications added by: {', '.join(result.adjudicators)} (an adjudication "
+              "outranks reviewers: check you expected these)")
+    if result.unsigned:
+        print(f"unsigned events: {result.unsigned:,} (they speak for their name only and can "
+              "never replace a signed reviewer's decision)")
     if result.proposals_added:
         print(f"proposals added: {result.proposals_added:,}")
     if result.pending:
         print(f"pending: {result.pending:,} events are about subjects, reports or tasks this "
               "database does not have yet; they apply when those are imported")
-    if result.unsigned:
-        print(f"unsigned: {result.unsigned:,} events from before signing (each speaks for its "
-              "name only)")
     if result.future:
         print(f"{result.future:,} events are dated more than a day ahead of this clock "
               "(harmless: a time stamp only orders its own reviewer's events)")
@@ -100,7 +102,7 @@ def conflicts_(db: Path | None, fmt: str) -> int:
     conn = open_db(db)
     found = conflicts(conn)
     if fmt == "json":
-        print(json.dumps([asdict(c) for c in found], ensure_ascii=False, indent=2))
+        print_json([asdict(c) for c in found])
         return 0
     rows = [
         {"id": c.judgment_id, "report": c.report, "kind": c.kind,

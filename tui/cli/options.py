@@ -19,6 +19,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 DB_HELP = "database file (default: $GAVEL_DB or ./gavel.db)"
 REVIEWER_HELP = "reviewer name (default: config file, $GAVEL_REVIEWER, login name)"
+REPORT_HELP = ("report: SUITE/REPORT, or REPORT when only one suite has it, or its row id "
+               "(an id several suites share is refused, listing them)")
 
 
 def _inherited(ctx: click.Context, param: click.Parameter, value: object) -> object:
@@ -47,10 +49,20 @@ def format_option(*choices: str) -> Callable[[F], F]:
                         help=f"output format (default: {names[0]})")
 
 
+_opened: list[Path] = []
+
+
 def open_db(path: Path | None) -> sqlite3.Connection:
     from store.db import connect, default_path
 
-    return connect(path or default_path())
+    target = path or default_path()
+    _opened.append(target)
+    return connect(target)
+
+
+def opened_database() -> Path | None:
+    """The database this command opened last (what a "database busy" message is about)."""
+    return _opened[-1] if _opened else None
 
 
 def reviewer_name(reviewer: str | None) -> str:

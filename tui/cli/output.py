@@ -1,8 +1,15 @@
 """How the command line prints: rich tables for people, JSON and CSV for machines, and files
 written whole or not at all.
 
-JSON and CSV carry the raw values; tables go through :func:`tui.render.tables.data_table`, so
-text from reports, sources and judges is never read as console markup.
+Text from reports, sources, judges and merged logs may hold terminal control sequences (OSC 0
+retitles the window, OSC 52 writes the clipboard, OSC 8 hides links, ``ESC [2J`` clears the
+screen) and characters that reorder or hide what is read (bidirectional overrides, zero-width
+characters). So nothing Gavel prints to a terminal carries them raw
+(:mod:`reviewer.textsafety`): tables go through :func:`tui.render.tables.data_table`, which shows
+them visibly and never reads text as console markup; JSON to a terminal has them as ``\\u``
+escapes (still the same JSON); CSV and everything else to a terminal shows them visibly; and
+:func:`tui.cli.terminal.guard_terminal` wraps standard output for whatever a command prints by
+other means, letting only Rich's colour sequences through. Files and pipes get the exact bytes.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from typing import Any, TextIO
 
 from rich.console import Console
 
+from reviewer.textsafety import json_safe, printable
+from tui.cli.terminal import CleanStream, Guard, to_terminal
 from tui.render.tables import data_table
 
 
@@ -35,13 +44,15 @@ def emit(
     console: Console | None = None,
 ) -> None:
     stream = out or sys.stdout
+    terminal = to_terminal(stream)
     if fmt == "json":
-        stream.write(json.dumps([dict(r) for r in rows], ensure_ascii=False, indent=2))
-        stream.write("\n")
+        text = json.dumps([dict(r) for r in rows], ensure_ascii=False, indent=2)
+        stream.write((json_safe(text) if terminal else text) + "\n")
         return
     if fmt == "jsonl":
         for row in rows:
-            stream.write(json.dumps(dict(row), ensure_ascii=False, sort_keys=False) + "\n")
+            text = json.dumps(dict(row), ensure_ascii=False, sort_keys=False)
+            stream.write((json_safe(text) if terminal else text) + "\n")
         return
     if fmt == "csv":
         buffer = io.StringIO()
@@ -50,14 +61,17 @@ def emit(
         writer.writeheader()
         for row in rows:
             writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
-        stream.write(buffer.getvalue())
+        # The file keeps the bytes; a terminal shows them visibly.
+        stream.write(printable(buffer.getvalue()) if terminal else buffer.getvalue())
         return
     table = data_table(rows, columns, title=title, numeric=numeric, styles=styles)
     (console or table_console(stream)).print(table)
 
 
-def print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
+def print_json(value: Any, *, indent: int | None = 2) -> None:
+    """JSON on stdout: exact in a pipe, unsafe characters as ``\\u`` escapes on a terminal."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    sys.stdout.write((json_safe(text) if to_terminal(sys.stdout) else text) + "\n")
 
 
 def table_console(stream: TextIO) -> Console:
@@ -73,11 +87,18 @@ def wide_console() -> Console:
 
 
 @contextmanager
-def output_file(path: Path | None) -> Iterator[TextIO]:
+def output_file(path: Path | None, *, json_lines: bool = False) -> Iterator[TextIO]:
     """stdout, or a file written beside its final name and renamed into place when complete
-    (an interrupted export never leaves half a file under the real name)."""
+    (an interrupted export never leaves half a file under the real name). On a terminal,
+    stdout shows unsafe characters as JSON escapes (``json_lines``) or visibly."""
     if path is None:
-        yield sys.stdout
+        stdout = sys.stdout.inner if isinstance(sys.stdout, Guard) else sys.stdout
+        if to_terminal(stdout):
+            safe = CleanStream(stdout, json_safe if json_lines else printable)
+            yield safe  # type: ignore[misc]
+            safe.flush()
+        else:
+            yield sys.stdout
         return
     folder = path.resolve().parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)

@@ -15,7 +15,6 @@ from reviewer.errors import InputError
 from reviewer.proposals import DUPLICATE_THRESHOLD, PROPOSAL_KINDS
 from store.proposals import (
     Proposal,
-    ProposalError,
     get_proposal,
     proposals,
     task_id_by_name,
@@ -29,10 +28,10 @@ from store.proposals import (
 from store.proposals import (
     reject as reject_proposal,
 )
-from store.queries import report_id_by_ext
+from store.queries import resolve_report
 from store.scores import ensure_scores
 from tui.cli.options import db_option, format_option, open_db, reviewer_name, reviewer_option
-from tui.cli.output import emit
+from tui.cli.output import emit, print_json
 
 
 def _payload(text: str) -> Any:
@@ -71,7 +70,8 @@ def _span(text: str | None) -> tuple[int, int] | None:
               help="the item as JSON in the benchmark's shape, or @FILE")
 @click.option("--framework", default=None,
               help="the benchmark it belongs to (default: the suite's first framework)")
-@click.option("--report", default=None, help="the report it was found in")
+@click.option("--report", default=None,
+              help="the report it was found in: SUITE/REPORT, or REPORT when one suite has it")
 @click.option("--target", default=None,
               help="alias/extra evidence: the existing item (criterion id, REPORT/CLAIM, "
                    "or p:UUID)")
@@ -88,17 +88,14 @@ def propose(db: Path | None, task: str, kind: str, payload: str, framework: str 
     task_id = task_id_by_name(conn, task)
     report_id = None
     if report is not None:
-        report_id = report_id_by_ext(conn, report)
-        if report_id is None:
-            raise ProposalError(f"no report {report!r}")
+        report_id = resolve_report(conn, report)
     result = propose_item(conn, reviewer_name(reviewer), task_id, report_id, framework, kind,
                           _payload(payload), _span(span), rationale, target)
     near = result.nearest
     if fmt == "json":
-        print(json.dumps({"proposal": asdict(result.proposal),
-                          "nearest": asdict(near) if near else None,
-                          "duplicate": bool(near and near.is_duplicate)},
-                         ensure_ascii=False, indent=2))
+        print_json({"proposal": asdict(result.proposal),
+                    "nearest": asdict(near) if near else None,
+                    "duplicate": bool(near and near.is_duplicate)})
         return 0
     p = result.proposal
     print(f"proposed {p.kind} for task {p.suite}/{p.task} ({p.framework}): {p.uuid}  "
@@ -124,7 +121,8 @@ def _proposal_rows(found: Sequence[Proposal]) -> list[dict[str, Any]]:
 @click.command("proposals", help="List ground-truth proposals (uuid prefixes work as ids).")
 @db_option
 @click.option("--task", default=None, help="only this task")
-@click.option("--status", type=click.Choice(("proposed", "accepted", "rejected")), default=None,
+@click.option("--status", type=click.Choice(("proposed", "accepted", "rejected", "in conflict")),
+              default=None,
               help="only proposals with this status")
 @format_option()
 def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) -> int:
@@ -132,7 +130,7 @@ def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) 
     task_id = task_id_by_name(conn, task) if task else None
     found = proposals(conn, task_id, status)
     if fmt == "json":
-        print(json.dumps([asdict(p) for p in found], ensure_ascii=False, indent=2))
+        print_json([asdict(p) for p in found])
         return 0
     if fmt == "table" and not found:
         print("no proposals")
@@ -153,7 +151,7 @@ def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) 
 
 def _decided(proposal: Proposal, before: str, fmt: str, verb: str) -> int:
     if fmt == "json":
-        print(json.dumps(asdict(proposal), ensure_ascii=False, indent=2))
+        print_json(asdict(proposal))
         return 0
     print(f"{verb} proposal {proposal.uuid} ({proposal.kind}, task "
           f"{proposal.suite}/{proposal.task}): {before} → {proposal.status}; the task's "

@@ -14,8 +14,9 @@ import click
 
 from reviewer.judge.compare import DEFAULT_STD, STD_CHOICES
 from reviewer.registry import frameworks
+from reviewer.textsafety import printable
 from store.run_compare import check_runs, compare_runs
-from store.runs import list_runs, set_active
+from store.runs import list_runs, mark_stale_runs, set_active
 from store.scores import ensure_scores
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit, wide_console
@@ -39,6 +40,7 @@ def runs(ctx: click.Context, db: Path | None, against_gold: bool, fmt: str) -> i
         return 0
     conn = open_db(db)
     ensure_scores(conn)
+    mark_stale_runs(conn)          # a run whose process died shows as interrupted
     if against_gold:
         return _against_gold(conn, fmt)
     records = []
@@ -110,7 +112,7 @@ def activate(db: Path | None, run: str, confirmed: bool, only_preview: bool, fmt
     if only_preview:
         return 0
     if seen.needs_confirmation and not confirmed:
-        print("gavel: activating needs a confirmation: " + "; ".join(seen.reasons),
+        print("gavel: activating needs a confirmation: " + printable("; ".join(seen.reasons)),
               file=sys.stderr)
         if not sys.stdin.isatty() or not click.confirm("activate it anyway?", default=False,
                                                        err=True):

@@ -17,6 +17,8 @@ from reviewer.registry import frameworks
 from store.queries import counts, score_rows
 from store.reviewlog import rebuild_state
 from store.scores import ensure_scores, load_options, rebuild_scores, set_options
+from store.tx import transaction
+from store.writelock import announced
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit
 from tui.render.tables import fmt_delta, fmt_number
@@ -99,15 +101,20 @@ def print_scores(conn: sqlite3.Connection, *, per: str, framework: str | None,
 @format_option()
 def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
     conn = open_db(db)
-    for setting in settings:
-        name, sep, value = setting.partition("=")
-        framework, dot, option = name.partition(".")
-        if not sep or not dot:
-            raise InputError("command line", f"expected FRAMEWORK.OPTION=VALUE, got {setting!r}")
-        try:
-            set_options(conn, framework, {option: value})
-        except (KeyError, ValueError) as exc:
-            raise InputError("command line", str(exc)) from exc
+    if settings:
+        # Every setting and the one rebuild they need, in one transaction: all or none.
+        with transaction(conn), announced(conn, "options " + " ".join(settings)):
+            for setting in settings:
+                name, sep, value = setting.partition("=")
+                framework, dot, option = name.partition(".")
+                if not sep or not dot:
+                    raise InputError("command line",
+                                     f"expected FRAMEWORK.OPTION=VALUE, got {setting!r}")
+                try:
+                    set_options(conn, framework, {option: value}, rebuild=False)
+                except (KeyError, ValueError) as exc:
+                    raise InputError("command line", str(exc)) from exc
+            rebuild_scores(conn)
     current = load_options(conn)
     records = []
     for name, fw in frameworks().items():
@@ -127,11 +134,13 @@ def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
 def rebuild(db: Path | None) -> int:
     conn = open_db(db)
     started = time.perf_counter()
-    rebuild_state(conn)
-    rebuild_scores(conn)
     from store.suspicion import refresh_suspicion
 
-    flagged = refresh_suspicion(conn)
+    # One transaction: a rebuild killed half-way leaves the database as it was.
+    with transaction(conn), announced(conn, "rebuild"):
+        rebuild_state(conn)
+        rebuild_scores(conn)
+        flagged = refresh_suspicion(conn)
     n = counts(conn)
     print(f"rebuilt {n['decided']:,} decisions from {n['review_event']:,} events, every "
           f"score and {flagged:,} suspicion flags in {time.perf_counter() - started:.2f} s")

@@ -9,7 +9,7 @@ import click
 
 from reviewer.registry import verdict_kinds
 from store.queries import verdict_rows
-from tui.cli.options import db_option, format_option, open_db
+from tui.cli.options import REPORT_HELP, db_option, format_option, open_db
 from tui.cli.output import emit
 
 
@@ -17,7 +17,7 @@ from tui.cli.output import emit
                "live human decision, else the judge's) and whether a human decided. Exits 1 "
                "when none match.")
 @db_option
-@click.option("--report", default=None, help="report id")
+@click.option("--report", default=None, help=REPORT_HELP)
 @click.option("--kind", default=None, help="verdict kind (ins, rat, claim, consistency, …)")
 @click.option("--undecided", is_flag=True, help="only those no human decided")
 @click.option("--differs", is_flag=True, help="only those where human ≠ judge")

@@ -10,6 +10,7 @@ import click
 
 from tui.cli.options import db_option, format_option, open_db, reviewer_option
 from tui.cli.output import emit
+from tui.cli.terminal import unguard_terminal
 
 
 def open_workstation(db: Path | None, reviewer: str | None) -> int:
@@ -29,6 +30,7 @@ def open_workstation(db: Path | None, reviewer: str | None) -> int:
     ensure_scores(conn)
     conn.close()
     config = load_config(reviewer=reviewer)
+    unguard_terminal()          # the workstation draws with control sequences of its own
     return run_app(path, config)
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from rich.console import RenderableType
 from rich.table import Table
-from rich.text import Text
 
 from reviewer.adjudication import SIDES_MARKER
 from reviewer.agreement import (
@@ -22,8 +21,10 @@ from reviewer.agreement import (
     ConfusionMatrix,
     Estimate,
 )
+from reviewer.comparison import PREVALENCE_CHANCE, CategoricalComparison
 from reviewer.registry import get_kind
 from store.agreement import AgreementReport
+from tui.render.safe import SafeText as Text
 from tui.render.tables import data_table, fmt_number, subject_name
 
 DISAGREEMENTS_SHOWN = 10
@@ -53,8 +54,8 @@ def _judge_human(report: AgreementReport, limit: int) -> list[RenderableType]:
         }
         if g.categorical is not None:
             c = g.categorical
-            row.update(accuracy=_ci(c.accuracy), kappa=_ci(c.kappa),
-                       weighted=_ci(c.weighted_kappa), ac1=_value(c.ac1))
+            row.update(accuracy=_ci(c.accuracy), kappa=_kappa(c), weighted=_ci(c.weighted_kappa),
+                       ac1=_value(c.ac1))
         elif g.continuous is not None:
             m = g.continuous
             row.update(accuracy=_value(m.exact), kappa=f"MAE {_value(m.mae)}",
@@ -68,6 +69,12 @@ def _judge_human(report: AgreementReport, limit: int) -> list[RenderableType]:
         title=f"Judge vs human (effective human decision; 95% bootstrap CI, "
               f"{report.n_resamples} resamples; weighted = quadratic κ, ordinal scales)",
         numeric=("n",))]
+    caveats = caveat_text([(f"{g.framework} · {g.kind}"
+                            + (f" · {g.dimension}" if g.dimension and g.dimension != g.kind
+                               else "") + f" · {g.run}", g.categorical.caveats)
+                           for g in report.judge_human if g.categorical is not None])
+    if caveats is not None:
+        out.append(caveats)
     for g in report.judge_human:
         where = f"{g.framework} · {g.kind}" + (f" · {g.dimension}" if g.dimension
                                                and g.dimension != g.kind else "")
@@ -104,7 +111,7 @@ def _reviewers(report: AgreementReport) -> list[RenderableType]:
         numeric=("items", "differ", "alpha", "ac1"))
     pairs = data_table(
         [{"kind": r.kind, "a": p.a, "b": p.b, "n": p.n, "agreement": _value(p.accuracy),
-          "kappa": _value(p.kappa) if p.kappa else "",
+          "kappa": _pair_kappa(p.kappa) if p.kappa else "",
           "weighted": _value(p.weighted_kappa) if p.weighted_kappa else "",
           "pearson": _value(p.pearson) if p.pearson else ""}
          for r in report.reviewers for p in r.stats.pairs],
@@ -129,6 +136,10 @@ def _ratings(report: AgreementReport) -> list[RenderableType]:
         title="Computed report level vs reviewers' overall 1–4 ratings "
               "(DailyReport §5.5: quadratic-weighted κ, paper 0.859)",
         numeric=("pairs", "reports"))]
+    caveats = caveat_text([(f"{r.framework}.{r.metric} ({r.variant})", r.comparison.caveats)
+                           for r in report.ratings])
+    if caveats is not None:
+        out.append(caveats)
     for r in report.ratings:
         out.append(confusion_table(r.comparison.confusion,
                                    f"{r.framework}.{r.metric} ({r.variant}) × overall rating",
@@ -161,11 +172,55 @@ def confusion_table(matrix: ConfusionMatrix, title: str, rows: str, columns: str
 
 
 def _ci(ci: BootstrapCI | None) -> str:
+    """A value with its interval; an interval every resample agrees on is no interval (a
+    single class, a handful of pairs) and is said to be none, not shown as ``[x, x]``."""
     if ci is None or ci.estimate is None:
         return "n/a" if ci is not None else ""
     if ci.lower is None or ci.upper is None:
-        return f"{ci.estimate:.3f}"
+        return f"{ci.estimate:.3f} (no interval)"
+    if ci.upper - ci.lower <= 1e-12:
+        return f"{ci.estimate:.3f} (no spread)"
     return f"{ci.estimate:.3f} [{ci.lower:.2f}, {ci.upper:.2f}]"
+
+
+def _kappa(comparison: CategoricalComparison) -> str:
+    """κ, or why it is not worth reading: a rater used one class (κ is 0 by construction),
+    or κ is deflated by prevalence; either way with AC1 beside it and the reason listed
+    under the table."""
+    ac1 = comparison.ac1.value
+    beside = "" if ac1 is None else f" (AC1 {ac1:.3f})"
+    if any("used one class" in c for c in comparison.caveats):
+        return "n/a: one class ⚠" + beside
+    text = _ci(comparison.kappa)
+    if any("prevalence" in c for c in comparison.caveats):
+        text += " ⚠ prevalence" + beside
+    return text
+
+
+def _pair_kappa(kappa: ChanceCorrected) -> str:
+    """A reviewer pair's κ, or why it misleads: undefined when both used one and the same
+    class; deflated by prevalence when chance agreement is high though they mostly agree."""
+    if kappa.n and kappa.value is None:
+        return "n/a: one class"
+    text = _value(kappa)
+    chance, observed = kappa.chance_agreement, kappa.observed_agreement
+    if chance is not None and observed is not None and kappa.value is not None \
+            and chance >= PREVALENCE_CHANCE and observed >= 0.8 and kappa.value < 0.5:
+        text += f" ⚠ prevalence (pₑ {chance:.2f}, {observed:.0%} agree)"
+    return text
+
+
+def caveat_text(groups: list[tuple[str, tuple[str, ...]]]) -> Text | None:
+    """The caveats of every group, one line each, under the table they qualify."""
+    text = Text()
+    for where, caveats in groups:
+        for caveat in caveats:
+            text.append(f"  ⚠ {where}: ", "yellow")
+            text.append(caveat + "\n", "dim")
+    if not text.plain:
+        return None
+    text.rstrip()
+    return text
 
 
 def _value(stat: Estimate | ChanceCorrected | AlphaResult | None) -> str:

@@ -1,7 +1,8 @@
 """Numbers and rows as Rich tables.
 
 Text from reports, sources and judges is data, so every cell goes into a rich ``Text`` (never
-parsed as console markup).
+parsed as console markup) with its control, bidirectional and zero-width characters shown
+visibly, never sent raw to the terminal.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.table import Table
-from rich.text import Text
+
+from reviewer.textsafety import printable
+from tui.render.safe import SafeText as Text
 
 
 def fmt_number(value: float | None, digits: int = 3) -> str:
@@ -31,11 +34,13 @@ def fmt_delta(value: float | None, digits: int = 3) -> str:
 
 
 def cell(value: Any) -> str:
+    """A value as table text; text from the data shows control, bidirectional and zero-width
+    characters visibly (:func:`reviewer.textsafety.printable`)."""
     if value is None:
         return "—"
     if isinstance(value, float):
         return fmt_number(value)
-    return str(value)
+    return printable(str(value))
 
 
 def data_table(

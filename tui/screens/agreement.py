@@ -8,13 +8,13 @@ green, disagreement red).
 from __future__ import annotations
 
 from rich.console import Group, RenderableType
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Footer, Header
 
 from tui.keymap import bindings
+from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 from tui.widgets.text_view import TextView
 

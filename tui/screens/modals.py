@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import RenderableType
-from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +18,8 @@ from reviewer.actions import REASON_CODES
 from reviewer.framework import Rating
 from reviewer.scales import Scale
 from tui.keymap import KEYS, VERDICT_KEYS, bindings, display_key, effective_keys, verdict_codes
+from tui.render.safe import SafeText as Text
+from tui.render.safe import visible
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +237,10 @@ class ProposeDialog(ModalScreen[ProposalDraft | None]):
                              style="bold"))
             yield OptionList(*options, id="propose-kind")
             yield Label("Text (claim, rubric item, alias, or the evidence quote)")
-            yield TextArea(self.text, id="propose-text", soft_wrap=True, tab_behavior="focus")
+            # An editor shows what it holds: the selection's hidden characters, made visible,
+            # are what the reviewer sees and proposes.
+            yield TextArea(visible(self.text), id="propose-text", soft_wrap=True,
+                           tab_behavior="focus")
             yield Label("Rationale")
             yield TextArea(id="editor-text", soft_wrap=True, tab_behavior="focus")
             yield Static("ctrl+s save · tab next field · escape cancel", id="editor-help")
@@ -373,7 +377,7 @@ class HelpScreen(ModalScreen[None]):
         text = Text()
         titles = {"app": "Everywhere", "queue": "Queue", "report": "Report review",
                   "editor": "Rationale editor", "agreement": "Agreement",
-                  "proposals": "Ground-truth proposals"}
+                  "proposals": "Ground-truth proposals", "estimates": "Estimates"}
         contexts = ["app", self.context] + (["editor"] if self.context == "report" else [])
         for context in contexts:
             text.append(f"{titles.get(context, context)}\n", "bold underline")

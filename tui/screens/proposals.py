@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.message import Message
@@ -13,12 +12,14 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from store.backend import WriteCommand, WriteResult
 from tui.keymap import bindings
+from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 
 if TYPE_CHECKING:
     from store.proposals import Proposal
 
-STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red"}
+STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red",
+                "in conflict": "bold magenta"}
 
 
 class ProposalsScreen(GavelScreen):

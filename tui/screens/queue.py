@@ -6,7 +6,6 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Header, Static
@@ -19,6 +18,7 @@ from store.views import Headline, Progress, QueueRow, headlines, progress, queue
 from tui.filters import QueueFilter, select
 from tui.keymap import bindings
 from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone
+from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 from tui.screens.modals import Picker, SearchDialog
 from tui.widgets.footer import GavelFooter

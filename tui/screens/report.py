@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 
-from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -37,6 +36,7 @@ from store.views import (
 from tui.detail import detail_text
 from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
+from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 from tui.screens.modals import (
     NoteDialog,
@@ -368,7 +368,7 @@ class ReportScreen(GavelScreen):
             return
         kind = get_kind(judgment.kind)
         rejudge = get_framework(kind.framework).rejudge if kind is not None else None
-        if rejudge is None or judgment.kind not in rejudge.kinds:
+        if kind is None or rejudge is None or judgment.kind not in rejudge.kinds:
             can = (f"re-judges {', '.join(sorted(rejudge.kinds))} verdicts" if rejudge
                    else "has no judge pipeline")
             self.notify(f"{kind.framework if kind else 'this benchmark'}'s judge runner {can}, "
@@ -380,10 +380,10 @@ class ReportScreen(GavelScreen):
                         severity="warning", timeout=8)
             return
         self.notify(f"re-judging {step} on {self.view.report} in the background…")
-        self._rejudge(self.view.report_id, self.view.report, step)
+        self._rejudge(self.view.report_id, self.view.report, kind.framework, step)
 
     @work(thread=True, group="rejudge", exit_on_error=False)
-    def _rejudge(self, report_id: int, report: str, step: str) -> None:
+    def _rejudge(self, report_id: int, report: str, framework: str, step: str) -> None:
         from reviewer.errors import InputError
         from reviewer.judge.client import api_key_from_env
         from store.judging import (
@@ -393,15 +393,20 @@ class ReportScreen(GavelScreen):
             check_request,
             prepare_judge,
             run_judge,
+            spec_for,
         )
 
-        request = JudgeRequest(
-            model=os.environ.get("GAVEL_MODEL"),
-            base_url=os.environ.get("GAVEL_BASE_URL") or DEFAULT_BASE_URL,
-            selection=Selection(reports=(report,)), steps=frozenset({step}), sources="stored",
-            run_id=f"rejudge-{time.strftime('%Y%m%d-%H%M%S')}")
         conn = self.gavel.backend.reader()
         try:
+            # The workstation judges against the pages already stored: no web traffic from
+            # a keypress (`gavel fetch` refreshes them).
+            sources = "stored" if spec_for(framework).sources == "fetch" else None
+            request = JudgeRequest(
+                model=os.environ.get("GAVEL_MODEL"),
+                base_url=os.environ.get("GAVEL_BASE_URL") or DEFAULT_BASE_URL,
+                framework=framework, selection=Selection(reports=(report,)),
+                steps=frozenset({step}), sources=sources,
+                run_id=f"rejudge-{time.strftime('%Y%m%d-%H%M%S')}")
             check_request(request)
             prepared = prepare_judge(conn, request, api_key_from_env())
             result = run_judge(conn, prepared, write=self.gavel.backend.call)
@@ -443,6 +448,8 @@ class ReportScreen(GavelScreen):
 
     def show_result(self, result: WriteResult) -> bool:
         """Redraw from a committed write (the app hands over the writer's message)."""
+        if result.command.kind == "call":
+            return True     # a judge run's own writes: the worker reports when it is done
         if result.error is not None:
             self.notify(result.error, severity="error", timeout=6)
             return True

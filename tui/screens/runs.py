@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from store.backend import WriteCommand, WriteResult
 from tui.keymap import bindings
+from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 from tui.screens.modals import ConfirmDialog
 
@@ -54,8 +55,10 @@ class RunsScreen(GavelScreen):
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False)
     def load(self) -> None:
         from store.activation import run_against_gold
-        from store.runs import list_runs
+        from store.runs import list_runs, mark_stale_runs
 
+        # A run whose process died shows as interrupted, not as running forever.
+        self.gavel.backend.call(lambda c: mark_stale_runs(c))
         conn = self.gavel.backend.reader()
         rows = []
         for info in list_runs(conn):
@@ -77,8 +80,9 @@ class RunsScreen(GavelScreen):
         table.loading = False
         table.clear()
         for row in self.rows:
-            table.add_row(row["run"], row["model"], row["state"], row["status"],
-                          str(row["reports"]), str(row["errors"]), row["gold"])
+            # Text, never str: a DataTable reads a str cell as markup.
+            table.add_row(*(Text(str(row[k])) for k in ("run", "model", "state", "status",
+                                                         "reports", "errors", "gold")))
         table.focus()
         candidates = sum(1 for r in self.rows if r["state"] == "candidate")
         self.query_one("#runs-status", Static).update(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Header, Static
 
@@ -21,6 +20,7 @@ from store.views import JudgmentView, ReportView
 from tui.detail import evidence_home
 from tui.detail import source_urls as _source_urls
 from tui.keymap import bindings
+from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 from tui.widgets.footer import GavelFooter
 from tui.widgets.report_text import ReportText, Span, visible

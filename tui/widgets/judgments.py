@@ -14,7 +14,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from rich.style import Style
-from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
@@ -26,6 +25,7 @@ from textual.strip import Strip
 from reviewer.registry import get_kind, kind_order
 from store.views import JudgmentView, ReportView, subject_label
 from tui.numbers import short_value
+from tui.render.safe import SafeText as Text
 from tui.widgets.report_text import visible
 
 VALUE_WIDTH = 22

@@ -4,7 +4,9 @@ A Line-API widget: the text is wrapped once per width into (start, end) characte
 only the visible lines are rendered, each straight from the document with the spans that cross
 it styled. A 40,000-word report scrolls and jumps to a claim without rebuilding anything.
 The document is shown as text, character for character: nothing in it is parsed as markup, and
-control characters are drawn as visible symbols (U+2400…) so they cannot drive the terminal.
+control, bidirectional and zero-width characters are drawn as visible stand-ins of the same
+length (:func:`reviewer.textsafety.visible`), so they can neither drive the terminal nor
+reorder or hide what the reviewer reads.
 """
 
 from __future__ import annotations
@@ -15,24 +17,17 @@ from dataclasses import dataclass
 
 from rich.cells import get_character_cell_size
 from rich.style import Style
-from rich.text import Text
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from reviewer.textsafety import visible
+from tui.render.safe import SafeText as Text
 from tui.widgets.markdown_table import Composed, layout_table, starts_table, table_end
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def visible(text: str) -> str:
-    """Control characters as their visible pictures, tabs as a space: same length as input."""
-    text = text.replace("\t", " ")
-    return _CONTROL.sub(
-        lambda m: chr(0x2400 + ord(m.group())) if ord(m.group()) < 0x20 else "␡", text
-    )
+__all__ = ["ReportText", "Span", "visible", "wrap"]
 
 
 @dataclass(frozen=True, slots=True)

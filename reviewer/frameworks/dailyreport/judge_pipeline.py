@@ -33,9 +33,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -55,19 +55,29 @@ from reviewer.frameworks.dailyreport.judge_replies import (
     MatchReply,
     RatReply,
 )
-from reviewer.judge.client import CallResult
 from reviewer.judge.fetch import Page, PageSource
+from reviewer.judge.pipeline import (
+    ASSUMED_PAGE_CHARS,
+    Completer,
+    JudgeJob,
+    PipelineOptions,
+    PipelineSpec,
+    PlannedCall,
+    ReportOutcome,
+    StepError,
+    tokens,
+)
 from reviewer.judge.prompting import Prompt
 from reviewer.models import (
     RUN_CLAIM_KEY,
     Claim,
     Criterion,
-    JudgeRun,
     Judgment,
     Reference,
-    Report,
     Task,
 )
+
+__all__ = ["FRAMEWORK", "SPEC", "STEPS", "JudgeJob", "Pipeline", "ReportOutcome", "StepError"]
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -75,93 +85,14 @@ STEPS = ("ins", "claims", "consistency", "rat")
 """What ``gavel judge --only`` accepts; the default runs all four."""
 
 FRAMEWORK = "cascade"
-"""Claim metadata key naming the judge run that extracted the claim."""
 
-CHARS_PER_TOKEN = 4
-"""Token estimates (dry runs, servers that report no usage) assume 4 characters a token, the
-usual figure for English; CJK text runs nearer 1–2, so treat estimates as lower bounds there."""
-
-ASSUMED_PAGE_CHARS = 8_000
-"""What a dry run assumes a not-yet-fetched page adds to a consistency prompt."""
+STATEMENTS_PER_CALL = 20
+CLAIMS_PER_MATCH_CALL = 30
+CLAIM_PREFIX = "jc"
 
 _OUTPUT_TOKENS = {"ins": 60, "extract": 600, "match": 60, "consistency": 70, "rat": 400}
 """Rough reply sizes for dry-run estimates: per criterion, per call, per claim, per statement,
 per call."""
-
-
-class Completer(Protocol):
-    """The part of :class:`reviewer.judge.client.ChatClient` the pipeline uses."""
-
-    async def complete(self, prompt: Prompt, schema: type[T]) -> CallResult[T]: ...
-
-    def is_cached(self, prompt: Prompt) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeJob:
-    """One report to judge, with its task; ``report.claims`` are the working claims and
-    ``taken_claim_ids`` every claim id the report already has (new ids must avoid them)."""
-
-    task: Task
-    report: Report
-    taken_claim_ids: frozenset[str] = frozenset()
-
-    @property
-    def references(self) -> dict[int, Reference]:
-        return {r.index: r for r in self.report.references or []}
-
-
-@dataclass(frozen=True, slots=True)
-class PipelineOptions:
-    steps: frozenset[str] = frozenset(STEPS)
-    today: str = ""
-    """The judge's "current date" when a task's metadata gives no ``cur_date``."""
-    max_source_chars: int = 60_000
-    """Page text beyond this is cut from the prompt (the hash still names the whole page)."""
-    statements_per_call: int = 20
-    claims_per_match_call: int = 30
-    claim_prefix: str = "jc"
-
-
-@dataclass(frozen=True, slots=True)
-class StepError:
-    """A failed call that produced no judgment to hang the error on (claim extraction)."""
-
-    report: str
-    step: str
-    subject: str
-    error: str
-
-
-@dataclass(slots=True)
-class ReportOutcome:
-    report: str
-    judgments: list[Judgment] = field(default_factory=list)
-    claims: list[Claim] = field(default_factory=list)
-    errors: list[StepError] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for judgment in self.judgments:
-            out[judgment.kind] = out.get(judgment.kind, 0) + 1
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class PlannedCall:
-    report: str
-    step: str
-    prompt_tokens: int
-    output_tokens: int
-    cached: bool | None
-    """Whether the exact prompt is already cached; None when the prompt depends on results of
-    the run itself (claims extracted in it, pages fetched in it)."""
-
-
-def new_run(run_id: str, model: str, params: Mapping[str, Any], created_at: str,
-            description: str = "") -> JudgeRun:
-    return JudgeRun(id=run_id, model=model, prompt_version=PROMPT_VERSION, params=dict(params),
-                    created_at=created_at, description=description)
 
 
 def cascade_criteria(task: Task, dimension: str) -> list[Criterion]:
@@ -182,10 +113,6 @@ def _raw(item: BaseModel) -> str:
     return json.dumps(item.model_dump(), ensure_ascii=False)
 
 
-def _tokens(chars: int) -> int:
-    return max(1, chars // CHARS_PER_TOKEN)
-
-
 @dataclass(slots=True)
 class _Draft:
     fact: str
@@ -203,29 +130,7 @@ class Pipeline:
         self.client = client
         self.pages = pages
         self.run_id = run_id
-        self.options = options or PipelineOptions()
-
-    # -- driving ------------------------------------------------------------------------------
-
-    async def run(self, jobs: Iterable[JudgeJob],
-                  on_done: Callable[[JudgeJob, ReportOutcome], None], workers: int = 4,
-                  stopped: Callable[[], bool] = lambda: False) -> None:
-        """Judge ``jobs`` with ``workers`` reports in flight; ``on_done`` sees each finished
-        report at once, so an interrupted run keeps every report it finished. Once
-        ``stopped()`` is true no further report is started (the caller's stop, e.g. ctrl+c,
-        does not depend on task cancellation reaching every await)."""
-        pending: Iterator[JudgeJob] = iter(jobs)
-
-        async def worker() -> None:
-            for job in pending:
-                if stopped():
-                    return
-                outcome = await self.judge(job)
-                on_done(job, outcome)
-
-        async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, workers)):
-                group.create_task(worker())
+        self.options = options or PipelineOptions(frozenset(STEPS))
 
     async def judge(self, job: JudgeJob) -> ReportOutcome:
         out = ReportOutcome(job.report.id)
@@ -235,6 +140,8 @@ class Pipeline:
             claims = list(job.report.claims)
             if "claims" in steps:
                 claims = await self._extract(job, out)
+                if out.deferred:
+                    return      # claims still wait in a batch: nothing depends on them yet
                 out.claims.extend(claims)
             async with asyncio.TaskGroup() as group:
                 if "consistency" in steps:
@@ -313,6 +220,9 @@ class Pipeline:
         markdown = job.report.markdown
         drafts: list[_Draft] = []
         seen: set[str] = set()
+        if any(r.deferred for r in results):
+            out.deferred = True
+            return []
         for (criterion, _), result in zip(prompts, results, strict=True):
             if result.value is None:
                 out.errors.append(StepError(job.report.id, "claims", criterion.id,
@@ -334,6 +244,8 @@ class Pipeline:
         unlocated = [d for d in drafts if d.span is None]
         if unlocated:
             await self._match(job, unlocated, out)
+            if out.deferred:
+                return []
         ids = self._claim_ids(job)
         return [
             Claim(id=next(ids), subtask=d.criterion.subtask, criterion=d.criterion.id,
@@ -344,13 +256,16 @@ class Pipeline:
         ]
 
     async def _match(self, job: JudgeJob, drafts: Sequence[_Draft], out: ReportOutcome) -> None:
-        size = max(1, self.options.claims_per_match_call)
+        size = max(1, CLAIMS_PER_MATCH_CALL)
         markdown = job.report.markdown
         for start in range(0, len(drafts), size):
             chunk = drafts[start:start + size]
             prompt = match_prompt(markdown, [(n, d.fact, d.extract)
                                              for n, d in enumerate(chunk, 1)])
             result = await self.client.complete(prompt, MatchReply)
+            if result.deferred:
+                out.deferred = True
+                continue
             if result.value is None:
                 out.errors.append(StepError(job.report.id, "match", f"{len(chunk)} claims",
                                             result.error or "no reply"))
@@ -372,7 +287,7 @@ class Pipeline:
                 draft.located_by = "judge"
 
     def _claim_ids(self, job: JudgeJob) -> Iterator[str]:
-        prefix = self.options.claim_prefix
+        prefix = CLAIM_PREFIX
         pattern = re.compile(re.escape(prefix) + r"(\d+)")
         taken = set(job.taken_claim_ids) | {c.id for c in job.report.claims}
         n = max((int(m.group(1)) for cid in taken if (m := pattern.fullmatch(cid))), default=0)
@@ -421,7 +336,7 @@ class Pipeline:
         if not page.text.strip():
             unknown("the cited page has no text", page.sha256)
             return
-        size = max(1, self.options.statements_per_call)
+        size = max(1, STATEMENTS_PER_CALL)
         for start in range(0, len(claims), size):
             chunk = claims[start:start + size]
             prompt = self._consistency_prompt(ref, page, chunk)
@@ -502,7 +417,7 @@ class Pipeline:
 
         def add(step: str, prompt: Prompt, output: int, exact: bool) -> None:
             cached = self.client.is_cached(prompt) if exact else None
-            calls.append(PlannedCall(rid, step, _tokens(prompt.chars), output, cached))
+            calls.append(PlannedCall(rid, step, tokens(prompt.chars), output, cached))
 
         if "ins" in steps:
             built = self._ins_prompt(job)
@@ -523,7 +438,7 @@ class Pipeline:
                 if page is not None and not page.usable:
                     continue
                 stand_in = page or Page(url=ref.url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
-                size = max(1, self.options.statements_per_call)
+                size = max(1, STATEMENTS_PER_CALL)
                 for start in range(0, len(cited), size):
                     chunk = cited[start:start + size]
                     add("consistency", self._consistency_prompt(ref, stand_in, chunk),
@@ -533,3 +448,13 @@ class Pipeline:
             for _, prompt in self._rat_prompts(job, claims):
                 add("rat", prompt, _OUTPUT_TOKENS["rat"], not extracting)
         return calls
+
+
+SPEC = PipelineSpec(
+    framework=FRAMEWORK, prompt_version=PROMPT_VERSION, steps=STEPS,
+    build=lambda client, pages, run_id, options: Pipeline(client, pages, run_id, options),
+    extraction_steps=frozenset({"claims"}), sources="fetch",
+    description="DailyReport (App. C): instruction following, claim extraction, claim ↔ "
+                "reference consistency, rationality",
+)
+"""What ``cascade``'s ``Rejudge.pipeline`` names."""

@@ -130,12 +130,15 @@ OPTIONS = (
 )
 
 METRICS = (
-    Metric("UserPref", "UserPref", headline=True, digits=2, description="Algorithm 1 level 1–4"),
-    Metric("Ins", "InstFollow", headline=True, description="Eq. 2"),
-    Metric("Fac", "Factuality", headline=True, description="Eq. 3, cascade-weighted"),
-    Metric("Rat", "Rationality", headline=True, description="Eq. 4, cascade-weighted"),
+    Metric("UserPref", "UserPref", headline=True, digits=2, description="Algorithm 1 level 1–4",
+           additive=False, bounds=(1.0, 4.0)),
+    Metric("Ins", "InstFollow", headline=True, description="Eq. 2", bounds=(0.0, 1.0)),
+    Metric("Fac", "Factuality", headline=True, description="Eq. 3, cascade-weighted",
+           bounds=(0.0, 1.0)),
+    Metric("Rat", "Rationality", headline=True, description="Eq. 4, cascade-weighted",
+           bounds=(0.0, 1.0)),
     Metric("SubTaskPass", "SubTask Pass", description="share of subtasks meeting every rubric",
-           compare=True),
+           additive=False, bounds=(0.0, 1.0), compare=True),
     Metric("Reference_Ratio", "Reference ratio", description="claims citing a reference"),
     Metric("Reference_Support", "Reference support", description="accuracy of cited claims"),
     Metric(
@@ -595,7 +598,9 @@ class CascadeFramework:
     label: str = "DailyReport cascade"
     rating: Rating | None = Rating(RATING4, "UserPref")
     proposals: Proposals = PROPOSALS
-    rejudge: Rejudge | None = Rejudge(frozenset({"ins", "rat", "consistency"}))
+    rejudge: Rejudge | None = Rejudge(
+        frozenset({"ins", "rat", "consistency"}),
+        pipeline="reviewer.frameworks.dailyreport.judge_pipeline:SPEC")
     grading: Grading | None = GRADING
     kinds: Mapping[str, VerdictKind] = KINDS
     metrics: Sequence[Metric] = METRICS

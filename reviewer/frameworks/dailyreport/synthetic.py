@@ -57,6 +57,23 @@ class SyntheticSpec:
     """Share of reports a second, newer judge run re-judges (its verdicts count)."""
     unreachable: float = 0.025
     """Share of source pages that could not be fetched."""
+    judge_bias: tuple[float, ...] = ()
+    """A planted judge bias: system i's judge upgrades a verdict that is not the best (an
+    incorrect or unknown claim to correct; a rubric one step up) with probability
+    ``judge_bias[i % len(judge_bias)]``. With a bias or noise the true verdicts are written as
+    a second run, ``truth`` (older than the judge's, so the judge's counts): retire it after
+    import and read it as the human labels."""
+    judge_noise: float = 0.0
+    """The judge's unbiased mistakes: any verdict is replaced by a random value of its scale
+    with this probability."""
+
+    @property
+    def planted(self) -> bool:
+        return bool(self.judge_bias) or self.judge_noise > 0
+
+
+TRUTH_RUN = "truth"
+"""The true verdicts' run in a bundle with a planted judge bias (synthetic_plain)."""
 
 
 BENCH_KINDS = ("claim", "ins")
@@ -94,7 +111,18 @@ def _source_url(task: int, ref: int, sources: int) -> str:
 
 def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict[str, int]:
     """Write a complete cascade bundle; returns record counts (and the planted errors, see
-    :func:`planted_path`, when the spec plants some)."""
+    :func:`planted_path`, when the spec plants some).
+
+    A planted judge *bias* (``judge_bias`` / ``judge_noise``: the estimate tests) is written by
+    the simple generator those tests were calibrated on
+    (:mod:`reviewer.frameworks.dailyreport.synthetic_plain`)."""
+    if spec.planted:
+        if spec.plant > 0 or spec.second_run > 0:
+            raise ValueError("a planted judge bias and planted judge errors of known types "
+                             "are separate generators: give one or the other")
+        from reviewer.frameworks.dailyreport.synthetic_plain import write_plain
+
+        return write_plain(folder, spec)
     rng = random.Random(spec.seed)
     vocab = _vocabulary(rng)
     folder.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,10 @@ from one the FACT pipeline never saw, so every report of a system that has FACT 
 counts (a system without any FACT verdict has no FACT scores). A report with statements but no
 verdict at all (only extraction or dedup was run) is left out of both definitions.
 
+A report re-judged by a Gavel run that extracted its own statements has two extractions; the
+newest activated one with verdicts in force counts (``reviewer.inputs.extraction_in_force``),
+so no statement is counted twice.
+
 Per report the public numbers are that report's own values (``total_citations`` and
 ``effective_citations`` are its counts); the hidden parts (``_supported``, ``_judged``,
 ``_pairs``, ``_cited``, ``_validated``, ``_verdicts``) are what system aggregation pools.
@@ -56,7 +60,7 @@ from reviewer.framework import (
 )
 from reviewer.frameworks.deepresearch_bench.proposals import FACT_PROPOSALS
 from reviewer.grading import Grading
-from reviewer.inputs import ReportInput
+from reviewer.inputs import ReportInput, extraction_in_force
 from reviewer.scales import SUPPORT
 
 NAME = "fact"
@@ -102,7 +106,9 @@ class FactFramework:
     kinds: Mapping[str, VerdictKind] = KINDS
     rating: Rating | None = None
     proposals: Proposals = FACT_PROPOSALS
-    rejudge: Rejudge | None = None
+    rejudge: Rejudge | None = Rejudge(
+        frozenset({"fact"}), steps={"fact": "validate"},
+        pipeline="reviewer.frameworks.deepresearch_bench.judge_fact:SPEC")
     grading: Grading | None = Grading(unreachable={"fact": "unknown"},
                                       evidence_kinds=frozenset({"fact"}))
     metrics: Sequence[Metric] = METRICS
@@ -111,10 +117,13 @@ class FactFramework:
     def score_report(
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]
     ) -> ReportScores:
-        pairs = sum(1 for c in report.claims if c.url is not None)
+        keep = extraction_in_force(report.claims, {v.claim_id for v in report.verdicts
+                                                    if v.kind == "fact"})
+        pairs = sum(1 for c in report.claims
+                    if c.url is not None and (keep is None or c.id in keep))
         verdicts = supported = judged = not_judged = 0
         for v in report.verdicts:
-            if v.kind != "fact":
+            if v.kind != "fact" or (keep is not None and v.claim_id not in keep):
                 continue
             verdicts += 1
             value = v.value(variant)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -70,6 +71,7 @@ from reviewer.models import (
     Suite,
     System,
     Task,
+    id_problem,
 )
 from reviewer.scales import SUPPORT, ScaleError
 
@@ -137,13 +139,16 @@ def _number(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
+        number = float(value)
+    elif isinstance(value, str):
         try:
-            return float(value.strip())
+            number = float(value.strip())
         except ValueError:
             return None
-    return None
+    else:
+        return None
+    # "nan", "inf" and "1e400" are numeric strings to float(), never a weight or a score.
+    return number if math.isfinite(number) else None
 
 
 def _language(prompt: str) -> str:
@@ -213,10 +218,21 @@ class _Reader:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         text = str(value).strip()
-        if not text or "/" in text:
-            raise InputError(where[0], f"{value!r} is not a usable id (empty or contains '/')",
+        problem = id_problem(text)
+        if problem:
+            raise InputError(where[0], f"{text[:60]!r} is not a usable id ({problem})",
                              line=where[1], field=fld)
         return text
+
+    @staticmethod
+    def repeated(where: Where, task: _TaskDraft, what: str, first: Where | None = None
+                 ) -> InputError:
+        """A task's second line in a file: refused, since either line silently replacing the
+        other would score something nobody can see was dropped."""
+        origin = first or task.where
+        at = f" (the first is line {origin[1]})" if origin[0] == where[0] and origin[1] else ""
+        return InputError(where[0], f"{what} task {task.ext_id}{at}: each task once per file",
+                          line=where[1], field="id")
 
     def system(self, name: str, where: Where) -> str:
         self.systems.setdefault(name, where)
@@ -281,9 +297,7 @@ class _Reader:
                     raise InputError(where[0], "empty", line=where[1], field="prompt")
                 ident = self.ident(record["id"], where) if record.get("id") is not None else None
                 if prompt in self.by_prompt:
-                    self.note(where, f"prompt repeats task {self.by_prompt[prompt].ext_id}; "
-                              "line ignored")
-                    continue
+                    raise self.repeated(where, self.by_prompt[prompt], "the prompt of")
                 language = self.text(record, "language", where, required=False)
                 topic = self.text(record, "topic", where, required=False)
                 self.add_task(ident, prompt, where, language=language, domain=topic)
@@ -309,8 +323,7 @@ class _Reader:
                     dimension_weight[str(dim)] = number
                 criteria = self.parse_criteria(record, where)
                 if task.criteria:
-                    self.note(where, f"a second rubric for task {task.ext_id}; it replaces the "
-                              "earlier one (as in the reference code)")
+                    raise self.repeated(where, task, "a second rubric for")
                 task.criteria = criteria
                 task.metadata["dimension_weight"] = dimension_weight
 
@@ -381,9 +394,14 @@ class _Reader:
         for _path, where, task, system, article in self._articles(data / "raw_data"):
             key = (task.ext_id, system)
             if key in self.reports:
-                self.note(where, f"a second report for task {task.ext_id}; the last wins")
+                raise self.repeated(where, task, "a second report for", self.reports[key].where)
             self.reports[key] = _ReportDraft(task, system, article, where)
+        cleaned: dict[tuple[str, str], Where] = {}
         for path, where, task, system, article in self._articles(data / "cleaned_data"):
+            if (task.ext_id, system) in cleaned:
+                raise self.repeated(where, task, "a second cleaned text of",
+                                    cleaned[(task.ext_id, system)])
+            cleaned[(task.ext_id, system)] = where
             draft = self.reports.get((task.ext_id, system))
             if draft is None:
                 draft = self.report_for(task, system, where, self.rel(path), article)
@@ -445,7 +463,8 @@ class _Reader:
                     values[key] = number
                 report = self.report_for(task, system, where, self.rel(path))
                 if (task.ext_id, system) in per_report:
-                    self.note(where, f"a second result for task {task.ext_id}; the last wins")
+                    raise self.repeated(where, task, "a second stored result for",
+                                        per_report[(task.ext_id, system)][2])
                 per_report[(task.ext_id, system)] = (report, values, where)
             params: dict[str, Any] = {"source": self.rel(path)}
             summary = self.read_summary(folder / "race_result.txt")
@@ -487,7 +506,8 @@ class _Reader:
                     raise InputError(where[0], "missing or not an object of dimension -> items",
                                      line=where[1], field="judge_details")
                 if task.ext_id in latest:
-                    self.note(where, f"task {task.ext_id} judged again; the last judgement wins")
+                    raise self.repeated(where, task, "a second judgement of",
+                                        latest[task.ext_id][2])
                 latest[task.ext_id] = (task, record, where)
             modes = sorted({str(r.get("mode") or "pairwise") for _, r, _ in latest.values()})
             params: dict[str, Any] = {"source": self.rel(path), "mode": modes}
@@ -587,7 +607,8 @@ class _Reader:
                 if task is None:
                     continue
                 if task.ext_id in latest:
-                    self.note(where, f"task {task.ext_id} appears again; the last line wins")
+                    raise self.repeated(where, task, "a second FACT record of",
+                                        latest[task.ext_id][2])
                 latest[task.ext_id] = (task, record, where)
             self.has_fact = self.has_fact or bool(latest)
             run: _RunDraft | None = None

@@ -267,7 +267,10 @@ class RaceFramework:
     kinds: Mapping[str, VerdictKind] = KINDS
     rating: Rating | None = None
     proposals: Proposals = RACE_PROPOSALS
-    rejudge: Rejudge | None = None
+    rejudge: Rejudge | None = Rejudge(
+        frozenset({"race_target", "race_reference"}),
+        steps={"race_target": "race", "race_reference": "race"},
+        pipeline="reviewer.frameworks.deepresearch_bench.judge_race:SPEC")
     grading: Grading | None = None
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS

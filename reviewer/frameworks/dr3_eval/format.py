@@ -47,7 +47,8 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import M, Where, field_path, read_jsonl
+from reviewer.formats.jsonl import M, Where, field_path, read_json, read_jsonl
+from reviewer.frameworks.dr3_eval.release import Release, is_release
 from reviewer.frameworks.dr3_eval.scoring import (
     CLASS_META,
     DIM_CHECK,
@@ -70,6 +71,7 @@ from reviewer.models import (
     Suite,
     System,
     Task,
+    id_problem,
 )
 
 JudgeFn = Callable[..., None]
@@ -115,7 +117,10 @@ class SandboxDoc(_Rec):
     title: str = ""
     url: str = ""
     page_body: str = ""
-    doc_class: Literal["supportive", "distractor", "noise"] = Field(alias="class")
+    doc_class: Literal["supportive", "distractor", "noise", "unlabelled"] = Field(
+        "unlabelled", alias="class")
+    """The released sandbox pages carry no class: a page without one is ``unlabelled`` (not a
+    required document; neither a known distractor nor noise)."""
     context_sizes: list[str] = Field(default_factory=list)
     keyword: str = ""
 
@@ -126,7 +131,8 @@ class GoldInsight(_Rec):
 
 
 class ChecklistItem(_Rec):
-    id: int | str
+    id: int | str | None = None
+    """Released checklist rows have none: the evaluator numbers them 1, 2, … in order."""
     requirement: str = Field(min_length=1)
     category: str = ""
 
@@ -526,8 +532,9 @@ def _err(where: Where, message: str, fld: str) -> InputError:
 
 def _ext_id(value: str | int, where: Where, fld: str) -> str:
     text = str(value).strip()
-    if not text or "/" in text or len(text) > 200:
-        raise _err(where, f"{value!r} is not a usable id (non-empty, no '/')", fld)
+    problem = id_problem(text)
+    if problem:
+        raise _err(where, f"{text[:60]!r} is not a usable id ({problem})", fld)
     return text
 
 
@@ -587,19 +594,17 @@ class _Reader:
         path = self.root / "run.json"
         if not path.is_file():
             return Manifest()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-        except UnicodeDecodeError as exc:
-            raise InputError(path, "not UTF-8 text") from exc
-        return _model(Manifest, data, (str(path), 0))
+        return _model(Manifest, read_json(path), (str(path), 0))
 
     def read_tasks(self) -> None:
         path = self.root / "tasks.jsonl"
         if not path.is_file():
-            raise InputError(path, "missing: a DR3-Eval run needs tasks.jsonl (and results.jsonl)")
-        for where, data in self.lines(path):
+            raise InputError(path, "missing: a DR3-Eval run needs tasks.jsonl (and results.jsonl)"
+                             ", or the released layout (query.jsonl, datasets/, results/)")
+        self.read_task_records(self.lines(path))
+
+    def read_task_records(self, records: Iterator[tuple[Where, dict[str, Any]]]) -> None:
+        for where, data in records:
             record = _model(TaskRecord, data, where)
             ext = _ext_id(record.task, where, "task")
             if ext in self.tasks:
@@ -684,7 +689,7 @@ class _Reader:
                 metadata={"url": src.url, "class": "user_file", "modality": modality},
             ))
         for i, item in enumerate(record.checklist):
-            key = str(item.id)
+            key = str(item.id if item.id is not None else i + 1)
             if key in ctx.checklist:
                 raise _err(where, f"checklist id {item.id!r} repeats", f"checklist.{i}.id")
             cid = _ext_id(f"if-{key}", where, f"checklist.{i}.id")
@@ -706,7 +711,8 @@ class _Reader:
         metadata["user_files"] = [f.title for f in files]
         metadata["sandbox_counts"] = {
             c: sum(1 for p in pages if p.doc_class == c)
-            for c in ("supportive", "distractor", "noise")
+            for c in ("supportive", "distractor", "noise", "unlabelled")
+            if c != "unlabelled" or any(p.doc_class == c for p in pages)
         }
         task = _model(Task, {
             "id": ext, "prompt": record.query, "language": record.language,
@@ -743,7 +749,10 @@ class _Reader:
         path = self.root / "results.jsonl"
         if not path.is_file():
             raise InputError(path, "missing: a DR3-Eval run needs results.jsonl")
-        for where, data in self.lines(path):
+        self.read_result_records(self.lines(path))
+
+    def read_result_records(self, records: Iterator[tuple[Where, dict[str, Any]]]) -> None:
+        for where, data in records:
             record = _model(ResultRecord, data, where)
             task_id = _ext_id(record.task, where, "task")
             ctx = self.tasks.get(task_id)
@@ -1028,8 +1037,14 @@ class _Reader:
             raise InputError(self.root, "no such folder (a DR3-Eval run is a folder with "
                              "tasks.jsonl and results.jsonl)")
         manifest = self.manifest()
-        self.read_tasks()
-        self.read_results()
+        if is_release(self.root):
+            release = Release(self.root, context_size=manifest.context_size)
+            self.read_task_records(release.tasks())
+            self.read_result_records(release.results())
+            self.notes.extend(release.notes)
+        else:
+            self.read_tasks()
+            self.read_results()
         name = self.root.resolve().name
         description = manifest.description or f"DR3-Eval run imported from {name}."
         if self.notes:

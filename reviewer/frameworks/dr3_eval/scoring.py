@@ -19,6 +19,9 @@ What is judged, and how it is stored (criteria carry the task's gold artefacts):
 - ``dr3_depth`` on the depth criterion (``depth``): the judge's 1–10, continuous so a reviewer
   may type a half point (a deliberate deviation the ``dq_value`` option makes visible).
 
+A report whose claims a Gavel run extracted again has two extractions; FA counts the newest
+activated one with verdicts in force (``reviewer.inputs.extraction_in_force``).
+
 Report metadata ``dr3_ref_origin`` / ``dr3_ref_class`` (reference index -> ``sandbox`` or
 ``user_file``; -> ``supportive``, ``distractor``, ``noise``, ``user_file`` or ``unresolved``)
 drive the FA split into sandbox and user-file claims and the distractor share.
@@ -44,7 +47,7 @@ from reviewer.framework import (
 )
 from reviewer.frameworks.dr3_eval.grading import GRADING
 from reviewer.grading import Grading
-from reviewer.inputs import ReportInput
+from reviewer.inputs import ReportInput, extraction_in_force
 from reviewer.scales import BINARY, Choice, Scale
 
 NAME = "dr3"
@@ -282,7 +285,11 @@ class Dr3Framework:
     kinds: Mapping[str, VerdictKind] = KINDS
     rating: Rating | None = None
     proposals: Proposals = Proposals(free_form=True)
-    rejudge: Rejudge | None = None
+    rejudge: Rejudge | None = Rejudge(
+        frozenset({"dr3_insight", "dr3_citation", "dr3_support", "dr3_checklist", "dr3_depth"}),
+        steps={"dr3_insight": "insight", "dr3_citation": "citation", "dr3_support": "support",
+               "dr3_checklist": "checklist", "dr3_depth": "depth"},
+        pipeline="reviewer.frameworks.dr3_eval.judge_pipeline:SPEC")
     grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
@@ -362,7 +369,9 @@ class Dr3Framework:
         # [supported, counted] overall, for sandbox-first and user-file-first units
         tally = {"all": [0, 0], "sandbox": [0, 0], "user_file": [0, 0]}
         distractor = 0
-        for claim in report.claims:
+        keep = extraction_in_force(report.claims, set(pairs))
+        claims = [c for c in report.claims if keep is None or c.id in keep]
+        for claim in claims:
             verdicts = pairs.get(claim.id, {})
             refs = list(dict.fromkeys([*claim.citations, *verdicts]))
             distractor += any(klass.get(r) == "distractor" for r in refs)
@@ -385,7 +394,7 @@ class Dr3Framework:
         scores["FA"] = _percent(*tally["all"])
         scores["FA_sandbox"] = _percent(*tally["sandbox"])
         scores["FA_userfiles"] = _percent(*tally["user_file"])
-        scores["distractor_claims"] = _percent(distractor, len(report.claims))
+        scores["distractor_claims"] = _percent(distractor, len(claims))
 
     @staticmethod
     def _checklist(report: ReportInput, verdicts: Mapping[int, str | None],

@@ -38,6 +38,7 @@ Fields beyond these are kept in the task's or report's metadata, never dropped s
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,7 @@ from reviewer.models import (
     Suite,
     System,
     Task,
+    id_problem,
 )
 
 TASK_FILE = "RigorousBench.jsonl"
@@ -91,27 +93,50 @@ _BAD_ID = re.compile(r"[/\s]")
 
 
 def read(path: Path, suite_id: str | None = None) -> Bundle:
-    """Parse a DR. Bench task file (or a folder with one and a reports file) into a bundle.
+    """Parse a DR. Bench task file (or a folder with one, a reports file, and the authors'
+    notebook outputs ``Log_<model>.jsonl`` / ``Eval_<model>.jsonl``) into a bundle.
 
     Raises :class:`InputError` naming the file, line and field of anything malformed.
     """
     path = Path(path)
     tasks_file, reports_file = _locate(path)
-    reader = _Reader(suite_id or _suite_id(tasks_file))
-    reader.read_tasks(tasks_file)
+    logs = _notebook_files(path, "Log_")
+    evals = _notebook_files(path, "Eval_")
+    if tasks_file is None and not logs:
+        raise InputError(path, f"expected {TASK_FILE} (or exactly one task .jsonl file), or "
+                         "the notebook's Log_<model>.jsonl files, in the folder")
+    anchor = tasks_file or logs[0]
+    reader = _Reader(suite_id or _suite_id(anchor))
+    if tasks_file is not None:
+        reader.read_tasks(tasks_file)
     if reports_file is not None:
         reader.read_reports(reports_file)
-    return reader.bundle(tasks_file, reports_file)
+    for log in logs:
+        reader.read_log(log, tasks_file is None)
+    for evaluation in evals:
+        reader.read_eval(evaluation)
+    if not reader.tasks:
+        raise InputError(anchor, "no tasks in the file")
+    return reader.bundle(anchor, reports_file, logs + evals)
 
 
-def _locate(path: Path) -> tuple[Path, Path | None]:
+def _notebook_files(path: Path, prefix: str) -> list[Path]:
+    if not path.is_dir():
+        return []
+    return sorted(p for p in path.glob(f"{prefix}*.jsonl") if p.is_file())
+
+
+def _locate(path: Path) -> tuple[Path | None, Path | None]:
     if path.is_file():
         return path, None
     if not path.is_dir():
         raise InputError(path, "no such file or folder")
     tasks = path / TASK_FILE
     if not tasks.is_file():
-        others = sorted(p for p in path.glob("*.jsonl") if p.name != REPORTS_FILE)
+        others = sorted(p for p in path.glob("*.jsonl") if p.name != REPORTS_FILE
+                        and not p.name.startswith(("Log_", "Eval_")))
+        if not others:
+            return None, None
         if len(others) != 1:
             raise InputError(path, f"expected {TASK_FILE} (or exactly one task .jsonl file) in "
                              f"the folder, found {len(others)} candidates")
@@ -164,26 +189,146 @@ class _Reader:
         self.runs: dict[str, JudgeRun] = {}
         self.judgments: list[Judgment] = []
         self.judgment_where: list[Where] = []
+        self.notes: list[str] = []
 
     # -- tasks -------------------------------------------------------------------------
 
     def read_tasks(self, path: Path) -> None:
         for number, record in read_jsonl(path):
             where = (str(path), number)
-            task, scales = self.task(record, where)
-            if task.id in self.by_uid:
-                raise _err(where, f"uid {task.id!r} repeats", "uid")
-            self.by_uid[task.id] = task
-            self.scales[task.id] = scales
-            self.tasks.append(task)
-            self.task_where.append(where)
+            self.add_task(record, where)
         if not self.tasks:
             raise InputError(path, "no tasks in the file")
+
+    def add_task(self, record: dict[str, Any], where: Where) -> Task:
+        task, scales = self.task(record, where)
+        if task.id in self.by_uid:
+            raise _err(where, f"uid {task.id!r} repeats", "uid")
+        self.by_uid[task.id] = task
+        self.scales[task.id] = scales
+        self.tasks.append(task)
+        self.task_where.append(where)
+        return task
+
+    # -- the authors' notebook outputs ------------------------------------------------
+
+    def read_log(self, path: Path, tasks_from_log: bool) -> None:
+        """``Log_<model>.jsonl``: one deep-research response per line, as the notebook logs
+        it; the model (from the file name) is the system. Without a task file the tasks are
+        the log's own entries (each carries its query, rubrics, sources and keywords)."""
+        system = _system_of(path, "Log_")
+        for number, record in read_jsonl(path):
+            where = (str(path), number)
+            uid = _text(record, "uid", where).strip()
+            if uid not in self.by_uid:
+                if not tasks_from_log:
+                    raise _err(where, f"no task with uid {uid!r} in the task file", "uid")
+                self.add_task({k: record[k] for k in _TASK_FIELDS if k in record}, where)
+            else:
+                task = self.by_uid[uid]
+                for key, dimension in (("qsr", "qsr"), ("fak", "anchor_keyword"),
+                                       ("fdk", "drift_keyword"), ("tsl", "trusted_source")):
+                    given = record.get(key)
+                    stored = [c.text for c in task.criteria if c.dimension == dimension]
+                    if isinstance(given, list) and [str(g).strip() for g in given] != stored:
+                        self.note(where, key, "differs from the task file's; the task file's "
+                                  "is used")
+            text = record.get("text")
+            if not isinstance(text, str):
+                raise _err(where, "expected the report text as a string", "text")
+            urls = record.get("pure_annotations", record.get("annotations", []))
+            if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+                raise _err(where, "expected a list of URLs", "pure_annotations")
+            usage: dict[str, Any] = {}
+            for key in ("total_tokens", "input_tokens"):
+                value = record.get(key)
+                if value is not None and (isinstance(value, bool)
+                                          or not isinstance(value, int | float)
+                                          or not math.isfinite(value) or value < 0):
+                    raise _err(where, "expected a number of tokens", key)
+            if isinstance(record.get("total_tokens"), int | float) and isinstance(
+                    record.get("input_tokens"), int | float):
+                usage = {"total": record["total_tokens"], "input": record["input_tokens"]}
+            extra = {k: record[k] for k in ("output_tokens", "reasoning_tokens")
+                     if k in record}
+            for key in record:
+                if key not in (*_TASK_FIELDS, "text", "pure_text", "annotations",
+                               "pure_annotations", "total_tokens", "input_tokens",
+                               "output_tokens", "reasoning_tokens"):
+                    self.note(where, key, "not mapped (kept out of the import)")
+            self.report(where, {
+                "uid": uid, "system": system, "report": text,
+                "citations": list(dict.fromkeys(u.strip() for u in urls if u.strip())),
+                **({"token_usage": usage} if usage else {}),
+                **({"notebook_log": extra} if extra else {}),
+            })
+
+    def read_eval(self, path: Path) -> None:
+        """``Eval_<model>.jsonl``: the notebook's per-task evaluation. Keyword relevances
+        become ``drb_relevance`` verdicts of a run ``notebook-<model>``; the rubric sums
+        cannot become per-rubric verdicts (the notebook keeps only the sums) and, like the
+        counts Gavel recomputes itself, are kept in the report's metadata and noted."""
+        system = _system_of(path, "Eval_")
+        run_id = f"notebook-{system}"
+        for number, record in read_jsonl(path):
+            where = (str(path), number)
+            uid = _text(record, "uid", where).strip()
+            report_id = f"{uid}-{system}"
+            report = next((r for r in self.reports if r.id == report_id), None)
+            if report is None:
+                raise _err(where, f"no report of {system} on task {uid} (Log_{system}.jsonl "
+                           "has none)", "uid")
+            task = self.by_uid[uid]
+            if run_id not in self.runs:
+                self.runs[run_id] = JudgeRun(
+                    id=run_id, model="the notebook's judge (model not recorded)",
+                    prompt_version="drbench-notebook",
+                    description=f"Keyword relevances from {path.name}, the authors' notebook "
+                    "output (rubric sums are not per-rubric verdicts: re-judge with `gavel "
+                    "judge --framework drbench`)")
+            for key, dimension in (("keywords_fak_relevance", "anchor_keyword"),
+                                   ("keywords_fdk_relevance", "drift_keyword")):
+                values = record.get(key)
+                if values is None:
+                    continue
+                keywords = [c for c in task.criteria if c.dimension == dimension]
+                if not isinstance(values, list) or len(values) != len(keywords):
+                    raise _err(where, f"expected {len(keywords)} relevances, one per keyword "
+                               f"of task {uid}", key)
+                for i, (criterion, value) in enumerate(zip(keywords, values, strict=True)):
+                    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                            1 <= value <= 5):
+                        raise _err(where, f"relevance must be a number from 1 to 5, not "
+                                   f"{value!r}", f"{key}.{i}")
+                    self.add(Judgment(run=run_id, report=report_id, kind="drb_relevance",
+                                      criterion=criterion.id, value=value,
+                                      raw=f"[{value:g}]"), where)
+            kept = {k: record[k] for k in ("qsr_sum", "grr_sum", "keywords_fak_count",
+                                           "keywords_fdk_count", "url_full_match",
+                                           "url_host_match", "ref_url_num", "report_url_num")
+                    if k in record}
+            for key in ("qsr_sum", "grr_sum"):
+                if key in record:
+                    self.note(where, key, "a sum only: no per-rubric verdict to import (kept "
+                              "in the report's metadata as notebook_eval)")
+            for key in record:
+                if key not in ("uid", "keywords_fak_relevance", "keywords_fdk_relevance",
+                               *kept):
+                    self.note(where, key, "not mapped (kept out of the import)")
+            index = self.reports.index(report)
+            self.reports[index] = report.model_copy(update={"metadata": {
+                **report.metadata, "notebook_eval": kept}})
+
+    def note(self, where: Where, fld: str, message: str) -> None:
+        self.notes.append(f"{Path(where[0]).name}:{where[1]}: {fld}: {message}")
 
     def task(self, record: dict[str, Any], where: Where) -> tuple[Task, dict[str, PointScale]]:
         uid = _text(record, "uid", where).strip()
         if _BAD_ID.search(uid):
             raise _err(where, "a uid may not contain '/' or spaces", "uid")
+        problem = id_problem(uid)
+        if problem:
+            raise _err(where, f"not a usable uid ({problem})", "uid")
         query = _text(record, "query", where)
         rubrics = _strings(record, "qsr", where, minimum=1)
         tsls = _strings(record, "tsl", where)
@@ -257,9 +402,13 @@ class _Reader:
         system = _text(record, "system", where).strip()
         if _BAD_ID.search(system):
             raise _err(where, "a system name may not contain '/' or spaces", "system")
+        problem = id_problem(system)
+        if problem:
+            raise _err(where, f"not a usable system name ({problem})", "system")
         markdown = record.get("report")
         if not isinstance(markdown, str):
             raise _err(where, "expected the report text as a string", "report")
+        notebook = record.pop("notebook_log", None)
         report_id = f"{uid}-{system}"
         if report_id in self.report_ids:
             raise _err(where, f"a second report of system {system!r} on task {uid}", "system")
@@ -276,6 +425,8 @@ class _Reader:
         extra = {k: v for k, v in record.items() if k not in _REPORT_FIELDS}
         if extra:
             metadata["extra"] = extra
+        if notebook:
+            metadata["notebook_log"] = notebook
         self.systems.setdefault(system, None)
         self.report_ids.add(report_id)
         self.reports.append(Report(id=report_id, task=uid, system=system, markdown=markdown,
@@ -420,15 +571,21 @@ class _Reader:
 
     # -- the bundle --------------------------------------------------------------------
 
-    def bundle(self, tasks_file: Path, reports_file: Path | None) -> Bundle:
+    def bundle(self, tasks_file: Path, reports_file: Path | None,
+               notebook: list[Path] | None = None) -> Bundle:
+        sources = [tasks_file.name] + ([reports_file.name] if reports_file else []) + [
+            p.name for p in notebook or [] if p != tasks_file]
+        description = "DR. Bench (RigorousBench) tasks" + (
+            " with reports; keyword hits and trusted-source matches computed at import"
+            if self.reports else " only (no reports)")
+        if self.notes:
+            description += "\nImport notes:\n" + "\n".join(f"- {n}" for n in self.notes[:200])
         suite = Suite(
             id=self.suite_id,
             name=f"DR. Bench: {tasks_file.stem}",
             frameworks=[FRAMEWORK],
-            source=str(tasks_file.name) + (f" + {reports_file.name}" if reports_file else ""),
-            description="DR. Bench (RigorousBench) tasks" + (
-                " with reports; keyword hits and trusted-source matches computed at import"
-                if reports_file else " only (no reports)"),
+            source=" + ".join(sources),
+            description=description,
         )
         locations: dict[tuple[str, int], Where] = {}
         for i, where in enumerate(self.task_where):
@@ -446,6 +603,15 @@ class _Reader:
             judgments=self.judgments,
             locations=locations,
         )
+
+
+def _system_of(path: Path, prefix: str) -> str:
+    """The system a notebook output is about: its file name after ``Log_`` / ``Eval_``."""
+    name = path.stem[len(prefix):].strip()
+    name = re.sub(r"[/\s]+", "_", name)
+    if not name:
+        raise InputError(path, f"the file name names no model ({prefix}<model>.jsonl)")
+    return name
 
 
 def _rubric(cid: str, dimension: str, text: str, scale: PointScale, scale_name: str,

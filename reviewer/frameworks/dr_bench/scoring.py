@@ -431,7 +431,11 @@ class DrBenchFramework:
     kinds: Mapping[str, VerdictKind] = KINDS
     rating: Rating | None = None
     proposals: Proposals = Proposals(free_form=True)
-    rejudge: Rejudge | None = None
+    rejudge: Rejudge | None = Rejudge(
+        frozenset({"drb_qsr", "drb_grr", "drb_partial_points", "drb_relevance"}),
+        steps={"drb_qsr": "qsr", "drb_grr": "grr", "drb_partial_points": "qsr",
+               "drb_relevance": "relevance"},
+        pipeline="reviewer.frameworks.dr_bench.judge_pipeline:SPEC")
     grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS

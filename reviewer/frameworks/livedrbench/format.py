@@ -4,6 +4,9 @@ Layout read (``gavel import PATH --format livedrbench``)::
 
     livedrbench.jsonl | .json | .csv   the dataset rows as released on Hugging Face:
                                        {category, key, question, ground_truths, misc, canary}
+    *.parquet                          or the release's Parquet file(s) themselves (e.g.
+                                       test-00000-of-00001.parquet; several shards in name
+                                       order), read with pyarrow
     predictions/<system>.json          the evaluation script's predictions file:
                                        [{"key": ..., "preds": [...]}, ...]
     evaluations/<system>.jsonl         optional: the judge's per-task evaluation records
@@ -57,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import Where, read_jsonl
+from reviewer.formats.jsonl import NotJSON, Where, loads, read_json, read_jsonl
 from reviewer.frameworks.livedrbench.ground_truth import (
     FRAMEWORK_NAME,
     META_KEY,
@@ -82,6 +85,8 @@ from reviewer.models import (
     Suite,
     System,
     Task,
+    id_problem,
+    subject_of,
 )
 
 DATASET_NAMES = ("livedrbench.jsonl", "livedrbench.json", "livedrbench.csv")
@@ -160,15 +165,21 @@ class _Reader:
         if not self.root.is_dir():
             raise InputError(self.root, "not a folder (expected a LiveDRBench run folder)")
         found = [self.root / n for n in DATASET_NAMES if (self.root / n).is_file()]
-        if not found:
+        shards = sorted(p for p in self.root.glob("*.parquet") if p.is_file())
+        if not found and not shards:
             raise InputError(self.root, f"no dataset file (expected one of "
-                             f"{', '.join(DATASET_NAMES)})")
-        if len(found) > 1:
-            raise InputError(found[1], f"a second dataset file beside {found[0].name}")
-        for where, raw in self.dataset_rows(found[0]):
-            self.add_row(raw, where)
+                             f"{', '.join(DATASET_NAMES)}, or the release's .parquet file)")
+        if len(found) > 1 or (found and shards):
+            second = found[1] if len(found) > 1 else shards[0]
+            raise InputError(second, f"a second dataset file beside {found[0].name}")
+        if found:
+            for where, raw in self.dataset_rows(found[0]):
+                self.add_row(raw, where)
+        for shard in shards:
+            for where, raw in self.parquet_rows(shard):
+                self.add_row(raw, where)
         if not self.rows:
-            raise InputError(found[0], "the dataset has no rows")
+            raise InputError(found[0] if found else shards[0], "the dataset has no rows")
         tasks = [self.task(row) for row in self.rows.values()]
         systems: list[System] = []
         reports: list[Report] = []
@@ -236,6 +247,28 @@ class _Reader:
         except csv.Error as exc:
             raise InputError(path, f"not valid CSV: {exc}") from exc
         return rows
+
+    def parquet_rows(self, path: Path) -> list[tuple[Where, dict[str, Any]]]:
+        """The rows of a Parquet shard as released on Hugging Face, numbered from 1 (the
+        "line" an error names). Columns the release adds beyond the six are noted, not used."""
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:  # pyarrow raises its own error types for bad files
+            raise InputError(path, f"not a readable Parquet file ({type(exc).__name__}: "
+                             f"{str(exc)[:200]})") from exc
+        extra = [c for c in table.column_names if c not in ROW_FIELDS]
+        if extra:
+            self.note((str(path), None), f"column(s) {', '.join(extra)} not mapped (not part "
+                      "of the LiveDRBench rows)")
+        missing = [c for c in ("key", "category", "question", "ground_truths")
+                   if c not in table.column_names]
+        if missing:
+            raise InputError(path, "missing column", field=missing[0])
+        columns = [c for c in table.column_names if c in ROW_FIELDS]
+        rows = table.select(columns).to_pylist()
+        return [((str(path), n), row) for n, row in enumerate(rows, 1)]
 
     def add_row(self, row: dict[str, Any], where: Where) -> None:
         prefix = f"{row.pop('_index')}." if "_index" in row else ""
@@ -345,6 +378,8 @@ class _Reader:
 
     def report(self, row: _Row, system: str, prediction: _Prediction) -> Report:
         markdown, spans = _render_prediction(prediction.parts)
+        if prediction.placeholder:
+            spans = []       # an unanswered task: its empty {} parts are not claims
         claims = []
         for item, pid, span in zip(prediction.items, prediction.ids, spans, strict=True):
             claims.append(Claim(
@@ -444,8 +479,21 @@ class _Judge:
                 self.em_record(record, part, pred, fld)
             else:
                 self.match_record(record, part, pred, remaining[part], fld)
+            self.once(fld)
         self.match_verdicts()
         return self.out
+
+    def once(self, fld: str) -> None:
+        """Refuse a record that grades again what an earlier one of the line graded (two
+        records pinning one ground-truth entry): one verdict would silently replace the other.
+        """
+        seen: set[tuple[str, str]] = set()
+        for judgment in self.out:
+            identity = (judgment.kind, subject_of(judgment))
+            if identity in seen:
+                raise _err(self.where, "grades what an earlier record of this line already "
+                           "graded", fld)
+            seen.add(identity)
 
     def pred_at(self, record: dict[str, Any], part: int, default: int, fld: str) -> int:
         index = record.get("pred_index", default)
@@ -603,22 +651,14 @@ def _ident(value: object, where: Where, fld: str) -> str:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     text = str(value).strip()
-    if not text or "/" in text or ":" in text:
-        raise _err(where, f"{value!r} is not a usable id (empty, or contains '/' or ':')", fld)
+    problem = id_problem(text) or ("contains ':'" if ":" in text else None)
+    if problem:
+        raise _err(where, f"{text[:60]!r} is not a usable id ({problem})", fld)
     return text
 
 
 def _load_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text ({exc.reason})") from exc
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
+    return read_json(path)
 
 
 def _decode(value: object, canary: str | None, where: Where, fld: str) -> Any:
@@ -628,14 +668,18 @@ def _decode(value: object, canary: str | None, where: Where, fld: str) -> Any:
             raise _err(where, "missing", fld)
         return value
     try:
-        return json.loads(value)
-    except json.JSONDecodeError:
+        return loads(value, where[0], where[1], fld)
+    except NotJSON:
         pass
     if canary is None:
         raise _err(where, "neither JSON nor decryptable (the row has no canary)", fld)
     try:
-        return json.loads(decrypt(value, canary))
+        plain = decrypt(value, canary)
     except (ValueError, UnicodeDecodeError) as exc:
+        raise _err(where, "does not decrypt to JSON with the row's canary", fld) from exc
+    try:
+        return loads(plain, where[0], where[1], fld)
+    except NotJSON as exc:
         raise _err(where, "does not decrypt to JSON with the row's canary", fld) from exc
 
 
@@ -713,6 +757,42 @@ def _render_prediction(parts: list[Any]) -> tuple[str, list[tuple[int, int]]]:
             emit(f"  ]{comma}\n")
     emit("]\n")
     return "".join(out), spans
+
+
+@dataclass(slots=True)
+class _Notes:
+    """Stands in for the reader where records come from a judge run, not from files."""
+
+    notes: list[str] = field(default_factory=list)
+
+    def note(self, where: Where, message: str) -> None:
+        self.notes.append(message)
+
+
+def judgments_from_records(task_metadata: dict[str, Any], report_metadata: dict[str, Any],
+                           run: str, report: str, records: list[dict[str, Any]]
+                           ) -> tuple[list[Judgment], list[str]]:
+    """The verdicts a task's evaluation records give, exactly as an import of them would
+    (Gavel's own judge writes records of the reference code's shape, then reads them here);
+    and the notes the reading made (a judge match not in the ground truth, a repeat)."""
+    info = task_metadata.get(META_KEY) or {}
+    parts = list(info.get("ground_truths") or [])
+    category = str(info.get("category", ""))
+    mode = scoring_mode(category, info.get("mode"))
+    items = flatten(parts)
+    given = info.get("gt_ids")
+    ids = [str(i) for i in given] if isinstance(given, list) and len(given) == len(items) \
+        else [item_id("g", it) for it in items]
+    eval_info = info.get("eval_info") if isinstance(info.get("eval_info"), dict) else {}
+    where: Where = (f"judge run {run}", None)
+    row = _Row(str(info.get("key", "")), category, mode, "", parts, dict(eval_info or {}), {},
+               items, ids, where)
+    pred_parts = list((report_metadata.get(META_KEY) or {}).get("preds") or [])
+    pred_items = flatten(pred_parts)
+    prediction = _Prediction(pred_parts, pred_items, [item_id("p", it) for it in pred_items])
+    notes = _Notes()
+    judge = _Judge(notes, row, prediction, run, report, where)  # type: ignore[arg-type]
+    return judge.judgments(records), notes.notes
 
 
 def read_livedrbench(path: Path, suite_id: str | None = None) -> Bundle:

@@ -175,11 +175,11 @@ BASE_METRICS = (
 )
 
 METRICS = (
-    Metric("f1", "F1", headline=True,
+    Metric("f1", "F1", headline=True, bounds=(0.0, 1.0),
            description="reference code; system: mean over tasks (the paper's Weighted Average)"),
     Metric("precision", "Precision", description="reference code"),
     Metric("recall", "Recall", description="reference code"),
-    Metric("f1_paper", "F1 (Eq. 1)", headline=True,
+    Metric("f1_paper", "F1 (Eq. 1)", headline=True, bounds=(0.0, 1.0),
            description="paper Eq. 1, standard: per-claim averages over one-to-one pairs"),
     Metric("precision_paper", "Precision (Eq. 1)", description="paper Eq. 1, standard"),
     Metric("recall_paper", "Recall (Eq. 1)", description="paper Eq. 1, standard"),
@@ -706,7 +706,9 @@ class ClaimsF1Framework:
     kinds: Mapping[str, VerdictKind] = KINDS
     rating: Rating | None = None
     proposals: Proposals = PROPOSALS
-    rejudge: Rejudge | None = None
+    rejudge: Rejudge | None = Rejudge(
+        frozenset({"cf1_match", "cf1_key"}), steps={"cf1_match": "grade", "cf1_key": "grade"},
+        pipeline="reviewer.frameworks.livedrbench.judge_pipeline:SPEC")
     grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
