@@ -511,6 +511,10 @@ class ReportScreen(GavelScreen):
         order = undecided_order(judgments.order, status, self.suspicion_first)
         current = judgments.selected_id
         position = order.index(current) if current in order else -1
+        if self.suspicion_first and step > 0 and current in status and \
+                not status[current].suspicious and \
+                any(j.suspicious and not j.decided for j in status.values()):
+            position = -1                # from an unflagged verdict, ] goes to the strongest
         count = len(order)
         for offset in range(1, count + 1):
             if position < 0 and step < 0 and offset == 1:
