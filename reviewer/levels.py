@@ -26,6 +26,7 @@ suspicion flags) and is printed by ``gavel bench``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Mapping, Sequence
@@ -58,6 +59,7 @@ _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _LEVEL_MARK = re.compile(r"(?:^|(?<=[.;]))\s*(1|0\.5|0)\s*(?::|\s+if\b|\s*=)", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix stemmer: enough to meet 'tiered' with 'tier' and 'named' with 'name'."""
     if word.isdigit() or len(word) <= 3:
@@ -100,6 +102,7 @@ _CLAUSE = re.compile(r";|,?\s+but\s+|,?\s+although\s+|,?\s+though\s+|,?\s+wherea
                      r",?\s+while\s+|,?\s+however\b|,\s+or\s+|\.\s+", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=16384)
 def negates(clause: str) -> bool:
     return bool(_NEGATIVE & {stem(w) for w in words(clause)})
 
@@ -168,9 +171,9 @@ def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
         distinctive = flat[code] - other_words
         found_words: set[str] = set()
         found_pairs: set[tuple[str, str]] = set()
-        for toks, exclusive in conds:
-            level_words = set(toks) & distinctive
-            level_pairs = {p for p in pairs(toks) - other_pairs
+        for level_toks, exclusive in conds:
+            level_words = set(level_toks) & distinctive
+            level_pairs = {p for p in pairs(level_toks) - other_pairs
                            if p[0] in distinctive or p[1] in distinctive}
             for said_words, said_pairs, said_only in said:
                 if exclusive and not said_only:
@@ -204,7 +207,8 @@ def _contains(sequences: Sequence[Sequence[str]], phrase: Sequence[str]) -> bool
                          for seq in sequences for i in range(len(seq) - n + 1))
 
 
-def _conditions(text: str, skip_first: bool) -> list[tuple[list[str], bool]]:
+@functools.lru_cache(maxsize=4096)
+def _conditions(text: str, skip_first: bool) -> tuple[tuple[tuple[str, ...], bool], ...]:
     """A level text's conditions (alternatives split at ', or' and ';'), each as the content
     words of its affirmative parts without numbers, and whether it is exclusive ('only …')."""
     alternatives = [c for c in re.split(r",\s*or\s+|;", text) if c.strip()]
@@ -215,8 +219,8 @@ def _conditions(text: str, skip_first: bool) -> list[tuple[list[str], bool]]:
         toks = [t for clause in affirmative_clauses(alternative) for t in content(clause)
                 if not t.isdigit()]
         if toks:
-            out.append((toks, words(alternative)[:1] == ["only"]))
-    return out
+            out.append((tuple(toks), words(alternative)[:1] == ["only"]))
+    return tuple(out)
 
 
 # -- counts --------------------------------------------------------------------------------

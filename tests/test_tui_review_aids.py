@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 
 from tests.tui_helpers import make_app, open_report, ready, screen_text, select_judgment, wait_for
-from tui.numbers import fmt_score, short_value
+from tui.numfmt import fmt_score, short_value
 from tui.screens.report import ReportScreen
 from tui.screens.source import SourceScreen, cited_passage
 from tui.widgets.judgments import JudgmentList
@@ -274,7 +274,10 @@ async def test_at_80x24_the_queue_keeps_review_state_and_the_footer_help_and_qui
     app = make_app(sample_db)
     async with app.run_test(size=SMALL) as pilot:
         await ready(pilot)
+        await pilot.press("S", "w")                           # order and filter stay in sight
+        await pilot.pause()
         text = screen_text(app)
+        assert "order: suspicion" in text and "suspicious  ·" in text
         head = next(line for line in text.splitlines() if "Task" in line and "System" in line)
         for column in ("Decided", "≠", "⚑"):
             assert column in head
@@ -292,6 +295,7 @@ async def test_at_80x24_the_judgment_list_keeps_the_subject_id(sample_db: Path) 
         text = screen_text(app)
         judgments = screen.query_one(JudgmentList)
         assert judgments.size.width < 58                     # the compact row layout
+        assert screen.query_one("#task-prompt").size.height == 1   # rows saved for the list
         assert re.search(r"ins +s1-ins ", text)              # rubric id before its value
         for claim in ("c1", "c2"):                           # claim ids before theirs
             assert re.search(rf"claim +{claim} ", text)

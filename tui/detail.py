@@ -18,7 +18,7 @@ from reviewer.citations import locate
 from reviewer.grading import Claim, ContextItem, Criterion, grading_of
 from reviewer.registry import get_framework, get_kind, get_scale
 from store.views import JudgmentView, OtherVerdict, ReportView, SourceView, subject_label
-from tui.numbers import short_value
+from tui.numfmt import short_value
 from tui.render.safe import SafeText as Text
 from tui.widgets.report_text import visible
 

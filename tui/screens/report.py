@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Static
@@ -64,6 +64,10 @@ def _fmt(value: float | None, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
+SHORT = 32
+"""Terminal rows below which the report screen saves rows (see :meth:`ReportScreen.on_resize`)."""
+
+
 class ReportScreen(GavelScreen):
     KEY_CONTEXT = "report"
     BINDINGS = bindings(KEY_CONTEXT)
@@ -106,6 +110,12 @@ class ReportScreen(GavelScreen):
 
     def on_mount(self) -> None:
         self.query_one("#detail", TextView).border_title = "detail"
+        self.set_class(self.app.size.height < SHORT, "-short")
+
+    def on_resize(self, event: events.Resize) -> None:
+        """On a short terminal (80×24) the task prompt keeps one line: the judgment list and
+        the detail pane need the rows."""
+        self.set_class(event.size.height < SHORT, "-short")
         self.load_report(self.report_id)
 
     # -- loading ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from textual.strip import Strip
 
 from reviewer.registry import get_kind, kind_order
 from store.views import JudgmentView, ReportView, subject_label
-from tui.numbers import short_value
+from tui.numfmt import short_value
 from tui.render.safe import SafeText as Text
 from tui.widgets.report_text import visible
 

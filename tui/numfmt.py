@@ -1,5 +1,8 @@
 """Numbers as a reviewer reads them: stored values keep every digit, screens do not.
 
+(Not ``tui/numbers.py``: run as a script, ``tui/bench_ui.py`` puts ``tui/`` first on the path,
+where that name would shadow the standard library's ``numbers``.)
+
 A continuous verdict is stored ``repr``-exact (a RACE value 0.39290240811153354) so that it
 survives round trips; on screen four significant digits say all a reviewer can use.
 """
