@@ -154,11 +154,7 @@ def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
     if awarded not in levels or len(levels) < 2 or not explanation.strip():
         return None
     conditions = {code: _conditions(text, skip_counts) for code, text in levels.items()}
-    every = {code: _conditions(text, False) for code, text in levels.items()}
-    flat = {code: set().union(*(set(t) for t, _ in conds)) if conds else set()
-            for code, conds in every.items()}
-    grams = {code: set().union(*(pairs(t) for t, _ in conds)) if conds else set()
-             for code, conds in every.items()}
+    tables = _level_tables(tuple(levels.items()))
     said: list[tuple[set[str], set[tuple[str, str]], bool]] = []
     said_sequences = [words(clause) for clause in affirmative_clauses(explanation)]
     for clause in affirmative_clauses(explanation):
@@ -166,9 +162,7 @@ def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
         said.append((set(toks), pairs(toks), "only" in words(clause)))
     scores: dict[str, tuple[float, tuple[str, ...]]] = {}
     for code, conds in conditions.items():
-        other_words = set().union(*(w for c, w in flat.items() if c != code))
-        other_pairs = set().union(*(g for c, g in grams.items() if c != code))
-        distinctive = flat[code] - other_words
+        distinctive, other_pairs = tables[code]
         found_words: set[str] = set()
         found_pairs: set[tuple[str, str]] = set()
         for level_toks, exclusive in conds:
@@ -190,6 +184,24 @@ def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
     if score >= 2 and score > own:
         return LevelMatch(best, score, own, matched)
     return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_tables(items: tuple[tuple[str, str], ...]
+                  ) -> dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]]:
+    """Per level code: the words no other level's text uses, and the word pairs other levels'
+    texts use (a rubric's levels are the same for every report judged on it: computed once)."""
+    every = {code: _conditions(text, False) for code, text in items}
+    flat = {code: set().union(*(set(t) for t, _ in conds)) if conds else set()
+            for code, conds in every.items()}
+    grams = {code: set().union(*(pairs(t) for t, _ in conds)) if conds else set()
+             for code, conds in every.items()}
+    out = {}
+    for code in every:
+        other_words = set().union(*(w for c, w in flat.items() if c != code))
+        other_pairs = set().union(*(g for c, g in grams.items() if c != code))
+        out[code] = (frozenset(flat[code] - other_words), frozenset(other_pairs))
+    return out
 
 
 _QUOTE = re.compile(r"'([^']{2,40})'|\u2018([^\u2019]{2,40})\u2019|\u201c([^\u201d]{2,40})\u201d")

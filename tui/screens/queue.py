@@ -326,6 +326,10 @@ class QueueScreen(GavelScreen):
     def action_sort_column(self) -> None:
         """Pick the column to order by; picking the current one again reverses the order."""
         labels = self._column_labels()
+        # The one-glyph headings say what they count in the picker.
+        spelled = {"differs": "≠ judge≠human", "flags": "⚑ flagged",
+                   "suspects": f"{SUSPECT} suspicious undecided verdicts"}
+        labels = {key: spelled.get(key, label) for key, label in labels.items()}
 
         def done(column: str | None) -> None:
             if column is None:
