@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from reviewer.grading import Grading
 from reviewer.inputs import ReportInput
 from reviewer.scales import Scale
 
@@ -184,6 +185,9 @@ class Framework(Protocol):
     rating: Rating | None
     proposals: Proposals
     rejudge: Rejudge | None
+    grading: Grading | None
+    """What the reviewer sees beside a verdict and what makes one suspicious (read it with
+    :func:`reviewer.grading.grading_of`: a framework installed from elsewhere may lack it)."""
 
     def score_report(
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]

@@ -94,3 +94,43 @@ def _delta(a: float | None, b: float | None) -> float:
     if a is None or b is None:
         return 1.0
     return abs(b - a)
+
+
+def verdict_impacts(framework: Framework, report: ReportInput,
+                    options: Mapping[str, str]) -> dict[int, Impact]:
+    """Each verdict's own impact: the largest change one flip of that verdict makes (what an
+    impact-ordered review of single verdicts follows). Interchangeable verdicts share one
+    rescoring, as in :func:`report_impact`."""
+    heads = [m.name for m in framework.metrics if m.headline]
+    if not heads or not report.verdicts:
+        return {}
+    base = framework.score_report(report, "adjudicated", options)
+    primary, others = heads[0], heads[1:]
+    out: dict[int, Impact] = {}
+    shared: dict[tuple[object, ...], Impact] = {}
+    original = report.verdicts
+    for index, verdict in enumerate(original):
+        signature = (verdict.kind, verdict.subtask_id, verdict.criterion_id, verdict.ref_idx,
+                     verdict.key, verdict.effective)
+        interchangeable = verdict.criterion_id is None and verdict.key is None
+        if interchangeable and signature in shared:
+            found = shared[signature]
+            out[verdict.id] = Impact(found.primary, found.secondary, verdict.id)
+            continue
+        best = Impact(0.0, 0.0, verdict.id)
+        for alternative in alternatives(verdict):
+            flipped = list(original)
+            flipped[index] = verdict._replace(effective=alternative)
+            report.verdicts = flipped
+            try:
+                scores = framework.score_report(report, "adjudicated", options)
+            finally:
+                report.verdicts = original
+            impact = Impact(_delta(base.get(primary), scores.get(primary)),
+                            sum(_delta(base.get(m), scores.get(m)) for m in others), verdict.id)
+            if impact.key() > best.key():
+                best = impact
+        out[verdict.id] = best
+        if interchangeable:
+            shared[signature] = best
+    return out

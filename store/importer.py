@@ -271,6 +271,10 @@ class Loader:
             judgment.source_sha256, int(judgment.run == self._newest_run), subtask,
         ))
 
+    def report_ids(self) -> list[int]:
+        """Row ids of the reports this import wrote."""
+        return [rid for rid, _, _ in self._report.values()]
+
     def finish(self) -> list[int]:
         """Flush, index the new text, link judgments to their subjects and order the runs.
 
@@ -334,6 +338,9 @@ def import_records(
         subjects = loader.finish()
         _apply_waiting_events(conn, loader.suite_id, subjects)
         mark_scores_behind(conn, f"suite {suite.id} imported")
+        from store.suspicion import refresh_suspicion
+
+        refresh_suspicion(conn, loader.report_ids())
     counts = {name: loader.counts[table] for name, table in (
         ("tasks", "task"), ("subtasks", "subtask"), ("criteria", "criterion"),
         ("systems", "system"), ("reports", "report"), ("claims", "claim"),

@@ -48,6 +48,7 @@ from store.queries import resolve_report
 from store.reviewlog import refresh_subjects
 from store.scores import load_options, update_scores
 from store.subjects import ensure_subjects, refresh_current
+from store.suspicion import refresh_suspicion
 from store.tx import transaction
 
 RAW_LIMIT = 20_000
@@ -561,6 +562,10 @@ def finish_run(conn: sqlite3.Connection, run_rows: Iterable[int], usage: Mapping
         if ids and active:
             refresh_current(conn, ids)
             update_scores(conn, ids, variants=("judge", "adjudicated"))
+        if ids:
+            # A candidate's verdicts change no score, but where they disagree with the
+            # counting ones the subject is worth a look: the flags are recomputed either way.
+            refresh_suspicion(conn, ids)
 
 
 # -- listing and activation ---------------------------------------------------------------------
@@ -644,6 +649,7 @@ def set_active(conn: sqlite3.Connection, run: str, active: bool) -> list[int]:
         if ids:
             refresh_current(conn, ids)
             update_scores(conn, ids, variants=("judge", "adjudicated"))
+            refresh_suspicion(conn, ids)
     return sorted(ids)
 
 

@@ -166,6 +166,17 @@ PLANS: list[str] = [
     "CREATE INDEX plan_draw_subject ON plan_draw(subject_id, plan_id)",
 ]
 
+
+def _suspicion(conn: sqlite3.Connection) -> None:
+    """Version 4: suspicion flags per subject (derived from the verdicts and the inputs; see
+    :mod:`store.suspicion`), computed now for a database that has reports."""
+    from store.suspicion import CREATE, refresh_suspicion
+
+    conn.execute(CREATE)
+    if conn.execute("SELECT 1 FROM report LIMIT 1").fetchone() is not None:
+        refresh_suspicion(conn)
+
+
 MIGRATIONS: list[Migration] = [
     [
         """CREATE TABLE meta (
@@ -440,10 +451,12 @@ MIGRATIONS: list[Migration] = [
     ],
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
     PLANS,  # 3: review plans
+    _suspicion,  # 4: suspicion flags per subject
 ]
 
-_DERIVED_UNCHANGED = {2}
-"""Migrations (by index) that leave every derived table valid: no rebuild after them."""
+_DERIVED_UNCHANGED = {2, 3}
+"""Migrations (by index) that leave every derived table valid: no rebuild after them (the
+suspicion migration, 3, computes its own derived table)."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

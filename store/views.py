@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reviewer.registry import frameworks, get_kind
+from reviewer.suspicion import suspicion
 from store.inputs import EFFECTIVE_SQL
+from store.suspicion import Suspicion, report_suspicion, subject_suspicions
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,10 @@ class QueueRow:
     conflicts: int = 0
     flags: int = 0
     rated: str | None = None
+    suspects: int = 0
+    """Undecided verdicts with suspicion flags (store.suspicion)."""
+    suspicion: float = 0.0
+    """Their summed suspicion: the queue's suspicion order."""
 
     @property
     def status(self) -> str:
@@ -124,6 +130,9 @@ def queue_rows(conn: sqlite3.Connection) -> list[QueueRow]:
     ):
         if rid in rows:
             rows[rid].rated = value
+    for rid, (count, weight) in report_suspicion(conn).items():
+        if rid in rows:
+            rows[rid].suspects, rows[rid].suspicion = count, weight
     return list(rows.values())
 
 
@@ -159,6 +168,7 @@ class CriterionView:
     text: str
     explanation: str
     weight: float | None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +181,7 @@ class ClaimView:
     span: tuple[int, int] | None
     citations: tuple[int, ...]
     url: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,6 +218,16 @@ class JudgmentView:
     subject: str = ""
     subject_id: int = 0
     flag_note: str | None = None
+    suspicions: tuple[Suspicion, ...] = ()
+    """Why the judge's verdict deserves a look (store.suspicion), strongest first."""
+
+    @property
+    def suspicious(self) -> bool:
+        return bool(self.suspicions)
+
+    @property
+    def suspicion(self) -> float:
+        return suspicion([s.weight for s in self.suspicions])
 
     @property
     def decided(self) -> bool:
@@ -239,12 +260,13 @@ class ReportView:
     sources: dict[str, SourceView]
     judgments: list[JudgmentView]
     ratings: dict[str, str]
+    task_metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
     head = conn.execute(
         """SELECT r.ext_id, t.ext_id, t.id, y.ext_id, y.id, t.prompt, t.domain, t.category,
-                  t.task_type, r.markdown, r.cleaned, s.frameworks, s.id
+                  t.task_type, r.markdown, r.cleaned, s.frameworks, s.id, t.metadata
            FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
            JOIN suite s ON s.id = y.suite_id WHERE r.id = ?""",
         (report_id,),
@@ -252,7 +274,7 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
     if head is None:
         raise KeyError(f"no report {report_id}")
     (rext, text, task_id, sext, system_id, prompt, domain, category, ttype, markdown, cleaned,
-     fws, suite_id) = head
+     fws, suite_id, task_meta) = head
     subtasks = [
         SubtaskView(sid, ext, ordinal, stext, importance, grp, tuple(json.loads(ctypes)))
         for sid, ext, ordinal, stext, importance, grp, ctypes in conn.execute(
@@ -262,20 +284,20 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
         )
     ]
     criteria = {
-        cid: CriterionView(cid, ext, sub, fw, dim, ctext, expl, weight)
-        for cid, ext, sub, fw, dim, ctext, expl, weight in conn.execute(
-            "SELECT id, ext_id, subtask_id, framework, dimension, text, explanation, weight "
-            "FROM criterion WHERE task_id = ? ORDER BY ordinal",
+        cid: CriterionView(cid, ext, sub, fw, dim, ctext, expl, weight, _meta(meta))
+        for cid, ext, sub, fw, dim, ctext, expl, weight, meta in conn.execute(
+            "SELECT id, ext_id, subtask_id, framework, dimension, text, explanation, weight, "
+            "metadata FROM criterion WHERE task_id = ? ORDER BY ordinal",
             (task_id,),
         )
     }
     claims = {
         kid: ClaimView(kid, ext, sub, fact, extract,
                        (start, end) if start is not None else None,
-                       tuple(json.loads(cites)), url)
-        for kid, ext, sub, fact, extract, start, end, cites, url in conn.execute(
-            "SELECT id, ext_id, subtask_id, fact, extract, span_start, span_end, citations, url "
-            "FROM claim WHERE report_id = ? ORDER BY ordinal",
+                       tuple(json.loads(cites)), url, _meta(meta))
+        for kid, ext, sub, fact, extract, start, end, cites, url, meta in conn.execute(
+            "SELECT id, ext_id, subtask_id, fact, extract, span_start, span_end, citations, url, "
+            "metadata FROM claim WHERE report_id = ? ORDER BY ordinal",
             (report_id,),
         )
     }
@@ -308,26 +330,41 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
                 (suite_id, *missing),
             ):
                 sources.setdefault(url, SourceView(url, title, ptext, sha, error, fetched))
-    judgments = [_judgment_view(row) for row in conn.execute(
+    judgments = _with_suspicions(conn, [_judgment_view(row) for row in conn.execute(
         f"{_JUDGMENT_VIEW_SQL} WHERE j.report_id = ? AND j.current = 1 ORDER BY j.id",
         (report_id,),
-    )]
+    )])
     ratings = dict(conn.execute(
         "SELECT reviewer, value FROM report_rating WHERE report_id = ?", (report_id,)
     ).fetchall())
     return ReportView(
         report_id, rext, text, task_id, sext, system_id, prompt, domain, category, ttype,
         markdown, cleaned, tuple(json.loads(fws)), subtasks, criteria, claims, references,
-        sources, judgments, ratings,
+        sources, judgments, ratings, _meta(task_meta),
     )
+
+
+def _meta(text: str | None) -> dict[str, Any]:
+    if not text or text == "{}":
+        return {}
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}
+
+
+def _with_suspicions(conn: sqlite3.Connection, views: list[JudgmentView]
+                     ) -> list[JudgmentView]:
+    found = subject_suspicions(conn, [v.subject_id for v in views])
+    for view in views:
+        view.suspicions = tuple(found.get(view.subject_id, ()))
+    return views
 
 
 def judgment_views(conn: sqlite3.Connection, ids: list[int]) -> dict[int, JudgmentView]:
     """Fresh views of a few judgments (after a decision), without reloading the report."""
     if not ids:
         return {}
-    views = (_judgment_view(row) for row in conn.execute(
-        f"{_JUDGMENT_VIEW_SQL} WHERE j.id IN ({','.join('?' * len(ids))})", ids))
+    views = _with_suspicions(conn, [_judgment_view(row) for row in conn.execute(
+        f"{_JUDGMENT_VIEW_SQL} WHERE j.id IN ({','.join('?' * len(ids))})", ids)])
     return {view.id: view for view in views}
 
 

@@ -276,3 +276,19 @@ def test_usage_errors_exit_2(sample_db: Path) -> None:
     assert run("scores", "--per", "nobody", "--db", sample_db).exit_code == 2
     assert run("decide", "1", "0", "--db", sample_db).exit_code == 2  # --rationale missing
     assert run("compare", "A", "--db", sample_db).exit_code == 2
+
+
+def test_verdicts_table_shows_four_digits_and_csv_keeps_every_one(sample_db: Path) -> None:
+    """A stored RACE-like value reads 0.3929 in the table; machines get the stored digits."""
+    import sqlite3
+
+    conn = sqlite3.connect(sample_db)
+    jid = conn.execute("SELECT id FROM judgment WHERE kind = 'dr3_insight' LIMIT 1").fetchone()[0]
+    conn.execute("UPDATE judgment SET value = '0.39290240811153354' WHERE id = ?", (jid,))
+    conn.commit()
+    conn.close()
+    table = run("verdicts", "--db", sample_db, "--kind", "dr3_insight")
+    assert table.exit_code == 0, table.output
+    assert "0.3929 " in table.stdout and "0.39290240811153354" not in table.stdout
+    csv_out = run("verdicts", "--db", sample_db, "--kind", "dr3_insight", "--format", "csv")
+    assert "0.39290240811153354" in csv_out.stdout

@@ -83,12 +83,12 @@ def _conn(path: Path):  # type: ignore[no-untyped-def]
     return connect(path)
 
 
-def test_the_database_is_at_schema_version_3_with_the_plan_tables(sample_db: Path) -> None:
+def test_the_database_has_the_plan_tables_of_schema_version_3(sample_db: Path) -> None:
     from store.schema import SCHEMA_VERSION
 
     conn = _conn(sample_db)
-    assert SCHEMA_VERSION == 3
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert SCHEMA_VERSION >= 3                     # 3: review plans (4: suspicion flags)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"plan", "plan_stratum", "plan_frame", "plan_draw"} <= tables
 

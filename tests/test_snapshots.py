@@ -190,3 +190,37 @@ def test_estimates_snapshot(snap_compare: Any, sample_db: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
+
+
+# -- the layout at 80×24 and at 200×50 (issue 14) ---------------------------------------------
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_queue_snapshot_at_size(snap_compare: Any, sample_db: Path,
+                                size: tuple[int, int]) -> None:
+    """80 columns keep Task, System, Decided, ≠, ⚑ and ◆, and the footer keeps ? and q."""
+    assert snap_compare(make_app(sample_db), terminal_size=size, run_before=_queue_settled)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_report_snapshot_at_size(snap_compare: Any, sample_db: Path,
+                                 size: tuple[int, int]) -> None:
+    """A flagged claim selected: the list keeps subject ids, the detail says why it is flagged."""
+    async def run_before(pilot: Any) -> None:
+        await _queue_settled(pilot)
+        await open_report(pilot, "t01-atlas-dr")
+        await select_judgment(pilot, lambda j: j.kind == "claim" and j.suspicious)
+        await _judgments_focused(pilot)
+
+    assert snap_compare(make_app(sample_db), terminal_size=size, run_before=run_before)
+
+
+def test_source_page_snapshot(snap_compare: Any, sample_db: Path) -> None:
+    """The whole stored page behind a consistency verdict, the judge's evidence marked."""
+    async def run_before(pilot: Any) -> None:
+        await _queue_settled(pilot)
+        await open_report(pilot, "t07-atlas-dr")
+        await select_judgment(pilot, lambda j: j.kind == "consistency" and bool(j.evidence))
+        await pilot.press("v")
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)

@@ -44,11 +44,14 @@ class GavelCommands(Provider):
         queue = app.queue_screen
         yield "Sort queue by impact", "order reports by how far one flip moves them", \
             queue.action_sort_impact
+        yield "Sort queue by suspicion", "reports whose verdicts the flags point to first", \
+            queue.action_sort_suspicion
         yield "Clear queue filters", "show every report", queue.action_clear_filters
         for name, what in (("differs", "reports with judge ≠ human"),
                            ("undecided", "reports with undecided judgments"),
                            ("conflicts", "reports with conflicts"),
-                           ("flagged", "flagged reports")):
+                           ("flagged", "flagged reports"),
+                           ("suspicious", "reports with suspicious undecided verdicts")):
             yield f"Filter: {what}", "toggle", partial(queue.action_toggle_filter, name)
         yield "Order queue by a column", "pick the column", queue.action_sort_column
         yield "Next benchmark run", "switch the queue to the next run", queue.action_cycle_suite
@@ -92,6 +95,7 @@ class GavelApp(App[None]):
         self.started_at = time.perf_counter()
         self.ready_at: float | None = None
         self.report_shown_at: float | None = None
+        self.last_report_id: int | None = None
         self.stored_at: float | None = None
         self.last_result: WriteResult | None = None
         self.keymap_problems = problems(config.keys)
@@ -325,7 +329,9 @@ class GavelApp(App[None]):
         order = [r.report_id for r in self.queue_screen.shown] or [report_id]
         if report_id not in order:
             order = [report_id]
-        self.push_screen(ReportScreen(order, order.index(report_id)))
+        by_suspicion = self.queue_screen.filter.sort == "suspicion"
+        self.push_screen(ReportScreen(order, order.index(report_id),
+                                      suspicion_first=by_suspicion))
 
     async def action_quit(self) -> None:
         if self._waiting is None:

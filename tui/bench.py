@@ -33,7 +33,7 @@ from store.scores import SystemScoreCache, rebuild_scores, update_scores
 from store.tx import transaction
 
 TABLES = ("suite", "task", "subtask", "criterion", "system", "report", "reference", "claim",
-          "source", "judge_run", "subject", "judgment")
+          "source", "judge_run", "subject", "judgment", "suspicion")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +156,13 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
             figures.extend(_ui_figures(db))
     conn.close()
     _print(console, figures)
+    from tui.bench_recall import print_recall, recall_figures
+    from tui.paths import sample_data_dir
+
+    with console.status("review orders: recall of known judge errors at a 10% budget…"):
+        recall = recall_figures(root / "recall", sample_data_dir(), seeds=2 if options.quick
+                                else 3, tasks=8 if options.quick else 12)
+    print_recall(console, recall)
     if options.workdir is not None:
         console.print(f"[dim]work folder: {root} (kept; delete it when done)[/dim]")
     return 0

@@ -2,6 +2,11 @@
 
 Every piece of report, source and judge text is appended as plain text (never parsed as
 markup), so ``[bold]`` in a scraped page is shown as the characters it is.
+
+The pane is where the decision is made, so it carries what the decision needs: why the verdict
+is suspicious (if it is), the benchmark's grading context for it (a LiveDRBench task's
+evaluation note and tolerances, a DR. Bench task's trusted sources …), and for claims the cited
+page around the judge's evidence, saying which page that evidence is on.
 """
 
 from __future__ import annotations
@@ -10,8 +15,10 @@ import hashlib
 
 from reviewer.actions import REASON_CODES
 from reviewer.citations import locate
-from reviewer.registry import get_kind, get_scale
+from reviewer.grading import Claim, ContextItem, Criterion, grading_of
+from reviewer.registry import get_framework, get_kind, get_scale
 from store.views import JudgmentView, OtherVerdict, ReportView, SourceView, subject_label
+from tui.numfmt import short_value
 from tui.render.safe import SafeText as Text
 from tui.widgets.report_text import visible
 
@@ -32,18 +39,20 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
     text = Text(end="")
     kind = get_kind(judgment.kind)
     scale = get_scale(judgment.scale) if judgment.scale else None
+    hidden = blind and not judgment.decided
     text.append(f"{kind.label if kind else judgment.kind}", "bold")
     text.append(f"  ·  {subject_label(view, judgment)}  ·  run {judgment.run}\n", "dim")
-    if blind and not judgment.decided:
+    if hidden:
         text.append("Judge: hidden until you decide (blind mode)\n", "italic")
     else:
         text.append("Judge: ")
-        judge = judgment.judge if judgment.judge is not None else "no value"
-        text.append(f"{judge}", "bold")
+        judge = short_value(judgment.judge) if judgment.judge is not None else "no value"
+        text.append(judge, "bold")
         if scale is not None and judgment.judge is not None and not scale.continuous:
             text.append(f" ({scale.label_of(judgment.judge)})", "dim")
         text.append("    Effective: ")
-        text.append(f"{judgment.effective}", "bold magenta" if judgment.differs else "bold")
+        text.append(short_value(judgment.effective),
+                    "bold magenta" if judgment.differs else "bold")
         status = judgment.status or "undecided"
         text.append(f"    [{status}", "dim")
         if judgment.reviewers > 1:
@@ -56,6 +65,11 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
         keys = "   ".join(f"{c.key}={c.label}" for c in scale.choices) if scale.choices else \
             f"continuous {scale.low:g}–{scale.high:g}: press r to enter a value"
         text.append(f"Keys: {keys}\n", "dim")
+    if judgment.suspicions and not hidden:
+        _section(text, "◆ Why look twice")
+        for flag in judgment.suspicions:
+            text.append(f"{flag.rule}: ", "bold yellow")
+            _plain(text, flag.reason + "\n")
 
     subtask = next((s for s in view.subtasks if s.id == judgment.subtask_id), None)
     if subtask is not None:
@@ -90,13 +104,18 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
             text.append("cites:   ", "dim")
             text.append(" ".join(f"[{i}]" for i in claim.citations) + "\n")
 
-    if runs and not (blind and not judgment.decided):
+    for title, body in grading_context(view, judgment):
+        _section(text, title)
+        _plain(text, body + "\n")
+
+    if runs and not hidden:
         _section(text, "Every judge run on this subject")
         for other in runs:
             marker = "▶ " if other.run == judgment.run else "  "
             text.append(f"{marker}{other.run}", "bold" if other.run == judgment.run else "")
             text.append(f" ({other.model or 'model?'})", "dim")
-            text.append(f": {other.value if other.value is not None else 'error'}", "bold")
+            shown = short_value(other.value) if other.value is not None else "error"
+            text.append(f": {shown}", "bold")
             if other.current and other.run != judgment.run:
                 text.append("  [current]", "dim")
             if not other.active:
@@ -114,15 +133,19 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
         _section(text, "Judge's evidence")
         _plain(text, judgment.evidence + "\n", "italic")
 
-    for url in _source_urls(view, judgment):
-        _source_block(text, view, judgment, url)
+    urls = source_urls(view, judgment)
+    home = evidence_home(view, judgment, urls)
+    for url in urls:
+        _source_block(text, view, judgment, url, home)
+    if judgment.evidence and urls and home is None and _fetched(view, urls):
+        text.append("\nthe judge's evidence is in none of these stored pages\n", "bold yellow")
 
     if history:
         _section(text, "Decisions")
         for reviewer, action, value, rationale, reason in history:
             text.append(f"{reviewer}: {action}", "bold")
             if value is not None:
-                text.append(f" = {value}")
+                text.append(f" = {short_value(value)}")
             if reason:
                 text.append(f" · {REASON_CODES.get(reason, reason)}", "dim")
             text.append("\n")
@@ -131,7 +154,39 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
     return text
 
 
-def _source_urls(view: ReportView, judgment: JudgmentView) -> list[str]:
+def grading_context(view: ReportView, judgment: JudgmentView) -> list[tuple[str, str]]:
+    """The framework's grading context for a verdict (see :class:`reviewer.grading.Grading`)."""
+    kind = get_kind(judgment.kind)
+    if kind is None:
+        return []
+    try:
+        grading = grading_of(get_framework(kind.framework))
+    except KeyError:
+        return []
+    if grading is None or grading.context is None:
+        return []
+    criterion = view.criteria.get(judgment.criterion_id) if judgment.criterion_id else None
+    claim = view.claims.get(judgment.claim_id) if judgment.claim_id else None
+    item = ContextItem(
+        judgment.kind, judgment.judge, judgment.key,
+        _criterion(criterion) if criterion is not None else None,
+        Claim(claim.ext, claim.fact, claim.extract, claim.citations, claim.url, claim.metadata)
+        if claim is not None else None,
+        view.task_metadata, [_criterion(c) for c in view.criteria.values()],
+        judgment.evidence or None)
+    return grading.context(item)
+
+
+def _criterion(criterion: object) -> Criterion:
+    from store.views import CriterionView
+
+    assert isinstance(criterion, CriterionView)
+    return Criterion(criterion.ext, criterion.dimension, criterion.text, criterion.explanation,
+                     criterion.metadata)
+
+
+def source_urls(view: ReportView, judgment: JudgmentView) -> list[str]:
+    """The stored pages a verdict is about: its reference, or every page its claim cites."""
     claim = view.claims.get(judgment.claim_id) if judgment.claim_id else None
     if claim is None:
         return []
@@ -145,11 +200,32 @@ def _source_urls(view: ReportView, judgment: JudgmentView) -> list[str]:
     return [u for u in dict.fromkeys(urls) if u]
 
 
-def _source_block(text: Text, view: ReportView, judgment: JudgmentView, url: str) -> None:
+def evidence_home(view: ReportView, judgment: JudgmentView, urls: list[str]) -> str | None:
+    """The page (of ``urls``, else of the report's other stored pages) the judge's quoted
+    evidence is on: the integrity line names it instead of warning under every other page."""
+    if not judgment.evidence:
+        return None
+    others = [u for u in view.sources if u not in urls]
+    for url in [*urls, *others]:
+        source = view.sources.get(url)
+        if source is not None and source.text and locate(source.text, judgment.evidence):
+            return url
+    return None
+
+
+def _fetched(view: ReportView, urls: list[str]) -> bool:
+    return any((s := view.sources.get(u)) is not None and bool(s.text) for u in urls)
+
+
+def _ref_of(view: ReportView, judgment: JudgmentView, url: str) -> int | None:
     if judgment.ref_idx is not None and view.references.get(judgment.ref_idx, ("", ""))[1] == url:
-        ref: int | None = judgment.ref_idx
-    else:
-        ref = next((i for i, (_, u) in view.references.items() if u == url), None)
+        return judgment.ref_idx
+    return next((i for i, (_, u) in view.references.items() if u == url), None)
+
+
+def _source_block(text: Text, view: ReportView, judgment: JudgmentView, url: str,
+                  home: str | None) -> None:
+    ref = _ref_of(view, judgment, url)
     source = view.sources.get(url)
     title = source.title if source and source.title else (
         view.references[ref][0] if ref is not None else "")
@@ -162,19 +238,21 @@ def _source_block(text: Text, view: ReportView, judgment: JudgmentView, url: str
     for key, value in source.metadata.items():
         text.append(f"{key}: ", "dim")
         _plain(text, f"{value}\n", "bold")
-    _integrity(text, judgment, source)
+    _integrity(text, view, judgment, source, home)
     if source.error or not source.text:
         return
-    passage, lo = _passage(source, judgment.evidence)
+    passage, lo = _passage(source, judgment.evidence if home == url else "")
     body = Text(visible(passage), end="")
     if lo is not None:
         body.stylize("black on yellow", lo[0], lo[1])
     text.append("…" if not passage.startswith(source.text[:20]) else "")
     text.append_text(body)
     text.append("…\n" if not source.text.endswith(passage[-20:]) else "\n")
+    text.append("v: the whole page, scrollable\n", "dim")
 
 
-def _integrity(text: Text, judgment: JudgmentView, source: SourceView) -> None:
+def _integrity(text: Text, view: ReportView, judgment: JudgmentView, source: SourceView,
+               home: str | None) -> None:
     if source.error:
         text.append("fetch error: ", "bold red")
         _plain(text, source.error, "red")
@@ -193,8 +271,17 @@ def _integrity(text: Text, judgment: JudgmentView, source: SourceView) -> None:
     else:
         text.append(f"page sha256 {source.sha256[:12]}… (fetched {source.fetched_at or '?'}; "
                     "the judgment does not record which version it saw)\n", "dim")
-    if judgment.evidence and locate(source.text, judgment.evidence) is None:
-        text.append("the judge's evidence is not in the stored page\n", "bold yellow")
+    if not judgment.evidence:
+        return
+    if home == source.url:
+        text.append("the judge's evidence is from this page (marked below)\n", "green")
+    elif home is not None:
+        ref = _ref_of(view, judgment, home)
+        where = f"[{ref}]" if ref is not None else home
+        other = view.sources.get(home)
+        text.append(f"the judge's evidence is from {where}"
+                    + (f" {other.title}" if other is not None and other.title else "")
+                    + ", not this page\n", "dim")
 
 
 def _passage(source: SourceView, evidence: str) -> tuple[str, tuple[int, int] | None]:

@@ -23,12 +23,15 @@ class QueueFilter:
     differs: bool = False
     conflicts: bool = False
     flagged: bool = False
+    suspicious: bool = False
+    """Only reports with undecided verdicts that suspicion flags point to."""
     search: str = ""
     matches: frozenset[int] | None = None
     sort: str = "default"
-    """'default' (suite, task, system), 'impact', or a column key."""
+    """'default' (suite, task, system), 'impact', 'suspicion', or a column key."""
     descending: bool = False
-    toggles: tuple[str, ...] = field(default=("undecided", "differs", "conflicts", "flagged"))
+    toggles: tuple[str, ...] = field(default=("undecided", "differs", "conflicts", "flagged",
+                                              "suspicious"))
 
     def toggled(self, name: str) -> QueueFilter:
         if name not in self.toggles:
@@ -59,6 +62,8 @@ class QueueFilter:
             return False
         if self.flagged and not row.flags:
             return False
+        if self.suspicious and not row.suspects:
+            return False
         return self.matches is None or row.report_id in self.matches
 
     def describe(self, labels: Mapping[str, str] | None = None) -> str:
@@ -78,7 +83,9 @@ class QueueFilter:
             parts.append(f"search “{self.search}”")
         order = {"default": "task",
                  "impact": "impact (the most one verdict flip can move the first headline "
-                           "score / the others together)"}.get(self.sort, self.sort)
+                           "score / the others together)",
+                 "suspicion": "suspicion (undecided verdicts the flags point to, strongest "
+                              "first)"}.get(self.sort, self.sort)
         order = (labels or {}).get(order, order)
         parts.append(f"order: {order}{' ↓' if self.descending else ''}")
         return "  ·  ".join(parts)
@@ -90,6 +97,10 @@ def select(rows: list[QueueRow], flt: QueueFilter, impacts: dict[int, Impact]
     if flt.sort == "impact":
         return sorted(kept, key=lambda r: impacts.get(r.report_id, Impact(-1, -1, None)).key(),
                       reverse=True)
+    if flt.sort == "suspicion":
+        # Most suspicious first; impact breaks ties (and orders the reports with no flags).
+        return sorted(kept, key=lambda r: (r.suspicion, impacts.get(
+            r.report_id, Impact(-1, -1, None)).key()), reverse=True)
     if flt.sort != "default":
         return sorted(kept, key=lambda r: sort_value(r, flt.sort, impacts),
                       reverse=flt.descending)
@@ -104,6 +115,8 @@ def sort_value(row: QueueRow, column: str, impacts: dict[int, Impact]) -> tuple[
         return (0, row.decided / row.total if row.total else 0.0)
     if column == "differs":
         return (0, row.differs)
+    if column == "suspects":
+        return (0, (row.suspicion, row.suspects))
     if column == "impact":
         return (0, impacts.get(row.report_id, Impact(-1, -1, None)).key())
     value = row.adjudicated.get(column)

@@ -62,6 +62,8 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("queue.flagged", "exclamation_mark", "toggle_filter('flagged')", "Flagged", "queue",
            show=False),
     KeyDef("queue.impact", "i", "sort_impact", "By impact", "queue"),
+    KeyDef("queue.suspicion", "S", "sort_suspicion", "By suspicion", "queue"),
+    KeyDef("queue.suspicious", "w", "toggle_filter('suspicious')", "Suspicious", "queue"),
     KeyDef("queue.proposals", "P", "app.proposals", "Proposals", "queue"),
     KeyDef("queue.runs", "R", "app.runs", "Judge runs", "queue"),
     KeyDef("queue.undo", "z", "app.undo_anywhere", "Undo…", "queue", show=False),
@@ -86,7 +88,12 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("report.rate", "o", "rate", "Rate 1–4", "report"),
     KeyDef("report.search", "slash", "search", "Find", "report", show=False),
     KeyDef("report.text", "t", "toggle_text", "Raw/cleaned", "report", show=False),
-    KeyDef("report.back", "escape", "back", "Queue", "report"),
+    KeyDef("report.back", "escape", "back", "Queue", "report", show=False),
+    KeyDef("report.queue", "q", "back", "Queue", "report"),
+    KeyDef("report.source", "v", "view_source", "Source page", "report"),
+    KeyDef("judgment.suspicion_order", "S", "toggle_undecided_order",
+           "] order: suspicion / list", "report", show=False),
+    KeyDef("judgment.adjudicate", "A", "adjudicate", "Adjudicate…", "report", show=False),
     KeyDef("report.propose", "a", "propose", "Propose GT", "report", show=False),
     KeyDef("judgment.rejudge", "J", "rejudge", "Re-judge", "report", show=False),
     *(
@@ -98,6 +105,12 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("editor.submit_enter", "ctrl+enter", "submit", "Save decision", "editor", show=False,
            priority=True),
     KeyDef("editor.cancel", "escape", "cancel", "Cancel", "editor"),
+    # The whole stored source page (v on the report screen)
+    KeyDef("source.back", "escape,q,v", "back", "Back", "source"),
+    KeyDef("source.next", "n", "step(1)", "Next source", "source"),
+    KeyDef("source.prev", "p", "step(-1)", "Prev source", "source"),
+    KeyDef("source.evidence", "e", "jump('evidence')", "To evidence", "source"),
+    KeyDef("source.passage", "c", "jump('passage')", "To cited passage", "source"),
     # agreement screen (g)
     KeyDef("agreement.back", "escape,q", "back", "Back", "agreement"),
     KeyDef("agreement.refresh", "r", "refresh", "Recompute", "agreement"),
@@ -134,6 +147,7 @@ SHARED_CONTEXTS: dict[str, tuple[str, ...]] = {
     "estimates": ("app", "estimates"),
     "proposals": ("app", "proposals"),
     "runs": ("app", "runs"),
+    "source": ("app", "source"),
 }
 """Which binding contexts are live together (a collision is two of them on one key)."""
 

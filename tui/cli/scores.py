@@ -128,17 +128,20 @@ def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
     return 0
 
 
-@click.command(help="Rebuild every derived table (decisions, scores) from the inputs and the "
-               "review log.")
+@click.command(help="Rebuild every derived table (decisions, scores, suspicion flags) from the "
+               "inputs and the review log.")
 @db_option
 def rebuild(db: Path | None) -> int:
     conn = open_db(db)
     started = time.perf_counter()
+    from store.suspicion import refresh_suspicion
+
     # One transaction: a rebuild killed half-way leaves the database as it was.
     with transaction(conn), announced(conn, "rebuild"):
         rebuild_state(conn)
         rebuild_scores(conn)
+        flagged = refresh_suspicion(conn)
     n = counts(conn)
-    print(f"rebuilt {n['decided']:,} decisions from {n['review_event']:,} events and every "
-          f"score in {time.perf_counter() - started:.2f} s")
+    print(f"rebuilt {n['decided']:,} decisions from {n['review_event']:,} events, every "
+          f"score and {flagged:,} suspicion flags in {time.perf_counter() - started:.2f} s")
     return 0

@@ -45,5 +45,12 @@ def verdicts(db: Path | None, report: str | None, kind: str | None, undecided: b
         if not records:
             print("no verdicts match", file=sys.stderr)
             return 1
+        # A table is for people: four significant digits (JSON and CSV keep every digit).
+        from tui.numfmt import short_value
+
+        for record in records:
+            for key in ("judge_value", "value"):
+                if record[key] is not None:
+                    record[key] = short_value(str(record[key]))
     emit(records, columns + (["error"] if fmt != "table" else []), fmt, numeric=("id",))
     return 0

@@ -26,6 +26,8 @@ class Workstation(Protocol):
     ready_at: float | None
     report_shown_at: float | None
     stored_at: float | None
+    last_report_id: int | None
+    """The report last shown: the queue puts its cursor there on coming back."""
 
     def worker_failed(self, worker: Worker[object]) -> None: ...
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
 from reviewer.impact import Impact
@@ -21,8 +21,12 @@ from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchD
 from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 from tui.screens.modals import Picker, SearchDialog
+from tui.widgets.footer import GavelFooter
 from tui.widgets.hub_status import HubStatus
 from tui.widgets.queue_table import QueueTable
+
+SUSPECT = "◆"
+"""The mark of verdicts that suspicion flags point to (queue column, judgment list)."""
 
 
 def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> Text:
@@ -72,7 +76,7 @@ class QueueScreen(GavelScreen):
         yield Static("loading…", id="queue-status")
         yield QueueTable(id="queue-table", cursor_type="row", zebra_stripes=True)
         yield HubStatus()
-        yield Footer()
+        yield GavelFooter()
 
     def on_mount(self) -> None:
         self.query_one(DataTable).loading = True
@@ -82,6 +86,13 @@ class QueueScreen(GavelScreen):
         dirty = self.gavel.backend.take_dirty()
         if dirty and self.rows:
             self.reload_rows(sorted(dirty))
+        self.show_report(self.gavel.last_report_id)
+
+    def show_report(self, report_id: int | None) -> None:
+        """Put the cursor on a report (the one the reviewer came back from, after n/p)."""
+        table = self.query_one(DataTable)
+        if report_id is not None and str(report_id) in table.rows:
+            table.move_cursor(row=table.get_row_index(str(report_id)))
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -158,16 +169,23 @@ class QueueScreen(GavelScreen):
     # -- drawing ---------------------------------------------------------------------------
 
     def _columns(self, table: DataTable[Any]) -> None:
+        """Review state first (on an 80-column terminal it is what stays on screen), then the
+        scores; the impact column says what it measures in its heading."""
         table.clear(columns=True)
         table.add_column("Task", key="task")
         table.add_column("System", key="system")
-        table.add_column("Domain", key="domain")
-        for head in self.heads:
-            table.add_column(head.label, key=f"{head.framework}.{head.metric}")
         table.add_column("Decided", key="progress")
         table.add_column("≠", key="differs")
         table.add_column("⚑", key="flags")
-        table.add_column("Impact", key="impact")
+        table.add_column(SUSPECT, key="suspects")
+        for head in self.heads:
+            table.add_column(head.label, key=f"{head.framework}.{head.metric}")
+        table.add_column("Domain", key="domain")
+        table.add_column(self._impact_label(), key="impact")
+
+    def _impact_label(self) -> str:
+        first = self.heads[0].label if self.heads else "score"
+        return f"Impact Δ{first}/rest"
 
     def redraw(self) -> None:
         table = self.query_one(DataTable)
@@ -203,14 +221,7 @@ class QueueScreen(GavelScreen):
                                     current)
 
     def _cells(self, row: QueueRow) -> list[Any]:
-        cells: list[Any] = [Text(row.task), Text(row.system), Text(row.domain)]
-        for head in self.heads:
-            name = f"{head.framework}.{head.metric}"
-            if head.framework in row.frameworks:
-                cells.append(score_cell(row.judge.get(name), row.adjudicated.get(name),
-                                        head.digits))
-            else:
-                cells.append(Text(""))
+        cells: list[Any] = [Text(row.task), Text(row.system)]
         done = Text(f"{row.decided}/{row.total}", justify="right",
                     style="green" if row.status == "done" else "")
         cells.append(done)
@@ -218,6 +229,16 @@ class QueueScreen(GavelScreen):
                           style="magenta"))
         marks = ("⚑" * min(row.flags, 1)) + ("⚠" if row.conflicts else "")
         cells.append(Text(marks, style="yellow"))
+        cells.append(Text(str(row.suspects) if row.suspects else "", justify="right",
+                          style="bold yellow"))
+        for head in self.heads:
+            name = f"{head.framework}.{head.metric}"
+            if head.framework in row.frameworks:
+                cells.append(score_cell(row.judge.get(name), row.adjudicated.get(name),
+                                        head.digits))
+            else:
+                cells.append(Text(""))
+        cells.append(Text(row.domain))
         cells.append(impact_cell(self.impacts.get(row.report_id)))
         return cells
 
@@ -231,10 +252,17 @@ class QueueScreen(GavelScreen):
             text.append(f" · {s.conflicts} conflicts", "bold red")
         if s.flags:
             text.append(f" · {s.flags} flagged", "yellow")
+        suspects = sum(r.suspects for r in self.shown)
+        if suspects:
+            text.append(f" · {SUSPECT} {suspects} suspicious", "bold yellow")
         text.append(f" · showing {len(self.shown):,}", "dim")
         if self.impact_pending:
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
         text.append("\n " + self.filter.describe(self._column_labels()), "cyan")
+        if self.filter.sort != "impact":
+            text.append(f"  ·  Impact: the most one verdict flip moves "
+                        f"{self.heads[0].label if self.heads else 'the first score'} / the "
+                        "other headline scores", "dim")
         self.query_one("#queue-status", Static).update(text)
         self.sub_title = f"{self.gavel.backend.path.name} · reviewer {self.gavel.config.reviewer}"
 
@@ -258,7 +286,8 @@ class QueueScreen(GavelScreen):
         order = [r.report_id for r in self.shown]
         from tui.screens.report import ReportScreen
 
-        self.app.push_screen(ReportScreen(order, order.index(rid)))
+        self.app.push_screen(ReportScreen(order, order.index(rid),
+                                          suspicion_first=self.filter.sort == "suspicion"))
 
     @on(DataTable.RowSelected)
     def row_selected(self, event: DataTable.RowSelected) -> None:
@@ -288,9 +317,19 @@ class QueueScreen(GavelScreen):
         else:
             self.set_filter(replace(self.filter, sort="impact"))
 
+    def action_sort_suspicion(self) -> None:
+        """Reports with the most suspicious undecided verdicts first (again: default order).
+        Reports opened from this order step through their verdicts the same way (])."""
+        sort = "default" if self.filter.sort == "suspicion" else "suspicion"
+        self.set_filter(replace(self.filter, sort=sort))
+
     def action_sort_column(self) -> None:
         """Pick the column to order by; picking the current one again reverses the order."""
         labels = self._column_labels()
+        # The one-glyph headings say what they count in the picker.
+        spelled = {"differs": "≠ judge≠human", "flags": "⚑ flagged",
+                   "suspects": f"{SUSPECT} suspicious undecided verdicts"}
+        labels = {key: spelled.get(key, label) for key, label in labels.items()}
 
         def done(column: str | None) -> None:
             if column is None:

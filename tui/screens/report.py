@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import time
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from reviewer.citations import find_markers
 from reviewer.registry import get_framework, get_kind, get_scale
@@ -47,6 +47,7 @@ from tui.screens.modals import (
     RationaleEditor,
     SearchDialog,
 )
+from tui.widgets.footer import GavelFooter
 from tui.widgets.hub_status import HubStatus
 from tui.widgets.judgments import JudgmentList
 from tui.widgets.report_text import ReportText, Span, visible
@@ -63,14 +64,21 @@ def _fmt(value: float | None, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
+SHORT = 32
+"""Terminal rows below which the report screen saves rows (see :meth:`ReportScreen.on_resize`)."""
+
+
 class ReportScreen(GavelScreen):
     KEY_CONTEXT = "report"
     BINDINGS = bindings(KEY_CONTEXT)
 
-    def __init__(self, order: list[int], index: int) -> None:
+    def __init__(self, order: list[int], index: int, *, suspicion_first: bool = False) -> None:
         super().__init__(id="report")
         self.order = order
         self.index = index
+        self.suspicion_first = suspicion_first
+        """] and [ visit the undecided verdicts that suspicion flags point to first, most
+        suspicious first (as the queue's suspicion order does; S switches)."""
         self.view: ReportView | None = None
         self.scores: list[ScoreLine] = []
         self.rank: Rank | None = None
@@ -98,9 +106,16 @@ class ReportScreen(GavelScreen):
                 yield JudgmentList(id="judgments")
                 yield TextView(id="detail")
         yield HubStatus()
-        yield Footer()
+        yield GavelFooter()
 
     def on_mount(self) -> None:
+        self.query_one("#detail", TextView).border_title = "detail"
+        self.set_class(self.app.size.height < SHORT, "-short")
+
+    def on_resize(self, event: events.Resize) -> None:
+        """On a short terminal (80×24) the task prompt keeps one line: the judgment list and
+        the detail pane need the rows."""
+        self.set_class(event.size.height < SHORT, "-short")
         self.load_report(self.report_id)
 
     # -- loading ---------------------------------------------------------------------------
@@ -159,6 +174,7 @@ class ReportScreen(GavelScreen):
         self._score_bar()
         self._detail()
         self.loaded_in = time.perf_counter() - self.requested_at
+        self.gavel.last_report_id = view.report_id
         self.gavel.report_shown_at = time.perf_counter()
 
     def _show_text(self) -> None:
@@ -502,15 +518,65 @@ class ReportScreen(GavelScreen):
         if self.view is None or not judgments.order:
             return
         status = {j.id: j for j in self.view.judgments}
+        order = undecided_order(judgments.order, status, self.suspicion_first)
         current = judgments.selected_id
-        position = judgments.order.index(current) if current in judgments.order else -1
-        count = len(judgments.order)
+        position = order.index(current) if current in order else -1
+        if self.suspicion_first and step > 0 and current in status and \
+                not status[current].suspicious and \
+                any(j.suspicious and not j.decided for j in status.values()):
+            position = -1                # from an unflagged verdict, ] goes to the strongest
+        count = len(order)
         for offset in range(1, count + 1):
-            jid = judgments.order[(position + step * offset) % count]
+            if position < 0 and step < 0 and offset == 1:
+                position = 0             # from outside the order, [ starts at its end
+            jid = order[(position + step * offset) % count]
             if not status[jid].decided:
                 judgments.select_id(jid)
                 return
         self.notify("every judgment of this report is decided")
+
+    def action_toggle_undecided_order(self) -> None:
+        self.suspicion_first = not self.suspicion_first
+        self.notify("] goes to the most suspicious undecided verdict first"
+                    if self.suspicion_first else "] goes to the next undecided verdict in the list")
+
+    def action_view_source(self) -> None:
+        """The whole stored page the selected verdict is about, scrollable, with the cited
+        passage and the judge's evidence marked."""
+        judgment = self.selected()
+        if judgment is None or self.view is None:
+            return
+        from tui.screens.source import SourceScreen, source_urls
+
+        urls = source_urls(self.view, judgment)
+        if not urls:
+            self.notify("this verdict is not about a source page", severity="warning")
+            return
+        self.app.push_screen(SourceScreen(self.view, judgment, urls))
+
+    def action_adjudicate(self) -> None:
+        """Resolve a subject two reviewers decided differently: the adjudication records every
+        side. Adjudicating a subject that is not in conflict is allowed (it outranks later
+        reviewers' decisions), but it is unusual, so the reviewer is told."""
+        judgment = self.selected()
+        if judgment is None or self.view is None:
+            return
+        if judgment.status != "conflict":
+            self.notify("this subject is not in conflict (no two reviewers disagree on it): an "
+                        "adjudication will outrank every reviewer's decision on it",
+                        title="Not a conflict", severity="warning", timeout=8)
+        scale = get_scale(judgment.scale)
+
+        def done(result: Rationale | None) -> None:
+            if result is not None:
+                self.submit(WriteCommand("decide", judgment_id=judgment.id, value=result.value,
+                                         rationale=result.rationale, reason=result.reason,
+                                         adjudicate=True))
+
+        self.app.push_screen(
+            RationaleEditor(f"{subject_label(self.view, judgment)} (adjudication)", scale,
+                            judgment.effective if judgment.decided else judgment.judge,
+                            require_rationale=True, judge_value=judgment.judge), done)
 
     def action_step_report(self, step: int) -> None:
         target = self.index + step
@@ -565,6 +631,18 @@ class ReportScreen(GavelScreen):
                 widget.scroll_to_offset(hit)
                 return
         widget.scroll_to_offset(self.find_hits[0])
+
+
+def undecided_order(listed: list[int], status: dict[int, JudgmentView],
+                    suspicion_first: bool) -> list[int]:
+    """The order ] and [ walk: the list's, or with ``suspicion_first`` the verdicts suspicion
+    flags point to first (most suspicious first), then the rest in list order."""
+    if not suspicion_first:
+        return list(listed)
+    position = {jid: i for i, jid in enumerate(listed)}
+    flagged = sorted((jid for jid in listed if status[jid].suspicious),
+                     key=lambda jid: (-status[jid].suspicion, position[jid]))
+    return flagged + [jid for jid in listed if not status[jid].suspicious]
 
 
 def _keyword_spans(view: ReportView) -> list[Span]:

@@ -24,6 +24,7 @@ from textual.strip import Strip
 
 from reviewer.registry import get_kind, kind_order
 from store.views import JudgmentView, ReportView, subject_label
+from tui.numfmt import short_value
 from tui.render.safe import SafeText as Text
 from tui.widgets.report_text import visible
 
@@ -40,30 +41,49 @@ def status_glyph(judgment: JudgmentView, blind: bool = False) -> tuple[str, str]
         return ("✎", "bold magenta") if judgment.differs and not blind else ("✓", "green")
     if judgment.judge is None:
         return "!", "bold red"
+    if judgment.suspicious and not blind:
+        return "◆", "bold yellow"
     return "·", "dim"
 
 
 _KIND_PREFIX = re.compile(r"^(dr3|drb|cf1|race)_")
 
 
-def short_value(raw: str) -> str:
-    """A stored number as a reviewer reads it: 0.3497363796133568 → 0.3497; codes unchanged."""
-    try:
-        number = float(raw)
-    except ValueError:
-        return raw
-    return raw if len(raw) <= 6 else f"{number:.4g}"
+COMPACT = 58
+"""Below this width a row puts the subject before the values: on an 80-column terminal the
+list is about 35 columns wide, and the subject id is what tells rows apart."""
 
 
-def judgment_prompt(view: ReportView, judgment: JudgmentView, blind: bool = False) -> Text:
-    """glyph, kind, judge → effective value, subject (claims with the start of their text)."""
+def judgment_prompt(view: ReportView, judgment: JudgmentView, blind: bool = False,
+                    width: int = 200) -> Text:
+    """glyph, kind, judge → effective value, subject (claims with the start of their text);
+    narrow: glyph, kind, subject, values."""
     glyph, style = status_glyph(judgment, blind)
     kind = get_kind(judgment.kind)
     # The framework shows in the group header; its prefix would only crowd the column.
     label = _KIND_PREFIX.sub("", kind.name if kind else judgment.kind)[:11]
     line = Text(no_wrap=True, overflow="ellipsis", end="")
     line.append(f"{glyph} ", style)
+    if width < COMPACT:
+        line.append(f"{label[:7]:<7} ", "bold")
+        line.append(subject_label(view, judgment), "cyan")
+        line.append(" ")
+        line.append_text(_values(judgment, blind))
+        return line
     line.append(f"{label:<11} ", "bold")
+    values = _values(judgment, blind)
+    values.pad_right(max(0, VALUE_WIDTH - values.cell_len))
+    line.append_text(values)
+    line.append(" ")
+    line.append(subject_label(view, judgment), "cyan")
+    if judgment.claim_id is not None and judgment.ref_idx is None:
+        claim = view.claims.get(judgment.claim_id)
+        if claim is not None:
+            line.append(f" “{visible(claim.fact)}”", "dim")
+    return line
+
+
+def _values(judgment: JudgmentView, blind: bool) -> Text:
     values = Text()
     if blind and not judgment.decided:
         values.append("(judge hidden)", "dim italic")
@@ -75,15 +95,7 @@ def judgment_prompt(view: ReportView, judgment: JudgmentView, blind: bool = Fals
             values.append(short_value(str(judgment.effective)), "bold magenta")
         else:
             values.append(judge, "bold" if judgment.decided else "")
-    values.pad_right(max(0, VALUE_WIDTH - values.cell_len))
-    line.append_text(values)
-    line.append(" ")
-    line.append(subject_label(view, judgment), "cyan")
-    if judgment.claim_id is not None and judgment.ref_idx is None:
-        claim = view.claims.get(judgment.claim_id)
-        if claim is not None:
-            line.append(f" “{visible(claim.fact)}”", "dim")
-    return line
+    return values
 
 
 def group_key(view: ReportView, judgment: JudgmentView) -> tuple[int, str]:
@@ -281,7 +293,7 @@ class JudgmentList(ScrollView, can_focus=True):
             text = Text(visible(entry.header or ""), no_wrap=True, end="")
             style = self.get_component_rich_style("judgment-list--header")
         else:
-            text = judgment_prompt(self.view, self._by_id[entry.judgment_id], self.blind)
+            text = judgment_prompt(self.view, self._by_id[entry.judgment_id], self.blind, width)
             style = self.get_component_rich_style("judgment-list--cursor") if selected \
                 else Style()
         text.style = base

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from rich.cells import get_character_cell_size
 from rich.style import Style
+from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -24,6 +25,7 @@ from textual.strip import Strip
 
 from reviewer.textsafety import visible
 from tui.render.safe import SafeText as Text
+from tui.widgets.markdown_table import Composed, layout_table, starts_table, table_end
 
 __all__ = ["ReportText", "Span", "visible", "wrap"]
 
@@ -43,20 +45,40 @@ _WORD = re.compile(r"\S+")
 
 def wrap(text: str, width: int) -> list[tuple[int, int]]:
     """(start, end) offsets of display lines: word-wrapped, CJK-aware, newline-split."""
+    return layout(text, width)[0]
+
+
+def layout(text: str, width: int) -> tuple[list[tuple[int, int]], dict[int, Composed]]:
+    """Display lines as (start, end) offsets, and the lines that Markdown tables compose
+    (by display line index; their offsets are the table row they show, see
+    :mod:`tui.widgets.markdown_table`)."""
     width = max(8, width)
     lines: list[tuple[int, int]] = []
+    composed: dict[int, Composed] = {}
+    physical: list[tuple[int, int]] = []
     position = 0
-    for physical in text.split("\n"):
-        start = position
-        end = position + len(physical)
-        position = end + 1
-        if len(physical) <= width and physical.isascii():
+    for part in text.split("\n"):
+        physical.append((position, position + len(part)))
+        position += len(part) + 1
+    index = 0
+    while index < len(physical):
+        start, end = physical[index]
+        if text[start:end].lstrip().startswith("|") and starts_table(text, physical, index):
+            stop = table_end(text, physical, index)
+            for span, shown in layout_table(text, physical[index:stop], width):
+                composed[len(lines)] = shown
+                lines.append(span)
+            index = stop
+            continue
+        line = text[start:end]
+        if len(line) <= width and line.isascii():
             lines.append((start, end))
-        elif physical.isascii():
-            _wrap_ascii(physical, start, width, lines)
+        elif line.isascii():
+            _wrap_ascii(line, start, width, lines)
         else:
             _wrap_cells(text, start, end, width, lines)
-    return lines
+        index += 1
+    return lines, composed
 
 
 def _wrap_ascii(line: str, offset: int, width: int, lines: list[tuple[int, int]]) -> None:
@@ -105,12 +127,20 @@ def _wrap_cells(text: str, start: int, end: int, width: int,
 class ReportText(ScrollView, can_focus=True):
     """Scrollable, wrapped report text with highlighted spans."""
 
+    BINDINGS = [
+        # Jump, never animate: a 40,000-word report is thousands of lines, and an animated
+        # scroll there stopped short of the end on the first press.
+        Binding("home", "edge(-1)", "Top", show=False, id="text.top"),
+        Binding("end", "edge(1)", "Bottom", show=False, id="text.bottom"),
+    ]
+
     COMPONENT_CLASSES = {
         "report-text--claim",
         "report-text--claim-selected",
         "report-text--cite",
         "report-text--match",
         "report-text--heading",
+        "report-text--table",
     }
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -120,6 +150,7 @@ class ReportText(ScrollView, can_focus=True):
         self._starts: list[int] = []
         self._longest = 0
         self._lines: list[tuple[int, int]] = []
+        self._composed: dict[int, Composed] = {}
         self._line_starts: list[int] = []
         self._wrapped_width = -1
         self._selected: int | None = None
@@ -147,8 +178,8 @@ class ReportText(ScrollView, can_focus=True):
         target: Span | None = None
         for span in self._spans:
             if span.kind == "claim" and span.key in (previous, claim_id):
-                for line in range(self.line_of(span.start), self.line_of(max(span.start,
-                                                                             span.end - 1)) + 1):
+                for line in range(self.first_line_of(span.start),
+                                  self.line_of(max(span.start, span.end - 1)) + 1):
                     self._cache.discard(line)
                 if span.key == claim_id:
                     target = span
@@ -167,6 +198,17 @@ class ReportText(ScrollView, can_focus=True):
     def line_of(self, offset: int) -> int:
         return max(0, bisect.bisect_right(self._line_starts, offset) - 1)
 
+    def first_line_of(self, offset: int) -> int:
+        """The first display line showing ``offset`` (a wrapped table row spans several)."""
+        line = self.line_of(offset)
+        while line > 0 and self._line_starts[line - 1] == self._line_starts[line] \
+                and line - 1 in self._composed:
+            line -= 1
+        return line
+
+    def action_edge(self, direction: int) -> None:
+        self.scroll_to(y=0 if direction < 0 else self.max_scroll_y, animate=False)
+
     @property
     def line_count(self) -> int:
         return len(self._lines)
@@ -174,7 +216,16 @@ class ReportText(ScrollView, can_focus=True):
     def visible_text(self) -> str:
         """The lines currently on screen (tests and screen readers)."""
         top = self.scroll_offset.y
-        return "\n".join(self._text[a:b] for a, b in self._lines[top: top + self.size.height])
+        return "\n".join(self.display_line(i)
+                         for i in range(top, min(len(self._lines), top + self.size.height)))
+
+    def display_line(self, index: int) -> str:
+        """One display line as shown (a table row with its borders and padding)."""
+        composed = self._composed.get(index)
+        if composed is not None:
+            return composed.plain(self._text)
+        a, b = self._lines[index]
+        return self._text[a:b]
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -183,7 +234,7 @@ class ReportText(ScrollView, can_focus=True):
         if width == self._wrapped_width:
             return
         self._wrapped_width = width
-        self._lines = wrap(self._text, width)
+        self._lines, self._composed = layout(self._text, width)
         self._line_starts = [a for a, _ in self._lines]
         self._cache.clear()
         self.virtual_size = Size(width, len(self._lines))
@@ -207,6 +258,9 @@ class ReportText(ScrollView, can_focus=True):
         return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
 
     def _render_index(self, index: int, base: Style) -> Strip:
+        composed = self._composed.get(index)
+        if composed is not None:
+            return self._render_composed(composed, base)
         start, end = self._lines[index]
         text = Text(self._text[start:end].rstrip("\n"), style=base, no_wrap=True, end="")
         line_start = self._line_starts[index]
@@ -225,4 +279,33 @@ class ReportText(ScrollView, can_focus=True):
                 name = f"report-text--{span.kind}"
             text.stylize(self.get_component_rich_style(name),
                          max(0, span.start - start), min(end, span.end) - start)
+        return Strip(text.render(self.app.console), text.cell_len)
+
+    def _render_composed(self, line: Composed, base: Style) -> Strip:
+        """A table line: its layout pieces as they are, its text pieces styled like any other
+        text (claims, citations and matches fall on the cells that hold them)."""
+        text = Text(style=base, no_wrap=True, end="")
+        border = self.get_component_rich_style("report-text--table")
+        heading = self.get_component_rich_style("report-text--heading")
+        placed: list[tuple[int, int, int]] = []
+        for number, piece in enumerate(line.pieces):
+            if isinstance(piece, str):
+                text.append(piece, border)
+                continue
+            placed.append((len(text), piece[0], piece[1]))
+            text.append(self._text[piece[0]:piece[1]],
+                        heading if line.header or number in line.strong else "")
+        for at, start, end in placed:
+            lo = bisect.bisect_left(self._starts, start - self._longest)
+            hi = bisect.bisect_right(self._starts, end)
+            for span in self._spans[lo:hi]:
+                if span.end <= start or span.start >= end:
+                    continue
+                if span.kind == "claim":
+                    name = ("report-text--claim-selected" if span.key == self._selected
+                            else "report-text--claim")
+                else:
+                    name = f"report-text--{span.kind}"
+                text.stylize(self.get_component_rich_style(name),
+                             at + max(0, span.start - start), at + min(end, span.end) - start)
         return Strip(text.render(self.app.console), text.cell_len)

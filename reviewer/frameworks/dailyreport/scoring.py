@@ -35,7 +35,9 @@ from reviewer.framework import (
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.dailyreport.grading import GRADING
 from reviewer.frameworks.dailyreport.proposals import PROPOSALS
+from reviewer.grading import Grading
 from reviewer.inputs import ReportInput, SubtaskIn, variant_field
 from reviewer.models import TRACE_COUNTS, TRACE_KEY
 from reviewer.scales import CLAIM, CONSISTENCY, RATING4, TERNARY
@@ -599,6 +601,7 @@ class CascadeFramework:
     rejudge: Rejudge | None = Rejudge(
         frozenset({"ins", "rat", "consistency"}),
         pipeline="reviewer.frameworks.dailyreport.judge_pipeline:SPEC")
+    grading: Grading | None = GRADING
     kinds: Mapping[str, VerdictKind] = KINDS
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS

@@ -4,6 +4,23 @@ Used by the benchmark (a DailyReport-size run: 150 tasks × 17 systems, ~24 rubr
 claims a report) and by tests that need volume. Records are written as plain JSON, not built as
 models, so that generating 250k judgments takes seconds; the import path validates them like any
 other bundle. The text is pseudo-words: it exercises search and layout, it is not prose.
+
+The judge is shaped like a real one where review tools look: rubric criteria write their level
+texts ("1: … 0.5: … 0: …") and each verdict's explanation describes what it saw in those terms;
+incorrect claims mostly conflict with their cited page, yet some are cited to a page that
+supports them (an outdated source: both verdicts right); a few cited pages could not be
+fetched. With ``plant`` > 0 the judge also makes errors of known types, listed with the right
+value in a ``planted.jsonl`` beside the bundle folder (:func:`planted_path`;
+:mod:`reviewer.planted`), which is what review orders are measured
+against (:mod:`store.review_order`):
+
+* ``contradiction`` — a claim verdict flipped while its consistency verdicts stay, or the
+  reverse;
+* ``level`` — a rubric value changed while the explanation still describes the right level;
+* ``unreachable`` — ``support`` on a page that could not be fetched;
+* ``runs`` — a second, newer judge run (the one that counts) wrong where the first was right;
+  it is also right where the first was wrong, which flags verdicts that are fine;
+* ``silent`` — an error nothing on screen betrays (value and explanation changed together).
 """
 
 from __future__ import annotations
@@ -15,7 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-_SYLLABLES = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
+from reviewer.synthetic import line as _line
+from reviewer.synthetic import planted_path
+from reviewer.synthetic import sentence as _sentence
+from reviewer.synthetic import vocabulary as _vocabulary
+
+PLANTED_TYPES = ("contradiction", "level", "unreachable", "runs", "silent")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +51,12 @@ class SyntheticSpec:
     long_report_words: int = 0
     """When > 0, the first report is this long (with claims spread through it)."""
     long_report_claims: int = 300
+    plant: float = 0.0
+    """Probability, per eligible verdict and error type, that the judge errs there."""
+    second_run: float = 0.0
+    """Share of reports a second, newer judge run re-judges (its verdicts count)."""
+    unreachable: float = 0.025
+    """Share of source pages that could not be fetched."""
     judge_bias: tuple[float, ...] = ()
     """A planted judge bias: system i's judge upgrades a verdict that is not the best (an
     incorrect or unknown claim to correct; a rubric one step up) with probability
@@ -45,32 +73,56 @@ class SyntheticSpec:
 
 
 TRUTH_RUN = "truth"
-
-
-def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
-    words: set[str] = set()
-    while len(words) < size:
-        words.add("".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 4))))
-    return sorted(words)
-
-
-def _sentence(rng: random.Random, vocab: list[str], n: int) -> str:
-    words = [rng.choice(vocab) for _ in range(n)]
-    words[0] = words[0].capitalize()
-    return " ".join(words)
-
-
-def _line(handle: TextIO, record: dict[str, Any]) -> None:
-    handle.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-    handle.write("\n")
+"""The true verdicts' run in a bundle with a planted judge bias (synthetic_plain)."""
 
 
 BENCH_KINDS = ("claim", "ins")
 """The verdicts ``gavel bench`` decides on a synthetic run, as a reviewer mostly does."""
 
+N_REFS = 12
+
+
+@dataclass(slots=True)
+class _Run:
+    """What the generator decides across reports: planted errors and the second run."""
+
+    rng: random.Random
+    spec: SyntheticSpec
+    dead: set[str]
+    planted: TextIO | None
+    second: list[dict[str, Any]]
+
+    def plant(self, scale: float = 1.0) -> bool:
+        """Whether the judge errs here: ``scale`` evens out how often each error type gets a
+        chance (there are far fewer verdicts on dead pages than rubric verdicts)."""
+        return self.spec.plant > 0 and self.planted is not None and \
+            self.rng.random() < min(1.0, self.spec.plant * scale)
+
+    def record(self, error: str, verdict: dict[str, Any], right: object) -> None:
+        assert self.planted is not None
+        entry: dict[str, Any] = {k: verdict[k] for k in ("report", "kind", "criterion",
+                                                          "claim", "ref") if k in verdict}
+        _line(self.planted, {**entry, "right": str(right), "type": error})
+
+
+def _source_url(task: int, ref: int, sources: int) -> str:
+    return f"https://src{(task * N_REFS + ref) % sources}.example/page"
+
 
 def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict[str, int]:
-    """Write a complete cascade bundle; returns record counts."""
+    """Write a complete cascade bundle; returns record counts (and the planted errors, see
+    :func:`planted_path`, when the spec plants some).
+
+    A planted judge *bias* (``judge_bias`` / ``judge_noise``: the estimate tests) is written by
+    the simple generator those tests were calibrated on
+    (:mod:`reviewer.frameworks.dailyreport.synthetic_plain`)."""
+    if spec.planted:
+        if spec.plant > 0 or spec.second_run > 0:
+            raise ValueError("a planted judge bias and planted judge errors of known types "
+                             "are separate generators: give one or the other")
+        from reviewer.frameworks.dailyreport.synthetic_plain import write_plain
+
+        return write_plain(folder, spec)
     rng = random.Random(spec.seed)
     vocab = _vocabulary(rng)
     folder.mkdir(parents=True, exist_ok=True)
@@ -83,7 +135,7 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
         "description": "generated for benchmarks and tests",
     }
     (folder / "suite.json").write_text(json.dumps(suite, indent=2), encoding="utf-8")
-    counts = {"tasks": 0, "reports": 0, "claims": 0, "judgments": 0, "sources": 0}
+    counts = {"tasks": 0, "reports": 0, "claims": 0, "judgments": 0, "sources": 0, "planted": 0}
     systems = [f"sys{i:02d}" for i in range(spec.systems)]
     with (folder / "systems.jsonl").open("w", encoding="utf-8") as handle:
         for i, name in enumerate(systems):
@@ -91,24 +143,27 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
     with (folder / "runs.jsonl").open("w", encoding="utf-8") as handle:
         _line(handle, {"id": "run-1", "model": "synthetic-judge", "prompt_version": "v1",
                        "created_at": "2026-11-01T00:00:00Z"})
-        if spec.planted:
-            _line(handle, {"id": TRUTH_RUN, "model": "human-truth", "prompt_version": "v1",
-                           "created_at": "2026-10-01T00:00:00Z",
-                           "description": "the true verdicts the judge's were planted on"})
-    # The judge's mistakes come from a generator of their own, so a run without them is the
-    # same run, byte for byte, as before they existed.
-    judge_rng = random.Random(spec.seed * 7919 + 1)
+        if spec.second_run > 0:
+            _line(handle, {"id": "run-2", "model": "synthetic-judge-2", "prompt_version": "v2",
+                           "created_at": "2026-11-08T00:00:00Z"})
 
-    task_plans = list(_task_plans(rng, spec))
+    n_sources = min(2000, spec.tasks * 10)
+    dead_rng = random.Random(spec.seed + 1)
+    dead = {f"https://src{i}.example/page" for i in range(n_sources)
+            if dead_rng.random() < spec.unreachable}
+    task_plans = list(_task_plans(rng, vocab, spec))
     with (folder / "tasks.jsonl").open("w", encoding="utf-8") as handle:
         for task in task_plans:
             _line(handle, task)
             counts["tasks"] += 1
 
+    listed = planted_path(folder)
     with (folder / "reports.jsonl").open("w", encoding="utf-8") as reports, \
-            (folder / "judgments.jsonl").open("w", encoding="utf-8") as judgments:
+            (folder / "judgments.jsonl").open("w", encoding="utf-8") as judgments, \
+            listed.open("w", encoding="utf-8") as planted:
+        run = _Run(rng, spec, dead, planted if spec.plant > 0 else None, [])
         first = True
-        for task in task_plans:
+        for t, task in enumerate(task_plans):
             fac_subtasks = [c["subtask"] for c in task["criteria"] if c["dimension"] == "fac"]
             for system in systems:
                 quality = 0.55 + 0.4 * (systems.index(system) / max(1, len(systems) - 1))
@@ -116,28 +171,45 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
                 words = spec.long_report_words if long else spec.words
                 n_claims = spec.long_report_claims if long else spec.claims
                 first = False
-                report, verdicts = _report(rng, vocab, task, system, fac_subtasks, words,
-                                           n_claims, quality)
+                report, verdicts = _report(run, vocab, t, task, system, fac_subtasks, words,
+                                           n_claims, quality, n_sources)
                 _line(reports, report)
                 counts["reports"] += 1
                 counts["claims"] += len(report["claims"])
-                if spec.planted:
-                    bias = (spec.judge_bias[systems.index(system) % len(spec.judge_bias)]
-                            if spec.judge_bias else 0.0)
-                    verdicts = _planted(judge_rng, verdicts, bias, spec.judge_noise)
                 for verdict in verdicts:
                     _line(judgments, verdict)
                 counts["judgments"] += len(verdicts)
+        for verdict in run.second:
+            _line(judgments, verdict)
+        counts["judgments"] += len(run.second)
+    if spec.plant <= 0:
+        listed.unlink()
+    else:
+        counts["planted"] = len(listed.read_text(encoding="utf-8").splitlines())
     with (folder / "sources.jsonl").open("w", encoding="utf-8") as handle:
-        for i in range(min(2000, spec.tasks * 10)):
-            text = " ".join(_sentence(rng, vocab, 14) + "." for _ in range(8))
-            _line(handle, {"url": f"https://src{i}.example/page", "title": f"Source {i}",
-                           "text": text})
+        for i in range(n_sources):
+            url = f"https://src{i}.example/page"
+            if url in dead:
+                _line(handle, {"url": url, "title": f"Source {i}", "text": "",
+                               "error": "HTTP 404 Not Found"})
+            else:
+                text = " ".join(_sentence(rng, vocab, 14) + "." for _ in range(8))
+                _line(handle, {"url": url, "title": f"Source {i}", "text": text})
             counts["sources"] += 1
     return counts
 
 
-def _task_plans(rng: random.Random, spec: SyntheticSpec) -> Iterator[dict[str, Any]]:
+# -- rubrics with level texts --------------------------------------------------------------------
+
+_INS_LEVELS = ("1: all four {items}, each with its {qualifier}. 0.5: two or three {items}, or "
+               "figures without their {qualifier}. 0: one {item} or none.")
+_RAT_LEVELS = ("1: the recommendation follows from the {what} the report gives. 0.5: sensible, "
+               "but one {what} is misread. 0: the recommendation contradicts the report's own "
+               "{what}.")
+
+
+def _task_plans(rng: random.Random, vocab: list[str], spec: SyntheticSpec
+                ) -> Iterator[dict[str, Any]]:
     for t in range(spec.tasks):
         subtasks: list[dict[str, Any]] = []
         criteria: list[dict[str, Any]] = []
@@ -151,15 +223,26 @@ def _task_plans(rng: random.Random, spec: SyntheticSpec) -> Iterator[dict[str, A
             else:
                 importance = {"importance": "P2"}
             sid = f"s{s + 1}"
+            names = rng.sample(vocab, 4)
+            item, qualifier, what = rng.choice(vocab), rng.choice(vocab), rng.choice(vocab)
             subtasks.append({"id": sid, "text": f"Subtask {s + 1} of task {t}", **importance})
-            criteria.append({"id": f"{sid}-ins", "subtask": sid, "framework": "cascade",
-                             "dimension": "ins", "text": f"Does the report cover {sid}?"})
+            criteria.append({
+                "id": f"{sid}-ins", "subtask": sid, "framework": "cascade", "dimension": "ins",
+                "text": f"Does the report cover {sid} for each of {names[0]}, {names[1]}, "
+                        f"{names[2]} and {names[3]}?",
+                "explanation": _INS_LEVELS.format(items=item + "s", item=item,
+                                                  qualifier=qualifier),
+                "metadata": {"synthetic": {"items": names, "item": item,
+                                           "qualifier": qualifier}}})
             if s % 2 == 0:
                 criteria.append({"id": f"{sid}-fac", "subtask": sid, "framework": "cascade",
                                  "dimension": "fac", "text": f"Are the facts for {sid} right?"})
             else:
-                criteria.append({"id": f"{sid}-rat", "subtask": sid, "framework": "cascade",
-                                 "dimension": "rat", "text": f"Is {sid} reasoned well?"})
+                criteria.append({
+                    "id": f"{sid}-rat", "subtask": sid, "framework": "cascade",
+                    "dimension": "rat", "text": f"Is {sid} reasoned well?",
+                    "explanation": _RAT_LEVELS.format(what=what),
+                    "metadata": {"synthetic": {"what": what}}})
         yield {
             "id": f"t{t:03d}", "prompt": f"Synthetic task {t}: research and report.",
             "domain": f"domain{t % 10}", "category": f"cat{t % 35}",
@@ -168,12 +251,64 @@ def _task_plans(rng: random.Random, spec: SyntheticSpec) -> Iterator[dict[str, A
         }
 
 
+def _ins_explanation(rng: random.Random, criterion: dict[str, Any], value: float) -> str:
+    meta = criterion["metadata"]["synthetic"]
+    names, item, qualifier = meta["items"], meta["item"], meta["qualifier"]
+    if value == 1:
+        return rng.choice((
+            f"The report covers all four {item}s, each with its {qualifier}.",
+            f"Every {item} is there: {', '.join(names)}, with the {qualifier} for each.",
+        ))
+    if value == 0.5:
+        some = rng.sample(names, rng.choice((2, 3)))
+        return rng.choice((
+            f"Only {' and '.join(some)} are covered; the other {item}s are missing.",
+            f"{', '.join(some)} are given, but the rest are not mentioned.",
+        ))
+    return rng.choice((
+        f"Only {rng.choice(names)} is mentioned; the other {item}s are absent.",
+        f"No {item} is covered at all.",
+    ))
+
+
+def _rat_explanation(rng: random.Random, criterion: dict[str, Any], value: float) -> str:
+    what = criterion["metadata"]["synthetic"]["what"]
+    if value == 1:
+        return rng.choice((f"The recommendation follows from the {what} the report gives.",
+                           f"Well argued: the choice follows from the report's {what}."))
+    if value == 0.5:
+        return rng.choice((f"Sensible, but one {what} is misread.",
+                           f"A sensible choice, though one {what} is misread along the way."))
+    return rng.choice((f"The recommendation contradicts the report's own {what}.",
+                       f"The choice contradicts the {what} given earlier in the report."))
+
+
+def _explain(rng: random.Random, criterion: dict[str, Any], value: float) -> str:
+    if criterion["dimension"] == "ins":
+        return _ins_explanation(rng, criterion, value)
+    return _rat_explanation(rng, criterion, value)
+
+
+def _hedge(rng: random.Random, criterion: dict[str, Any]) -> str:
+    meta = criterion["metadata"]["synthetic"]
+    if criterion["dimension"] == "ins":
+        return rng.choice((f"Two or three {meta['item']}s are spelled out in more detail.",
+                           "Some figures are rounded."))
+    return f"One {meta['what']} is misread along the way, which does not change the conclusion."
+
+
+def _other(rng: random.Random, value: float) -> float:
+    return rng.choice([v for v in (0.0, 0.5, 1.0) if v != value])
+
+
+# -- one report --------------------------------------------------------------------------------
+
 def _report(
-    rng: random.Random, vocab: list[str], task: dict[str, Any], system: str,
-    fac_subtasks: list[str], words: int, n_claims: int, quality: float,
+    run: _Run, vocab: list[str], t: int, task: dict[str, Any], system: str,
+    fac_subtasks: list[str], words: int, n_claims: int, quality: float, n_sources: int,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    rng = run.rng
     report_id = f"{task['id']}-{system}"
-    n_refs = 12
     paragraphs: list[str] = [f"# Report on {task['id']} by {system}", ""]
     claims: list[dict[str, Any]] = []
     written = 0
@@ -184,7 +319,7 @@ def _report(
         sentence_no += 1
         written += 14
         if len(claims) < n_claims and sentence_no % claim_every == 0:
-            ref = rng.randint(1, n_refs)
+            ref = rng.randint(1, N_REFS)
             fact = f"{sentence} claim {len(claims) + 1}"
             claims.append({"id": f"c{len(claims) + 1}",
                            "subtask": fac_subtasks[len(claims) % len(fac_subtasks)],
@@ -197,58 +332,89 @@ def _report(
         if sentence_no % 60 == 0:
             paragraphs.append(f"## Section {sentence_no // 60}\n")
     paragraphs.append("\n## References")
-    paragraphs.extend(f"[{i}] Source {i}_Site https://src{i}.example/page" for i in
-                      range(1, n_refs + 1))
+    urls = {i: _source_url(t, i, n_sources) for i in range(1, N_REFS + 1)}
+    paragraphs.extend(f"[{i}] Source {i}_Site {urls[i]}" for i in range(1, N_REFS + 1))
     markdown = "\n".join(paragraphs) + "\n"
     verdicts: list[dict[str, Any]] = []
     base = {"run": "run-1", "report": report_id}
+    rejudged = run.spec.second_run > 0 and rng.random() < run.spec.second_run
     for criterion in task["criteria"]:
-        if criterion["dimension"] in ("ins", "rat"):
-            roll = rng.random()
-            value = 1 if roll < quality else (0.5 if roll < quality + 0.25 else 0)
-            verdicts.append({**base, "kind": criterion["dimension"], "criterion": criterion["id"],
-                             "value": value, "explanation": "synthetic"})
-    for claim in claims:
+        if criterion["dimension"] not in ("ins", "rat"):
+            continue
         roll = rng.random()
-        verdict = "correct" if roll < quality else ("incorrect" if roll < quality + 0.2
-                                                    else "unknown")
-        verdicts.append({**base, "kind": "claim", "claim": claim["id"], "value": verdict,
-                         "explanation": "synthetic"})
-        verdicts.append({**base, "kind": "consistency", "claim": claim["id"],
-                         "ref": claim["citations"][0],
-                         "value": "support" if verdict == "correct" else "unknown",
-                         "explanation": "synthetic"})
+        right = 1.0 if roll < quality else (0.5 if roll < quality + 0.25 else 0.0)
+        value, explanation = right, _explain(rng, criterion, right)
+        verdict = {**base, "kind": criterion["dimension"], "criterion": criterion["id"]}
+        if not rejudged and run.plant():
+            value = _other(rng, right)
+            run.record("level", verdict, _code(right))
+        elif not rejudged and run.plant(0.5):
+            value = _other(rng, right)
+            explanation = _explain(rng, criterion, value)
+            run.record("silent", verdict, _code(right))
+        if right != 0 and rng.random() < 0.04:
+            # A hedge in passing: words of a lower level in a right verdict's explanation (the
+            # level check flags it, and the verdict is fine).
+            explanation += " " + _hedge(rng, criterion)
+        if rejudged:
+            second = {**verdict, "run": "run-2"}
+            if run.plant(2.0):
+                # The newer run (it counts) errs where the first was right.
+                wrong = _other(rng, right)
+                run.record("runs", second, _code(right))
+                run.second.append({**second, "value": wrong,
+                                   "explanation": _explain(rng, criterion, wrong)})
+            elif value == right and rng.random() < 0.03:
+                # The first run's slip, corrected by the newer one: flagged, and fine.
+                value = _other(rng, right)
+                explanation = _explain(rng, criterion, value)
+                run.second.append({**second, "value": right,
+                                   "explanation": _explain(rng, criterion, right)})
+            else:
+                run.second.append({**second, "value": right,
+                                   "explanation": _explain(rng, criterion, right)})
+        verdicts.append({**verdict, "value": value, "explanation": explanation})
+    for claim in claims:
+        ref = claim["citations"][0]
+        dead = urls[ref] in run.dead
+        roll = rng.random()
+        truth = "correct" if roll < quality else ("incorrect" if roll < quality + 0.2
+                                                  else "unknown")
+        if dead:
+            truth, page = "unknown", "unknown"
+        elif truth == "correct":
+            page = "support"
+        elif truth == "incorrect":
+            # Mostly the cited page says otherwise; sometimes it is an outdated page that
+            # supports the claim: both verdicts right, and they disagree.
+            page = "conflict" if rng.random() < 0.97 else "support"
+        else:
+            page = "unknown"
+        claim_value, page_value = truth, page
+        claim_v = {**base, "kind": "claim", "claim": claim["id"]}
+        page_v = {**base, "kind": "consistency", "claim": claim["id"], "ref": ref}
+        if dead and run.plant(3.0):
+            page_value = "support"
+            run.record("unreachable", page_v, page)
+        elif truth in ("correct", "incorrect") and page != "unknown" and \
+                run.plant():
+            if rng.random() < 0.5:
+                claim_value = "incorrect" if truth == "correct" else "correct"
+                run.record("contradiction", claim_v, truth)
+            else:
+                page_value = "conflict" if page == "support" else "support"
+                run.record("contradiction", page_v, page)
+        elif truth == "correct" and page == "support" and run.plant(0.25):
+            claim_value, page_value = "incorrect", "conflict"
+            run.record("silent", claim_v, truth)
+            run.record("silent", page_v, page)
+        verdicts.append({**claim_v, "value": claim_value, "explanation": "synthetic"})
+        verdicts.append({**page_v, "value": page_value, "explanation": "synthetic"})
     return {"id": report_id, "task": task["id"], "system": system, "markdown": markdown,
             "claims": claims}, verdicts
 
 
-_UPGRADE: dict[str, dict[Any, Any]] = {"ins": {0: 0.5, 0.5: 1}, "rat": {0: 0.5, 0.5: 1},
-            "claim": {"incorrect": "correct", "unknown": "correct"}}
-_VALUES: dict[str, list[Any]] = {"ins": [0, 0.5, 1], "rat": [0, 0.5, 1],
-                                 "claim": ["correct", "incorrect", "unknown"]}
-
-
-def _planted(rng: random.Random, verdicts: list[dict[str, Any]], bias: float, noise: float
-             ) -> list[dict[str, Any]]:
-    """The judge's verdicts (biased upwards with probability ``bias``, randomised with
-    probability ``noise``) followed by the true ones as run ``truth``; the judge's consistency
-    verdict follows its own claim verdict, as in :func:`_report`."""
-    judged: list[dict[str, Any]] = []
-    truth: list[dict[str, Any]] = []
-    claim_value: dict[str, str] = {}
-    for verdict in verdicts:
-        kind = verdict["kind"]
-        truth.append({**verdict, "run": TRUTH_RUN})
-        value = verdict["value"]
-        if kind == "consistency":
-            value = "support" if claim_value.get(verdict["claim"]) == "correct" else "unknown"
-        else:
-            upgraded = _UPGRADE[kind].get(value)
-            if upgraded is not None and rng.random() < bias:
-                value = upgraded
-            if noise and rng.random() < noise:
-                value = rng.choice(_VALUES[kind])
-            if kind == "claim":
-                claim_value[verdict["claim"]] = value
-        judged.append({**verdict, "value": value})
-    return judged + truth
+def _code(value: object) -> str:
+    if isinstance(value, float):
+        return "0.5" if value == 0.5 else str(int(value))
+    return str(value)

@@ -59,6 +59,7 @@ from reviewer.framework import (
     VerdictKind,
 )
 from reviewer.frameworks.deepresearch_bench.proposals import FACT_PROPOSALS
+from reviewer.grading import Grading
 from reviewer.inputs import ReportInput, extraction_in_force
 from reviewer.scales import SUPPORT
 
@@ -108,6 +109,8 @@ class FactFramework:
     rejudge: Rejudge | None = Rejudge(
         frozenset({"fact"}), steps={"fact": "validate"},
         pipeline="reviewer.frameworks.deepresearch_bench.judge_fact:SPEC")
+    grading: Grading | None = Grading(unreachable={"fact": "unknown"},
+                                      evidence_kinds=frozenset({"fact"}))
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

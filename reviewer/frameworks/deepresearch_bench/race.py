@@ -54,6 +54,7 @@ from reviewer.framework import (
     VerdictKind,
 )
 from reviewer.frameworks.deepresearch_bench.proposals import RACE_PROPOSALS
+from reviewer.grading import Grading
 from reviewer.inputs import CriterionIn, ReportInput
 from reviewer.scales import SCORE10, UNIT
 
@@ -270,6 +271,7 @@ class RaceFramework:
         frozenset({"race_target", "race_reference"}),
         steps={"race_target": "race", "race_reference": "race"},
         pipeline="reviewer.frameworks.deepresearch_bench.judge_race:SPEC")
+    grading: Grading | None = None
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

@@ -45,6 +45,8 @@ from reviewer.framework import (
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.dr3_eval.grading import GRADING
+from reviewer.grading import Grading
 from reviewer.inputs import ReportInput, extraction_in_force
 from reviewer.scales import BINARY, Choice, Scale
 
@@ -288,6 +290,7 @@ class Dr3Framework:
         steps={"dr3_insight": "insight", "dr3_citation": "citation", "dr3_support": "support",
                "dr3_checklist": "checklist", "dr3_depth": "depth"},
         pipeline="reviewer.frameworks.dr3_eval.judge_pipeline:SPEC")
+    grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

@@ -52,9 +52,11 @@ from reviewer.framework import (
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.dr_bench.grading import GRADING
 from reviewer.frameworks.dr_bench.keywords import key_flags
 from reviewer.frameworks.dr_bench.points import PointScale, PointScaleError, parse_point_scale
 from reviewer.frameworks.dr_bench.urls import distinct, under_a_tsl
+from reviewer.grading import Grading
 from reviewer.inputs import CriterionIn, ReportInput, variant_field
 from reviewer.scales import BINARY, Choice, Scale
 
@@ -434,6 +436,7 @@ class DrBenchFramework:
         steps={"drb_qsr": "qsr", "drb_grr": "grr", "drb_partial_points": "qsr",
                "drb_relevance": "relevance"},
         pipeline="reviewer.frameworks.dr_bench.judge_pipeline:SPEC")
+    grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

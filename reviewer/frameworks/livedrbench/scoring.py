@@ -65,6 +65,7 @@ from reviewer.framework import (
     Variant,
     VerdictKind,
 )
+from reviewer.frameworks.livedrbench.grading import GRADING
 from reviewer.frameworks.livedrbench.ground_truth import (
     FRAMEWORK_NAME,
     META_KEY,
@@ -78,6 +79,7 @@ from reviewer.frameworks.livedrbench.ground_truth import (
     variants,
 )
 from reviewer.frameworks.livedrbench.proposals import PROPOSALS
+from reviewer.grading import Grading
 from reviewer.inputs import ReportInput
 from reviewer.scales import Choice, Scale
 
@@ -707,6 +709,7 @@ class ClaimsF1Framework:
     rejudge: Rejudge | None = Rejudge(
         frozenset({"cf1_match", "cf1_key"}), steps={"cf1_match": "grade", "cf1_key": "grade"},
         pipeline="reviewer.frameworks.livedrbench.judge_pipeline:SPEC")
+    grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 

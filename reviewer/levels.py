@@ -1,0 +1,410 @@
+"""Does a judge's explanation describe the level it awarded? Two checks on rubric level texts.
+
+A rubric verdict comes with an explanation, and rubric criteria describe each level ("1: a
+rate for every bank … 0.5: rates for three or four banks, or a tiered rate reported as a flat
+rate … 0: fewer than three rates"). A judge that awards 1 while writing "presented as a flat
+rate" has described the 0.5 level in its own words: that is worth a reviewer's look.
+
+**Quotes and paraphrases** (:func:`quoted_level`). Each level's text is reduced to content
+words (lower case, stop words dropped, a light suffix stemmer, number words as digits) and
+word pairs. A level's *distinctive* words and pairs are those no other level of the same
+criterion uses. The explanation scores one point per distinctive word of a level it contains
+and two per distinctive pair; the best-scoring level is what the explanation describes when it
+scores at least 2 and more than the awarded level does.
+
+**Counts** (:func:`counted_level`). Many levels count items ("all five", "two to four banks",
+"at least three of the four", "one or none"). The items are the first enumerated list of the
+criterion text (else of the task's prompt) with as many entries as the levels count up to; the
+explanation's count is the items it names in its clauses that do not negate ("… are listed",
+not "… is missing"), or a number it states ("each of the five banks"). The level whose range
+holds that count is the level the explanation describes; a judge awarding more than that, or
+less without another condition of the lower level to explain it, contradicts itself.
+
+Both are heuristics: the precision measured on the sample is in the README (section on
+suspicion flags) and is printed by ``gavel bench``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+NUMBER_WORDS = {
+    "none": 0, "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}
+
+STOP = frozenset(
+    """
+    a an the and or of to in on at by for from with as is are was were be been being it its
+    this that these those there their they them he she his her we our you your i me my which
+    who whom what when where how than then so such do does did done has have had can could
+    should would may might must will shall if also into onto over under about per each any
+    all every some only more most less least very just both either neither other others
+    another same own report reports judge judged section sections gives give given giving
+    state stated states statement includes include including whether one
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+"""Function words and rubric scaffolding: they say nothing about which level is meant."""
+
+_NEGATIONS = ("no", "not", "never", "missing", "absent", "without", "lacks", "lack", "omits",
+              "omitted", "none", "nothing", "neither", "nor", "fails", "vague", "vaguely",
+              "guessed", "excluded", "excludes", "ignores", "ignored", "false", "wrong",
+              "incorrect", "unsupported", "na", "cannot", "isn", "doesn", "don")
+
+_WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
+_LEVEL_MARK = re.compile(r"(?:^|(?<=[.;]))\s*(1|0\.5|0)\s*(?::|\s+if\b|\s*=)", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light suffix stemmer: enough to meet 'tiered' with 'tier' and 'named' with 'name'."""
+    if word.isdigit() or len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+_NEGATIVE = frozenset(stem(w) for w in _NEGATIONS)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words of ``text`` with number words as digits, in order (possessive 's and
+    'n/a' folded so they do not read as words of their own)."""
+    text = text.lower().replace("’", "'").replace("'s", "").replace("n/a", "na")
+    return [str(NUMBER_WORDS[raw]) if raw in NUMBER_WORDS else raw for raw in _WORD.findall(text)]
+
+
+def content(text: str) -> list[str]:
+    """Stemmed content words of ``text``, in order (stop words dropped)."""
+    return [stem(w) for w in words(text) if w not in STOP]
+
+
+def pairs(tokens: Sequence[str]) -> set[tuple[str, str]]:
+    return set(itertools.pairwise(tokens))
+
+
+_CLAUSE = re.compile(r";|,?\s+but\s+|,?\s+although\s+|,?\s+though\s+|,?\s+whereas\s+|"
+                     r",?\s+while\s+|,?\s+however\b|,\s+or\s+|\.\s+", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=16384)
+def negates(clause: str) -> bool:
+    return bool(_NEGATIVE & {stem(w) for w in words(clause)})
+
+
+def affirmative_clauses(text: str) -> list[str]:
+    """The clauses of a text that do not negate (split at ';', 'but', 'although', ', or',
+    sentence ends …; a clause with 'no', 'not', 'missing', 'without', 'wrong' … negates):
+    what the text says is there, not what it says is missing."""
+    return [c for c in _CLAUSE.split(text) if c and c.strip() and not negates(c)]
+
+
+def parse_levels(explanation: str, codes: Sequence[str] = ("1", "0.5", "0")) -> dict[str, str]:
+    """Level texts written as ``1: … 0.5: … 0: …`` or ``1 if …; 0.5 if …; 0 if …``.
+
+    Only codes in ``codes`` count as level markers; a text that names none gives ``{}``.
+    """
+    marks = [m for m in _LEVEL_MARK.finditer(explanation) if m.group(1) in codes]
+    out: dict[str, str] = {}
+    for i, mark in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(explanation)
+        text = explanation[mark.end():end].strip(" .;")
+        if text and mark.group(1) not in out:
+            out[mark.group(1)] = text
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class LevelMatch:
+    level: str
+    score: float
+    own: float
+    matched: tuple[str, ...]
+    """The distinctive words (and word pairs, joined by a space) the explanation shares."""
+
+
+def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
+                 skip_counts: bool = False) -> LevelMatch | None:
+    """The level other than ``awarded`` whose distinctive words the explanation's affirmative
+    clauses use, if they use them clearly more than the awarded level's (see the module
+    docstring).
+
+    Negating clauses — "no specific points are flagged" in an explanation, "amounts without a
+    peak/off-peak distinction" in a level — describe what is missing, and numbers are
+    thresholds more often than descriptions: both are left out. A level condition that starts
+    with "only" ("only percentage changes are given") is exclusive: it is met only by an
+    explanation clause that says "only" too. The awarded level must have a text of its own;
+    ``skip_counts`` leaves out each level's first condition when a count already settled it.
+    """
+    if awarded not in levels or len(levels) < 2 or not explanation.strip():
+        return None
+    conditions = {code: _conditions(text, skip_counts) for code, text in levels.items()}
+    tables = _level_tables(tuple(levels.items()))
+    said: list[tuple[set[str], set[tuple[str, str]], bool]] = []
+    said_sequences = [words(clause) for clause in affirmative_clauses(explanation)]
+    for clause in affirmative_clauses(explanation):
+        toks = [t for t in content(clause) if not t.isdigit()]
+        said.append((set(toks), pairs(toks), "only" in words(clause)))
+    scores: dict[str, tuple[float, tuple[str, ...]]] = {}
+    for code, conds in conditions.items():
+        distinctive, other_pairs = tables[code]
+        found_words: set[str] = set()
+        found_pairs: set[tuple[str, str]] = set()
+        for level_toks, exclusive in conds:
+            level_words = set(level_toks) & distinctive
+            level_pairs = {p for p in pairs(level_toks) - other_pairs
+                           if p[0] in distinctive or p[1] in distinctive}
+            for said_words, said_pairs, said_only in said:
+                if exclusive and not said_only:
+                    continue
+                found_words |= level_words & said_words
+                found_pairs |= level_pairs & said_pairs
+        quotes = {q for q in _quoted(levels[code]) if _contains(said_sequences, q)}
+        matched = (tuple(sorted(found_words)) + tuple(sorted(" ".join(p) for p in found_pairs))
+                   + tuple(f"'{' '.join(q)}'" for q in sorted(quotes)))
+        scores[code] = (len(found_words) + 2.0 * len(found_pairs) + 2.0 * len(quotes), matched)
+    best = max((c for c in scores if c != awarded), key=lambda c: scores[c][0])
+    score, matched = scores[best]
+    own = scores[awarded][0]
+    if score >= 2 and score > own:
+        return LevelMatch(best, score, own, matched)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_tables(items: tuple[tuple[str, str], ...]
+                  ) -> dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]]:
+    """Per level code: the words no other level's text uses, and the word pairs other levels'
+    texts use (a rubric's levels are the same for every report judged on it: computed once)."""
+    every = {code: _conditions(text, False) for code, text in items}
+    flat = {code: set().union(*(set(t) for t, _ in conds)) if conds else set()
+            for code, conds in every.items()}
+    grams = {code: set().union(*(pairs(t) for t, _ in conds)) if conds else set()
+             for code, conds in every.items()}
+    out = {}
+    for code in every:
+        other_words = set().union(*(w for c, w in flat.items() if c != code))
+        other_pairs = set().union(*(g for c, g in grams.items() if c != code))
+        out[code] = (frozenset(flat[code] - other_words), frozenset(other_pairs))
+    return out
+
+
+_QUOTE = re.compile(r"'([^']{2,40})'|\u2018([^\u2019]{2,40})\u2019|\u201c([^\u201d]{2,40})\u201d")
+
+
+def _quoted(text: str) -> list[tuple[str, ...]]:
+    """Phrases a level text quotes ('about', 'under 400'): an explanation that uses one is
+    quoting that level, stop words or not."""
+    return [tuple(words(next(g for g in m.groups() if g))) for m in _QUOTE.finditer(text)]
+
+
+def _contains(sequences: Sequence[Sequence[str]], phrase: Sequence[str]) -> bool:
+    n = len(phrase)
+    return n > 0 and any(tuple(seq[i:i + n]) == tuple(phrase)
+                         for seq in sequences for i in range(len(seq) - n + 1))
+
+
+@functools.lru_cache(maxsize=4096)
+def _conditions(text: str, skip_first: bool) -> tuple[tuple[tuple[str, ...], bool], ...]:
+    """A level text's conditions (alternatives split at ', or' and ';'), each as the content
+    words of its affirmative parts without numbers, and whether it is exclusive ('only …')."""
+    alternatives = [c for c in re.split(r",\s*or\s+|;", text) if c.strip()]
+    if skip_first:
+        alternatives = alternatives[1:]     # the count the count rule has already read
+    out = []
+    for alternative in alternatives:
+        toks = [t for clause in affirmative_clauses(alternative) for t in content(clause)
+                if not t.isdigit()]
+        if toks:
+            out.append((tuple(toks), words(alternative)[:1] == ["only"]))
+    return tuple(out)
+
+
+# -- counts --------------------------------------------------------------------------------
+
+_LIST_IN_PARENS = re.compile(r"\(([^()]*,[^()]*)\)")
+_SPLIT_ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+")
+_LEAD = re.compile(r".*\b(?:for|of|on|about|from|like|namely|as)\s+", re.IGNORECASE)
+
+
+def enumerated_lists(text: str) -> list[list[str]]:
+    """Enumerations in ``text``: parenthesised comma lists first, then 'a, b, c and d'."""
+    found: list[list[str]] = []
+    for match in _LIST_IN_PARENS.finditer(text):
+        items = [i.strip(" .") for i in _SPLIT_ITEMS.split(match.group(1)) if i.strip(" .")]
+        if len(items) >= 2:
+            found.append(items)
+    for sentence in re.split(r"[?!:;\n—]|\.\s", _LIST_IN_PARENS.sub("", text)):
+        if sentence.count(",") < 1 or (" and " not in sentence and " or " not in sentence):
+            continue
+        parts = [p.strip(" .") for p in _SPLIT_ITEMS.split(sentence) if p.strip(" .")]
+        if len(parts) < 3:
+            continue
+        parts[0] = _LEAD.sub("", parts[0])
+        while parts and re.match(r"(?:with|in|on|at|from|including|as|to|for)\b", parts[-1]):
+            parts.pop()             # ", with the currency": a qualifier, not an item
+        if len(parts) < 3:
+            continue
+        parts[-1] = re.split(r"\s+(?:with|in|on|at|from|including|as|to)\s+", parts[-1])[0]
+        if all(len(p.split()) <= 4 for p in parts):
+            found.append(parts)
+    return found
+
+
+def _item_keys(items: Sequence[str]) -> list[set[str]]:
+    """Per item, the stemmed words no other item has (what naming it looks like)."""
+    tokens = [set(content(item)) for item in items]
+    keys = []
+    for i, own in enumerate(tokens):
+        others = set().union(*(t for j, t in enumerate(tokens) if j != i))
+        keys.append((own - others) or own)
+    return keys
+
+
+def level_ranges(levels: Mapping[str, str], total: int) -> dict[str, tuple[int, int]]:
+    """Level code -> (low, high) count of items the level text asks for, where it counts."""
+    out: dict[str, tuple[int, int]] = {}
+    for code, text in levels.items():
+        first = re.split(r",\s*or\s+|;\s*", text)[0]
+        ws = words(first)
+        found = _range(ws, total)
+        if found is not None:
+            out[code] = found
+    return out
+
+
+def _range(ws: list[str], total: int) -> tuple[int, int] | None:
+    def num(i: int) -> int | None:
+        if 0 <= i < len(ws) and ws[i].isdigit():
+            value = int(ws[i])
+            return value if value <= total else None
+        return None
+
+    for i, w in enumerate(ws):
+        if w in ("all", "every", "each") and (num(i + 1) in (None, total)):
+            return total, total
+        if w == "least" and num(i + 1) is not None:
+            low = num(i + 1)
+            assert low is not None
+            return low, total
+        if w in ("fewer", "less") and i + 2 < len(ws) and ws[i + 1] == "than" \
+                and num(i + 2) is not None:
+            high = num(i + 2)
+            assert high is not None
+            return 0, high - 1
+        if w == "more" and i + 2 < len(ws) and ws[i + 1] == "than" and num(i + 2) is not None:
+            low = num(i + 2)
+            assert low is not None
+            return low + 1, total
+        a = num(i)
+        if a is not None:
+            if i + 2 < len(ws) and ws[i + 1] in ("or", "to") and ws[i + 2] == "0":
+                return 0, a
+            b = num(i + 2) if i + 2 < len(ws) and ws[i + 1] in ("or", "to") else None
+            if b is not None:
+                return min(a, b), max(a, b)
+            rest = ws[i + 1:i + 4]
+            if "or" in rest and "0" in ws[i + 1:i + 5]:
+                return 0, a
+            if a <= total:
+                return a, a
+        if w == "some" and i > 0 and ws[i - 1] == "only":
+            return 1, total - 1
+    return None
+
+
+def explained_count(explanation: str, items: Sequence[str], total: int) -> int | None:
+    """How many items the explanation says are there (see the module docstring): in its first
+    affirmative clause that says, a number it states ("all five", "each bank", "Eight
+    concrete tips") wins over the ``items`` it names."""
+    keys = _item_keys(items) if items else []
+    for clause in affirmative_clauses(explanation):
+        raw = words(clause)
+        stated: int | None = None
+        for i, w in enumerate(raw):
+            if w in ("all", "every", "each"):
+                ahead = [x for x in raw[i + 1:i + 4] if x not in ("of", "the")]
+                if ahead and ahead[0].isdigit():
+                    stated = min(int(ahead[0]), total)
+                elif w in ("every", "each"):
+                    stated = total
+                break
+        if stated is None and raw and raw[0].isdigit() and 1 < int(raw[0]) <= 12:
+            stated = min(int(raw[0]), total)
+        if stated is not None:
+            return stated
+        present = {stem(w) for w in raw}
+        named = {index for index, key in enumerate(keys) if key & present}
+        if named:
+            return len(named)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class CountMatch:
+    level: str
+    count: int
+    total: int
+    items: tuple[str, ...]
+
+
+def _totals(levels: Mapping[str, str]) -> list[int]:
+    """The N of 'all N' / 'N of the N' in level texts."""
+    out = []
+    for text in levels.values():
+        ws = words(text)
+        for i, w in enumerate(ws):
+            if w in ("all", "every") and i + 1 < len(ws) and ws[i + 1].isdigit():
+                out.append(int(ws[i + 1]))
+    return out
+
+
+def counted_level(explanation: str, levels: Mapping[str, str], awarded: str,
+                  lists: Sequence[Sequence[str]], order: Sequence[str]) -> CountMatch | None:
+    """The level an explanation's count of items implies (the awarded level itself when they
+    agree), or None when the explanation states no count the levels can read.
+
+    ``order`` lists the scale's codes from the lowest level up; ``lists`` are candidate item
+    enumerations (criterion text first, then the task prompt). A count the explanation
+    states needs no list: the total is then the N of an 'all N' in the levels.
+    """
+    if awarded not in levels or not explanation.strip():
+        return None
+    candidates: list[tuple[int, Sequence[str]]] = [(len(items), items) for items in lists]
+    candidates += [(n, ()) for n in _totals(levels)]
+    for total, items in candidates:
+        ranges = level_ranges(levels, total)
+        if len(ranges) < 2 or max(high for _, high in ranges.values()) != total:
+            continue
+        count = explained_count(explanation, items, total)
+        if count is None:
+            continue
+        implied = [code for code, (low, high) in ranges.items() if low <= count <= high]
+        if not implied:
+            return None
+        if awarded in implied:
+            return CountMatch(awarded, count, total, tuple(items))
+        level = implied[0]
+        rank = {code: i for i, code in enumerate(order)}
+        if rank.get(awarded, -1) < rank.get(level, -1) and \
+                re.search(r",\s*or\s+|;", levels.get(awarded, "")):
+            # Awarded less than the count allows: fine when the awarded level has another
+            # condition the judge may have applied ("…, or a fee without its waiver condition").
+            return CountMatch(awarded, count, total, tuple(items))
+        return CountMatch(level, count, total, tuple(items))
+    return None

@@ -1,0 +1,275 @@
+"""Which verdicts deserve a look first: the rules every framework shares, and running them all.
+
+A judge verdict is *suspicious* when the judge's own output or the benchmark's rules say it
+cannot be right as it stands. The shared rules read what a framework declares in its
+:class:`reviewer.grading.Grading`:
+
+* **contradiction** — a verdict on a whole against the verdicts on its parts
+  (:class:`~reviewer.grading.Entailment`): a claim judged correct whose every consistency
+  verdict says conflict, or incorrect while every cited page supports it;
+* **unreachable** — a verdict on a page that could not be fetched that is not the one value
+  such a verdict can have (``unknown``); a claim whose every cited page is unreachable and whose
+  quoted evidence is in no stored page;
+* **evidence** — quoted evidence that is in none of the report's stored pages;
+* **level** — a rubric value whose explanation describes another level
+  (:mod:`reviewer.levels`);
+* **runs** — another judge run (active or candidate) that gave the same subject another value.
+
+A framework adds its own rules (DR3-Eval's checklist against insight verdicts, LiveDRBench's
+numeric tolerance …). :func:`flags` runs the shared and the framework rules over one report's
+:class:`~reviewer.grading.Evidence`; the store keeps the result and the workstation orders by
+it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+from reviewer.citations import locate
+from reviewer.grading import Entailment, Evidence, Flag, Grading, Verdict
+from reviewer.levels import counted_level, enumerated_lists, quoted_level
+from reviewer.registry import get_kind
+
+STRONG = 1.0
+"""Two verdicts that cannot both be right, or a rule of the benchmark broken."""
+LIKELY = 0.7
+"""The judge's own words point to another value."""
+WEAK = 0.4
+"""Worth a look, often fine."""
+
+RULES = {
+    "contradiction": "verdicts on the same claim contradict each other",
+    "unreachable": "a verdict about a page that could not be fetched",
+    "evidence": "quoted evidence found in no stored page",
+    "level": "the explanation describes another level of the rubric",
+    "runs": "judge runs disagree on this subject",
+}
+"""The shared rules, by name (the framework rules describe themselves in their reasons)."""
+
+
+def flags(evidence: Evidence, gradings: Sequence[Grading], prompt: str = "") -> list[Flag]:
+    """Every flag of one report under the frameworks' gradings (a suite may have several),
+    the shared rules first, one per (subject, rule)."""
+    found: list[Flag] = []
+    for grading in gradings:
+        found += contradictions(evidence, grading.entailments)
+        found += unreachable(evidence, grading.unreachable)
+        found += unlocated_evidence(evidence, grading.evidence_kinds, grading.unreachable)
+        found += level_flags(evidence, grading, prompt)
+        for rule in grading.rules:
+            found += rule(evidence)
+    found += run_disagreements(evidence)
+    return merge(found)
+
+
+def merge(found: Iterable[Flag]) -> list[Flag]:
+    """One flag per (subject, rule): the strongest weight, the reasons joined."""
+    by_key: dict[tuple[int, str], list[Flag]] = defaultdict(list)
+    for flag in found:
+        by_key[(flag.subject, flag.rule)].append(flag)
+    out = []
+    for (subject, rule), group in by_key.items():
+        reasons = list(dict.fromkeys(f.reason for f in group))
+        out.append(Flag(subject, rule, max(f.weight for f in group), " ".join(reasons)))
+    return sorted(out, key=lambda f: (f.subject, f.rule))
+
+
+def suspicion(weights: Sequence[float]) -> float:
+    """A subject's suspicion from its flags' weights: the strongest, plus a little for each
+    other rule that points there (two independent reasons beat one)."""
+    if not weights:
+        return 0.0
+    ordered = sorted(weights, reverse=True)
+    return ordered[0] + 0.25 * sum(ordered[1:])
+
+
+# -- contradiction ----------------------------------------------------------------------------
+
+def contradictions(evidence: Evidence, entailments: Sequence[Entailment]) -> Iterator[Flag]:
+    for entailment in entailments:
+        wholes: dict[str, list[Verdict]] = defaultdict(list)
+        parts: dict[str, list[Verdict]] = defaultdict(list)
+        for verdict in evidence.verdicts:
+            if verdict.value is None or verdict.claim is None:
+                continue
+            if verdict.kind == entailment.part and verdict.ref is not None:
+                parts[verdict.claim].append(verdict)
+            elif verdict.kind == entailment.whole and verdict.ref is None:
+                wholes[verdict.claim].append(verdict)
+        for claim, claim_parts in parts.items():
+            said = claim_parts[0].value
+            implied = entailment.implied.get(said or "")
+            if implied is None or claim not in wholes or \
+                    any(p.value != said for p in claim_parts):
+                continue
+            for whole in wholes[claim]:
+                if whole.value == implied:
+                    continue
+                n = len(claim_parts)
+                every = "the" if n == 1 else f"every ({n})"
+                yield Flag(whole.subject, "contradiction", STRONG,
+                           f"judged {whole.value}, but {every} {entailment.part} verdict on "
+                           f"claim {claim} says {said} — one side is wrong.")
+                for part in claim_parts:
+                    yield Flag(part.subject, "contradiction", STRONG,
+                               f"says {said}, as every {entailment.part} verdict on claim "
+                               f"{claim} does, but the claim itself is judged {whole.value} "
+                               f"(it would be {implied}) — one side is wrong.")
+
+
+# -- unreachable pages and evidence ----------------------------------------------------------
+
+def unreachable(evidence: Evidence, required: Mapping[str, str]) -> Iterator[Flag]:
+    if not required or not _any_unreachable(evidence):
+        return
+    for verdict in evidence.verdicts:
+        want = required.get(verdict.kind)
+        if want is None or verdict.value is None or verdict.value == want:
+            continue
+        if verdict.ref is not None:
+            page = evidence.page_of(verdict.ref)
+            if page is not None and page.unreachable:
+                yield Flag(verdict.subject, "unreachable", STRONG,
+                           f"reference [{verdict.ref}] could not be fetched ({page.error}), so "
+                           f"the judge cannot have read it: {want} is the only possible "
+                           f"verdict, not {verdict.value}.")
+            continue
+        claim = evidence.claims.get(verdict.claim or "")
+        if claim is None:
+            continue
+        own = evidence.pages.get(claim.url) if claim.url and not claim.citations else None
+        if own is not None:         # a (statement, URL) pair: the verdict is about that page
+            if own.unreachable:
+                yield Flag(verdict.subject, "unreachable", STRONG,
+                           f"its page could not be fetched ({own.error}): {want} is the only "
+                           f"possible verdict, not {verdict.value}.")
+            continue
+        cited = evidence.cited_pages(claim)
+        if not cited or not all(p is not None and p.unreachable for _, p in cited):
+            continue
+        if verdict.evidence and _found_anywhere(evidence, verdict.evidence):
+            continue        # judged from another page the report cites: that can be right
+        refs = ", ".join(f"[{i}]" for i, _ in cited if i is not None) or "its page"
+        why = "its quoted evidence is in no stored page" if verdict.evidence \
+            else "it quotes no evidence"
+        yield Flag(verdict.subject, "unreachable", STRONG,
+                   f"every page the claim cites ({refs}) could not be fetched and {why}: "
+                   f"nothing supports {verdict.value}; {want} is what the pages allow.")
+
+
+def _any_unreachable(evidence: Evidence) -> bool:
+    urls = set(evidence.references.values())
+    urls.update(c.url for c in evidence.claims.values() if c.url)
+    return any(page.unreachable for url in urls if (page := evidence.pages.get(url)))
+
+
+def _found_anywhere(evidence: Evidence, quote: str) -> bool:
+    return any(locate(page.text, quote) is not None
+               for page in evidence.pages.values() if page.text)
+
+
+def unlocated_evidence(evidence: Evidence, kinds: frozenset[str],
+                       required: Mapping[str, str]) -> Iterator[Flag]:
+    """Quoted evidence that is in none of the report's stored pages: the judge read it
+    somewhere else, or made it up."""
+    if not kinds or not any(p.text for p in evidence.pages.values()):
+        return
+    for verdict in evidence.verdicts:
+        if verdict.kind not in kinds or not verdict.evidence.strip() or verdict.value is None:
+            continue
+        if verdict.value == required.get(verdict.kind):
+            continue
+        if verdict.ref is not None:
+            page = evidence.page_of(verdict.ref)
+            if page is None or not page.text or locate(page.text, verdict.evidence) is not None:
+                continue
+            where = f"reference [{verdict.ref}]'s stored page"
+            if _found_anywhere(evidence, verdict.evidence):
+                where += " (it is on another page the report cites)"
+        elif _found_anywhere(evidence, verdict.evidence):
+            continue
+        else:
+            where = "any of the report's stored pages"
+        yield Flag(verdict.subject, "evidence", LIKELY,
+                   f"the quoted evidence “{_short(verdict.evidence)}” is not in {where}.")
+
+
+def _short(text: str, limit: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# -- rubric levels ------------------------------------------------------------------------------
+
+def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Iterator[Flag]:
+    if grading.levels is None or not grading.level_kinds:
+        return
+    prompt_lists = enumerated_lists(prompt) if prompt else []
+    for verdict in evidence.verdicts:
+        if verdict.kind not in grading.level_kinds or verdict.value is None:
+            continue
+        criterion = evidence.criteria.get(verdict.criterion or "")
+        if criterion is None or not verdict.explanation.strip():
+            continue
+        levels = dict(grading.levels(criterion))
+        if not levels:
+            continue
+        kind = get_kind(verdict.kind)
+        order = tuple(c.code for c in sorted(kind.scale.choices, key=lambda c: c.numeric or 0.0)) \
+            if kind is not None else tuple(levels)
+        counting = dict(levels)
+        counting.setdefault(order[-1] if order else "1", criterion.text)
+        lists = enumerated_lists(criterion.text) + prompt_lists
+        counted = counted_level(verdict.explanation, counting, verdict.value, lists, order)
+        if counted is not None and counted.level != verdict.value:
+            what = "items" if not counted.items else ", ".join(counted.items)
+            yield Flag(verdict.subject, "level", LIKELY,
+                       f"the explanation counts {counted.count} of {counted.total} ({what}); "
+                       f"the rubric gives {counted.level} for that "
+                       f"(“{_short(counting[counted.level], 60)}”), the judge {verdict.value}.")
+        quoted = quoted_level(verdict.explanation, levels, verdict.value,
+                              skip_counts=counted is not None)
+        if quoted is not None:
+            yield Flag(verdict.subject, "level", LIKELY,
+                       f"the explanation uses the words of level {quoted.level} "
+                       f"(“{_short(levels[quoted.level], 60)}”: "
+                       f"{', '.join(quoted.matched)}), not of {verdict.value}.")
+
+
+# -- judge runs ---------------------------------------------------------------------------------
+
+def run_disagreements(evidence: Evidence) -> Iterator[Flag]:
+    if not evidence.others:
+        return
+    others: dict[int, list[Verdict]] = defaultdict(list)
+    for other in evidence.others:
+        if other.value is not None:
+            others[other.subject].append(other)
+    for verdict in evidence.verdicts:
+        if verdict.value is None:
+            continue
+        differing = [o for o in others.get(verdict.subject, ())
+                     if o.run != verdict.run and not _same(verdict.kind, o.value, verdict.value)]
+        if not differing:
+            continue
+        said = "; ".join(
+            f"run {o.run}{' (' + o.model + ')' if o.model else ''}"
+            f"{'' if o.active else ' [candidate]'} says {o.value}" for o in differing[:3])
+        yield Flag(verdict.subject, "runs", LIKELY,
+                   f"judge runs disagree: {said}; the counting run {verdict.run} says "
+                   f"{verdict.value}.")
+
+
+def _same(kind: str, a: str | None, b: str | None) -> bool:
+    """Equal verdicts; on a continuous scale, within a sixth of its range."""
+    if a == b:
+        return True
+    spec = get_kind(kind)
+    if spec is None or not spec.scale.continuous or a is None or b is None:
+        return False
+    try:
+        low, high = spec.scale.low or 0.0, spec.scale.high or 1.0
+        return abs(float(a) - float(b)) <= (high - low) / 6
+    except ValueError:
+        return False
