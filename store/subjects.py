@@ -19,7 +19,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
 
-from reviewer.models import RUN_CLAIM_KEY
+from reviewer.keys import RUN_CLAIM_KEY
 from store.tx import transaction
 
 SUBJECT_PREFIX = "s:"

@@ -23,13 +23,13 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, TextIO
 
 from reviewer.textsafety import json_safe, printable
 from tui.cli.terminal import CleanStream, Guard, to_terminal
-from tui.render.tables import data_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def emit(
@@ -64,6 +64,8 @@ def emit(
         # The file keeps the bytes; a terminal shows them visibly.
         stream.write(printable(buffer.getvalue()) if terminal else buffer.getvalue())
         return
+    from tui.render.tables import data_table
+
     table = data_table(rows, columns, title=title, numeric=numeric, styles=styles)
     (console or table_console(stream)).print(table)
 
@@ -77,12 +79,16 @@ def print_json(value: Any, *, indent: int | None = 2) -> None:
 def table_console(stream: TextIO) -> Console:
     """A console for tables: the terminal's width, or a wide one when piped or logged (where
     80 columns would only fold every table)."""
+    from rich.console import Console
+
     piped = not (hasattr(stream, "isatty") and stream.isatty())
     return Console(file=stream, width=200 if piped and "COLUMNS" not in os.environ else None)
 
 
 def wide_console() -> Console:
     """Wide tables stay readable when piped (rich assumes 80 columns off a terminal)."""
+    from rich.console import Console
+
     return Console() if sys.stdout.isatty() else Console(width=200)
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from reviewer.errors import InputError
 from reviewer.registry import frameworks
@@ -70,6 +69,8 @@ def print_scores(conn: sqlite3.Connection, *, per: str, framework: str | None,
     if fmt != "table":
         emit(records, columns, fmt)
         return 0
+    from rich.console import Console
+
     console = Console()
     registry = frameworks()
     for name in dict.fromkeys(r["framework"] for r in records):

@@ -37,7 +37,7 @@ from reviewer.framework import (
 )
 from reviewer.frameworks.dailyreport.proposals import PROPOSALS
 from reviewer.inputs import ReportInput, SubtaskIn, variant_field
-from reviewer.models import TRACE_COUNTS, TRACE_KEY
+from reviewer.keys import TRACE_COUNTS, TRACE_KEY
 from reviewer.scales import CLAIM, CONSISTENCY, RATING4, TERNARY
 
 NAME = "cascade"
