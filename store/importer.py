@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from reviewer.errors import InputError
-from reviewer.formats.checks import BundleChecker
+from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker
 from reviewer.formats.jsonl import Where
 from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
 from store.bulk import gc_paused
@@ -86,7 +86,9 @@ class Loader:
     def __init__(self, conn: sqlite3.Connection | None, suite: Suite, content_hash: str,
                  suite_file: str = "suite.json") -> None:
         self.conn = conn
-        self.checker = BundleChecker(suite, suite_file)
+        # With a database, a repeated verdict is found by the judgment table's unique index
+        # (see flush), not by a set of every verdict's identity.
+        self.checker = BundleChecker(suite, suite_file, repeats_checked_by_store=conn is not None)
         self.suite = suite
         self.stamp = now_iso()
         self.ids = {t: self._next_id(t) for t in INSERTS if t != "reference"}
@@ -94,6 +96,7 @@ class Loader:
         self.suite_id = self.ids["suite"]
         self.pending = _Pending()
         self._judgments = self.pending.rows["judgment"]
+        self._judgment_where: list[Where] = []
         self.counts: dict[str, int] = defaultdict(int)
         self._task: dict[str, tuple[int, dict[str, int], dict[str, int]]] = {}
         self._system: dict[str, int] = {}
@@ -126,9 +129,10 @@ class Loader:
         if self.pending.size >= BATCH_ROWS:
             self.flush()
 
-    def _add_judgment(self, row: Row) -> None:
+    def _add_judgment(self, row: Row, where: Where) -> None:
         # The hot path of a large import: a quarter of a million calls, so no table lookup.
         self._judgments.append(row)
+        self._judgment_where.append(where)
         self.pending.size += 1
         if self.pending.size >= BATCH_ROWS:
             self.flush()
@@ -137,11 +141,31 @@ class Loader:
         if self.conn is not None:
             for table, sql in INSERTS.items():
                 batch = self.pending.rows[table]
-                if batch:
+                if not batch:
+                    continue
+                try:
                     self.conn.executemany(sql, batch)
+                except sqlite3.IntegrityError:
+                    if table == "judgment":
+                        self._repeated_verdict()
+                    raise
         self.counts["judgment"] += len(self._judgments)
         self.pending = _Pending()
         self._judgments = self.pending.rows["judgment"]
+        self._judgment_where = []
+
+    def _repeated_verdict(self) -> None:
+        """Name the first pending verdict whose (run, report, kind, subject) is already stored:
+        the rows of this batch before it went in, so a repeat is always found at its second
+        occurrence. Returns when the failure was something else."""
+        assert self.conn is not None
+        for row, where in zip(self._judgments, self._judgment_where, strict=True):
+            other = self.conn.execute(
+                "SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
+                "AND subject = ? AND id != ?", (row[1], row[2], row[3], row[8], row[0]),
+            ).fetchone()
+            if other is not None:
+                raise InputError(where[0], REPEATED_VERDICT, line=where[1], field="kind")
 
     # -- records -----------------------------------------------------------------------
 
@@ -269,7 +293,7 @@ class Loader:
             crit_id, claim_id, judgment.ref, judgment.key, resolved.subject, resolved.value,
             judgment.explanation, judgment.evidence, judgment.raw, judgment.error,
             judgment.source_sha256, int(judgment.run == self._newest_run), subtask,
-        ))
+        ), where)
 
     def finish(self) -> list[int]:
         """Flush, index the new text, link judgments to their subjects and order the runs.

@@ -75,10 +75,19 @@ class Resolved:
         return [r.claims for r in self.reports]
 
 
+REPEATED_VERDICT = "a second verdict on the same subject in the same run"
+
+
 class BundleChecker:
     """Checks records in bundle order and returns what the store needs resolved."""
 
-    def __init__(self, suite: Suite, suite_file: str = "suite.json") -> None:
+    def __init__(self, suite: Suite, suite_file: str = "suite.json", *,
+                 repeats_checked_by_store: bool = False) -> None:
+        """``repeats_checked_by_store``: the caller finds a second verdict on the same subject
+        in the same run itself (the store's unique index does, naming the line), so the
+        checker need not remember every verdict's identity — a set that would grow with the
+        run (~300 MB at 2.5 million verdicts)."""
+        self._remember = not repeats_checked_by_store
         known = frameworks()
         for name in suite.frameworks:
             if name not in known:
@@ -248,10 +257,11 @@ class BundleChecker:
             raise _err(where, f"unknown criterion {judgment.criterion!r} for task {task_id}",
                        "criterion")
         subject_text = subject_of(judgment)
-        identity = (judgment.run, judgment.report, judgment.kind, subject_text)
-        if identity in self._seen:
-            raise _err(where, "a second verdict on the same subject in the same run", "kind")
-        self._seen.add(identity)
+        if self._remember:
+            identity = (judgment.run, judgment.report, judgment.kind, subject_text)
+            if identity in self._seen:
+                raise _err(where, REPEATED_VERDICT, "kind")
+            self._seen.add(identity)
         if judgment.value is None:
             if judgment.error is None:
                 raise _err(where, "no value: give a value, or an error saying why there is none",
