@@ -212,14 +212,23 @@ def validate_lines(model: type[M], path: Path, lines: list[tuple[int, str]]) -> 
     raise InputError(path, "a line holds more than one JSON value", line=lines[0][0])
 
 
+CHUNK_CHARS = 2_000_000
+"""Text validated at once: a chunk ends at ``chunk`` lines or this many characters, whichever
+comes first, so memory stays flat when lines are long (reports of 40,000 words: 2,000 of them
+at once were ~150 MB of text and models)."""
+
+
 def iter_models(model: type[M], path: Path, chunk: int = 2000) -> Iterator[tuple[int, M]]:
     """(line number, validated record) for every non-blank line, validated in chunks."""
     pending: list[tuple[int, str]] = []
+    size = 0
     for number, line in iter_lines(path):
         pending.append((number, line))
-        if len(pending) >= chunk:
+        size += len(line)
+        if len(pending) >= chunk or size >= CHUNK_CHARS:
             yield from zip((n for n, _ in pending), validate_lines(model, path, pending),
                            strict=True)
             pending = []
+            size = 0
     if pending:
         yield from zip((n for n, _ in pending), validate_lines(model, path, pending), strict=True)
