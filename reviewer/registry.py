@@ -43,7 +43,8 @@ HOMES: dict[str, str] = {
 """Framework name -> the listed benchmark that declares it: a hint that lets a lookup by name
 (:func:`find_framework`) import that one benchmark instead of all of them, which is most of the
 start-up of ``gavel decide``. Optional (a name not here loads everything) and checked against
-the full registry by tests/test_cli_startup.py."""
+the full registry by tests/test_cli_startup.py. A hinted lookup does not look for a second
+declaration of the name elsewhere; the full load, which every listing does, refuses one."""
 
 ENTRY_POINT_GROUP = "gavel.benchmarks"
 """Entry points in this group name a module (or object) whose ``BENCHMARK`` is a Benchmark."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -100,12 +101,17 @@ class Loader:
         self.counts: dict[str, int] = defaultdict(int)
         self._task: dict[str, tuple[int, dict[str, int], dict[str, int]]] = {}
         self._system: dict[str, int] = {}
-        self._report: dict[str, tuple[int, str, dict[str, int]]] = {}
+        # Per report: row id, task, its first claim's row id and its claim ids in order (its
+        # claims' row ids are consecutive). A run has a million claims: a tuple of ids a
+        # report, not a dict, and a dict only for the report whose verdicts are coming.
+        self._report: dict[str, tuple[int, str, int, tuple[str, ...]]] = {}
+        self._claims_at: tuple[str, dict[str, int]] = ("", {})
         self._run: dict[str, tuple[int, tuple[str, int]]] = {}
         self._newest_run: str | None = None
         self._cites: dict[tuple[int, ...], str] = {(): "[]"}
         self._crit_subtask: dict[int, int | None] = {}
-        self._claim_subtask: dict[int, int] = {}
+        self._claim_subtask = array("q")
+        """The subtask row id of each claim (0: none), by claim row id - the first one's."""
         self._add("suite", (
             self.suite_id, suite.id, suite.name, _dumps(suite.frameworks), suite.version,
             suite.source, suite.description, content_hash, self.stamp,
@@ -233,21 +239,21 @@ class Loader:
         ))
         for index, title, url in resolved.references:
             self._add("reference", (rid, index, title, url))
-        claims: dict[str, int] = {}
+        first_claim = self.ids["claim"]
         for ordinal, (claim, where_claim) in enumerate(zip(report.claims, resolved.claims,
                                                            strict=True)):
             kid = self._take("claim")
-            claims[claim.id] = kid
             span = where_claim.span
             cites = self._cites.get(where_claim.citations)
             if cites is None:
+                if len(self._cites) > 50_000:       # a memo, not a record of every claim
+                    self._cites = {(): "[]"}
                 cites = self._cites[where_claim.citations] = json.dumps(
                     list(where_claim.citations))
             # The subtask the claim is placed in: its own, else its criterion's (resolved by
             # the checker), so claims linked only through their fac rubric count for it.
             subtask = subtasks[where_claim.subtask] if where_claim.subtask is not None else None
-            if subtask is not None:
-                self._claim_subtask[kid] = subtask
+            self._claim_subtask.append(subtask or 0)
             self._add("claim", (
                 kid, rid, claim.id, ordinal, subtask,
                 criteria[claim.criterion] if claim.criterion is not None else None,
@@ -255,7 +261,8 @@ class Loader:
                 span[0] if span else None, span[1] if span else None,
                 cites, claim.url, _dumps(claim.metadata),
             ))
-        self._report[report.id] = (rid, report.task, claims)
+        self._report[report.id] = (rid, report.task, first_claim,
+                                   tuple(c.id for c in report.claims))
 
     def source(self, source: Source, where: Where) -> None:
         digest = self.checker.source(source, where)
@@ -278,14 +285,19 @@ class Loader:
 
     def judgment(self, judgment: Judgment, where: Where) -> None:
         resolved = self.checker.judgment(judgment, where)
-        report_id, task_ext, claims = self._report[judgment.report]
+        report_id, task_ext, first_claim, claim_order = self._report[judgment.report]
         criteria = self._task[task_ext][2]
         crit_id = criteria[judgment.criterion] if judgment.criterion is not None else None
-        claim_id = claims[judgment.claim] if judgment.claim is not None else None
+        claim_id = None
+        if judgment.claim is not None:
+            if self._claims_at[0] != judgment.report:
+                self._claims_at = (judgment.report, {
+                    ext: first_claim + n for n, ext in enumerate(claim_order)})
+            claim_id = self._claims_at[1][judgment.claim]
         if crit_id is not None:
             subtask = self._crit_subtask.get(crit_id)
         elif claim_id is not None:
-            subtask = self._claim_subtask.get(claim_id)
+            subtask = self._claim_subtask[claim_id - self.first["claim"]] or None
         else:
             subtask = None
         self._add_judgment((
@@ -319,7 +331,7 @@ class Loader:
         self.conn.executemany("UPDATE judge_run SET active = ? WHERE id = ?",
                               [(base + n, rid) for n, (rid, _) in enumerate(ranked, start=1)])
         if len(self._run) > 1:
-            refresh_current(self.conn, [rid for rid, _, _ in self._report.values()])
+            refresh_current(self.conn, [row[0] for row in self._report.values()])
         return subjects
 
 

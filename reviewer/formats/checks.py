@@ -100,7 +100,11 @@ class BundleChecker:
         self._kinds: dict[str, VerdictKind] = verdict_kinds()
         self._tasks: dict[str, tuple[frozenset[str], dict[str, str | None]]] = {}
         self._systems: set[str] = set()
-        self._reports: dict[str, tuple[str, frozenset[str], frozenset[int]]] = {}
+        # Per report: its task, its claim ids in order (a tuple: a run holds a million of
+        # them) and its reference indices. Membership goes through a set of one report's ids,
+        # kept while that report's verdicts come (they come together).
+        self._reports: dict[str, tuple[str, tuple[str, ...], frozenset[int]]] = {}
+        self._claims_of: tuple[str, frozenset[str]] = ("", frozenset())
         self._pairs: set[tuple[str, str]] = set()
         self._urls: set[str] = set()
         self._runs: set[str] = set()
@@ -197,7 +201,7 @@ class BundleChecker:
                 cites = ()
             claims.append(ResolvedClaim(span, cites, subtask))
         self._reports[report.id] = (
-            report.task, frozenset(c.id for c in report.claims), frozenset(r[0] for r in refs),
+            report.task, tuple(c.id for c in report.claims), frozenset(r[0] for r in refs),
         )
         return ResolvedReport(refs, claims)
 
@@ -229,7 +233,7 @@ class BundleChecker:
         if kind.framework not in self.suite.frameworks:
             raise _err(where, f"kind {kind.name} belongs to {kind.framework}, which the suite "
                        "does not list", "kind")
-        task_id, claim_ids, ref_indices = target
+        task_id, claim_order, ref_indices = target
         subject = kind.subject
         if subject == "criterion":
             if judgment.criterion is None:
@@ -240,7 +244,9 @@ class BundleChecker:
         elif subject == "claim" or subject == "claim_ref":
             if judgment.claim is None:
                 raise _err(where, f"a {kind.name} verdict needs a claim", "claim")
-            if judgment.claim not in claim_ids:
+            if self._claims_of[0] != judgment.report:
+                self._claims_of = (judgment.report, frozenset(claim_order))
+            if judgment.claim not in self._claims_of[1]:
                 raise _err(where, f"unknown claim {judgment.claim!r} in report "
                            f"{judgment.report}", "claim")
             if subject == "claim_ref":
