@@ -60,3 +60,23 @@ def test_a_native_folder_is_streamed_not_read_whole(
     assert result.created and result.counts["judgments"] == len(tiny_bundle().judgments)
     renamed = import_path(conn, folder, suite_id="tiny-2")
     assert renamed.created and renamed.suite == "tiny-2"
+
+
+def test_an_import_keeps_temporary_storage_on_disk_and_restores_it(
+        conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import store.importing as importing
+
+    seen: list[int] = []
+    real = importing.import_records
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(conn.execute("PRAGMA temp_store").fetchone()[0])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importing, "import_records", spy)
+    folder = tmp_path / "bundle"
+    write_bundle(tiny_bundle(), folder)
+    assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2        # MEMORY, as opened
+    import_path(conn, folder)
+    assert seen == [1]                                                 # FILE while importing
+    assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2
