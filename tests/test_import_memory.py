@@ -80,3 +80,19 @@ def test_an_import_keeps_temporary_storage_on_disk_and_restores_it(
     import_path(conn, folder)
     assert seen == [1]                                                 # FILE while importing
     assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2
+
+
+_ONE_PATTERN = r"NaN|Infinity|[eE][+-]?\d{3}|\d{19}|\\u[dD][89a-fA-F]"
+
+
+@pytest.mark.parametrize("line", [
+    '{"a": NaN}', '{"a": -Infinity}', '{"a": 1e400}', '{"a": 1E-308}', '{"a": 1e+999}',
+    '{"a": 12345678901234567890}', '{"a": "\\ud800"}', '{"a": "\\uDBFF"}',
+    '{"a": "\\u00e9 1e99 2025 Nano"}', '{"a": 1e12}', '{"text": "plain words"}', "",
+])
+def test_the_quick_line_scan_flags_what_the_single_pattern_flagged(line: str) -> None:
+    import re
+
+    from reviewer.formats.jsonl import _suspect
+
+    assert _suspect(line) == bool(re.search(_ONE_PATTERN, line))

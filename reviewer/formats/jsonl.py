@@ -131,13 +131,24 @@ def loads(text: str, file: str | Path, line: int | None = None, field: str | Non
     return value
 
 
-_SUSPECT = re.compile(r"NaN|Infinity|[eE][+-]?\d{3}|\d{19}|\\u[dD][89a-fA-F]")
-"""Raw-line spellings of what :func:`loads` refuses; a line without one needs no check."""
+_EXPONENT = re.compile(r"[eE][+-]?\d{3}")
+_LONG_INT = re.compile(r"\d{19}")
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _suspect(line: str) -> bool:
+    """Whether the raw line spells something :func:`loads` refuses (NaN, Infinity, an exponent
+    of three digits, 19 digits in a row, a surrogate escape); a line without one needs no
+    check. One pattern of five alternatives was a sixth of a large import's time: plain
+    substring tests first, then one single-branch scan each."""
+    return ("NaN" in line or "Infinity" in line
+            or ("\\u" in line and _SURROGATE.search(line) is not None)
+            or _EXPONENT.search(line) is not None or _LONG_INT.search(line) is not None)
 
 
 def check_line(path: Path, number: int, line: str) -> None:
     """For lines parsed elsewhere (pydantic): refuse what :func:`loads` refuses."""
-    if _SUSPECT.search(line):
+    if _suspect(line):
         loads(line, path, number)
 
 
