@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reviewer import registry
 from tests.test_cli import _loaded_after
@@ -102,3 +104,58 @@ def test_the_entry_point_scan_finds_what_importlib_metadata_finds(group: str) ->
             assert ("toy", "toybench") in expected
     finally:
         sys.path.remove(str(TOY))
+
+
+def test_scores_piped_as_a_table_imports_no_rich(sample_db: Path) -> None:
+    # COLUMNS unset: pytest sets it to 80, where Rich would fold (and draw) the wider tables.
+    modules = _loaded_after(
+        "import os\nos.environ.pop('COLUMNS', None)\n"
+        "from tui.cli import main\n"
+        f"assert main(['scores', '--db', {str(sample_db)!r}]) == 0\n")
+    assert not any(m.split(".")[0] in ("pydantic", "rich", "textual", "numpy") for m in modules)
+
+
+def _rich(rows: list[dict[str, object]], columns: list[str], title: str | None,
+          numeric: tuple[str, ...], width: int) -> str:
+    import io
+
+    from rich.console import Console
+
+    from tui.render.tables import data_table
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=width).print(data_table(rows, columns, title=title,
+                                                       numeric=numeric))
+    return buffer.getvalue()
+
+
+_CELLS = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=False),
+                   st.integers(-10**6, 10**6),
+                   st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x2200),
+                           max_size=12),
+                   st.sampled_from(["\x1b]0;x\x07", "a\u202eb", "tab\there", "—", "→", "·"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=st.lists(st.fixed_dictionaries({"a": _CELLS, "b": _CELLS, "n": _CELLS}),
+                     max_size=6),
+       title=st.one_of(st.none(), st.text(max_size=30)),
+       right=st.booleans(), width=st.integers(8, 80))
+def test_the_plain_table_is_what_rich_draws_or_nothing(
+        rows: list[dict[str, object]], title: str | None, right: bool, width: int) -> None:
+    from tui.cli.output import plain_table
+
+    numeric = ("n",) if right else ()
+    plain = plain_table(rows, ["a", "b", "n"], title=title, numeric=numeric, width=width)
+    if plain is not None:
+        assert plain == _rich(rows, ["a", "b", "n"], title, numeric, width)
+
+
+def test_the_plain_table_draws_the_common_case() -> None:
+    from tui.cli.output import plain_table
+
+    rows: list[dict[str, object]] = [{"system": "atlas", "metric": "Ins", "judge": 0.98}]
+    plain = plain_table(rows, ["system", "metric", "judge"], title="scores",
+                        numeric=("judge",))
+    assert plain is not None and plain == _rich(rows, ["system", "metric", "judge"], "scores",
+                                                ("judge",), 200)

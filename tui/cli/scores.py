@@ -69,9 +69,11 @@ def print_scores(conn: sqlite3.Connection, *, per: str, framework: str | None,
     if fmt != "table":
         emit(records, columns, fmt)
         return 0
-    from rich.console import Console
+    console = None
+    if sys.stdout.isatty():             # piped: plain tables, without Rich (tui.cli.output)
+        from rich.console import Console
 
-    console = Console()
+        console = Console()
     registry = frameworks()
     for name in dict.fromkeys(r["framework"] for r in records):
         fw = registry.get(name)
