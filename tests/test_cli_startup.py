@@ -159,3 +159,22 @@ def test_the_plain_table_draws_the_common_case() -> None:
                         numeric=("judge",))
     assert plain is not None and plain == _rich(rows, ["system", "metric", "judge"], "scores",
                                                 ("judge",), 200)
+
+
+def test_scores_import_only_the_benchmarks_they_are_from(tmp_path: Path) -> None:
+    from store.db import connect
+    from store.importer import import_bundle
+    from store.scores import rebuild_scores
+    from tests.builders import tiny_bundle
+
+    db = tmp_path / "tiny.db"
+    conn = connect(db)
+    import_bundle(conn, tiny_bundle(), "h")             # DailyReport's cascade only
+    rebuild_scores(conn)
+    conn.close()
+    modules = _loaded_after(
+        "import os\nos.environ.pop('COLUMNS', None)\n"
+        "from tui.cli import main\n"
+        f"assert main(['scores', '--db', {str(db)!r}]) == 0\n")
+    assert "reviewer.frameworks.dailyreport.scoring" in modules
+    assert [m for m in SCORING if m in modules] == []

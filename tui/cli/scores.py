@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from reviewer.errors import InputError
-from reviewer.registry import frameworks
+from reviewer.registry import find_framework, frameworks
 from store.queries import counts, score_rows
 from store.reviewlog import rebuild_state
 from store.scores import ensure_scores, load_options, rebuild_scores, set_options
@@ -74,9 +74,8 @@ def print_scores(conn: sqlite3.Connection, *, per: str, framework: str | None,
         from rich.console import Console
 
         console = Console()
-    registry = frameworks()
     for name in dict.fromkeys(r["framework"] for r in records):
-        fw = registry.get(name)
+        fw = find_framework(name)           # only the benchmarks these scores are from
         order = {m.name: i for i, m in enumerate(fw.metrics)} if fw else {}
         digits = {m.name: m.digits for m in fw.metrics} if fw else {}
         subset = sorted(
