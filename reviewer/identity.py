@@ -54,11 +54,10 @@ class Identity:
 
     @property
     def public_key(self) -> str:
-        from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-        public = Ed25519PrivateKey.from_private_bytes(self.secret).public_key()
-        raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        # The *_raw methods spare importing the serialization module (start-up time).
+        raw = Ed25519PrivateKey.from_private_bytes(self.secret).public_key().public_bytes_raw()
         return base64.b64encode(raw).decode("ascii")
 
     def sign(self, event: Mapping[str, Any]) -> str:
@@ -70,12 +69,9 @@ class Identity:
 
 
 def new_secret() -> bytes:
-    from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    return Ed25519PrivateKey.generate().private_bytes(
-        serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
-        serialization.NoEncryption())
+    return Ed25519PrivateKey.generate().private_bytes_raw()
 
 
 def verify(event: Mapping[str, Any]) -> bool:

@@ -18,16 +18,10 @@ from pydantic import (
     model_validator,
 )
 
+from reviewer.keys import RUN_CLAIM_KEY as RUN_CLAIM_KEY
+from reviewer.keys import TRACE_COUNTS as TRACE_COUNTS
+from reviewer.keys import TRACE_KEY as TRACE_KEY
 from reviewer.textsafety import hidden_characters
-
-RUN_CLAIM_KEY = "gavel_judge_run"
-"""Metadata key naming the judge run that extracted a claim (claims a run extracts are the
-report's working claims once that run is active)."""
-
-TRACE_KEY = "trace"
-"""Report metadata key of the solving-trace counts (docs/format.md): how a system searched."""
-TRACE_COUNTS = ("search_calls", "web_search", "web_content_mining")
-"""The counts a report's ``metadata.trace`` may carry, each a whole number ≥ 0."""
 
 FORMAT_NAME: Literal["gavel-bundle"] = "gavel-bundle"
 FORMAT_VERSION = 1

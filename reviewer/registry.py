@@ -10,8 +10,11 @@ benchmark. Adding a benchmark is one folder under ``reviewer/frameworks/`` and o
 from __future__ import annotations
 
 import importlib
+import os
+import re
+import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 from reviewer.framework import Benchmark, FormatSpec, Framework, Reader, VerdictKind
@@ -29,6 +32,20 @@ BENCHMARKS: tuple[str, ...] = (
     "reviewer.frameworks.livedrbench",
     "reviewer.frameworks.dr_bench",
 )
+HOMES: dict[str, str] = {
+    "cascade": "reviewer.frameworks.dailyreport",
+    "race": "reviewer.frameworks.deepresearch_bench",
+    "fact": "reviewer.frameworks.deepresearch_bench",
+    "dr3": "reviewer.frameworks.dr3_eval",
+    "claims_f1": "reviewer.frameworks.livedrbench",
+    "drbench": "reviewer.frameworks.dr_bench",
+}
+"""Framework name -> the listed benchmark that declares it: a hint that lets a lookup by name
+(:func:`find_framework`) import that one benchmark instead of all of them, which is most of the
+start-up of ``gavel decide``. Optional (a name not here loads everything) and checked against
+the full registry by tests/test_cli_startup.py. A hinted lookup does not look for a second
+declaration of the name elsewhere; the full load, which every listing does, refuses one."""
+
 ENTRY_POINT_GROUP = "gavel.benchmarks"
 """Entry points in this group name a module (or object) whose ``BENCHMARK`` is a Benchmark."""
 
@@ -51,6 +68,8 @@ class _Registry:
 
 
 _REGISTRY = _Registry()
+_ONE: dict[str, Benchmark] = {}
+"""Benchmarks imported alone by a hinted lookup, by module (before or without a full load)."""
 
 
 def _benchmark_of(source: str, obj: object) -> Benchmark:
@@ -68,14 +87,75 @@ def _sources() -> list[tuple[str, Benchmark]]:
         except ImportError as exc:
             raise RegistryError(f"benchmark {module_name} does not import: {exc}") from exc
         out.append((module_name, _benchmark_of(module_name, module)))
-    for point in entry_points(group=ENTRY_POINT_GROUP):
+    for name, value in entry_points(ENTRY_POINT_GROUP):
         try:
-            loaded = point.load()
-        except ImportError as exc:
-            raise RegistryError(f"entry point {point.name} = {point.value} does not import: "
+            loaded = _load_object(value)
+        except (ImportError, AttributeError) as exc:
+            raise RegistryError(f"entry point {name} = {value} does not import: "
                                 f"{exc}") from exc
-        out.append((f"entry point {point.name}", _benchmark_of(point.value, loaded)))
+        out.append((f"entry point {name}", _benchmark_of(value, loaded)))
     return out
+
+
+_SECTION = re.compile(r"^\[\s*(.+?)\s*\]$")
+
+
+def entry_points(group: str) -> list[tuple[str, str]]:
+    """``(name, "module:attr")`` of every installed entry point in ``group``: what
+    ``importlib.metadata.entry_points(group=…)`` finds for distributions on ``sys.path``
+    (the first distribution of a name wins), read straight from their ``entry_points.txt``.
+
+    ``importlib.metadata`` itself costs a command-line call ~25 ms of imports (email parsing,
+    zip files) for a lookup that is a directory listing and, at most, a few small reads.
+    """
+    seen: set[str] = set()
+    found: list[tuple[str, str]] = []
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for folder in names:
+            stem, dot, suffix = folder.rpartition(".")
+            if not dot or suffix not in ("dist-info", "egg-info"):
+                continue
+            distribution = re.sub(r"[-_.]+", "_", stem.split("-")[0]).lower()
+            if distribution in seen:
+                continue
+            seen.add(distribution)
+            try:
+                with open(os.path.join(entry or ".", folder, "entry_points.txt"),
+                          encoding="utf-8") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            found.extend(_group_lines(text, group))
+    return found
+
+
+def _group_lines(text: str, group: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    section = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        header = _SECTION.match(line)
+        if header:
+            section = header.group(1)
+        elif section == group and "=" in line:
+            name, _, value = line.partition("=")
+            out.append((name.strip(), value.strip()))
+    return out
+
+
+def _load_object(value: str) -> object:
+    """What an entry point's ``module:attr.attr [extras]`` names."""
+    module_name, _, attrs = value.split("[")[0].strip().partition(":")
+    obj: object = importlib.import_module(module_name.strip())
+    for attr in filter(None, attrs.strip().split(".")):
+        obj = getattr(obj, attr)
+    return obj
 
 
 def _load() -> _Registry:
@@ -113,6 +193,27 @@ def _load() -> _Registry:
 def reset() -> None:
     """Forget what was loaded (tests that install a benchmark through an entry point)."""
     _REGISTRY.__dict__.update(_Registry().__dict__)
+    _ONE.clear()
+
+
+def _hinted(framework: str) -> Framework | None:
+    """The framework from its home benchmark alone, when :data:`HOMES` names one."""
+    module_name = HOMES.get(framework)
+    if _REGISTRY.loaded or module_name is None or module_name not in BENCHMARKS:
+        return None
+    benchmark = _ONE.get(module_name)
+    if benchmark is None:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise RegistryError(f"benchmark {module_name} does not import: {exc}") from exc
+        benchmark = _ONE[module_name] = _benchmark_of(module_name, module)
+    return next((fw for fw in benchmark.frameworks if fw.name == framework), None)
+
+
+def find_framework(name: str) -> Framework | None:
+    """The framework called ``name``, or None; imports only its benchmark when it can."""
+    return _hinted(name) or _load().frameworks.get(name)
 
 
 def benchmarks() -> dict[str, Benchmark]:
@@ -136,7 +237,13 @@ def verdict_kinds() -> dict[str, VerdictKind]:
     return dict(_load().kinds)
 
 
-def get_kind(name: str) -> VerdictKind | None:
+def get_kind(name: str, frameworks: Iterable[str] = ()) -> VerdictKind | None:
+    """The verdict kind called ``name``; when one of ``frameworks`` (those of the judgment's
+    suite) declares it, only that framework's benchmark is imported (see :data:`HOMES`)."""
+    for framework in frameworks:
+        fw = _hinted(framework)
+        if fw is not None and name in fw.kinds:
+            return fw.kinds[name]
     return _load().kinds.get(name)
 
 

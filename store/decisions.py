@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from reviewer.registry import frameworks
+from reviewer.registry import find_framework
 from store.reviewlog import Recorded
 from store.scores import report_scope, update_scores
 from store.tx import transaction
@@ -36,13 +36,16 @@ class HeadlineChange:
 def report_headlines(conn: sqlite3.Connection, report_id: int
                      ) -> dict[tuple[str, str], float | None]:
     """(framework, metric) -> the report's adjudicated score, for every headline metric."""
-    heads = {(fw.name, m.name) for fw in frameworks().values() for m in fw.metrics if m.headline}
     out: dict[tuple[str, str], float | None] = {}
+    heads: dict[str, set[str]] = {}
     for framework, metric, value in conn.execute(
         "SELECT framework, metric, value FROM score WHERE scope = ? AND variant = 'adjudicated'",
         (report_scope(report_id),),
     ):
-        if (framework, metric) in heads:
+        if framework not in heads:      # only the report's frameworks are imported
+            fw = find_framework(framework)
+            heads[framework] = {m.name for m in fw.metrics if m.headline} if fw else set()
+        if metric in heads[framework]:
             out[(framework, metric)] = value
     return out
 

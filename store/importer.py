@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from reviewer.errors import InputError
-from reviewer.formats.checks import BundleChecker
+from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker
 from reviewer.formats.jsonl import Where
 from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
 from store.bulk import gc_paused
@@ -86,7 +87,9 @@ class Loader:
     def __init__(self, conn: sqlite3.Connection | None, suite: Suite, content_hash: str,
                  suite_file: str = "suite.json") -> None:
         self.conn = conn
-        self.checker = BundleChecker(suite, suite_file)
+        # With a database, a repeated verdict is found by the judgment table's unique index
+        # (see flush), not by a set of every verdict's identity.
+        self.checker = BundleChecker(suite, suite_file, repeats_checked_by_store=conn is not None)
         self.suite = suite
         self.stamp = now_iso()
         self.ids = {t: self._next_id(t) for t in INSERTS if t != "reference"}
@@ -94,15 +97,21 @@ class Loader:
         self.suite_id = self.ids["suite"]
         self.pending = _Pending()
         self._judgments = self.pending.rows["judgment"]
+        self._judgment_where: list[Where] = []
         self.counts: dict[str, int] = defaultdict(int)
         self._task: dict[str, tuple[int, dict[str, int], dict[str, int]]] = {}
         self._system: dict[str, int] = {}
-        self._report: dict[str, tuple[int, str, dict[str, int]]] = {}
+        # Per report: row id, task, its first claim's row id and its claim ids in order (its
+        # claims' row ids are consecutive). A run has a million claims: a tuple of ids a
+        # report, not a dict, and a dict only for the report whose verdicts are coming.
+        self._report: dict[str, tuple[int, str, int, tuple[str, ...]]] = {}
+        self._claims_at: tuple[str, dict[str, int]] = ("", {})
         self._run: dict[str, tuple[int, tuple[str, int]]] = {}
         self._newest_run: str | None = None
         self._cites: dict[tuple[int, ...], str] = {(): "[]"}
         self._crit_subtask: dict[int, int | None] = {}
-        self._claim_subtask: dict[int, int] = {}
+        self._claim_subtask = array("q")
+        """The subtask row id of each claim (0: none), by claim row id - the first one's."""
         self._add("suite", (
             self.suite_id, suite.id, suite.name, _dumps(suite.frameworks), suite.version,
             suite.source, suite.description, content_hash, self.stamp,
@@ -126,9 +135,10 @@ class Loader:
         if self.pending.size >= BATCH_ROWS:
             self.flush()
 
-    def _add_judgment(self, row: Row) -> None:
+    def _add_judgment(self, row: Row, where: Where) -> None:
         # The hot path of a large import: a quarter of a million calls, so no table lookup.
         self._judgments.append(row)
+        self._judgment_where.append(where)
         self.pending.size += 1
         if self.pending.size >= BATCH_ROWS:
             self.flush()
@@ -137,11 +147,31 @@ class Loader:
         if self.conn is not None:
             for table, sql in INSERTS.items():
                 batch = self.pending.rows[table]
-                if batch:
+                if not batch:
+                    continue
+                try:
                     self.conn.executemany(sql, batch)
+                except sqlite3.IntegrityError:
+                    if table == "judgment":
+                        self._repeated_verdict()
+                    raise
         self.counts["judgment"] += len(self._judgments)
         self.pending = _Pending()
         self._judgments = self.pending.rows["judgment"]
+        self._judgment_where = []
+
+    def _repeated_verdict(self) -> None:
+        """Name the first pending verdict whose (run, report, kind, subject) is already stored:
+        the rows of this batch before it went in, so a repeat is always found at its second
+        occurrence. Returns when the failure was something else."""
+        assert self.conn is not None
+        for row, where in zip(self._judgments, self._judgment_where, strict=True):
+            other = self.conn.execute(
+                "SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
+                "AND subject = ? AND id != ?", (row[1], row[2], row[3], row[8], row[0]),
+            ).fetchone()
+            if other is not None:
+                raise InputError(where[0], REPEATED_VERDICT, line=where[1], field="kind")
 
     # -- records -----------------------------------------------------------------------
 
@@ -209,21 +239,21 @@ class Loader:
         ))
         for index, title, url in resolved.references:
             self._add("reference", (rid, index, title, url))
-        claims: dict[str, int] = {}
+        first_claim = self.ids["claim"]
         for ordinal, (claim, where_claim) in enumerate(zip(report.claims, resolved.claims,
                                                            strict=True)):
             kid = self._take("claim")
-            claims[claim.id] = kid
             span = where_claim.span
             cites = self._cites.get(where_claim.citations)
             if cites is None:
+                if len(self._cites) > 50_000:       # a memo, not a record of every claim
+                    self._cites = {(): "[]"}
                 cites = self._cites[where_claim.citations] = json.dumps(
                     list(where_claim.citations))
             # The subtask the claim is placed in: its own, else its criterion's (resolved by
             # the checker), so claims linked only through their fac rubric count for it.
             subtask = subtasks[where_claim.subtask] if where_claim.subtask is not None else None
-            if subtask is not None:
-                self._claim_subtask[kid] = subtask
+            self._claim_subtask.append(subtask or 0)
             self._add("claim", (
                 kid, rid, claim.id, ordinal, subtask,
                 criteria[claim.criterion] if claim.criterion is not None else None,
@@ -231,7 +261,8 @@ class Loader:
                 span[0] if span else None, span[1] if span else None,
                 cites, claim.url, _dumps(claim.metadata),
             ))
-        self._report[report.id] = (rid, report.task, claims)
+        self._report[report.id] = (rid, report.task, first_claim,
+                                   tuple(c.id for c in report.claims))
 
     def source(self, source: Source, where: Where) -> None:
         digest = self.checker.source(source, where)
@@ -254,14 +285,19 @@ class Loader:
 
     def judgment(self, judgment: Judgment, where: Where) -> None:
         resolved = self.checker.judgment(judgment, where)
-        report_id, task_ext, claims = self._report[judgment.report]
+        report_id, task_ext, first_claim, claim_order = self._report[judgment.report]
         criteria = self._task[task_ext][2]
         crit_id = criteria[judgment.criterion] if judgment.criterion is not None else None
-        claim_id = claims[judgment.claim] if judgment.claim is not None else None
+        claim_id = None
+        if judgment.claim is not None:
+            if self._claims_at[0] != judgment.report:
+                self._claims_at = (judgment.report, {
+                    ext: first_claim + n for n, ext in enumerate(claim_order)})
+            claim_id = self._claims_at[1][judgment.claim]
         if crit_id is not None:
             subtask = self._crit_subtask.get(crit_id)
         elif claim_id is not None:
-            subtask = self._claim_subtask.get(claim_id)
+            subtask = self._claim_subtask[claim_id - self.first["claim"]] or None
         else:
             subtask = None
         self._add_judgment((
@@ -269,11 +305,11 @@ class Loader:
             crit_id, claim_id, judgment.ref, judgment.key, resolved.subject, resolved.value,
             judgment.explanation, judgment.evidence, judgment.raw, judgment.error,
             judgment.source_sha256, int(judgment.run == self._newest_run), subtask,
-        ))
+        ), where)
 
     def report_ids(self) -> list[int]:
         """Row ids of the reports this import wrote."""
-        return [rid for rid, _, _ in self._report.values()]
+        return [row[0] for row in self._report.values()]
 
     def finish(self) -> list[int]:
         """Flush, index the new text, link judgments to their subjects and order the runs.
@@ -299,7 +335,7 @@ class Loader:
         self.conn.executemany("UPDATE judge_run SET active = ? WHERE id = ?",
                               [(base + n, rid) for n, (rid, _) in enumerate(ranked, start=1)])
         if len(self._run) > 1:
-            refresh_current(self.conn, [rid for rid, _, _ in self._report.values()])
+            refresh_current(self.conn, [row[0] for row in self._report.values()])
         return subjects
 
 

@@ -32,7 +32,7 @@ from functools import lru_cache
 from reviewer.actions import DECISION_ACTIONS, REASON_CODES, UNDOABLE_ACTIONS
 from reviewer.framework import Rating
 from reviewer.identity import Identity, label
-from reviewer.registry import frameworks, get_kind
+from reviewer.registry import find_framework, get_kind
 from reviewer.scales import ScaleError
 from store.tx import now_iso, transaction
 
@@ -98,15 +98,20 @@ def report_target(conn: sqlite3.Connection, report_id: int) -> str:
 
 def report_rating(conn: sqlite3.Connection, report_id: int) -> Rating | None:
     """The overall rating a report's frameworks define (the first that has one)."""
-    row = conn.execute(
-        """SELECT s.frameworks FROM report r JOIN system y ON y.id = r.system_id
-           JOIN suite s ON s.id = y.suite_id WHERE r.id = ?""", (report_id,)).fetchone()
-    registry = frameworks()
-    for name in json.loads(row[0]) if row else []:
-        fw = registry.get(name)
+    for name in report_frameworks(conn, report_id):
+        fw = find_framework(name)
         if fw is not None and fw.rating is not None:
             return fw.rating
     return None
+
+
+def report_frameworks(conn: sqlite3.Connection, report_id: int) -> list[str]:
+    """The frameworks of the report's suite, in the suite's order."""
+    row = conn.execute(
+        """SELECT s.frameworks FROM report r JOIN system y ON y.id = r.system_id
+           JOIN suite s ON s.id = y.suite_id WHERE r.id = ?""", (report_id,)).fetchone()
+    names: list[str] = json.loads(row[0]) if row else []
+    return names
 
 
 def may_reverse(name: str, key: str | None, of_name: str, of_key: str | None) -> bool:
@@ -146,7 +151,7 @@ class ReviewLog:
         """Record a human verdict on the judgment's subject; equal to the judge's value it is
         a confirmation."""
         ref = judgment_ref(self.conn, judgment_id)
-        kind = get_kind(ref.kind)
+        kind = get_kind(ref.kind, report_frameworks(self.conn, ref.report_id))
         if kind is None:
             raise ReviewError(f"judgment {judgment_id} has unknown kind {ref.kind}")
         try:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from reviewer.framework import Framework, ReportScores, Variant, resolve_options
-from reviewer.registry import frameworks
+from reviewer.registry import find_framework, frameworks
 from store.bulk import gc_paused
 from store.inputs import load_inputs, report_meta
 from store.tx import transaction
@@ -43,13 +43,15 @@ def system_scope(system_id: int) -> str:
     return f"system:{system_id}"
 
 
-def load_options(conn: sqlite3.Connection) -> dict[str, dict[str, str]]:
-    """Resolved options per framework: stored overrides on top of each framework's defaults."""
+def load_options(conn: sqlite3.Connection, names: Iterable[str] | None = None
+                 ) -> dict[str, dict[str, str]]:
+    """Resolved options per framework: stored overrides on top of each framework's defaults
+    (every framework, or those of ``names`` that exist)."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (OPTIONS_KEY,)).fetchone()
     stored: dict[str, dict[str, str]] = json.loads(row[0]) if row else {}
-    return {
-        name: resolve_options(fw, stored.get(name, {})) for name, fw in frameworks().items()
-    }
+    chosen = (frameworks() if names is None
+              else {name: fw for name in names if (fw := find_framework(name)) is not None})
+    return {name: resolve_options(fw, stored.get(name, {})) for name, fw in chosen.items()}
 
 
 def set_options(conn: sqlite3.Connection, framework: str, overrides: Mapping[str, str], *,
@@ -202,8 +204,10 @@ def _update(conn: sqlite3.Connection, ids: list[int], variants: Sequence[Variant
     fresh: dict[tuple[int, str, str], dict[int, ReportScores]] = defaultdict(dict)
     inputs = load_inputs(conn, ids)
     metas = report_meta(conn, ids)
-    options = load_options(conn)
-    registry = frameworks()
+    # Only the frameworks these reports are scored by: a decision imports one benchmark.
+    names = sorted({name for rid in inputs for name in metas[rid].frameworks})
+    options = load_options(conn, names)
+    registry = {name: fw for name in names if (fw := find_framework(name)) is not None}
     touched: set[tuple[int, str]] = set()
     conn.execute(f"DELETE FROM impact WHERE report_id IN ({','.join('?' * len(ids))})", ids)
     for rid, report in inputs.items():

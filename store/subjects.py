@@ -19,7 +19,7 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
 
-from reviewer.models import RUN_CLAIM_KEY
+from reviewer.keys import RUN_CLAIM_KEY
 from store.tx import transaction
 
 SUBJECT_PREFIX = "s:"
@@ -34,15 +34,33 @@ def ensure_subjects(conn: sqlite3.Connection, first_judgment: int = 0) -> list[i
     ids of subjects that did not exist before (events already waiting for them apply now)."""
     before = int(conn.execute("SELECT coalesce(max(id), 0) FROM subject").fetchone()[0])
     with transaction(conn):
-        conn.execute(
-            """INSERT INTO subject (report_id, kind, key, target)
-               SELECT j.report_id, j.kind, j.subject,
-                      's:' || s.ext_id || '/' || r.ext_id || '/' || j.kind || '/' || j.subject
-               FROM judgment j JOIN report r ON r.id = j.report_id
-               JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
-               WHERE j.id >= ? AND j.subject_id IS NULL
-               GROUP BY j.report_id, j.kind, j.subject
-               ON CONFLICT DO NOTHING""", (first_judgment,))
+        runs = [run for (run,) in conn.execute(
+            "SELECT DISTINCT run_id FROM judgment WHERE id >= ? AND subject_id IS NULL",
+            (first_judgment,))]
+        if len(runs) == 1:
+            # One run (an import, a judging run): its verdicts' subjects are distinct, and the
+            # judgment table's unique index on (run, report, kind, subject) yields them in the
+            # order GROUP BY would, without sorting millions of rows in memory first (~400 MB
+            # at 2.5 million verdicts).
+            conn.execute(
+                """INSERT INTO subject (report_id, kind, key, target)
+                   SELECT j.report_id, j.kind, j.subject,
+                          's:' || s.ext_id || '/' || r.ext_id || '/' || j.kind || '/' || j.subject
+                   FROM judgment j JOIN report r ON r.id = j.report_id
+                   JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
+                   WHERE j.run_id = ? AND j.id >= ? AND j.subject_id IS NULL
+                   ORDER BY j.report_id, j.kind, j.subject
+                   ON CONFLICT DO NOTHING""", (runs[0], first_judgment))
+        elif runs:
+            conn.execute(
+                """INSERT INTO subject (report_id, kind, key, target)
+                   SELECT j.report_id, j.kind, j.subject,
+                          's:' || s.ext_id || '/' || r.ext_id || '/' || j.kind || '/' || j.subject
+                   FROM judgment j JOIN report r ON r.id = j.report_id
+                   JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
+                   WHERE j.id >= ? AND j.subject_id IS NULL
+                   GROUP BY j.report_id, j.kind, j.subject
+                   ON CONFLICT DO NOTHING""", (first_judgment,))
         conn.execute(
             """UPDATE judgment SET subject_id = (
                    SELECT s.id FROM subject s WHERE s.report_id = judgment.report_id

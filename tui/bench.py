@@ -115,6 +115,9 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
         (rows / import_time) >= 0.5 * (rows / baseline_import),
     ))
 
+    with console.status("import as `gavel import` does it, in a process of its own…"):
+        figures.extend(_import_process_figures(bundle, root, db))
+
     with console.status("full recompute…"):
         full = min(_time(lambda: rebuild_scores(conn)) for _ in range(2))
         fetch = min(_time(lambda: _bare_fetch(conn)) for _ in range(2))
@@ -142,6 +145,9 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
     bare_rss = _rss_of([sys.executable, "-c", "import sqlite3, textual.app; print('ok')"])
     figures.append(Figure("memory: scores + queue + a report loaded", rss, "MB",
                           "bare interpreter with textual", bare_rss, "< 300 MB", rss < 300))
+
+    with console.status("command-line start-up…"):
+        figures.extend(_cli_figures(db, root))
 
     if options.hub:
         from tui.bench_hub import hub_figures
@@ -254,6 +260,123 @@ def _incremental(conn: sqlite3.Connection, n: int = 30
     conn.execute("DROP TABLE bench_scratch")
     return (statistics.median(decide_times), statistics.median(recompute_times),
             statistics.median(cold_times), statistics.median(commits))
+
+
+def _child_env(root: Path) -> dict[str, str]:
+    """The environment of a measured child: bytecode caching as an installed program has it
+    (``PYTHONDONTWRITEBYTECODE`` makes every start compile from source), the project on the
+    path, and a signing key of the benchmark's own (never the user's)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    env["GAVEL_IDENTITY"] = str(root / "bench-identity.key")
+    env["GAVEL_REVIEWER"] = "bench"
+    env["GAVEL_CONFIG"] = str(root / "no-config.toml")
+    return env
+
+
+_IMPORT_SCRIPT = """
+import sys, time
+from tui.cli import main
+started = time.perf_counter()
+code = main(["import", {bundle!r}, "--db", {db!r}])
+print(time.perf_counter() - started)
+assert code == 0, code
+"""
+
+_BARE_SCRIPT = """
+import time
+from pathlib import Path
+from store.db import connect
+from tui.bench import _bare_executemany
+print(_bare_executemany(connect({source!r}), Path({target!r})))
+"""
+
+
+def _measured_child(script: str, root: Path) -> tuple[float, float]:
+    """(the seconds the script prints last but one, its process's peak RSS in MB)."""
+    out = subprocess.run([sys.executable, "-c", script + "\n" + PEAK_RSS], capture_output=True,
+                         text=True, check=True, cwd=Path(__file__).resolve().parent.parent,
+                         env=_child_env(root))
+    lines = out.stdout.strip().splitlines()
+    return float(lines[-2]), int(lines[-1]) / 1024
+
+
+def _import_process_figures(bundle: Path, root: Path, db: Path) -> list[Figure]:
+    """``gavel import`` (read, check, store, FTS, scores) in a fresh process: its wall time
+    and peak memory beside the bare executemany of the same rows, also in a fresh process."""
+    target = root / "import-child.db"
+    bare = root / "bare-child.db"
+    for path in (target, bare):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    elapsed, rss = _measured_child(_IMPORT_SCRIPT.format(bundle=str(bundle), db=str(target)),
+                                   root)
+    bare_elapsed, bare_rss = _measured_child(
+        _BARE_SCRIPT.format(source=str(db), target=str(bare)), root)
+    reports = sqlite3.connect(db).execute("SELECT count(*) FROM report").fetchone()[0]
+    limit = 300 if reports <= 2_550 else 500
+    for path in (target, bare):
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return [
+        Figure("`gavel import` wall time (with FTS and scores)", elapsed, "s",
+               "bare executemany of the rows, read into memory", bare_elapsed,
+               "< 60 s at 10×", elapsed < 60 if reports > 2_550 else None),
+        Figure("`gavel import` peak memory (own process)", rss, "MB",
+               "bare executemany of the rows, read into memory", bare_rss,
+               f"< {limit} MB", rss < limit),
+    ]
+
+
+CLI_CALLS: dict[str, list[str]] = {
+    "gavel --help": ["--help"],
+    "gavel decide ID VALUE": ["decide", "{judgment}", "{value}", "--rationale", "bench"],
+    "gavel confirm ID": ["confirm", "{judgment}"],
+    "gavel scores --format json": ["scores", "--format", "json"],
+    "gavel scores (table)": ["scores"],
+}
+
+
+def _cli_figures(db: Path, root: Path, repeats: int = 7) -> list[Figure]:
+    """Each command's wall time, median of ``repeats`` fresh processes (after one warm-up
+    that writes the bytecode caches), beside ``python -c pass`` timed the same way."""
+    work = root / "cli.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{work}{suffix}").unlink(missing_ok=True)
+    with sqlite3.connect(db) as source, sqlite3.connect(work) as copy:
+        source.backup(copy)
+    # A judgment of its own for every run of decide and confirm (each one a new decision).
+    picks = sqlite3.connect(work).execute(
+        "SELECT id, value FROM judgment WHERE value IS NOT NULL ORDER BY id LIMIT ?",
+        (2 * (repeats + 1),)).fetchall()
+    env = {**_child_env(root), "GAVEL_DB": str(work)}
+
+    def median(argv: Callable[[int], list[str]]) -> float:
+        times = []
+        for attempt in range(repeats + 1):
+            args = argv(attempt)
+            started = time.perf_counter()
+            done = subprocess.run(args, env=env, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True, check=False, cwd=root)
+            took = time.perf_counter() - started
+            if done.returncode != 0:
+                raise RuntimeError(f"{' '.join(args)} failed: {done.stderr[-500:]}")
+            if attempt:                 # the first run writes the bytecode caches
+                times.append(took)
+        return statistics.median(times)
+
+    bare = median(lambda _: [sys.executable, "-c", "pass"])
+    figures = []
+    for offset, (name, args) in enumerate(CLI_CALLS.items()):
+        def argv(attempt: int, args: list[str] = args, offset: int = offset) -> list[str]:
+            judgment, value = picks[(attempt + offset * (repeats + 1)) % len(picks)]
+            return [sys.executable, "-m", "tui.cli",
+                    *(a.format(judgment=judgment, value=value) for a in args)]
+
+        took = median(argv)
+        figures.append(Figure(f"{name} (wall, median of {repeats})", took, "s",
+                              "python -c pass", bare, "< 150 ms", took < 0.150))
+    return figures
 
 
 _RSS_SCRIPT = """

@@ -75,10 +75,19 @@ class Resolved:
         return [r.claims for r in self.reports]
 
 
+REPEATED_VERDICT = "a second verdict on the same subject in the same run"
+
+
 class BundleChecker:
     """Checks records in bundle order and returns what the store needs resolved."""
 
-    def __init__(self, suite: Suite, suite_file: str = "suite.json") -> None:
+    def __init__(self, suite: Suite, suite_file: str = "suite.json", *,
+                 repeats_checked_by_store: bool = False) -> None:
+        """``repeats_checked_by_store``: the caller finds a second verdict on the same subject
+        in the same run itself (the store's unique index does, naming the line), so the
+        checker need not remember every verdict's identity — a set that would grow with the
+        run (~300 MB at 2.5 million verdicts)."""
+        self._remember = not repeats_checked_by_store
         known = frameworks()
         for name in suite.frameworks:
             if name not in known:
@@ -91,7 +100,11 @@ class BundleChecker:
         self._kinds: dict[str, VerdictKind] = verdict_kinds()
         self._tasks: dict[str, tuple[frozenset[str], dict[str, str | None]]] = {}
         self._systems: set[str] = set()
-        self._reports: dict[str, tuple[str, frozenset[str], frozenset[int]]] = {}
+        # Per report: its task, its claim ids in order (a tuple: a run holds a million of
+        # them) and its reference indices. Membership goes through a set of one report's ids,
+        # kept while that report's verdicts come (they come together).
+        self._reports: dict[str, tuple[str, tuple[str, ...], frozenset[int]]] = {}
+        self._claims_of: tuple[str, frozenset[str]] = ("", frozenset())
         self._pairs: set[tuple[str, str]] = set()
         self._urls: set[str] = set()
         self._runs: set[str] = set()
@@ -188,7 +201,7 @@ class BundleChecker:
                 cites = ()
             claims.append(ResolvedClaim(span, cites, subtask))
         self._reports[report.id] = (
-            report.task, frozenset(c.id for c in report.claims), frozenset(r[0] for r in refs),
+            report.task, tuple(c.id for c in report.claims), frozenset(r[0] for r in refs),
         )
         return ResolvedReport(refs, claims)
 
@@ -220,7 +233,7 @@ class BundleChecker:
         if kind.framework not in self.suite.frameworks:
             raise _err(where, f"kind {kind.name} belongs to {kind.framework}, which the suite "
                        "does not list", "kind")
-        task_id, claim_ids, ref_indices = target
+        task_id, claim_order, ref_indices = target
         subject = kind.subject
         if subject == "criterion":
             if judgment.criterion is None:
@@ -231,7 +244,9 @@ class BundleChecker:
         elif subject == "claim" or subject == "claim_ref":
             if judgment.claim is None:
                 raise _err(where, f"a {kind.name} verdict needs a claim", "claim")
-            if judgment.claim not in claim_ids:
+            if self._claims_of[0] != judgment.report:
+                self._claims_of = (judgment.report, frozenset(claim_order))
+            if judgment.claim not in self._claims_of[1]:
                 raise _err(where, f"unknown claim {judgment.claim!r} in report "
                            f"{judgment.report}", "claim")
             if subject == "claim_ref":
@@ -248,10 +263,11 @@ class BundleChecker:
             raise _err(where, f"unknown criterion {judgment.criterion!r} for task {task_id}",
                        "criterion")
         subject_text = subject_of(judgment)
-        identity = (judgment.run, judgment.report, judgment.kind, subject_text)
-        if identity in self._seen:
-            raise _err(where, "a second verdict on the same subject in the same run", "kind")
-        self._seen.add(identity)
+        if self._remember:
+            identity = (judgment.run, judgment.report, judgment.kind, subject_text)
+            if identity in self._seen:
+                raise _err(where, REPEATED_VERDICT, "kind")
+            self._seen.add(identity)
         if judgment.value is None:
             if judgment.error is None:
                 raise _err(where, "no value: give a value, or an error saying why there is none",

@@ -131,13 +131,24 @@ def loads(text: str, file: str | Path, line: int | None = None, field: str | Non
     return value
 
 
-_SUSPECT = re.compile(r"NaN|Infinity|[eE][+-]?\d{3}|\d{19}|\\u[dD][89a-fA-F]")
-"""Raw-line spellings of what :func:`loads` refuses; a line without one needs no check."""
+_EXPONENT = re.compile(r"[eE][+-]?\d{3}")
+_LONG_INT = re.compile(r"\d{19}")
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _suspect(line: str) -> bool:
+    """Whether the raw line spells something :func:`loads` refuses (NaN, Infinity, an exponent
+    of three digits, 19 digits in a row, a surrogate escape); a line without one needs no
+    check. One pattern of five alternatives was a sixth of a large import's time: plain
+    substring tests first, then one single-branch scan each."""
+    return ("NaN" in line or "Infinity" in line
+            or ("\\u" in line and _SURROGATE.search(line) is not None)
+            or _EXPONENT.search(line) is not None or _LONG_INT.search(line) is not None)
 
 
 def check_line(path: Path, number: int, line: str) -> None:
     """For lines parsed elsewhere (pydantic): refuse what :func:`loads` refuses."""
-    if _SUSPECT.search(line):
+    if _suspect(line):
         loads(line, path, number)
 
 
@@ -212,14 +223,23 @@ def validate_lines(model: type[M], path: Path, lines: list[tuple[int, str]]) -> 
     raise InputError(path, "a line holds more than one JSON value", line=lines[0][0])
 
 
+CHUNK_CHARS = 2_000_000
+"""Text validated at once: a chunk ends at ``chunk`` lines or this many characters, whichever
+comes first, so memory stays flat when lines are long (reports of 40,000 words: 2,000 of them
+at once were ~150 MB of text and models)."""
+
+
 def iter_models(model: type[M], path: Path, chunk: int = 2000) -> Iterator[tuple[int, M]]:
     """(line number, validated record) for every non-blank line, validated in chunks."""
     pending: list[tuple[int, str]] = []
+    size = 0
     for number, line in iter_lines(path):
         pending.append((number, line))
-        if len(pending) >= chunk:
+        size += len(line)
+        if len(pending) >= chunk or size >= CHUNK_CHARS:
             yield from zip((n for n, _ in pending), validate_lines(model, path, pending),
                            strict=True)
             pending = []
+            size = 0
     if pending:
         yield from zip((n for n, _ in pending), validate_lines(model, path, pending), strict=True)

@@ -15,8 +15,7 @@ from typing import Any
 
 import click
 
-from reviewer.review import REASON_CODES
-from store.conflicts import adjudicate as adjudicate_judgment
+from reviewer.actions import REASON_CODES
 from store.decisions import record
 from store.queries import report_ext_id, resolve_report
 from store.reviewlog import Recorded, ReviewLog
@@ -86,22 +85,69 @@ def print_recorded(conn: sqlite3.Connection, write: Callable[[], Recorded | None
 
 
 @click.command(help="Record a human verdict on a judgment: a confirmation when it equals the "
-               "judge's value, else an override. Prints the report's scores before → after.")
-@click.argument("id", type=int, help="judgment id (see `gavel verdicts`)")
-@click.argument("value", help="a value on the judgment's scale (e.g. 0, 0.5, 1, correct)")
-@click.option("--rationale", required=True, help=RATIONALE_REQUIRED)
+               "judge's value, else an override. Prints the report's scores before → after.\n\n"
+               "With --from FILE, records every decision of a file instead (.jsonl: one JSON "
+               "object per line; .csv: a header row), each line with the fields id, value, "
+               "rationale and optionally reason: all lines are checked first and written in one "
+               "transaction; any bad line writes nothing and is listed with its line number "
+               "and field.")
+@click.argument("id", type=int, required=False, help="judgment id (see `gavel verdicts`)")
+@click.argument("value", required=False,
+                help="a value on the judgment's scale (e.g. 0, 0.5, 1, correct)")
+@click.option("--rationale", default=None, help=RATIONALE_REQUIRED + "; required without --from")
 @click.option("--reason", default=None, help=REASON_HELP)
 @click.option("--adjudicate", "as_adjudication", is_flag=True,
               help="an adjudication: resolves a conflict between reviewers")
+@click.option("--from", "source", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="decisions from a .jsonl or .csv file (fields id, value, rationale, reason), "
+                   "all or nothing")
 @_writer
-def decide(id: int, value: str, rationale: str, reason: str | None, as_adjudication: bool,
-           db: Path | None, reviewer: str | None, fmt: str) -> int:
+def decide(id: int | None, value: str | None, rationale: str | None, reason: str | None,
+           as_adjudication: bool, source: Path | None, db: Path | None, reviewer: str | None,
+           fmt: str) -> int:
+    if source is not None:
+        if id is not None or value is not None or rationale is not None or reason is not None \
+                or as_adjudication:
+            raise click.UsageError("--from takes the decisions from the file: give no ID, "
+                                   "VALUE, --rationale, --reason or --adjudicate with it")
+        return decide_batch(source, db, reviewer, fmt)
+    if id is None or value is None:
+        raise click.UsageError("give a judgment ID and a VALUE (or --from FILE)")
+    if rationale is None:
+        raise click.UsageError("Missing option '--rationale'.")
     conn, log = _open(db, reviewer)
     if as_adjudication:
+        from store.conflicts import adjudicate as adjudicate_judgment
+
         # An adjudication records the sides it resolves (reviewer, value, rationale) with it.
         return print_recorded(conn, lambda: adjudicate_judgment(
             conn, log.reviewer, id, value, rationale, reason), fmt, "decide")
     return print_recorded(conn, lambda: log.decide(id, value, rationale, reason), fmt, "decide")
+
+
+def decide_batch(source: Path, db: Path | None, reviewer: str | None, fmt: str) -> int:
+    """``gavel decide --from FILE``: every decision of the file, committed together."""
+    from store.batch import decide_from
+    from store.tx import transaction
+    from store.writelock import announced
+
+    conn, log = _open(db, reviewer)
+    # Checked and written under one write lock: no other writer slips in between.
+    with transaction(conn), announced(conn, f"decide --from {source}"):
+        recorded = decide_from(conn, log, source)
+    if fmt == "json":
+        print_json([{"event": r.uuid, "action": r.action, "judgment": r.judgment_id,
+                     "report": r.report_id, "value": r.value} for r in recorded])
+        return 0
+    actions: dict[str, int] = {}
+    for r in recorded:
+        actions[r.action] = actions.get(r.action, 0) + 1
+    kinds = ", ".join(f"{n} {a}{'s' if n != 1 else ''}" for a, n in sorted(actions.items()))
+    reports = len({r.report_id for r in recorded})
+    print(f"recorded {len(recorded)} decision{'s' if len(recorded) != 1 else ''} ({kinds}) on "
+          f"{reports} report{'s' if reports != 1 else ''} from {source}  (one transaction, "
+          "committed; `gavel scores` shows the new scores)")
+    return 0
 
 
 @click.command(help="Confirm the judge's verdict on a judgment.")
@@ -122,6 +168,8 @@ def confirm(id: int, rationale: str, db: Path | None, reviewer: str | None, fmt:
 @_writer
 def adjudicate(id: int, value: str, rationale: str, reason: str | None, db: Path | None,
                reviewer: str | None, fmt: str) -> int:
+    from store.conflicts import adjudicate as adjudicate_judgment
+
     conn = open_db(db)
     ensure_scores(conn)
     name = reviewer_name(reviewer)

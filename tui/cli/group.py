@@ -27,7 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scores": ("tui.cli.scores:scores",
                "every metric in both variants (judge, adjudicated) with the delta"),
     "verdicts": ("tui.cli.verdicts:verdicts", "list judgments with judge and effective value"),
-    "decide": ("tui.cli.decisions:decide", "record a human verdict on a judgment"),
+    "decide": ("tui.cli.decisions:decide",
+               "record a human verdict on a judgment (or a file of them: --from FILE)"),
     "confirm": ("tui.cli.decisions:confirm", "confirm the judge's verdict"),
     "rate": ("tui.cli.decisions:rate", "rate a whole report 1–4 (UserPref scale)"),
     "undo": ("tui.cli.decisions:undo", "undo your last decision (persistent)"),
@@ -95,6 +96,7 @@ examples:
   gavel scores --per system              judge → adjudicated scores with deltas
   gavel verdicts --report t02-kestrel --kind claim
   gavel decide 42 incorrect --rationale "source gives 11, not 12" --reason other
+  gavel decide --from decisions.jsonl    a file of decisions (JSONL or CSV), all or nothing
   gavel undo
   gavel sync postgresql://ana@hub.example/gavel   share decisions through a review hub
   gavel plan new --budget 300 --design stratified --by system

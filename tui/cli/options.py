@@ -66,7 +66,19 @@ def opened_database() -> Path | None:
 
 
 def reviewer_name(reviewer: str | None) -> str:
-    """The name given, else the config file's, ``$GAVEL_REVIEWER`` or the login name."""
+    """The name given, else the config file's, ``$GAVEL_REVIEWER`` or the login name.
+
+    With no config file and a plain name, the answer needs no parsing or validation models
+    (a script calling ``gavel decide`` in a loop pays for neither); otherwise the config's
+    own checks decide, and word any problem."""
+    from tui.paths import config_path, default_reviewer
+
+    if not config_path().is_file():
+        from reviewer.textsafety import hidden_characters
+
+        name = reviewer or default_reviewer()
+        if name.strip() and not hidden_characters(name):
+            return name.strip()
     from tui.config import load_config
 
     return load_config(reviewer=reviewer).reviewer

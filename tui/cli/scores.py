@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
 from reviewer.errors import InputError
-from reviewer.registry import frameworks
+from reviewer.registry import find_framework, frameworks
 from store.queries import counts, score_rows
 from store.reviewlog import rebuild_state
 from store.scores import ensure_scores, load_options, rebuild_scores, set_options
@@ -70,10 +69,13 @@ def print_scores(conn: sqlite3.Connection, *, per: str, framework: str | None,
     if fmt != "table":
         emit(records, columns, fmt)
         return 0
-    console = Console()
-    registry = frameworks()
+    console = None
+    if sys.stdout.isatty():             # piped: plain tables, without Rich (tui.cli.output)
+        from rich.console import Console
+
+        console = Console()
     for name in dict.fromkeys(r["framework"] for r in records):
-        fw = registry.get(name)
+        fw = find_framework(name)           # only the benchmarks these scores are from
         order = {m.name: i for i, m in enumerate(fw.metrics)} if fw else {}
         digits = {m.name: m.digits for m in fw.metrics} if fw else {}
         subset = sorted(

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from reviewer.textsafety import printable
-from tui.render.safe import SafeText as Text
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def fmt_number(value: float | None, digits: int = 3) -> str:
@@ -51,6 +51,12 @@ def data_table(
     numeric: Sequence[str] = (),
     styles: Mapping[str, str] | None = None,
 ) -> Table:
+    # Rich only when a table is drawn: the number formatters above serve commands that print
+    # JSON, and the command line's start-up is a budget (tests/test_cli_startup.py).
+    from rich.table import Table
+
+    from tui.render.safe import SafeText as Text
+
     table = Table(title=title, header_style="bold", show_lines=False, expand=False)
     for column in columns:
         # fold, never "…": a cut identifier (an option name, a report id) is useless to type.

@@ -39,7 +39,7 @@ from reviewer.frameworks.dailyreport.grading import GRADING
 from reviewer.frameworks.dailyreport.proposals import PROPOSALS
 from reviewer.grading import Grading
 from reviewer.inputs import ReportInput, SubtaskIn, variant_field
-from reviewer.models import TRACE_COUNTS, TRACE_KEY
+from reviewer.keys import TRACE_COUNTS, TRACE_KEY
 from reviewer.scales import CLAIM, CONSISTENCY, RATING4, TERNARY
 
 NAME = "cascade"

@@ -1,0 +1,98 @@
+"""The import keeps no per-verdict state (issue 20): a second verdict on the same subject in the
+same run is found by the judgment table's unique index, and still reported as bad input naming
+the file, the line of the second verdict and the field, with nothing imported; a native bundle
+folder is streamed record by record from disk, never read whole."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import store.importer as importer
+from reviewer.errors import InputError
+from reviewer.formats.checks import check_bundle
+from reviewer.formats.native import write_bundle
+from store.importer import import_bundle
+from store.importing import import_path
+from tests.builders import tiny_bundle
+
+
+def _tables(conn: sqlite3.Connection) -> dict[str, int]:
+    return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("suite", "report", "claim", "judgment", "review_event")}
+
+
+@pytest.mark.parametrize("batch", [importer.BATCH_ROWS, 7])
+def test_a_repeated_verdict_names_its_line_and_imports_nothing(
+        conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
+    monkeypatch.setattr(importer, "BATCH_ROWS", batch)      # 7: the repeat in a later batch
+    bundle = tiny_bundle()
+    first = bundle.judgments[2]
+    bundle.judgments.append(first.model_copy(update={"explanation": "said twice"}))
+    line = len(bundle.judgments)
+    bundle.locations[("judgment", line - 1)] = ("judgments.jsonl", line)
+    before = _tables(conn)
+    with pytest.raises(InputError) as caught:
+        import_bundle(conn, bundle, "h")
+    assert (caught.value.file, caught.value.line, caught.value.field) == (
+        "judgments.jsonl", line, "kind")
+    assert "second verdict on the same subject" in caught.value.message
+    assert _tables(conn) == before
+    # Without a database, the checker still remembers every verdict itself.
+    with pytest.raises(InputError, match="second verdict"):
+        check_bundle(bundle)
+
+
+def test_a_native_folder_is_streamed_not_read_whole(
+        conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import reviewer.formats.native as native
+
+    def whole(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the bundle was read whole")
+
+    monkeypatch.setattr(native, "read_bundle", whole)
+    monkeypatch.setattr(native, "read_bundle_path", whole)
+    folder = tmp_path / "bundle"
+    write_bundle(tiny_bundle(), folder)
+    result = import_path(conn, folder)
+    assert result.created and result.counts["judgments"] == len(tiny_bundle().judgments)
+    renamed = import_path(conn, folder, suite_id="tiny-2")
+    assert renamed.created and renamed.suite == "tiny-2"
+
+
+def test_an_import_keeps_temporary_storage_on_disk_and_restores_it(
+        conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import store.importing as importing
+
+    seen: list[int] = []
+    real = importing.import_records
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(conn.execute("PRAGMA temp_store").fetchone()[0])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importing, "import_records", spy)
+    folder = tmp_path / "bundle"
+    write_bundle(tiny_bundle(), folder)
+    assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2        # MEMORY, as opened
+    import_path(conn, folder)
+    assert seen == [1]                                                 # FILE while importing
+    assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2
+
+
+_ONE_PATTERN = r"NaN|Infinity|[eE][+-]?\d{3}|\d{19}|\\u[dD][89a-fA-F]"
+
+
+@pytest.mark.parametrize("line", [
+    '{"a": NaN}', '{"a": -Infinity}', '{"a": 1e400}', '{"a": 1E-308}', '{"a": 1e+999}',
+    '{"a": 12345678901234567890}', '{"a": "\\ud800"}', '{"a": "\\uDBFF"}',
+    '{"a": "\\u00e9 1e99 2025 Nano"}', '{"a": 1e12}', '{"text": "plain words"}', "",
+])
+def test_the_quick_line_scan_flags_what_the_single_pattern_flagged(line: str) -> None:
+    import re
+
+    from reviewer.formats.jsonl import _suspect
+
+    assert _suspect(line) == bool(re.search(_ONE_PATTERN, line))
