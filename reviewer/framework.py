@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from reviewer.inputs import ReportInput
+from reviewer.inputs import ReportCounts, ReportInput
 from reviewer.scales import Scale
 
 if TYPE_CHECKING:
@@ -173,6 +173,26 @@ class Rejudge:
     pipeline: str = ""
     """``"module:ATTR"`` of the framework's :class:`reviewer.judge.pipeline.PipelineSpec`,
     imported only when judging (listing frameworks imports no judge code)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BulkSpec:
+    """How a framework scores a report from verdict counts that SQL computes, instead of from
+    every verdict row: what a full recompute of a large run uses (``store.scores``).
+
+    ``kinds`` are counted per (report, kind, subtask, value) for the ``codes`` listed (any
+    other value counts as :data:`reviewer.inputs.OTHER`); ``claim_kind``, the verdict kind
+    about each extracted claim, is counted per subtask and, separately, over the claims that
+    cite a reference. ``score`` must give exactly what ``score_report`` gives on the same
+    report: the property tests hold the two equal. A report whose rows the counts cannot
+    describe (several extractions of its claims, a claim without its one verdict) is scored
+    from its rows.
+    """
+
+    kinds: tuple[str, ...]
+    codes: tuple[str, ...]
+    claim_kind: str | None
+    score: Callable[[ReportCounts, Mapping[str, str]], ReportScores]
 
 
 class Framework(Protocol):
