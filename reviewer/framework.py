@@ -192,6 +192,8 @@ class BulkSpec:
     kinds: tuple[str, ...]
     codes: tuple[str, ...]
     claim_kind: str | None
+    claim_codes: tuple[str, ...]
+    """the values counted separately over cited claims"""
     score: Callable[[ReportCounts, Mapping[str, str]], ReportScores]
 
 

@@ -604,7 +604,7 @@ class CascadeFramework:
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
     bulk: BulkSpec | None = BulkSpec(
-        ("ins", "rat", "consistency"), (*_HALVES, "correct", "support"), "claim",
+        ("ins", "rat", "consistency"), (*_HALVES, "correct", "support"), "claim", ("correct",),
         lambda counts, options: score_counts(counts, options))
 
     def score_report(
