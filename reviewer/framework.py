@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from reviewer.grading import Grading
-from reviewer.inputs import ReportInput
+from reviewer.inputs import ReportCounts, ReportInput
 from reviewer.scales import Scale
 
 if TYPE_CHECKING:
@@ -174,6 +174,28 @@ class Rejudge:
     pipeline: str = ""
     """``"module:ATTR"`` of the framework's :class:`reviewer.judge.pipeline.PipelineSpec`,
     imported only when judging (listing frameworks imports no judge code)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BulkSpec:
+    """How a framework scores a report from verdict counts that SQL computes, instead of from
+    every verdict row: what a full recompute of a large run uses (``store.scores``).
+
+    ``kinds`` are counted per (report, kind, subtask, value) for the ``codes`` listed (any
+    other value counts as :data:`reviewer.inputs.OTHER`); ``claim_kind``, the verdict kind
+    about each extracted claim, is counted per subtask and, separately, over the claims that
+    cite a reference. ``score`` must give exactly what ``score_report`` gives on the same
+    report: the property tests hold the two equal. A report whose rows the counts cannot
+    describe (several extractions of its claims, a claim without its one verdict) is scored
+    from its rows.
+    """
+
+    kinds: tuple[str, ...]
+    codes: tuple[str, ...]
+    claim_kind: str | None
+    claim_codes: tuple[str, ...]
+    """the values counted separately over cited claims"""
+    score: Callable[[ReportCounts, Mapping[str, str]], ReportScores]
 
 
 class Framework(Protocol):

@@ -111,3 +111,33 @@ def extraction_in_force(claims: list[ClaimIn], judged: set[int | None]) -> set[i
     _, best = max(ranked)
     chosen = best or None
     return {c.id for c in claims if c.origin == chosen}
+
+
+OTHER = ""
+"""A verdict value outside the codes a :class:`reviewer.framework.BulkSpec` counts (None: no
+value)."""
+
+
+@dataclass(slots=True)
+class ReportCounts:
+    """What a full recompute reads of one report when SQL has counted its verdicts: the
+    report's structure (``report`` has its task's subtasks and criteria, no claims and no
+    verdicts) and, per verdict kind and subtask, how many verdicts have each value.
+
+    A value is one of the framework's codes, :data:`OTHER` for any other value, or None for
+    no value. The counts are of one variant (the judge's values, or with the human decisions
+    in force).
+    """
+
+    report: ReportInput
+    verdicts: dict[tuple[str, int | None], dict[str | None, int]] = field(default_factory=dict)
+    """(kind, subtask of the verdict) -> value -> how many (kinds other than the claim kind)"""
+    claims: int = 0
+    """extracted claims of the report"""
+    cited: int = 0
+    """of those, claims citing a reference (a citation or a url)"""
+    claim_values: dict[int | None, dict[str | None, int]] = field(default_factory=dict)
+    """subtask -> value -> how many claims have a verdict of the claim kind with that value
+    (every claim has exactly one: a report where that does not hold is scored from rows)"""
+    cited_values: dict[str | None, int] = field(default_factory=dict)
+    """value -> how many cited claims have a claim-kind verdict with that value"""

@@ -90,16 +90,11 @@ def _where(column: str, ids: Sequence[int] | None) -> tuple[str, list[int]]:
     return f"AND {column} IN ({','.join('?' * len(unique))})", unique
 
 
-def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
-                ) -> dict[int, ReportInput]:
-    """ReportInput for the given reports (all scored reports when None)."""
-    metas = report_meta(conn, report_ids)
-    if not metas:
-        return {}
-    ids = None if report_ids is None else list(metas)
-    task_ids = None if report_ids is None else sorted({m.task_id for m in metas.values()})
+def task_structure(conn: sqlite3.Connection, task_ids: Sequence[int] | None = None
+                   ) -> tuple[dict[int, dict[str, Any]], dict[int, list[SubtaskIn]],
+                              dict[int, list[CriterionIn]]]:
+    """Each task's metadata, subtasks and criteria (in order): shared by its reports."""
     twhere, tparams = _where("task_id", task_ids)
-
     task_meta: dict[int, dict[str, Any]] = {}
     for tid, metadata in conn.execute(
         f"SELECT id, metadata FROM task WHERE 1 {_where('id', task_ids)[0]}", tparams
@@ -119,6 +114,20 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
         tparams,
     ):
         criteria[tid].append(CriterionIn(cid, subtask_id, dimension, weight, text))
+    return task_meta, subtasks, criteria
+
+
+def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+                ) -> dict[int, ReportInput]:
+    """ReportInput for the given reports (all scored reports when None)."""
+    metas = report_meta(conn, report_ids)
+    if not metas:
+        return {}
+    ids = None if report_ids is None else list(metas)
+    task_ids = None if report_ids is None else sorted({m.task_id for m in metas.values()})
+    tparams = _where("task_id", task_ids)[1]
+
+    task_meta, subtasks, criteria = task_structure(conn, task_ids)
 
     # Accepted ground-truth expansions, shared by every report of the task.
     expansions: dict[int, list[dict[str, Any]]] = defaultdict(list)

@@ -18,13 +18,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reviewer.framework import Framework, ReportScores, Variant, resolve_options
+from reviewer.framework import BulkSpec, Framework, ReportScores, Variant, resolve_options
 from reviewer.registry import find_framework, frameworks
 from store.bulk import gc_paused
-from store.inputs import load_inputs, report_meta
+from store.bulkscores import count_reports
+from store.inputs import ReportMeta, load_inputs, report_meta, task_structure
 from store.tx import transaction
 
 OPTIONS_KEY = "options"
@@ -85,11 +86,103 @@ class ScoreTable:
 def compute_all(conn: sqlite3.Connection) -> ScoreTable:
     """Every score from scratch, in memory (the definition the cache must always equal).
 
+    Frameworks that can be scored from counts are, from what SQL counts; every other
+    framework, and any report counts cannot describe, from its rows (:func:`score_rows`).
+    """
+    reports: dict[tuple[int, str, Variant], ReportScores] = {}
+    by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
+    for rid, system_id, name, judge, adjudicated in _score_all(conn):
+        both: tuple[tuple[Variant, ReportScores], ...] = (
+            ("judge", judge), ("adjudicated", adjudicated))
+        for variant, scores in both:
+            reports[(rid, name, variant)] = scores
+            by_system[(system_id, name, variant)][rid] = scores
+    registry, options = frameworks(), load_options(conn)
+    systems = {
+        key: _aggregate(registry[key[1]], [values[rid] for rid in sorted(values)],
+                        options[key[1]])
+        for key, values in by_system.items()
+    }
+    return ScoreTable(dict(sorted(reports.items())), systems)
+
+
+def compute_rows(conn: sqlite3.Connection) -> ScoreTable:
+    """Every score from every row, in Python: what :func:`compute_all` computes, read the
+    slow way (the reference the counted path is tested against)."""
+    reports: dict[tuple[int, str, Variant], ReportScores] = {}
+    by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
+    metas = report_meta(conn)
+    pairs = {rid: list(meta.frameworks) for rid, meta in metas.items()}
+    for rid, system_id, name, judge, adjudicated in _score_rows(conn, pairs):
+        both: tuple[tuple[Variant, ReportScores], ...] = (
+            ("judge", judge), ("adjudicated", adjudicated))
+        for variant, scores in both:
+            reports[(rid, name, variant)] = scores
+            by_system[(system_id, name, variant)][rid] = scores
+    registry, options = frameworks(), load_options(conn)
+    systems = {
+        key: _aggregate(registry[key[1]], [values[rid] for rid in sorted(values)],
+                        options[key[1]])
+        for key, values in by_system.items()
+    }
+    return ScoreTable(dict(sorted(reports.items())), systems)
+
+
+Scored = tuple[int, int, str, ReportScores, ReportScores]
+"""(report id, system id, framework, judge scores, adjudicated scores)."""
+
+_CHUNK = 256
+"""Reports scored from rows at a time: memory holds one chunk's rows."""
+
+
+def _bulk_spec(fw: Framework) -> BulkSpec | None:
+    spec = getattr(fw, "bulk", None)
+    return spec if isinstance(spec, BulkSpec) else None
+
+
+def _score_all(conn: sqlite3.Connection) -> Iterator[Scored]:
+    """Every report's scores in every framework of its suite, both variants: counted by SQL
+    where the framework allows it, else from the rows, a chunk of reports at a time."""
+    metas = report_meta(conn)
+    options = load_options(conn)
+    registry = frameworks()
+    from_rows: dict[int, list[str]] = defaultdict(list)
+    counted: dict[str, dict[int, ReportMeta]] = defaultdict(dict)
+    for rid, meta in metas.items():
+        for name in meta.frameworks:
+            fw = registry.get(name)
+            if fw is None:
+                continue
+            if _bulk_spec(fw) is not None:
+                counted[name][rid] = meta
+            else:
+                from_rows[rid].append(name)
+    if counted:
+        structure = task_structure(conn)
+        for name, wanted in counted.items():
+            fw = registry[name]
+            spec = _bulk_spec(fw)
+            assert spec is not None
+            for rid, judge, adjudicated in count_reports(conn, spec, wanted, structure):
+                if judge is None or adjudicated is None:
+                    from_rows[rid].append(name)
+                    continue
+                judge_scores = spec.score(judge, options[name])
+                yield (rid, wanted[rid].system_id, name, judge_scores,
+                       judge_scores if adjudicated is judge
+                       else spec.score(adjudicated, options[name]))
+    yield from _score_rows(conn, from_rows)
+
+
+def _score_rows(conn: sqlite3.Connection, pairs: Mapping[int, Sequence[str]]
+                ) -> Iterator[Scored]:
+    """The given (report, frameworks) scored from their rows, a chunk at a time.
+
     A report no human has decided on has identical verdicts in both variants, so its judge
     scores are reused as its adjudicated scores instead of being computed twice.
     """
-    inputs = load_inputs(conn)
-    metas = report_meta(conn)
+    if not pairs:
+        return
     options = load_options(conn)
     registry = frameworks()
     decided = {
@@ -97,28 +190,18 @@ def compute_all(conn: sqlite3.Connection) -> ScoreTable:
             "SELECT DISTINCT s.report_id FROM decision d JOIN subject s ON s.id = d.subject_id"
         )
     }
-    reports: dict[tuple[int, str, Variant], ReportScores] = {}
-    by_system: dict[tuple[int, str, Variant], list[ReportScores]] = defaultdict(list)
-    for rid, report in inputs.items():
-        for name in metas[rid].frameworks:
-            fw = registry.get(name)
-            if fw is None:
-                continue
-            judge = fw.score_report(report, "judge", options[name])
-            # Contract: a score depends on the variant only through verdict values, so an
-            # undecided report's adjudicated scores are its judge scores.
-            adjudicated = (fw.score_report(report, "adjudicated", options[name])
-                           if rid in decided or report.expansions else judge)
-            pairs: tuple[tuple[Variant, ReportScores], ...] = (
-                ("judge", judge), ("adjudicated", adjudicated))
-            for variant, scores in pairs:
-                reports[(rid, name, variant)] = scores
-                by_system[(report.system_id, name, variant)].append(scores)
-    systems = {
-        key: _aggregate(registry[key[1]], values, options[key[1]])
-        for key, values in by_system.items()
-    }
-    return ScoreTable(reports, systems)
+    ids = sorted(pairs)
+    for start in range(0, len(ids), _CHUNK):
+        inputs = load_inputs(conn, ids[start:start + _CHUNK])
+        for rid, report in inputs.items():
+            for name in pairs[rid]:
+                fw = registry[name]
+                judge = fw.score_report(report, "judge", options[name])
+                # Contract: a score depends on the variant only through verdict values, so an
+                # undecided report's adjudicated scores are its judge scores.
+                adjudicated = (fw.score_report(report, "adjudicated", options[name])
+                               if rid in decided or report.expansions else judge)
+                yield rid, report.system_id, name, judge, adjudicated
 
 
 def _aggregate(fw: Framework, values: Sequence[ReportScores], options: Mapping[str, str]
@@ -133,24 +216,36 @@ def _report_rows(rid: int, name: str, variant: str, scores: ReportScores
         yield scope, name, variant, metric, value, 0 if value is None else 1
 
 
-def rebuild_scores(conn: sqlite3.Connection) -> ScoreTable:
+def rebuild_scores(conn: sqlite3.Connection) -> None:
     with gc_paused(), transaction(conn):
-        return _rebuild(conn)
+        _rebuild(conn)
 
 
-def _rebuild(conn: sqlite3.Connection) -> ScoreTable:
-    table = compute_all(conn)
-    rows: list[tuple[str, str, str, str, float | None, int]] = []
-    for (rid, name, variant), scores in table.reports.items():
-        rows.extend(_report_rows(rid, name, variant, scores))
-    for (sid, name, variant), aggregates in table.systems.items():
-        scope = system_scope(sid)
-        rows.extend((scope, name, variant, m, v, n) for m, (v, n) in aggregates.items())
+def _rebuild(conn: sqlite3.Connection) -> None:
+    """Every score recomputed and stored: report rows are written as they are scored, in
+    batches; only the per-report scores each system's aggregate needs are kept."""
     conn.execute("DELETE FROM score")
     conn.execute("DELETE FROM impact")
-    conn.executemany(_INSERT, rows)
+    registry, options = frameworks(), load_options(conn)
+    by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
+    batch: list[tuple[str, str, str, str, float | None, int]] = []
+    for rid, system_id, name, judge, adjudicated in _score_all(conn):
+        both: tuple[tuple[Variant, ReportScores], ...] = (
+            ("judge", judge), ("adjudicated", adjudicated))
+        for variant, scores in both:
+            batch.extend(_report_rows(rid, name, variant, scores))
+            by_system[(system_id, name, variant)][rid] = scores
+        if len(batch) > 20_000:
+            conn.executemany(_INSERT, batch)
+            batch.clear()
+    conn.executemany(_INSERT, batch)
+    for (sid, name, variant), values in by_system.items():
+        scope = system_scope(sid)
+        aggregates = _aggregate(registry[name], [values[rid] for rid in sorted(values)],
+                                options[name])
+        conn.executemany(_INSERT, [(scope, name, variant, m, v, n)
+                                   for m, (v, n) in aggregates.items()])
     conn.execute("DELETE FROM meta WHERE key = ?", (SCORES_BEHIND,))
-    return table
 
 
 def mark_scores_behind(conn: sqlite3.Connection, why: str) -> None:

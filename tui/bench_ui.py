@@ -98,14 +98,14 @@ async def bare(db: Path) -> dict[str, float]:
         return {"ready_wall": _painted_wall(app.ready_at)}
 
 
-async def gavel(db: Path) -> dict[str, float]:
+async def gavel(db: Path) -> dict[str, Any]:
     from tui.app import GavelApp
     from tui.config import Config
     from tui.screens.report import ReportScreen
 
     _record_frames()
     app = GavelApp(db, Config(reviewer="bench"))
-    out: dict[str, float] = {}
+    out: dict[str, Any] = {}
     async with app.run_test(size=(160, 45)) as pilot:
         await _wait(lambda: app.ready_at is not None, pilot)
         await pilot.pause()
@@ -127,8 +127,10 @@ async def gavel(db: Path) -> dict[str, float]:
             longs.append(await open_and_time(("p",)))  # switch to the 40,000-word report
             await open_and_time(("n",))
         out["long_report"] = statistics.median(longs)
+        out["long_report_all"] = longs
         switches = [await open_and_time(("n",)) for _ in range(10)]
         out["switch"] = statistics.median(switches)
+        out["switch_all"] = switches
         screen = app.screen
         assert isinstance(screen, ReportScreen)
         keypress: list[float] = []
@@ -146,6 +148,7 @@ async def gavel(db: Path) -> dict[str, float]:
             keypress.append(_first_frame_after(app.stored_at) - before)
             await pilot.press("k")                     # back onto the claim just decided
         out["keypress"] = statistics.median(keypress)
+        out["keypress_all"] = keypress
         from tui.bench import peak_rss_mb
 
         out["rss"] = peak_rss_mb()

@@ -230,7 +230,8 @@ at once were ~150 MB of text and models)."""
 
 
 def iter_models(model: type[M], path: Path, chunk: int = 2000) -> Iterator[tuple[int, M]]:
-    """(line number, validated record) for every non-blank line, validated in chunks."""
+    """(line number, validated record) for every non-blank line, validated in chunks (of at
+    most ``chunk`` lines and about :data:`CHUNK_CHARS` characters)."""
     pending: list[tuple[int, str]] = []
     size = 0
     for number, line in iter_lines(path):

@@ -18,6 +18,9 @@ import click
 @click.option("--systems", type=int, default=17,
               help="synthetic systems, each reporting on every task (default 17)")
 @click.option("--quick", is_flag=True, help="a 1/10 run for a fast look")
+@click.option("--scale", type=click.IntRange(min=1), default=1, show_default=True,
+              help="multiply the task count: --scale 10 is the 10× run (1,500 tasks × 17 "
+                   "systems = 25,500 reports)")
 @click.option("--workdir", type=click.Path(path_type=Path), default=None,
               help="keep the synthetic run and databases here, and reuse the run next time "
                    "(default: a temporary folder, removed afterwards)")
@@ -28,8 +31,9 @@ import click
                    "one decision (works in a scratch schema it drops afterwards)")
 @click.option("--hub-events", type=int, default=100_000,
               help="events for the hub figures (default 100,000)")
-def bench(tasks: int, systems: int, quick: bool, workdir: Path | None, skip_ui: bool,
-          hub: str | None, hub_events: int) -> int:
+def bench(tasks: int, systems: int, quick: bool, scale: int, workdir: Path | None,
+          skip_ui: bool, hub: str | None, hub_events: int) -> int:
     from tui.bench import BenchOptions, run_bench
 
-    return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events))
+    return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events,
+                                  scale=scale))

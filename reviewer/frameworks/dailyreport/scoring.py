@@ -26,6 +26,7 @@ from typing import TypeVar, cast
 
 from reviewer.framework import (
     Aggregate,
+    BulkSpec,
     Metric,
     OptionSpec,
     Proposals,
@@ -38,7 +39,7 @@ from reviewer.framework import (
 from reviewer.frameworks.dailyreport.grading import GRADING
 from reviewer.frameworks.dailyreport.proposals import PROPOSALS
 from reviewer.grading import Grading
-from reviewer.inputs import ReportInput, SubtaskIn, variant_field
+from reviewer.inputs import ReportCounts, ReportInput, SubtaskIn, variant_field
 from reviewer.keys import TRACE_COUNTS, TRACE_KEY
 from reviewer.scales import CLAIM, CONSISTENCY, RATING4, TERNARY
 
@@ -605,78 +606,16 @@ class CascadeFramework:
     kinds: Mapping[str, VerdictKind] = KINDS
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
+    bulk: BulkSpec | None = BulkSpec(
+        ("ins", "rat", "consistency"), (*_HALVES, "correct", "support"), "claim", ("correct",),
+        lambda counts, options: score_counts(counts, options))
 
     def score_report(
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]
     ) -> ReportScores:
         if not report.subtasks:
             return {}
-        read = _read(report, variant, options)
-        subs, flags = _subtasks(report, read, options)
-        n = len(subs)
-        # The search metrics only where the report carries trace counts (a report without
-        # any says so with Trace_na = 1 rather than three n/a rows: most runs have none).
-        counts = search_counts(report.report_metadata)
-        trace_scores: ReportScores = (
-            {**dict(zip(SEARCH_METRICS, counts, strict=True)), "Trace_na": 0.0} if counts
-            else {"Trace_na": 1.0})
-        if not n:       # every subtask left out (option missing_ins): nothing else to score
-            return {"NeedsReview": 1.0, **flags.parts(), **trace_scores}
-        ins_sum = fac_num = fac_den = rat_num = rat_den = 0.0
-        fac_k = rat_k = passed = 0
-        for sub in subs:
-            ins = sub.ins
-            ins_sum += ins
-            if sub.fac is not None:
-                fac_num += ins * sub.fac
-                fac_den += ins
-                fac_k += 1
-            if sub.rat is not None:
-                rat_num += ins * sub.rat
-                rat_den += ins
-                rat_k += 1
-            passed += sub.passed
-        trace = _user_pref(subs, options)
-        claims = read.claims
-        parts = {
-            "claims": claims.claims,
-            "claims_ref": claims.claims_ref,
-            "correct_ref": claims.correct_ref,
-            "correct_noref": claims.correct_noref,
-            "pairs": read.pairs,
-            "pairs_support": read.pairs_support,
-        }
-        scores: ReportScores = {
-            "UserPref": float(trace.level),
-            "Ins": ins_sum / n,
-            "Fac": _ratio(fac_num, fac_den),
-            "Rat": _ratio(rat_num, rat_den),
-            "SubTaskPass": passed / n,
-            "Reference_Ratio": _ratio(parts["claims_ref"], parts["claims"]),
-            "Reference_Support": _ratio(parts["correct_ref"], parts["claims_ref"]),
-            "No_Reference_Support": _ratio(
-                parts["correct_noref"], parts["claims"] - parts["claims_ref"]
-            ),
-            "Refer_Claim_Consistency": _ratio(parts["pairs_support"], parts["pairs"]),
-            "NeedsReview": 1.0 if flags else 0.0,
-            "_n": float(n),
-            "_ins_sum": ins_sum,
-            "_fac_num": fac_num,
-            "_fac_den": fac_den,
-            "_rat_num": rat_num,
-            "_rat_den": rat_den,
-            "_fac_k": float(fac_k),
-            "_rat_k": float(rat_k),
-            "_pass": float(passed),
-            "_v2_vacuous": 1.0 if trace.v2_vacuous else 0.0,
-            "_c0": trace.c0,
-            "_c1": trace.c1,
-        }
-        for key, value in parts.items():
-            scores["_" + key] = float(value)
-        scores.update(flags.parts())
-        scores.update(trace_scores)
-        return scores
+        return _scores(report, _read(report, variant, options), options)
 
     def aggregate(
         self, reports: Sequence[ReportScores], options: Mapping[str, str]
@@ -701,6 +640,113 @@ class CascadeFramework:
         missing = sum(1 for r in reports if r.get("Trace_na") != 0.0)
         out["Trace_na"] = Aggregate(float(missing), len(reports))
         return out
+
+
+def _scores(report: ReportInput, read: _Verdicts, options: Mapping[str, str]) -> ReportScores:
+    subs, flags = _subtasks(report, read, options)
+    n = len(subs)
+    # The search metrics only where the report carries trace counts (a report without
+    # any says so with Trace_na = 1 rather than three n/a rows: most runs have none).
+    counts = search_counts(report.report_metadata)
+    trace_scores: ReportScores = (
+        {**dict(zip(SEARCH_METRICS, counts, strict=True)), "Trace_na": 0.0} if counts
+        else {"Trace_na": 1.0})
+    if not n:       # every subtask left out (option missing_ins): nothing else to score
+        return {"NeedsReview": 1.0, **flags.parts(), **trace_scores}
+    ins_sum = fac_num = fac_den = rat_num = rat_den = 0.0
+    fac_k = rat_k = passed = 0
+    for sub in subs:
+        ins = sub.ins
+        ins_sum += ins
+        if sub.fac is not None:
+            fac_num += ins * sub.fac
+            fac_den += ins
+            fac_k += 1
+        if sub.rat is not None:
+            rat_num += ins * sub.rat
+            rat_den += ins
+            rat_k += 1
+        passed += sub.passed
+    trace = _user_pref(subs, options)
+    claims = read.claims
+    parts = {
+        "claims": claims.claims,
+        "claims_ref": claims.claims_ref,
+        "correct_ref": claims.correct_ref,
+        "correct_noref": claims.correct_noref,
+        "pairs": read.pairs,
+        "pairs_support": read.pairs_support,
+    }
+    scores: ReportScores = {
+        "UserPref": float(trace.level),
+        "Ins": ins_sum / n,
+        "Fac": _ratio(fac_num, fac_den),
+        "Rat": _ratio(rat_num, rat_den),
+        "SubTaskPass": passed / n,
+        "Reference_Ratio": _ratio(parts["claims_ref"], parts["claims"]),
+        "Reference_Support": _ratio(parts["correct_ref"], parts["claims_ref"]),
+        "No_Reference_Support": _ratio(
+            parts["correct_noref"], parts["claims"] - parts["claims_ref"]
+        ),
+        "Refer_Claim_Consistency": _ratio(parts["pairs_support"], parts["pairs"]),
+        "NeedsReview": 1.0 if flags else 0.0,
+        "_n": float(n),
+        "_ins_sum": ins_sum,
+        "_fac_num": fac_num,
+        "_fac_den": fac_den,
+        "_rat_num": rat_num,
+        "_rat_den": rat_den,
+        "_fac_k": float(fac_k),
+        "_rat_k": float(rat_k),
+        "_pass": float(passed),
+        "_v2_vacuous": 1.0 if trace.v2_vacuous else 0.0,
+        "_c0": trace.c0,
+        "_c1": trace.c1,
+    }
+    for key, value in parts.items():
+        scores["_" + key] = float(value)
+    scores.update(flags.parts())
+    scores.update(trace_scores)
+    return scores
+
+
+def score_counts(counts: ReportCounts, options: Mapping[str, str]) -> ReportScores:
+    """:meth:`CascadeFramework.score_report` from SQL's verdict counts (``BulkSpec``): the
+    same :class:`_Verdicts` that :func:`_read` builds from the rows, then the same scoring."""
+    report = counts.report
+    if not report.subtasks:
+        return {}
+    failed_pairs_count = options["failed_consistency"] == "not_support"
+    ins_vals: dict[int | None, list[int]] = defaultdict(list)
+    rat_vals: dict[int | None, list[int]] = defaultdict(list)
+    pairs = pairs_support = 0
+    for (kind, sub), values in counts.verdicts.items():
+        if kind == "ins" or kind == "rat":
+            target = ins_vals if kind == "ins" else rat_vals
+            for value, n in values.items():
+                number = _HALVES.get(value) if value is not None else None
+                if number is not None and n:
+                    target[sub].extend([number] * n)
+        elif kind == "consistency":
+            for value, n in values.items():
+                if value is not None or failed_pairs_count:
+                    pairs += n
+                if value == "support":
+                    pairs_support += n
+    total: dict[int | None, int] = {}
+    correct: dict[int | None, int] = {}
+    unjudged = correct_all = 0
+    for sub, values in counts.claim_values.items():
+        total[sub] = sum(values.values())
+        right = values.get("correct", 0)
+        if right:
+            correct[sub] = right
+        correct_all += right
+        unjudged += values.get(None, 0)
+    correct_ref = counts.cited_values.get("correct", 0)
+    claims = _Claims(total, correct, unjudged, counts.claims, counts.cited, correct_ref,
+                     correct_all - correct_ref)
+    return _scores(report, _Verdicts(ins_vals, rat_vals, claims, pairs, pairs_support), options)
 
 
 def _mean_of(reports: Sequence[ReportScores], key: str) -> Aggregate:
