@@ -89,31 +89,21 @@ def compute_all(conn: sqlite3.Connection) -> ScoreTable:
     Frameworks that can be scored from counts are, from what SQL counts; every other
     framework, and any report counts cannot describe, from its rows (:func:`score_rows`).
     """
-    reports: dict[tuple[int, str, Variant], ReportScores] = {}
-    by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
-    for rid, system_id, name, judge, adjudicated in _score_all(conn):
-        both: tuple[tuple[Variant, ReportScores], ...] = (
-            ("judge", judge), ("adjudicated", adjudicated))
-        for variant, scores in both:
-            reports[(rid, name, variant)] = scores
-            by_system[(system_id, name, variant)][rid] = scores
-    registry, options = frameworks(), load_options(conn)
-    systems = {
-        key: _aggregate(registry[key[1]], [values[rid] for rid in sorted(values)],
-                        options[key[1]])
-        for key, values in by_system.items()
-    }
-    return ScoreTable(dict(sorted(reports.items())), systems)
+    return _table(conn, _score_all(conn))
 
 
 def compute_rows(conn: sqlite3.Connection) -> ScoreTable:
     """Every score from every row, in Python: what :func:`compute_all` computes, read the
     slow way (the reference the counted path is tested against)."""
+    pairs = {rid: list(meta.frameworks) for rid, meta in report_meta(conn).items()}
+    return _table(conn, _score_rows(conn, pairs))
+
+
+def _table(conn: sqlite3.Connection, scored: Iterable[Scored]) -> ScoreTable:
+    """Report scores as they come, and each system's aggregate of its reports (in id order)."""
     reports: dict[tuple[int, str, Variant], ReportScores] = {}
     by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
-    metas = report_meta(conn)
-    pairs = {rid: list(meta.frameworks) for rid, meta in metas.items()}
-    for rid, system_id, name, judge, adjudicated in _score_rows(conn, pairs):
+    for rid, system_id, name, judge, adjudicated in scored:
         both: tuple[tuple[Variant, ReportScores], ...] = (
             ("judge", judge), ("adjudicated", adjudicated))
         for variant, scores in both:
