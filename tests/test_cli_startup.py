@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reviewer import registry
@@ -136,6 +136,8 @@ _CELLS = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=False),
                    st.sampled_from(["\x1b]0;x\x07", "a\u202eb", "tab\there", "—", "→", "·"]))
 
 
+@example(rows=[], title="000 ", right=False, width=13)   # a title with trailing space
+@example(rows=[], title=" 000", right=False, width=13)
 @settings(max_examples=150, deadline=None)
 @given(rows=st.lists(st.fixed_dictionaries({"a": _CELLS, "b": _CELLS, "n": _CELLS}),
                      max_size=6),

@@ -97,6 +97,8 @@ def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str], *,
     texts = [*columns, *(t for line in body for t in line), title or ""]
     if not all(_NARROW.fullmatch(t) for t in texts) or (title and "[" in title):
         return None
+    if title and title != title.strip():
+        return None                 # Rich centres a title by its own whitespace rules
     widths = [max([len(name), *(len(line[i]) for line in body)])
               for i, name in enumerate(columns)]
     total = sum(widths) + 3 * len(widths) + 1
