@@ -9,6 +9,7 @@ Timings are not asserted here: ``gavel bench`` prints them beside a bare ``pytho
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import sys
 from pathlib import Path
 
@@ -138,7 +139,7 @@ _CELLS = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=False),
 
 @example(rows=[], title="000 ", right=False, width=13)   # a title with trailing space
 @example(rows=[], title=" 000", right=False, width=13)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=int(os.environ.get("PLAIN_TABLE_EXAMPLES", "150")), deadline=None)
 @given(rows=st.lists(st.fixed_dictionaries({"a": _CELLS, "b": _CELLS, "n": _CELLS}),
                      max_size=6),
        title=st.one_of(st.none(), st.text(max_size=30)),
