@@ -249,12 +249,12 @@ class QueueScreen(GavelScreen):
         text.append(f" {s.decided:,}/{s.judgments:,} judgments decided ({pct:.1f}%)", "bold")
         text.append(f" · {s.reports_done:,}/{s.reports:,} reports done")
         if s.conflicts:
-            text.append(f" · {s.conflicts} conflicts", "bold red")
+            text.append(f" · {s.conflicts:,} conflicts", "bold red")
         if s.flags:
-            text.append(f" · {s.flags} flagged", "yellow")
+            text.append(f" · {s.flags:,} flagged", "yellow")
         suspects = sum(r.suspects for r in self.shown)
         if suspects:
-            text.append(f" · {SUSPECT} {suspects} suspicious", "bold yellow")
+            text.append(f" · {SUSPECT} {suspects:,} suspicious", "bold yellow")
         text.append(f" · showing {len(self.shown):,}", "dim")
         if self.impact_pending:
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
