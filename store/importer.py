@@ -14,7 +14,7 @@ import json
 import sqlite3
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ from reviewer.formats.jsonl import Where
 from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
 from store.bulk import gc_paused
 from store.scores import mark_scores_behind
+from store.subjects import subject_target
 from store.tx import now_iso, transaction
 
 Row = tuple[Any, ...]
@@ -41,7 +42,8 @@ INSERTS: dict[str, str] = {
     "claim": "INSERT INTO claim VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
     "source": "INSERT INTO source VALUES (?,?,?,?,?,?,?,?,?)",
     "judge_run": "INSERT INTO judge_run VALUES (?,?,?,?,?,?,?,?,?,?)",
-    "judgment": "INSERT INTO judgment VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,NULL)",
+    "subject": "INSERT INTO subject (id, report_id, kind, key, target) VALUES (?,?,?,?,?)",
+    "judgment": "INSERT INTO judgment VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 }
 """Table -> INSERT, in foreign-key order (batches are flushed in this order)."""
 
@@ -108,6 +110,16 @@ class Loader:
         self._claims_at: tuple[str, dict[str, int]] = ("", {})
         self._run: dict[str, tuple[int, tuple[str, int]]] = {}
         self._newest_run: str | None = None
+        self._own_subjects: bool | None = None
+        """Whether each verdict is its own new subject, its row written beside it: so in a
+        bundle of one run (the common case), decided at its first verdict, when every run
+        has been read. Linking them afterwards rewrote every verdict row (18 s at 25,500
+        reports)."""
+        self._held: list[tuple[Row, Where]] = []
+        """The verdicts of the report being read, written with their subjects at its end."""
+        self._held_report = 0
+        self._released_up_to = 0
+        self._report_ext: dict[int, str] = {}
         self._cites: dict[tuple[int, ...], str] = {(): "[]"}
         self._crit_subtask: dict[int, int | None] = {}
         self._claim_subtask = array("q")
@@ -152,25 +164,33 @@ class Loader:
                 try:
                     self.conn.executemany(sql, batch)
                 except sqlite3.IntegrityError:
-                    if table == "judgment":
-                        self._repeated_verdict()
+                    if table in ("subject", "judgment"):
+                        self._repeated_verdict(table)
                     raise
         self.counts["judgment"] += len(self._judgments)
         self.pending = _Pending()
         self._judgments = self.pending.rows["judgment"]
         self._judgment_where = []
 
-    def _repeated_verdict(self) -> None:
+    def _repeated_verdict(self, table: str) -> None:
         """Name the first pending verdict whose (run, report, kind, subject) is already stored:
         the rows of this batch before it went in, so a repeat is always found at its second
-        occurrence. Returns when the failure was something else."""
+        occurrence. Returns when the failure was something else.
+
+        A bundle of one run writes each verdict's subject first, so there the repeat shows as
+        a repeated subject (a subject row and its verdict's share their place in the batch)."""
         assert self.conn is not None
-        for row, where in zip(self._judgments, self._judgment_where, strict=True):
-            other = self.conn.execute(
-                "SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
-                "AND subject = ? AND id != ?", (row[1], row[2], row[3], row[8], row[0]),
-            ).fetchone()
-            if other is not None:
+        if table == "subject":
+            query = ("SELECT 1 FROM subject WHERE report_id = ? AND kind = ? AND key = ? "
+                     "AND id != ?")
+            keys = [(row[1], row[2], row[3], row[0]) for row in self.pending.rows["subject"]]
+        else:
+            query = ("SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
+                     "AND subject = ? AND id != ?")
+            keys = [(row[1], row[2], row[3], row[8], row[0]) for row in self._judgments]
+        # (Subject rows stop where a bundle's verdicts turned out not grouped by report.)
+        for key, where in zip(keys, self._judgment_where, strict=False):
+            if self.conn.execute(query, key).fetchone() is not None:
                 raise InputError(where[0], REPEATED_VERDICT, line=where[1], field="kind")
 
     # -- records -----------------------------------------------------------------------
@@ -261,6 +281,7 @@ class Loader:
                 span[0] if span else None, span[1] if span else None,
                 cites, claim.url, _dumps(claim.metadata),
             ))
+        self._report_ext[rid] = report.id
         self._report[report.id] = (rid, report.task, first_claim,
                                    tuple(c.id for c in report.claims))
 
@@ -300,18 +321,57 @@ class Loader:
             subtask = self._claim_subtask[claim_id - self.first["claim"]] or None
         else:
             subtask = None
-        self._add_judgment((
+        row = (
             self._take("judgment"), self._run[judgment.run][0], report_id, judgment.kind,
             crit_id, claim_id, judgment.ref, judgment.key, resolved.subject, resolved.value,
             judgment.explanation, judgment.evidence, judgment.raw, judgment.error,
-            judgment.source_sha256, int(judgment.run == self._newest_run), subtask,
-        ), where)
+            judgment.source_sha256, int(judgment.run == self._newest_run), subtask)
+        if self._own_subjects is None:
+            self._own_subjects = self.conn is not None and len(self._run) == 1
+        if self._own_subjects:
+            if report_id != self._held_report:
+                self._release_held()
+                if report_id <= self._released_up_to:
+                    # Verdicts not grouped by report: the subjects are linked afterwards.
+                    self._own_subjects = False
+                    self._add_judgment((*row, None), where)
+                    return
+                self._held_report = report_id
+            self._held.append((row, where))
+            return
+        self._add_judgment((*row, None), where)
+
+    def _release_held(self) -> None:
+        """Write the held verdicts of one report with a new subject each, numbered in (kind,
+        subject) order as linking them afterwards numbered them: a plan's frame is in subject
+        order, so a seed draws the same subjects from the same run whichever way it came in.
+        One run judges a subject once (the judgment table's unique index says so) and the
+        report is new, so every verdict is a new subject."""
+        held, self._held = self._held, []
+        if not held:
+            return
+        first = self.ids["subject"]
+        ranked = sorted(range(len(held)), key=lambda i: (held[i][0][3], held[i][0][8]))
+        number = [0] * len(held)
+        for rank, i in enumerate(ranked):
+            number[i] = first + rank
+        self.ids["subject"] = first + len(held)
+        report = held[0][0][2]
+        report_ext = self._report_ext[report]
+        for (row, where), subject_id in zip(held, number, strict=True):
+            # (Not a local name for the list: a flush below starts new ones.)
+            self.pending.rows["subject"].append((subject_id, report, row[3], row[8],
+                                                 subject_target(self.suite.id, report_ext,
+                                                                row[3], row[8])))
+            self.pending.size += 1
+            self._add_judgment((*row, subject_id), where)
+        self._released_up_to = report
 
     def report_ids(self) -> list[int]:
         """Row ids of the reports this import wrote."""
         return [row[0] for row in self._report.values()]
 
-    def finish(self) -> list[int]:
+    def finish(self) -> Sequence[int]:
         """Flush, index the new text, link judgments to their subjects and order the runs.
 
         The bundle's runs are the suite's released verdicts, so they are active from the
@@ -319,6 +379,7 @@ class Loader:
         newest run, and a bundle of several runs has each subject's current judgment chosen
         afterwards (rare: one run is the common case).
         """
+        self._release_held()
         self.flush()
         if self.conn is None:
             return []
@@ -327,7 +388,9 @@ class Loader:
                 self.conn.execute(sql, (self.first[table],))
         from store.subjects import ensure_subjects, refresh_current
 
-        subjects = ensure_subjects(self.conn, self.first["judgment"])
+        subjects: Sequence[int] = range(self.first["subject"], self.ids["subject"])
+        if not self._own_subjects:
+            subjects = [*subjects, *ensure_subjects(self.conn, self.first["judgment"])]
         base = int(self.conn.execute(
             "SELECT coalesce(max(active), 0) FROM judge_run WHERE suite_id != ?",
             (self.suite_id,)).fetchone()[0])
@@ -384,7 +447,8 @@ def import_records(
     return ImportResult(loader.suite_id, suite.id, True, counts, tuple(loader.checker.warnings))
 
 
-def _apply_waiting_events(conn: sqlite3.Connection, suite_id: int, subjects: list[int]) -> None:
+def _apply_waiting_events(conn: sqlite3.Connection, suite_id: int, subjects: Sequence[int]
+                          ) -> None:
     """Decisions, ratings and proposals merged before this suite was here apply now."""
     if conn.execute("SELECT 1 FROM review_event LIMIT 1").fetchone() is None:
         return
