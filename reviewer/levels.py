@@ -114,11 +114,24 @@ def affirmative_clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE.split(text) if c and c.strip() and not negates(c)]
 
 
+@functools.lru_cache(maxsize=1024)
+def _affirmative_words(text: str) -> tuple[tuple[str, ...], ...]:
+    """The words of each affirmative clause of ``text``: an explanation is read by both the
+    count and the quote test, several times each, and a criterion's texts once per report
+    judged on it (17 systems a task), so the reading is kept."""
+    return tuple(tuple(words(clause)) for clause in affirmative_clauses(text))
+
+
 def parse_levels(explanation: str, codes: Sequence[str] = ("1", "0.5", "0")) -> dict[str, str]:
     """Level texts written as ``1: … 0.5: … 0: …`` or ``1 if …; 0.5 if …; 0 if …``.
 
     Only codes in ``codes`` count as level markers; a text that names none gives ``{}``.
     """
+    return dict(_parse_levels(explanation, tuple(codes)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_levels(explanation: str, codes: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     marks = [m for m in _LEVEL_MARK.finditer(explanation) if m.group(1) in codes]
     out: dict[str, str] = {}
     for i, mark in enumerate(marks):
@@ -126,7 +139,7 @@ def parse_levels(explanation: str, codes: Sequence[str] = ("1", "0.5", "0")) -> 
         text = explanation[mark.end():end].strip(" .;")
         if text and mark.group(1) not in out:
             out[mark.group(1)] = text
-    return out
+    return tuple(out.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +169,10 @@ def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
     conditions = {code: _conditions(text, skip_counts) for code, text in levels.items()}
     tables = _level_tables(tuple(levels.items()))
     said: list[tuple[set[str], set[tuple[str, str]], bool]] = []
-    said_sequences = [words(clause) for clause in affirmative_clauses(explanation)]
-    for clause in affirmative_clauses(explanation):
-        toks = [t for t in content(clause) if not t.isdigit()]
-        said.append((set(toks), pairs(toks), "only" in words(clause)))
+    said_sequences = _affirmative_words(explanation)
+    for clause_words in said_sequences:
+        toks = [t for t in (stem(w) for w in clause_words if w not in STOP) if not t.isdigit()]
+        said.append((set(toks), pairs(toks), "only" in clause_words))
     scores: dict[str, tuple[float, tuple[str, ...]]] = {}
     for code, conds in conditions.items():
         distinctive, other_pairs = tables[code]
@@ -207,10 +220,11 @@ def _level_tables(items: tuple[tuple[str, str], ...]
 _QUOTE = re.compile(r"'([^']{2,40})'|\u2018([^\u2019]{2,40})\u2019|\u201c([^\u201d]{2,40})\u201d")
 
 
-def _quoted(text: str) -> list[tuple[str, ...]]:
+@functools.lru_cache(maxsize=4096)
+def _quoted(text: str) -> tuple[tuple[str, ...], ...]:
     """Phrases a level text quotes ('about', 'under 400'): an explanation that uses one is
     quoting that level, stop words or not."""
-    return [tuple(words(next(g for g in m.groups() if g))) for m in _QUOTE.finditer(text)]
+    return tuple(tuple(words(next(g for g in m.groups() if g))) for m in _QUOTE.finditer(text))
 
 
 def _contains(sequences: Sequence[Sequence[str]], phrase: Sequence[str]) -> bool:
@@ -242,6 +256,13 @@ _SPLIT_ITEMS = re.compile(r",\s*(?:and\s+|or\s+)?|\s+and\s+|\s+or\s+")
 _LEAD = re.compile(r".*\b(?:for|of|on|about|from|like|namely|as)\s+", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=4096)
+def enumerated_items(text: str) -> tuple[tuple[str, ...], ...]:
+    """:func:`enumerated_lists`, kept: a criterion's text is read once per report judged on
+    it."""
+    return tuple(tuple(items) for items in enumerated_lists(text))
+
+
 def enumerated_lists(text: str) -> list[list[str]]:
     """Enumerations in ``text``: parenthesised comma lists first, then 'a, b, c and d'."""
     found: list[list[str]] = []
@@ -266,26 +287,33 @@ def enumerated_lists(text: str) -> list[list[str]]:
     return found
 
 
-def _item_keys(items: Sequence[str]) -> list[set[str]]:
+@functools.lru_cache(maxsize=4096)
+def _item_keys(items: tuple[str, ...]) -> tuple[frozenset[str], ...]:
     """Per item, the stemmed words no other item has (what naming it looks like)."""
     tokens = [set(content(item)) for item in items]
     keys = []
     for i, own in enumerate(tokens):
         others = set().union(*(t for j, t in enumerate(tokens) if j != i))
-        keys.append((own - others) or own)
-    return keys
+        keys.append(frozenset((own - others) or own))
+    return tuple(keys)
 
 
 def level_ranges(levels: Mapping[str, str], total: int) -> dict[str, tuple[int, int]]:
     """Level code -> (low, high) count of items the level text asks for, where it counts."""
+    return dict(_level_ranges(tuple(levels.items()), total))
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_ranges(levels: tuple[tuple[str, str], ...], total: int
+                  ) -> tuple[tuple[str, tuple[int, int]], ...]:
     out: dict[str, tuple[int, int]] = {}
-    for code, text in levels.items():
+    for code, text in levels:
         first = re.split(r",\s*or\s+|;\s*", text)[0]
         ws = words(first)
         found = _range(ws, total)
         if found is not None:
             out[code] = found
-    return out
+    return tuple(out.items())
 
 
 def _range(ws: list[str], total: int) -> tuple[int, int] | None:
@@ -332,9 +360,8 @@ def explained_count(explanation: str, items: Sequence[str], total: int) -> int |
     """How many items the explanation says are there (see the module docstring): in its first
     affirmative clause that says, a number it states ("all five", "each bank", "Eight
     concrete tips") wins over the ``items`` it names."""
-    keys = _item_keys(items) if items else []
-    for clause in affirmative_clauses(explanation):
-        raw = words(clause)
+    keys = _item_keys(tuple(items)) if items else ()
+    for raw in _affirmative_words(explanation):
         stated: int | None = None
         for i, w in enumerate(raw):
             if w in ("all", "every", "each"):
@@ -363,15 +390,16 @@ class CountMatch:
     items: tuple[str, ...]
 
 
-def _totals(levels: Mapping[str, str]) -> list[int]:
+@functools.lru_cache(maxsize=4096)
+def _totals(levels: tuple[str, ...]) -> tuple[int, ...]:
     """The N of 'all N' / 'N of the N' in level texts."""
     out = []
-    for text in levels.values():
+    for text in levels:
         ws = words(text)
         for i, w in enumerate(ws):
             if w in ("all", "every") and i + 1 < len(ws) and ws[i + 1].isdigit():
                 out.append(int(ws[i + 1]))
-    return out
+    return tuple(out)
 
 
 def counted_level(explanation: str, levels: Mapping[str, str], awarded: str,
@@ -386,9 +414,10 @@ def counted_level(explanation: str, levels: Mapping[str, str], awarded: str,
     if awarded not in levels or not explanation.strip():
         return None
     candidates: list[tuple[int, Sequence[str]]] = [(len(items), items) for items in lists]
-    candidates += [(n, ()) for n in _totals(levels)]
+    candidates += [(n, ()) for n in _totals(tuple(levels.values()))]
+    items_of_levels = tuple(levels.items())
     for total, items in candidates:
-        ranges = level_ranges(levels, total)
+        ranges = dict(_level_ranges(items_of_levels, total))
         if len(ranges) < 2 or max(high for _, high in ranges.values()) != total:
             continue
         count = explained_count(explanation, items, total)

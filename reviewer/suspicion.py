@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from reviewer.citations import locate
 from reviewer.grading import Entailment, Evidence, Flag, Grading, Verdict
-from reviewer.levels import counted_level, enumerated_lists, quoted_level
+from reviewer.levels import counted_level, enumerated_items, quoted_level
 from reviewer.registry import get_kind
 
 STRONG = 1.0
@@ -205,7 +205,7 @@ def _short(text: str, limit: int = 70) -> str:
 def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Iterator[Flag]:
     if grading.levels is None or not grading.level_kinds:
         return
-    prompt_lists = enumerated_lists(prompt) if prompt else []
+    prompt_lists = enumerated_items(prompt) if prompt else ()
     for verdict in evidence.verdicts:
         if verdict.kind not in grading.level_kinds or verdict.value is None:
             continue
@@ -220,7 +220,7 @@ def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Itera
             if kind is not None else tuple(levels)
         counting = dict(levels)
         counting.setdefault(order[-1] if order else "1", criterion.text)
-        lists = enumerated_lists(criterion.text) + prompt_lists
+        lists = enumerated_items(criterion.text) + prompt_lists
         counted = counted_level(verdict.explanation, counting, verdict.value, lists, order)
         if counted is not None and counted.level != verdict.value:
             what = "items" if not counted.items else ", ".join(counted.items)
