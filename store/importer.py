@@ -183,7 +183,8 @@ class Loader:
         if table == "subject":
             query = ("SELECT 1 FROM subject WHERE report_id = ? AND kind = ? AND key = ? "
                      "AND id != ?")
-            keys = [(row[1], row[2], row[3], row[0]) for row in self.pending.rows["subject"]]
+            keys: list[Row] = [(row[1], row[2], row[3], row[0])
+                               for row in self.pending.rows["subject"]]
         else:
             query = ("SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
                      "AND subject = ? AND id != ?")
