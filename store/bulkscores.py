@@ -67,23 +67,32 @@ def _packed(column: str, n: int, when: str | None = None) -> str:
     return ", ".join(out)
 
 
-def _unpack(sums: Sequence[int | None], n: int) -> list[int]:
-    mask = (1 << BITS) - 1
-    out: list[int] = []
-    for chunk, total in zip(_chunks(n), sums, strict=True):
-        packed = total or 0
-        out.extend((packed >> (BITS * (i - chunk.start))) & mask for i in chunk)
-    return out
+_MASK = (1 << BITS) - 1
 
 
-def _histogram(codes: Sequence[str], total: int, valued: int | None,
-               per_code: Sequence[int | None]) -> Hist:
-    """Counts from SQL's sums (a sum over no matching row is NULL)."""
-    hist: Hist = {code: n for code, n in zip(codes, per_code, strict=True) if n}
+def _layout(codes: Sequence[str], start: int) -> tuple[tuple[int, int, str], ...]:
+    """Where each code's count is in a row: (column, shift, code), the columns of
+    :func:`_packed`'s sums starting at ``start``. Worked out once a query: unpacking is the
+    inner loop of a full recompute (a row per report, kind and subtask)."""
+    return tuple((start + c, BITS * (i - chunk.start), codes[i])
+                 for c, chunk in enumerate(_chunks(len(codes))) for i in chunk)
+
+
+def _histogram(row: Sequence[Any], layout: tuple[tuple[int, int, str], ...], total: int,
+               valued: int | None) -> Hist:
+    """Counts from SQL's packed sums (a sum over no matching row is NULL)."""
+    hist: Hist = {}
+    counted = 0
+    for column, shift, code in layout:
+        packed = row[column]
+        if packed:
+            n = (packed >> shift) & _MASK
+            if n:
+                hist[code] = n
+                counted += n
     valued = valued or 0
-    other = valued - sum(hist.values())
-    if other:
-        hist[OTHER] = other
+    if valued != counted:
+        hist[OTHER] = valued - counted
     if total != valued:
         hist[None] = total - valued
     return hist
@@ -166,6 +175,8 @@ def count_reports(
                 FROM claim GROUP BY report_id ORDER BY report_id"""))
     deltas = _decided(conn, counted, claim_kind)
     ncodes = len(_chunks(len(codes)))
+    layout = _layout(codes, 5)
+    cited_layout = _layout(claim_codes, 7 + ncodes)
     big = 1 << BITS
     for rid in sorted(metas):
         meta = metas[rid]
@@ -180,7 +191,7 @@ def count_reports(
             kind, subtask, total, valued = row[1:5]
             if total >= big:
                 describable = False     # too many verdicts in one group for packed counts
-            hist = _histogram(codes, total, valued, _unpack(row[5:5 + ncodes], len(codes)))
+            hist = _histogram(row, layout, total, valued)
             if kind != claim_kind:
                 judge.verdicts[(kind, subtask)] = hist
                 continue
@@ -189,8 +200,8 @@ def count_reports(
             judged += total
             judge.claim_values[subtask] = hist
             judge.cited += row[5 + ncodes] or 0
-            for value, n in _histogram(claim_codes, row[5 + ncodes] or 0, row[6 + ncodes],
-                                       _unpack(row[7 + ncodes:-1], len(claim_codes))).items():
+            for value, n in _histogram(row, cited_layout, row[5 + ncodes] or 0,
+                                       row[6 + ncodes]).items():
                 judge.cited_values[value] = judge.cited_values.get(value, 0) + n
         if claim_kind is not None:
             extracted = claims.take(rid)
