@@ -167,6 +167,8 @@ class BenchOptions:
     hub_events: int = 100_000
     scale: int = 1
     """Multiplies the task count: 10 is the 10× run (25,500 reports)."""
+    peers: bool = False
+    """Also load the same run into Label Studio and Potato (:mod:`tui.bench_peers`)."""
 
     @property
     def task_count(self) -> int:
@@ -306,6 +308,12 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
         recall = recall_figures(root / "recall", sample_data_dir(), seeds=2 if options.quick
                                 else 3, tasks=8 if options.quick else 12)
     print_recall(console, recall)
+    if options.peers:
+        from tui.bench_peers import GavelSide, run_peers
+
+        side = GavelSide.from_figures(figures, counts["reports"])
+        if side is not None:
+            run_peers(console, bundle, root, side)
     if options.workdir is not None:
         console.print(f"[dim]work folder: {root} (kept; delete it when done)[/dim]")
     return 0
@@ -534,9 +542,11 @@ CLI_CALLS: dict[str, list[str]] = {
 }
 
 
-def _cli_figures(db: Path, root: Path, repeats: int = 7) -> list[Figure]:
-    """Each command's wall time, median of ``repeats`` fresh processes (after one warm-up
-    that writes the bytecode caches), beside ``python -c pass`` timed the same way."""
+def _cli_figures(db: Path, root: Path, repeats: int = 7,
+                 calls: Sequence[str] = tuple(CLI_CALLS)) -> list[Figure]:
+    """Each command's wall time (those of ``calls``, names of :data:`CLI_CALLS`), median of
+    ``repeats`` fresh processes (after one warm-up that writes the bytecode caches), beside
+    ``python -c pass`` timed the same way."""
     work = root / "cli.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{work}{suffix}").unlink(missing_ok=True)
@@ -564,7 +574,9 @@ def _cli_figures(db: Path, root: Path, repeats: int = 7) -> list[Figure]:
 
     bare = median(lambda _: [sys.executable, "-c", "pass"])
     figures = []
-    for offset, (name, args) in enumerate(CLI_CALLS.items()):
+    for offset, name in enumerate(calls):
+        args = CLI_CALLS[name]
+
         def argv(attempt: int, args: list[str] = args, offset: int = offset) -> list[str]:
             judgment, value = picks[(attempt + offset * (repeats + 1)) % len(picks)]
             return [sys.executable, "-m", "tui.cli",
