@@ -289,6 +289,9 @@ class PeerResult:
     """Server start alone, until its API answers (Label Studio)."""
     load_s: float | None = None
     """Server start and import until the first task is read back."""
+    warm_load_s: float | None = None
+    """The load with the server's database already set up (Label Studio: a restart on its
+    migrated database); None where the start has no such part."""
     peak_mb: float | None = None
     decision_s: list[float] = field(default_factory=list)
     """Each decision POST's round trip (stored and acknowledged), each on another task."""
@@ -378,6 +381,7 @@ def peer_rows(gavel: GavelSide, peers: Sequence[PeerResult]) -> list[list[str]]:
         header,
         ["install (not counted in load)", "—"],
         [load_name, gavel_load],
+        ["load, the peer's database already set up", _secs(gavel.load_s)],
         ["peak memory while loading", _mb(gavel.import_peak_mb)],
         ["one decision stored and acknowledged", _secs(gavel.decide_s)],
         ["aggregate reflects the decision", "yes (its system's scores, recomputed)"],
@@ -398,6 +402,7 @@ def peer_rows(gavel: GavelSide, peers: Sequence[PeerResult]) -> list[list[str]]:
         cells = [
             (install, ""),
             (load, _ratio(ratio(gavel.load_s, p.load_s))),
+            (_secs(p.warm_load_s), _ratio(ratio(gavel.load_s, p.warm_load_s))),
             (_mb(p.peak_mb), _ratio(ratio(gavel.import_peak_mb, p.peak_mb))),
             (_secs(p.decision_median), _ratio(ratio(gavel.decide_s, p.decision_median))),
             (aggregate, ""),
@@ -418,9 +423,10 @@ def print_peers(console: Console, gavel: GavelSide, peers: Sequence[PeerResult])
         table.add_row(*row)
     console.print(table)
     notes = [
-        "Gavel: load is `gavel import` in a process of its own (with search index and "
-        "scores)" + (" plus the workstation's start to its first screen"
-                     if gavel.first_screen_s is not None else "") + "; memory its peak RSS "
+        f"Gavel: load is `gavel import` in a process of its own (with search index and "
+        f"scores, {_secs(gavel.import_s)})"
+        + (f" plus the workstation's start to its first screen ({_secs(gavel.first_screen_s)})"
+           if gavel.first_screen_s is not None else "") + "; memory its peak RSS "
         "(VmHWM); a decision is one whole `gavel decide` process (start-up, decision stored "
         "with fsync, scores recomputed), median of fresh processes"
         + (f"; keypress → stored → score on screen in the workstation: "
