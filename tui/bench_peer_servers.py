@@ -433,6 +433,8 @@ def measure_peer(peer: Peer, bundle: Path, folder: Path, say: Say,
         return result
     try:
         _MEASURE[peer.key](bundle, folder / "venv", folder, result, say)
-    except (PeerError, OSError, ValueError, KeyError, TypeError, IndexError) as error:
+    except PeerError as error:
         result.error = f"could not measure: {error}"
+    except Exception as error:   # a peer's surprise never stops the bench (Ctrl-C does)
+        result.error = f"could not measure: {type(error).__name__}: {error}"
     return result
