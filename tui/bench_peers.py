@@ -409,6 +409,9 @@ def peer_rows(gavel: GavelSide, peers: Sequence[PeerResult]) -> list[list[str]]:
         ]
         for row, (value, r) in zip(rows[1:], cells, strict=True):
             row += [value, r]
+    if gavel.keypress_s is not None:
+        rows.append(["the workstation: keypress → stored → score on screen",
+                     _secs(gavel.keypress_s)] + ["—", ""] * len(peers))
     return rows
 
 
@@ -428,9 +431,7 @@ def print_peers(console: Console, gavel: GavelSide, peers: Sequence[PeerResult])
         + (f" plus the workstation's start to its first screen ({_secs(gavel.first_screen_s)})"
            if gavel.first_screen_s is not None else "") + "; memory its peak RSS "
         "(VmHWM); a decision is one whole `gavel decide` process (start-up, decision stored "
-        "with fsync, scores recomputed), median of fresh processes"
-        + (f"; keypress → stored → score on screen in the workstation: "
-           f"{_secs(gavel.keypress_s)}" if gavel.keypress_s is not None else ""),
+        "with fsync, scores recomputed), median of fresh processes",
         "peers: load is the server's start (fresh data folder) plus the import until the first "
         "task is read back; memory is the server's process tree (summed RSS, sampled every "
         "50 ms, so a peak between samples is missed); a decision is an HTTP POST to the "
