@@ -19,29 +19,26 @@ from rich.console import Console
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from tui import bench_peer_servers
 from tui.bench import BenchOptions, Figure
+from tui.bench_peer_data import (
+    CHOICES,
+    PeerResult,
+    TreeSampler,
+    decision_for,
+    label_studio_config,
+    label_studio_task,
+    potato_config,
+    potato_item,
+    process_tree,
+    report_tasks,
+    tree_rss_mb,
+)
 from tui.bench_peer_servers import (
     PEERS,
     Server,
     label_studio_chunks,
     measure_peer,
 )
-from tui.bench_peers import (
-    CHOICES,
-    GavelSide,
-    PeerResult,
-    TreeSampler,
-    decision_for,
-    label_studio_config,
-    label_studio_task,
-    peer_rows,
-    potato_config,
-    potato_item,
-    print_peers,
-    process_tree,
-    ratio,
-    report_tasks,
-    tree_rss_mb,
-)
+from tui.bench_peers import GavelSide, after_bench, peer_rows, print_peers, ratio
 from tui.cli.group import gavel
 
 MARKUP = "# Title <b>bold</b> & <script>alert(1)</script>\n\n| a | b |\n|---|---|\n\n&amp; [x](y)"
@@ -287,8 +284,15 @@ def test_a_peer_that_fails_after_installing_says_so_in_its_load_cell() -> None:
     assert rows[3] == ["load, the peer's database already set up", "1.0 s", "—", "—"]
 
 
+def test_after_bench_needs_the_import_and_decide_figures(tmp_path: Path) -> None:
+    console = Console(record=True, width=200)
+    after_bench(console, tmp_path, tmp_path, [], 2_550)
+    assert "peers: skipped" in console.export_text()
+    assert list(tmp_path.iterdir()) == []      # nothing installed, nothing started
+
+
 def test_bench_has_the_peers_option() -> None:
-    assert BenchOptions().peers is False
+    assert BenchOptions().peers is None
     out = CliRunner().invoke(gavel, ["bench", "--help"])
     assert out.exit_code == 0 and "--peers" in out.output
 

@@ -86,6 +86,7 @@ class Figure:
 
 
 HIGHER_IS_BETTER = ("rows/s", "events/s")
+PeerRunner = Callable[[Console, Path, Path, Sequence[Figure], int], None]
 
 
 def best_of(samples: Sequence[float], unit: str) -> float:
@@ -167,8 +168,11 @@ class BenchOptions:
     hub_events: int = 100_000
     scale: int = 1
     """Multiplies the task count: 10 is the 10× run (25,500 reports)."""
-    peers: bool = False
-    """Also load the same run into Label Studio and Potato (:mod:`tui.bench_peers`)."""
+    peers: PeerRunner | None = None
+    """Run after Gavel's figures with (the console, the synthetic run's bundle, the work
+    folder, the figures, the report count): ``gavel bench --peers`` passes
+    :func:`tui.bench_peers.after_bench` (which imports this module, so this one does not
+    import it)."""
 
     @property
     def task_count(self) -> int:
@@ -308,12 +312,8 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
         recall = recall_figures(root / "recall", sample_data_dir(), seeds=2 if options.quick
                                 else 3, tasks=8 if options.quick else 12)
     print_recall(console, recall)
-    if options.peers:
-        from tui.bench_peers import GavelSide, run_peers
-
-        side = GavelSide.from_figures(figures, counts["reports"])
-        if side is not None:
-            run_peers(console, bundle, root, side)
+    if options.peers is not None:
+        options.peers(console, bundle, root, figures, counts["reports"])
     if options.workdir is not None:
         console.print(f"[dim]work folder: {root} (kept; delete it when done)[/dim]")
     return 0

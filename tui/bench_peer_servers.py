@@ -26,7 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tui.bench_peers import (
+from tui.bench_peer_data import (
     POTATO_ADMIN_KEY,
     PeerResult,
     ReportTask,

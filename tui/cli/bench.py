@@ -39,5 +39,10 @@ def bench(tasks: int, systems: int, quick: bool, scale: int, workdir: Path | Non
           skip_ui: bool, hub: str | None, hub_events: int, peers: bool) -> int:
     from tui.bench import BenchOptions, run_bench
 
+    if not peers:
+        return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events,
+                                      scale=scale))
+    from tui.bench_peers import after_bench
+
     return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events,
-                                  scale=scale, peers=peers))
+                                  scale=scale, peers=after_bench))
