@@ -86,6 +86,7 @@ class Figure:
 
 
 HIGHER_IS_BETTER = ("rows/s", "events/s")
+PeerRunner = Callable[[Console, Path, Path, Sequence[Figure], int], None]
 
 
 def best_of(samples: Sequence[float], unit: str) -> float:
@@ -167,6 +168,11 @@ class BenchOptions:
     hub_events: int = 100_000
     scale: int = 1
     """Multiplies the task count: 10 is the 10× run (25,500 reports)."""
+    peers: PeerRunner | None = None
+    """Run after Gavel's figures with (the console, the synthetic run's bundle, the work
+    folder, the figures, the report count): ``gavel bench --peers`` passes
+    :func:`tui.bench_peers.after_bench` (which imports this module, so this one does not
+    import it)."""
 
     @property
     def task_count(self) -> int:
@@ -306,6 +312,8 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
         recall = recall_figures(root / "recall", sample_data_dir(), seeds=2 if options.quick
                                 else 3, tasks=8 if options.quick else 12)
     print_recall(console, recall)
+    if options.peers is not None:
+        options.peers(console, bundle, root, figures, counts["reports"])
     if options.workdir is not None:
         console.print(f"[dim]work folder: {root} (kept; delete it when done)[/dim]")
     return 0
@@ -534,9 +542,11 @@ CLI_CALLS: dict[str, list[str]] = {
 }
 
 
-def _cli_figures(db: Path, root: Path, repeats: int = 7) -> list[Figure]:
-    """Each command's wall time, median of ``repeats`` fresh processes (after one warm-up
-    that writes the bytecode caches), beside ``python -c pass`` timed the same way."""
+def _cli_figures(db: Path, root: Path, repeats: int = 7,
+                 calls: Sequence[str] = tuple(CLI_CALLS)) -> list[Figure]:
+    """Each command's wall time (those of ``calls``, names of :data:`CLI_CALLS`), median of
+    ``repeats`` fresh processes (after one warm-up that writes the bytecode caches), beside
+    ``python -c pass`` timed the same way."""
     work = root / "cli.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{work}{suffix}").unlink(missing_ok=True)
@@ -564,7 +574,9 @@ def _cli_figures(db: Path, root: Path, repeats: int = 7) -> list[Figure]:
 
     bare = median(lambda _: [sys.executable, "-c", "pass"])
     figures = []
-    for offset, (name, args) in enumerate(CLI_CALLS.items()):
+    for offset, name in enumerate(calls):
+        args = CLI_CALLS[name]
+
         def argv(attempt: int, args: list[str] = args, offset: int = offset) -> list[str]:
             judgment, value = picks[(attempt + offset * (repeats + 1)) % len(picks)]
             return [sys.executable, "-m", "tui.cli",

@@ -31,9 +31,18 @@ import click
                    "one decision (works in a scratch schema it drops afterwards)")
 @click.option("--hub-events", type=int, default=100_000,
               help="events for the hub figures (default 100,000)")
+@click.option("--peers", is_flag=True,
+              help="also load the same run into Label Studio and Potato, each installed into a "
+                   "throwaway venv under the work folder (needs the package registry), and "
+                   "print Gavel's load, memory and decision figures beside theirs")
 def bench(tasks: int, systems: int, quick: bool, scale: int, workdir: Path | None,
-          skip_ui: bool, hub: str | None, hub_events: int) -> int:
+          skip_ui: bool, hub: str | None, hub_events: int, peers: bool) -> int:
     from tui.bench import BenchOptions, run_bench
 
+    if not peers:
+        return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events,
+                                      scale=scale))
+    from tui.bench_peers import after_bench
+
     return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events,
-                                  scale=scale))
+                                  scale=scale, peers=after_bench))
