@@ -252,9 +252,13 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
         full = _times(lambda: rebuild_scores(conn), repeats)
         fetch = _times(lambda: _bare_fetch(conn), repeats)
     stages.mark("full recompute")
+    # DESIGN.md §5 asks < 1 s at DailyReport size; issue 17 asks more: < 0.5 s there, < 5 s
+    # at 10×, and no slower than the bare fetch (the stricter targets are the ones judged).
+    limit = 0.5 if tasks * options.systems <= 2_550 else 5.0
     figures.append(Figure.of("full recompute of every score", full, "s",
-                             "bare fetch of the rows it reads", fetch, "< 1 s",
-                             lambda f: f.median < 1.0))
+                             "bare fetch of the rows it reads", fetch,
+                             f"< {limit:g} s and ≤ 1.0× the bare fetch",
+                             lambda f: f.median < limit and (f.ratio or 0) <= 1.0))
 
     with console.status("decisions and incremental recompute…"):
         inc = _incremental(conn)
