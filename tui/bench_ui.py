@@ -136,9 +136,21 @@ async def gavel(db: Path) -> dict[str, Any]:
         keypress: list[float] = []
         for i in range(12):
             judgment = screen.selected()
-            while judgment is not None and judgment.kind != "claim":
+            for _ in range(2_000):
+                if judgment is not None and judgment.kind == "claim":
+                    break
                 await pilot.press("j")
-                judgment = screen.selected()
+                moved = screen.selected()
+                if moved is None or judgment is None or moved.id == judgment.id:
+                    # The last row of a report without a claim below it: pressing j again
+                    # would never get there (the loop that spun at 25,500 reports).
+                    await open_and_time(("n",))
+                    screen = app.screen
+                    assert isinstance(screen, ReportScreen)
+                    moved = screen.selected()
+                judgment = moved
+            else:
+                raise RuntimeError("no claim verdict found to decide")
             app.stored_at = None
             before = time.perf_counter()
             await pilot.press("x" if i % 2 == 0 else "c")
