@@ -117,9 +117,9 @@ class Loader:
         reports)."""
         self._held: list[tuple[Row, Where]] = []
         """The verdicts of the report being read, written with their subjects at its end."""
-        self._held_report = 0
+        self._held_ext = ""
+        """That report's id in the bundle (for its subjects' targets)."""
         self._released_up_to = 0
-        self._report_ext: dict[int, str] = {}
         self._cites: dict[tuple[int, ...], str] = {(): "[]"}
         self._crit_subtask: dict[int, int | None] = {}
         self._claim_subtask = array("q")
@@ -282,7 +282,6 @@ class Loader:
                 span[0] if span else None, span[1] if span else None,
                 cites, claim.url, _dumps(claim.metadata),
             ))
-        self._report_ext[rid] = report.id
         self._report[report.id] = (rid, report.task, first_claim,
                                    tuple(c.id for c in report.claims))
 
@@ -330,14 +329,14 @@ class Loader:
         if self._own_subjects is None:
             self._own_subjects = self.conn is not None and len(self._run) == 1
         if self._own_subjects:
-            if report_id != self._held_report:
+            if judgment.report != self._held_ext:
                 self._release_held()
                 if report_id <= self._released_up_to:
                     # Verdicts not grouped by report: the subjects are linked afterwards.
                     self._own_subjects = False
                     self._add_judgment((*row, None), where)
                     return
-                self._held_report = report_id
+                self._held_ext = judgment.report
             self._held.append((row, where))
             return
         self._add_judgment((*row, None), where)
@@ -358,11 +357,10 @@ class Loader:
             number[i] = first + rank
         self.ids["subject"] = first + len(held)
         report = held[0][0][2]
-        report_ext = self._report_ext[report]
         for (row, where), subject_id in zip(held, number, strict=True):
             # (Not a local name for the list: a flush below starts new ones.)
             self.pending.rows["subject"].append((subject_id, report, row[3], row[8],
-                                                 subject_target(self.suite.id, report_ext,
+                                                 subject_target(self.suite.id, self._held_ext,
                                                                 row[3], row[8])))
             self.pending.size += 1
             self._add_judgment((*row, subject_id), where)
