@@ -10,7 +10,8 @@ which verdicts its judge can re-ask — so that neither ever branches on a bench
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -29,6 +30,19 @@ VARIANTS: tuple[Variant, ...] = ("judge", "adjudicated")
 
 ReportScores = dict[str, float | None]
 """Metric name -> value for one report. Names starting with '_' are parts kept for aggregation."""
+
+Columns = Mapping[str, Sequence[float]]
+"""One system's per-report scores by metric, in report-id order, NaN where a report has no
+value (absent or None alike). A framework that aggregates from columns
+(:class:`ColumnAggregating`) lets the store keep each system as a few typed arrays and
+re-aggregate after a decision without building a dict per report."""
+
+
+def columns_of(reports: Sequence[ReportScores], names: Iterable[str]) -> dict[str, list[float]]:
+    """The ``names`` columns of ``reports`` (in their order), NaN for a missing value."""
+    nan = math.nan
+    return {name: [nan if (v := r.get(name)) is None else v for r in reports]
+            for name in names}
 
 Highlight = Literal["none", "key_offset"]
 """How a verdict marks the report text: not at all, or at the character offset its key names
@@ -218,6 +232,27 @@ class Framework(Protocol):
     def aggregate(
         self, reports: Sequence[ReportScores], options: Mapping[str, str]
     ) -> dict[str, Aggregate]: ...
+
+
+class ColumnAggregating(Protocol):
+    """A framework whose system aggregate is a function of per-metric columns: its
+    ``aggregate`` must equal ``aggregate_columns`` over :func:`columns_of` the non-empty
+    reports (the store relies on it to re-aggregate a system from stored columns)."""
+
+    aggregated: tuple[str, ...]
+    """The metrics ``aggregate_columns`` reads (the columns worth keeping)."""
+
+    def aggregate_columns(self, columns: Columns, count: int, options: Mapping[str, str]
+                          ) -> dict[str, Aggregate]: ...
+
+
+def column_aggregating(fw: object) -> ColumnAggregating | None:
+    """``fw`` as a :class:`ColumnAggregating` framework, or None (a framework installed from
+    elsewhere need not be one)."""
+    if callable(getattr(fw, "aggregate_columns", None)) and \
+            isinstance(getattr(fw, "aggregated", None), tuple):
+        return fw  # type: ignore[return-value]
+    return None
 
 
 Reader = Callable[["Path", "str | None"], "Bundle"]

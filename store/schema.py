@@ -452,6 +452,15 @@ MIGRATIONS: list[Migration] = [
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
     PLANS,  # 3: review plans
     _suspicion,  # 4: suspicion flags per subject
+    [   # 5: each system's report scores as columns, beside the score rows (store.score_columns)
+        """CREATE TABLE score_columns (
+            system_id INTEGER NOT NULL,
+            framework TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (system_id, framework, variant)
+        ) STRICT, WITHOUT ROWID""",
+    ],
 ]
 
 _DERIVED_UNCHANGED = {2, 3}
@@ -482,10 +491,21 @@ def migrate(conn: sqlite3.Connection) -> int:
                 for statement in step:
                     conn.execute(statement)
             if version > 0 and version not in _DERIVED_UNCHANGED:
+                # Rebuilt once, after the last step: today's code rebuilds into today's
+                # tables, which an earlier step's schema may lack. Recorded in the same
+                # transaction, so a process killed between steps still rebuilds.
+                conn.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (_DERIVED_BEHIND,))
+            if version == SCHEMA_VERSION - 1 and conn.execute(
+                    "SELECT 1 FROM meta WHERE key = ?", (_DERIVED_BEHIND,)).fetchone():
                 _rebuild_derived(conn)
+                conn.execute("DELETE FROM meta WHERE key = ?", (_DERIVED_BEHIND,))
             conn.execute(f"PRAGMA user_version = {version + 1}")
         applied += 1
     return applied
+
+
+_DERIVED_BEHIND = "derived_behind"
+"""``meta`` key: a migration step has run whose derived tables are rebuilt after the last."""
 
 
 def _rebuild_derived(conn: sqlite3.Connection) -> None:

@@ -21,11 +21,20 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from reviewer.framework import BulkSpec, Framework, ReportScores, Variant, resolve_options
+from reviewer.framework import (
+    BulkSpec,
+    ColumnAggregating,
+    Framework,
+    ReportScores,
+    Variant,
+    column_aggregating,
+    resolve_options,
+)
 from reviewer.registry import find_framework, frameworks
 from store.bulk import gc_paused
 from store.bulkscores import count_reports
 from store.inputs import ReportMeta, load_inputs, report_meta, task_structure
+from store.score_columns import SystemColumns, load_columns, store_columns
 from store.tx import transaction
 
 OPTIONS_KEY = "options"
@@ -199,6 +208,12 @@ def _aggregate(fw: Framework, values: Sequence[ReportScores], options: Mapping[s
     return {m: (a.value, a.n) for m, a in fw.aggregate(values, options).items()}
 
 
+def _aggregate_columns(fw: ColumnAggregating, columns: SystemColumns,
+                       options: Mapping[str, str]) -> dict[str, tuple[float | None, int]]:
+    return {m: (a.value, a.n) for m, a in
+            fw.aggregate_columns(columns.columns, len(columns.ids), options).items()}
+
+
 def _report_rows(rid: int, name: str, variant: str, scores: ReportScores
                  ) -> Iterable[tuple[str, str, str, str, float | None, int]]:
     scope = report_scope(rid)
@@ -215,6 +230,7 @@ def _rebuild(conn: sqlite3.Connection) -> None:
     """Every score recomputed and stored: report rows are written as they are scored, in
     batches; only the per-report scores each system's aggregate needs are kept."""
     conn.execute("DELETE FROM score")
+    conn.execute("DELETE FROM score_columns")
     conn.execute("DELETE FROM impact")
     registry, options = frameworks(), load_options(conn)
     by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
@@ -230,10 +246,15 @@ def _rebuild(conn: sqlite3.Connection) -> None:
             batch.clear()
     conn.executemany(_INSERT, batch)
     for (sid, name, variant), values in by_system.items():
-        scope = system_scope(sid)
-        aggregates = _aggregate(registry[name], [values[rid] for rid in sorted(values)],
-                                options[name])
-        conn.executemany(_INSERT, [(scope, name, variant, m, v, n)
+        fw = registry[name]
+        by_columns = column_aggregating(fw)
+        if by_columns is None:
+            aggregates = _aggregate(fw, [values[rid] for rid in sorted(values)], options[name])
+        else:
+            columns = SystemColumns.of(values, by_columns.aggregated)
+            store_columns(conn, sid, name, variant, columns)
+            aggregates = _aggregate_columns(by_columns, columns, options[name])
+        conn.executemany(_INSERT, [(system_scope(sid), name, variant, m, v, n)
                                    for m, (v, n) in aggregates.items()])
     conn.execute("DELETE FROM meta WHERE key = ?", (SCORES_BEHIND,))
 
@@ -256,15 +277,19 @@ class SystemScoreCache:
 
     data_version: int | None = None
     systems: dict[tuple[int, str, str], dict[int, ReportScores]] = field(default_factory=dict)
+    columns: dict[tuple[int, str, str], SystemColumns] = field(default_factory=dict)
+    """The same, for frameworks that aggregate from columns (:mod:`store.score_columns`)."""
 
     def clear(self) -> None:
         self.systems.clear()
+        self.columns.clear()
         self.data_version = None
 
     def check(self, conn: sqlite3.Connection) -> None:
         version = int(conn.execute("PRAGMA data_version").fetchone()[0])
         if version != self.data_version:
             self.systems.clear()
+            self.columns.clear()
             self.data_version = version
 
 
@@ -313,20 +338,15 @@ def _update(conn: sqlite3.Connection, ids: list[int], variants: Sequence[Variant
     for system_id, name in sorted(touched):
         for variant in variants:
             key = (system_id, name, variant)
-            known = cache.systems.get(key) if cache is not None else None
-            if known is None:
-                known = system_report_scores(conn, system_id, name, variant)
-                if cache is not None:
-                    cache.systems[key] = known
+            fw = registry[name]
+            by_columns = column_aggregating(fw)
+            if by_columns is not None:
+                aggregates = _aggregate_columns(
+                    by_columns, _system_columns(conn, key, by_columns, fresh[key], cache),
+                    options[name])
             else:
-                for rid, scores in fresh[key].items():
-                    if scores:
-                        known[rid] = scores
-                    else:                   # no score rows: absent, as when read back
-                        known.pop(rid, None)
-            # Report-id order, as the full recompute sums them (floating point).
-            per_report = [known[rid] for rid in sorted(known)]
-            aggregates = _aggregate(registry[name], per_report, options[name])
+                aggregates = _aggregate(fw, _system_reports(conn, key, fresh[key], cache),
+                                        options[name])
             scope = system_scope(system_id)
             conn.execute(
                 "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
@@ -336,6 +356,43 @@ def _update(conn: sqlite3.Connection, ids: list[int], variants: Sequence[Variant
                 _INSERT,
                 [(scope, name, variant, m, v, n) for m, (v, n) in aggregates.items()],
             )
+
+
+def _system_reports(conn: sqlite3.Connection, key: tuple[int, str, Variant],
+                    fresh: Mapping[int, ReportScores], cache: SystemScoreCache | None
+                    ) -> list[ReportScores]:
+    """A system's report scores with ``fresh`` in place, in report-id order (as the full
+    recompute sums them: floating point)."""
+    known = cache.systems.get(key) if cache is not None else None
+    if known is None:
+        known = system_report_scores(conn, *key)    # already holds the fresh rows
+        if cache is not None:
+            cache.systems[key] = known
+    else:
+        for rid, scores in fresh.items():
+            if scores:
+                known[rid] = scores
+            else:                   # no score rows: absent, as when read back
+                known.pop(rid, None)
+    return [known[rid] for rid in sorted(known)]
+
+
+def _system_columns(conn: sqlite3.Connection, key: tuple[int, str, Variant],
+                    fw: ColumnAggregating, fresh: Mapping[int, ReportScores],
+                    cache: SystemScoreCache | None) -> SystemColumns:
+    """A system's columns with ``fresh`` in place, stored back for the next reader: from the
+    cache, else its stored columns, else (missing or malformed) its score rows."""
+    columns = cache.columns.get(key) if cache is not None else None
+    if columns is None:
+        columns = load_columns(conn, *key)
+        if columns is None or set(columns.columns) != set(fw.aggregated):
+            columns = SystemColumns.of(system_report_scores(conn, *key), fw.aggregated)
+        if cache is not None:
+            cache.columns[key] = columns
+    for rid, scores in fresh.items():
+        columns.put(rid, scores)
+    store_columns(conn, *key, columns)
+    return columns
 
 
 def system_report_scores(conn: sqlite3.Connection, system_id: int, framework: str,

@@ -80,7 +80,7 @@ def test_a_version_1_database_upgrades_with_every_decision(tmp_path: Path) -> No
         ("t1-beta", "ins", "c=s1-ins", "0", "unanimous", 2),
     ]
     conn = connect(path)                                      # migrates
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"plan", "plan_draw", "suspicion"} <= tables    # 3: review plans, 4: suspicion flags
     after = v2_state(conn)

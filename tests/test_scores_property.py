@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reviewer.framework import column_aggregating
 from reviewer.models import (
     Bundle,
     Claim,
@@ -34,17 +35,19 @@ from reviewer.models import (
     System,
     Task,
 )
-from reviewer.registry import get_kind
+from reviewer.registry import frameworks, get_kind
 from reviewer.scales import Scale
 from store.db import connect
 from store.importer import import_bundle
 from store.reviewlog import ReviewError, ReviewLog
+from store.score_columns import SystemColumns, load_columns
 from store.scores import (
     ScoreTable,
     SystemScoreCache,
     cached,
     compute_all,
     rebuild_scores,
+    system_report_scores,
     update_scores,
 )
 
@@ -450,6 +453,27 @@ ops = st.lists(
     max_size=12,
 )
 
+def stale_columns(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
+    """Systems whose stored score columns (what the next cold decision aggregates from)
+    differ from the columns of their score rows, or are missing."""
+    stale = []
+    for (system_id,) in conn.execute("SELECT id FROM system"):
+        for name in FRAMEWORKS:
+            fw = column_aggregating(frameworks()[name])
+            if fw is None:
+                continue
+            for variant in ("judge", "adjudicated"):
+                rows = system_report_scores(conn, system_id, name, variant)
+                if not rows:
+                    continue
+                stored = load_columns(conn, system_id, name, variant)
+                expected = SystemColumns.of(rows, fw.aggregated)
+                if stored is None or stored.ids != expected.ids or \
+                        repr(stored.columns) != repr(expected.columns):   # NaN == NaN
+                    stale.append((system_id, name, variant))
+    return stale
+
+
 SLOW = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large]
 
 
@@ -499,6 +523,7 @@ def test_incremental_update_equals_full_recompute(
             else:
                 update_scores(conn, [recorded.report_id], cache=cache)
         assert differences(cached(conn), compute_all(conn)) == []
+        assert stale_columns(conn) == []
     other.close()
     conn.close()
 

@@ -18,8 +18,9 @@ ins criterion), never a silent 0.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypeVar, cast
@@ -27,6 +28,7 @@ from typing import TypeVar, cast
 from reviewer.framework import (
     Aggregate,
     BulkSpec,
+    Columns,
     Metric,
     OptionSpec,
     Proposals,
@@ -35,6 +37,7 @@ from reviewer.framework import (
     ReportScores,
     Variant,
     VerdictKind,
+    columns_of,
 )
 from reviewer.frameworks.dailyreport.grading import GRADING
 from reviewer.frameworks.dailyreport.proposals import PROPOSALS
@@ -617,28 +620,41 @@ class CascadeFramework:
             return {}
         return _scores(report, _read(report, variant, options), options)
 
+    @property
+    def aggregated(self) -> tuple[str, ...]:
+        return _AGGREGATED
+
     def aggregate(
         self, reports: Sequence[ReportScores], options: Mapping[str, str]
     ) -> dict[str, Aggregate]:
         reports = [r for r in reports if r]
+        return self.aggregate_columns(columns_of(reports, _AGGREGATED), len(reports), options)
+
+    def aggregate_columns(self, columns: Columns, count: int, options: Mapping[str, str]
+                          ) -> dict[str, Aggregate]:
+        """The system's scores from its reports' columns (NaN: the report has no value)."""
+        def column(name: str) -> Sequence[float]:
+            return columns.get(name) or [math.nan] * count
+
         out: dict[str, Aggregate] = {}
         if options["aggregation"] == "micro":
-            out = _micro(reports)
+            out = _micro(column)
         else:
             for metric in METRICS:
                 if metric.name in ("NeedsReview", "Fac_na", "Rat_na", "Trace_na"):
                     continue
-                out[metric.name] = _mean_of(reports, metric.name)
-        needs = sum(1 for r in reports if r.get("NeedsReview"))
-        out["NeedsReview"] = Aggregate(float(needs), len(reports))
+                out[metric.name] = _mean_of(column(metric.name))
+        # (v == v: not NaN; a report that needs review says so with a non-zero flag.)
+        needs = sum(1 for v in column("NeedsReview") if v == v and v)
+        out["NeedsReview"] = Aggregate(float(needs), count)
         # Per-report levels and counts: means over the reports that have them.
         for name in ("UserPref", *SEARCH_METRICS):
-            out[name] = _mean_of(reports, name)
+            out[name] = _mean_of(column(name))
         for name in ("Fac", "Rat"):
-            undefined = sum(1 for r in reports if r.get(name) is None)
-            out[f"{name}_na"] = Aggregate(float(undefined), len(reports))
-        missing = sum(1 for r in reports if r.get("Trace_na") != 0.0)
-        out["Trace_na"] = Aggregate(float(missing), len(reports))
+            undefined = sum(1 for v in column(name) if v != v)
+            out[f"{name}_na"] = Aggregate(float(undefined), count)
+        missing = sum(1 for v in column("Trace_na") if v != 0.0)  # NaN too
+        out["Trace_na"] = Aggregate(float(missing), count)
         return out
 
 
@@ -749,14 +765,27 @@ def score_counts(counts: ReportCounts, options: Mapping[str, str]) -> ReportScor
     return _scores(report, _Verdicts(ins_vals, rat_vals, claims, pairs, pairs_support), options)
 
 
-def _mean_of(reports: Sequence[ReportScores], key: str) -> Aggregate:
-    values = [v for r in reports if (v := r.get(key)) is not None]
+def _mean_of(column: Sequence[float]) -> Aggregate:
+    # A column without NaN (the common case) is used as it is: sum in C says so.
+    values = column if (s := sum(column, 0.0)) == s else [v for v in column if v == v]
     return Aggregate(_mean(values) if values else None, len(values))
 
 
-def _micro(reports: Sequence[ReportScores]) -> dict[str, Aggregate]:
+def _total(column: Sequence[float]) -> float:
+    """The sum of a column, a missing value counting 0.0: adding 0.0 never moves a float sum
+    that starts at 0.0, so skipping them gives the same float as adding them."""
+    s = sum(column, 0.0)
+    return s if s == s else sum((v for v in column if v == v), 0.0)
+
+
+_MICRO_PARTS = ("_n", "_claims", "_claims_ref", "_ins_sum", "_fac_num", "_fac_den", "_fac_k",
+                "_rat_num", "_rat_den", "_rat_k", "_pass", "_correct_ref", "_correct_noref",
+                "_pairs_support", "_pairs")
+
+
+def _micro(column: Callable[[str], Sequence[float]]) -> dict[str, Aggregate]:
     def total(key: str) -> float:
-        return sum(r.get(key) or 0.0 for r in reports)
+        return _total(column(key))
 
     n = total("_n")
     claims = total("_claims")
@@ -775,6 +804,11 @@ def _micro(reports: Sequence[ReportScores]) -> dict[str, Aggregate]:
             _ratio(total("_pairs_support"), total("_pairs")), int(total("_pairs"))
         ),
     }
+
+
+_AGGREGATED = tuple(sorted({m.name for m in METRICS} | {"UserPref", *SEARCH_METRICS,
+                                                         *_MICRO_PARTS}))
+"""Every metric the system aggregate reads."""
 
 
 def subtask_importance_label(subtask: SubtaskIn) -> str:
