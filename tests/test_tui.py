@@ -620,3 +620,83 @@ async def test_a_long_queue_fills_in_chunks_and_keeps_the_cursor(
         chosen = queue.current_report_id()
         await pilot.press("u")                            # a redraw from scratch
         await wait_for(pilot, lambda: queue.current_report_id() == chosen)
+
+
+async def test_a_decision_patches_its_queue_row_in_place(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        table = queue.query_one("#queue-table")
+        assert isinstance(table, DataTable)
+        await pilot.press("f")                                   # status: new
+        await wait_for(pilot, lambda: table.row_count == len(queue.shown) > 1)
+        generation = queue._generation
+        await open_report(pilot, "t01-atlas-dr")
+        report_id = next(r.report_id for r in queue.rows if r.report == "t01-atlas-dr")
+        await select_judgment(pilot, lambda j: j.kind == "claim")
+        await stored(pilot, ("c",))
+        await pilot.press("escape")
+        # Back in the queue: the decided report is no longer new, so its row left the
+        # filtered table; the others stayed in order; the table was not rebuilt (a redraw
+        # would have moved the generation).
+        await wait_for(pilot, lambda: app.screen is queue and str(report_id) not in table.rows)
+        assert queue._generation == generation
+        assert [k.value for k in table.rows] == [str(r.report_id) for r in queue.shown]
+        assert report_id not in [r.report_id for r in queue.shown]
+        await pilot.press("f", "f", "f")                         # in progress, done, all
+        await wait_for(pilot, lambda: queue.filter.status == "all"
+                       and table.row_count == len(queue.shown))
+        generation = queue._generation
+        await open_report(pilot, "t01-atlas-dr")
+        await select_judgment(pilot, lambda j: j.kind == "claim" and not j.decided)
+        await stored(pilot, ("x",))
+        await pilot.press("escape")
+
+        def decided_cell() -> str:
+            return str(table.get_cell(str(report_id), "progress"))
+
+        # In the unfiltered queue the row keeps its place; its Decided cell moves, in place.
+        await wait_for(pilot, lambda: decided_cell().startswith("2/"))
+        row = next(r for r in queue.shown if r.report_id == report_id)
+        assert decided_cell() == f"{row.decided}/{row.total}" and row.decided == 2
+        assert queue._generation == generation
+        assert [k.value for k in table.rows] == [str(r.report_id) for r in queue.shown]
+
+
+async def test_arriving_impacts_are_not_measured_against_the_whole_column(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Textual re-measures every cell of a column when an updated cell is narrower than the
+    # widest; impacts arriving report by report made that quadratic (25,500 reports: a
+    # core busy for many minutes). The impact column has a fixed width instead.
+    import textual.widgets._data_table as data_table
+
+    from reviewer.impact import Impact
+    from tui.messages import ImpactsComputed
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        table = queue.query_one("#queue-table")
+        assert isinstance(table, DataTable)
+        await wait_for(pilot, lambda: table.row_count == len(queue.shown) > 10)
+        measured = 0
+        real = data_table.measure
+
+        def counting(*args: object, **kwargs: object) -> int:
+            nonlocal measured
+            measured += 1
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(data_table, "measure", counting)
+        ids = [r.report_id for r in queue.shown]
+        wide = {ids[0]: Impact(12.25, 10.5, None)}
+        narrow = {rid: Impact(float(i % 2), 0.0, None) for i, rid in enumerate(ids[1:])}
+        for batch in (wide, *({rid: impact} for rid, impact in narrow.items())):
+            queue.post_message(ImpactsComputed(batch, 0))
+            await pilot.pause()
+        await wait_for(pilot, lambda: str(table.get_cell(str(ids[-1]), "impact")) != "…")
+        await pilot.pause()
+        assert measured < len(ids), measured         # not a column's worth per cell

@@ -6,6 +6,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from rich.cells import cell_len
+from rich.text import Text as RichText
 from textual import on, work
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Header, Static
@@ -50,6 +52,10 @@ FIRST_ROWS = 200
 """Rows drawn with the first frame of the queue (several screenfuls)."""
 LATER_ROWS = 500
 """Rows added per frame after that."""
+IMPACT_WIDTH = len("-99.99 / -99.99")
+"""The impact column's width when its heading is narrower: every impact cell fits (see
+:func:`_short`), so cells never need measuring as they arrive."""
+
 IMPACT_DELAY = 0.5
 """Seconds after the queue opens before the impact process starts."""
 
@@ -152,8 +158,44 @@ class QueueScreen(GavelScreen):
         for rid in fresh:
             self.impacts.pop(rid, None)
         self.summary = progress(self.rows)
-        self.redraw()
+        if not self._patch(fresh):
+            self.redraw()
         self.fill_impacts()
+
+    def _patch(self, fresh: dict[int, QueueRow]) -> bool:
+        """Bring the table up to date by changing only what a decision changed: the decided
+        reports' cells, and rows that left the filter. False when the order moved (a
+        redraw is needed). Re-adding 25,500 rows after every decision measured every cell
+        again and kept a core busy for seconds."""
+        shown = select(self.rows, self.filter, self.impacts)
+        before = [r.report_id for r in self.shown]
+        after = [r.report_id for r in shown]
+        table = self.query_one(DataTable)
+        if before != after:
+            kept = set(after)
+            if table.row_count != len(before):
+                return False        # rows still being added by index: removing would skip one
+            if len(kept) == len(after) and [rid for rid in before if rid in kept] == after:
+                gone = [rid for rid in before if rid not in kept]
+            else:
+                return False
+        else:
+            gone = []
+        self.shown = shown
+        for rid in gone:
+            if str(rid) in table.rows:
+                table.remove_row(str(rid))
+        for rid, row in fresh.items():
+            key = str(rid)
+            if key in table.rows:
+                for (column, heading), cell in zip(table.columns.items(), self._cells(row),
+                                                   strict=True):
+                    # Measured only when it may widen its column: Textual re-measures the
+                    # whole column (25,500 cells) for a cell narrower than the widest.
+                    wider = not isinstance(cell, RichText) or cell.cell_len > heading.content_width
+                    table.update_cell(key, column, cell, update_width=wider)
+        self._status()
+        return True
 
     @on(ImpactsComputed)
     def impacts_done(self, message: ImpactsComputed) -> None:
@@ -163,7 +205,9 @@ class QueueScreen(GavelScreen):
         for rid, impact in message.impacts.items():
             key = str(rid)
             if key in table.rows:
-                table.update_cell(key, "impact", impact_cell(impact), update_width=True)
+                # The column's width is fixed (see _columns): a cell measured against the
+                # others re-measures the whole column when it is narrower than the widest.
+                table.update_cell(key, "impact", impact_cell(impact))
         self._status()
 
     # -- drawing ---------------------------------------------------------------------------
@@ -181,7 +225,8 @@ class QueueScreen(GavelScreen):
         for head in self.heads:
             table.add_column(head.label, key=f"{head.framework}.{head.metric}")
         table.add_column("Domain", key="domain")
-        table.add_column(self._impact_label(), key="impact")
+        label = self._impact_label()
+        table.add_column(label, key="impact", width=max(cell_len(label), IMPACT_WIDTH))
 
     def _impact_label(self) -> str:
         first = self.heads[0].label if self.heads else "score"
