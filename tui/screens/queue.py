@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from rich.cells import cell_len
+from rich.console import JustifyMethod
 from rich.text import Text as RichText
 from textual import on, work
 from textual.app import ComposeResult
@@ -31,6 +33,15 @@ SUSPECT = "◆"
 """The mark of verdicts that suspicion flags point to (queue column, judgment list)."""
 
 
+@lru_cache(maxsize=1 << 16)
+def shared_text(text: str, style: str = "", justify: JustifyMethod | None = None) -> Text:
+    """One ``Text`` per distinct cell. A run's 25,500 queue rows repeat the same few thousand
+    cells (task ids, systems, counts, scores), and the table only reads its cells: shared,
+    they cost a few MB instead of some 100 MB of separate objects."""
+    return Text(text, style=style, justify=justify)
+
+
+@lru_cache(maxsize=1 << 16)
 def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> Text:
     def fmt(value: float | None) -> str:
         if value is None:
@@ -39,7 +50,7 @@ def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> T
             else f"{value:.{digits}f}"
 
     if judge == adjudicated or adjudicated is None:
-        return Text(fmt(judge), justify="right")
+        return shared_text(fmt(judge), justify="right")
     up = judge is None or (adjudicated is not None and adjudicated > judge)
     text = Text(justify="right")
     text.append(fmt(judge), "dim")
@@ -266,24 +277,23 @@ class QueueScreen(GavelScreen):
                                     current)
 
     def _cells(self, row: QueueRow) -> list[Any]:
-        cells: list[Any] = [Text(row.task), Text(row.system)]
-        done = Text(f"{row.decided}/{row.total}", justify="right",
-                    style="green" if row.status == "done" else "")
-        cells.append(done)
-        cells.append(Text(str(row.differs) if row.differs else "", justify="right",
-                          style="magenta"))
+        cells: list[Any] = [shared_text(row.task), shared_text(row.system)]
+        cells.append(shared_text(f"{row.decided}/{row.total}", justify="right",
+                                 style="green" if row.status == "done" else ""))
+        cells.append(shared_text(str(row.differs) if row.differs else "", justify="right",
+                                 style="magenta"))
         marks = ("⚑" * min(row.flags, 1)) + ("⚠" if row.conflicts else "")
-        cells.append(Text(marks, style="yellow"))
-        cells.append(Text(str(row.suspects) if row.suspects else "", justify="right",
-                          style="bold yellow"))
+        cells.append(shared_text(marks, style="yellow"))
+        cells.append(shared_text(str(row.suspects) if row.suspects else "", justify="right",
+                                 style="bold yellow"))
         for head in self.heads:
             name = f"{head.framework}.{head.metric}"
             if head.framework in row.frameworks:
                 cells.append(score_cell(row.judge.get(name), row.adjudicated.get(name),
                                         head.digits))
             else:
-                cells.append(Text(""))
-        cells.append(Text(row.domain))
+                cells.append(shared_text(""))
+        cells.append(shared_text(row.domain))
         cells.append(impact_cell(self.impacts.get(row.report_id)))
         return cells
 
@@ -431,11 +441,11 @@ class QueueScreen(GavelScreen):
 
 def impact_cell(impact: Impact | None) -> Text:
     if impact is None:
-        return Text("…", style="dim", justify="right")
+        return shared_text("…", style="dim", justify="right")
     if impact.primary == 0 and impact.secondary == 0:
-        return Text("0", style="dim", justify="right")
-    return Text(f"{_short(impact.primary)} / {_short(impact.secondary)}", justify="right",
-                style="bold" if impact.primary >= 1 else "")
+        return shared_text("0", style="dim", justify="right")
+    return shared_text(f"{_short(impact.primary)} / {_short(impact.secondary)}",
+                       justify="right", style="bold" if impact.primary >= 1 else "")
 
 
 def _short(value: float) -> str:
