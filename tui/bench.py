@@ -398,8 +398,12 @@ def _estimate_figure(conn: sqlite3.Connection, reviews: int = 2000, repeats: int
     took = _times(lambda: estimate(conn, plan.name), repeats)
 
     def bare() -> None:
-        conn.execute("SELECT scope, framework, variant, metric, value FROM score").fetchall()
-        conn.execute(FRAME_SQL, (plan.id,)).fetchall()
+        # Read and dropped row by row, as the estimate streams them: a list of every score
+        # row (3.8 million at 25,500 reports) peaked this process at 1.5 GB.
+        for _ in conn.execute("SELECT scope, framework, variant, metric, value FROM score"):
+            pass
+        for _ in conn.execute(FRAME_SQL, (plan.id,)):
+            pass
 
     return took, _times(bare, max(repeats, 3)), reviewed
 
