@@ -166,28 +166,23 @@ def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
     """
     if awarded not in levels or len(levels) < 2 or not explanation.strip():
         return None
-    conditions = {code: _conditions(text, skip_counts) for code, text in levels.items()}
-    tables = _level_tables(tuple(levels.items()))
+    prepared = _prepared_levels(tuple(levels.items()), skip_counts)
     said: list[tuple[set[str], set[tuple[str, str]], bool]] = []
     said_sequences = _affirmative_words(explanation)
     for clause_words in said_sequences:
         toks = [t for t in (stem(w) for w in clause_words if w not in STOP) if not t.isdigit()]
         said.append((set(toks), pairs(toks), "only" in clause_words))
     scores: dict[str, tuple[float, tuple[str, ...]]] = {}
-    for code, conds in conditions.items():
-        distinctive, other_pairs = tables[code]
+    for code, (conds, level_quotes) in prepared.items():
         found_words: set[str] = set()
         found_pairs: set[tuple[str, str]] = set()
-        for level_toks, exclusive in conds:
-            level_words = set(level_toks) & distinctive
-            level_pairs = {p for p in pairs(level_toks) - other_pairs
-                           if p[0] in distinctive or p[1] in distinctive}
+        for level_words, level_pairs, exclusive in conds:
             for said_words, said_pairs, said_only in said:
                 if exclusive and not said_only:
                     continue
                 found_words |= level_words & said_words
                 found_pairs |= level_pairs & said_pairs
-        quotes = {q for q in _quoted(levels[code]) if _contains(said_sequences, q)}
+        quotes = {q for q in level_quotes if _contains(said_sequences, q)}
         matched = (tuple(sorted(found_words)) + tuple(sorted(" ".join(p) for p in found_pairs))
                    + tuple(f"'{' '.join(q)}'" for q in sorted(quotes)))
         scores[code] = (len(found_words) + 2.0 * len(found_pairs) + 2.0 * len(quotes), matched)
@@ -214,6 +209,30 @@ def _level_tables(items: tuple[tuple[str, str], ...]
         other_words = set().union(*(w for c, w in flat.items() if c != code))
         other_pairs = set().union(*(g for c, g in grams.items() if c != code))
         out[code] = (frozenset(flat[code] - other_words), frozenset(other_pairs))
+    return out
+
+
+Prepared = dict[str, tuple[tuple[tuple[frozenset[str], frozenset[tuple[str, str]], bool], ...],
+                          tuple[tuple[str, ...], ...]]]
+
+
+@functools.lru_cache(maxsize=4096)
+def _prepared_levels(items: tuple[tuple[str, str], ...], skip_counts: bool) -> Prepared:
+    """Per level code: each condition's distinctive words and word pairs (no other level's),
+    whether it is exclusive, and the phrases the level quotes. They depend on the rubric
+    alone, not on the explanation: read once per rubric, not once per verdict judged on it
+    (45,900 verdicts at 2,550 reports)."""
+    tables = _level_tables(items)
+    out: Prepared = {}
+    for code, text in items:
+        distinctive, other_pairs = tables[code]
+        conds = tuple(
+            (frozenset(set(level_toks) & distinctive),
+             frozenset(p for p in pairs(level_toks) - other_pairs
+                       if p[0] in distinctive or p[1] in distinctive),
+             exclusive)
+            for level_toks, exclusive in _conditions(text, skip_counts))
+        out[code] = (conds, _quoted(text))
     return out
 
 
