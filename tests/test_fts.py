@@ -33,3 +33,16 @@ def test_search_finds_exact_figures_not_their_digits_anywhere(sample_db: Path) -
     assert len(found) < len(everything) / 4            # not every report with a 3 and a 10
     assert _report(conn, "t01-atlas-dr") in search_reports(conn, "Fennick")
     assert search_reports(conn, "Fennick zzzqqq") == set()
+
+
+def test_an_import_leaves_the_indexes_merging_as_usual(sample_db: Path) -> None:
+    # The bulk fill turns segment merging off for its own insert; a later single insert
+    # (the next import, a merge) must find FTS5's default again, and the index must be whole.
+    conn = sqlite3.connect(sample_db)
+    for fts in ("report_fts", "claim_fts", "source_fts"):
+        setting = conn.execute(f"SELECT v FROM {fts}_config WHERE k = 'automerge'").fetchone()
+        assert setting is None or setting[0] == 4, (fts, setting)
+        assert conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('integrity-check')") is not None
+    words = {rid: text for rid, text in conn.execute("SELECT id, markdown FROM report")}
+    assert {rid for rid, text in words.items() if "Fennick" in text} <= \
+        search_reports(conn, "Fennick")
