@@ -198,15 +198,19 @@ def subject_suspicions(conn: sqlite3.Connection, subject_ids: Sequence[int]
     return out
 
 
-def report_suspicion(conn: sqlite3.Connection) -> dict[int, tuple[int, float]]:
+def report_suspicion(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+                     ) -> dict[int, tuple[int, float]]:
     """Report id -> (undecided suspicious subjects, their summed suspicion): what the queue
-    shows and orders by. A decided subject has been looked at: it no longer counts."""
+    shows and orders by (of ``report_ids`` only, when given). A decided subject has been
+    looked at: it no longer counts."""
     weights: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    only = "" if report_ids is None else f"AND s.report_id IN ({_in(report_ids)})"
     for rid, sid, weight in conn.execute(
-            """SELECT s.report_id, x.subject_id, x.weight FROM suspicion x
+            f"""SELECT s.report_id, x.subject_id, x.weight FROM suspicion x
                JOIN subject s ON s.id = x.subject_id
                LEFT JOIN decision d ON d.subject_id = x.subject_id
-               WHERE d.subject_id IS NULL OR d.status = 'conflict'"""):
+               WHERE (d.subject_id IS NULL OR d.status = 'conflict') {only}""",
+            () if report_ids is None else tuple(report_ids)):
         weights[rid][sid].append(weight)
     return {rid: (len(subjects), sum(suspicion(w) for w in subjects.values()))
             for rid, subjects in weights.items()}

@@ -124,8 +124,7 @@ class QueueScreen(GavelScreen):
     @work(thread=True, group="queue-rows", exit_on_error=False)
     def reload_rows(self, report_ids: list[int]) -> None:
         conn = self.gavel.backend.reader()
-        wanted = set(report_ids)
-        rows = [r for r in queue_rows(conn) if r.report_id in wanted]
+        rows = queue_rows(conn, report_ids)
         self.post_message(QueueRowsChanged(rows))
 
     @work(thread=True, exclusive=True, group="impact", exit_on_error=False)
