@@ -62,7 +62,7 @@ _FTS_AUTOMERGE = 4
 """FTS5's default 'automerge' setting, put back after a bulk fill."""
 
 
-def _bulk_fts(conn: sqlite3.Connection, fts: str, fill: str, first: int) -> None:
+def bulk_fts_fill(conn: sqlite3.Connection, fts: str, fill: str, first: int) -> None:
     """Fill a search index without merging its segments as it grows (a third faster: 11 s of
     the 25,500-report import was this fill); its crisis merges still bound the segment count,
     and the default setting is back before the transaction commits."""
@@ -396,7 +396,7 @@ class Loader:
             return []
         for table, sql in FTS_FILL:
             if self.counts[table]:
-                _bulk_fts(self.conn, f"{table}_fts", sql, self.first[table])
+                bulk_fts_fill(self.conn, f"{table}_fts", sql, self.first[table])
         from store.subjects import ensure_subjects, refresh_current
 
         subjects: Sequence[int] = range(self.first["subject"], self.ids["subject"])

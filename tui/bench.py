@@ -30,7 +30,7 @@ from reviewer.formats.native import iter_records
 from reviewer.frameworks.dailyreport.synthetic import BENCH_KINDS, SyntheticSpec, write_synthetic
 from reviewer.registry import get_kind
 from store.db import connect
-from store.importer import FTS_FILL, import_records
+from store.importer import FTS_FILL, bulk_fts_fill, import_records
 from store.reviewlog import ReviewLog
 from store.scores import SystemScoreCache, rebuild_scores, update_scores
 from store.tx import transaction
@@ -374,8 +374,8 @@ def _bare_executemany(source: sqlite3.Connection, path: Path) -> float:
                 elapsed += time.perf_counter() - started
             del rows
         started = time.perf_counter()
-        for _, sql in FTS_FILL:
-            target.execute(sql, (0,))
+        for table, sql in FTS_FILL:
+            bulk_fts_fill(target, f"{table}_fts", sql, 0)   # as the import fills it
         elapsed += time.perf_counter() - started
         # The commit (with its fsync) is part of the import being compared.
         started = time.perf_counter()
