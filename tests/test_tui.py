@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import DataTable
@@ -622,13 +623,20 @@ async def test_a_long_queue_fills_in_chunks_and_keeps_the_cursor(
         await wait_for(pilot, lambda: queue.current_report_id() == chosen)
 
 
+async def loaded_queue(pilot: Any, app: Any) -> tuple[Any, DataTable[Any]]:
+    """The queue screen and its table, once every shown row is in the table."""
+    await ready(pilot)
+    queue = app.queue_screen
+    table = queue.query_one("#queue-table")
+    assert isinstance(table, DataTable)
+    await wait_for(pilot, lambda: table.row_count == len(queue.shown) > 1)
+    return queue, table
+
+
 async def test_a_decision_patches_its_queue_row_in_place(sample_db: Path) -> None:
     app = make_app(sample_db)
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        queue = app.queue_screen
-        table = queue.query_one("#queue-table")
-        assert isinstance(table, DataTable)
+        queue, table = await loaded_queue(pilot, app)
         await pilot.press("f")                                   # status: new
         await wait_for(pilot, lambda: table.row_count == len(queue.shown) > 1)
         generation = queue._generation
@@ -677,11 +685,8 @@ async def test_arriving_impacts_are_not_measured_against_the_whole_column(
 
     app = make_app(sample_db)
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        queue = app.queue_screen
-        table = queue.query_one("#queue-table")
-        assert isinstance(table, DataTable)
-        await wait_for(pilot, lambda: table.row_count == len(queue.shown) > 10)
+        queue, table = await loaded_queue(pilot, app)
+        assert table.row_count > 10
         measured = 0
         real = data_table.measure
 
@@ -706,11 +711,7 @@ async def test_equal_queue_cells_are_one_object(sample_db: Path) -> None:
     # 25,500 rows × 13 cells of separate Text objects were ~100 MB of the workstation.
     app = make_app(sample_db)
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot)
-        queue = app.queue_screen
-        table = queue.query_one("#queue-table")
-        assert isinstance(table, DataTable)
-        await wait_for(pilot, lambda: table.row_count == len(queue.shown) > 3)
+        queue, table = await loaded_queue(pilot, app)
         by_system: dict[str, list[str]] = {}
         for row in queue.shown:
             by_system.setdefault(row.system, []).append(str(row.report_id))
