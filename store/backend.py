@@ -217,12 +217,16 @@ class Backend:
                         self.own_events.update(mine)    # sees them as another's
                 return result
             except sqlite3.OperationalError as exc:
+                # Nothing was stored, so the cache may hold scores that never were: it would
+                # write them to the stored score columns on the next decision.
+                self._score_cache.clear()
                 if not is_busy(exc) or self._stopping.is_set():
                     return _failed(command, f"not stored: {exc}")
                 waited += self.busy_wait
                 deliver(replace(_failed(command, None, waiting=waited),
                                 note=describe_holder(self.path)))
             except sqlite3.Error as exc:
+                self._score_cache.clear()
                 return _failed(command, f"not stored: {exc}")
 
     def _apply(self, conn: sqlite3.Connection, log: ReviewLog, command: WriteCommand,

@@ -59,16 +59,18 @@ FTS_FILL = (
 BATCH_ROWS = 20_000
 
 _FTS_AUTOMERGE = 4
-"""FTS5's default 'automerge' setting, put back after a bulk fill."""
+"""FTS5's default 'automerge' setting, for an index that has none of its own."""
 
 
 def bulk_fts_fill(conn: sqlite3.Connection, fts: str, fill: str, first: int) -> None:
     """Fill a search index without merging its segments as it grows (a third faster: 11 s of
     the 25,500-report import was this fill); its crisis merges still bound the segment count,
-    and the default setting is back before the transaction commits."""
+    and the index's own setting is back before the transaction commits."""
+    row = conn.execute(f"SELECT v FROM {fts}_config WHERE k = 'automerge'").fetchone()
+    setting = int(row[0]) if row is not None else _FTS_AUTOMERGE
     conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('automerge', 0)")
     conn.execute(fill, (first,))
-    conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('automerge', ?)", (_FTS_AUTOMERGE,))
+    conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('automerge', ?)", (setting,))
 
 
 def _dumps(value: Any) -> str:

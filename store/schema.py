@@ -463,9 +463,10 @@ MIGRATIONS: list[Migration] = [
     ],
 ]
 
-_DERIVED_UNCHANGED = {2, 3}
+_DERIVED_UNCHANGED = {2, 3, 4}
 """Migrations (by index) that leave every derived table valid: no rebuild after them (the
-suspicion migration, 3, computes its own derived table)."""
+suspicion migration, 3, computes its own derived table; the score columns, 4, are filled by
+the next full recompute, and a system without them is read from its score rows meanwhile)."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -491,21 +492,10 @@ def migrate(conn: sqlite3.Connection) -> int:
                 for statement in step:
                     conn.execute(statement)
             if version > 0 and version not in _DERIVED_UNCHANGED:
-                # Rebuilt once, after the last step: today's code rebuilds into today's
-                # tables, which an earlier step's schema may lack. Recorded in the same
-                # transaction, so a process killed between steps still rebuilds.
-                conn.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (_DERIVED_BEHIND,))
-            if version == SCHEMA_VERSION - 1 and conn.execute(
-                    "SELECT 1 FROM meta WHERE key = ?", (_DERIVED_BEHIND,)).fetchone():
                 _rebuild_derived(conn)
-                conn.execute("DELETE FROM meta WHERE key = ?", (_DERIVED_BEHIND,))
             conn.execute(f"PRAGMA user_version = {version + 1}")
         applied += 1
     return applied
-
-
-_DERIVED_BEHIND = "derived_behind"
-"""``meta`` key: a migration step has run whose derived tables are rebuilt after the last."""
 
 
 def _rebuild_derived(conn: sqlite3.Connection) -> None:

@@ -230,8 +230,12 @@ def _rebuild(conn: sqlite3.Connection) -> None:
     """Every score recomputed and stored: report rows are written as they are scored, in
     batches; only the per-report scores each system's aggregate needs are kept."""
     conn.execute("DELETE FROM score")
-    conn.execute("DELETE FROM score_columns")
     conn.execute("DELETE FROM impact")
+    # A migration of an older database rebuilds before the score columns' table exists.
+    keep_columns = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'score_columns'").fetchone() is not None
+    if keep_columns:
+        conn.execute("DELETE FROM score_columns")
     registry, options = frameworks(), load_options(conn)
     by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
     batch: list[tuple[str, str, str, str, float | None, int]] = []
@@ -252,7 +256,8 @@ def _rebuild(conn: sqlite3.Connection) -> None:
             aggregates = _aggregate(fw, [values[rid] for rid in sorted(values)], options[name])
         else:
             columns = SystemColumns.of(values, by_columns.aggregated)
-            store_columns(conn, sid, name, variant, columns)
+            if keep_columns:
+                store_columns(conn, sid, name, variant, columns)
             aggregates = _aggregate_columns(by_columns, columns, options[name])
         conn.executemany(_INSERT, [(system_scope(sid), name, variant, m, v, n)
                                    for m, (v, n) in aggregates.items()])

@@ -46,3 +46,15 @@ def test_an_import_leaves_the_indexes_merging_as_usual(sample_db: Path) -> None:
     words = {rid: text for rid, text in conn.execute("SELECT id, markdown FROM report")}
     assert {rid for rid, text in words.items() if "Fennick" in text} <= \
         search_reports(conn, "Fennick")
+
+
+def test_a_bulk_fill_puts_back_an_index_s_own_merge_setting(sample_db: Path) -> None:
+    from store.db import connect
+    from store.importer import import_bundle
+    from tests.builders import tiny_bundle
+
+    conn = connect(sample_db)
+    conn.execute("INSERT INTO claim_fts(claim_fts, rank) VALUES ('automerge', 8)")
+    conn.commit()
+    import_bundle(conn, tiny_bundle("another"), "h")
+    assert conn.execute("SELECT v FROM claim_fts_config WHERE k = 'automerge'").fetchone()[0] == 8

@@ -130,3 +130,30 @@ def test_a_version_1_log_merges_into_a_new_database(tmp_path: Path) -> None:
     assert pending_events(fresh) == pending_events(migrated) == 0
     fresh.close()
     migrated.close()
+
+
+def test_a_version_4_database_gains_score_columns_as_it_is_used(tmp_path: Path) -> None:
+    # Version 5 adds each system's score columns. An upgraded database has none until a full
+    # recompute; meanwhile a decision reads its system from the score rows and stores them.
+    from store.score_columns import load_columns
+
+    path = tmp_path / "v4.db"
+    conn = connect(path)
+    import_bundle(conn, tiny_bundle(), "h")
+    rebuild_scores(conn)
+    conn.execute("DROP TABLE score_columns")
+    conn.execute("PRAGMA user_version = 4")
+    conn.commit()
+    conn.close()
+    conn = connect(path)                                 # migrates to 5
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert conn.execute("SELECT count(*) FROM score_columns").fetchone()[0] == 0
+    jid, system_id = conn.execute(
+        """SELECT j.id, r.system_id FROM judgment j JOIN report r ON r.id = j.report_id
+           WHERE j.kind = 'ins' AND j.value IS NOT NULL LIMIT 1""").fetchone()
+    from store.scores import update_scores
+
+    recorded = ReviewLog(conn, "ana").decide(jid, "0", "not covered")
+    update_scores(conn, [recorded.report_id or 0])
+    assert cached(conn) == compute_all(conn)
+    assert load_columns(conn, system_id, "cascade", "adjudicated") is not None

@@ -572,8 +572,9 @@ def _user_pref(subs: Sequence[SubtaskScore], options: Mapping[str, str]) -> User
 
 
 def _count(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 \
+            or not math.isfinite(value):
+        return None             # (NaN and inf are no count: NaN is "no value" in a column)
     return float(value)
 
 
