@@ -719,3 +719,24 @@ async def test_equal_queue_cells_are_one_object(sample_db: Path) -> None:
         first, second = (table.get_row(key) for key in keys[:2])
         assert str(first[1]) == str(second[1]) and first[1] is second[1]     # the system
         assert first[3] is second[3]                                         # no "≠" yet
+
+
+async def test_a_row_that_newly_matches_the_filter_is_drawn(sample_db: Path) -> None:
+    # Patching in place cannot add a row: a report that starts to match the filter (judge ≠
+    # human after an override) takes a redraw, and the table ends equal to what is shown.
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        from dataclasses import replace
+
+        queue, table = await loaded_queue(pilot, app)
+        await open_report(pilot, "t01-atlas-dr")
+        report_id = next(r.report_id for r in queue.rows if r.report == "t01-atlas-dr")
+        queue.set_filter(replace(queue.filter, differs=True))    # judge ≠ human: none yet
+        await wait_for(pilot, lambda: queue.shown == [] and table.row_count == 0)
+        generation = queue._generation
+        await select_judgment(pilot, lambda j: j.kind == "claim" and j.judge == "incorrect")
+        await stored(pilot, ("c",))                              # an override: now it differs
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: [k.value for k in table.rows] == [str(report_id)])
+        assert queue._generation > generation
+        assert [r.report_id for r in queue.shown] == [report_id]
