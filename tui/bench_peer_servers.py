@@ -21,6 +21,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -279,21 +280,24 @@ def _measure_label_studio(bundle: Path, venv: Path, folder: Path, result: PeerRe
     argv = [str(venv / "bin" / "label-studio"), "start", "--no-browser", "--host",
             "127.0.0.1", "--port", str(port), "--data-dir", str(data)]
     api = Http(f"http://127.0.0.1:{port}", {"Authorization": f"Token {LS_TOKEN}"})
+
+    @contextmanager
+    def serving(log: str) -> Iterator[tuple[float, TreeSampler]]:
+        """The server started until its API answers: (seconds that took, its sampler)."""
+        started = time.perf_counter()
+        with Server(argv, folder, env, folder / log) as server, \
+                TreeSampler(server.pid) as sampler:
+            wait_for(server, lambda: api.request("GET", "/api/projects")[0] == 200,
+                     "Label Studio's API")
+            yield time.perf_counter() - started, sampler
+
     say("starting its server on a fresh database (migrations)…")
-    started = time.perf_counter()
-    with Server(argv, folder, env, folder / "server-first.log") as server, \
-            TreeSampler(server.pid) as sampler:
-        wait_for(server, lambda: api.request("GET", "/api/projects")[0] == 200,
-                 "Label Studio's API")
-        result.start_s = time.perf_counter() - started
+    with serving("server-first.log") as (result.start_s, sampler):
+        pass
     first_peak = sampler.peak_mb
     say("starting it again on its migrated database…")
-    started = time.perf_counter()
-    with Server(argv, folder, env, folder / "server.log") as server, \
-            TreeSampler(server.pid) as sampler:
-        wait_for(server, lambda: api.request("GET", "/api/projects")[0] == 200,
-                 "Label Studio's API")
-        warm_start = time.perf_counter() - started
+    restarted = time.perf_counter()
+    with serving("server.log") as (warm_start, sampler):
         say(f"importing {count:,} tasks…")
         project = api.json("POST", "/api/projects", {"title": "Gavel peer bench",
                                                      "label_config": label_studio_config()})
@@ -303,7 +307,7 @@ def _measure_label_studio(bundle: Path, venv: Path, folder: Path, result: PeerRe
         listing = api.json("GET", f"/api/tasks?project={pid}&page=1&page_size=1")
         listed = listing["tasks"] if isinstance(listing, dict) else listing
         task = api.json("GET", f"/api/tasks/{listed[0]['id']}")
-        result.warm_load_s = time.perf_counter() - started
+        result.warm_load_s = time.perf_counter() - restarted
         result.load_s = result.start_s + result.warm_load_s - warm_start
         result.peak_mb = max(first_peak, sampler.peak_mb)
         if task["data"].get("report") != first.markdown:
