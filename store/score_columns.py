@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from reviewer.framework import ReportScores
+from reviewer.framework import ReportScores, columns_of
 
 _MAGIC = b"GVC1"
 _HEAD = struct.Struct("<4sI")
@@ -45,11 +45,8 @@ class SystemColumns:
     @classmethod
     def of(cls, reports: Mapping[int, ReportScores], names: Iterable[str]) -> SystemColumns:
         ids = sorted(rid for rid, scores in reports.items() if scores)
-        nan = math.nan
-        rows = [reports[rid] for rid in ids]
-        return cls(ids, {name: array("d", [nan if (v := r.get(name)) is None else v
-                                           for r in rows])
-                         for name in names})
+        return cls(ids, {name: array("d", column) for name, column in
+                         columns_of([reports[rid] for rid in ids], names).items()})
 
     def put(self, rid: int, scores: ReportScores) -> None:
         """Replace report ``rid``'s values (insert it, or drop it when it has no scores)."""
