@@ -380,12 +380,21 @@ class Loader:
             self._add_judgment((*row, subject_id), where)
         self._released_up_to = report
 
+    def fill_search(self) -> None:
+        """Index the new text for search (after :meth:`finish`): nothing else of the import
+        reads the indexes, so this runs while the suspicion rules run on the other core."""
+        assert self.conn is not None
+        for table, sql in FTS_FILL:
+            if self.counts[table]:
+                bulk_fts_fill(self.conn, f"{table}_fts", sql, self.first[table])
+
     def report_ids(self) -> list[int]:
         """Row ids of the reports this import wrote."""
         return [row[0] for row in self._report.values()]
 
     def finish(self) -> Sequence[int]:
-        """Flush, index the new text, link judgments to their subjects and order the runs.
+        """Flush, link judgments to their subjects and order the runs (the text is indexed
+        by :meth:`fill_search`).
 
         The bundle's runs are the suite's released verdicts, so they are active from the
         start, the newest last; judgments are written as current when they come from the
@@ -396,9 +405,6 @@ class Loader:
         self.flush()
         if self.conn is None:
             return []
-        for table, sql in FTS_FILL:
-            if self.counts[table]:
-                bulk_fts_fill(self.conn, f"{table}_fts", sql, self.first[table])
         from store.subjects import ensure_subjects, refresh_current
 
         subjects: Sequence[int] = range(self.first["subject"], self.ids["subject"])
@@ -452,7 +458,7 @@ def import_records(
         mark_scores_behind(conn, f"suite {suite.id} imported")
         from store.suspicion import refresh_suspicion
 
-        refresh_suspicion(conn, loader.report_ids())
+        refresh_suspicion(conn, loader.report_ids(), meanwhile=loader.fill_search)
     counts = {name: loader.counts[table] for name, table in (
         ("tasks", "task"), ("subtasks", "subtask"), ("criteria", "criterion"),
         ("systems", "system"), ("reports", "report"), ("claims", "claim"),

@@ -15,11 +15,13 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from reviewer.grading import Claim, Criterion, Evidence, Flag, Grading, Page, Verdict, grading_of
 from reviewer.registry import frameworks
 from reviewer.suspicion import flags, suspicion
+from store.forked import Forked, forked, spare_core
 from store.tx import transaction
 
 BATCH = 300
@@ -103,11 +105,12 @@ def evidence(conn: sqlite3.Connection, report_ids: Sequence[int],
         references[rid][idx] = url
     wanted: dict[int, set[str]] = defaultdict(set)
     suite_of = {h[0]: h[6] for h in heads}
-    for rid in ids:
-        wanted[suite_of.get(rid, 0)].update(references[rid].values())
+    cited_urls: dict[int, set[str]] = {rid: set(references[rid].values()) for rid in ids}
     for rid, _, _, _, _, url, _ in claim_rows:
         if url:
-            wanted[suite_of.get(rid, 0)].add(url)
+            cited_urls[rid].add(url)
+    for rid in ids:
+        wanted[suite_of.get(rid, 0)].update(cited_urls[rid])
     pages: dict[int, dict[str, Page]] = defaultdict(dict)
     for suite, urls in wanted.items():
         ordered = sorted(urls)
@@ -140,45 +143,156 @@ def evidence(conn: sqlite3.Connection, report_ids: Sequence[int],
                 WHERE j.report_id IN ({_in(ids)}) AND j.subject_id IS NOT NULL""", ids):
         (current if row[13] else others)[row[0]].append(make(row[1:]))
     for rid, rext, task, prompt, tmeta, fws, suite in heads:
+        # Only the pages this report cites: a rule that looks for a quote on "any stored page
+        # of the report" must not find it on a page another report of the batch cites.
+        stored = pages[suite]
+        own = {url: page for url in sorted(cited_urls[rid])
+               if (page := stored.get(url)) is not None}
         yield rid, list(json.loads(fws)), prompt, Evidence(
             rext, texts.get(rid, ""), _json(tmeta), criteria[task], claims[rid],
-            references[rid], pages[suite], current[rid], others[rid])
+            references[rid], own, current[rid], others[rid])
+
+
+Found = list[tuple[int, list[str], str, Evidence]]
+"""A batch of evidence as :func:`evidence` yields it."""
+
+
+class _Rules:
+    """The flags of a batch of evidence, with each suite's gradings resolved once."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, ...], list[Grading]] = {}
+
+    def gradings(self, names: Sequence[str]) -> list[Grading]:
+        key = tuple(names)
+        if key not in self._cache:
+            self._cache[key] = _gradings(names)
+        return self._cache[key]
+
+    def reads_text(self, names: Sequence[str]) -> bool:
+        return any(g.reads_text for g in self.gradings(names))
+
+    def flags(self, found: Found) -> dict[int, list[Flag]]:
+        return {rid: flags(evidence, self.gradings(names), prompt)
+                for rid, names, prompt, evidence in found}
 
 
 def compute(conn: sqlite3.Connection, report_ids: Sequence[int]) -> dict[int, list[Flag]]:
     """Report id -> its flags (nothing written)."""
-    cache: dict[tuple[str, ...], list[Grading]] = {}
-
-    def gradings(names: Sequence[str]) -> list[Grading]:
-        key = tuple(names)
-        if key not in cache:
-            cache[key] = _gradings(names)
-        return cache[key]
-
-    out: dict[int, list[Flag]] = {}
-    for rid, names, prompt, found in evidence(
-            conn, report_ids, lambda names: any(g.reads_text for g in gradings(names))):
-        out[rid] = flags(found, gradings(names), prompt)
-    return out
+    rules = _Rules()
+    return rules.flags(list(evidence(conn, report_ids, rules.reads_text)))
 
 
-def refresh_suspicion(conn: sqlite3.Connection, report_ids: Iterable[int] | None = None
-                      ) -> int:
+PARALLEL_FROM = 2 * BATCH
+"""Reports from which a refresh computes flags on the second core too (:mod:`store.forked`):
+a large import's suspicion takes a quarter of it, and the rules are pure Python over evidence
+already read."""
+
+
+def computed_batches(conn: sqlite3.Connection, ids: Sequence[int], parallel: bool | None = None,
+                     meanwhile: Callable[[], None] | None = None,
+                     ) -> Iterator[tuple[list[int], dict[int, list[Flag]]]]:
+    """(report ids, their flags) for every batch of ``ids``, in no particular order.
+
+    In parallel (``None``: from :data:`PARALLEL_FROM` reports, when there is a spare core) this
+    process reads the evidence, batch after batch, while a forked child computes the flags of
+    every batch read before it started; each time it finishes, the next child takes what has
+    been read since. Reading is about half of the work, so this process also computes a batch
+    itself whenever it has read everything, or is :data:`_AHEAD` batches ahead of the child. A
+    child that fails costs only time: its batches are computed here.
+
+    ``meanwhile`` is work of the caller's that neither reads nor changes what the flags read
+    (an import fills its search indexes): called once, as soon as everything is read while a
+    child computes, so the two overlap; at the end otherwise.
+    """
+    rules = _Rules()
+    if parallel is None:
+        parallel = len(ids) >= PARALLEL_FROM and spare_core()
+    waiting: list[tuple[list[int], Found]] = []
+    child: tuple[list[tuple[list[int], Found]], Forked[list[dict[int, list[Flag]]]]] | None \
+        = None
+
+    def collected() -> Iterator[tuple[list[int], dict[int, list[Flag]]]]:
+        nonlocal child
+        assert child is not None
+        taken, running = child
+        child = None
+        results = running.result()
+        if results is None or len(results) != len(taken):
+            results = [rules.flags(found) for _, found in taken]
+        for (batch, _), result in zip(taken, results, strict=True):
+            yield batch, result
+
+    def start(batches: list[tuple[list[int], Found]]) -> bool:
+        nonlocal child
+        running = forked(partial(_flags_of, rules, [found for _, found in batches]))
+        if running is not None:
+            child = (batches, running)
+        return running is not None
+
+    for begin in range(0, len(ids), BATCH):
+        batch = list(ids[begin:begin + BATCH])
+        waiting.append((batch, list(evidence(conn, batch, rules.reads_text))))
+        if not parallel:
+            done, found = waiting.pop()
+            yield done, rules.flags(found)
+            continue
+        if child is not None and child[1].done():
+            yield from collected()
+        if child is None:
+            if start(waiting):
+                waiting = []
+            else:
+                parallel = False
+        elif len(waiting) >= _AHEAD:
+            done, found = waiting.pop()
+            yield done, rules.flags(found)
+    if meanwhile is not None and child is not None:
+        meanwhile()     # this core's turn for the caller's own work, the child computing
+        meanwhile = None
+    while waiting:
+        if child is None and len(waiting) > 1 and parallel:
+            half = len(waiting) // 2
+            if start(waiting[:half]):
+                waiting = waiting[half:]
+                continue
+        done, found = waiting.pop()
+        yield done, rules.flags(found)
+        if child is not None and child[1].done():
+            yield from collected()
+    if child is not None:
+        yield from collected()
+    if meanwhile is not None:
+        meanwhile()
+
+
+_AHEAD = 3
+"""Batches read and waiting for a child before this process computes one itself: the memory
+of a few batches' evidence, no more."""
+
+
+def _flags_of(rules: _Rules, batches: list[Found]) -> list[dict[int, list[Flag]]]:
+    return [rules.flags(found) for found in batches]
+
+
+def refresh_suspicion(conn: sqlite3.Connection, report_ids: Iterable[int] | None = None,
+                      *, parallel: bool | None = None,
+                      meanwhile: Callable[[], None] | None = None) -> int:
     """Recompute the flags of the given reports (all when None) in the caller's transaction;
-    returns how many flags they have now."""
+    returns how many flags they have now. ``parallel`` and ``meanwhile``: see
+    :func:`computed_batches`."""
     if report_ids is None:
         ids = [r for (r,) in conn.execute("SELECT id FROM report ORDER BY id")]
     else:
         ids = sorted(set(report_ids))
     written = 0
     with transaction(conn):
-        for start in range(0, len(ids), BATCH):
-            batch = ids[start:start + BATCH]
+        for batch, found in computed_batches(conn, ids, parallel, meanwhile):
             conn.execute(
                 f"DELETE FROM suspicion WHERE subject_id IN (SELECT id FROM subject "
                 f"WHERE report_id IN ({_in(batch)}))", batch)
             rows = [(f.subject, f.rule, f.weight, f.reason)
-                    for found in compute(conn, batch).values() for f in found]
+                    for flagged in found.values() for f in flagged]
             conn.executemany("INSERT OR REPLACE INTO suspicion VALUES (?,?,?,?)", rows)
             written += len(rows)
     return written

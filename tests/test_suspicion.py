@@ -152,3 +152,80 @@ def test_a_candidate_run_that_disagrees_flags_the_subjects_when_it_finishes(
             "SELECT j.value FROM judgment j JOIN report r ON r.id = j.report_id "
             "WHERE r.ext_id = ? AND j.subject = ?", (report, key))}
         assert len(values) > 1
+
+
+# -- flags computed on a second core ----------------------------------------------------------
+
+def test_flags_computed_by_forked_children_are_the_flags_computed_here(
+        sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of 5 reports: the sample's reports go partly to children, partly here, and the
+    search index fill given as ``meanwhile`` runs exactly once."""
+    import store.forked
+    import store.suspicion as suspicion
+
+    monkeypatch.setattr(suspicion, "BATCH", 5)
+    conn = connect(sample_db)
+    before = _flags(conn)
+    reports = conn.execute("SELECT count(*) FROM report").fetchone()[0]
+    assert reports > 4 * 5
+    started: list[int] = []
+    real = store.forked.Forked
+
+    class Counted(real):  # type: ignore[misc, valid-type]
+        def __init__(self, fn: object) -> None:
+            started.append(1)
+            super().__init__(fn)
+
+    monkeypatch.setattr(suspicion, "forked", lambda fn: Counted(fn))
+    calls: list[int] = []
+    conn.execute("DELETE FROM suspicion")
+    assert refresh_suspicion(conn, parallel=True, meanwhile=lambda: calls.append(1)) \
+        == len(before)
+    assert _flags(conn) == before
+    assert started, "no batch went to a child"
+    assert calls == [1]
+    conn.execute("DELETE FROM suspicion")
+    assert refresh_suspicion(conn, parallel=False, meanwhile=lambda: calls.append(2)) \
+        == len(before)
+    assert _flags(conn) == before and calls == [1, 2]
+
+
+def test_a_child_that_fails_costs_only_time(sample_db: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every child raises (the rules' function fails in the child only): the batches are
+    computed here, and the flags are the same."""
+    import os
+
+    import store.suspicion as suspicion
+
+    parent = os.getpid()
+    real = suspicion._flags_of
+
+    def failing_in_child(rules: object, batches: list[object]) -> object:
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        return real(rules, batches)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(suspicion, "BATCH", 5)
+    monkeypatch.setattr(suspicion, "_flags_of", failing_in_child)
+    conn = connect(sample_db)
+    before = _flags(conn)
+    conn.execute("DELETE FROM suspicion")
+    assert refresh_suspicion(conn, parallel=True) == len(before)
+    assert _flags(conn) == before
+
+
+def test_forked_returns_the_result_or_none() -> None:
+    import os
+
+    from store.forked import forked
+
+    data = list(range(1000))          # inherited, not sent
+    ok = forked(lambda: sum(data))
+    assert ok is not None and ok.result() == sum(data)
+    raising = forked(lambda: 1 // 0)
+    assert raising is not None and raising.result() is None
+    unpicklable = forked(lambda: (lambda: 1))
+    assert unpicklable is not None and unpicklable.result() is None
+    killed = forked(lambda: os._exit(3))
+    assert killed is not None and killed.result() is None
