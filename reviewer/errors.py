@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 class InputError(Exception):
@@ -26,6 +27,11 @@ class InputError(Exception):
         self.message = message
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled whole (a pipelined import's reading child sends it to the writing process):
+        # the default would call __init__ with the formatted message alone.
+        return (_input_error, (self.file, self.message, self.line, self.field))
+
     def __str__(self) -> str:
         where = self.file
         if self.line is not None:
@@ -33,6 +39,10 @@ class InputError(Exception):
         if self.field:
             where += f": field '{self.field}'"
         return f"{where}: {self.message}"
+
+
+def _input_error(file: str, message: str, line: int | None, field: str | None) -> InputError:
+    return InputError(file, message, line=line, field=field)
 
 
 class ConfigError(Exception):

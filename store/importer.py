@@ -14,7 +14,7 @@ import json
 import sqlite3
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from store.subjects import subject_target
 from store.tx import now_iso, transaction
 
 Row = tuple[Any, ...]
+Records = Iterable[tuple[str, BaseModel, Where]]
 
 INSERTS: dict[str, str] = {
     "suite": "INSERT INTO suite VALUES (?,?,?,?,?,?,?,?,?)",
@@ -91,6 +92,57 @@ class ImportResult:
     """Already imported, but its scores were missing and are rebuilt now."""
 
 
+def insert_batch(conn: sqlite3.Connection, rows: dict[str, list[Row]],
+                 judgment_where: Sequence[Where]) -> None:
+    """A batch of rows, table by table in foreign-key order; a verdict repeated in the bundle
+    is named by its file and line (``judgment_where``: the batch's verdicts' places)."""
+    for table, sql in INSERTS.items():
+        batch = rows[table]
+        if not batch:
+            continue
+        try:
+            conn.executemany(sql, batch)
+        except sqlite3.IntegrityError:
+            if table in ("subject", "judgment"):
+                _repeated_verdict(conn, table, rows, judgment_where)
+            raise
+
+
+def _repeated_verdict(conn: sqlite3.Connection, table: str, rows: dict[str, list[Row]],
+                      judgment_where: Sequence[Where]) -> None:
+    """Name the first verdict of the batch whose (run, report, kind, subject) is already
+    stored: the rows of this batch before it went in, so a repeat is always found at its second
+    occurrence. Returns when the failure was something else.
+
+    A bundle of one run writes each verdict's subject first, so there the repeat shows as a
+    repeated subject (a subject row and its verdict's share their place in the batch)."""
+    if table == "subject":
+        query = ("SELECT 1 FROM subject WHERE report_id = ? AND kind = ? AND key = ? "
+                 "AND id != ?")
+        keys: list[Row] = [(row[1], row[2], row[3], row[0]) for row in rows["subject"]]
+    else:
+        query = ("SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
+                 "AND subject = ? AND id != ?")
+        keys = [(row[1], row[2], row[3], row[8], row[0]) for row in rows["judgment"]]
+    # (Subject rows stop where a bundle's verdicts turned out not grouped by report.)
+    for key, where in zip(keys, judgment_where, strict=False):
+        if conn.execute(query, key).fetchone() is not None:
+            raise InputError(where[0], REPEATED_VERDICT, line=where[1], field="kind")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadOutcome:
+    """A drained :class:`Loader`'s state that outlives its reading (see ``Loader.adopt``)."""
+
+    ids: dict[str, int]
+    counts: dict[str, int]
+    own_subjects: bool | None
+    runs: dict[str, tuple[int, tuple[str, int]]]
+    reports: dict[str, tuple[int, str, int, tuple[str, ...]]]
+    """As ``Loader._report``, without the claim ids (nothing after the reading needs them)."""
+    warnings: list[str]
+
+
 @dataclass(slots=True)
 class _Pending:
     rows: dict[str, list[Row]] = field(default_factory=lambda: {t: [] for t in INSERTS})
@@ -103,6 +155,9 @@ class Loader:
     def __init__(self, conn: sqlite3.Connection | None, suite: Suite, content_hash: str,
                  suite_file: str = "suite.json") -> None:
         self.conn = conn
+        self.sink: Callable[[dict[str, list[Row]], list[Where]], None] | None = None
+        """Where batches go instead of the connection (a pipelined import's reading child
+        sends them to the process that writes: :mod:`store.import_pipeline`)."""
         # With a database, a repeated verdict is found by the judgment table's unique index
         # (see flush), not by a set of every verdict's identity.
         self.checker = BundleChecker(suite, suite_file, repeats_checked_by_store=conn is not None)
@@ -170,43 +225,14 @@ class Loader:
             self.flush()
 
     def flush(self) -> None:
-        if self.conn is not None:
-            for table, sql in INSERTS.items():
-                batch = self.pending.rows[table]
-                if not batch:
-                    continue
-                try:
-                    self.conn.executemany(sql, batch)
-                except sqlite3.IntegrityError:
-                    if table in ("subject", "judgment"):
-                        self._repeated_verdict(table)
-                    raise
+        if self.sink is not None:
+            self.sink(self.pending.rows, self._judgment_where)
+        elif self.conn is not None:
+            insert_batch(self.conn, self.pending.rows, self._judgment_where)
         self.counts["judgment"] += len(self._judgments)
         self.pending = _Pending()
         self._judgments = self.pending.rows["judgment"]
         self._judgment_where = []
-
-    def _repeated_verdict(self, table: str) -> None:
-        """Name the first pending verdict whose (run, report, kind, subject) is already stored:
-        the rows of this batch before it went in, so a repeat is always found at its second
-        occurrence. Returns when the failure was something else.
-
-        A bundle of one run writes each verdict's subject first, so there the repeat shows as
-        a repeated subject (a subject row and its verdict's share their place in the batch)."""
-        assert self.conn is not None
-        if table == "subject":
-            query = ("SELECT 1 FROM subject WHERE report_id = ? AND kind = ? AND key = ? "
-                     "AND id != ?")
-            keys: list[Row] = [(row[1], row[2], row[3], row[0])
-                               for row in self.pending.rows["subject"]]
-        else:
-            query = ("SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
-                     "AND subject = ? AND id != ?")
-            keys = [(row[1], row[2], row[3], row[8], row[0]) for row in self._judgments]
-        # (Subject rows stop where a bundle's verdicts turned out not grouped by report.)
-        for key, where in zip(keys, self._judgment_where, strict=False):
-            if self.conn.execute(query, key).fetchone() is not None:
-                raise InputError(where[0], REPEATED_VERDICT, line=where[1], field="kind")
 
     # -- records -----------------------------------------------------------------------
 
@@ -380,6 +406,32 @@ class Loader:
             self._add_judgment((*row, subject_id), where)
         self._released_up_to = report
 
+    def drain(self) -> None:
+        """Every row read so far handed on: the last report's held verdicts and the batch."""
+        self._release_held()
+        self.flush()
+
+    def outcome(self) -> LoadOutcome:
+        """What :meth:`finish` and the caller need of a load done elsewhere (drained)."""
+        return LoadOutcome(dict(self.ids), dict(self.counts), self._own_subjects,
+                           dict(self._run), {ext: (row[0], row[1], row[2], ())
+                                             for ext, row in self._report.items()},
+                           list(self.checker.warnings))
+
+    def adopt(self, outcome: LoadOutcome) -> None:
+        """Take over the state of a load done in another process from this same starting
+        point (its rows are written): :meth:`finish` then completes it here."""
+        self.ids = outcome.ids
+        self.counts = defaultdict(int, outcome.counts)
+        self._own_subjects = outcome.own_subjects
+        self._run = outcome.runs
+        self._report = outcome.reports
+        self.checker.warnings = outcome.warnings
+        self.pending = _Pending()
+        self._judgments = self.pending.rows["judgment"]
+        self._judgment_where = []
+        self._held = []
+
     def fill_search(self) -> None:
         """Index the new text for search (after :meth:`finish`): nothing else of the import
         reads the indexes, so this runs while the suspicion rules run on the other core."""
@@ -401,8 +453,7 @@ class Loader:
         newest run, and a bundle of several runs has each subject's current judgment chosen
         afterwards (rare: one run is the common case).
         """
-        self._release_held()
-        self.flush()
+        self.drain()
         if self.conn is None:
             return []
         from store.subjects import ensure_subjects, refresh_current
@@ -424,11 +475,15 @@ class Loader:
 def import_records(
     conn: sqlite3.Connection,
     suite: Suite,
-    records: Iterable[tuple[str, BaseModel, Where]],
+    records: Records,
     content_hash: str,
     label: str = "",
+    *,
+    load: Callable[[sqlite3.Connection, Loader, Records], None] | None = None,
 ) -> ImportResult:
-    """Import a record stream as one suite.
+    """Import a record stream as one suite. ``load`` reads the records into the loader's rows
+    and writes them, instead of this process doing both in turn (``store.import_pipeline.load``
+    reads in a child while this process writes; its ``worth_pipelining`` says when).
 
     The caller rebuilds scores, best in the same transaction; until someone does, the import
     leaves ``meta.scores_behind`` set (see :mod:`store.scores`), so a process killed between
@@ -451,8 +506,11 @@ def import_records(
                 field="id",
             )
         loader = Loader(conn, suite, content_hash, label or "suite.json")
-        for rtype, record, where in records:
-            loader.add(rtype, record, where)
+        if load is not None:
+            load(conn, loader, records)
+        else:
+            for rtype, record, where in records:
+                loader.add(rtype, record, where)
         subjects = loader.finish()
         _apply_waiting_events(conn, loader.suite_id, subjects)
         mark_scores_behind(conn, f"suite {suite.id} imported")
