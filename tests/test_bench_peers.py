@@ -218,7 +218,7 @@ def test_ratio_is_gavel_over_the_peer() -> None:
 def test_gavel_side_from_the_bench_figures() -> None:
     figures = [
         Figure("`gavel import` wall time (with FTS and scores)", 9.0, "s", "b", 1.0, "", None),
-        Figure("`gavel import` peak memory (own process)", 180.0, "MB", "b", 50.0, "", None),
+        Figure("`gavel import` peak memory (its processes)", 180.0, "MB", "b", 50.0, "", None),
         Figure.of("gavel decide ID VALUE (wall, median of 7)", [0.1, 0.3, 0.2], "s",
                   "python -c pass", [0.02], "", None),
         Figure.of("start-up to first interactive screen", [1.0, 3.0, 2.0], "s", "bare", [1.0],
