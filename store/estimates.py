@@ -398,11 +398,14 @@ class _Known:
 
 
 def _decided(conn: sqlite3.Connection, suite_id: int, kinds: set[str]) -> dict[int, _Known]:
-    """Every subject of the run a human has decided (a conflict is not decided)."""
+    """Every subject of the run a human has decided (a conflict is not decided).
+
+    CROSS JOIN keeps the decisions outermost: without statistics the planner walked every
+    current verdict to find the few thousand decided ones (0.8 s at 25,500 reports)."""
     return {int(sid): _Known(int(rid), str(kind), judge, human)
             for sid, rid, kind, judge, human in conn.execute(
                 """SELECT sj.id, sj.report_id, sj.kind, j.value, d.value
-                   FROM decision d JOIN subject sj ON sj.id = d.subject_id
+                   FROM decision d CROSS JOIN subject sj ON sj.id = d.subject_id
                    JOIN judgment j ON j.subject_id = sj.id AND j.current = 1
                    JOIN report r ON r.id = sj.report_id JOIN system y ON y.id = r.system_id
                    WHERE y.suite_id = ? AND y.is_reference = 0 AND d.status != 'conflict'""",

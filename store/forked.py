@@ -15,12 +15,13 @@ caller computes the same thing itself. Correctness never depends on the child.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable
-from multiprocessing.connection import Connection
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 R = TypeVar("R")
 
@@ -28,6 +29,8 @@ R = TypeVar("R")
 def spare_core() -> bool:
     """Whether a forked child would run beside this process rather than take turns with it:
     fork exists here and this process may use two cores or more."""
+    import multiprocessing  # here: a decision's command never forks, nor pays for this
+
     if "fork" not in multiprocessing.get_all_start_methods():
         return False
     try:
@@ -54,6 +57,8 @@ class Forked(Generic[R]):
     """``fn()`` computed in a forked child, started at construction."""
 
     def __init__(self, fn: Callable[[], R]) -> None:
+        import multiprocessing
+
         context = multiprocessing.get_context("fork")
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(AttributeError, OSError, ValueError):

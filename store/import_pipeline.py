@@ -19,18 +19,19 @@ it would have without the pipeline.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import sqlite3
 import sys
-from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import Where
 from store.forked import spare_core
 from store.importer import Loader, LoadOutcome, Records, Row, insert_batch
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 PIPELINE_FROM_BYTES = 16 * 1024 * 1024
 """Bundles from this size are read in a child: below it, forking costs more than it saves."""
@@ -77,6 +78,8 @@ def _read(loader: Loader, records: Records, send: Connection) -> None:
 def load(conn: sqlite3.Connection, loader: Loader, records: Records) -> None:
     """Read ``records`` into ``loader``'s rows and write them, in a child (see the module
     docstring); afterwards ``loader`` is as if it had read them here and is ready to finish."""
+    import multiprocessing
+
     context = multiprocessing.get_context("fork")
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, OSError, ValueError):

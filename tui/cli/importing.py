@@ -41,7 +41,9 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
 @click.command("import",
                help="Import a benchmark run: read and check every record, then store it in one "
                "transaction (bad input names the file, line and field, and imports nothing). "
-               "Importing the same files again does nothing.")
+               "Importing the same files again does nothing. A run of 16 MB or more is read "
+               "on a second core while this process writes it (GAVEL_IMPORT_PIPELINE=never "
+               "reads and writes in turn; =always pipelines any size).")
 @db_option
 @click.argument("path", type=click.Path(path_type=Path),
                 help="a bundle folder or .jsonl file, or a DRB repository")
