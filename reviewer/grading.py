@@ -86,8 +86,9 @@ class Evidence:
     references: dict[int, str] = field(default_factory=dict)
     """Reference index -> URL."""
     pages: dict[str, Page] = field(default_factory=dict)
-    """URL -> stored page, of the pages the report cites (its references and its claims'
-    URLs) and no other: "in none of the report's pages" means these."""
+    """URL -> stored page, of the pages cited for the report's task (by any report on it: a
+    reference or a claim's URL): the sources a judge checking this task's claims could have
+    been shown. "In none of the stored pages" means these."""
     verdicts: list[Verdict] = field(default_factory=list)
     """The verdicts that count (current)."""
     others: list[Verdict] = field(default_factory=list)

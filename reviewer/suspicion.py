@@ -10,7 +10,8 @@ cannot be right as it stands. The shared rules read what a framework declares in
 * **unreachable** — a verdict on a page that could not be fetched that is not the one value
   such a verdict can have (``unknown``); a claim whose every cited page is unreachable and whose
   quoted evidence is in no stored page;
-* **evidence** — quoted evidence that is in none of the report's stored pages;
+* **evidence** — quoted evidence that is on none of the stored pages cited for the report's
+  task (by it or another report on the task);
 * **level** — a rubric value whose explanation describes another level
   (:mod:`reviewer.levels`);
 * **runs** — another judge run (active or candidate) that gave the same subject another value.
@@ -149,7 +150,7 @@ def unreachable(evidence: Evidence, required: Mapping[str, str]) -> Iterator[Fla
         if not cited or not all(p is not None and p.unreachable for _, p in cited):
             continue
         if verdict.evidence and _found_anywhere(evidence, verdict.evidence):
-            continue        # judged from another page the report cites: that can be right
+            continue        # judged from another page of the task: that can be right
         refs = ", ".join(f"[{i}]" for i, _ in cited if i is not None) or "its page"
         why = "its quoted evidence is in no stored page" if verdict.evidence \
             else "it quotes no evidence"
@@ -171,7 +172,7 @@ def _found_anywhere(evidence: Evidence, quote: str) -> bool:
 
 def unlocated_evidence(evidence: Evidence, kinds: frozenset[str],
                        required: Mapping[str, str]) -> Iterator[Flag]:
-    """Quoted evidence that is in none of the report's stored pages: the judge read it
+    """Quoted evidence that is on none of the stored pages cited for the task: the judge read it
     somewhere else, or made it up."""
     if not kinds or not any(p.text for p in evidence.pages.values()):
         return
@@ -186,11 +187,11 @@ def unlocated_evidence(evidence: Evidence, kinds: frozenset[str],
                 continue
             where = f"reference [{verdict.ref}]'s stored page"
             if _found_anywhere(evidence, verdict.evidence):
-                where += " (it is on another page the report cites)"
+                where += " (it is on another page cited for this task)"
         elif _found_anywhere(evidence, verdict.evidence):
             continue
         else:
-            where = "any of the report's stored pages"
+            where = "any stored page cited for this task"
         yield Flag(verdict.subject, "evidence", LIKELY,
                    f"the quoted evidence “{_short(verdict.evidence)}” is not in {where}.")
 

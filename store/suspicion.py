@@ -103,14 +103,19 @@ def evidence(conn: sqlite3.Connection, report_ids: Sequence[int],
             f"SELECT report_id, idx, url FROM reference WHERE report_id IN ({_in(ids)}) "
             "AND url IS NOT NULL", ids):
         references[rid][idx] = url
+    # The pages of each task: those any report on it cites (a reference or a claim's URL).
+    task_urls: dict[int, set[str]] = defaultdict(set)
+    for task, url in conn.execute(
+            f"""SELECT r.task_id, x.url FROM report r JOIN reference x ON x.report_id = r.id
+                WHERE r.task_id IN ({_in(task_ids)}) AND x.url IS NOT NULL
+                UNION SELECT r.task_id, c.url FROM report r JOIN claim c ON c.report_id = r.id
+                WHERE r.task_id IN ({_in(task_ids)}) AND c.url IS NOT NULL""",
+            (*task_ids, *task_ids)):
+        task_urls[task].add(url)
     wanted: dict[int, set[str]] = defaultdict(set)
     suite_of = {h[0]: h[6] for h in heads}
-    cited_urls: dict[int, set[str]] = {rid: set(references[rid].values()) for rid in ids}
-    for rid, _, _, _, _, url, _ in claim_rows:
-        if url:
-            cited_urls[rid].add(url)
-    for rid in ids:
-        wanted[suite_of.get(rid, 0)].update(cited_urls[rid])
+    for _, _, task, _, _, _, suite in heads:
+        wanted[suite].update(task_urls[task])
     pages: dict[int, dict[str, Page]] = defaultdict(dict)
     for suite, urls in wanted.items():
         ordered = sorted(urls)
@@ -142,15 +147,17 @@ def evidence(conn: sqlite3.Connection, report_ids: Sequence[int],
                 LEFT JOIN claim k ON k.id = j.claim_id
                 WHERE j.report_id IN ({_in(ids)}) AND j.subject_id IS NOT NULL""", ids):
         (current if row[13] else others)[row[0]].append(make(row[1:]))
+    # Each report sees its task's pages, whichever reports share its batch: the flags must not
+    # depend on how a refresh is cut into batches (in parallel they are smaller).
+    of_task: dict[int, dict[str, Page]] = {}
     for rid, rext, task, prompt, tmeta, fws, suite in heads:
-        # Only the pages this report cites: a rule that looks for a quote on "any stored page
-        # of the report" must not find it on a page another report of the batch cites.
-        stored = pages[suite]
-        own = {url: page for url in sorted(cited_urls[rid])
-               if (page := stored.get(url)) is not None}
+        if task not in of_task:
+            stored = pages[suite]
+            of_task[task] = {url: page for url in sorted(task_urls[task])
+                             if (page := stored.get(url)) is not None}
         yield rid, list(json.loads(fws)), prompt, Evidence(
             rext, texts.get(rid, ""), _json(tmeta), criteria[task], claims[rid],
-            references[rid], own, current[rid], others[rid])
+            references[rid], of_task[task], current[rid], others[rid])
 
 
 Found = list[tuple[int, list[str], str, Evidence]]

@@ -156,6 +156,20 @@ def test_a_candidate_run_that_disagrees_flags_the_subjects_when_it_finishes(
 
 # -- flags computed on a second core ----------------------------------------------------------
 
+def test_flags_do_not_depend_on_which_reports_share_a_batch(
+        sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each report alone: its evidence still holds its task's pages (quotes on another
+    report's page of the same task are found), so the flags are the import's."""
+    import store.suspicion as suspicion
+
+    conn = connect(sample_db)
+    before = _flags(conn)
+    monkeypatch.setattr(suspicion, "BATCH", 1)
+    conn.execute("DELETE FROM suspicion")
+    assert refresh_suspicion(conn, parallel=False) == len(before)
+    assert _flags(conn) == before
+
+
 def test_flags_computed_by_forked_children_are_the_flags_computed_here(
         sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches of 5 reports: the sample's reports go partly to children, partly here, and the
