@@ -77,6 +77,13 @@ class Forked(Generic[R]):
         except OSError:
             return True
 
+    def cancel(self) -> None:
+        """Stop the child if it still runs: its result is not wanted any more."""
+        if self._process.is_alive():
+            self._process.terminate()
+        self._process.join()
+        self._receive.close()
+
     def result(self) -> R | None:
         """The child's result, waiting for it; None when the child failed in any way."""
         try:

@@ -237,41 +237,45 @@ def computed_batches(conn: sqlite3.Connection, ids: Sequence[int], parallel: boo
             child = (batches, running)
         return running is not None
 
-    size = BATCH if not parallel else max(1, BATCH // 3)
-    for begin in range(0, len(ids), size):
-        batch = list(ids[begin:begin + size])
-        waiting.append((batch, list(evidence(conn, batch, rules.reads_text))))
-        if not parallel:
-            done, found = waiting.pop()
-            yield done, rules.flags(found)
-            continue
-        if child is not None and child[1].done():
-            yield from collected()
-        if child is None:
-            if start(waiting):
-                waiting = []
-            else:
-                parallel = False
-        elif len(waiting) >= _AHEAD:
-            done, found = waiting.pop()
-            yield done, rules.flags(found)
-    if meanwhile is not None and child is not None:
-        meanwhile()     # this core's turn for the caller's own work, the child computing
-        meanwhile = None
-    while waiting:
-        if child is None and len(waiting) > 1 and parallel:
-            half = len(waiting) // 2
-            if start(waiting[:half]):
-                waiting = waiting[half:]
+    try:
+        size = BATCH if not parallel else max(1, BATCH // 3)
+        for begin in range(0, len(ids), size):
+            batch = list(ids[begin:begin + size])
+            waiting.append((batch, list(evidence(conn, batch, rules.reads_text))))
+            if not parallel:
+                done, found = waiting.pop()
+                yield done, rules.flags(found)
                 continue
-        done, found = waiting.pop()
-        yield done, rules.flags(found)
-        if child is not None and child[1].done():
+            if child is not None and child[1].done():
+                yield from collected()
+            if child is None:
+                if start(waiting):
+                    waiting = []
+                else:
+                    parallel = False
+            elif len(waiting) >= _AHEAD:
+                done, found = waiting.pop()
+                yield done, rules.flags(found)
+        if meanwhile is not None and child is not None:
+            meanwhile()     # this core's turn for the caller's own work, the child computing
+            meanwhile = None
+        while waiting:
+            if child is None and len(waiting) > 1 and parallel:
+                half = len(waiting) // 2
+                if start(waiting[:half]):
+                    waiting = waiting[half:]
+                    continue
+            done, found = waiting.pop()
+            yield done, rules.flags(found)
+            if child is not None and child[1].done():
+                yield from collected()
+        if child is not None:
             yield from collected()
-    if child is not None:
-        yield from collected()
-    if meanwhile is not None:
-        meanwhile()
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        if child is not None:   # the caller stopped early, or something failed here
+            child[1].cancel()
 
 
 _AHEAD = 3

@@ -243,3 +243,32 @@ def test_forked_returns_the_result_or_none() -> None:
     assert unpicklable is not None and unpicklable.result() is None
     killed = forked(lambda: os._exit(3))
     assert killed is not None and killed.result() is None
+
+
+def test_a_refresh_stopped_early_leaves_no_child_running(
+        sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller stops after the first batch (an error in its write, say) while a child is
+    still computing: the child is stopped, not left behind."""
+    import multiprocessing
+    import os
+    import time
+
+    import store.suspicion as suspicion
+
+    parent = os.getpid()
+    real = suspicion._flags_of
+
+    def slow_in_child(rules: object, batches: list[object]) -> object:
+        if os.getpid() != parent:
+            time.sleep(30)
+        return real(rules, batches)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(suspicion, "BATCH", 15)
+    monkeypatch.setattr(suspicion, "_flags_of", slow_in_child)
+    conn = connect(sample_db)
+    ids = [r for (r,) in conn.execute("SELECT id FROM report ORDER BY id")]
+    batches = suspicion.computed_batches(conn, ids, parallel=True)
+    next(batches)
+    assert multiprocessing.active_children(), "no child was computing"
+    batches.close()
+    assert multiprocessing.active_children() == []
