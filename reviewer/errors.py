@@ -30,7 +30,7 @@ class InputError(Exception):
     def __reduce__(self) -> tuple[Any, ...]:
         # Pickled whole (a pipelined import's reading child sends it to the writing process):
         # the default would call __init__ with the formatted message alone.
-        return (_input_error, (self.file, self.message, self.line, self.field))
+        return (_input_error, (type(self), self.file, self.message, self.line, self.field))
 
     def __str__(self) -> str:
         where = self.file
@@ -41,8 +41,9 @@ class InputError(Exception):
         return f"{where}: {self.message}"
 
 
-def _input_error(file: str, message: str, line: int | None, field: str | None) -> InputError:
-    return InputError(file, message, line=line, field=field)
+def _input_error(kind: type[InputError], file: str, message: str, line: int | None,
+                 field: str | None) -> InputError:
+    return kind(file, message, line=line, field=field)
 
 
 class ConfigError(Exception):

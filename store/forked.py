@@ -15,9 +15,10 @@ caller computes the same thing itself. Correctness never depends on the child.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -39,9 +40,11 @@ def spare_core() -> bool:
         return (os.cpu_count() or 1) >= 2
 
 
-def _run(fn: Callable[[], object], send: Connection) -> None:
+def _run(fn: Callable[[], object], send: Connection, receive: Connection) -> None:
     """The child's whole life: silent whatever happens (a traceback on the parent's terminal
-    would land on the workstation's screen), its one message the result or a refusal."""
+    would land on the workstation's screen), its one message the result or a refusal, and its
+    end immediate (:func:`child_exit`)."""
+    receive.close()     # else a parent killed mid-way leaves this child blocked on a full pipe
     try:
         try:
             payload: tuple[bool, object] = (True, fn())
@@ -51,6 +54,25 @@ def _run(fn: Callable[[], object], send: Connection) -> None:
             send.send(payload)
     finally:
         send.close()
+        child_exit()
+
+
+def child_exit() -> None:
+    """End a forked child now: multiprocessing's own exit would flush the standard streams,
+    whose locks another thread of the parent may have held at the fork (the workstation's
+    writer and `gavel judge`'s progress bar fork from a process with threads)."""
+    os._exit(0)
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Fork inside this: the parent's objects are set aside from the garbage collector, so a
+    collection in the child does not write to (and so copy) every page of the parent's heap."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 class Forked(Generic[R]):
@@ -64,9 +86,14 @@ class Forked(Generic[R]):
             with contextlib.suppress(AttributeError, OSError, ValueError):
                 stream.flush()  # else the child's exit writes what is buffered a second time
         self._receive, send = context.Pipe(duplex=False)
-        self._process = context.Process(target=_run, args=(fn, send), daemon=True)
+        self._process = context.Process(target=_run, args=(fn, send, self._receive),
+                                        daemon=True)
         try:
-            self._process.start()
+            with frozen_heap():
+                self._process.start()
+        except BaseException:
+            self._receive.close()
+            raise
         finally:
             send.close()        # the child holds its own end; EOF here means it is gone
 

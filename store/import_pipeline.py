@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import Where
-from store.forked import spare_core
+from store.forked import child_exit, frozen_heap, spare_core
 from store.importer import Loader, LoadOutcome, Records, Row, insert_batch
 
 if TYPE_CHECKING:
@@ -53,8 +53,9 @@ def worth_pipelining(path: Path) -> bool:
     return size >= PIPELINE_FROM_BYTES and spare_core()
 
 
-def _read(loader: Loader, records: Records, send: Connection) -> None:
+def _read(loader: Loader, records: Records, send: Connection, receive: Connection) -> None:
     """The child: read everything, sending each batch of rows, then the loader's state."""
+    receive.close()     # else a parent killed mid-way leaves this child blocked on a full pipe
     try:
         def sink(rows: dict[str, list[Row]], wheres: list[Where]) -> None:
             send.send(("rows", (rows, wheres)))
@@ -73,6 +74,7 @@ def _read(loader: Loader, records: Records, send: Connection) -> None:
             send.send(message)
     finally:
         send.close()
+        child_exit()
 
 
 def load(conn: sqlite3.Connection, loader: Loader, records: Records) -> None:
@@ -84,25 +86,29 @@ def load(conn: sqlite3.Connection, loader: Loader, records: Records) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
-    conn.execute("SAVEPOINT pipelined_import")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_read, args=(loader, records, send), daemon=True)
     try:
-        child.start()
-    except OSError:
-        receive.close()
-        send.close()
-        conn.execute("RELEASE pipelined_import")
+        receive, send = context.Pipe(duplex=False)
+    except OSError:             # no pipe to be had: read here
         _serially(loader, records)
         return
-    send.close()
+    child = context.Process(target=_read, args=(loader, records, send, receive), daemon=True)
+    try:
+        with frozen_heap():
+            child.start()
+    except OSError:             # no process to be had: read here
+        receive.close()
+        _serially(loader, records)
+        return
+    finally:
+        send.close()
+    conn.execute("SAVEPOINT pipelined_import")
     outcome: LoadOutcome | None = None
     try:
         while True:
             try:
                 kind, payload = receive.recv()
-            except (EOFError, OSError):
-                break               # the child is gone without a word
+            except Exception:       # gone without a word, or a message that does not load
+                break
             if kind == "rows":
                 rows, wheres = payload
                 insert_batch(conn, rows, wheres)

@@ -145,11 +145,14 @@ def test_a_child_that_fails_is_read_again_here(
 
 
 def test_an_input_error_crosses_a_pipe_whole() -> None:
+    from reviewer.formats.jsonl import NotJSON
+
     error = InputError(Path("judgments.jsonl"), "no such report", line=7, field="report")
     back = pickle.loads(pickle.dumps(error))
     assert (back.file, back.message, back.line, back.field) == (
         "judgments.jsonl", "no such report", 7, "report")
     assert str(back) == str(error)
+    assert type(pickle.loads(pickle.dumps(NotJSON("a.jsonl", "not JSON", line=2)))) is NotJSON
 
 
 def test_only_large_bundles_are_pipelined_unless_asked(

@@ -272,3 +272,16 @@ def test_a_refresh_stopped_early_leaves_no_child_running(
     assert multiprocessing.active_children(), "no child was computing"
     batches.close()
     assert multiprocessing.active_children() == []
+
+
+def test_a_child_whose_parent_stops_listening_does_not_hang() -> None:
+    """The child holds no copy of the pipe's reading end: when the parent's end closes, a
+    result larger than the pipe's buffer fails to send and the child ends (else it would wait
+    for ever, a parent killed mid-way leaving it behind)."""
+    from store.forked import forked
+
+    running = forked(lambda: b"x" * 10_000_000)
+    assert running is not None
+    running._receive.close()
+    running._process.join(timeout=20)
+    assert not running._process.is_alive()
