@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
+    from multiprocessing.context import ForkContext
 
 R = TypeVar("R")
 
@@ -64,6 +65,17 @@ def child_exit() -> None:
     os._exit(0)
 
 
+def fork_context() -> ForkContext:
+    """multiprocessing's fork start method, the standard streams flushed first (a child would
+    otherwise inherit what is buffered, and could write it a second time)."""
+    import multiprocessing  # here: a decision's command never forks, nor pays for this
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            stream.flush()
+    return multiprocessing.get_context("fork")
+
+
 @contextlib.contextmanager
 def frozen_heap() -> Iterator[None]:
     """Fork inside this: the parent's objects are set aside from the garbage collector, so a
@@ -79,12 +91,7 @@ class Forked(Generic[R]):
     """``fn()`` computed in a forked child, started at construction."""
 
     def __init__(self, fn: Callable[[], R]) -> None:
-        import multiprocessing
-
-        context = multiprocessing.get_context("fork")
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(AttributeError, OSError, ValueError):
-                stream.flush()  # else the child's exit writes what is buffered a second time
+        context = fork_context()
         self._receive, send = context.Pipe(duplex=False)
         self._process = context.Process(target=_run, args=(fn, send, self._receive),
                                         daemon=True)

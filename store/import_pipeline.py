@@ -21,13 +21,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import Where
-from store.forked import child_exit, frozen_heap, spare_core
+from store.forked import child_exit, fork_context, frozen_heap, spare_core
 from store.importer import Loader, LoadOutcome, Records, Row, insert_batch
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ PIPELINE_FROM_BYTES = 16 * 1024 * 1024
 ENVIRONMENT = "GAVEL_IMPORT_PIPELINE"
 """``always`` or ``never`` overrides the choice of :func:`worth_pipelining` (to compare the two,
 or to run the tests' imports through the pipeline)."""
+
 
 def worth_pipelining(path: Path) -> bool:
     """Whether to read the bundle at ``path`` in a child: large enough, a spare core, and not
@@ -53,6 +54,12 @@ def worth_pipelining(path: Path) -> bool:
     return size >= PIPELINE_FROM_BYTES and spare_core()
 
 
+def load_for(path: Path) -> Callable[[sqlite3.Connection, Loader, Records], None] | None:
+    """What ``import_records`` should read the bundle at ``path`` with: :func:`load` when
+    :func:`worth_pipelining`, else None (the serial read)."""
+    return load if worth_pipelining(path) else None
+
+
 def _read(loader: Loader, records: Records, send: Connection, receive: Connection) -> None:
     """The child: read everything, sending each batch of rows, then the loader's state."""
     receive.close()     # else a parent killed mid-way leaves this child blocked on a full pipe
@@ -62,8 +69,7 @@ def _read(loader: Loader, records: Records, send: Connection, receive: Connectio
 
         loader.sink = sink
         try:
-            for rtype, record, where in records:
-                loader.add(rtype, record, where)
+            loader.read(records)
             loader.drain()
             message: tuple[str, Any] = ("done", loader.outcome())
         except InputError as exc:
@@ -80,16 +86,11 @@ def _read(loader: Loader, records: Records, send: Connection, receive: Connectio
 def load(conn: sqlite3.Connection, loader: Loader, records: Records) -> None:
     """Read ``records`` into ``loader``'s rows and write them, in a child (see the module
     docstring); afterwards ``loader`` is as if it had read them here and is ready to finish."""
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork")
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            stream.flush()
+    context = fork_context()
     try:
         receive, send = context.Pipe(duplex=False)
     except OSError:             # no pipe to be had: read here
-        _serially(loader, records)
+        loader.read(records)
         return
     child = context.Process(target=_read, args=(loader, records, send, receive), daemon=True)
     try:
@@ -97,7 +98,7 @@ def load(conn: sqlite3.Connection, loader: Loader, records: Records) -> None:
             child.start()
     except OSError:             # no process to be had: read here
         receive.close()
-        _serially(loader, records)
+        loader.read(records)
         return
     finally:
         send.close()
@@ -126,12 +127,7 @@ def load(conn: sqlite3.Connection, loader: Loader, records: Records) -> None:
     if outcome is None:
         conn.execute("ROLLBACK TO pipelined_import")
         conn.execute("RELEASE pipelined_import")
-        _serially(loader, records)
+        loader.read(records)
         return
     conn.execute("RELEASE pipelined_import")
     loader.adopt(outcome)
-
-
-def _serially(loader: Loader, records: Records) -> None:
-    for rtype, record, where in records:
-        loader.add(rtype, record, where)

@@ -406,6 +406,11 @@ class Loader:
             self._add_judgment((*row, subject_id), where)
         self._released_up_to = report
 
+    def read(self, records: Records) -> None:
+        """Every record of the stream, in turn."""
+        for rtype, record, where in records:
+            self.add(rtype, record, where)
+
     def drain(self) -> None:
         """Every row read so far handed on: the last report's held verdicts and the batch."""
         self._release_held()
@@ -509,8 +514,7 @@ def import_records(
         if load is not None:
             load(conn, loader, records)
         else:
-            for rtype, record, where in records:
-                loader.add(rtype, record, where)
+            loader.read(records)
         subjects = loader.finish()
         _apply_waiting_events(conn, loader.suite_id, subjects)
         mark_scores_behind(conn, f"suite {suite.id} imported")

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING
 
 from reviewer.errors import InputError
 from reviewer.formats import hash_path
-from store.import_pipeline import load as pipelined_load
-from store.import_pipeline import worth_pipelining
+from store.import_pipeline import load_for
 from store.importer import ImportResult, import_records
 from store.scores import ensure_scores, rebuild_scores, suite_unscored
 from store.tx import transaction
@@ -39,7 +38,7 @@ def import_path(conn: sqlite3.Connection, path: Path, fmt: str = "native",
     with _temp_on_disk(conn), transaction(conn), announced(conn, f"import {path}"):
         try:
             result = import_records(conn, suite, records, hash_path(path), str(path),
-                                    load=pipelined_load if worth_pipelining(path) else None)
+                                    load=load_for(path))
         except RecursionError:
             raise InputError(path, "nested too deep to read") from None
         except InputError as exc:

@@ -184,12 +184,6 @@ class _Rules:
                 for rid, names, prompt, evidence in found}
 
 
-def compute(conn: sqlite3.Connection, report_ids: Sequence[int]) -> dict[int, list[Flag]]:
-    """Report id -> its flags (nothing written)."""
-    rules = _Rules()
-    return rules.flags(list(evidence(conn, report_ids, rules.reads_text)))
-
-
 PARALLEL_FROM = 2 * BATCH
 """Reports from which a refresh computes flags on the second core too (:mod:`store.forked`):
 a large import's suspicion takes a quarter of it, and the rules are pure Python over evidence

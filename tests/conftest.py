@@ -65,6 +65,17 @@ def sample_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small synthetic DailyReport bundle folder (4 tasks × 3 systems), written once."""
+    from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
+
+    folder = tmp_path_factory.mktemp("synthetic") / "bundle"
+    write_synthetic(folder, SyntheticSpec(tasks=4, systems=3, long_report_words=300,
+                                          long_report_claims=12))
+    return folder
+
+
 @pytest.fixture
 def sample_db(sample_db_template: Path, tmp_path: Path) -> Path:
     import shutil

@@ -14,7 +14,6 @@ import store.import_pipeline as pipeline
 import store.importer as importer
 from reviewer.errors import InputError
 from reviewer.formats.native import bundle_records, iter_records
-from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from store.db import connect
 from store.forked import spare_core
 from store.importer import import_records
@@ -25,14 +24,6 @@ pytestmark = pytest.mark.skipif(not spare_core(), reason="the pipeline needs for
 
 STAMPED = {"suite": "imported_at"}
 """The one column the clock writes."""
-
-
-@pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("pipeline") / "bundle"
-    write_synthetic(folder, SyntheticSpec(tasks=5, systems=3, long_report_words=300,
-                                          long_report_claims=12))
-    return folder
 
 
 def _import(folder: Path, db: Path, pipelined: bool) -> None:
@@ -62,10 +53,10 @@ def _contents(db: Path) -> dict[str, list[tuple[object, ...]]]:
 
 
 def test_a_pipelined_import_stores_what_the_serial_import_stores(
-        bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        synthetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Small batches: many messages through the pipe, a report's verdicts across batches.
     monkeypatch.setattr(importer, "BATCH_ROWS", 97)
-    _import(bundle, tmp_path / "serial.db", pipelined=False)
+    _import(synthetic, tmp_path / "serial.db", pipelined=False)
     reader = tmp_path / "reader.pid"
     real = pipeline._read
 
@@ -74,7 +65,7 @@ def test_a_pipelined_import_stores_what_the_serial_import_stores(
         real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "_read", counted)
-    _import(bundle, tmp_path / "pipelined.db", pipelined=True)
+    _import(synthetic, tmp_path / "pipelined.db", pipelined=True)
     assert reader.exists() and int(reader.read_text()) != os.getpid(), \
         "the reading did not run in a child"
     serial, pipelined = _contents(tmp_path / "serial.db"), _contents(tmp_path / "pipelined.db")
@@ -83,10 +74,10 @@ def test_a_pipelined_import_stores_what_the_serial_import_stores(
     assert pipelined == serial
 
 
-def test_bad_input_fails_the_same_way_and_imports_nothing(bundle: Path, tmp_path: Path) -> None:
+def test_bad_input_fails_the_same_way_and_imports_nothing(synthetic: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
-    for path in bundle.iterdir():
+    for path in synthetic.iterdir():
         text = path.read_text(encoding="utf-8")
         if path.name == "judgments.jsonl":
             lines = text.splitlines(keepends=True)
@@ -122,11 +113,11 @@ def test_a_repeated_verdict_found_by_the_writer_names_its_line(
 
 @pytest.mark.parametrize("how", ["raises", "dies"])
 def test_a_child_that_fails_is_read_again_here(
-        bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+        synthetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     """Half-way through, the child raises something that is not bad input, or dies: its rows
     are rolled back and the reading is done again in this process, to the same result."""
     monkeypatch.setattr(importer, "BATCH_ROWS", 97)
-    _import(bundle, tmp_path / "serial.db", pipelined=False)
+    _import(synthetic, tmp_path / "serial.db", pipelined=False)
     parent = os.getpid()
     real = importer.Loader.add
     seen = [0]
@@ -140,7 +131,7 @@ def test_a_child_that_fails_is_read_again_here(
         real(self, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(importer.Loader, "add", add)
-    _import(bundle, tmp_path / "pipelined.db", pipelined=True)
+    _import(synthetic, tmp_path / "pipelined.db", pipelined=True)
     assert _contents(tmp_path / "pipelined.db") == _contents(tmp_path / "serial.db")
 
 
@@ -156,13 +147,13 @@ def test_an_input_error_crosses_a_pipe_whole() -> None:
 
 
 def test_only_large_bundles_are_pipelined_unless_asked(
-        bundle: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        synthetic: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(pipeline.ENVIRONMENT, raising=False)
-    assert not pipeline.worth_pipelining(bundle)
+    assert not pipeline.worth_pipelining(synthetic)
     monkeypatch.setattr(pipeline, "PIPELINE_FROM_BYTES", 1)
-    assert pipeline.worth_pipelining(bundle)
+    assert pipeline.worth_pipelining(synthetic)
     monkeypatch.setenv(pipeline.ENVIRONMENT, "never")
-    assert not pipeline.worth_pipelining(bundle)
+    assert not pipeline.worth_pipelining(synthetic)
     monkeypatch.setenv(pipeline.ENVIRONMENT, "always")
     monkeypatch.setattr(pipeline, "PIPELINE_FROM_BYTES", 1 << 40)
-    assert pipeline.worth_pipelining(bundle)
+    assert pipeline.worth_pipelining(synthetic)

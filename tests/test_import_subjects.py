@@ -14,7 +14,6 @@ import pytest
 
 import store.importer as importer
 from reviewer.errors import InputError
-from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from reviewer.models import Bundle
 from store.db import connect
 from store.importer import import_bundle
@@ -36,14 +35,6 @@ def _import(folder: Path, db: Path) -> None:
     conn = connect(db)
     import_path(conn, folder)
     conn.close()
-
-
-@pytest.fixture(scope="module")
-def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("synthetic") / "bundle"
-    write_synthetic(folder, SyntheticSpec(tasks=4, systems=3, long_report_words=300,
-                                          long_report_claims=12))
-    return folder
 
 
 def test_subjects_written_beside_verdicts_equal_subjects_linked_afterwards(

@@ -30,8 +30,7 @@ from reviewer.formats.native import iter_records
 from reviewer.frameworks.dailyreport.synthetic import BENCH_KINDS, SyntheticSpec, write_synthetic
 from reviewer.registry import get_kind
 from store.db import connect
-from store.import_pipeline import load as pipelined_load
-from store.import_pipeline import worth_pipelining
+from store.import_pipeline import load_for
 from store.importer import FTS_FILL, bulk_fts_fill, import_records
 from store.reviewlog import ReviewLog
 from store.scores import SystemScoreCache, rebuild_scores, update_scores
@@ -329,7 +328,7 @@ def _import(bundle: Path, target: Path) -> tuple[sqlite3.Connection, float]:
     """Import the synthetic run into a new database: its connection and the time taken."""
     conn = connect(target)
     suite, records = iter_records(bundle)
-    load = pipelined_load if worth_pipelining(bundle) else None   # as `gavel import` decides
+    load = load_for(bundle)     # as `gavel import` decides
     return conn, _time(lambda: import_records(conn, suite, records, "bench", load=load))
 
 
