@@ -43,6 +43,7 @@ from reviewer.comparison import (
     scale_level,
 )
 from reviewer.registry import frameworks, get_kind
+from store import report_scores
 from store.conflicts import standing_decisions
 from store.reviewlog import display_name
 
@@ -265,15 +266,16 @@ def _ratings(conn: sqlite3.Connection, framework: str | None, n_resamples: int,
         scale, metric = fw.rating.scale, fw.rating.metric
         labels = scale_labels(scale)
         for variant in ("adjudicated", "judge"):
-            pairs = conn.execute(
-                """SELECT rr.report_id, rr.reviewer, rr.value, s.value
-                   FROM report_rating rr
-                   JOIN score s ON s.scope = 'report:' || rr.report_id AND s.framework = ?
-                        AND s.variant = ? AND s.metric = ?
-                   WHERE s.value IS NOT NULL
-                   ORDER BY rr.report_id, rr.reviewer""",
-                (fw_name, variant, metric),
-            ).fetchall()
+            ratings = conn.execute(
+                "SELECT report_id, reviewer, value FROM report_rating "
+                "ORDER BY report_id, reviewer").fetchall()
+            computed_of = {
+                rid: value for rid, _, _, scores in report_scores.read_metrics(
+                    conn, (metric,), sorted({r[0] for r in ratings}),
+                    framework=fw_name, variant=variant)
+                if (value := scores.get(metric)) is not None}
+            pairs = [(rid, reviewer, value, computed_of[rid])
+                     for rid, reviewer, value in ratings if rid in computed_of]
             if not pairs:
                 continue
             computed = [scale.normalize(float(p[3])) for p in pairs]

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reviewer.registry import find_framework
+from store import report_scores
 from store.reviewlog import Recorded
-from store.scores import report_scope, update_scores
+from store.scores import update_scores
 from store.tx import transaction
 
 
@@ -38,15 +39,13 @@ def report_headlines(conn: sqlite3.Connection, report_id: int
     """(framework, metric) -> the report's adjudicated score, for every headline metric."""
     out: dict[tuple[str, str], float | None] = {}
     heads: dict[str, set[str]] = {}
-    for framework, metric, value in conn.execute(
-        "SELECT framework, metric, value FROM score WHERE scope = ? AND variant = 'adjudicated'",
-        (report_scope(report_id),),
-    ):
+    for _, framework, _, scores in report_scores.read(conn, [report_id], variant="adjudicated"):
         if framework not in heads:      # only the report's frameworks are imported
             fw = find_framework(framework)
             heads[framework] = {m.name for m in fw.metrics if m.headline} if fw else set()
-        if metric in heads[framework]:
-            out[(framework, metric)] = value
+        for metric, value in scores.items():
+            if metric in heads[framework]:
+                out[(framework, metric)] = value
     return out
 
 

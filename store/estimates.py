@@ -58,6 +58,7 @@ from reviewer.framework import Framework, ReportScores
 from reviewer.impact import alternatives
 from reviewer.inputs import ReportInput, VerdictIn
 from reviewer.registry import frameworks, get_kind
+from store import report_scores
 from store.inputs import load_inputs
 from store.plans import Plan, get_plan, has_plans, suite_row
 from store.scores import load_options
@@ -177,12 +178,9 @@ def _load_run(conn: sqlite3.Connection, suite_id: int, names: Sequence[str]) -> 
     for name in names:
         for variant in ("judge", "adjudicated"):
             scores[(name, variant)] = {rid: {} for rid in reports}
-    for scope, framework, variant, metric, value in conn.execute(
-            "SELECT scope, framework, variant, metric, value FROM score "
-            "WHERE scope >= 'report:' AND scope < 'report;'"):
-        rid = int(scope[7:])
+    for rid, framework, variant, values in report_scores.read(conn):
         if rid in wanted and (framework, variant) in scores:
-            scores[(framework, variant)][rid][metric] = value
+            scores[(framework, variant)][rid] = values
     system_values: dict[tuple[str, str], dict[int, dict[str, float | None]]] = defaultdict(
         lambda: defaultdict(dict))
     for scope, framework, variant, metric, value in conn.execute(

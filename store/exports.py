@@ -18,7 +18,7 @@ import csv
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from reviewer.identity import SIGNED_FIELDS
 from reviewer.proposals import EFFECT_NEW, canonical_json, effect, gold_item
 from reviewer.registry import get_kind
+from store import report_scores
 from store.conflicts import decisions_by_subject
 from store.gold import GOLD_COLUMNS, gold_arrow_schema, gold_records
 from store.inputs import PROPOSAL_STATUS_SQL
@@ -124,23 +125,35 @@ def score_records(conn: sqlite3.Connection) -> Iterator[Record]:
            JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
            JOIN suite s ON s.id = y.suite_id ORDER BY r.id"""
     )
+    stored = groupby(report_scores.read(conn), key=itemgetter(0))
+    head = next(stored, None)
     for rid, suite, system, task, report in reports:
-        yield from _scope_records(conn, f"report:{rid}", "report", suite, system, task, report)
+        while head is not None and head[0] < rid:
+            head = next(stored, None)
+        if head is None or head[0] != rid:
+            continue
+        rows = [(framework, metric, variant, value, 0 if value is None else 1)
+                for _, framework, variant, scores in head[1]
+                for metric, value in scores.items()]
+        rows.sort(key=itemgetter(0, 1, 2))
+        yield from _scope_records(rows, "report", suite, system, task, report)
     systems = conn.execute(
         "SELECT y.id, s.ext_id, y.ext_id FROM system y JOIN suite s ON s.id = y.suite_id "
         "ORDER BY y.id"
     )
     for sid, suite, system in systems:
-        yield from _scope_records(conn, f"system:{sid}", "system", suite, system, None, None)
+        rows = conn.execute(
+            "SELECT framework, metric, variant, value, n FROM score WHERE scope = ? "
+            "ORDER BY framework, metric, variant",
+            (f"system:{sid}",),
+        ).fetchall()
+        yield from _scope_records(rows, "system", suite, system, None, None)
 
 
-def _scope_records(conn: sqlite3.Connection, scope: str, level: str, suite: str, system: str,
-                   task: str | None, report: str | None) -> Iterator[Record]:
-    rows = conn.execute(
-        "SELECT framework, metric, variant, value, n FROM score WHERE scope = ? "
-        "ORDER BY framework, metric, variant",
-        (scope,),
-    )
+def _scope_records(rows: Iterable[tuple[str, str, str, float | None, int]], level: str,
+                   suite: str, system: str, task: str | None, report: str | None
+                   ) -> Iterator[Record]:
+    """One scope's records from its (framework, metric, variant, value, n) rows, in order."""
     for (framework, metric), group in groupby(rows, key=itemgetter(0, 1)):
         values = {variant: (value, n) for _, _, variant, value, n in group}
         judge, n_judge = values.get("judge", (None, None))

@@ -25,6 +25,7 @@ from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker
 from reviewer.formats.jsonl import Where
 from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
 from store.bulk import gc_paused
+from store.claim_facts import claim_cited, verdict_cited
 from store.scores import mark_scores_behind
 from store.subjects import subject_target
 from store.tx import now_iso, transaction
@@ -44,7 +45,10 @@ INSERTS: dict[str, str] = {
     "source": "INSERT INTO source VALUES (?,?,?,?,?,?,?,?,?)",
     "judge_run": "INSERT INTO judge_run VALUES (?,?,?,?,?,?,?,?,?,?)",
     "subject": "INSERT INTO subject (id, report_id, kind, key, target) VALUES (?,?,?,?,?)",
-    "judgment": "INSERT INTO judgment VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "judgment": "INSERT INTO judgment (id, run_id, report_id, kind, criterion_id, claim_id, "
+                "ref_idx, key, subject, value, explanation, evidence, raw, error, source_sha256, "
+                "current, subtask_id, claim_cited, subject_id) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 }
 """Table -> INSERT, in foreign-key order (batches are flushed in this order)."""
 
@@ -193,6 +197,8 @@ class Loader:
         self._crit_subtask: dict[int, int | None] = {}
         self._claim_subtask = array("q")
         """The subtask row id of each claim (0: none), by claim row id - the first one's."""
+        self._claim_cited = array("b")
+        """Each claim's :func:`store.claim_facts.claim_cited` flag, by claim row id likewise."""
         self._add("suite", (
             self.suite_id, suite.id, suite.name, _dumps(suite.frameworks), suite.version,
             suite.source, suite.description, content_hash, self.stamp,
@@ -315,6 +321,7 @@ class Loader:
             # the checker), so claims linked only through their fac rubric count for it.
             subtask = subtasks[where_claim.subtask] if where_claim.subtask is not None else None
             self._claim_subtask.append(subtask or 0)
+            self._claim_cited.append(claim_cited(cites, claim.url))
             self._add("claim", (
                 kid, rid, claim.id, ordinal, subtask,
                 criteria[claim.criterion] if claim.criterion is not None else None,
@@ -355,17 +362,21 @@ class Loader:
                 self._claims_at = (judgment.report, {
                     ext: first_claim + n for n, ext in enumerate(claim_order)})
             claim_id = self._claims_at[1][judgment.claim]
-        if crit_id is not None:
+        cited = None
+        if claim_id is not None:
+            at = claim_id - self.first["claim"]
+            claim_subtask = self._claim_subtask[at] or None
+            subtask = self._crit_subtask.get(crit_id) if crit_id is not None else claim_subtask
+            cited = verdict_cited(self._claim_cited[at], subtask, claim_subtask)
+        elif crit_id is not None:
             subtask = self._crit_subtask.get(crit_id)
-        elif claim_id is not None:
-            subtask = self._claim_subtask[claim_id - self.first["claim"]] or None
         else:
             subtask = None
         row = (
             self._take("judgment"), self._run[judgment.run][0], report_id, judgment.kind,
             crit_id, claim_id, judgment.ref, judgment.key, resolved.subject, resolved.value,
             judgment.explanation, judgment.evidence, judgment.raw, judgment.error,
-            judgment.source_sha256, int(judgment.run == self._newest_run), subtask)
+            judgment.source_sha256, int(judgment.run == self._newest_run), subtask, cited)
         if self._own_subjects is None:
             self._own_subjects = self.conn is not None and len(self._run) == 1
         if self._own_subjects:

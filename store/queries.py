@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reviewer.errors import InputError
+from store import report_scores
 from store.inputs import EFFECTIVE_SQL
 
 
@@ -37,6 +38,8 @@ def score_rows(
     include_parts: bool = False,
 ) -> list[ScoreRow]:
     """Cached scores in both variants side by side, ordered for reading."""
+    if per == "report":
+        return _report_score_rows(conn, framework or None, system or None, include_parts)
     params: list[object] = []
     filters = ""
     if framework:
@@ -47,28 +50,41 @@ def score_rows(
         params.extend([system, system])
     if not include_parts:
         filters += " AND substr(j.metric, 1, 1) != '_'"
-    if per == "report":
-        sql = f"""
-            SELECT j.framework, y.ext_id, t.ext_id, r.ext_id, j.metric, j.value, a.value, a.n
-            FROM score j
-            JOIN report r ON j.scope = 'report:' || r.id
-            JOIN task t ON t.id = r.task_id
-            JOIN system y ON y.id = r.system_id
-            LEFT JOIN score a ON a.scope = j.scope AND a.framework = j.framework
-                 AND a.metric = j.metric AND a.variant = 'adjudicated'
-            WHERE j.variant = 'judge' {filters}
-            ORDER BY j.framework, y.ext_id, t.ext_id, j.metric"""
-    else:
-        sql = f"""
-            SELECT j.framework, y.ext_id, NULL, NULL, j.metric, j.value, a.value,
-                   coalesce(a.n, j.n)
-            FROM score j
-            JOIN system y ON j.scope = 'system:' || y.id
-            LEFT JOIN score a ON a.scope = j.scope AND a.framework = j.framework
-                 AND a.metric = j.metric AND a.variant = 'adjudicated'
-            WHERE j.variant = 'judge' {filters}
-            ORDER BY j.framework, y.ext_id, j.metric"""
+    sql = f"""
+        SELECT j.framework, y.ext_id, NULL, NULL, j.metric, j.value, a.value,
+               coalesce(a.n, j.n)
+        FROM score j
+        JOIN system y ON j.scope = 'system:' || y.id
+        LEFT JOIN score a ON a.scope = j.scope AND a.framework = j.framework
+             AND a.metric = j.metric AND a.variant = 'adjudicated'
+        WHERE j.variant = 'judge' {filters}
+        ORDER BY j.framework, y.ext_id, j.metric"""
     return [ScoreRow(*row) for row in conn.execute(sql, params)]
+
+
+def _report_score_rows(conn: sqlite3.Connection, framework: str | None, system: str | None,
+                       include_parts: bool) -> list[ScoreRow]:
+    """Per-report scores in both variants, ordered by framework, system, task and metric."""
+    where = " WHERE y.ext_id = ? OR y.name = ?" if system else ""
+    placed = {int(rid): (str(sys_ext), str(task), str(report)) for rid, sys_ext, task, report in
+              conn.execute("SELECT r.id, y.ext_id, t.ext_id, r.ext_id FROM report r "
+                           "JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id"
+                           + where, (system, system) if system else ())}
+    adjudicated = {(rid, fw): scores for rid, fw, _, scores in
+                   report_scores.read(conn, framework=framework, variant="adjudicated")}
+    out: list[ScoreRow] = []
+    for rid, fw, _, scores in report_scores.read(conn, framework=framework, variant="judge"):
+        where_from = placed.get(rid)
+        if where_from is None:
+            continue
+        adj = adjudicated.get((rid, fw), {})
+        for metric, value in scores.items():
+            if include_parts or not metric.startswith("_"):
+                after = adj.get(metric)
+                out.append(ScoreRow(fw, *where_from, metric, value, after,
+                                    0 if after is None else 1))
+    out.sort(key=lambda r: (r.framework, r.system, r.task or "", r.metric, r.report or ""))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

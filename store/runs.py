@@ -43,6 +43,7 @@ from reviewer.models import (
     subject_of,
 )
 from reviewer.registry import frameworks, get_kind
+from store.claim_facts import claim_cited, verdict_cited
 from store.inputs import load_inputs, report_meta
 from store.queries import resolve_report
 from store.reviewlog import refresh_subjects
@@ -427,9 +428,10 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
             conn.execute("INSERT INTO claim_fts(rowid, fact, extract) VALUES (?, ?, ?)",
                          (cursor.lastrowid, claim.fact, claim.extract or claim.fact))
             ordinal += 1
-        claims = {ext: (cid, sid) for ext, cid, sid in conn.execute(
-            "SELECT c.ext_id, c.id, coalesce(c.subtask_id, k.subtask_id) FROM claim c "
-            "LEFT JOIN criterion k ON k.id = c.criterion_id WHERE c.report_id = ?",
+        claims = {ext: (cid, sid, claim_cited(cites, url)) for ext, cid, sid, cites, url in
+                  conn.execute(
+            "SELECT c.ext_id, c.id, coalesce(c.subtask_id, k.subtask_id), c.citations, c.url "
+            "FROM claim c LEFT JOIN criterion k ON k.id = c.criterion_id WHERE c.report_id = ?",
             (report_id,))}
         rows = []
         for j in outcome.judgments:
@@ -444,12 +446,13 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
                 run_row, report_id, j.kind, crit[0] if crit else None,
                 claim_row[0] if claim_row else None, j.ref, j.key, subject_of(j), value,
                 clip(j.explanation), clip(j.evidence), j.raw[:RAW_LIMIT],
-                clip(j.error) if j.error is not None else None, j.source_sha256, subtask))
+                clip(j.error) if j.error is not None else None, j.source_sha256, subtask,
+                None if claim_row is None else verdict_cited(claim_row[2], subtask, claim_row[1])))
         first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM judgment").fetchone()[0])
         conn.executemany(
             "INSERT INTO judgment (run_id, report_id, kind, criterion_id, claim_id, ref_idx, "
             "key, subject, value, explanation, evidence, raw, error, source_sha256, current, "
-            "subtask_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?)", rows)
+            "subtask_id, claim_cited) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)", rows)
         refresh_subjects(conn, ensure_subjects(conn, first))
         if conn.execute("SELECT active FROM judge_run WHERE id = ?",
                         (run_row,)).fetchone()[0] > 0:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from store.claim_facts import CLAIM_CITED_SQL
 from store.tx import transaction
 
 Migration = list[str] | Callable[[sqlite3.Connection], None]
@@ -461,6 +462,27 @@ MIGRATIONS: list[Migration] = [
             PRIMARY KEY (system_id, framework, variant)
         ) STRICT, WITHOUT ROWID""",
     ],
+    [   # 6: a report's scores in one row (store.report_scores); a claim verdict carries its
+        # claim's citation fact (store.claim_facts), so a full recompute joins nothing
+        """CREATE TABLE report_score (
+            report_id INTEGER NOT NULL,
+            framework TEXT NOT NULL,
+            variant TEXT NOT NULL,
+            metrics TEXT NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (report_id, framework, variant)
+        ) STRICT, WITHOUT ROWID""",
+        "DELETE FROM score WHERE scope >= 'report:' AND scope < 'report;'",
+        # The few claims with metadata (a judge run's extractions), without reading the rest.
+        "CREATE INDEX claim_metadata ON claim(report_id) WHERE metadata != '{}'",
+        "ALTER TABLE judgment ADD COLUMN claim_cited INTEGER",
+        f"UPDATE judgment SET claim_cited = {CLAIM_CITED_SQL} WHERE claim_id IS NOT NULL",
+        "DROP INDEX judgment_scoring",
+        # Covering index for score loading: a full recompute scans this, not the wide rows,
+        # counting in its order down to the value.
+        """CREATE INDEX judgment_scoring ON judgment(current, report_id, kind, subtask_id,
+            claim_cited, value, criterion_id, claim_id, ref_idx, key, error, subject_id)""",
+    ],
 ]
 
 _DERIVED_UNCHANGED = {2, 3, 4}
@@ -483,6 +505,10 @@ def migrate(conn: sqlite3.Connection) -> int:
             f"database schema version {current} is newer than this Gavel's ({SCHEMA_VERSION})"
         )
     applied = 0
+    # Derived tables are rebuilt once, by the schema they end in (code that rebuilds them
+    # reads today's tables), in the last migration's transaction.
+    rebuild = any(version > 0 and version not in _DERIVED_UNCHANGED
+                  for version in range(current, SCHEMA_VERSION))
     for version in range(current, SCHEMA_VERSION):
         with transaction(conn):
             step = MIGRATIONS[version]
@@ -491,7 +517,7 @@ def migrate(conn: sqlite3.Connection) -> int:
             else:
                 for statement in step:
                     conn.execute(statement)
-            if version > 0 and version not in _DERIVED_UNCHANGED:
+            if rebuild and version == SCHEMA_VERSION - 1:
                 _rebuild_derived(conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
         applied += 1

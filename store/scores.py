@@ -31,6 +31,7 @@ from reviewer.framework import (
     resolve_options,
 )
 from reviewer.registry import find_framework, frameworks
+from store import report_scores
 from store.bulk import gc_paused
 from store.bulkscores import count_reports
 from store.inputs import ReportMeta, load_inputs, report_meta, task_structure
@@ -214,41 +215,34 @@ def _aggregate_columns(fw: ColumnAggregating, columns: SystemColumns,
             fw.aggregate_columns(columns.columns, len(columns.ids), options).items()}
 
 
-def _report_rows(rid: int, name: str, variant: str, scores: ReportScores
-                 ) -> Iterable[tuple[str, str, str, str, float | None, int]]:
-    scope = report_scope(rid)
-    for metric, value in scores.items():
-        yield scope, name, variant, metric, value, 0 if value is None else 1
-
-
 def rebuild_scores(conn: sqlite3.Connection) -> None:
     with gc_paused(), transaction(conn):
         _rebuild(conn)
 
 
 def _rebuild(conn: sqlite3.Connection) -> None:
-    """Every score recomputed and stored: report rows are written as they are scored, in
-    batches; only the per-report scores each system's aggregate needs are kept."""
+    """Every score recomputed and stored: a report's scores are written as they are scored
+    (one row each, :mod:`store.report_scores`), in batches."""
     conn.execute("DELETE FROM score")
+    conn.execute("DELETE FROM report_score")
     conn.execute("DELETE FROM impact")
-    # A migration of an older database rebuilds before the score columns' table exists.
-    keep_columns = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = 'score_columns'").fetchone() is not None
-    if keep_columns:
-        conn.execute("DELETE FROM score_columns")
+    conn.execute("DELETE FROM score_columns")
     registry, options = frameworks(), load_options(conn)
     by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
-    batch: list[tuple[str, str, str, str, float | None, int]] = []
+    batch: list[tuple[int, str, str, str, bytes]] = []
+    encode = report_scores.encode
     for rid, system_id, name, judge, adjudicated in _score_all(conn):
-        both: tuple[tuple[Variant, ReportScores], ...] = (
-            ("judge", judge), ("adjudicated", adjudicated))
-        for variant, scores in both:
-            batch.extend(_report_rows(rid, name, variant, scores))
-            by_system[(system_id, name, variant)][rid] = scores
-        if len(batch) > 20_000:
-            conn.executemany(_INSERT, batch)
+        if judge:
+            batch.append((rid, name, "judge", *encode(judge)))
+        if adjudicated:
+            batch.append((rid, name, "adjudicated",
+                          *(batch[-1][3:] if adjudicated is judge else encode(adjudicated))))
+        by_system[(system_id, name, "judge")][rid] = judge
+        by_system[(system_id, name, "adjudicated")][rid] = adjudicated
+        if len(batch) > 4_096:
+            report_scores.insert_encoded(conn, batch)
             batch.clear()
-    conn.executemany(_INSERT, batch)
+    report_scores.insert_encoded(conn, batch)
     for (sid, name, variant), values in by_system.items():
         fw = registry[name]
         by_columns = column_aggregating(fw)
@@ -256,8 +250,7 @@ def _rebuild(conn: sqlite3.Connection) -> None:
             aggregates = _aggregate(fw, [values[rid] for rid in sorted(values)], options[name])
         else:
             columns = SystemColumns.of(values, by_columns.aggregated)
-            if keep_columns:
-                store_columns(conn, sid, name, variant, columns)
+            store_columns(conn, sid, name, variant, columns)
             aggregates = _aggregate_columns(by_columns, columns, options[name])
         conn.executemany(_INSERT, [(system_scope(sid), name, variant, m, v, n)
                                    for m, (v, n) in aggregates.items()])
@@ -334,12 +327,7 @@ def _update(conn: sqlite3.Connection, ids: list[int], variants: Sequence[Variant
             for variant in variants:
                 scores = fw.score_report(report, variant, options[name])
                 fresh[(report.system_id, name, variant)][rid] = scores
-                conn.execute(
-                    "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
-                    (report_scope(rid), name, variant),
-                )
-                conn.executemany(_INSERT,
-                                 _report_rows(rid, name, variant, scores))
+                report_scores.write(conn, [(rid, name, variant, scores)])
     for system_id, name in sorted(touched):
         for variant in variants:
             key = (system_id, name, variant)
@@ -403,15 +391,7 @@ def _system_columns(conn: sqlite3.Connection, key: tuple[int, str, Variant],
 def system_report_scores(conn: sqlite3.Connection, system_id: int, framework: str,
                          variant: str) -> dict[int, ReportScores]:
     """The cached per-report scores of one system, by report id."""
-    by_id: dict[int, ReportScores] = defaultdict(dict)
-    for rid, metric, value in conn.execute(
-        """SELECT r.id, s.metric, s.value FROM report r
-           JOIN score s ON s.scope = 'report:' || r.id AND s.framework = ? AND s.variant = ?
-           WHERE r.system_id = ? ORDER BY r.id""",
-        (framework, variant, system_id),
-    ):
-        by_id[rid][metric] = value
-    return dict(by_id)
+    return report_scores.system_reports(conn, system_id, framework, variant)
 
 
 def cached(conn: sqlite3.Connection) -> ScoreTable:
@@ -422,10 +402,10 @@ def cached(conn: sqlite3.Connection) -> ScoreTable:
         "SELECT scope, framework, variant, metric, value, n FROM score"
     ):
         kind, _, ident = scope.partition(":")
-        if kind == "report":
-            reports[(int(ident), framework, variant)][metric] = value
-        elif kind == "system":
+        if kind == "system":
             systems[(int(ident), framework, variant)][metric] = (value, n)
+    for rid, framework, variant, scores in report_scores.read(conn):
+        reports[(rid, framework, "judge" if variant == "judge" else "adjudicated")] = scores
     return ScoreTable(dict(reports), dict(systems))
 
 
@@ -437,7 +417,8 @@ def ensure_scores(conn: sqlite3.Connection) -> bool:
     """
     behind = conn.execute("SELECT 1 FROM meta WHERE key = ?", (SCORES_BEHIND,)).fetchone()
     if behind is None:
-        has_scores = conn.execute("SELECT 1 FROM score LIMIT 1").fetchone()
+        has_scores = report_scores.has_any(conn) or conn.execute(
+            "SELECT 1 FROM score LIMIT 1").fetchone()
         has_reports = conn.execute("SELECT 1 FROM report LIMIT 1").fetchone()
         if not has_reports or has_scores:
             return False
@@ -452,5 +433,5 @@ def suite_unscored(conn: sqlite3.Connection, suite_id: int) -> bool:
         """SELECT EXISTS (SELECT 1 FROM report r JOIN system y ON y.id = r.system_id
                           WHERE y.suite_id = ?)
               AND NOT EXISTS (SELECT 1 FROM report r JOIN system y ON y.id = r.system_id
-                              JOIN score s ON s.scope = 'report:' || r.id
+                              JOIN report_score s ON s.report_id = r.id
                               WHERE y.suite_id = ?)""", (suite_id, suite_id)).fetchone()[0])

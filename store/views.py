@@ -15,6 +15,7 @@ from typing import Any
 
 from reviewer.registry import frameworks, get_kind
 from reviewer.suspicion import suspicion
+from store import report_scores as stored_scores
 from store.inputs import EFFECTIVE_SQL
 from store.suspicion import Suspicion, report_suspicion, subject_suspicions
 
@@ -104,22 +105,19 @@ def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
         rows[rid] = QueueRow(rid, suite, rext, text, sext, domain, ttype, tuple(json.loads(fws)),
                              words)
     heads = {f"{h.framework}.{h.metric}" for h in headlines()}
-    # Only headline metrics leave SQLite: a report has a dozen or two cached metrics, the queue
-    # shows four, and this query is most of the time the queue takes to open.
-    metrics = sorted({h.metric for h in headlines()})
-    scopes = "" if report_ids is None else \
-        f" AND scope IN ({','.join('?' * len(ids))})"
-    for scope, framework, variant, metric, value in conn.execute(
-        "SELECT scope, framework, variant, metric, value FROM score "
-        f"WHERE scope LIKE 'report:%' AND metric IN ({','.join('?' * len(metrics))}){scopes}",
-        (*metrics, *(f"report:{rid}" for rid in ids)),
-    ):
-        name = f"{framework}.{metric}"
-        if name not in heads:
+    # Only headline metrics are unpacked: a report has a dozen or two cached metrics, the queue
+    # shows four, and this read is most of the time the queue takes to open.
+    metrics = {h.metric for h in headlines()}
+    for rid, framework, variant, values in stored_scores.read_metrics(
+            conn, metrics, None if report_ids is None else ids):
+        row = rows.get(rid)
+        if row is None:
             continue
-        row = rows.get(int(scope[7:]))
-        if row is not None:
-            (row.judge if variant == "judge" else row.adjudicated)[name] = value
+        into = row.judge if variant == "judge" else row.adjudicated
+        for metric, value in values.items():
+            name = f"{framework}.{metric}"
+            if name in heads:
+                into[name] = value
     for rid, total in conn.execute(
         "SELECT report_id, count(*) FROM judgment INDEXED BY judgment_scoring "
         f"WHERE current = 1{only('report_id')} GROUP BY report_id", ids
@@ -420,11 +418,9 @@ class ScoreLine:
 def report_scores(conn: sqlite3.Connection, report_id: int) -> list[ScoreLine]:
     """The report's visible metrics in both variants, headline metrics first."""
     values: dict[tuple[str, str, str], float | None] = {}
-    for framework, variant, metric, value in conn.execute(
-        "SELECT framework, variant, metric, value FROM score WHERE scope = ?",
-        (f"report:{report_id}",),
-    ):
-        values[(framework, metric, variant)] = value
+    for _, framework, variant, scores in stored_scores.read(conn, [report_id]):
+        for name, value in scores.items():
+            values[(framework, name, variant)] = value
     out: list[ScoreLine] = []
     for fw in frameworks().values():
         for metric in sorted(fw.metrics, key=lambda m: not m.headline):

@@ -19,6 +19,7 @@ from store.activation import NeedsConfirmation, activate, preview, runs_against_
 from store.reviewlog import ReviewLog
 from store.runs import create_run, finish_run, write_outcome
 from store.scores import update_scores
+from tests.score_rows import all_scores
 
 CRITERIA = ("s1-ins", "s2-ins", "s3-ins", "s4-ins")
 GOLD = {("alpha", "s1-ins"): "1", ("alpha", "s2-ins"): "0.5", ("beta", "s2-ins"): "0.5",
@@ -86,8 +87,9 @@ def test_a_run_that_agrees_with_the_humans_activates_without_a_question(
     assert change(seen, "alpha", "judge") == (1.0, 0.875, 1, 1)
     assert change(seen, "beta", "judge") == (0.625, 0.625, 2, 2)
     assert change(seen, "alpha", "adjudicated") == (0.875, 0.875, 1, 1)
-    before = decided.execute("SELECT * FROM score ORDER BY 1, 2, 3, 4").fetchall()
-    assert decided.execute("SELECT * FROM score ORDER BY 1, 2, 3, 4").fetchall() == before
+    before = decided.execute(f"SELECT * FROM {all_scores(decided)} ORDER BY 1, 2, 3, 4").fetchall()
+    assert decided.execute(f"SELECT * FROM {all_scores(decided)} "
+                           "ORDER BY 1, 2, 3, 4").fetchall() == before
     assert not decided.in_transaction              # the preview rolled everything back
     activate(decided, "good")
     assert decided.execute(

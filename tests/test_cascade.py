@@ -31,10 +31,12 @@ from reviewer.models import (
     System,
     Task,
 )
+from store.claim_facts import CLAIM_CITED_SQL
 from store.importer import import_bundle
 from store.runs import create_run, load_jobs, set_active, write_outcome
 from store.scores import rebuild_scores
 from tests.builders import cascade_input
+from tests.score_rows import all_scores
 
 DEFAULTS = resolve_options(FRAMEWORK, {})
 
@@ -423,7 +425,8 @@ def _one_subtask_bundle(claims: list[dict[str, object]], verdicts: dict[str, str
 def _report_scores(conn: sqlite3.Connection, report: str = "r1",
                    variant: str = "judge") -> dict[str, float | None]:
     return {metric: value for metric, value in conn.execute(
-        """SELECT s.metric, s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id
+        f"""SELECT s.metric, s.value FROM {all_scores(conn)} s
+            JOIN report r ON s.scope = 'report:' || r.id
            WHERE r.ext_id = ? AND s.framework = 'cascade' AND s.variant = ?""",
         (report, variant))}
 
@@ -546,6 +549,8 @@ def test_scoring_places_claims_through_their_criterion(conn: sqlite3.Connection)
     import_bundle(conn, _one_subtask_bundle(LINKED, {"c1": "correct", "c2": "incorrect"}), "h")
     conn.execute("UPDATE claim SET subtask_id = NULL")
     conn.execute("UPDATE judgment SET subtask_id = NULL WHERE kind = 'claim'")
+    # (and the citation facts as the migration that added them computes them)
+    conn.execute(f"UPDATE judgment SET claim_cited = {CLAIM_CITED_SQL} WHERE claim_id IS NOT NULL")
     rebuild_scores(conn)
     s = _report_scores(conn)
     assert (s["Fac"], s["NeedsReview"], s["UserPref"]) == (0.5, 0.0, 3.0)

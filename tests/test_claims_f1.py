@@ -27,6 +27,7 @@ from reviewer.frameworks.livedrbench.ground_truth import (
 )
 from reviewer.frameworks.livedrbench.scoring import FRAMEWORK, GRADE, KINDS, MATCH, OPTIONS
 from reviewer.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
+from tests.score_rows import all_scores
 
 PROJECT = Path(__file__).resolve().parent.parent
 FIXTURE = PROJECT / "tests" / "fixtures" / "livedrbench"
@@ -892,7 +893,7 @@ def store_with(conn: sqlite3.Connection, path: Path, fmt: str) -> None:
 
 def score_of(conn: sqlite3.Connection, report: str, metric: str, variant: str) -> float | None:
     row = conn.execute(
-        "SELECT s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id "
+        f"SELECT s.value FROM {all_scores(conn)} s JOIN report r ON s.scope = 'report:' || r.id "
         "WHERE r.ext_id = ? AND s.framework = 'claims_f1' AND s.metric = ? AND s.variant = ?",
         (report, metric, variant)).fetchone()
     return None if row is None else row[0]

@@ -152,7 +152,7 @@ def test_an_import_killed_after_its_commit_has_its_scores(tmp_path: Path) -> Non
     assert killed(result)
     conn = assert_consistent(db)
     assert conn.execute("SELECT count(*) FROM suite").fetchone()[0] == 1
-    assert conn.execute("SELECT count(*) FROM score").fetchone()[0] > 0
+    assert conn.execute("SELECT count(*) FROM report_score").fetchone()[0] > 0
     conn.close()
     assert "nothing to do" in gavel("import", bundle, "--db", db).stdout
 
@@ -168,6 +168,7 @@ def test_an_import_committed_without_scores_is_repaired_on_the_next_open(
     conn = connect(db)
     import_bundle(conn, tiny_bundle(), "h")              # no rebuild_scores: killed here
     assert conn.execute("SELECT count(*) FROM score").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM report_score").fetchone()[0] == 0
     conn.close()
     assert gavel("scores", "--db", db).returncode == 0   # any command opens and repairs
     assert_consistent(db).close()
@@ -177,7 +178,7 @@ def test_an_import_committed_without_scores_is_repaired_on_the_next_open(
     import_path(conn, sample_data_dir() / "dailyreport")
     suite = conn.execute("SELECT id FROM suite WHERE ext_id = ?",
                          ("dailyreport-sample-2026-11",)).fetchone()[0]
-    conn.execute("DELETE FROM score WHERE scope IN (SELECT 'report:' || r.id FROM report r "
+    conn.execute("DELETE FROM report_score WHERE report_id IN (SELECT r.id FROM report r "
                  "JOIN system y ON y.id = r.system_id WHERE y.suite_id = ?)", (suite,))
     redone = import_path(conn, sample_data_dir() / "dailyreport")
     assert not redone.created and redone.repaired

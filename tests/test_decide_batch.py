@@ -14,6 +14,7 @@ from click.testing import CliRunner, Result
 from store.db import connect
 from store.reviewlog import ReviewLog
 from store.scores import cached, compute_all
+from tests.score_rows import all_scores
 from tui.cli.group import gavel
 
 
@@ -30,7 +31,7 @@ def _state(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...
     conn = sqlite3.connect(path)
     try:
         events = conn.execute("SELECT * FROM review_event ORDER BY seq").fetchall()
-        scores = conn.execute("SELECT * FROM score ORDER BY 1, 2, 3, 4").fetchall()
+        scores = conn.execute(f"SELECT * FROM {all_scores(conn)} ORDER BY 1, 2, 3, 4").fetchall()
         return events, scores
     finally:
         conn.close()

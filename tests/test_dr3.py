@@ -31,6 +31,7 @@ from reviewer.frameworks.dr3_eval.format import (
 from reviewer.frameworks.dr3_eval.scoring import FRAMEWORK as DR3
 from reviewer.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
 from reviewer.registry import frameworks, scales
+from tests.score_rows import all_scores
 
 PROJECT = Path(__file__).resolve().parent.parent
 FIXTURE = PROJECT / "tests" / "fixtures" / "dr3"
@@ -653,7 +654,7 @@ def test_demo_includes_the_dr3_sample(sample_db: Path) -> None:
     try:
         row = conn.execute("SELECT id FROM suite WHERE ext_id = 'dr3-sample-2026-11'").fetchone()
         assert row is not None
-        n = conn.execute("""SELECT count(*) FROM score WHERE framework = 'dr3'
+        n = conn.execute(f"""SELECT count(*) FROM {all_scores(conn)} WHERE framework = 'dr3'
                             AND scope LIKE 'system:%' AND metric = 'Avg'""").fetchone()[0]
         assert n == 8                                    # 4 systems × 2 variants
     finally:
@@ -672,7 +673,8 @@ def judgment(conn: sqlite3.Connection, report: str, kind: str, subject: str
 
 def scores_of(conn: sqlite3.Connection, scope: str, variant: str) -> dict[str, float | None]:
     return dict(conn.execute(
-        "SELECT metric, value FROM score WHERE scope = ? AND framework = 'dr3' AND variant = ?",
+        f"SELECT metric, value FROM {all_scores(conn)} "
+        "WHERE scope = ? AND framework = 'dr3' AND variant = ?",
         (scope, variant)))
 
 
@@ -709,7 +711,8 @@ def test_sample_multi_citation_claims_tell_claim_fa_from_pair_fa(
     assert pair["Avg"] == pytest.approx((450 + 250 / 3) / 6)
     # Every other sample report cites one source per claim: the two units agree there.
     for ext, fa in conn.execute(
-            """SELECT r.ext_id, s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id
+            f"""SELECT r.ext_id, s.value FROM {all_scores(conn)} s
+                JOIN report r ON s.scope = 'report:' || r.id
                WHERE s.framework = 'dr3' AND s.metric = 'FA' AND s.variant = 'judge'
                AND r.ext_id != 'wren-dr:port-shore-power'"""):
         assert fa == pytest.approx(100.0), ext

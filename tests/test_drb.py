@@ -24,6 +24,7 @@ from reviewer.frameworks.deepresearch_bench.format import read_drb
 from reviewer.frameworks.deepresearch_bench.race import FRAMEWORK as RACE
 from reviewer.inputs import ClaimIn, CriterionIn, ReportInput, VerdictIn
 from reviewer.scales import SCORE10, SUPPORT, UNIT
+from tests.score_rows import all_scores
 
 
 def race_opts(**overrides: str) -> dict[str, str]:
@@ -77,7 +78,7 @@ def system_scores(conn: sqlite3.Connection, system: str, framework: str,
 def report_scores(conn: sqlite3.Connection, system: str, framework: str, metric: str,
                   variant: str = "judge") -> dict[str, float | None]:
     rows = conn.execute(
-        """SELECT t.ext_id, s.value FROM score s
+        f"""SELECT t.ext_id, s.value FROM {all_scores(conn)} s
            JOIN report r ON s.scope = 'report:' || r.id
            JOIN system y ON y.id = r.system_id JOIN task t ON t.id = r.task_id
            WHERE y.ext_id = ? AND s.framework = ? AND s.metric = ? AND s.variant = ?""",

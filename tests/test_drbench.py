@@ -32,6 +32,7 @@ from reviewer.frameworks.dr_bench.urls import match_annotations, normalise_url
 from reviewer.inputs import CriterionIn, ReportInput, VerdictIn
 from reviewer.models import Bundle, Criterion, JudgeRun, Judgment, Report, Suite, System, Task
 from reviewer.registry import get_framework, get_scale
+from tests.score_rows import all_scores
 
 PROJECT = Path(__file__).resolve().parent.parent
 SAMPLE = PROJECT / "sample_data" / "drbench"
@@ -560,7 +561,8 @@ def test_a_judge_number_in_a_partial_range_is_imported_and_scored(
         "qsr-01": "partial", "qsr-02": "yes"}
     import_bundle(conn, bundle, "h")
     rebuild_scores(conn)
-    value = conn.execute("SELECT value FROM score WHERE framework = 'drbench' AND variant = "
+    value = conn.execute(f"SELECT value FROM {all_scores(conn)} "
+                         "WHERE framework = 'drbench' AND variant = "
                          "'judge' AND metric = 'qsr_ratio' AND scope LIKE 'report:%'").fetchone()
     # Default options: 5 points of the notebook's 30 (not the midpoint's 4 of 30).
     assert value[0] == pytest.approx((3 + 2) / 30)
@@ -864,7 +866,8 @@ def test_citation_chips_on_a_real_task_do_not_count_as_anchor_hits(
     assert text[int((hits[0].key or "0").rstrip("~^")):].lower().startswith(keyword.lower())
     import_bundle(conn, bundle, "h")
     rebuild_scores(conn)
-    rows = dict(conn.execute("SELECT metric, value FROM score WHERE framework = 'drbench' "
+    rows = dict(conn.execute(f"SELECT metric, value FROM {all_scores(conn)} "
+                             "WHERE framework = 'drbench' "
                              "AND variant = 'judge' AND scope LIKE 'report:%'").fetchall())
     assert rows["anchor_hits"] == 1
 
@@ -910,7 +913,7 @@ def sample(tmp_path: Path) -> Iterator[sqlite3.Connection]:
 
 def report_score(conn: sqlite3.Connection, report: str, metric: str, variant: str) -> float:
     row = conn.execute(
-        """SELECT s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id
+        f"""SELECT s.value FROM {all_scores(conn)} s JOIN report r ON s.scope = 'report:' || r.id
            WHERE r.ext_id = ? AND s.framework = 'drbench' AND s.metric = ? AND s.variant = ?""",
         (report, metric, variant)).fetchone()
     assert row is not None and row[0] is not None
@@ -1089,7 +1092,8 @@ def test_test_vector_through_the_store(conn: sqlite3.Connection) -> None:
     import_bundle(conn, vector_bundle(), "vector")
     rebuild_scores(conn)
     rows = dict(conn.execute(
-        """SELECT metric, value FROM score WHERE framework = 'drbench' AND variant = 'judge'
+        f"""SELECT metric, value FROM {all_scores(conn)}
+            WHERE framework = 'drbench' AND variant = 'judge'
            AND scope LIKE 'system:%'""").fetchall())
     print(f"\nstore: Quality {rows['quality']:.4f}, drift {rows['drift']:.3f}, "
           f"TBoost {rows['tboost']:.4f}, InteScore {rows['integrated']:.3f}")

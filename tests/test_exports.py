@@ -27,6 +27,7 @@ from store.merge import merge_events, write_log
 from store.proposals import accept, propose
 from store.reviewlog import ReviewLog
 from store.scores import update_scores
+from tests.score_rows import all_scores
 from tui.cli import main
 from tui.paths import sample_data_dir
 
@@ -146,7 +147,7 @@ def test_verdict_provenance(reviewed: sqlite3.Connection) -> None:
 
 def test_score_records_pair_both_variants(reviewed: sqlite3.Connection) -> None:
     rows = list(score_records(reviewed))
-    n_scores = reviewed.execute("SELECT count(*) FROM score").fetchone()[0]
+    n_scores = reviewed.execute(f"SELECT count(*) FROM {all_scores(reviewed)}").fetchone()[0]
     assert 2 * len(rows) == n_scores                           # every score, both variants
     t04 = next(r for r in rows if r["report"] == "t04-kestrel" and r["metric"] == "Rat")
     # rat of s8 overturned from 1 to 0 by adjudication

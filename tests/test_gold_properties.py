@@ -36,6 +36,7 @@ from store.reviewlog import ReviewLog, rebuild_state
 from store.runs import create_run, finish_run, set_active, write_outcome
 from store.scores import cached, compute_all, rebuild_scores, update_scores
 from tests.builders import tiny_bundle
+from tests.score_rows import all_scores
 
 CRITERIA = ("s1-ins", "s2-ins", "s3-ins", "s4-ins", "s2-rat")
 REVIEWERS = ("ana", "ben")
@@ -74,7 +75,8 @@ def decisions_by_target(conn: sqlite3.Connection) -> dict[str, tuple[object, ...
 
 
 def scores(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
-    return conn.execute("SELECT * FROM score ORDER BY scope, framework, variant, metric").fetchall()
+    return conn.execute(f"SELECT * FROM {all_scores(conn)} "
+                        "ORDER BY scope, framework, variant, metric").fetchall()
 
 
 def add_run(conn: sqlite3.Connection, name: str, pick: int, garbage: bool) -> None:

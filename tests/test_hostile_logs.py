@@ -47,6 +47,7 @@ from store.proposals import propose
 from store.reviewlog import _live, _standing
 from store.scores import rebuild_scores
 from tests.builders import tiny_bundle
+from tests.score_rows import all_scores
 
 SUBJECTS: dict[str, tuple[str, ...]] = {
     "s:tiny/t1-alpha/claim/k=c1": ("correct", "incorrect", "unknown"),
@@ -136,7 +137,7 @@ def derived(conn: sqlite3.Connection) -> tuple[object, ...]:
                      "ORDER BY s.target").fetchall(),
         conn.execute("SELECT e.uuid, l.live FROM event_live l JOIN review_event e "
                      "ON e.uuid = l.uuid ORDER BY e.uuid").fetchall(),
-        conn.execute("SELECT scope, framework, variant, metric, value, n FROM score "
+        conn.execute(f"SELECT scope, framework, variant, metric, value, n FROM {all_scores(conn)} "
                      "ORDER BY scope, framework, variant, metric").fetchall(),
     )
 

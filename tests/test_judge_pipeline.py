@@ -20,6 +20,7 @@ from store.db import connect
 from store.importer import import_bundle
 from store.scores import cached, compute_all, rebuild_scores
 from tests.loopback import FakeJudge, Loopback, Request, Response, chat, serving
+from tests.score_rows import all_scores
 from tui.cli import main
 
 KEY = "sk-live-0123456789abcdef-must-not-leak"
@@ -112,7 +113,7 @@ def test_judge_the_sample_data_then_rerun_from_the_cache(
         # ins_k = 0.5 for every subtask, so Ins = mean = 0.5; Rat = Σ ins·rat / Σ ins
         # = 0.5·1 / 0.5 = 1 wherever a rat rubric exists.
         ins, rat = (conn.execute(
-            "SELECT value FROM score WHERE scope = ? AND framework = 'cascade' AND "
+            f"SELECT value FROM {all_scores(conn)} WHERE scope = ? AND framework = 'cascade' AND "
             "variant = 'judge' AND metric = ?", (f"report:{rid}", m)).fetchone()[0]
             for m in ("Ins", "Rat"))
         assert ins == pytest.approx(0.5)

@@ -31,6 +31,7 @@ from store.proposals import accept, proposals, propose, reject
 from store.reviewlog import ReviewLog
 from store.scores import rebuild_scores, update_scores
 from tests.builders import tiny_bundle
+from tests.score_rows import all_scores
 from tui.cli import main
 
 SUBJECT_OF = "(SELECT subject_id FROM judgment WHERE id = ?)"
@@ -70,7 +71,8 @@ def state(conn: sqlite3.Connection) -> tuple[object, ...]:
         conn.execute("SELECT * FROM decision ORDER BY subject_id").fetchall(),
         conn.execute("SELECT * FROM flag ORDER BY subject_id").fetchall(),
         conn.execute("SELECT * FROM report_rating ORDER BY report_id, reviewer").fetchall(),
-        conn.execute("SELECT * FROM score ORDER BY scope, framework, variant, metric").fetchall(),
+        conn.execute(f"SELECT * FROM {all_scores(conn)} "
+                     "ORDER BY scope, framework, variant, metric").fetchall(),
         conn.execute("SELECT uuid, task_id, report_id, kind, payload, target, reviewer "
                      "FROM proposal ORDER BY uuid").fetchall(),
         sorted((p.uuid, p.status, p.decided_by) for p in proposals(conn)),

@@ -12,6 +12,7 @@ from reviewer.logfile import read_events
 from store.db import connect
 from store.importer import import_bundle
 from store.merge import merge_events, write_log
+from store.report_scores import score_rows
 from store.reviewlog import ReviewLog, pending_events, rebuild_state
 from store.schema import SCHEMA_VERSION
 from store.scores import cached, compute_all, rebuild_scores
@@ -62,8 +63,7 @@ def v2_state(conn: sqlite3.Connection) -> dict[str, object]:
         "ratings": sorted(conn.execute(
             """SELECT r.ext_id, rr.reviewer, rr.value FROM report_rating rr
                JOIN report r ON r.id = rr.report_id""").fetchall()),
-        "scores": sorted(conn.execute(
-            "SELECT scope, framework, variant, metric, value, n FROM score").fetchall()),
+        "scores": score_rows(conn),
     }
 
 
@@ -80,7 +80,7 @@ def test_a_version_1_database_upgrades_with_every_decision(tmp_path: Path) -> No
         ("t1-beta", "ins", "c=s1-ins", "0", "unanimous", 2),
     ]
     conn = connect(path)                                      # migrates
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"plan", "plan_draw", "suspicion"} <= tables    # 3: review plans, 4: suspicion flags
     after = v2_state(conn)
@@ -132,22 +132,16 @@ def test_a_version_1_log_merges_into_a_new_database(tmp_path: Path) -> None:
     migrated.close()
 
 
-def test_a_version_4_database_gains_score_columns_as_it_is_used(tmp_path: Path) -> None:
-    # Version 5 adds each system's score columns. An upgraded database has none until a full
-    # recompute; meanwhile a decision reads its system from the score rows and stores them.
+def test_a_system_without_stored_columns_gains_them_as_it_is_used(tmp_path: Path) -> None:
+    # A database upgraded to version 5 has no score columns until a full recompute; meanwhile
+    # a decision reads its system from the report scores and stores the columns.
     from store.score_columns import load_columns
 
-    path = tmp_path / "v4.db"
-    conn = connect(path)
+    conn = connect(tmp_path / "v5.db")
     import_bundle(conn, tiny_bundle(), "h")
     rebuild_scores(conn)
-    conn.execute("DROP TABLE score_columns")
-    conn.execute("PRAGMA user_version = 4")
+    conn.execute("DELETE FROM score_columns")
     conn.commit()
-    conn.close()
-    conn = connect(path)                                 # migrates to 5
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
-    assert conn.execute("SELECT count(*) FROM score_columns").fetchone()[0] == 0
     jid, system_id = conn.execute(
         """SELECT j.id, r.system_id FROM judgment j JOIN report r ON r.id = j.report_id
            WHERE j.kind = 'ins' AND j.value IS NOT NULL LIMIT 1""").fetchone()
@@ -157,3 +151,45 @@ def test_a_version_4_database_gains_score_columns_as_it_is_used(tmp_path: Path) 
     update_scores(conn, [recorded.report_id or 0])
     assert cached(conn) == compute_all(conn)
     assert load_columns(conn, system_id, "cascade", "adjudicated") is not None
+
+
+def _as_version_5(conn: sqlite3.Connection) -> None:
+    """Turn a database of this release back into version 5: report scores as score rows, no
+    citation fact on the verdicts (and the index without it)."""
+    rows = [r for r in score_rows(conn) if r[0].startswith("report:")]
+    conn.execute("DROP TABLE report_score")
+    conn.execute("DROP INDEX claim_metadata")
+    conn.execute("DROP INDEX judgment_scoring")
+    conn.execute("ALTER TABLE judgment DROP COLUMN claim_cited")
+    conn.execute("""CREATE INDEX judgment_scoring ON judgment(current, report_id, kind,
+        subtask_id, criterion_id, claim_id, ref_idx, key, value, error, subject_id)""")
+    conn.executemany("INSERT INTO score (scope, framework, variant, metric, value, n) "
+                     "VALUES (?,?,?,?,?,?)", rows)
+    conn.execute("PRAGMA user_version = 5")
+    conn.commit()
+
+
+def test_a_version_5_database_gains_report_rows_and_citation_facts(
+        synthetic: Path, tmp_path: Path) -> None:
+    from store.importing import import_path
+
+    path = tmp_path / "v5.db"
+    conn = connect(path)
+    import_path(conn, synthetic)
+    rebuild_scores(conn)
+    jid = conn.execute("SELECT id FROM judgment WHERE kind = 'claim' LIMIT 1").fetchone()[0]
+    ReviewLog(conn, "ana").decide(jid, "incorrect", "unsupported")
+    rebuild_scores(conn)
+    written = conn.execute("SELECT id, claim_cited FROM judgment ORDER BY id").fetchall()
+    before = score_rows(conn)
+    assert {c for _, c in written} >= {1, None}
+    _as_version_5(conn)
+    conn.close()
+    conn = connect(path)                                  # migrates to 6
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
+    # The migration computes in SQL what the importer wrote: every verdict the same fact.
+    assert conn.execute("SELECT id, claim_cited FROM judgment ORDER BY id").fetchall() == written
+    assert conn.execute("SELECT count(*) FROM score WHERE scope LIKE 'report:%'"
+                        ).fetchone()[0] == 0
+    assert score_rows(conn) == before
+    assert cached(conn) == compute_all(conn)

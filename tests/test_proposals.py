@@ -33,6 +33,7 @@ from store.importing import build_demo
 from store.inputs import load_inputs
 from store.merge import merge_events, write_log
 from store.proposals import ProposalError, accept, get_proposal, proposals, propose, reject
+from tests.score_rows import all_scores
 from tui.cli import main
 from tui.paths import sample_data_dir
 
@@ -240,7 +241,8 @@ def test_livedrbench_expansions_reach_the_scorer_and_keep_new_apart_from_alias(
     accept(db, "maya", alias.proposal.uuid)
     reject(db, "maya", dup.proposal.uuid)
     applied = dict(db.execute(
-        "SELECT r.ext_id, s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id "
+        f"SELECT r.ext_id, s.value FROM {all_scores(db)} s "
+        "JOIN report r ON s.scope = 'report:' || r.id "
         "WHERE s.framework = 'claims_f1' AND s.metric = '_expansions' "
         "AND s.variant = 'adjudicated'"))
     assert {k: v for k, v in applied.items() if v} == {

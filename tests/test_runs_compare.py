@@ -17,6 +17,7 @@ from reviewer.models import Claim, JudgeRun, Judgment
 from store.runs import create_run, finish_run, run_scores, set_active, write_outcome
 from store.scores import cached, compute_all
 from tests.builders import TINY_MARKDOWN
+from tests.score_rows import all_scores
 from tui.cli import main
 
 CRITERIA = ("s1-ins", "s2-ins", "s3-ins", "s4-ins")
@@ -72,7 +73,7 @@ def runs_db(tiny_db: sqlite3.Connection, tmp_path: Path) -> Path:
 def report_score(conn: sqlite3.Connection, report: str, metric: str,
                  variant: str = "judge") -> float | None:
     row = conn.execute(
-        """SELECT s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id
+        f"""SELECT s.value FROM {all_scores(conn)} s JOIN report r ON s.scope = 'report:' || r.id
            WHERE r.ext_id = ? AND s.framework = 'cascade' AND s.metric = ?
            AND s.variant = ?""", (report, metric, variant)).fetchone()
     return None if row is None else row[0]

@@ -37,6 +37,7 @@ from reviewer.models import (
 )
 from reviewer.registry import frameworks, get_kind
 from reviewer.scales import Scale
+from store.claim_facts import CLAIM_CITED_SQL
 from store.db import connect
 from store.importer import import_bundle
 from store.reviewlog import ReviewError, ReviewLog
@@ -106,7 +107,10 @@ def cascade_bundle(draw: Draw) -> Bundle:
             rid = f"t{t}-{system}"
             refs = draw(st.integers(0, 3))
             facts = [f"Claim {c} of {rid} holds" for c in range(1, draw(st.integers(0, 4)) + 1)]
-            claims = [Claim(id=f"c{c}", subtask=draw(st.sampled_from(subtasks)).id, fact=fact)
+            claims = [Claim(id=f"c{c}", subtask=draw(st.sampled_from(subtasks)).id, fact=fact,
+                            citations=draw(st.lists(st.integers(1, refs), max_size=2))
+                            if refs else [],
+                            url=draw(st.sampled_from([None, None, f"https://e.org/{c}"])))
                       for c, fact in enumerate(facts, 1)]
             reports.append(Report(id=rid, task=f"t{t}", system=system,
                                   markdown=_markdown(rid, facts, refs), claims=claims))
@@ -376,6 +380,9 @@ def world(draw: Draw, root: Path) -> Path:
     for bundle in bundles:
         import_bundle(conn, bundle, bundle.suite.id)
     rebuild_scores(conn)
+    # The importer writes each verdict's citation fact as the migration's SQL computes it.
+    assert conn.execute(f"""SELECT count(*) FROM judgment
+        WHERE claim_cited IS NOT {CLAIM_CITED_SQL}""").fetchone()[0] == 0
     conn.close()
     return path
 

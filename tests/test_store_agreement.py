@@ -21,6 +21,7 @@ from store.db import connect
 from store.importer import import_bundle
 from store.reviewlog import ReviewLog
 from store.scores import rebuild_scores, update_scores
+from tests.score_rows import all_scores
 from tui.cli import main
 
 
@@ -188,7 +189,8 @@ def _report(conn: sqlite3.Connection, system: str) -> int:
 
 def test_the_designed_userpref_levels_hold(rated: sqlite3.Connection) -> None:
     levels = dict(rated.execute(
-        "SELECT r.ext_id, s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id "
+        f"SELECT r.ext_id, s.value FROM {all_scores(rated)} s "
+        "JOIN report r ON s.scope = 'report:' || r.id "
         "WHERE s.metric = 'UserPref' AND s.variant = 'judge'"))
     assert levels == {f"t1-{k}": float(v) for k, v in EXPECTED.items()}
 

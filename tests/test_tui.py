@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable
 
+from tests.score_rows import all_scores
 from tests.tui_helpers import (
     events,
     make_app,
@@ -35,7 +36,8 @@ def adjudicated(db: Path, report: str, metric: str) -> float | None:
     conn = sqlite3.connect(db)
     try:
         row = conn.execute(
-            "SELECT s.value FROM score s JOIN report r ON s.scope = 'report:' || r.id "
+            f"SELECT s.value FROM {all_scores(conn)} s "
+            "JOIN report r ON s.scope = 'report:' || r.id "
             "WHERE r.ext_id = ? AND s.metric = ? AND s.variant = 'adjudicated'",
             (report, metric),
         ).fetchone()

@@ -16,6 +16,7 @@ from store.db import connect
 from store.reviewlog import ReviewLog
 from tests.fake_judges import BenchJudge
 from tests.loopback import serving
+from tests.score_rows import all_scores
 from tests.tui_helpers import make_app, open_report, ready, select_judgment, wait_for
 from tui.cli import main
 from tui.screens.modals import ConfirmDialog
@@ -70,7 +71,8 @@ def _label(db: Path, report: str, kind: str, value: str) -> None:
 
 def _scores(db: Path, framework: str) -> list[tuple[object, ...]]:
     conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT scope, metric, value FROM score WHERE framework = ? AND "
+    rows = conn.execute(f"SELECT scope, metric, value FROM {all_scores(conn)} "
+                        "WHERE framework = ? AND "
                         "variant = 'judge' ORDER BY 1, 2", (framework,)).fetchall()
     conn.close()
     return rows

@@ -33,18 +33,18 @@ class BareApp(App[None]):
 
     def on_mount(self) -> None:
         from store.db import connect
+        from store.report_scores import read_metrics
 
         conn = connect(self.db)
-        rows = conn.execute(
-            """SELECT t.ext_id, y.ext_id, t.domain,
-                      max(CASE WHEN s.metric = 'UserPref' THEN s.value END),
-                      max(CASE WHEN s.metric = 'Ins' THEN s.value END),
-                      max(CASE WHEN s.metric = 'Fac' THEN s.value END),
-                      max(CASE WHEN s.metric = 'Rat' THEN s.value END)
-               FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
-               LEFT JOIN score s ON s.scope = 'report:' || r.id AND s.variant = 'adjudicated'
-               GROUP BY r.id ORDER BY r.id"""
-        ).fetchall()
+        heads = ("UserPref", "Ins", "Fac", "Rat")
+        values: dict[int, dict[str, float | None]] = {}
+        for rid, _, _, scores in read_metrics(conn, heads, variant="adjudicated"):
+            values.setdefault(rid, {}).update(scores)
+        rows = [(task, system, domain, *(values.get(rid, {}).get(h) for h in heads))
+                for rid, task, system, domain in conn.execute(
+                    """SELECT r.id, t.ext_id, y.ext_id, t.domain FROM report r
+                       JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
+                       ORDER BY r.id""")]
         table = self.query_one(DataTable)
         table.add_columns("Task", "System", "Domain", "UserPref", "Ins", "Fac", "Rat")
         for row in rows:
