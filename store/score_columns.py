@@ -1,4 +1,4 @@
-"""Each system's per-report scores as columns, stored beside the score rows.
+"""Each system's per-report scores as columns, stored beside the report rows.
 
 Re-aggregating a system after a decision needs every report of that system. Read back as score
 rows that is 43,500 rows and 1,500 dicts at 25,500 reports (40 ms); read as one row of typed

@@ -365,7 +365,7 @@ def _system_reports(conn: sqlite3.Connection, key: tuple[int, str, Variant],
         for rid, scores in fresh.items():
             if scores:
                 known[rid] = scores
-            else:                   # no score rows: absent, as when read back
+            else:                   # no report row: absent, as when read back
                 known.pop(rid, None)
     return [known[rid] for rid in sorted(known)]
 
@@ -374,7 +374,7 @@ def _system_columns(conn: sqlite3.Connection, key: tuple[int, str, Variant],
                     fw: ColumnAggregating, fresh: Mapping[int, ReportScores],
                     cache: SystemScoreCache | None) -> SystemColumns:
     """A system's columns with ``fresh`` in place, stored back for the next reader: from the
-    cache, else its stored columns, else (missing or malformed) its score rows."""
+    cache, else its stored columns, else (missing or malformed) its report rows."""
     columns = cache.columns.get(key) if cache is not None else None
     if columns is None:
         columns = load_columns(conn, *key)
