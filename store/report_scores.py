@@ -156,12 +156,10 @@ def _rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None, framework:
     elif report_ids is not None:
         terms.append(f"report_id IN ({','.join('?' * len(report_ids))})")
         params.extend(report_ids)
-    if framework is not None:
-        terms.append("framework = ?")
-        params.append(framework)
-    if variant is not None:
-        terms.append("variant = ?")
-        params.append(variant)
+    for column, value in (("framework", framework), ("variant", variant)):
+        if value is not None:
+            terms.append(f"{column} = ?")
+            params.append(value)
     where = " WHERE " + " AND ".join(terms) if terms else ""
     rows = conn.execute("SELECT report_id, framework, variant, metrics, data FROM report_score"
                         f"{where} ORDER BY report_id, framework, variant", params)
