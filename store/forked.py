@@ -18,7 +18,8 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from multiprocessing.context import ForkContext
 
 R = TypeVar("R")
+B = TypeVar("B")
 
 
 def spare_core() -> bool:
@@ -137,3 +139,85 @@ def forked(fn: Callable[[], R]) -> Forked[R] | None:
         return Forked(fn)
     except OSError:
         return None
+
+
+AHEAD = 3
+"""Batches read and waiting for a child before the reading process computes one itself."""
+
+
+def computed(batches: Iterable[B], compute: Callable[[B], R], *, parallel: bool,
+             meanwhile: Callable[[], None] | None = None) -> Iterator[tuple[B, R]]:
+    """(batch, ``compute(batch)``) for every batch, in no particular order.
+
+    Reading a batch (iterating ``batches``) happens here; in parallel a forked child computes
+    every batch read before it started while this process reads on, and each time it finishes
+    the next child takes what has been read since. This process also computes a batch itself
+    whenever it has read everything, or is :data:`AHEAD` batches ahead of the child. A child
+    that fails costs only time: its batches are computed here. ``compute`` must be pure: what
+    it returns from a child is all that comes back.
+
+    ``meanwhile`` is work of the caller's that neither reads nor changes what ``compute``
+    reads: called once, as soon as everything is read while a child computes, so the two
+    overlap; at the end otherwise.
+    """
+    waiting: list[B] = []
+    child: tuple[list[B], Forked[list[R]]] | None = None
+
+    def collected() -> Iterator[tuple[B, R]]:
+        nonlocal child
+        assert child is not None
+        taken, running = child
+        child = None
+        results = running.result()
+        if results is None or len(results) != len(taken):
+            results = [compute(batch) for batch in taken]
+        yield from zip(taken, results, strict=True)
+
+    def start(chosen: list[B]) -> bool:
+        nonlocal child
+        running = forked(partial(_each, compute, chosen))
+        if running is not None:
+            child = (chosen, running)
+        return running is not None
+
+    try:
+        for batch in batches:
+            waiting.append(batch)
+            if not parallel:
+                done = waiting.pop()
+                yield done, compute(done)
+                continue
+            if child is not None and child[1].done():
+                yield from collected()
+            if child is None:
+                if start(waiting):
+                    waiting = []
+                else:
+                    parallel = False
+            elif len(waiting) >= AHEAD:
+                done = waiting.pop()
+                yield done, compute(done)
+        if meanwhile is not None and child is not None:
+            meanwhile()     # this core's turn for the caller's own work, the child computing
+            meanwhile = None
+        while waiting:
+            if child is None and len(waiting) > 1 and parallel:
+                half = len(waiting) // 2
+                if start(waiting[:half]):
+                    waiting = waiting[half:]
+                    continue
+            done = waiting.pop()
+            yield done, compute(done)
+            if child is not None and child[1].done():
+                yield from collected()
+        if child is not None:
+            yield from collected()
+        if meanwhile is not None:
+            meanwhile()
+    finally:
+        if child is not None:   # the caller stopped early, or something failed here
+            child[1].cancel()
+
+
+def _each(compute: Callable[[B], R], batches: list[B]) -> list[R]:
+    return [compute(batch) for batch in batches]

@@ -21,7 +21,7 @@ from typing import Any
 from reviewer.grading import Claim, Criterion, Evidence, Flag, Grading, Page, Verdict, grading_of
 from reviewer.registry import frameworks
 from reviewer.suspicion import flags, suspicion
-from store.forked import Forked, forked, spare_core
+from store.forked import computed, spare_core
 from store.tx import transaction
 
 BATCH = 300
@@ -196,92 +196,32 @@ def computed_batches(conn: sqlite3.Connection, ids: Sequence[int], parallel: boo
     """(report ids, their flags) for every batch of ``ids``, in no particular order.
 
     In parallel (``None``: from :data:`PARALLEL_FROM` reports, when there is a spare core) this
-    process reads the evidence, batch after batch, while a forked child computes the flags of
-    every batch read before it started; each time it finishes, the next child takes what has
-    been read since. Reading is about half of the work, so this process also computes a batch
-    itself whenever it has read everything, or is :data:`_AHEAD` batches ahead of the child. A
-    child that fails costs only time: its batches are computed here.
-
-    ``meanwhile`` is work of the caller's that neither reads nor changes what the flags read
-    (an import fills its search indexes): called once, as soon as everything is read while a
-    child computes, so the two overlap; at the end otherwise.
+    process reads the evidence, batch after batch, while forked children compute the flags
+    (:func:`store.forked.computed`). ``meanwhile`` is work of the caller's that neither reads
+    nor changes what the flags read (an import fills its search indexes), overlapped with a
+    child's computing when there is one.
     """
     rules = _Rules()
     if parallel is None:
         parallel = len(ids) >= PARALLEL_FROM and spare_core()
-    waiting: list[tuple[list[int], Found]] = []
-    child: tuple[list[tuple[list[int], Found]], Forked[list[dict[int, list[Flag]]]]] | None \
-        = None
+    # In parallel a batch is a third of BATCH (about 9 MB of evidence at 100 reports): this
+    # process holds the batches waiting and those a child computes (it computes them itself
+    # if the child fails), and a child's copy-on-write pages are its batches' — with whole
+    # batches an import's processes peaked at 400 MB, at 2,550 reports.
+    size = BATCH if not parallel else max(1, BATCH // 3)
 
-    def collected() -> Iterator[tuple[list[int], dict[int, list[Flag]]]]:
-        nonlocal child
-        assert child is not None
-        taken, running = child
-        child = None
-        results = running.result()
-        if results is None or len(results) != len(taken):
-            results = [rules.flags(found) for _, found in taken]
-        for (batch, _), result in zip(taken, results, strict=True):
-            yield batch, result
-
-    def start(batches: list[tuple[list[int], Found]]) -> bool:
-        nonlocal child
-        running = forked(partial(_flags_of, rules, [found for _, found in batches]))
-        if running is not None:
-            child = (batches, running)
-        return running is not None
-
-    try:
-        size = BATCH if not parallel else max(1, BATCH // 3)
+    def read() -> Iterator[tuple[list[int], Found]]:
         for begin in range(0, len(ids), size):
             batch = list(ids[begin:begin + size])
-            waiting.append((batch, list(evidence(conn, batch, rules.reads_text))))
-            if not parallel:
-                done, found = waiting.pop()
-                yield done, rules.flags(found)
-                continue
-            if child is not None and child[1].done():
-                yield from collected()
-            if child is None:
-                if start(waiting):
-                    waiting = []
-                else:
-                    parallel = False
-            elif len(waiting) >= _AHEAD:
-                done, found = waiting.pop()
-                yield done, rules.flags(found)
-        if meanwhile is not None and child is not None:
-            meanwhile()     # this core's turn for the caller's own work, the child computing
-            meanwhile = None
-        while waiting:
-            if child is None and len(waiting) > 1 and parallel:
-                half = len(waiting) // 2
-                if start(waiting[:half]):
-                    waiting = waiting[half:]
-                    continue
-            done, found = waiting.pop()
-            yield done, rules.flags(found)
-            if child is not None and child[1].done():
-                yield from collected()
-        if child is not None:
-            yield from collected()
-        if meanwhile is not None:
-            meanwhile()
-    finally:
-        if child is not None:   # the caller stopped early, or something failed here
-            child[1].cancel()
+            yield batch, list(evidence(conn, batch, rules.reads_text))
+
+    for (batch, _), result in computed(read(), partial(_flags_of, rules), parallel=parallel,
+                                       meanwhile=meanwhile):
+        yield batch, result
 
 
-_AHEAD = 3
-"""Batches read and waiting for a child before this process computes one itself. In parallel
-a batch is a third of :data:`BATCH` (about 9 MB of evidence at 100 reports): this process holds
-the batches waiting and those a child computes (it computes them itself if the child fails),
-and a child's copy-on-write pages are its batches' — with whole batches an import's processes
-peaked at 400 MB, at 2,550 reports."""
-
-
-def _flags_of(rules: _Rules, batches: list[Found]) -> list[dict[int, list[Flag]]]:
-    return [rules.flags(found) for found in batches]
+def _flags_of(rules: _Rules, read: tuple[list[int], Found]) -> dict[int, list[Flag]]:
+    return rules.flags(read[1])
 
 
 def refresh_suspicion(conn: sqlite3.Connection, report_ids: Iterable[int] | None = None,

@@ -190,7 +190,7 @@ def test_flags_computed_by_forked_children_are_the_flags_computed_here(
             started.append(1)
             super().__init__(fn)
 
-    monkeypatch.setattr(suspicion, "forked", lambda fn: Counted(fn))
+    monkeypatch.setattr(store.forked, "forked", lambda fn: Counted(fn))
     calls: list[int] = []
     conn.execute("DELETE FROM suspicion")
     assert refresh_suspicion(conn, parallel=True, meanwhile=lambda: calls.append(1)) \
