@@ -29,6 +29,7 @@ from typing import Any
 from reviewer.framework import BulkSpec
 from reviewer.inputs import OTHER, CriterionIn, ReportCounts, ReportInput, SubtaskIn
 from store.inputs import RUN_CLAIM_KEY, ReportMeta
+from store.subjects import verdicts_of
 
 Value = str | None
 Hist = dict[Value, int]
@@ -192,7 +193,7 @@ def _decided(conn: sqlite3.Connection, kinds: Sequence[str], claim_kind: str | N
     for rid, kind, subtask, old, new, has_claim, cited in conn.execute(
         f"""SELECT j.report_id, j.kind, j.subtask_id, j.value, d.value,
                    j.claim_cited IS NOT NULL, coalesce(j.claim_cited = 1, 0)
-            FROM decision d JOIN judgment j ON j.subject_id = d.subject_id
+            FROM {verdicts_of(conn, "decision")}
             WHERE d.status != 'conflict' AND j.current = 1
               AND j.kind IN ({','.join('?' * len(kinds))})""", tuple(kinds)):
         if old == new or (kind == claim_kind and not has_claim):

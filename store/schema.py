@@ -476,6 +476,11 @@ MIGRATIONS: list[Migration] = [
         # The few claims with metadata (a judge run's extractions), without reading the rest.
         "CREATE INDEX claim_metadata ON claim(report_id) WHERE metadata != '{}'",
         "ALTER TABLE judgment ADD COLUMN claim_cited INTEGER",
+        # Covering for what a decision's or flag's verdict is read for: a few thousand
+        # decisions find theirs without reading a wide row each (or scanning every verdict).
+        "DROP INDEX judgment_subject",
+        """CREATE INDEX judgment_subject ON judgment(subject_id, current, report_id, kind,
+            value, subtask_id, claim_cited)""",
         f"UPDATE judgment SET claim_cited = {CLAIM_CITED_SQL} WHERE claim_id IS NOT NULL",
         "DROP INDEX judgment_scoring",
         # Covering index for score loading: a full recompute scans this, not the wide rows,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Literal
 
 from reviewer.keys import RUN_CLAIM_KEY
 from store.tx import transaction
@@ -137,3 +138,23 @@ def _foreign_claim_verdicts(conn: sqlite3.Connection, scope: str) -> list[int]:
                   AND coalesce(json_extract(c.metadata, '$.{RUN_CLAIM_KEY}'), '') != ?""",
             (report_id, *sorted(kinds[report_id]), run_ext)))
     return out
+
+
+FEW = 20
+"""A table keyed by subject holds few subjects when the verdicts outnumber its rows this many
+times over: then a query starts from its rows (each finds its verdict through the covering
+``judgment_subject`` index) rather than scanning every verdict in force."""
+
+
+def verdicts_of(conn: sqlite3.Connection, table: Literal["decision", "flag"], alias: str = "d"
+                ) -> str:
+    """``FROM`` clause joining ``table`` (``decision`` or ``flag``: rows keyed by subject) to
+    the verdicts of its subjects as ``j``, in the order that reads least: SQLite has no
+    statistics to choose by, and a scan of 2.5 million verdicts for 2,000 decisions took
+    0.5 s."""
+    rows = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+    verdicts = conn.execute("SELECT coalesce(max(id), 0) FROM judgment").fetchone()[0]
+    if rows * FEW < verdicts:
+        return (f"{table} {alias} CROSS JOIN judgment j INDEXED BY judgment_subject "
+                f"ON j.subject_id = {alias}.subject_id")
+    return f"{table} {alias} JOIN judgment j ON j.subject_id = {alias}.subject_id"

@@ -11,12 +11,13 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from reviewer.registry import frameworks, get_kind
 from reviewer.suspicion import suspicion
 from store import report_scores as stored_scores
 from store.inputs import EFFECTIVE_SQL
+from store.subjects import verdicts_of
 from store.suspicion import Suspicion, report_suspicion, subject_suspicions
 
 
@@ -94,6 +95,13 @@ def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
     def only(column: str) -> str:
         return "" if report_ids is None else f" AND {column} IN ({','.join('?' * len(ids))})"
 
+    def whole(table: Literal["decision", "flag"]) -> str:
+        # A few reports' rows are found through their verdicts; the whole queue's, from the
+        # decisions or flags when they are few.
+        if report_ids is not None:
+            return f"{table} d JOIN judgment j ON j.subject_id = d.subject_id"
+        return verdicts_of(conn, table)
+
     rows: dict[int, QueueRow] = {}
     for rid, suite, rext, text, sext, domain, ttype, fws, words in conn.execute(
         f"""SELECT r.id, s.ext_id, r.ext_id, t.ext_id, y.ext_id, t.domain, t.task_type,
@@ -128,14 +136,14 @@ def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
         f"""SELECT j.report_id, count(*),
                   sum(d.status != 'conflict' AND d.value IS NOT j.value),
                   sum(d.status = 'conflict')
-           FROM decision d JOIN judgment j ON j.subject_id = d.subject_id
+           FROM {whole("decision")}
            WHERE j.current = 1{only('j.report_id')} GROUP BY j.report_id""", ids
     ):
         if rid in rows:
             row = rows[rid]
             row.decided, row.differs, row.conflicts = decided, differs or 0, conflicts or 0
     for rid, flags in conn.execute(
-        "SELECT j.report_id, count(*) FROM flag f JOIN judgment j ON j.subject_id = f.subject_id "
+        f"SELECT j.report_id, count(*) FROM {whole('flag')} "
         f"WHERE j.current = 1{only('j.report_id')} GROUP BY j.report_id", ids
     ):
         if rid in rows:

@@ -155,14 +155,16 @@ def test_a_system_without_stored_columns_gains_them_as_it_is_used(tmp_path: Path
 
 def _as_version_5(conn: sqlite3.Connection) -> None:
     """Turn a database of this release back into version 5: report scores as score rows, no
-    citation fact on the verdicts (and the index without it)."""
+    citation fact on the verdicts (and the indexes as they were)."""
     rows = [r for r in score_rows(conn) if r[0].startswith("report:")]
     conn.execute("DROP TABLE report_score")
     conn.execute("DROP INDEX claim_metadata")
     conn.execute("DROP INDEX judgment_scoring")
+    conn.execute("DROP INDEX judgment_subject")
     conn.execute("ALTER TABLE judgment DROP COLUMN claim_cited")
     conn.execute("""CREATE INDEX judgment_scoring ON judgment(current, report_id, kind,
         subtask_id, criterion_id, claim_id, ref_idx, key, value, error, subject_id)""")
+    conn.execute("CREATE INDEX judgment_subject ON judgment(subject_id)")
     conn.executemany("INSERT INTO score (scope, framework, variant, metric, value, n) "
                      "VALUES (?,?,?,?,?,?)", rows)
     conn.execute("PRAGMA user_version = 5")
