@@ -476,12 +476,13 @@ MIGRATIONS: list[Migration] = [
         # The few claims with metadata (a judge run's extractions), without reading the rest.
         "CREATE INDEX claim_metadata ON claim(report_id) WHERE metadata != '{}'",
         "ALTER TABLE judgment ADD COLUMN claim_cited INTEGER",
+        # (Filled before any index holds it: the index is built once, not row by row.)
+        f"UPDATE judgment SET claim_cited = {CLAIM_CITED_SQL} WHERE claim_id IS NOT NULL",
         # Covering for what a decision's or flag's verdict is read for: a few thousand
         # decisions find theirs without reading a wide row each (or scanning every verdict).
         "DROP INDEX judgment_subject",
         """CREATE INDEX judgment_subject ON judgment(subject_id, current, report_id, kind,
             value, subtask_id, claim_cited)""",
-        f"UPDATE judgment SET claim_cited = {CLAIM_CITED_SQL} WHERE claim_id IS NOT NULL",
         "DROP INDEX judgment_scoring",
         # Covering index for score loading: a full recompute scans this, not the wide rows,
         # counting in its order down to the value.
@@ -510,10 +511,6 @@ def migrate(conn: sqlite3.Connection) -> int:
             f"database schema version {current} is newer than this Gavel's ({SCHEMA_VERSION})"
         )
     applied = 0
-    # Derived tables are rebuilt once, by the schema they end in (code that rebuilds them
-    # reads today's tables), in the last migration's transaction.
-    rebuild = any(version > 0 and version not in _DERIVED_UNCHANGED
-                  for version in range(current, SCHEMA_VERSION))
     for version in range(current, SCHEMA_VERSION):
         with transaction(conn):
             step = MIGRATIONS[version]
@@ -522,22 +519,32 @@ def migrate(conn: sqlite3.Connection) -> int:
             else:
                 for statement in step:
                     conn.execute(statement)
-            if rebuild and version == SCHEMA_VERSION - 1:
-                _rebuild_derived(conn)
+            if version > 0 and version not in _DERIVED_UNCHANGED:
+                _rebuild_derived(conn, scores=version == SCHEMA_VERSION - 1)
             conn.execute(f"PRAGMA user_version = {version + 1}")
         applied += 1
     return applied
 
 
-def _rebuild_derived(conn: sqlite3.Connection) -> None:
-    """After a migration of a database with content: derived tables from inputs and log."""
+def _rebuild_derived(conn: sqlite3.Connection, *, scores: bool) -> None:
+    """After a migration of a database with content: derived tables from inputs and log, so
+    each version committed is consistent (a later migration reads them: the suspicion flags
+    read which verdicts are in force).
+
+    Scores only by the last migration: the code that computes them reads today's tables. An
+    earlier one marks them behind, so that an upgrade stopped half-way — or one whose last
+    step keeps derived tables — rebuilds them on the next open (:func:`store.scores
+    .ensure_scores`), whichever release opens it."""
     if conn.execute("SELECT 1 FROM judgment LIMIT 1").fetchone() is None and \
             conn.execute("SELECT 1 FROM review_event LIMIT 1").fetchone() is None:
         return
     from store.reviewlog import rebuild_state
-    from store.scores import rebuild_scores
+    from store.scores import mark_scores_behind, rebuild_scores
     from store.subjects import refresh_current
 
     refresh_current(conn)
     rebuild_state(conn)
-    rebuild_scores(conn)
+    if scores:
+        rebuild_scores(conn)
+    else:
+        mark_scores_behind(conn, "schema upgraded")

@@ -8,6 +8,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from reviewer.logfile import read_events
 from store.db import connect
 from store.importer import import_bundle
@@ -195,3 +197,30 @@ def test_a_version_5_database_gains_report_rows_and_citation_facts(
                         ).fetchone()[0] == 0
     assert score_rows(conn) == before
     assert cached(conn) == compute_all(conn)
+
+
+def test_an_upgrade_computes_suspicion_from_the_verdicts_in_force(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Version 4's suspicion flags read which verdicts are in force: version 2's rebuild must
+    # have chosen them (here the old database had none marked) before version 4 computes.
+    import store.suspicion as suspicion
+
+    path = tmp_path / "ana.db"
+    shutil.copy(V1 / "ana.db", path)
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE judgment SET current = 0")
+    raw.commit()
+    raw.close()
+    seen: list[int] = []
+    real = suspicion.refresh_suspicion
+
+    def spy(conn: sqlite3.Connection, *args: object, **kwargs: object) -> int:
+        seen.append(conn.execute("SELECT sum(current) FROM judgment").fetchone()[0] or 0)
+        return real(conn, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(suspicion, "refresh_suspicion", spy)
+    conn = connect(path)
+    in_force = conn.execute("SELECT sum(current) FROM judgment").fetchone()[0]
+    assert seen and seen[0] == in_force > 0
+    assert conn.execute("SELECT 1 FROM meta WHERE key = 'scores_behind'").fetchone() is None
+    conn.close()
