@@ -260,19 +260,19 @@ def _fw_kind(kind_name: str) -> tuple[str, str]:
 
 def _ratings(conn: sqlite3.Connection, framework: str | None, n_resamples: int,
              seed: int) -> Iterable[RatingAgreement]:
+    ratings = conn.execute(
+        "SELECT report_id, reviewer, value FROM report_rating ORDER BY report_id, reviewer"
+    ).fetchall()
+    rated_reports = sorted({r[0] for r in ratings})
     for fw_name, fw in frameworks().items():
         if fw.rating is None or (framework is not None and fw_name != framework):
             continue
         scale, metric = fw.rating.scale, fw.rating.metric
         labels = scale_labels(scale)
         for variant in ("adjudicated", "judge"):
-            ratings = conn.execute(
-                "SELECT report_id, reviewer, value FROM report_rating "
-                "ORDER BY report_id, reviewer").fetchall()
             computed_of = {
                 rid: value for rid, _, _, scores in report_scores.read_metrics(
-                    conn, (metric,), sorted({r[0] for r in ratings}),
-                    framework=fw_name, variant=variant)
+                    conn, (metric,), rated_reports, framework=fw_name, variant=variant)
                 if (value := scores.get(metric)) is not None}
             pairs = [(rid, reviewer, value, computed_of[rid])
                      for rid, reviewer, value in ratings if rid in computed_of]

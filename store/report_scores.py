@@ -74,12 +74,14 @@ def decode(metrics: str, data: bytes) -> ReportScores | None:
 
 
 @lru_cache(maxsize=1024)
-def _offsets(metrics: str, wanted: tuple[str, ...]) -> tuple[tuple[str, int], ...] | None:
+def _offsets(metrics: str, wanted: tuple[str, ...]
+             ) -> tuple[int, tuple[tuple[str, int], ...]] | None:
+    """The blob's length for ``metrics``, and where each wanted metric it has lies in it."""
     names = _names(metrics)
     if names is None:
         return None
     at = {name: i for i, name in enumerate(names)}
-    return tuple((name, 8 * at[name]) for name in wanted if name in at)
+    return 8 * len(names), tuple((name, 8 * at[name]) for name in wanted if name in at)
 
 
 _DOUBLE = struct.Struct("<d")
@@ -88,13 +90,11 @@ _DOUBLE = struct.Struct("<d")
 def pick(metrics: str, data: bytes, wanted: tuple[str, ...]) -> dict[str, float | None]:
     """Only the ``wanted`` metrics of a row (those it has): what a reader of a few headline
     values needs, without building every report's whole dict."""
-    offsets = _offsets(metrics, wanted)
-    names = _names(metrics)
-    if offsets is None or names is None or not isinstance(data, bytes) \
-            or len(data) != 8 * len(names):
+    layout = _offsets(metrics, wanted)
+    if layout is None or not isinstance(data, bytes) or len(data) != layout[0]:
         return {}
     out: dict[str, float | None] = {}
-    for name, at in offsets:
+    for name, at in layout[1]:
         value = _DOUBLE.unpack_from(data, at)[0]
         out[name] = None if value != value else value
     return out
@@ -186,16 +186,3 @@ def system_reports(conn: sqlite3.Connection, system_id: int, framework: str, var
 def has_any(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM report_score LIMIT 1").fetchone() is not None
 
-
-def score_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str, str, float | None, int]]:
-    """The whole cache as (scope, framework, variant, metric, value, n) rows, sorted: system
-    aggregates and every report's scores in one shape (for comparisons and exports)."""
-    rows: list[tuple[str, str, str, str, float | None, int]] = [
-        (str(s), str(f), str(v), str(m), value, int(n)) for s, f, v, m, value, n in conn.execute(
-            "SELECT scope, framework, variant, metric, value, n FROM score")]
-    for rid, framework, variant, scores in read(conn):
-        scope = f"report:{rid}"
-        rows.extend((scope, framework, variant, metric, value, 0 if value is None else 1)
-                    for metric, value in scores.items())
-    rows.sort(key=lambda r: r[:4])
-    return rows

@@ -14,11 +14,11 @@ from reviewer.logfile import read_events
 from store.db import connect
 from store.importer import import_bundle
 from store.merge import merge_events, write_log
-from store.report_scores import score_rows
 from store.reviewlog import ReviewLog, pending_events, rebuild_state
 from store.schema import SCHEMA_VERSION
 from store.scores import cached, compute_all, rebuild_scores
 from tests.builders import tiny_bundle
+from tests.score_rows import score_rows
 
 V1 = Path(__file__).resolve().parent / "fixtures" / "v1"
 
