@@ -94,17 +94,21 @@ def count_reports(
     # (store.claim_facts), so nothing is looked up, and one count a group is the only
     # aggregate (each further one costs as much as the count itself).
     queries: list[tuple[str, tuple[Any, ...]]] = []
+    if not metas:
+        return
+    span = (min(metas), max(metas))     # a caller may count a range of the reports
     if claim_kind is not None:
         # (The covering unique index on (report_id, ext_id): the wide rows are not read.)
-        queries.append(("SELECT report_id, count(*) FROM claim "
-                        "GROUP BY report_id ORDER BY report_id", ()))
+        queries.append(("SELECT report_id, count(*) FROM claim WHERE report_id BETWEEN ? AND ? "
+                        "GROUP BY report_id ORDER BY report_id", span))
     if counted:
         queries.append((
             f"""SELECT report_id, kind, subtask_id, claim_cited, value, count(*)
                 FROM judgment INDEXED BY judgment_scoring
-                WHERE current = 1 AND kind IN ({','.join('?' * len(counted))})
+                WHERE current = 1 AND report_id BETWEEN ? AND ?
+                  AND kind IN ({','.join('?' * len(counted))})
                 GROUP BY report_id, kind, subtask_id, claim_cited, value
-                ORDER BY report_id, kind, subtask_id, claim_cited, value""", counted))
+                ORDER BY report_id, kind, subtask_id, claim_cited, value""", (*span, *counted)))
     streams = [conn.execute(sql, params) for sql, params in queries]
     claims = _Grouped(iter(()))
     from_runs: set[int] = set()

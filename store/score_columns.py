@@ -20,7 +20,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -47,6 +47,25 @@ class SystemColumns:
         ids = sorted(rid for rid, scores in reports.items() if scores)
         return cls(ids, {name: array("d", column) for name, column in
                          columns_of([reports[rid] for rid in ids], names).items()})
+
+    @classmethod
+    def merged(cls, slices: Sequence[SystemColumns]) -> SystemColumns:
+        """Slices of one system's columns (disjoint reports, the same metrics) as one, in id
+        order: concatenated when they come in order, as a full recompute's parts do."""
+        if len(slices) == 1:
+            return slices[0]
+        ids = [rid for piece in slices for rid in piece.ids]
+        names = list(slices[0].columns) if slices else []
+        columns = {name: array("d") for name in names}
+        for piece in slices:
+            for name in names:
+                columns[name].extend(piece.columns[name])
+        if any(b <= a for a, b in pairwise(ids)):
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+            ids = [ids[i] for i in order]
+            columns = {name: array("d", [column[i] for i in order])
+                       for name, column in columns.items()}
+        return cls(ids, columns)
 
     def put(self, rid: int, scores: ReportScores) -> None:
         """Replace report ``rid``'s values (insert it, or drop it when it has no scores)."""

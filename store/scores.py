@@ -20,9 +20,9 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from reviewer.framework import (
-    BulkSpec,
     ColumnAggregating,
     Framework,
     ReportScores,
@@ -34,8 +34,9 @@ from reviewer.registry import find_framework, frameworks
 from store import report_scores
 from store.bulk import gc_paused
 from store.bulkscores import count_reports
-from store.inputs import ReportMeta, load_inputs, report_meta, task_structure
+from store.inputs import load_inputs, report_meta, task_structure
 from store.score_columns import SystemColumns, load_columns, store_columns
+from store.score_parts import Part, both_scored, bulk_spec, counted_ranges, plan, shared_file
 from store.tx import transaction
 
 OPTIONS_KEY = "options"
@@ -135,42 +136,23 @@ _CHUNK = 256
 """Reports scored from rows at a time: memory holds one chunk's rows."""
 
 
-def _bulk_spec(fw: Framework) -> BulkSpec | None:
-    spec = getattr(fw, "bulk", None)
-    return spec if isinstance(spec, BulkSpec) else None
-
-
 def _score_all(conn: sqlite3.Connection) -> Iterator[Scored]:
     """Every report's scores in every framework of its suite, both variants: counted by SQL
     where the framework allows it, else from the rows, a chunk of reports at a time."""
-    metas = report_meta(conn)
     options = load_options(conn)
     registry = frameworks()
-    from_rows: dict[int, list[str]] = defaultdict(list)
-    counted: dict[str, dict[int, ReportMeta]] = defaultdict(dict)
-    for rid, meta in metas.items():
-        for name in meta.frameworks:
-            fw = registry.get(name)
-            if fw is None:
-                continue
-            if _bulk_spec(fw) is not None:
-                counted[name][rid] = meta
-            else:
-                from_rows[rid].append(name)
+    counted, from_rows = plan(report_meta(conn), registry)
     if counted:
         structure = task_structure(conn)
         for name, wanted in counted.items():
-            fw = registry[name]
-            spec = _bulk_spec(fw)
+            spec = bulk_spec(registry[name])
             assert spec is not None
             for rid, judge, adjudicated in count_reports(conn, spec, wanted, structure):
                 if judge is None or adjudicated is None:
                     from_rows[rid].append(name)
                     continue
-                judge_scores = spec.score(judge, options[name])
-                yield (rid, wanted[rid].system_id, name, judge_scores,
-                       judge_scores if adjudicated is judge
-                       else spec.score(adjudicated, options[name]))
+                yield (rid, wanted[rid].system_id, name,
+                       *both_scored(spec, judge, adjudicated, options[name]))
     yield from _score_rows(conn, from_rows)
 
 
@@ -215,46 +197,95 @@ def _aggregate_columns(fw: ColumnAggregating, columns: SystemColumns,
             fw.aggregate_columns(columns.columns, len(columns.ids), options).items()}
 
 
-def rebuild_scores(conn: sqlite3.Connection) -> None:
+def rebuild_scores(conn: sqlite3.Connection, *, second_core: bool = True) -> None:
+    """Every score recomputed, in one transaction; with ``second_core``, half the counted
+    reports by a forked child where that is safe (:mod:`store.score_parts`)."""
+    # Checked before the transaction begins: whether a second connection would see what this
+    # one sees.
+    shared = shared_file(conn) if second_core else None
     with gc_paused(), transaction(conn):
-        _rebuild(conn)
+        _rebuild(conn, shared)
 
 
-def _rebuild(conn: sqlite3.Connection) -> None:
+def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> None:
     """Every score recomputed and stored: a report's scores are written as they are scored
-    (one row each, :mod:`store.report_scores`), in batches."""
+    (one row each, :mod:`store.report_scores`), in batches; counted reports in parts, the
+    upper part on the second core when ``shared`` names the file a child may read."""
     conn.execute("DELETE FROM score")
     conn.execute("DELETE FROM report_score")
     conn.execute("DELETE FROM impact")
     conn.execute("DELETE FROM score_columns")
     registry, options = frameworks(), load_options(conn)
-    by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
+    write = partial(report_scores.insert_encoded, conn)
+    systems = _Systems()
+    from_rows: dict[int, list[str]] = defaultdict(list)
+    for counted in counted_ranges(conn, options, write, shared=shared):
+        for name, part in counted.parts:
+            write(part.rows)
+            systems.add(name, part)
+        for rid, names in counted.from_rows.items():
+            from_rows[rid].extend(names)
     batch: list[tuple[int, str, str, str, bytes]] = []
     encode = report_scores.encode
-    for rid, system_id, name, judge, adjudicated in _score_all(conn):
+    for rid, system_id, name, judge, adjudicated in _score_rows(conn, from_rows):
         if judge:
             batch.append((rid, name, "judge", *encode(judge)))
         if adjudicated:
             batch.append((rid, name, "adjudicated",
                           *(batch[-1][3:] if adjudicated is judge else encode(adjudicated))))
-        by_system[(system_id, name, "judge")][rid] = judge
-        by_system[(system_id, name, "adjudicated")][rid] = adjudicated
+        systems.scores[(system_id, name, "judge")][rid] = judge
+        systems.scores[(system_id, name, "adjudicated")][rid] = adjudicated
         if len(batch) > 4_096:
-            report_scores.insert_encoded(conn, batch)
+            write(batch)
             batch.clear()
-    report_scores.insert_encoded(conn, batch)
-    for (sid, name, variant), values in by_system.items():
+    write(batch)
+    for (sid, name, variant), values in systems.merged(registry).items():
         fw = registry[name]
         by_columns = column_aggregating(fw)
-        if by_columns is None:
-            aggregates = _aggregate(fw, [values[rid] for rid in sorted(values)], options[name])
+        if isinstance(values, SystemColumns):
+            assert by_columns is not None
+            store_columns(conn, sid, name, variant, values)
+            aggregates = _aggregate_columns(by_columns, values, options[name])
         else:
-            columns = SystemColumns.of(values, by_columns.aggregated)
-            store_columns(conn, sid, name, variant, columns)
-            aggregates = _aggregate_columns(by_columns, columns, options[name])
+            aggregates = _aggregate(fw, [values[rid] for rid in sorted(values)], options[name])
         conn.executemany(_INSERT, [(system_scope(sid), name, variant, m, v, n)
                                    for m, (v, n) in aggregates.items()])
     conn.execute("DELETE FROM meta WHERE key = ?", (SCORES_BEHIND,))
+
+
+@dataclass(slots=True)
+class _Systems:
+    """What a full recompute aggregates, by (system, framework, variant): the column slices of
+    counted parts, and report scores (counted by a framework without columns, or scored from
+    rows)."""
+
+    slices: dict[tuple[int, str, Variant], list[SystemColumns]] = field(
+        default_factory=lambda: defaultdict(list))
+    scores: dict[tuple[int, str, Variant], dict[int, ReportScores]] = field(
+        default_factory=lambda: defaultdict(dict))
+
+    def add(self, name: str, part: Part) -> None:
+        for (sid, variant), columns in part.columns.items():
+            self.slices[(sid, name, variant)].append(columns)
+        for (sid, variant), scores in part.scores.items():
+            self.scores[(sid, name, variant)].update(scores)
+
+    def merged(self, registry: Mapping[str, Framework]
+               ) -> dict[tuple[int, str, Variant], SystemColumns | dict[int, ReportScores]]:
+        """Each system's columns where its framework aggregates from columns, else its
+        report scores."""
+        out: dict[tuple[int, str, Variant], SystemColumns | dict[int, ReportScores]] = {}
+        for key in {*self.slices, *self.scores}:
+            by_columns = column_aggregating(registry[key[1]])
+            scores = self.scores.get(key, {})
+            if by_columns is None:
+                out[key] = scores
+                continue
+            slices = self.slices.get(key, [])
+            if scores or not slices:
+                slices = [*slices, SystemColumns.of(scores, by_columns.aggregated)]
+            out[key] = SystemColumns.merged(slices)
+        return out
 
 
 def mark_scores_behind(conn: sqlite3.Connection, why: str) -> None:

@@ -5,8 +5,10 @@ cold path aggregating from them and repairing them."""
 from __future__ import annotations
 
 import math
+import random
 import struct
 from array import array
+from itertools import pairwise
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -52,6 +54,17 @@ def test_put_equals_building_afresh(by_id: dict[int, dict[str, float | None]],
         columns.put(rid, scores)
         by_id[rid] = scores
     assert bits(columns) == bits(SystemColumns.of(by_id, ["a", "b"]))
+
+
+@given(reports, st.lists(st.integers(0, 10_000), max_size=4), st.randoms())
+def test_slices_merge_into_the_columns_of_the_whole(
+        by_id: dict[int, dict[str, float | None]], cuts: list[int], rnd: random.Random) -> None:
+    ids = sorted(by_id)
+    bounds = [0, *sorted(cuts), 10_001]
+    slices = [SystemColumns.of({rid: by_id[rid] for rid in ids if lo <= rid < hi}, ["a", "b"])
+              for lo, hi in pairwise(bounds)]
+    rnd.shuffle(slices)        # in order (as a full recompute's parts come) or not
+    assert bits(SystemColumns.merged(slices)) == bits(SystemColumns.of(by_id, ["a", "b"]))
 
 
 @settings(max_examples=300)

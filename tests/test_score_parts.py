@@ -1,0 +1,150 @@
+"""A full recompute scores the upper range of reports in a forked child (store.score_parts):
+the cache it writes is the one a single process writes, the child reads exactly the state the
+rebuild's own connection reads, and a child that fails costs only time."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import store.score_parts as parts
+from store.db import connect
+from store.reviewlog import ReviewError, ReviewLog
+from store.scores import cached, compute_rows, rebuild_scores
+from store.tx import transaction
+from tests.test_scores_property import (
+    SLOW,
+    Op,
+    differences,
+    judgments_by_framework,
+    ops,
+    pick,
+    stale_columns,
+    world,
+)
+
+Between = tuple[int, int] | None
+
+
+@contextlib.contextmanager
+def split_everywhere() -> Iterator[list[Between]]:
+    """Every rebuild splits, whatever its size or the machine's cores; yields the ranges this
+    process scored itself (a child's own calls land in the child's memory, not here)."""
+    scored_here: list[Between] = []
+    count_range = parts.count_range
+
+    def recording(conn: sqlite3.Connection, between: Between, *args: object) -> parts.Counted:
+        scored_here.append(between)
+        return count_range(conn, between, *args)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parts, "PARALLEL_MIN", 1)
+        patch.setattr(parts, "spare_core", lambda: True)
+        patch.setattr(parts, "count_range", recording)
+        yield scored_here
+
+
+def report_ids(conn: sqlite3.Connection) -> list[int]:
+    return [rid for (rid,) in conn.execute("SELECT id FROM report ORDER BY id")]
+
+
+def review(conn: sqlite3.Connection, sequence: list[Op]) -> None:
+    judgments = judgments_by_framework(conn)
+    reviewers = [ReviewLog(conn, "ana"), ReviewLog(conn, "ben")]
+    for action, who, framework, index, value_pick in sequence:
+        jid, value = pick(judgments, framework, index, value_pick)
+        log = reviewers[who % 2]
+        if action == "undo":
+            log.undo()
+        elif action == "redo":
+            log.redo()
+        elif action == "confirm":
+            with contextlib.suppress(ReviewError):
+                log.confirm(jid)
+        else:
+            log.decide(jid, value, "why", adjudicate=action == "adjudicate")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=SLOW)
+@given(data=st.data(), sequence=ops)
+def test_two_processes_write_the_cache_one_would(
+    tmp_path: Path, data: st.DataObject, sequence: list[Op]
+) -> None:
+    conn = connect(data.draw(world(tmp_path)))
+    review(conn, sequence)
+    ids = report_ids(conn)
+    with split_everywhere() as scored_here:
+        rebuild_scores(conn)
+    cut = ids[int(len(ids) * parts.HEAD_SHARE)]
+    # This process scored the lower range only: the upper one came back from the child.
+    assert scored_here == [(ids[0], cut - 1)]
+    assert differences(cached(conn), compute_rows(conn)) == []
+    assert stale_columns(conn) == []
+    conn.close()
+
+
+def failing(*_: object) -> parts.Counted:
+    raise RuntimeError("the child fails")
+
+
+@pytest.mark.parametrize("how", ["raises", "no fork"])
+def test_a_child_that_fails_costs_only_time(sample_db: Path, how: str) -> None:
+    conn = connect(sample_db)
+    review(conn, [("decide", 0, 0, 3, 1), ("adjudicate", 1, 0, 7, 0)])
+    ids = report_ids(conn)
+    with split_everywhere() as scored_here, pytest.MonkeyPatch.context() as patch:
+        if how == "raises":
+            patch.setattr(parts, "_count_elsewhere", failing)
+        else:
+            patch.setattr(parts, "forked", lambda _: None)
+        rebuild_scores(conn)
+    cut = ids[int(len(ids) * parts.HEAD_SHARE)]
+    assert scored_here == ([(ids[0], cut - 1), (cut, ids[-1])] if how == "raises"
+                           else [None])
+    assert differences(cached(conn), compute_rows(conn)) == []
+    assert stale_columns(conn) == []
+
+
+def test_uncommitted_changes_are_never_left_to_a_child(sample_db: Path) -> None:
+    """A rebuild inside a transaction that changed a verdict scores it here: a child's
+    connection would read the state before the change."""
+    conn = connect(sample_db)
+    before = cached(conn)
+    (jid,) = conn.execute("SELECT id FROM judgment WHERE kind = 'ins' AND value = '1' "
+                          "ORDER BY report_id DESC LIMIT 1").fetchone()   # a child's
+    with split_everywhere() as scored_here, transaction(conn):
+        ReviewLog(conn, "ana").decide(jid, "0", "wrong")
+        rebuild_scores(conn)
+        assert differences(cached(conn), compute_rows(conn)) == []
+    assert scored_here == [None]
+    assert differences(cached(conn), before) != []      # the decision moved a score
+
+
+@pytest.mark.parametrize("where", ["memory", "journal", "transaction", "one core", "wal"])
+def test_a_child_reads_only_a_wal_file_with_nothing_pending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    monkeypatch.setattr(parts, "spare_core", lambda: where != "one core")
+    path = tmp_path / "db.sqlite"
+    conn = connect(":memory:" if where == "memory" else path)
+    if where == "journal":
+        conn.execute("PRAGMA journal_mode = DELETE")
+    opened: Callable[[], contextlib.AbstractContextManager[object]] = (
+        (lambda: transaction(conn)) if where == "transaction" else contextlib.nullcontext)
+    with opened():
+        shared = parts.shared_file(conn)
+    assert shared == (str(path) if where == "wal" else None)
+
+
+def test_a_rebuild_told_to_stay_on_one_core_scores_everything_here(sample_db: Path) -> None:
+    conn = connect(sample_db)
+    with split_everywhere() as scored_here:
+        rebuild_scores(conn, second_core=False)
+    assert scored_here == [None]
+    assert differences(cached(conn), compute_rows(conn)) == []
