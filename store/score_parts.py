@@ -184,31 +184,35 @@ def count_range(conn: sqlite3.Connection, between: tuple[int, int] | None,
 
 
 def counted_ranges(conn: sqlite3.Connection, options: Mapping[str, Mapping[str, str]],
-                   write: Callable[[list[EncodedRow]], None], *, shared: str | None
-                   ) -> Iterator[Counted]:
+                   write: Callable[[list[EncodedRow]], None], *, shared: str | None,
+                   meanwhile: Callable[[], None] = lambda: None) -> Iterator[Counted]:
     """Every report counted and scored (:func:`count_range`), in ranges of ascending ids: the
     upper range by a forked child reading ``shared`` (:func:`shared_file`) when there is one
     and enough reports, everything here otherwise. This process writes its own rows as they
-    come; a child's come back in its :class:`Counted`."""
+    come; a child's come back in its :class:`Counted`.
+
+    ``meanwhile`` is the caller's work that reads nothing the ranges read (clearing the old
+    scores): done once the child runs, before this process scores its own range.
+    """
     ids = [rid for (rid,) in conn.execute("SELECT id FROM report ORDER BY id")]
-    if shared is None or len(ids) < PARALLEL_MIN:
-        yield count_range(conn, None, options, write)
-        return
-    cut = ids[int(len(ids) * HEAD_SHARE)]
-    child = forked(partial(_count_elsewhere, shared, (cut, ids[-1]), options))
-    if child is None:
-        yield count_range(conn, None, options, write)
-        return
+    child = None
+    cut = ids[int(len(ids) * HEAD_SHARE)] if ids else 0
+    if shared is not None and len(ids) >= PARALLEL_MIN:
+        child = forked(partial(_count_elsewhere, shared, (cut, ids[-1]), options))
     collected = False
     try:
+        meanwhile()
+        if child is None:
+            yield count_range(conn, None, options, write)
+            return
         yield count_range(conn, (ids[0], cut - 1), options, write)
         elsewhere = child.result()
         collected = True
         yield (elsewhere if isinstance(elsewhere, Counted)
                else count_range(conn, (cut, ids[-1]), options, write))
     finally:
-        if not collected:       # this range failed, or the caller stopped
-            child.cancel()
+        if child is not None and not collected:    # something failed here, or the caller
+            child.cancel()                          # stopped
 
 
 def _count_elsewhere(path: str, between: tuple[int, int],

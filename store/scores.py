@@ -211,15 +211,12 @@ def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> None:
     """Every score recomputed and stored: a report's scores are written as they are scored
     (one row each, :mod:`store.report_scores`), in batches; counted reports in parts, the
     upper part on the second core when ``shared`` names the file a child may read."""
-    conn.execute("DELETE FROM score")
-    conn.execute("DELETE FROM report_score")
-    conn.execute("DELETE FROM impact")
-    conn.execute("DELETE FROM score_columns")
     registry, options = frameworks(), load_options(conn)
     write = partial(report_scores.insert_encoded, conn)
     systems = _Systems()
     from_rows: dict[int, list[str]] = defaultdict(list)
-    for counted in counted_ranges(conn, options, write, shared=shared):
+    for counted in counted_ranges(conn, options, write, shared=shared,
+                                  meanwhile=partial(_clear_scores, conn)):
         for name, part in counted.parts:
             write(part.rows)
             systems.add(name, part)
@@ -251,6 +248,11 @@ def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> None:
         conn.executemany(_INSERT, [(system_scope(sid), name, variant, m, v, n)
                                    for m, (v, n) in aggregates.items()])
     conn.execute("DELETE FROM meta WHERE key = ?", (SCORES_BEHIND,))
+
+
+def _clear_scores(conn: sqlite3.Connection) -> None:
+    for table in ("score", "report_score", "impact", "score_columns"):
+        conn.execute(f"DELETE FROM {table}")
 
 
 @dataclass(slots=True)

@@ -5,7 +5,10 @@ rebuild's own connection reads, and a child that fails costs only time."""
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
+import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -148,3 +151,24 @@ def test_a_rebuild_told_to_stay_on_one_core_scores_everything_here(sample_db: Pa
         rebuild_scores(conn, second_core=False)
     assert scored_here == [None]
     assert differences(cached(conn), compute_rows(conn)) == []
+
+
+def test_a_failure_here_stops_the_child_and_keeps_the_old_scores(sample_db: Path) -> None:
+    conn = connect(sample_db)
+    before = cached(conn)
+    parent = os.getpid()
+
+    def here_fails_child_hangs(*_: object) -> parts.Counted:
+        if os.getpid() == parent:
+            raise RuntimeError("this process's range fails")
+        time.sleep(60)          # a child still at work when the rebuild gives up
+        raise AssertionError("never reached")
+
+    started = time.monotonic()
+    with split_everywhere(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parts, "count_range", here_fails_child_hangs)
+        with pytest.raises(RuntimeError, match="range fails"):
+            rebuild_scores(conn)
+    assert multiprocessing.active_children() == []      # stopped, not left to finish
+    assert time.monotonic() - started < 30
+    assert differences(cached(conn), before) == []      # rolled back: the old cache stands

@@ -282,11 +282,15 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
     with console.status("a review plan, 2,000 of its subjects decided, a full estimate…"):
         estimate_times, estimate_base, reviewed = _estimate_figure(conn, repeats=repeats)
     stages.mark("estimate")
+    # DESIGN.md §5 sets the estimate's target at DailyReport size only (its row comes after
+    # "all of the above at 10×"): larger runs print the figure without judging it.
+    design_size = tasks * options.systems <= 2_550
     figures.append(Figure.of(
         f"full estimate (PPI++ on {reviewed:,} reviews, 1,000-resample ranks)",
         estimate_times, "s",
-        "bare read of the rows it reads (scores, frame)", estimate_base, "< 2 s",
-        lambda f: f.median < 2.0))
+        "bare read of the rows it reads (scores, frame)", estimate_base,
+        "< 2 s" if design_size else "measured (§5: < 2 s at 2,550 reports)",
+        (lambda f: f.median < 2.0) if design_size else None))
 
     rss = _rss_of([sys.executable, "-c", _RSS_SCRIPT.format(db=str(db))])
     bare_rss = _rss_of([sys.executable, "-c", "import sqlite3, textual.app; print('ok')"])
@@ -572,7 +576,7 @@ def _import_process_figures(bundle: Path, root: Path, db: Path) -> list[Figure]:
     return [
         Figure("`gavel import` wall time (with FTS and scores)", elapsed, "s",
                "bare executemany of the rows, read into memory", bare_elapsed,
-               "< 60 s at 10×", elapsed < 60 if reports > 2_550 else None),
+               "≤ 2× the bare (§5: ≥ 50% of its rate)", elapsed <= 2 * bare_elapsed),
         Figure("`gavel import` peak memory (its processes)", rss, "MB",
                "bare executemany of the rows, read into memory", bare_rss,
                f"< {limit} MB", rss < limit),
