@@ -46,8 +46,9 @@ SystemKey = tuple[int, Variant]
 PARALLEL_MIN = 1_000
 """Reports below which a child is not worth its fork (about 13 ms of scoring per 100)."""
 HEAD_SHARE = 0.5
-"""The part of the reports this process scores itself: a little under half, because it also
-writes its part's rows while the child still scores."""
+"""The share of the reports this process scores itself. It also writes its rows as it goes,
+but the child reads its own metadata and starts with a cold cache: at half each, the two
+finish within about 10 ms of each other at 2,550 reports."""
 _FLUSH = 4_096
 """Rows this process writes at a time: memory holds one batch of rows, not the run's."""
 

@@ -176,3 +176,11 @@ def test_incremental_samples_are_lists(tmp_path: Path) -> None:
     assert len(inc.commit) == 6
     assert statistics.median(inc.decide) > 0
     conn.close()
+
+
+def test_a_figure_and_its_baseline_take_turns() -> None:
+    calls: list[str] = []
+    times = bench._interleaved([lambda: calls.append("a"), lambda: calls.append("b")], 3)
+    assert calls == ["a", "b"] * 3
+    assert [len(t) for t in times] == [3, 3]
+    assert all(t >= 0 for column in times for t in column)
