@@ -120,8 +120,17 @@ class Forked(Generic[R]):
         self._process.join()
         self._receive.close()
 
-    def result(self) -> R | None:
-        """The child's result, waiting for it; None when the child failed in any way."""
+    def result(self, timeout: float | None = None) -> R | None:
+        """The child's result, waiting for it; None when the child failed in any way, or has
+        not answered within ``timeout`` seconds (it is then stopped)."""
+        if timeout is not None:
+            try:
+                ready = self._receive.poll(timeout)
+            except OSError:
+                ready = True
+            if not ready:
+                self.cancel()
+                return None
         try:
             ok, value = self._receive.recv()
         except Exception:       # EOF, a broken pipe, a result that does not load

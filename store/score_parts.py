@@ -19,6 +19,8 @@ way, and the part is scored here: correctness never depends on the child.
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -49,6 +51,10 @@ HEAD_SHARE = 0.5
 """The share of the reports this process scores itself. It also writes its rows as it goes,
 but the child reads its own metadata and starts with a cold cache: at half each, the two
 finish within about 10 ms of each other at 2,550 reports."""
+CHILD_GRACE = 10.0
+"""Seconds, at least, this process waits for a child once its own range is done (three times
+its own range's time when that is longer) before it stops the child and scores the child's
+range itself."""
 _FLUSH = 4_096
 """Rows this process writes at a time: memory holds one batch of rows, not the run's."""
 
@@ -70,9 +76,11 @@ class Part:
 def shared_file(conn: sqlite3.Connection) -> str | None:
     """The database file a child may read this connection's state from, or None: only when
     this connection holds nothing uncommitted, the database is a file in WAL mode (a reader
-    sees the last commit while a writer writes) and a second core is there to use. Called
-    before the rebuild's transaction begins."""
-    if conn.in_transaction or not spare_core():
+    sees the last commit while a writer writes), a second core is there to use, and this
+    process runs one thread. (The child opens SQLite: had another thread been inside SQLite at
+    the fork, holding one of its process-wide mutexes, the child would wait on it forever.)
+    Called before the rebuild's transaction begins."""
+    if conn.in_transaction or not spare_core() or not one_thread():
         return None
     (mode,) = conn.execute("PRAGMA journal_mode").fetchone()
     if str(mode).lower() != "wal":
@@ -81,6 +89,12 @@ def shared_file(conn: sqlite3.Connection) -> str | None:
         if name == "main":
             return str(file) or None
     return None
+
+
+def one_thread() -> bool:
+    """Whether this process runs no thread but this one (Python's threads: SQLite is only
+    ever called from them)."""
+    return threading.active_count() == 1
 
 
 def both_scored(spec: BulkSpec, judge: ReportCounts, adjudicated: ReportCounts,
@@ -206,8 +220,11 @@ def counted_ranges(conn: sqlite3.Connection, options: Mapping[str, Mapping[str, 
         if child is None:
             yield count_range(conn, None, options, write)
             return
+        started = time.perf_counter()
         yield count_range(conn, (ids[0], cut - 1), options, write)
-        elsewhere = child.result()
+        # Half the work takes the child about as long as it took here: one far later is stuck,
+        # and is stopped rather than waited for while this process holds the write lock.
+        elsewhere = child.result(timeout=max(CHILD_GRACE, 3 * (time.perf_counter() - started)))
         collected = True
         yield (elsewhere if isinstance(elsewhere, Counted)
                else count_range(conn, (cut, ids[-1]), options, write))

@@ -8,6 +8,7 @@ import contextlib
 import multiprocessing
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -49,6 +50,7 @@ def split_everywhere() -> Iterator[list[Between]]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(parts, "PARALLEL_MIN", 1)
         patch.setattr(parts, "spare_core", lambda: True)
+        patch.setattr(parts, "one_thread", lambda: True)   # whatever threads other tests left
         patch.setattr(parts, "count_range", recording)
         yield scored_here
 
@@ -134,6 +136,7 @@ def test_a_child_reads_only_a_wal_file_with_nothing_pending(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     monkeypatch.setattr(parts, "spare_core", lambda: where != "one core")
+    monkeypatch.setattr(parts, "one_thread", lambda: True)
     path = tmp_path / "db.sqlite"
     conn = connect(":memory:" if where == "memory" else path)
     if where == "journal":
@@ -172,3 +175,44 @@ def test_a_failure_here_stops_the_child_and_keeps_the_old_scores(sample_db: Path
     assert multiprocessing.active_children() == []      # stopped, not left to finish
     assert time.monotonic() - started < 30
     assert differences(cached(conn), before) == []      # rolled back: the old cache stands
+
+
+def test_no_child_is_forked_while_another_thread_runs(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another thread could be inside SQLite, holding a process-wide mutex, at the fork."""
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not parts.one_thread()
+    finally:
+        release.set()
+        other.join()
+    monkeypatch.setattr(parts, "spare_core", lambda: True)
+    monkeypatch.setattr(parts, "one_thread", lambda: False)
+    assert parts.shared_file(connect(tmp_path / "db.sqlite")) is None
+
+
+def test_a_stuck_child_is_stopped_and_its_range_scored_here(sample_db: Path) -> None:
+    conn = connect(sample_db)
+    review(conn, [("decide", 0, 0, 5, 1)])
+    ids = report_ids(conn)
+    parent = os.getpid()
+    with split_everywhere() as scored_here, pytest.MonkeyPatch.context() as patch:
+        count_range = parts.count_range
+
+        def stuck_in_the_child(conn: sqlite3.Connection, between: Between,
+                               *args: object) -> parts.Counted:
+            if os.getpid() != parent:
+                time.sleep(60)
+            return count_range(conn, between, *args)  # type: ignore[arg-type]
+
+        patch.setattr(parts, "count_range", stuck_in_the_child)
+        patch.setattr(parts, "CHILD_GRACE", 0.5)
+        started = time.monotonic()
+        rebuild_scores(conn)
+    assert time.monotonic() - started < 30
+    cut = ids[int(len(ids) * parts.HEAD_SHARE)]
+    assert scored_here == [(ids[0], cut - 1), (cut, ids[-1])]
+    assert multiprocessing.active_children() == []
+    assert differences(cached(conn), compute_rows(conn)) == []
