@@ -19,16 +19,15 @@ from hypothesis import strategies as st
 
 import store.score_parts as parts
 from store.db import connect
-from store.reviewlog import ReviewError, ReviewLog
+from store.reviewlog import ReviewLog
 from store.scores import cached, compute_rows, rebuild_scores
 from store.tx import transaction
 from tests.test_scores_property import (
     SLOW,
     Op,
     differences,
-    judgments_by_framework,
     ops,
-    pick,
+    play_all,
     stale_columns,
     world,
 )
@@ -60,20 +59,7 @@ def report_ids(conn: sqlite3.Connection) -> list[int]:
 
 
 def review(conn: sqlite3.Connection, sequence: list[Op]) -> None:
-    judgments = judgments_by_framework(conn)
-    reviewers = [ReviewLog(conn, "ana"), ReviewLog(conn, "ben")]
-    for action, who, framework, index, value_pick in sequence:
-        jid, value = pick(judgments, framework, index, value_pick)
-        log = reviewers[who % 2]
-        if action == "undo":
-            log.undo()
-        elif action == "redo":
-            log.redo()
-        elif action == "confirm":
-            with contextlib.suppress(ReviewError):
-                log.confirm(jid)
-        else:
-            log.decide(jid, value, "why", adjudicate=action == "adjudicate")
+    play_all(conn, sequence, [ReviewLog(conn, "ana"), ReviewLog(conn, "ben")])
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=SLOW)

@@ -3,7 +3,6 @@ rows: both ways give the same scores, and a plain run is not read row by row."""
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import pytest
@@ -15,15 +14,14 @@ from reviewer.frameworks.dailyreport.scoring import CascadeFramework
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from store.db import connect
 from store.importer import import_records
-from store.reviewlog import ReviewError, ReviewLog
+from store.reviewlog import ReviewLog
 from store.scores import cached, compute_all, compute_rows, rebuild_scores
 from tests.test_scores_property import (
     SLOW,
     Op,
     differences,
-    judgments_by_framework,
     ops,
-    pick,
+    play_all,
     world,
 )
 
@@ -34,20 +32,8 @@ def test_counted_scores_equal_scores_from_rows(
     tmp_path: Path, data: st.DataObject, sequence: list[Op]
 ) -> None:
     conn = connect(data.draw(world(tmp_path)))
-    judgments = judgments_by_framework(conn)
-    reviewers = [ReviewLog(conn, "ana"), ReviewLog(conn, "ben"), ReviewLog(conn, "carl")]
-    for action, who, framework, index, value_pick in sequence:
-        jid, value = pick(judgments, framework, index, value_pick)
-        log = reviewers[who]
-        if action == "undo":
-            log.undo()
-        elif action == "redo":
-            log.redo()
-        elif action == "confirm":
-            with contextlib.suppress(ReviewError):
-                log.confirm(jid)
-        else:
-            log.decide(jid, value, "why", adjudicate=action == "adjudicate")
+    play_all(conn, sequence,
+             [ReviewLog(conn, "ana"), ReviewLog(conn, "ben"), ReviewLog(conn, "carl")])
     assert differences(compute_all(conn), compute_rows(conn)) == []
     rebuild_scores(conn)
     assert differences(cached(conn), compute_rows(conn)) == []

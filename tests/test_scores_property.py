@@ -40,7 +40,7 @@ from reviewer.scales import Scale
 from store.claim_facts import CLAIM_CITED_SQL
 from store.db import connect
 from store.importer import import_bundle
-from store.reviewlog import ReviewError, ReviewLog
+from store.reviewlog import Recorded, ReviewError, ReviewLog
 from store.score_columns import SystemColumns, load_columns
 from store.scores import (
     ScoreTable,
@@ -460,6 +460,29 @@ ops = st.lists(
     max_size=12,
 )
 
+def play(log: ReviewLog, action: str, jid: int, value: str) -> Recorded | None:
+    """One drawn action by one reviewer; None when it recorded nothing (nothing to undo or
+    redo, or a confirm refused because a failed verdict has nothing to confirm)."""
+    if action == "undo":
+        return log.undo()
+    if action == "redo":
+        return log.redo()
+    if action == "confirm":
+        try:
+            return log.confirm(jid)
+        except ReviewError:
+            return None
+    return log.decide(jid, value, "why", adjudicate=action == "adjudicate")
+
+
+def play_all(conn: sqlite3.Connection, sequence: list[Op], reviewers: list[ReviewLog]) -> None:
+    """The drawn actions, reviewer ``who`` taken modulo the reviewers given."""
+    judgments = judgments_by_framework(conn)
+    for action, who, framework, index, value_pick in sequence:
+        play(reviewers[who % len(reviewers)], action,
+             *pick(judgments, framework, index, value_pick))
+
+
 def stale_columns(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
     """Systems whose stored score columns (what the next cold decision aggregates from)
     differ from the columns of their score rows, or are missing."""
@@ -511,19 +534,7 @@ def test_incremental_update_equals_full_recompute(
     reviewers = [ReviewLog(conn, "ana"), ReviewLog(conn, "ben"), ReviewLog(other, "carl")]
     cache = SystemScoreCache()
     for action, who, framework, index, value_pick in sequence:
-        log = reviewers[who]
-        jid, value = pick(judgments, framework, index, value_pick)
-        if action == "undo":
-            recorded = log.undo()
-        elif action == "redo":
-            recorded = log.redo()
-        elif action == "confirm":
-            try:
-                recorded = log.confirm(jid)
-            except ReviewError:  # a failed verdict has nothing to confirm: refused, no event
-                recorded = None
-        else:
-            recorded = log.decide(jid, value, "why", adjudicate=action == "adjudicate")
+        recorded = play(reviewers[who], action, *pick(judgments, framework, index, value_pick))
         if recorded is not None and recorded.report_id is not None:
             if who == 2:
                 update_scores(other, [recorded.report_id])
