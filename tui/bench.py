@@ -585,10 +585,13 @@ def _import_process_figures(bundle: Path, root: Path, db: Path) -> list[Figure]:
     for path in (target, bare):
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
+    # DESIGN.md §5's import target is a rate beside the bare executemany (the "import (rows/s)"
+    # row); the whole command (start-up, search index, suspicion, scores) is shown beside the
+    # same bare insert for the record, not judged against a target of its own.
     return [
         Figure("`gavel import` wall time (with FTS and scores)", elapsed, "s",
                "bare executemany of the rows, read into memory", bare_elapsed,
-               "≤ 2× the bare (§5: ≥ 50% of its rate)", elapsed <= 2 * bare_elapsed),
+               "measured (§5 judges the import by its rate: first row)", None),
         Figure("`gavel import` peak memory (its processes)", rss, "MB",
                "bare executemany of the rows, read into memory", bare_rss,
                f"< {limit} MB", rss < limit),
