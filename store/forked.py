@@ -89,6 +89,10 @@ def frozen_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
+STOP_GRACE = 1.0
+"""Seconds a child has to end after SIGTERM before it is killed."""
+
+
 class Forked(Generic[R]):
     """``fn()`` computed in a forked child, started at construction."""
 
@@ -101,6 +105,8 @@ class Forked(Generic[R]):
             with frozen_heap():
                 self._process.start()
         except BaseException:
+            if self._process.pid is not None:     # started, then interrupted: not left behind
+                self._stop()
             self._receive.close()
             raise
         finally:
@@ -115,10 +121,18 @@ class Forked(Generic[R]):
 
     def cancel(self) -> None:
         """Stop the child if it still runs: its result is not wanted any more."""
+        self._stop()
+        self._receive.close()
+
+    def _stop(self) -> None:
+        """Terminate the child and reap it; one that outlives SIGTERM for a second is killed
+        (the caller may be holding a database's write lock while it waits)."""
         if self._process.is_alive():
             self._process.terminate()
+            self._process.join(STOP_GRACE)
+            if self._process.is_alive():
+                self._process.kill()
         self._process.join()
-        self._receive.close()
 
     def result(self, timeout: float | None = None) -> R | None:
         """The child's result, waiting for it; None when the child failed in any way, or has

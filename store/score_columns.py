@@ -52,10 +52,12 @@ class SystemColumns:
     def merged(cls, slices: Sequence[SystemColumns]) -> SystemColumns:
         """Slices of one system's columns (disjoint reports, the same metrics) as one, in id
         order: concatenated when they come in order, as a full recompute's parts do."""
+        if not slices:
+            raise ValueError("no slices to merge: the metrics are unknown")
         if len(slices) == 1:
             return slices[0]
         ids = [rid for piece in slices for rid in piece.ids]
-        names = list(slices[0].columns) if slices else []
+        names = list(slices[0].columns)
         columns = {name: array("d") for name in names}
         for piece in slices:
             for name in names:

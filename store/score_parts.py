@@ -14,6 +14,13 @@ rebuild began (a child cannot see another connection's pending changes), and it 
 write lock for the whole rebuild (so nobody commits in between, and a reader of the WAL sees
 exactly the state this connection started from). Anything else, or a child that fails in any
 way, and the part is scored here: correctness never depends on the child.
+
+One more invariant: SQLite keeps its record of the POSIX locks this process holds per process,
+and the child inherits the parent's. Its new connection to the same file finds the parent's
+read lock recorded as its own and takes none of its own with the kernel: the child's reading
+is protected by the parent's locks alone. So the parent keeps its transaction open until the
+child is collected or stopped (:func:`counted_ranges` does, whatever happens), never the other
+way round.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import sqlite3
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -200,7 +207,8 @@ def count_range(conn: sqlite3.Connection, between: tuple[int, int] | None,
 
 def counted_ranges(conn: sqlite3.Connection, options: Mapping[str, Mapping[str, str]],
                    write: Callable[[list[EncodedRow]], None], *, shared: str | None,
-                   meanwhile: Callable[[], None] = lambda: None) -> Iterator[Counted]:
+                   meanwhile: Callable[[], None] = lambda: None
+                   ) -> Generator[Counted, None, None]:
     """Every report counted and scored (:func:`count_range`), in ranges of ascending ids: the
     upper range by a forked child reading ``shared`` (:func:`shared_file`) when there is one
     and enough reports, everything here otherwise. This process writes its own rows as they
@@ -209,13 +217,16 @@ def counted_ranges(conn: sqlite3.Connection, options: Mapping[str, Mapping[str, 
     ``meanwhile`` is the caller's work that reads nothing the ranges read (clearing the old
     scores): done once the child runs, before this process scores its own range.
     """
-    ids = [rid for (rid,) in conn.execute("SELECT id FROM report ORDER BY id")]
+    # The reports scored (a reference system's are not), so the halves are even.
+    ids = [rid for (rid,) in conn.execute(
+        "SELECT r.id FROM report r JOIN system y ON y.id = r.system_id "
+        "WHERE y.is_reference = 0 ORDER BY r.id")]
     child = None
     cut = ids[int(len(ids) * HEAD_SHARE)] if ids else 0
-    if shared is not None and len(ids) >= PARALLEL_MIN:
-        child = forked(partial(_count_elsewhere, shared, (cut, ids[-1]), options))
     collected = False
     try:
+        if shared is not None and len(ids) >= PARALLEL_MIN:
+            child = forked(partial(_count_elsewhere, shared, (cut, ids[-1]), options))
         meanwhile()
         if child is None:
             yield count_range(conn, None, options, write)

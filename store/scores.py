@@ -19,6 +19,7 @@ import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -215,13 +216,16 @@ def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> None:
     write = partial(report_scores.insert_encoded, conn)
     systems = _Systems()
     from_rows: dict[int, list[str]] = defaultdict(list)
-    for counted in counted_ranges(conn, options, write, shared=shared,
-                                  meanwhile=partial(_clear_scores, conn)):
-        for name, part in counted.parts:
-            write(part.rows)
-            systems.add(name, part)
-        for rid, names in counted.from_rows.items():
-            from_rows[rid].extend(names)
+    # closing(): whatever fails in this loop, the child is stopped before the transaction ends
+    # (store.score_parts), not whenever the generator happens to be collected.
+    with closing(counted_ranges(conn, options, write, shared=shared,
+                                meanwhile=partial(_clear_scores, conn))) as ranges:
+        for counted in ranges:
+            for name, part in counted.parts:
+                write(part.rows)
+                systems.add(name, part)
+            for rid, names in counted.from_rows.items():
+                from_rows[rid].extend(names)
     batch: list[tuple[int, str, str, str, bytes]] = []
     encode = report_scores.encode
     for rid, system_id, name, judge, adjudicated in _score_rows(conn, from_rows):
@@ -277,7 +281,7 @@ class _Systems:
         """Each system's columns where its framework aggregates from columns, else its
         report scores."""
         out: dict[tuple[int, str, Variant], SystemColumns | dict[int, ReportScores]] = {}
-        for key in {*self.slices, *self.scores}:
+        for key in sorted({*self.slices, *self.scores}):     # the same order every time
             by_columns = column_aggregating(registry[key[1]])
             scores = self.scores.get(key, {})
             if by_columns is None:

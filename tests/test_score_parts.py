@@ -5,6 +5,7 @@ rebuild's own connection reads, and a child that fails costs only time."""
 from __future__ import annotations
 
 import contextlib
+import json
 import multiprocessing
 import os
 import sqlite3
@@ -18,7 +19,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import store.score_parts as parts
+import store.scores
+from reviewer.formats.native import iter_records
+from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from store.db import connect
+from store.forked import Forked
+from store.importer import import_records
+from store.inputs import RUN_CLAIM_KEY
 from store.reviewlog import ReviewLog
 from store.scores import cached, compute_rows, rebuild_scores
 from store.tx import transaction
@@ -202,3 +209,111 @@ def test_a_stuck_child_is_stopped_and_its_range_scored_here(sample_db: Path) -> 
     assert scored_here == [(ids[0], cut - 1), (cut, ids[-1])]
     assert multiprocessing.active_children() == []
     assert differences(cached(conn), compute_rows(conn)) == []
+
+
+def cache_rows(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of the score cache, byte for byte."""
+    return {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3, 4").fetchall()
+            for table in ("score", "report_score", "score_columns")}
+
+
+@pytest.fixture
+def mixed_run(tmp_path: Path) -> sqlite3.Connection:
+    """A cascade run whose systems mix counted reports and reports scored from their rows
+    (every fourth has a claim a judge run extracted), in both halves, with decisions."""
+    write_synthetic(tmp_path / "run", SyntheticSpec(tasks=6, systems=3, subtasks=4, claims=6))
+    conn = connect(tmp_path / "db.sqlite")
+    suite, records = iter_records(tmp_path / "run")
+    import_records(conn, suite, records, "test")
+    for rid in report_ids(conn)[::4]:
+        conn.execute("UPDATE claim SET metadata = ? WHERE id = (SELECT min(id) FROM claim "
+                     "WHERE report_id = ?)", (json.dumps({RUN_CLAIM_KEY: 1}), rid))
+    log = ReviewLog(conn, "ana")
+    for (jid,) in conn.execute("SELECT id FROM judgment WHERE kind = 'ins' "
+                               "ORDER BY id DESC LIMIT 3").fetchall():
+        log.decide(jid, "0", "wrong")
+    return conn
+
+
+def test_systems_mixing_counted_and_row_scored_reports_come_out_byte_for_byte(
+    mixed_run: sqlite3.Connection,
+) -> None:
+    conn = mixed_run
+    rebuild_scores(conn, second_core=False)
+    alone = cache_rows(conn)
+    uncounted: list[int] = []
+    score_part = parts.score_part
+
+    def spying(*args: object, **kwargs: object) -> parts.Part:
+        part = score_part(*args, **kwargs)  # type: ignore[arg-type]
+        uncounted.extend(part.uncounted)
+        return part
+
+    ids = report_ids(conn)
+    cut = ids[int(len(ids) * parts.HEAD_SHARE)]
+    with split_everywhere() as scored_here, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parts, "score_part", spying)
+        rebuild_scores(conn)
+    assert scored_here == [(ids[0], cut - 1)]
+    assert uncounted and all(rid < cut for rid in uncounted)    # this process's, here
+    assert any(rid >= cut for rid in ids[::4])                  # and the child's, there
+    assert cache_rows(conn) == alone
+    assert differences(cached(conn), compute_rows(conn)) == []
+    assert stale_columns(conn) == []
+
+
+def test_a_counted_framework_that_aggregates_from_scores_comes_out_the_same(
+    mixed_run: sqlite3.Connection,
+) -> None:
+    """The path for a framework counted by SQL but aggregated from report scores (no
+    columns): no built-in framework takes it, so the cascade is made to."""
+    conn = mixed_run
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parts, "column_aggregating", lambda _: None)
+        patch.setattr(store.scores, "column_aggregating", lambda _: None)
+        rebuild_scores(conn, second_core=False)
+        alone = cache_rows(conn)
+        assert alone["score_columns"] == []
+        with split_everywhere() as scored_here:
+            rebuild_scores(conn)
+        assert len(scored_here) == 1 and scored_here[0] is not None
+        assert cache_rows(conn) == alone
+    assert differences(cached(conn), compute_rows(conn)) == []
+
+
+def test_a_failure_after_the_ranges_stops_the_child_before_the_rollback(
+    sample_db: Path,
+) -> None:
+    conn = connect(sample_db)
+    before = cache_rows(conn)
+    parent = os.getpid()
+    count_range = parts.count_range
+
+    def child_dawdles(conn: sqlite3.Connection, between: Between,
+                      *args: object) -> parts.Counted:
+        if os.getpid() != parent:
+            time.sleep(60)
+        return count_range(conn, between, *args)  # type: ignore[arg-type]
+
+    def fails(*_: object) -> None:
+        assert multiprocessing.active_children() != []    # the child still runs here
+        raise KeyboardInterrupt
+
+    events: list[str] = []
+    cancel = Forked.cancel
+
+    def recorded_cancel(self: Forked[object]) -> None:
+        events.append("child stopped")
+        cancel(self)
+
+    conn.set_trace_callback(events.append)
+    with split_everywhere(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parts, "count_range", child_dawdles)
+        patch.setattr(store.scores._Systems, "add", fails)
+        patch.setattr(Forked, "cancel", recorded_cancel)
+        with pytest.raises(KeyboardInterrupt):
+            rebuild_scores(conn)
+    conn.set_trace_callback(None)
+    assert events.index("child stopped") < events.index("ROLLBACK")
+    assert multiprocessing.active_children() == []
+    assert cache_rows(conn) == before
