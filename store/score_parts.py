@@ -161,6 +161,8 @@ class Counted:
 
     parts: list[tuple[str, Part]]
     from_rows: dict[int, list[str]]
+    by_child: bool = False
+    """Whether a forked child scored this range."""
 
 
 def bulk_spec(fw: object) -> BulkSpec | None:
@@ -237,8 +239,11 @@ def counted_ranges(conn: sqlite3.Connection, options: Mapping[str, Mapping[str, 
         # and is stopped rather than waited for while this process holds the write lock.
         elsewhere = child.result(timeout=max(CHILD_GRACE, 3 * (time.perf_counter() - started)))
         collected = True
-        yield (elsewhere if isinstance(elsewhere, Counted)
-               else count_range(conn, (cut, ids[-1]), options, write))
+        if isinstance(elsewhere, Counted):
+            elsewhere.by_child = True
+            yield elsewhere
+        else:
+            yield count_range(conn, (cut, ids[-1]), options, write)
     finally:
         if child is not None and not collected:    # something failed here, or the caller
             child.cancel()                          # stopped

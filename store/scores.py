@@ -198,17 +198,18 @@ def _aggregate_columns(fw: ColumnAggregating, columns: SystemColumns,
             fw.aggregate_columns(columns.columns, len(columns.ids), options).items()}
 
 
-def rebuild_scores(conn: sqlite3.Connection, *, second_core: bool = True) -> None:
+def rebuild_scores(conn: sqlite3.Connection, *, second_core: bool = True) -> bool:
     """Every score recomputed, in one transaction; with ``second_core``, half the counted
-    reports by a forked child where that is safe (:mod:`store.score_parts`)."""
+    reports by a forked child where that is safe (:mod:`store.score_parts`). Whether a child
+    did is the answer (the bench says which way it measured)."""
     # Checked before the transaction begins: whether a second connection would see what this
     # one sees.
     shared = shared_file(conn) if second_core else None
     with gc_paused(), transaction(conn):
-        _rebuild(conn, shared)
+        return _rebuild(conn, shared)
 
 
-def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> None:
+def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> bool:
     """Every score recomputed and stored: a report's scores are written as they are scored
     (one row each, :mod:`store.report_scores`), in batches; counted reports in parts, the
     upper part on the second core when ``shared`` names the file a child may read."""
@@ -216,11 +217,13 @@ def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> None:
     write = partial(report_scores.insert_encoded, conn)
     systems = _Systems()
     from_rows: dict[int, list[str]] = defaultdict(list)
+    by_child = False
     # closing(): whatever fails in this loop, the child is stopped before the transaction ends
     # (store.score_parts), not whenever the generator happens to be collected.
     with closing(counted_ranges(conn, options, write, shared=shared,
                                 meanwhile=partial(_clear_scores, conn))) as ranges:
         for counted in ranges:
+            by_child |= counted.by_child
             for name, part in counted.parts:
                 write(part.rows)
                 systems.add(name, part)
@@ -252,6 +255,7 @@ def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> None:
         conn.executemany(_INSERT, [(system_scope(sid), name, variant, m, v, n)
                                    for m, (v, n) in aggregates.items()])
     conn.execute("DELETE FROM meta WHERE key = ?", (SCORES_BEHIND,))
+    return by_child
 
 
 def _clear_scores(conn: sqlite3.Connection) -> None:

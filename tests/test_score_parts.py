@@ -78,7 +78,7 @@ def test_two_processes_write_the_cache_one_would(
     review(conn, sequence)
     ids = report_ids(conn)
     with split_everywhere() as scored_here:
-        rebuild_scores(conn)
+        assert rebuild_scores(conn) is True     # it says a child scored part of it
     cut = ids[int(len(ids) * parts.HEAD_SHARE)]
     # This process scored the lower range only: the upper one came back from the child.
     assert scored_here == [(ids[0], cut - 1)]
@@ -101,7 +101,7 @@ def test_a_child_that_fails_costs_only_time(sample_db: Path, how: str) -> None:
             patch.setattr(parts, "_count_elsewhere", failing)
         else:
             patch.setattr(parts, "forked", lambda _: None)
-        rebuild_scores(conn)
+        assert rebuild_scores(conn) is False
     cut = ids[int(len(ids) * parts.HEAD_SHARE)]
     assert scored_here == ([(ids[0], cut - 1), (cut, ids[-1])] if how == "raises"
                            else [None])
@@ -144,7 +144,7 @@ def test_a_child_reads_only_a_wal_file_with_nothing_pending(
 def test_a_rebuild_told_to_stay_on_one_core_scores_everything_here(sample_db: Path) -> None:
     conn = connect(sample_db)
     with split_everywhere() as scored_here:
-        rebuild_scores(conn, second_core=False)
+        assert rebuild_scores(conn, second_core=False) is False
     assert scored_here == [None]
     assert differences(cached(conn), compute_rows(conn)) == []
 
