@@ -113,6 +113,20 @@ def both_scored(spec: BulkSpec, judge: ReportCounts, adjudicated: ReportCounts,
                           else spec.score(adjudicated, options))
 
 
+def encoded_rows(rid: int, name: str, judge: ReportScores, adjudicated: ReportScores
+                 ) -> list[EncodedRow]:
+    """A report's rows (none for a variant without scores); an adjudicated variant that is the
+    judge's own scores (the same object) reuses its encoding."""
+    rows: list[EncodedRow] = []
+    if judge:
+        rows.append((rid, name, "judge", *report_scores.encode(judge)))
+    if adjudicated:
+        rows.append((rid, name, "adjudicated",
+                     *(rows[-1][3:] if adjudicated is judge
+                       else report_scores.encode(adjudicated))))
+    return rows
+
+
 def score_part(conn: sqlite3.Connection, name: str, spec: BulkSpec,
                wanted: Mapping[int, ReportMeta], structure: Structure,
                options: Mapping[str, str],
@@ -123,7 +137,6 @@ def score_part(conn: sqlite3.Connection, name: str, spec: BulkSpec,
     part = Part()
     by_system: dict[SystemKey, dict[int, ReportScores]] = defaultdict(dict)
     rows = part.rows
-    encode = report_scores.encode
     for rid, judge, adjudicated in count_reports(conn, spec, wanted, structure):
         if judge is None or adjudicated is None:
             part.uncounted.append(rid)
@@ -132,12 +145,7 @@ def score_part(conn: sqlite3.Connection, name: str, spec: BulkSpec,
         judge_scores, adjudicated_scores = both_scored(spec, judge, adjudicated, options)
         by_system[(sid, "judge")][rid] = judge_scores
         by_system[(sid, "adjudicated")][rid] = adjudicated_scores
-        if judge_scores:
-            rows.append((rid, name, "judge", *encode(judge_scores)))
-        if adjudicated_scores:
-            rows.append((rid, name, "adjudicated",
-                         *(rows[-1][3:] if adjudicated_scores is judge_scores
-                           else encode(adjudicated_scores))))
+        rows.extend(encoded_rows(rid, name, judge_scores, adjudicated_scores))
         if write is not None and len(rows) >= _FLUSH:
             write(rows)
             rows.clear()
@@ -219,8 +227,9 @@ def counted_ranges(conn: sqlite3.Connection, options: Mapping[str, Mapping[str, 
     ``meanwhile`` is the caller's work that reads nothing the ranges read (clearing the old
     scores): done once the child runs, before this process scores its own range.
     """
-    # The reports scored (a reference system's are not), so the halves are even.
-    ids = [rid for (rid,) in conn.execute(
+    # The reports scored (a reference system's are not), so the halves are even; read only
+    # when a child may take one.
+    ids = [] if shared is None else [rid for (rid,) in conn.execute(
         "SELECT r.id FROM report r JOIN system y ON y.id = r.system_id "
         "WHERE y.is_reference = 0 ORDER BY r.id")]
     child = None

@@ -37,7 +37,15 @@ from store.bulk import gc_paused
 from store.bulkscores import count_reports
 from store.inputs import load_inputs, report_meta, task_structure
 from store.score_columns import SystemColumns, load_columns, store_columns
-from store.score_parts import Part, both_scored, bulk_spec, counted_ranges, plan, shared_file
+from store.score_parts import (
+    Part,
+    both_scored,
+    bulk_spec,
+    counted_ranges,
+    encoded_rows,
+    plan,
+    shared_file,
+)
 from store.tx import transaction
 
 OPTIONS_KEY = "options"
@@ -230,13 +238,8 @@ def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> bool:
             for rid, names in counted.from_rows.items():
                 from_rows[rid].extend(names)
     batch: list[tuple[int, str, str, str, bytes]] = []
-    encode = report_scores.encode
     for rid, system_id, name, judge, adjudicated in _score_rows(conn, from_rows):
-        if judge:
-            batch.append((rid, name, "judge", *encode(judge)))
-        if adjudicated:
-            batch.append((rid, name, "adjudicated",
-                          *(batch[-1][3:] if adjudicated is judge else encode(adjudicated))))
+        batch.extend(encoded_rows(rid, name, judge, adjudicated))
         systems.scores[(system_id, name, "judge")][rid] = judge
         systems.scores[(system_id, name, "adjudicated")][rid] = adjudicated
         if len(batch) > 4_096:
