@@ -14,7 +14,7 @@ import json
 import sqlite3
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,19 +134,6 @@ def _repeated_verdict(conn: sqlite3.Connection, table: str, rows: dict[str, list
             raise InputError(where[0], REPEATED_VERDICT, line=where[1], field="kind")
 
 
-@dataclass(frozen=True, slots=True)
-class LoadOutcome:
-    """A drained :class:`Loader`'s state that outlives its reading (see ``Loader.adopt``)."""
-
-    ids: dict[str, int]
-    counts: dict[str, int]
-    own_subjects: bool | None
-    runs: dict[str, tuple[int, tuple[str, int]]]
-    reports: dict[str, tuple[int, str, int, tuple[str, ...]]]
-    """As ``Loader._report``, without the claim ids (nothing after the reading needs them)."""
-    warnings: list[str]
-
-
 @dataclass(slots=True)
 class _Pending:
     rows: dict[str, list[Row]] = field(default_factory=lambda: {t: [] for t in INSERTS})
@@ -159,9 +146,6 @@ class Loader:
     def __init__(self, conn: sqlite3.Connection | None, suite: Suite, content_hash: str,
                  suite_file: str = "suite.json") -> None:
         self.conn = conn
-        self.sink: Callable[[dict[str, list[Row]], list[Where]], None] | None = None
-        """Where batches go instead of the connection (a pipelined import's reading child
-        sends them to the process that writes: :mod:`store.import_pipeline`)."""
         # With a database, a repeated verdict is found by the judgment table's unique index
         # (see flush), not by a set of every verdict's identity.
         self.checker = BundleChecker(suite, suite_file, repeats_checked_by_store=conn is not None)
@@ -231,9 +215,7 @@ class Loader:
             self.flush()
 
     def flush(self) -> None:
-        if self.sink is not None:
-            self.sink(self.pending.rows, self._judgment_where)
-        elif self.conn is not None:
+        if self.conn is not None:
             insert_batch(self.conn, self.pending.rows, self._judgment_where)
         self.counts["judgment"] += len(self._judgments)
         self.pending = _Pending()
@@ -427,30 +409,9 @@ class Loader:
         self._release_held()
         self.flush()
 
-    def outcome(self) -> LoadOutcome:
-        """What :meth:`finish` and the caller need of a load done elsewhere (drained)."""
-        return LoadOutcome(dict(self.ids), dict(self.counts), self._own_subjects,
-                           dict(self._run), {ext: (row[0], row[1], row[2], ())
-                                             for ext, row in self._report.items()},
-                           list(self.checker.warnings))
-
-    def adopt(self, outcome: LoadOutcome) -> None:
-        """Take over the state of a load done in another process from this same starting
-        point (its rows are written): :meth:`finish` then completes it here."""
-        self.ids = outcome.ids
-        self.counts = defaultdict(int, outcome.counts)
-        self._own_subjects = outcome.own_subjects
-        self._run = outcome.runs
-        self._report = outcome.reports
-        self.checker.warnings = outcome.warnings
-        self.pending = _Pending()
-        self._judgments = self.pending.rows["judgment"]
-        self._judgment_where = []
-        self._held = []
-
     def fill_search(self) -> None:
         """Index the new text for search (after :meth:`finish`): nothing else of the import
-        reads the indexes, so this runs while the suspicion rules run on the other core."""
+        reads the indexes."""
         assert self.conn is not None
         for table, sql in FTS_FILL:
             if self.counts[table]:
@@ -494,12 +455,8 @@ def import_records(
     records: Records,
     content_hash: str,
     label: str = "",
-    *,
-    load: Callable[[sqlite3.Connection, Loader, Records], None] | None = None,
 ) -> ImportResult:
-    """Import a record stream as one suite. ``load`` reads the records into the loader's rows
-    and writes them, instead of this process doing both in turn (``store.import_pipeline.load``
-    reads in a child while this process writes; its ``worth_pipelining`` says when).
+    """Import a record stream as one suite.
 
     The caller rebuilds scores, best in the same transaction; until someone does, the import
     leaves ``meta.scores_behind`` set (see :mod:`store.scores`), so a process killed between
@@ -522,16 +479,14 @@ def import_records(
                 field="id",
             )
         loader = Loader(conn, suite, content_hash, label or "suite.json")
-        if load is not None:
-            load(conn, loader, records)
-        else:
-            loader.read(records)
+        loader.read(records)
         subjects = loader.finish()
         _apply_waiting_events(conn, loader.suite_id, subjects)
         mark_scores_behind(conn, f"suite {suite.id} imported")
         from store.suspicion import refresh_suspicion
 
-        refresh_suspicion(conn, loader.report_ids(), meanwhile=loader.fill_search)
+        loader.fill_search()
+        refresh_suspicion(conn, loader.report_ids())
     counts = {name: loader.counts[table] for name, table in (
         ("tasks", "task"), ("subtasks", "subtask"), ("criteria", "criterion"),
         ("systems", "system"), ("reports", "report"), ("claims", "claim"),

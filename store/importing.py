@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from reviewer.errors import InputError
 from reviewer.formats import hash_path
-from store.import_pipeline import load_for
 from store.importer import ImportResult, import_records
 from store.scores import ensure_scores, rebuild_scores, suite_unscored
 from store.tx import transaction
@@ -37,8 +36,7 @@ def import_path(conn: sqlite3.Connection, path: Path, fmt: str = "native",
     suite, records = _records(path, fmt, suite_id)
     with _temp_on_disk(conn), transaction(conn), announced(conn, f"import {path}"):
         try:
-            result = import_records(conn, suite, records, hash_path(path), str(path),
-                                    load=load_for(path))
+            result = import_records(conn, suite, records, hash_path(path), str(path))
         except RecursionError:
             raise InputError(path, "nested too deep to read") from None
         except InputError as exc:

@@ -63,14 +63,10 @@ class ReportMeta:
     metadata: dict[str, Any]
 
 
-def report_meta(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None, *,
-                between: tuple[int, int] | None = None) -> dict[int, ReportMeta]:
-    """The scored reports' metadata: of ``report_ids`` if given, of the ids ``between`` two
-    bounds (inclusive) if given."""
+def report_meta(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+                ) -> dict[int, ReportMeta]:
+    """The scored reports' metadata (of ``report_ids`` if given)."""
     where, params = _where("r.id", report_ids)
-    if between is not None:
-        where += " AND r.id BETWEEN ? AND ?"
-        params = [*params, *between]
     rows = conn.execute(
         f"""SELECT r.id, r.task_id, r.system_id, s.id, s.frameworks, r.metadata
             FROM report r JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id

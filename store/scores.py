@@ -19,7 +19,6 @@ import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -37,15 +36,7 @@ from store.bulk import gc_paused
 from store.bulkscores import count_reports
 from store.inputs import load_inputs, report_meta, task_structure
 from store.score_columns import SystemColumns, load_columns, store_columns
-from store.score_parts import (
-    Part,
-    both_scored,
-    bulk_spec,
-    counted_ranges,
-    encoded_rows,
-    plan,
-    shared_file,
-)
+from store.score_parts import Part, both_scored, bulk_spec, count_all, encoded_rows, plan
 from store.tx import transaction
 
 OPTIONS_KEY = "options"
@@ -206,37 +197,27 @@ def _aggregate_columns(fw: ColumnAggregating, columns: SystemColumns,
             fw.aggregate_columns(columns.columns, len(columns.ids), options).items()}
 
 
-def rebuild_scores(conn: sqlite3.Connection, *, second_core: bool = True) -> bool:
-    """Every score recomputed, in one transaction; with ``second_core``, half the counted
-    reports by a forked child where that is safe (:mod:`store.score_parts`). Whether a child
-    did is the answer (the bench says which way it measured)."""
-    # Checked before the transaction begins: whether a second connection would see what this
-    # one sees.
-    shared = shared_file(conn) if second_core else None
+def rebuild_scores(conn: sqlite3.Connection) -> None:
+    """Every score recomputed, in one transaction."""
     with gc_paused(), transaction(conn):
-        return _rebuild(conn, shared)
+        _rebuild(conn)
 
 
-def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> bool:
+def _rebuild(conn: sqlite3.Connection) -> None:
     """Every score recomputed and stored: a report's scores are written as they are scored
-    (one row each, :mod:`store.report_scores`), in batches; counted reports in parts, the
-    upper part on the second core when ``shared`` names the file a child may read."""
+    (one row each, :mod:`store.report_scores`), in batches; counted reports first, then
+    those scored from their rows."""
     registry, options = frameworks(), load_options(conn)
     write = partial(report_scores.insert_encoded, conn)
     systems = _Systems()
     from_rows: dict[int, list[str]] = defaultdict(list)
-    by_child = False
-    # closing(): whatever fails in this loop, the child is stopped before the transaction ends
-    # (store.score_parts), not whenever the generator happens to be collected.
-    with closing(counted_ranges(conn, options, write, shared=shared,
-                                meanwhile=partial(_clear_scores, conn))) as ranges:
-        for counted in ranges:
-            by_child |= counted.by_child
-            for name, part in counted.parts:
-                write(part.rows)
-                systems.add(name, part)
-            for rid, names in counted.from_rows.items():
-                from_rows[rid].extend(names)
+    _clear_scores(conn)
+    counted = count_all(conn, options, write)
+    for name, part in counted.parts:
+        write(part.rows)
+        systems.add(name, part)
+    for rid, names in counted.from_rows.items():
+        from_rows[rid].extend(names)
     batch: list[tuple[int, str, str, str, bytes]] = []
     for rid, system_id, name, judge, adjudicated in _score_rows(conn, from_rows):
         batch.extend(encoded_rows(rid, name, judge, adjudicated))
@@ -258,7 +239,6 @@ def _rebuild(conn: sqlite3.Connection, shared: str | None = None) -> bool:
         conn.executemany(_INSERT, [(system_scope(sid), name, variant, m, v, n)
                                    for m, (v, n) in aggregates.items()])
     conn.execute("DELETE FROM meta WHERE key = ?", (SCORES_BEHIND,))
-    return by_child
 
 
 def _clear_scores(conn: sqlite3.Connection) -> None:

@@ -15,13 +15,11 @@ import sqlite3
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from reviewer.grading import Claim, Criterion, Evidence, Flag, Grading, Page, Verdict, grading_of
 from reviewer.registry import frameworks
 from reviewer.suspicion import flags, suspicion
-from store.forked import computed, spare_core
 from store.tx import transaction
 
 BATCH = 300
@@ -184,59 +182,26 @@ class _Rules:
                 for rid, names, prompt, evidence in found}
 
 
-PARALLEL_FROM = 2 * BATCH
-"""Reports from which a refresh computes flags on the second core too (:mod:`store.forked`):
-a large import's suspicion takes a quarter of it, and the rules are pure Python over evidence
-already read."""
-
-
-def computed_batches(conn: sqlite3.Connection, ids: Sequence[int], parallel: bool | None = None,
-                     meanwhile: Callable[[], None] | None = None,
+def computed_batches(conn: sqlite3.Connection, ids: Sequence[int]
                      ) -> Iterator[tuple[list[int], dict[int, list[Flag]]]]:
-    """(report ids, their flags) for every batch of ``ids``, in no particular order.
-
-    In parallel (``None``: from :data:`PARALLEL_FROM` reports, when there is a spare core) this
-    process reads the evidence, batch after batch, while forked children compute the flags
-    (:func:`store.forked.computed`). ``meanwhile`` is work of the caller's that neither reads
-    nor changes what the flags read (an import fills its search indexes), overlapped with a
-    child's computing when there is one.
-    """
+    """(report ids, their flags) for every batch of ``ids``, in order: one batch's evidence
+    in memory at a time."""
     rules = _Rules()
-    if parallel is None:
-        parallel = len(ids) >= PARALLEL_FROM and spare_core()
-    # In parallel a batch is a third of BATCH (about 9 MB of evidence at 100 reports): this
-    # process holds the batches waiting and those a child computes (it computes them itself
-    # if the child fails), and a child's copy-on-write pages are its batches' — with whole
-    # batches an import's processes peaked at 400 MB, at 2,550 reports.
-    size = BATCH if not parallel else max(1, BATCH // 3)
-
-    def read() -> Iterator[tuple[list[int], Found]]:
-        for begin in range(0, len(ids), size):
-            batch = list(ids[begin:begin + size])
-            yield batch, list(evidence(conn, batch, rules.reads_text))
-
-    for (batch, _), result in computed(read(), partial(_flags_of, rules), parallel=parallel,
-                                       meanwhile=meanwhile):
-        yield batch, result
+    for begin in range(0, len(ids), BATCH):
+        batch = list(ids[begin:begin + BATCH])
+        yield batch, rules.flags(list(evidence(conn, batch, rules.reads_text)))
 
 
-def _flags_of(rules: _Rules, read: tuple[list[int], Found]) -> dict[int, list[Flag]]:
-    return rules.flags(read[1])
-
-
-def refresh_suspicion(conn: sqlite3.Connection, report_ids: Iterable[int] | None = None,
-                      *, parallel: bool | None = None,
-                      meanwhile: Callable[[], None] | None = None) -> int:
+def refresh_suspicion(conn: sqlite3.Connection, report_ids: Iterable[int] | None = None) -> int:
     """Recompute the flags of the given reports (all when None) in the caller's transaction;
-    returns how many flags they have now. ``parallel`` and ``meanwhile``: see
-    :func:`computed_batches`."""
+    returns how many flags they have now."""
     if report_ids is None:
         ids = [r for (r,) in conn.execute("SELECT id FROM report ORDER BY id")]
     else:
         ids = sorted(set(report_ids))
     written = 0
     with transaction(conn):
-        for batch, found in computed_batches(conn, ids, parallel, meanwhile):
+        for batch, found in computed_batches(conn, ids):
             conn.execute(
                 f"DELETE FROM suspicion WHERE subject_id IN (SELECT id FROM subject "
                 f"WHERE report_id IN ({_in(batch)}))", batch)

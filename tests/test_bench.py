@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import statistics
-import threading
 from pathlib import Path
 
 import pytest
@@ -185,11 +184,3 @@ def test_a_figure_and_its_baseline_take_turns() -> None:
     assert calls == ["a", "b"] * 3
     assert [len(t) for t in times] == [3, 3]
     assert all(t >= 0 for column in times for t in column)
-
-
-def test_the_recompute_stage_waits_for_threads_that_are_ending() -> None:
-    release = threading.Event()
-    ending = threading.Thread(target=lambda: release.wait(0.2))
-    ending.start()
-    bench._other_threads_ended(wait=5.0)
-    assert not ending.is_alive()

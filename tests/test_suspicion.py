@@ -154,7 +154,7 @@ def test_a_candidate_run_that_disagrees_flags_the_subjects_when_it_finishes(
         assert len(values) > 1
 
 
-# -- flags computed on a second core ----------------------------------------------------------
+# -- flags in batches ------------------------------------------------------------------------
 
 def test_flags_do_not_depend_on_which_reports_share_a_batch(
         sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -166,122 +166,5 @@ def test_flags_do_not_depend_on_which_reports_share_a_batch(
     before = _flags(conn)
     monkeypatch.setattr(suspicion, "BATCH", 1)
     conn.execute("DELETE FROM suspicion")
-    assert refresh_suspicion(conn, parallel=False) == len(before)
+    assert refresh_suspicion(conn) == len(before)
     assert _flags(conn) == before
-
-
-def test_flags_computed_by_forked_children_are_the_flags_computed_here(
-        sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Batches of 5 reports: the sample's reports go partly to children, partly here, and the
-    search index fill given as ``meanwhile`` runs exactly once."""
-    import store.forked
-    import store.suspicion as suspicion
-
-    monkeypatch.setattr(suspicion, "BATCH", 5)
-    conn = connect(sample_db)
-    before = _flags(conn)
-    reports = conn.execute("SELECT count(*) FROM report").fetchone()[0]
-    assert reports > 4 * 5
-    started: list[int] = []
-    real = store.forked.Forked
-
-    class Counted(real):  # type: ignore[misc, valid-type]
-        def __init__(self, fn: object) -> None:
-            started.append(1)
-            super().__init__(fn)
-
-    monkeypatch.setattr(store.forked, "forked", lambda fn: Counted(fn))
-    calls: list[int] = []
-    conn.execute("DELETE FROM suspicion")
-    assert refresh_suspicion(conn, parallel=True, meanwhile=lambda: calls.append(1)) \
-        == len(before)
-    assert _flags(conn) == before
-    assert started, "no batch went to a child"
-    assert calls == [1]
-    conn.execute("DELETE FROM suspicion")
-    assert refresh_suspicion(conn, parallel=False, meanwhile=lambda: calls.append(2)) \
-        == len(before)
-    assert _flags(conn) == before and calls == [1, 2]
-
-
-def test_a_child_that_fails_costs_only_time(sample_db: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every child raises (the rules' function fails in the child only): the batches are
-    computed here, and the flags are the same."""
-    import os
-
-    import store.suspicion as suspicion
-
-    parent = os.getpid()
-    real = suspicion._flags_of
-
-    def failing_in_child(rules: object, batches: list[object]) -> object:
-        if os.getpid() != parent:
-            raise RuntimeError("the child fails")
-        return real(rules, batches)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(suspicion, "BATCH", 5)
-    monkeypatch.setattr(suspicion, "_flags_of", failing_in_child)
-    conn = connect(sample_db)
-    before = _flags(conn)
-    conn.execute("DELETE FROM suspicion")
-    assert refresh_suspicion(conn, parallel=True) == len(before)
-    assert _flags(conn) == before
-
-
-def test_forked_returns_the_result_or_none() -> None:
-    import os
-
-    from store.forked import forked
-
-    data = list(range(1000))          # inherited, not sent
-    ok = forked(lambda: sum(data))
-    assert ok is not None and ok.result() == sum(data)
-    raising = forked(lambda: 1 // 0)
-    assert raising is not None and raising.result() is None
-    unpicklable = forked(lambda: (lambda: 1))
-    assert unpicklable is not None and unpicklable.result() is None
-    killed = forked(lambda: os._exit(3))
-    assert killed is not None and killed.result() is None
-
-
-def test_a_refresh_stopped_early_leaves_no_child_running(
-        sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The caller stops after the first batch (an error in its write, say) while a child is
-    still computing: the child is stopped, not left behind."""
-    import multiprocessing
-    import os
-    import time
-
-    import store.suspicion as suspicion
-
-    parent = os.getpid()
-    real = suspicion._flags_of
-
-    def slow_in_child(rules: object, batches: list[object]) -> object:
-        if os.getpid() != parent:
-            time.sleep(30)
-        return real(rules, batches)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(suspicion, "BATCH", 15)
-    monkeypatch.setattr(suspicion, "_flags_of", slow_in_child)
-    conn = connect(sample_db)
-    ids = [r for (r,) in conn.execute("SELECT id FROM report ORDER BY id")]
-    batches = suspicion.computed_batches(conn, ids, parallel=True)
-    next(batches)
-    assert multiprocessing.active_children(), "no child was computing"
-    batches.close()
-    assert multiprocessing.active_children() == []
-
-
-def test_a_child_whose_parent_stops_listening_does_not_hang() -> None:
-    """The child holds no copy of the pipe's reading end: when the parent's end closes, a
-    result larger than the pipe's buffer fails to send and the child ends (else it would wait
-    for ever, a parent killed mid-way leaving it behind)."""
-    from store.forked import forked
-
-    running = forked(lambda: b"x" * 10_000_000)
-    assert running is not None
-    running._receive.close()
-    running._process.join(timeout=20)
-    assert not running._process.is_alive()
