@@ -193,7 +193,7 @@ class Rejudge:
 @dataclass(frozen=True, slots=True)
 class BulkSpec:
     """How a framework scores a report from verdict counts that SQL computes, instead of from
-    every verdict row: what a full recompute of a large run uses (``store.scores``).
+    every verdict row: what a full recompute of a large run uses (``store.scores.cache``).
 
     ``kinds`` are counted per (report, kind, subtask, value) for the ``codes`` listed (any
     other value counts as :data:`reviewer.inputs.OTHER`); ``claim_kind``, the verdict kind

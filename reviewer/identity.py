@@ -7,7 +7,7 @@ refuses an event whose signature does not verify. An *identity* is (name, key): 
 both log in as ``root`` are two identities, and an event can only undo or supersede events of
 its own identity. Events written before signing existed carry no key; they stand for their name
 only, and the one signed identity of the same name may take them over (see
-:mod:`store.reviewlog`).
+:mod:`store.reviewlog.events`).
 
 ``cryptography`` is imported on first use: most commands never sign or verify anything.
 """

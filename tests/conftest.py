@@ -32,7 +32,7 @@ def anchors() -> Path:
 
 @pytest.fixture
 def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    from store.db import connect
+    from store.db.connection import connect
 
     connection = connect(tmp_path / "gavel.db")
     yield connection
@@ -42,8 +42,8 @@ def conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
 @pytest.fixture
 def tiny_db(conn: sqlite3.Connection) -> sqlite3.Connection:
     """The tiny two-system bundle imported, scores built."""
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
 
     import_bundle(conn, tiny_bundle(), "tiny-hash")
     rebuild_scores(conn)
@@ -53,8 +53,8 @@ def tiny_db(conn: sqlite3.Connection) -> sqlite3.Connection:
 @pytest.fixture(scope="session")
 def sample_db_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled sample data imported once per session; tests copy the file."""
-    from store.db import connect
-    from store.importing import build_demo
+    from store.db.connection import connect
+    from store.imports.from_path import build_demo
     from tui.paths import sample_data_dir
 
     path = tmp_path_factory.mktemp("sample") / "sample.db"
@@ -106,7 +106,7 @@ def hub_url(pg_server: object) -> str:
     """A fresh database on the session's server with the hub schema created."""
     import uuid
 
-    from store.hub import PgHub
+    from store.hub.server import PgHub
     from tests.pg import PgServer
 
     assert isinstance(pg_server, PgServer)

@@ -45,11 +45,11 @@ def unsafe_in(output: str) -> list[str]:
 
 def build(path: Path) -> dict[str, object]:
     """The hostile database at ``path``; returns the ids the commands need."""
-    from store.db import connect
-    from store.importer import import_bundle
-    from store.proposals import propose
-    from store.reviewlog import ReviewLog, rebuild_state
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from store.reviewlog.events import ReviewLog, rebuild_state
+    from store.reviews.proposals import propose
+    from store.scores.cache import rebuild_scores
     from tests.builders import tiny_bundle
     from tests.test_activation import add_run
 
@@ -103,7 +103,7 @@ def build(path: Path) -> dict[str, object]:
         (str(uuid.uuid4()), target, "old" + h, h))
     rebuild_state(conn)
     rebuild_scores(conn)
-    from store.plans import PlanSpec, create_plan
+    from store.plans.design import PlanSpec, create_plan
 
     create_plan(conn, PlanSpec(budget=3, seed=1, name="p-hostile"), h)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

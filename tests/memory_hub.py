@@ -9,7 +9,7 @@ import uuid as uuidlib
 from collections.abc import Sequence
 from typing import Any
 
-from store.hub import EVENT_FIELDS, HubOffline, HubRow, PushOutcome, SuiteIdentity
+from store.hub.server import EVENT_FIELDS, HubOffline, HubRow, PushOutcome, SuiteIdentity
 
 
 class MemoryHub:

@@ -1,12 +1,12 @@
 """The score cache read as plain rows in tests: system aggregates live in ``score``, a report's
-scores in one ``report_score`` row (store.report_scores), and a test's SQL reads both as one
+scores in one ``report_score`` row (store.scores.report_rows), and a test's SQL reads both as one
 table of (scope, framework, metric, variant, value, n) rows."""
 
 from __future__ import annotations
 
 import sqlite3
 
-from store.report_scores import read
+from store.scores.report_rows import read
 
 
 def all_scores(conn: sqlite3.Connection) -> str:

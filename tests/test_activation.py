@@ -15,10 +15,10 @@ import pytest
 
 from reviewer.frameworks.dailyreport.judge_pipeline import ReportOutcome
 from reviewer.models import JudgeRun, Judgment
-from store.activation import NeedsConfirmation, activate, preview, runs_against_gold
-from store.reviewlog import ReviewLog
-from store.runs import create_run, finish_run, write_outcome
-from store.scores import update_scores
+from store.reviewlog.events import ReviewLog
+from store.runs.activation import NeedsConfirmation, activate, preview, runs_against_gold
+from store.runs.records import create_run, finish_run, write_outcome
+from store.scores.cache import update_scores
 from tests.score_rows import all_scores
 
 CRITERIA = ("s1-ins", "s2-ins", "s3-ins", "s4-ins")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from store.db import connect
-from store.exports import EXPORTS, write_export
-from store.hfdataset import COLUMNS, CONFIGS, DATA_FILE
+from store.db.connection import connect
+from store.exports.files import EXPORTS, write_export
+from store.exports.hfdataset import COLUMNS, CONFIGS, DATA_FILE
 from tests.test_exports import review
 from tui.cli import main
 
@@ -207,7 +207,7 @@ def _jsonl(conn: sqlite3.Connection, kind: str) -> list[str]:
 def test_the_review_log_exports_as_parquet_too(reviewed: Path, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    from store.hub import EVENT_FIELDS
+    from store.hub.server import EVENT_FIELDS
 
     target = tmp_path / "log.parquet"
     assert main(["--db", str(reviewed), "log", "export", "--format", "parquet", "-o",

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from store.db import connect
-from store.exports import write_export
-from store.reviewlog import ReviewLog
-from store.scores import update_scores
-from store.tx import transaction
+from store.db.connection import connect
+from store.exports.files import write_export
+from store.reviewlog.events import ReviewLog
+from store.scores.cache import update_scores
+from store.sqlite.tx import transaction
 
 
 def litestream() -> str:

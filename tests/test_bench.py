@@ -14,10 +14,10 @@ from rich.console import Console
 
 from reviewer.formats.native import iter_records
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
-from store.db import connect
-from store.importer import import_records
-from tui import bench
-from tui.bench import BenchOptions, Figure, best_of, figure_rows, machine_header, min_median
+from store.db.connection import connect
+from store.imports.loader import import_records
+from tui.bench import run as bench
+from tui.bench.run import BenchOptions, Figure, best_of, figure_rows, machine_header, min_median
 from tui.cli.group import gavel
 
 
@@ -167,7 +167,7 @@ def test_incremental_samples_are_lists(tmp_path: Path) -> None:
     conn = connect(tmp_path / "a.db")
     suite, records = iter_records(tmp_path / "bundle")
     import_records(conn, suite, records, "test")
-    from store.scores import rebuild_scores
+    from store.scores.cache import rebuild_scores
 
     rebuild_scores(conn)
     inc = bench._incremental(conn, n=6)

@@ -17,9 +17,8 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
-from tui import bench_peer_servers
-from tui.bench import BenchOptions, Figure
-from tui.bench_peer_data import (
+from tui.bench import peer_servers as bench_peer_servers
+from tui.bench.peer_data import (
     CHOICES,
     PeerResult,
     TreeSampler,
@@ -32,13 +31,14 @@ from tui.bench_peer_data import (
     report_tasks,
     tree_rss_mb,
 )
-from tui.bench_peer_servers import (
+from tui.bench.peer_servers import (
     PEERS,
     Server,
     label_studio_chunks,
     measure_peer,
 )
-from tui.bench_peers import GavelSide, after_bench, peer_rows, print_peers, ratio
+from tui.bench.peers import GavelSide, after_bench, peer_rows, print_peers, ratio
+from tui.bench.run import BenchOptions, Figure
 from tui.cli.group import gavel
 
 MARKUP = "# Title <b>bold</b> & <script>alert(1)</script>\n\n| a | b |\n|---|---|\n\n&amp; [x](y)"
@@ -298,7 +298,7 @@ def test_bench_has_the_peers_option() -> None:
 
 
 def test_the_standalone_script_names_its_arguments() -> None:
-    done = subprocess.run([sys.executable, "-m", "tui.bench_peers", "--help"],
+    done = subprocess.run([sys.executable, "-m", "tui.bench.peers", "--help"],
                           capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parent.parent)
     assert "--bundle" in done.stdout and "--workdir" in done.stdout

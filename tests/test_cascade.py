@@ -31,10 +31,10 @@ from reviewer.models import (
     System,
     Task,
 )
-from store.claim_facts import CLAIM_CITED_SQL
-from store.importer import import_bundle
-from store.runs import create_run, load_jobs, set_active, write_outcome
-from store.scores import rebuild_scores
+from store.imports.loader import import_bundle
+from store.runs.records import create_run, load_jobs, set_active, write_outcome
+from store.scores.cache import rebuild_scores
+from store.scores.claim_facts import CLAIM_CITED_SQL
 from tests.builders import cascade_input
 from tests.score_rows import all_scores
 
@@ -191,8 +191,8 @@ def test_missing_dimension_zero_on_the_sample_run(sample_db: Path) -> None:
     # c0 = mean(s1, s6) = 0.5; group 1 = mean(s3, s5, s7) = 0; c1 = mean(s2, s4, G) = 1/3.
     # (Before: s5 = s7 = ins = 1, group 2/3, c1 = 5/9 = 0.556.) Level 2 either way: c0 ≥ 0.5
     # and c1 ≥ 0.3 rule out 1; c1 < 0.7 rules out 3.
-    from store.db import connect
-    from store.scores import set_options
+    from store.db.connection import connect
+    from store.scores.cache import set_options
 
     conn = connect(sample_db)
     set_options(conn, "cascade", {"missing_dimension": "zero"})
@@ -344,7 +344,7 @@ def _pooled_by_hand(conn: sqlite3.Connection) -> dict[str, dict[str, Fraction]]:
 
 
 def test_sample_system_numbers_are_pooled_over_subtasks_by_default(sample_db: Path) -> None:
-    from store.db import connect
+    from store.db.connection import connect
 
     conn = connect(sample_db)
     by_hand = _pooled_by_hand(conn)
@@ -558,7 +558,7 @@ def test_scoring_places_claims_through_their_criterion(conn: sqlite3.Connection)
 
 def test_the_store_reads_claim_origins_under_the_judge_runs_key() -> None:
     from reviewer.models import RUN_CLAIM_KEY
-    from store.inputs import RUN_CLAIM_KEY as STORE_KEY
+    from store.scores.inputs import RUN_CLAIM_KEY as STORE_KEY
 
     assert STORE_KEY == RUN_CLAIM_KEY
 
@@ -793,7 +793,7 @@ def test_bad_trace_counts_are_refused_with_the_field(conn: sqlite3.Connection,
 def test_the_sample_run_carries_no_trace_counts(sample_db: Path) -> None:
     # Its reports keep free-form counts ("searches", "search_calls", "tool_calls", ...), not
     # metadata.trace: the search metrics are not in this run, and say so.
-    from store.db import connect
+    from store.db.connection import connect
 
     conn = connect(sample_db)
     rows = conn.execute(

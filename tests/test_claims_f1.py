@@ -885,7 +885,7 @@ def test_a_folder_without_a_dataset_is_refused(tmp_path: Path) -> None:
 
 
 def store_with(conn: sqlite3.Connection, path: Path, fmt: str) -> None:
-    from store.importing import import_path
+    from store.imports.from_path import import_path
 
     result = import_path(conn, path, fmt)
     assert result.created
@@ -917,15 +917,15 @@ def judgment_id(conn: sqlite3.Connection, report: str, kind: str, subject: str) 
 
 
 def decide(conn: sqlite3.Connection, jid: int, value: str, rationale: str) -> None:
-    from store.reviewlog import ReviewLog
-    from store.scores import update_scores
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import update_scores
 
     recorded = ReviewLog(conn, "tester").decide(jid, value, rationale)
     update_scores(conn, [recorded.report_id or 0])
 
 
 def assert_cache_is_a_full_recompute(conn: sqlite3.Connection) -> None:
-    from store.scores import cached, compute_all
+    from store.scores.cache import cached, compute_all
 
     full, cache = compute_all(conn), cached(conn)
     for key, scores in full.reports.items():
@@ -1007,7 +1007,7 @@ def test_gavel_scores_lists_claims_f1(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_impact_finds_the_sample_mismatch(conn: sqlite3.Connection) -> None:
     from reviewer.impact import report_impact
-    from store.inputs import load_inputs
+    from store.scores.inputs import load_inputs
 
     store_with(conn, SAMPLE, "native")
     rid = conn.execute("SELECT id FROM report WHERE ext_id = 'peer-chorusalp-heron-dr'"
@@ -1025,7 +1025,7 @@ def test_impact_finds_the_sample_mismatch(conn: sqlite3.Connection) -> None:
 
 
 def test_sample_expansion_rescores_every_system_of_the_task(conn: sqlite3.Connection) -> None:
-    from store.inputs import load_inputs
+    from store.scores.inputs import load_inputs
 
     store_with(conn, SAMPLE, "native")
     # The store hands accepted expansions to scoring in ReportInput.expansions; here the
@@ -1091,9 +1091,9 @@ def test_judge_records_that_leave_a_choice(tmp_path: Path) -> None:
     assert match[("alpha:201", "p1.3", "g1.1")].value == 0  # invented string: unmatched
     assert "a second time" in bundle.suite.description
     assert "not in the ground truth" in bundle.suite.description
-    from store.db import connect
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
 
     db = connect(tmp_path / "x.db")
     import_bundle(db, bundle, "h")
@@ -1107,7 +1107,7 @@ def test_judge_records_that_leave_a_choice(tmp_path: Path) -> None:
 
 def test_accepted_proposals_rescore_every_system_through_the_store(
         conn: sqlite3.Connection) -> None:
-    from store.proposals import accept, propose
+    from store.reviews.proposals import accept, propose
 
     store_with(conn, SAMPLE, "native")
     task_id, task_meta = conn.execute(

@@ -167,9 +167,9 @@ def test_the_plain_table_draws_the_common_case() -> None:
 
 
 def test_scores_import_only_the_benchmarks_they_are_from(tmp_path: Path) -> None:
-    from store.db import connect
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
     from tests.builders import tiny_bundle
 
     db = tmp_path / "tiny.db"

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from store.db import connect
-from store.importing import import_path
-from store.scores import cached, compute_all, ensure_scores
+from store.db.connection import connect
+from store.imports.from_path import import_path
+from store.scores.cache import cached, compute_all, ensure_scores
 from tests.conftest import PROJECT
 from tui.paths import sample_data_dir
 
@@ -89,7 +89,7 @@ def test_a_decision_killed_before_its_scores_is_not_committed_without_them(
     judgment = a_claim(sample_db)
     before = events(sample_db)
     result = gavel("decide", judgment, "incorrect", "--rationale", "r", "--db", sample_db,
-                   kill_at="store.decisions:update_scores")
+                   kill_at="store.reviews.decisions:update_scores")
     assert killed(result) and "committed" not in result.stdout
     # Never reported, and not half-stored: the event and its scores commit together.
     assert events(sample_db) == before
@@ -119,7 +119,7 @@ def test_undo_and_rate_killed_before_their_scores_change_nothing(sample_db: Path
                  sample_db).returncode == 0
     before = events(sample_db)
     for args in (("undo",), ("rate", "t01-atlas-dr", "2")):
-        result = gavel(*args, "--db", sample_db, kill_at="store.decisions:update_scores")
+        result = gavel(*args, "--db", sample_db, kill_at="store.reviews.decisions:update_scores")
         assert killed(result), result.stderr
         assert events(sample_db) == before
     assert_consistent(sample_db).close()
@@ -135,7 +135,7 @@ def test_an_import_killed_before_its_scores_leaves_nothing_and_imports_again(
         tmp_path: Path) -> None:
     db = fresh_db(tmp_path)
     bundle = sample_data_dir() / "dailyreport"
-    result = gavel("import", bundle, "--db", db, kill_at="store.importing:rebuild_scores")
+    result = gavel("import", bundle, "--db", db, kill_at="store.imports.from_path:rebuild_scores")
     assert killed(result)
     conn = assert_consistent(db)
     assert conn.execute("SELECT count(*) FROM suite").fetchone()[0] == 0
@@ -161,7 +161,7 @@ def test_an_import_committed_without_scores_is_repaired_on_the_next_open(
         tmp_path: Path) -> None:
     """A writer that imports and rescores in two steps (or a process killed between them)
     leaves a "scores behind" mark; the next open rebuilds."""
-    from store.importer import import_bundle
+    from store.imports.loader import import_bundle
     from tests.builders import tiny_bundle
 
     db = tmp_path / "gavel.db"
@@ -186,12 +186,14 @@ def test_an_import_committed_without_scores_is_repaired_on_the_next_open(
     assert_consistent(db).close()
 
 
-@pytest.mark.parametrize("kill_at", ["store.merge:update_scores",   # a small merge
-                                     "store.merge:rebuild_scores"])  # beyond INCREMENTAL_LIMIT
+@pytest.mark.parametrize("kill_at", [
+    "store.reviews.merge:update_scores",    # a small merge
+    "store.reviews.merge:rebuild_scores",   # beyond INCREMENTAL_LIMIT
+])
 def test_a_merge_killed_before_its_scores_adds_nothing(sample_db: Path, tmp_path: Path,
                                                        kill_at: str) -> None:
     whole = kill_at.endswith("rebuild_scores")
-    env = {"KILL_TEST_SET": "store.merge:INCREMENTAL_LIMIT=0"} if whole else None
+    env = {"KILL_TEST_SET": "store.reviews.merge:INCREMENTAL_LIMIT=0"} if whole else None
     other = tmp_path / "ben.db"
     shutil.copy(sample_db, other)
     judgment = a_claim(other)
@@ -231,7 +233,7 @@ def test_update_scores_reads_its_inputs_under_the_write_lock(
         tiny_db: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch) -> None:
     """Inputs read before the lock may be another writer's past: the scores written from them
     would overwrite that writer's fresher ones."""
-    import store.scores as scores
+    import store.scores.cache as scores
 
     seen: list[bool] = []
     real = scores.load_inputs
@@ -250,9 +252,9 @@ def test_update_scores_reads_its_inputs_under_the_write_lock(
 
 LONG_WRITER = """
 import sys
-from store.db import connect
-from store.tx import transaction
-from store.writelock import announced
+from store.db.connection import connect
+from store.sqlite.tx import transaction
+from store.sqlite.writelock import announced
 conn = connect(sys.argv[1])
 with transaction(conn), announced(conn, "import runs/big-run"):
     print("locked", flush=True)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from store.db import connect
-from store.reviewlog import ReviewLog
-from store.scores import cached, compute_all
+from store.db.connection import connect
+from store.reviewlog.events import ReviewLog
+from store.scores.cache import cached, compute_all
 from tests.score_rows import all_scores
 from tui.cli.group import gavel
 
@@ -130,7 +130,7 @@ def test_a_bad_csv_row_and_a_bad_header_are_named(db: Path, tmp_path: Path) -> N
 
 def test_a_failure_while_writing_rolls_every_decision_back(
         db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from store.reviewlog import ReviewError
+    from store.reviewlog.events import ReviewError
 
     source = tmp_path / "d.jsonl"
     source.write_text('{"id": 1, "value": 0, "rationale": "a"}\n'

@@ -508,8 +508,8 @@ def test_fixture_reads_into_a_checked_bundle() -> None:
 
 
 def test_fixture_imports_into_a_store_with_hand_computed_scores(conn: sqlite3.Connection) -> None:
-    from store.importing import import_path
-    from store.scores import cached
+    from store.imports.from_path import import_path
+    from store.scores.cache import cached
 
     result = import_path(conn, FIXTURE, "dr3")
     assert result.created and result.counts["reports"] == 2
@@ -576,7 +576,7 @@ def test_importer_errors_name_file_line_and_field(
 
 
 def test_importer_errors_on_files(tmp_path: Path, conn: sqlite3.Connection) -> None:
-    from store.importing import import_path
+    from store.imports.from_path import import_path
 
     root = copy_fixture(tmp_path)
     results = root / "results.jsonl"
@@ -598,7 +598,7 @@ def test_importer_errors_on_files(tmp_path: Path, conn: sqlite3.Connection) -> N
 
 
 def test_a_check_error_imports_nothing(tmp_path: Path, conn: sqlite3.Connection) -> None:
-    from store.importer import import_bundle
+    from store.imports.loader import import_bundle
 
     bundle = read(FIXTURE)
     bundle.judgments[-1] = bundle.judgments[-1].model_copy(update={"value": 12})  # DQ > 10
@@ -620,8 +620,8 @@ def test_format_registry_offers_dr3() -> None:
 
 @pytest.fixture
 def sample_conn(tmp_path: Path) -> Iterator[sqlite3.Connection]:
-    from store.db import connect
-    from store.importing import import_path
+    from store.db.connection import connect
+    from store.imports.from_path import import_path
 
     connection = connect(tmp_path / "dr3.db")
     import_path(connection, SAMPLE)
@@ -648,7 +648,7 @@ def test_sample_bundle_shape() -> None:
 
 
 def test_demo_includes_the_dr3_sample(sample_db: Path) -> None:
-    from store.db import connect
+    from store.db.connection import connect
 
     conn = connect(sample_db)
     try:
@@ -681,7 +681,7 @@ def scores_of(conn: sqlite3.Connection, scope: str, variant: str) -> dict[str, f
 def test_sample_multi_citation_claims_tell_claim_fa_from_pair_fa(
     sample_conn: sqlite3.Connection,
 ) -> None:
-    from store.scores import set_options
+    from store.scores.cache import set_options
 
     conn = sample_conn
     rid = conn.execute("SELECT id FROM report WHERE ext_id = 'wren-dr:port-shore-power'"
@@ -731,8 +731,8 @@ def test_docs_state_which_fa_unit_reproduces_the_published_tables() -> None:
 def test_adjudicating_a_false_citation_match_moves_only_the_adjudicated_score(
     sample_conn: sqlite3.Connection,
 ) -> None:
-    from store.reviewlog import ReviewLog
-    from store.scores import cached, compute_all, update_scores
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import cached, compute_all, update_scores
 
     conn = sample_conn
     # Mistake 1 of MISTAKES.md: tern cites the 2018 study (a distractor) by its exact title,
@@ -762,8 +762,8 @@ def test_adjudicating_a_false_citation_match_moves_only_the_adjudicated_score(
 
 def test_adjudicating_support_insight_checklist_and_depth(sample_conn: sqlite3.Connection
                                                           ) -> None:
-    from store.reviewlog import ReviewLog
-    from store.scores import cached, compute_all, update_scores
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import cached, compute_all, update_scores
 
     conn = sample_conn
     log = ReviewLog(conn, "ana")

@@ -39,9 +39,9 @@ def fact_opts(**overrides: str) -> dict[str, str]:
 
 
 def import_repo(root: Path, db: Path) -> sqlite3.Connection:
-    from store.db import connect
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
 
     conn = connect(db)
     bundle = read_drb(root)
@@ -223,8 +223,8 @@ def test_tickr_recomputed_scores_drift_from_stored_results(anchors: Path,
 def test_anchor_bundles_pass_every_check_and_reimport_is_idempotent(
     anchors: Path, tmp_path: Path
 ) -> None:
-    from store.db import connect
-    from store.importer import import_bundle
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
 
     for name in ("deep_research_bench", "deep_research_bench_lukeguan",
                  "deep_research_bench_tickr"):
@@ -468,8 +468,8 @@ def test_fact_without_verdicts_has_no_scores() -> None:
 def test_overriding_a_fact_verdict_changes_adjudicated_accuracy_only(
     anchors: Path, store_of: Any
 ) -> None:
-    from store.reviewlog import ReviewLog
-    from store.scores import cached, compute_all, update_scores
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import cached, compute_all, update_scores
 
     conn = store_of(anchors / "deep_research_bench_lukeguan")
     before = system_scores(conn, "dls", "fact", "adjudicated")["citation_accuracy"][0]

@@ -545,8 +545,8 @@ def test_the_judges_own_number_inside_a_partial_range_stands() -> None:
 def test_a_judge_number_in_a_partial_range_is_imported_and_scored(
     tmp_path: Path, conn: sqlite3.Connection
 ) -> None:
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
 
     ranged = "Does the report name the four areas? Full (all 4)=4, Partial (1–3)=1–3, No=0."
     write_jsonl(tmp_path / "RigorousBench.jsonl",
@@ -741,7 +741,7 @@ def test_bad_report_lines_are_named(tmp_path: Path, changes: dict[str, Any], fie
 
 
 def test_a_bad_reports_file_imports_nothing(tmp_path: Path, conn: sqlite3.Connection) -> None:
-    from store.importing import import_path
+    from store.imports.from_path import import_path
 
     write_jsonl(tmp_path / "RigorousBench.jsonl", [entry()])
     write_jsonl(tmp_path / "reports.jsonl", [report_row(), report_row(system="agent-y",
@@ -756,7 +756,7 @@ def test_a_bad_reports_file_imports_nothing(tmp_path: Path, conn: sqlite3.Connec
 
 @pytest.mark.anchors
 def test_real_rigorousbench_task_file_imports(anchors: Path, conn: sqlite3.Connection) -> None:
-    from store.importing import import_path
+    from store.imports.from_path import import_path
 
     path = anchors / "rigorousbench" / "RigorousBench.jsonl"
     raw = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
@@ -847,8 +847,8 @@ def test_citation_chips_on_a_real_task_do_not_count_as_anchor_hits(
     # The reproduction: one RigorousBench task, its first anchor keyword once in prose,
     # then five citation chips whose titles hold the keyword. The paper counts keywords in the
     # "pure report text without annotations": 1 hit, not 6.
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
 
     lines = (anchors / "rigorousbench" / "RigorousBench.jsonl").read_text(encoding="utf-8")
     record = json.loads(lines.splitlines()[0])
@@ -896,8 +896,8 @@ def test_sample_run_is_valid_and_its_matcher_verdicts_are_the_matchers() -> None
 
 
 def sample_store(tmp_path: Path) -> sqlite3.Connection:
-    from store.db import connect
-    from store.importing import import_path
+    from store.db.connection import connect
+    from store.imports.from_path import import_path
 
     conn = connect(tmp_path / "drbench.db")
     import_path(conn, SAMPLE)
@@ -932,8 +932,8 @@ def judgment_id(conn: sqlite3.Connection, report: str, kind: str, subject: str) 
 def test_striking_a_false_hit_moves_adjudicated_drift_not_the_judges(
     sample: sqlite3.Connection,
 ) -> None:
-    from store.reviewlog import ReviewLog
-    from store.scores import cached, compute_all, update_scores
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import cached, compute_all, update_scores
 
     report = "04901-lantern-search"
     # Judge: FAK terms (ε₊ = 2) vet min(2/2,1)·3/5 = 0.6, microchip ½·2/5 = 0.2,
@@ -1002,7 +1002,7 @@ def test_a_reviewer_adjudicates_a_sample_report_end_to_end(
 
 
 def sample_store_path(db: Path) -> sqlite3.Connection:
-    from store.db import connect
+    from store.db.connection import connect
 
     return connect(db)
 
@@ -1010,8 +1010,8 @@ def sample_store_path(db: Path) -> sqlite3.Connection:
 def test_sample_scores_by_hand(sample: sqlite3.Connection) -> None:
     # 08902-quill-dr, TBoost: S = 4 TSLs, T = 5 annotations, 3 full, 0 host-only:
     # 1 + 0.2·0.7·3/4 = 1.105; overriding the archive mirror to full: 1 + 0.2·0.7·4/4 = 1.14
-    from store.reviewlog import ReviewLog
-    from store.scores import update_scores
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import update_scores
 
     report = "08902-quill-dr"
     assert report_score(sample, report, "tboost", "judge") == pytest.approx(1.105)
@@ -1025,9 +1025,9 @@ def test_sample_scores_by_hand(sample: sqlite3.Connection) -> None:
 
 def test_a_sample_citation_under_a_trusted_source_counts_full(tmp_path: Path) -> None:
     from reviewer.formats.native import read_bundle
-    from store.db import connect
-    from store.importer import import_bundle
-    from store.scores import set_options
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from store.scores.cache import set_options
 
     # 04901-quill-dr cites vetcollege.example/senior-dog-care/dental, a page under tsl-4
     # (https://vetcollege.example/senior-dog-care/). S = 4, T = 5, three exact matches.
@@ -1086,8 +1086,8 @@ def vector_bundle() -> Bundle:
 
 
 def test_test_vector_through_the_store(conn: sqlite3.Connection) -> None:
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
 
     import_bundle(conn, vector_bundle(), "vector")
     rebuild_scores(conn)

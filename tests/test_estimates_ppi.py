@@ -71,10 +71,10 @@ def _consistency_case(db: Path) -> tuple[sqlite3.Connection, np.ndarray, np.ndar
     of kestrel decided (a fifth of the judge's support verdicts overruled, a third of its
     others upgraded); the arrays ppi-python needs for that cell."""
     from reviewer.registry import get_kind
-    from store.db import connect
-    from store.plans import PlanSpec, create_plan, plan_items
-    from store.reviewlog import ReviewLog
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.plans.design import PlanSpec, create_plan, plan_items
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import rebuild_scores
 
     conn = connect(db)
     plan = create_plan(conn, PlanSpec(400, "stratified", ("framework", "dimension", "system"),
@@ -109,7 +109,7 @@ def _consistency_case(db: Path) -> tuple[sqlite3.Connection, np.ndarray, np.ndar
 
 
 def test_the_store_estimate_of_a_mean_of_verdicts_is_ppi_pythons(sample_db: Path) -> None:
-    from store.estimates import estimate
+    from store.plans.estimates import estimate
 
     conn, y, yhat, unlabeled = _consistency_case(sample_db)
     assert len(y) >= 10 and (y != yhat).sum() >= 5

@@ -39,7 +39,7 @@ from reviewer.estimates.weights import normalised_impacts, verdict_impacts
 from reviewer.framework import Framework, ReportScores
 from reviewer.inputs import ReportInput
 from reviewer.registry import get_framework, get_kind
-from store.estimates import MIN_DISAGREEMENTS
+from store.plans.estimates import MIN_DISAGREEMENTS
 
 PLANS = 500
 TASKS = 16
@@ -78,13 +78,13 @@ class Population:
 def population(tmp_path_factory: pytest.TempPathFactory) -> Population:
     from reviewer.formats.native import iter_records
     from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
-    from store.db import connect
-    from store.importer import import_records
-    from store.inputs import load_inputs
-    from store.plans import run_units
-    from store.runs import set_active
-    from store.scores import load_options
-    from store.simulated_review import truth_values
+    from store.db.connection import connect
+    from store.imports.loader import import_records
+    from store.plans.design import run_units
+    from store.plans.simulated import truth_values
+    from store.runs.records import set_active
+    from store.scores.cache import load_options
+    from store.scores.inputs import load_inputs
 
     root = tmp_path_factory.mktemp("simulation")
     write_synthetic(root / "bundle", SyntheticSpec(tasks=TASKS, systems=4, subtasks=6, claims=12,
@@ -107,7 +107,7 @@ def _aggregate(pop: Population, scores: dict[int, ReportScores], target: Target)
 
 def _population(inputs: dict[int, ReportInput], truth: dict[int, str | None], units: object,
                 options: dict[str, str]) -> Population:
-    from store.plans import Units
+    from store.plans.design import Units
 
     assert isinstance(units, Units)
     fw = get_framework("cascade")
@@ -182,7 +182,7 @@ def _estimate(pop: Population, design: str, seed: int
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One plan, fully reviewed (the reviewers say the truth): the corrected estimates, their
     half-widths, whether an interval is shown and the disagreements behind it, computed as
-    store.estimates computes them —
+    store.plans.estimates computes them —
     the adjudicated state as the anchor, each reviewed disagreement's influence measured there
     by rescoring."""
     draws, strata = _plan(pop, design, seed)

@@ -16,13 +16,13 @@ SUITE = "dailyreport-sample-2026-11"
 
 
 def _conn(path: Path) -> sqlite3.Connection:
-    from store.db import connect
+    from store.db.connection import connect
 
     return connect(path)
 
 
 def test_without_a_plan_only_judge_and_adjudicated_are_given(sample_db: Path) -> None:
-    from store.estimates import estimate
+    from store.plans.estimates import estimate
 
     report = estimate(_conn(sample_db), suite=SUITE)
     assert report.plan is None
@@ -37,8 +37,8 @@ def test_without_a_plan_only_judge_and_adjudicated_are_given(sample_db: Path) ->
 
 
 def test_a_plan_not_reviewed_yet_says_so(sample_db: Path) -> None:
-    from store.estimates import estimate
-    from store.plans import PlanSpec, create_plan
+    from store.plans.design import PlanSpec, create_plan
+    from store.plans.estimates import estimate
 
     conn = _conn(sample_db)
     create_plan(conn, PlanSpec(40, seed=1, suite=SUITE), "ana")
@@ -52,9 +52,9 @@ def _review(conn: sqlite3.Connection, plan_id: int, count: int, flip_every: int)
     """Decide the first ``count`` subjects of the plan: the judge's value, except every
     ``flip_every``-th, which gets another value of its scale."""
     from reviewer.registry import get_kind
-    from store.plans import plan_items
-    from store.reviewlog import ReviewLog
-    from store.scores import rebuild_scores
+    from store.plans.design import plan_items
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import rebuild_scores
 
     log = ReviewLog(conn, "ana")
     for n, item in enumerate(plan_items(conn, plan_id)[:count]):
@@ -70,9 +70,9 @@ def _review(conn: sqlite3.Connection, plan_id: int, count: int, flip_every: int)
 
 
 def test_a_reviewed_plan_gives_intervals_ranks_and_says_what_is_weak(sample_db: Path) -> None:
-    from store.estimates import estimate
-    from store.plans import PlanSpec, create_plan
-    from store.reviewlog import ReviewLog
+    from store.plans.design import PlanSpec, create_plan
+    from store.plans.estimates import estimate
+    from store.reviewlog.events import ReviewLog
 
     conn = _conn(sample_db)
     plan = create_plan(conn, PlanSpec(300, seed=2, suite=SUITE), "ana")
@@ -107,8 +107,8 @@ def test_a_reviewed_plan_gives_intervals_ranks_and_says_what_is_weak(sample_db: 
 
 
 def test_reviewing_every_subject_gives_the_adjudicated_scores_exactly(sample_db: Path) -> None:
-    from store.estimates import estimate
-    from store.plans import PlanSpec, create_plan
+    from store.plans.design import PlanSpec, create_plan
+    from store.plans.estimates import estimate
 
     conn = _conn(sample_db)
     plan = create_plan(conn, PlanSpec(10_000, seed=3, suite=SUITE), "ana")
@@ -129,12 +129,12 @@ def test_a_planted_judge_bias_is_recovered_within_the_intervals(tmp_path: Path) 
     from reviewer.formats.native import iter_records
     from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
     from reviewer.registry import get_framework
-    from store.importer import import_records
-    from store.inputs import load_inputs
-    from store.plans import PlanSpec, create_plan
-    from store.runs import set_active
-    from store.scores import load_options, rebuild_scores
-    from store.simulated_review import review_plan, truth_values
+    from store.imports.loader import import_records
+    from store.plans.design import PlanSpec, create_plan
+    from store.plans.simulated import review_plan, truth_values
+    from store.runs.records import set_active
+    from store.scores.cache import load_options, rebuild_scores
+    from store.scores.inputs import load_inputs
     from tui.cli.group import gavel
 
     write_synthetic(tmp_path / "bundle", SyntheticSpec(

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from reviewer.logfile import read_events
-from store.db import connect
-from store.exports import (
+from store.db.connection import connect
+from store.exports.files import (
     GT_COLUMNS,
     SCORE_COLUMNS,
     VERDICT_COLUMNS,
@@ -22,11 +22,11 @@ from store.exports import (
     verdict_records,
     write_export,
 )
-from store.importing import build_demo
-from store.merge import merge_events, write_log
-from store.proposals import accept, propose
-from store.reviewlog import ReviewLog
-from store.scores import update_scores
+from store.imports.from_path import build_demo
+from store.reviewlog.events import ReviewLog
+from store.reviews.merge import merge_events, write_log
+from store.reviews.proposals import accept, propose
+from store.scores.cache import update_scores
 from tests.score_rows import all_scores
 from tui.cli import main
 from tui.paths import sample_data_dir

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from reviewer.judge.fetch import Address, FetchConfig, Page, PageFetcher, non_global
-from store.db import connect
-from store.importer import import_bundle
-from store.scores import rebuild_scores
+from store.db.connection import connect
+from store.imports.loader import import_bundle
+from store.scores.cache import rebuild_scores
 from tests.loopback import Loopback, Request, Response, serving
 from tui.cli import main
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from store.fts import search_reports, to_match
+from store.sqlite.fts import search_reports, to_match
 
 
 def _report(conn: sqlite3.Connection, ext: str) -> int:
@@ -49,8 +49,8 @@ def test_an_import_leaves_the_indexes_merging_as_usual(sample_db: Path) -> None:
 
 
 def test_a_bulk_fill_puts_back_an_index_s_own_merge_setting(sample_db: Path) -> None:
-    from store.db import connect
-    from store.importer import import_bundle
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
     from tests.builders import tiny_bundle
 
     conn = connect(sample_db)

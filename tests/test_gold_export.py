@@ -14,15 +14,15 @@ import pytest
 from reviewer.frameworks.dailyreport.judge_pipeline import ReportOutcome
 from reviewer.logfile import read_events
 from reviewer.models import JudgeRun, Judgment
-from store.conflicts import adjudicate
-from store.db import connect
-from store.exports import write_export, write_parquet
-from store.gold import gold_records, gold_summary
-from store.importer import import_bundle
-from store.merge import merge_events, write_log
-from store.reviewlog import ReviewLog
-from store.runs import create_run, finish_run, write_outcome
-from store.scores import rebuild_scores
+from store.db.connection import connect
+from store.exports.files import write_export, write_parquet
+from store.exports.gold import gold_records, gold_summary
+from store.imports.loader import import_bundle
+from store.reviewlog.conflicts import adjudicate
+from store.reviewlog.events import ReviewLog
+from store.reviews.merge import merge_events, write_log
+from store.runs.records import create_run, finish_run, write_outcome
+from store.scores.cache import rebuild_scores
 from tests.builders import tiny_bundle
 
 

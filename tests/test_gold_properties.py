@@ -29,12 +29,12 @@ from reviewer.frameworks.dailyreport.judge_pipeline import ReportOutcome
 from reviewer.logfile import read_events
 from reviewer.models import JudgeRun, Judgment
 from reviewer.registry import get_kind
-from store.db import connect
-from store.importer import import_bundle
-from store.merge import merge_events, write_log
-from store.reviewlog import ReviewLog, rebuild_state
-from store.runs import create_run, finish_run, set_active, write_outcome
-from store.scores import cached, compute_all, rebuild_scores, update_scores
+from store.db.connection import connect
+from store.imports.loader import import_bundle
+from store.reviewlog.events import ReviewLog, rebuild_state
+from store.reviews.merge import merge_events, write_log
+from store.runs.records import create_run, finish_run, set_active, write_outcome
+from store.scores.cache import cached, compute_all, rebuild_scores, update_scores
 from tests.builders import tiny_bundle
 from tests.score_rows import all_scores
 

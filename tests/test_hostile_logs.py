@@ -39,13 +39,13 @@ from hypothesis import strategies as st
 from reviewer.errors import InputError
 from reviewer.identity import Identity, label, new_secret
 from reviewer.logfile import LogEvent, event_line, read_events
-from store.db import connect
-from store.exports import write_export
-from store.importer import import_bundle
-from store.merge import merge_events
-from store.proposals import propose
-from store.reviewlog import _live, _standing
-from store.scores import rebuild_scores
+from store.db.connection import connect
+from store.exports.files import write_export
+from store.imports.loader import import_bundle
+from store.reviewlog.events import _live, _standing
+from store.reviews.merge import merge_events
+from store.reviews.proposals import propose
+from store.scores.cache import rebuild_scores
 from tests.builders import tiny_bundle
 from tests.score_rows import all_scores
 
@@ -358,7 +358,7 @@ def test_two_people_logged_in_as_root_deciding_differently_are_a_conflict(
 def test_a_proposal_decided_differently_by_two_identities_is_a_conflict_whatever_the_dates(
         template: Path) -> None:
     """Accept by ana, reject by mallory dated 9999: no clock decides between them."""
-    from store.proposals import proposals
+    from store.reviews.proposals import proposals
 
     for made in copies(template):
         conn = made.new()

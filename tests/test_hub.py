@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from reviewer.identity import Identity, new_secret
-from store.conflicts import conflicts
-from store.db import connect
-from store.hub import HUB_SCHEMA, HubOffline, HubRefused, PgHub, safe_url
-from store.hubsync import local_state, pending_count, sync
-from store.importer import import_bundle
-from store.proposals import accept, proposals, propose
-from store.reviewlog import ReviewLog
-from store.scores import rebuild_scores, update_scores
+from store.db.connection import connect
+from store.hub.server import HUB_SCHEMA, HubOffline, HubRefused, PgHub, safe_url
+from store.hub.sync import local_state, pending_count, sync
+from store.imports.loader import import_bundle
+from store.reviewlog.conflicts import conflicts
+from store.reviewlog.events import ReviewLog
+from store.reviews.proposals import accept, proposals, propose
+from store.scores.cache import rebuild_scores, update_scores
 from tests.builders import tiny_bundle
 from tests.pg import free_port
 from tui.cli import main
@@ -318,7 +318,7 @@ def test_the_hub_bench_runs_in_a_scratch_schema_it_drops(sample_db: Path, hub_ur
                                                          tmp_path: Path) -> None:
     import psycopg
 
-    from tui.bench_hub import hub_figures
+    from tui.bench.hub import hub_figures
 
     figures = hub_figures(sample_db, hub_url, 300, tmp_path)
     names = [f["name"] for f in figures]

@@ -22,14 +22,14 @@ import pytest
 
 from reviewer.identity import Identity, new_secret
 from reviewer.registry import get_kind
-from store.conflicts import conflicts
-from store.db import connect
-from store.exports import write_export
-from store.hub import HubOffline, PgHub
-from store.hubsync import pending_count, sync
-from store.reviewlog import ReviewError, ReviewLog, rebuild_state
-from store.scores import rebuild_scores, update_scores
-from store.tx import transaction
+from store.db.connection import connect
+from store.exports.files import write_export
+from store.hub.server import HubOffline, PgHub
+from store.hub.sync import pending_count, sync
+from store.reviewlog.conflicts import conflicts
+from store.reviewlog.events import ReviewError, ReviewLog, rebuild_state
+from store.scores.cache import rebuild_scores, update_scores
+from store.sqlite.tx import transaction
 from tests.pg import PgServer, start_server
 
 STEPS = 45

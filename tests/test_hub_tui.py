@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from reviewer.identity import Identity, new_secret
-from store.tx import now_iso
+from store.sqlite.tx import now_iso
 from tests.memory_hub import MemoryHub
 from tests.tui_helpers import events, open_report, ready, screen_text, select_judgment, wait_for
 from tui.app import GavelApp

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import store.importer as importer
+import store.imports.loader as importer
 from reviewer.errors import InputError
 from reviewer.formats.checks import check_bundle
 from reviewer.formats.native import write_bundle
-from store.importer import import_bundle
-from store.importing import import_path
+from store.imports.from_path import import_path
+from store.imports.loader import import_bundle
 from tests.builders import tiny_bundle
 
 
@@ -66,7 +66,7 @@ def test_a_native_folder_is_streamed_not_read_whole(
 
 def test_an_import_keeps_temporary_storage_on_disk_and_restores_it(
         conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import store.importing as importing
+    import store.imports.from_path as importing
 
     seen: list[int] = []
     real = importing.import_records

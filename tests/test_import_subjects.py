@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import store.importer as importer
+import store.imports.loader as importer
 from reviewer.errors import InputError
 from reviewer.models import Bundle
-from store.db import connect
-from store.importer import import_bundle
-from store.importing import import_path
+from store.db.connection import connect
+from store.imports.from_path import import_path
+from store.imports.loader import import_bundle
 from tests.builders import tiny_bundle
 
 LINKED = ("SELECT j.id, j.subject_id, s.report_id = j.report_id AND s.kind = j.kind "

@@ -21,10 +21,10 @@ import pytest
 
 from reviewer.errors import InputError
 from reviewer.formats.native import write_bundle
-from store.db import connect
-from store.importer import import_bundle
-from store.importing import import_path
-from store.scores import rebuild_scores
+from store.db.connection import connect
+from store.imports.from_path import import_path
+from store.imports.loader import import_bundle
+from store.scores.cache import rebuild_scores
 from tests.builders import tiny_bundle
 from tests.conftest import PROJECT
 from tests.importer_fuzz import DEPTH, copy_seed, mutate, run_case, snapshot

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from store.db import connect
+from store.db.connection import connect
 from tests.loopback import BatchServer, FakeJudge, Loopback, serving
 from tui.cli import main
 
@@ -117,7 +117,7 @@ def direct_run(sample_db: Path, tmp_path: Path, srv: Loopback, judge: FakeJudge
 
 
 def prepared(db: Path, srv: Loopback, run: str):  # type: ignore[no-untyped-def]
-    from store.judging import JudgeRequest, Selection, prepare_judge
+    from store.runs.judging import JudgeRequest, Selection, prepare_judge
 
     conn = connect(db)
     request = JudgeRequest(model="fake-judge", base_url=srv.url + "/v1", sources="stored",
@@ -138,7 +138,7 @@ def test_a_batch_run_interrupted_while_waiting_loses_nothing_and_pays_nothing_tw
         batch_server: tuple[BatchServer, FakeJudge, Loopback]) -> None:
     import threading
 
-    from store.judging import run_judge
+    from store.runs.judging import run_judge
 
     server, judge, srv = batch_server
     direct_db, direct_calls = direct_run(sample_db, tmp_path, srv, judge)

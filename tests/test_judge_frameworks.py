@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from store.db import connect
-from store.reviewlog import ReviewLog
-from store.scores import cached, compute_all
+from store.db.connection import connect
+from store.reviewlog.events import ReviewLog
+from store.scores.cache import cached, compute_all
 from tests.fake_judges import BenchJudge
 from tests.loopback import Loopback, serving
 from tui.cli import main

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from reviewer.models import Bundle, Claim, Criterion, Report, Subtask, Suite, System, Task
-from store.db import connect
-from store.importer import import_bundle
-from store.scores import cached, compute_all, rebuild_scores
+from store.db.connection import connect
+from store.imports.loader import import_bundle
+from store.scores.cache import cached, compute_all, rebuild_scores
 from tests.loopback import FakeJudge, Loopback, Request, Response, chat, serving
 from tests.score_rows import all_scores
 from tui.cli import main
@@ -446,7 +446,7 @@ def test_unusable_replies_become_judge_errors(sample_db: Path,
 def test_a_crash_keeps_finished_reports_and_marks_the_run_failed(
         sample_db: Path, fake: tuple[FakeJudge, Loopback], monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    import store.judging as cmd
+    import store.runs.judging as cmd
 
     _, srv = fake
     real = cmd.write_outcome
@@ -480,8 +480,8 @@ def test_the_caller_decides_where_each_report_goes_and_can_stop_the_run(
     import threading
 
     from reviewer.frameworks.dailyreport.judge_pipeline import ReportOutcome
-    from store.judging import JudgeRequest, Selection, prepare_judge, run_judge
-    from store.runs import write_outcome
+    from store.runs.judging import JudgeRequest, Selection, prepare_judge, run_judge
+    from store.runs.records import write_outcome
 
     _, srv = fake
     conn = connect(sample_db)
@@ -554,7 +554,7 @@ def test_a_run_whose_process_died_is_marked_interrupted(sample_db: Path,
     import sys
 
     from reviewer.models import JudgeRun
-    from store.runs import create_run, mark_stale_runs
+    from store.runs.records import create_run, mark_stale_runs
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()

@@ -23,13 +23,13 @@ from reviewer.adjudication import SIDES_MARKER
 from reviewer.errors import InputError
 from reviewer.logfile import LogEvent, read_events
 from reviewer.registry import get_kind
-from store.conflicts import adjudicate, conflicts, standing_decisions
-from store.db import connect
-from store.importer import import_bundle
-from store.merge import MergeResult, log_events, merge_events, merge_path, write_log
-from store.proposals import accept, proposals, propose, reject
-from store.reviewlog import ReviewLog
-from store.scores import rebuild_scores, update_scores
+from store.db.connection import connect
+from store.imports.loader import import_bundle
+from store.reviewlog.conflicts import adjudicate, conflicts, standing_decisions
+from store.reviewlog.events import ReviewLog
+from store.reviews.merge import MergeResult, log_events, merge_events, merge_path, write_log
+from store.reviews.proposals import accept, proposals, propose, reject
+from store.scores.cache import rebuild_scores, update_scores
 from tests.builders import tiny_bundle
 from tests.score_rows import all_scores
 from tui.cli import main
@@ -260,11 +260,11 @@ def test_events_about_subjects_not_here_wait_until_the_subject_appears(
     result = merge_text(empty, ben_log, "ben.jsonl")
     assert result.added == len(events(pair.ben)) and result.pending == result.added
     assert empty.execute("SELECT count(*) FROM decision").fetchone()[0] == 0
-    from store.reviewlog import pending_events
+    from store.reviewlog.events import pending_events
 
     assert pending_events(empty) == result.added
     # The sample data arrives afterwards: every waiting decision applies.
-    from store.importing import build_demo
+    from store.imports.from_path import build_demo
     from tui.paths import sample_data_dir
 
     build_demo(empty, sample_data_dir())
@@ -461,7 +461,7 @@ def test_a_small_merge_updates_only_what_it_touches_and_equals_a_rebuild(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Merging a log in two parts the incremental way (what a hub sync does every few seconds)
     gives the state a full rebuild gives."""
-    import store.merge as merge_module
+    import store.reviews.merge as merge_module
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from reviewer.logfile import read_events
-from store.db import connect
-from store.importer import import_bundle
-from store.merge import merge_events, write_log
-from store.reviewlog import ReviewLog, pending_events, rebuild_state
-from store.schema import SCHEMA_VERSION
-from store.scores import cached, compute_all, rebuild_scores
+from store.db.connection import connect
+from store.db.schema import SCHEMA_VERSION
+from store.imports.loader import import_bundle
+from store.reviewlog.events import ReviewLog, pending_events, rebuild_state
+from store.reviews.merge import merge_events, write_log
+from store.scores.cache import cached, compute_all, rebuild_scores
 from tests.builders import tiny_bundle
 from tests.score_rows import score_rows
 
@@ -137,7 +137,7 @@ def test_a_version_1_log_merges_into_a_new_database(tmp_path: Path) -> None:
 def test_a_system_without_stored_columns_gains_them_as_it_is_used(tmp_path: Path) -> None:
     # A database upgraded to version 5 has no score columns until a full recompute; meanwhile
     # a decision reads its system from the report scores and stores the columns.
-    from store.score_columns import load_columns
+    from store.scores.columns import load_columns
 
     conn = connect(tmp_path / "v5.db")
     import_bundle(conn, tiny_bundle(), "h")
@@ -147,7 +147,7 @@ def test_a_system_without_stored_columns_gains_them_as_it_is_used(tmp_path: Path
     jid, system_id = conn.execute(
         """SELECT j.id, r.system_id FROM judgment j JOIN report r ON r.id = j.report_id
            WHERE j.kind = 'ins' AND j.value IS NOT NULL LIMIT 1""").fetchone()
-    from store.scores import update_scores
+    from store.scores.cache import update_scores
 
     recorded = ReviewLog(conn, "ana").decide(jid, "0", "not covered")
     update_scores(conn, [recorded.report_id or 0])
@@ -175,7 +175,7 @@ def _as_version_5(conn: sqlite3.Connection) -> None:
 
 def test_a_version_5_database_gains_report_rows_and_citation_facts(
         synthetic: Path, tmp_path: Path) -> None:
-    from store.importing import import_path
+    from store.imports.from_path import import_path
 
     path = tmp_path / "v5.db"
     conn = connect(path)
@@ -203,7 +203,7 @@ def test_an_upgrade_computes_suspicion_from_the_verdicts_in_force(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Version 4's suspicion flags read which verdicts are in force: version 2's rebuild must
     # have chosen them (here the old database had none marked) before version 4 computes.
-    import store.suspicion as suspicion
+    import store.triage.suspicion as suspicion
 
     path = tmp_path / "ana.db"
     shutil.copy(V1 / "ana.db", path)

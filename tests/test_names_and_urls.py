@@ -16,9 +16,9 @@ from click.testing import CliRunner, Result
 from reviewer.citations import parse_references
 from reviewer.judge.fetch import FetchConfig, PageFetcher
 from reviewer.models import Bundle, Claim, Criterion, Report, Subtask, Suite, System, Task
-from store.db import connect
-from store.importer import import_bundle
-from store.scores import rebuild_scores
+from store.db.connection import connect
+from store.imports.loader import import_bundle
+from store.scores.cache import rebuild_scores
 from tests.builders import tiny_bundle
 from tests.loopback import Loopback, Request, Response, serving
 from tui.cli.group import gavel

@@ -11,7 +11,7 @@ import pytest
 from reviewer.errors import InputError
 from reviewer.formats import hash_path
 from reviewer.formats.native import iter_records, read_bundle, write_bundle
-from store.importer import import_bundle, import_records
+from store.imports.loader import import_bundle, import_records
 from tests.builders import tiny_bundle
 
 TABLES = ("suite", "task", "subtask", "criterion", "system", "report", "claim", "judge_run",
@@ -112,7 +112,7 @@ def test_a_late_error_rolls_back_rows_already_written(tmp_path: Path,
                                                       conn: sqlite3.Connection) -> None:
     # Force the bad record into a later batch than the first rows, so rows are already in the
     # transaction when the error comes: the rollback must remove them.
-    from store import importer
+    from store.imports import loader as importer
 
     folder = write_folder(tmp_path)
     judgments = folder / "judgments.jsonl"

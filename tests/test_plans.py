@@ -78,13 +78,13 @@ def test_a_weighted_plan_gives_every_subject_a_chance() -> None:
 
 
 def _conn(path: Path):  # type: ignore[no-untyped-def]
-    from store.db import connect
+    from store.db.connection import connect
 
     return connect(path)
 
 
 def test_the_database_has_the_plan_tables_of_schema_version_3(sample_db: Path) -> None:
-    from store.schema import SCHEMA_VERSION
+    from store.db.schema import SCHEMA_VERSION
 
     conn = _conn(sample_db)
     assert SCHEMA_VERSION >= 3                     # 3: review plans (4: suspicion flags)
@@ -94,7 +94,7 @@ def test_the_database_has_the_plan_tables_of_schema_version_3(sample_db: Path) -
 
 
 def test_the_same_seed_draws_the_same_plan(sample_db: Path, tmp_path: Path) -> None:
-    from store.plans import PlanSpec, create_plan, export_rows
+    from store.plans.design import PlanSpec, create_plan, export_rows
 
     other = tmp_path / "other.db"
     shutil.copy(sample_db, other)
@@ -111,8 +111,8 @@ def test_the_same_seed_draws_the_same_plan(sample_db: Path, tmp_path: Path) -> N
 
 
 def test_the_frame_leaves_out_what_humans_decided_already(sample_db: Path) -> None:
-    from store.plans import PlanSpec, create_plan
-    from store.reviewlog import ReviewLog
+    from store.plans.design import PlanSpec, create_plan
+    from store.reviewlog.events import ReviewLog
 
     conn = _conn(sample_db)
     judgments = [j for (j,) in conn.execute(
@@ -132,8 +132,8 @@ def test_the_frame_leaves_out_what_humans_decided_already(sample_db: Path) -> No
 
 
 def test_progress_follows_the_decisions_and_counts_skips(sample_db: Path) -> None:
-    from store.plans import PlanSpec, create_plan, get_plan, next_item, plan_items
-    from store.reviewlog import ReviewLog
+    from store.plans.design import PlanSpec, create_plan, get_plan, next_item, plan_items
+    from store.reviewlog.events import ReviewLog
 
     conn = _conn(sample_db)
     plan = create_plan(conn, PlanSpec(20, seed=3, suite=SUITE), "ana")
@@ -154,7 +154,7 @@ def test_progress_follows_the_decisions_and_counts_skips(sample_db: Path) -> Non
 
 
 def test_a_weighted_plan_by_impact_draws_where_verdicts_move_scores(sample_db: Path) -> None:
-    from store.plans import PlanSpec, create_plan
+    from store.plans.design import PlanSpec, create_plan
 
     conn = _conn(sample_db)
     plan = create_plan(conn, PlanSpec(80, "weighted", weight_by="impact", floor=0.2, seed=2,
@@ -170,7 +170,7 @@ def test_a_weighted_plan_by_impact_draws_where_verdicts_move_scores(sample_db: P
 
 
 def test_plans_export_as_a_document_and_as_rows(sample_db: Path) -> None:
-    from store.plans import PlanSpec, create_plan, export_document, list_plans
+    from store.plans.design import PlanSpec, create_plan, export_document, list_plans
 
     conn = _conn(sample_db)
     plan = create_plan(conn, PlanSpec(25, "stratified", ("system",), "neyman", seed=8,
@@ -194,7 +194,7 @@ def test_plans_export_as_a_document_and_as_rows(sample_db: Path) -> None:
 ])
 def test_bad_plans_are_refused_and_say_why(sample_db: Path, spec: dict[str, object],
                                            message: str) -> None:
-    from store.plans import PlanSpec, create_plan
+    from store.plans.design import PlanSpec, create_plan
 
     spec = {"suite": SUITE, **spec}
     with pytest.raises(InputError, match=message):

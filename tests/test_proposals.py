@@ -27,12 +27,12 @@ from reviewer.proposals import (
     similarity,
     token_jaccard,
 )
-from store.db import connect
-from store.exports import gt_expansion_records
-from store.importing import build_demo
-from store.inputs import load_inputs
-from store.merge import merge_events, write_log
-from store.proposals import ProposalError, accept, get_proposal, proposals, propose, reject
+from store.db.connection import connect
+from store.exports.files import gt_expansion_records
+from store.imports.from_path import build_demo
+from store.reviews.merge import merge_events, write_log
+from store.reviews.proposals import ProposalError, accept, get_proposal, proposals, propose, reject
+from store.scores.inputs import load_inputs
 from tests.score_rows import all_scores
 from tui.cli import main
 from tui.paths import sample_data_dir

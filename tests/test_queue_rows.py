@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from store.db import connect
-from store.reviewlog import ReviewLog
-from store.scores import update_scores
-from store.views import queue_rows
+from store.db.connection import connect
+from store.reviewlog.events import ReviewLog
+from store.scores.cache import update_scores
+from store.views.screens import queue_rows
 
 
 def test_the_rows_of_a_few_reports_equal_theirs_in_the_whole_queue(sample_db: Path) -> None:
@@ -39,7 +39,7 @@ def test_the_rows_of_a_few_reports_equal_theirs_in_the_whole_queue(sample_db: Pa
 
 def test_many_reports_are_read_with_the_rest(sample_db: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    import store.views as views
+    import store.views.screens as views
 
     monkeypatch.setattr(views, "_FEW_REPORTS", 2)
     conn = connect(sample_db)

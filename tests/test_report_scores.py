@@ -1,4 +1,4 @@
-"""A report's scores stored as one row (store.report_scores): every value comes back exactly,
+"""A report's scores stored as one row (store.scores.report_rows): every value comes back exactly,
 a metric without a value comes back as None, and a row that is not well formed reads as no
 scores rather than as wrong ones."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import report_scores
-from store.db import connect
+from store.db.connection import connect
+from store.scores import report_rows as report_scores
 
 names = st.text(min_size=1, max_size=12)
 values = st.one_of(st.none(), st.floats(allow_nan=False), st.integers(-10**6, 10**6))

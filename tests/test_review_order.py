@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reviewer.planted import read_planted_path
-from tui.bench_recall import recall_figures, sample_figures
+from tui.bench.recall import recall_figures, sample_figures
 from tui.paths import sample_data_dir
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from store.db import connect
-from store.reviewlog import ReviewError, ReviewLog, effective_value, rebuild_state
+from store.db.connection import connect
+from store.reviewlog.events import ReviewError, ReviewLog, effective_value, rebuild_state
 
 SUBJECT_OF = "(SELECT subject_id FROM judgment WHERE id = ?)"
 """SQL for the subject of a judgment id: decisions belong to subjects."""
@@ -103,7 +103,7 @@ def test_undo_is_per_reviewer(tiny_db: sqlite3.Connection) -> None:
 
 
 def test_undo_history_survives_a_restart(tmp_path: Path) -> None:
-    from store.importer import import_bundle
+    from store.imports.loader import import_bundle
     from tests.builders import tiny_bundle
 
     path = tmp_path / "g.db"
@@ -129,7 +129,7 @@ def test_the_log_is_append_only(tiny_db: sqlite3.Connection) -> None:
 
 
 def test_decision_is_committed_before_returning(tmp_path: Path) -> None:
-    from store.importer import import_bundle
+    from store.imports.loader import import_bundle
     from tests.builders import tiny_bundle
 
     path = tmp_path / "g.db"

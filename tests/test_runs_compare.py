@@ -14,8 +14,8 @@ import pytest
 from reviewer.frameworks.dailyreport.judge_pipeline import ReportOutcome
 from reviewer.judge.compare import ItemVerdict, agreement_by_kind, mean_sd
 from reviewer.models import Claim, JudgeRun, Judgment
-from store.runs import create_run, finish_run, run_scores, set_active, write_outcome
-from store.scores import cached, compute_all
+from store.runs.records import create_run, finish_run, run_scores, set_active, write_outcome
+from store.scores.cache import cached, compute_all
 from tests.builders import TINY_MARKDOWN
 from tests.score_rows import all_scores
 from tui.cli import main
@@ -99,7 +99,7 @@ def test_runs_lists_every_run(runs_db: Path, capsys: pytest.CaptureFixture[str])
 
 def test_deactivating_the_newest_run_brings_the_previous_back(
         runs_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from store.db import connect
+    from store.db.connection import connect
 
     conn = connect(runs_db)
     # C is newest: Ins(alpha) = mean(1, 0.5, 0.5, 1) = 0.75.
@@ -122,7 +122,7 @@ def test_deactivating_the_newest_run_brings_the_previous_back(
 
 
 def test_run_scores_use_only_that_run(runs_db: Path) -> None:
-    from store.db import connect
+    from store.db.connection import connect
 
     conn = connect(runs_db)
     a = run_scores(conn, "A")

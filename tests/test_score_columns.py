@@ -1,4 +1,4 @@
-"""Each system's report scores kept as columns (store.score_columns): exact round trip, any
+"""Each system's report scores kept as columns (store.scores.columns): exact round trip, any
 blob from elsewhere read safely, in-place updates equal to building afresh, and the store's
 cold path aggregating from them and repairing them."""
 
@@ -18,11 +18,11 @@ from reviewer.framework import column_aggregating, columns_of
 from reviewer.frameworks.dailyreport.scoring import FRAMEWORK as CASCADE
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from reviewer.registry import frameworks
-from store.db import connect
-from store.importing import import_path
-from store.reviewlog import ReviewLog
-from store.score_columns import SystemColumns, load_columns
-from store.scores import cached, compute_all, system_report_scores, update_scores
+from store.db.connection import connect
+from store.imports.from_path import import_path
+from store.reviewlog.events import ReviewLog
+from store.scores.cache import cached, compute_all, system_report_scores, update_scores
+from store.scores.columns import SystemColumns, load_columns
 
 values = st.one_of(st.none(), st.floats(allow_nan=False), st.just(-0.0), st.just(math.inf))
 reports = st.dictionaries(st.integers(1, 10_000),

@@ -1,5 +1,5 @@
 """A full recompute counts what SQL can count and scores the rest from rows
-(store.score_parts): systems that mix the two come out as a recompute from every row would
+(store.scores.counted): systems that mix the two come out as a recompute from every row would
 write them, byte for byte, and a failure half-way keeps the old cache."""
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-import store.score_parts as parts
-import store.scores
+import store.scores.cache
+import store.scores.counted as parts
 from reviewer.formats.native import iter_records
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
-from store.db import connect
-from store.importer import import_records
-from store.inputs import RUN_CLAIM_KEY
-from store.reviewlog import ReviewLog
-from store.scores import cached, compute_rows, rebuild_scores
+from store.db.connection import connect
+from store.imports.loader import import_records
+from store.reviewlog.events import ReviewLog
+from store.scores.cache import cached, compute_rows, rebuild_scores
+from store.scores.inputs import RUN_CLAIM_KEY
 from tests.test_scores_property import differences, stale_columns
 
 
@@ -80,7 +80,7 @@ def test_a_counted_framework_that_aggregates_from_scores_comes_out_the_same(
     with_columns = cache_rows(conn)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(parts, "column_aggregating", lambda _: None)
-        patch.setattr(store.scores, "column_aggregating", lambda _: None)
+        patch.setattr(store.scores.cache, "column_aggregating", lambda _: None)
         rebuild_scores(conn)
         without = cache_rows(conn)
     assert without["score_columns"] == []
@@ -98,7 +98,7 @@ def test_a_failure_half_way_keeps_the_old_scores(sample_db: Path) -> None:
         raise KeyboardInterrupt
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(store.scores._Systems, "add", fails)
+        patch.setattr(store.scores.cache._Systems, "add", fails)
         with pytest.raises(KeyboardInterrupt):
             rebuild_scores(conn)
     assert cache_rows(conn) == before

@@ -1,4 +1,4 @@
-"""The full recompute counts in SQL what it can (store.bulkscores) and scores the rest from
+"""The full recompute counts in SQL what it can (store.scores.counts) and scores the rest from
 rows: both ways give the same scores, and a plain run is not read row by row."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from reviewer.formats.native import iter_records
 from reviewer.frameworks.dailyreport.scoring import CascadeFramework
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
-from store.db import connect
-from store.importer import import_records
-from store.reviewlog import ReviewLog
-from store.scores import cached, compute_all, compute_rows, rebuild_scores
+from store.db.connection import connect
+from store.imports.loader import import_records
+from store.reviewlog.events import ReviewLog
+from store.scores.cache import cached, compute_all, compute_rows, rebuild_scores
 from tests.test_scores_property import (
     SLOW,
     Op,

@@ -4,8 +4,8 @@ every framework (cascade, race + fact, dr3, claims_f1, drbench).
 
 Hypothesis draws the data too: a run of each framework (tasks, reports, claims, citations and
 the judge's verdicts, some of them failed), turned into bundles and imported through the real
-importer (``store.importer``; DR. Bench through its own format reader first, so the keyword and
-URL matchers run) into a real SQLite file. A decision sequence then picks a framework, one of
+importer (``store.imports.loader``; DR. Bench through its own format reader first, so the keyword
+and URL matchers run) into a real SQLite file. A decision sequence then picks a framework, one of
 its judgments and a value on the judgment's scale (a point of a continuous scale too).
 """
 
@@ -37,12 +37,10 @@ from reviewer.models import (
 )
 from reviewer.registry import frameworks, get_kind
 from reviewer.scales import Scale
-from store.claim_facts import CLAIM_CITED_SQL
-from store.db import connect
-from store.importer import import_bundle
-from store.reviewlog import Recorded, ReviewError, ReviewLog
-from store.score_columns import SystemColumns, load_columns
-from store.scores import (
+from store.db.connection import connect
+from store.imports.loader import import_bundle
+from store.reviewlog.events import Recorded, ReviewError, ReviewLog
+from store.scores.cache import (
     ScoreTable,
     SystemScoreCache,
     cached,
@@ -51,6 +49,8 @@ from store.scores import (
     system_report_scores,
     update_scores,
 )
+from store.scores.claim_facts import CLAIM_CITED_SQL
+from store.scores.columns import SystemColumns, load_columns
 
 FRAMEWORKS = ("cascade", "race", "fact", "dr3", "claims_f1", "drbench")
 """Every scoring framework; race and fact share one suite, as DeepResearch Bench runs do."""

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from reviewer.registry import get_kind
-from store.db import connect
-from store.reviewlog import ReviewError, ReviewLog
-from store.scores import (
+from store.db.connection import connect
+from store.reviewlog.events import ReviewError, ReviewLog
+from store.scores.cache import (
     ScoreTable,
     SystemScoreCache,
     cached,
@@ -38,7 +38,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                                      words=120, seed=3))
     _roughen(folder / "bundle")
     from reviewer.formats.native import iter_records
-    from store.importer import import_records
+    from store.imports.loader import import_records
 
     path = folder / "template.db"
     conn = connect(path)

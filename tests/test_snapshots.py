@@ -89,9 +89,9 @@ def test_deepresearch_bench_report_snapshot(snap_compare: Any, sample_db: Path,
     """RACE on the real DeepResearch Bench release in ../shared/anchors (its stored
     per-dimension scores)."""
     from reviewer.registry import format_reader
-    from store.db import connect
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
 
     root = anchors / "deep_research_bench"
     conn = connect(sample_db)
@@ -118,12 +118,12 @@ def test_proposals_snapshot(snap_compare: Any, sample_db: Path,
                             monkeypatch: pytest.MonkeyPatch) -> None:
     import uuid
 
-    import store.proposals
-    from store.db import connect
-    from store.proposals import propose
+    import store.reviews.proposals
+    from store.db.connection import connect
+    from store.reviews.proposals import propose
 
     fixed = iter(uuid.UUID(int=n) for n in range(1000, 2000))        # ids shown on screen
-    monkeypatch.setattr(store.proposals.uuidlib, "uuid4", lambda: next(fixed))
+    monkeypatch.setattr(store.reviews.proposals.uuidlib, "uuid4", lambda: next(fixed))
 
     conn = connect(sample_db)
     task, report = conn.execute(
@@ -146,9 +146,9 @@ def test_proposals_snapshot(snap_compare: Any, sample_db: Path,
 
 def test_agreement_snapshot(snap_compare: Any, sample_db: Path) -> None:
     """Judge vs human and reviewer vs reviewer, after two reviewers decided a few verdicts."""
-    from store.db import connect
-    from store.reviewlog import ReviewLog
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import rebuild_scores
 
     conn = connect(sample_db)
     picks = conn.execute(

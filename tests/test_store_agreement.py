@@ -16,11 +16,11 @@ import pytest
 
 from reviewer.models import Bundle, Criterion, JudgeRun, Judgment, Report, Subtask, Suite, System
 from reviewer.models import Task as TaskModel
-from store.agreement import agreement
-from store.db import connect
-from store.importer import import_bundle
-from store.reviewlog import ReviewLog
-from store.scores import rebuild_scores, update_scores
+from store.db.connection import connect
+from store.imports.loader import import_bundle
+from store.reviewlog.events import ReviewLog
+from store.scores.cache import rebuild_scores, update_scores
+from store.views.agreement import agreement
 from tests.score_rows import all_scores
 from tui.cli import main
 

@@ -16,8 +16,8 @@ import pytest
 
 from reviewer.grading import Claim, Entailment, Evidence, Page, Verdict
 from reviewer.suspicion import contradictions, run_disagreements, unreachable
-from store.db import connect
-from store.suspicion import refresh_suspicion
+from store.db.connection import connect
+from store.triage.suspicion import refresh_suspicion
 
 SAMPLE_FLAGS = [
     # shared rules
@@ -160,7 +160,7 @@ def test_flags_do_not_depend_on_which_reports_share_a_batch(
         sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each report alone: its evidence still holds its task's pages (quotes on another
     report's page of the same task are found), so the flags are the import's."""
-    import store.suspicion as suspicion
+    import store.triage.suspicion as suspicion
 
     conn = connect(sample_db)
     before = _flags(conn)

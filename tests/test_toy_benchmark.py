@@ -43,9 +43,9 @@ def system_score(conn: sqlite3.Connection, system: str, variant: str) -> float |
 
 def imported(tmp_path: Path) -> sqlite3.Connection:
     from reviewer.formats import hash_path
-    from store.db import connect
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
 
     conn = connect(tmp_path / "toy.db")
     run = TOY / "toy_run.json"
@@ -64,8 +64,8 @@ def test_the_registry_finds_it_by_its_entry_point(toy: None) -> None:
 
 
 def test_it_imports_scores_and_takes_decisions(toy: None, tmp_path: Path) -> None:
-    from store.reviewlog import ReviewLog
-    from store.scores import update_scores
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import update_scores
 
     conn = imported(tmp_path)
     # By hand: alpha passes 2/2 checks on q1 and 0/1 on q2 → (1 + 0) / 2; beta (0.5 + 1) / 2.

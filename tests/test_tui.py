@@ -321,9 +321,9 @@ async def test_control_sequences_and_markup_in_sources_are_inert(
     tmp_path: Path,
 ) -> None:
     from reviewer.models import Source
-    from store.db import connect
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
     from tests.builders import TINY_MARKDOWN, tiny_bundle
 
     bundle = tiny_bundle()
@@ -510,7 +510,7 @@ async def test_rejudge_keeps_the_new_run_beside_the_current_one(
 
 
 def test_the_last_decision_delta_shows_levels_in_whole_steps() -> None:
-    from store.views import ScoreLine
+    from store.views.screens import ScoreLine
     from tui.screens.report import _delta_text
 
     new = [ScoreLine("cascade", "UserPref", "UserPref", 2, 3.0, 1.0),

@@ -20,10 +20,10 @@ SUITE = "dailyreport-sample-2026-11"
 def reviewed_plan(db: Path, budget: int = 120, decide: int = 100, seed: int = 1) -> None:
     """Plan p1 with its first ``decide`` subjects decided (every fourth overruled)."""
     from reviewer.registry import get_kind
-    from store.db import connect
-    from store.plans import PlanSpec, create_plan, plan_items
-    from store.reviewlog import ReviewLog
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.plans.design import PlanSpec, create_plan, plan_items
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import rebuild_scores
 
     conn = connect(db)
     plan = create_plan(conn, PlanSpec(budget, seed=seed, suite=SUITE), "ana")

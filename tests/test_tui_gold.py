@@ -8,10 +8,10 @@ from pathlib import Path
 
 from reviewer.frameworks.dailyreport.judge_pipeline import ReportOutcome
 from reviewer.models import JudgeRun, Judgment
-from store.db import connect
-from store.reviewlog import ReviewLog
-from store.runs import create_run, finish_run, write_outcome
-from store.scores import update_scores
+from store.db.connection import connect
+from store.reviewlog.events import ReviewLog
+from store.runs.records import create_run, finish_run, write_outcome
+from store.scores.cache import update_scores
 from tests.tui_helpers import (
     events,
     make_app,

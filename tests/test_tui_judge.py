@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from store.db import connect
-from store.reviewlog import ReviewLog
+from store.db.connection import connect
+from store.reviewlog.events import ReviewLog
 from tests.fake_judges import BenchJudge
 from tests.loopback import serving
 from tests.score_rows import all_scores

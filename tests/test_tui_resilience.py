@@ -29,9 +29,9 @@ print("released", flush=True)
 
 LONG_WRITER = """
 import sys
-from store.db import connect
-from store.tx import transaction
-from store.writelock import announced
+from store.db.connection import connect
+from store.sqlite.tx import transaction
+from store.sqlite.writelock import announced
 conn = connect(sys.argv[1])
 with transaction(conn), announced(conn, "import runs/big-run"):
     print("locked", flush=True)

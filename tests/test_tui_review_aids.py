@@ -245,9 +245,9 @@ async def test_a_race_value_is_shown_short_in_the_list_and_the_detail(
         sample_db: Path, anchors: Path) -> None:
     """A stored RACE value (0.39290240811153354) reads 0.3929 in the list and the detail."""
     from reviewer.registry import format_reader
-    from store.db import connect
-    from store.importer import import_bundle
-    from store.scores import rebuild_scores
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from store.scores.cache import rebuild_scores
 
     root = anchors / "deep_research_bench"
     conn = connect(sample_db)

@@ -1,4 +1,4 @@
-"""Queries over decisions and flags start from whichever side is smaller (store.subjects
+"""Queries over decisions and flags start from whichever side is smaller (store.reviewlog.subjects
 .verdicts_of): both join orders give the same rows, and a few decisions among many verdicts
 are read from the decisions."""
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-import store.subjects as subjects
-from store.bulkscores import _decided
-from store.db import connect
-from store.reviewlog import ReviewLog
-from store.views import queue_rows
+import store.reviewlog.subjects as subjects
+from store.db.connection import connect
+from store.reviewlog.events import ReviewLog
+from store.scores.counts import _decided
+from store.views.screens import queue_rows
 
 
 def _state(db: Path) -> tuple[object, object]:

@@ -17,17 +17,17 @@ from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from reviewer.textsafety import visible
-from store.backend import Backend, WriteCommand, WriteResult
+from store.backend.workstation import Backend, WriteCommand, WriteResult
 from tui.config import Config
-from tui.hub_sync import HubState, HubSynced, HubSyncer
+from tui.hub_sync import HubState, HubSynced, HubSyncer, what_changed
 from tui.keymap import bindings, normalise_keymap, problems
 from tui.messages import DatabaseChanged, DecisionStored
 from tui.screens.modals import ConfirmDialog, HelpScreen
 from tui.screens.queue import QueueScreen
 
 if TYPE_CHECKING:
-    from store.hub import Hub
-    from store.reviewlog import Undoable
+    from store.hub.server import Hub
+    from store.reviewlog.events import Undoable
 
 WATCH_EVERY = 0.5
 WAIT_REMINDER = 10.0
@@ -155,9 +155,26 @@ class GavelApp(App[None]):
 
     @on(HubSynced)
     def hub_synced(self, message: HubSynced) -> None:
-        from tui.hub_sync import show_sync
+        """Put a sync's outcome on screen: every status line, the notifications it deserves,
+        and the queue rows of reports whose decisions came in."""
+        from tui.screens.report import ReportScreen
+        from tui.widgets.hub_status import HubStatus
 
-        show_sync(self, message)
+        previous, self.hub_state = self.hub_state, message.state
+        for screen in self.screen_stack:
+            for widget in screen.query(HubStatus):
+                widget.show_state(message.state)
+        for text, severity in what_changed(previous, message):
+            self.notify(text, title="Review hub", severity=severity, timeout=8)
+        result = message.result
+        if result is None or not result.reports:
+            return
+        if self.queue_screen.rows:
+            self.queue_screen.reload_rows(result.reports)
+        screen = self.screen
+        if isinstance(screen, ReportScreen) and screen.report_id in result.reports:
+            self.notify("decisions on this report came in from the hub: reopen it (escape, "
+                        "enter) to see them", title="Review hub", timeout=8)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
@@ -179,8 +196,8 @@ class GavelApp(App[None]):
 
     def _watch(self) -> None:
         """Notice other processes' commits within a second (its own connection, its thread)."""
-        from store.changes import ChangeWatcher
-        from store.db import connect
+        from store.db.connection import connect
+        from store.sqlite.changes import ChangeWatcher
 
         conn = connect(self.backend.path)
         try:
@@ -278,8 +295,8 @@ class GavelApp(App[None]):
 
     @work(thread=True, exclusive=True, group="undo", exit_on_error=False)
     def _find_undoable(self) -> None:
-        from store.identity import load_identity
-        from store.reviewlog import latest_undoable
+        from store.reviewlog.events import latest_undoable
+        from store.reviewlog.identity import load_identity
 
         key = load_identity(self.config.reviewer).public_key
         found = latest_undoable(self.backend.reader(), self.config.reviewer, key)

@@ -17,7 +17,7 @@ from reviewer.actions import REASON_CODES
 from reviewer.citations import locate
 from reviewer.grading import Claim, ContextItem, Criterion, grading_of
 from reviewer.registry import get_framework, get_kind, get_scale
-from store.views import JudgmentView, OtherVerdict, ReportView, SourceView, subject_label
+from store.views.screens import JudgmentView, OtherVerdict, ReportView, SourceView, subject_label
 from tui.numfmt import short_value
 from tui.render.safe import SafeText as Text
 from tui.widgets.report_text import visible
@@ -178,7 +178,7 @@ def grading_context(view: ReportView, judgment: JudgmentView) -> list[tuple[str,
 
 
 def _criterion(criterion: object) -> Criterion:
-    from store.views import CriterionView
+    from store.views.screens import CriterionView
 
     assert isinstance(criterion, CriterionView)
     return Criterion(criterion.ext, criterion.dimension, criterion.text, criterion.explanation,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reviewer.impact import Impact
-from store.views import QueueRow
+from store.views.screens import QueueRow
 
 STATUSES = ("all", "new", "in progress", "done")
 

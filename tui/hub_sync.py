@@ -24,9 +24,8 @@ from textual.message import Message
 from textual.notifications import SeverityLevel
 
 if TYPE_CHECKING:
-    from store.hub import Hub
-    from store.hubsync import SyncResult
-    from tui.app import GavelApp
+    from store.hub.server import Hub
+    from store.hub.sync import SyncResult
 
 HubMode = Literal["starting", "synced", "pending", "offline", "refused", "error"]
 
@@ -114,7 +113,7 @@ class HubSyncer:
 
     def run(self, post: Callable[[HubSynced], object]) -> None:
         """The thread worker's body: sync, report, wait, until stopped."""
-        from store.db import connect
+        from store.db.connection import connect
 
         conn = connect(self.db_path)
         hub = self.make_hub()
@@ -128,8 +127,8 @@ class HubSyncer:
             conn.close()
 
     def sync_once(self, conn: sqlite3.Connection, hub: Hub) -> HubSynced:
-        from store.hub import HubError, HubOffline, HubRefused
-        from store.hubsync import local_state, sync
+        from store.hub.server import HubError, HubOffline, HubRefused
+        from store.hub.sync import local_state, sync
 
         try:
             result = sync(conn, hub)
@@ -149,7 +148,7 @@ class HubSyncer:
 
     @staticmethod
     def _local(conn: sqlite3.Connection, hub: Hub, mode: HubMode, detail: str) -> HubState:
-        from store.hubsync import local_state
+        from store.hub.sync import local_state
 
         try:
             here = local_state(conn)
@@ -165,7 +164,7 @@ def pg_hub_factory(url: str) -> Callable[[], Hub]:
     fraction of a second on a working one)."""
 
     def make() -> Hub:
-        from store.hub import PgHub
+        from store.hub.server import PgHub
 
         return PgHub(url, connect_timeout=3, statement_timeout=10,
                      application_name="gavel workstation")
@@ -173,32 +172,9 @@ def pg_hub_factory(url: str) -> Callable[[], Hub]:
 
 
 def starting_state(url: str | None) -> HubState:
-    from store.hub import safe_url
+    from store.hub.server import safe_url
 
     return HubState("starting", safe_url(url) if url else "hub")
-
-
-def show_sync(app: GavelApp, message: HubSynced) -> None:
-    """Put a sync's outcome on screen: every status line, the notifications it deserves, and
-    the queue rows of reports whose decisions came in."""
-    from tui.screens.report import ReportScreen
-    from tui.widgets.hub_status import HubStatus
-
-    previous, app.hub_state = app.hub_state, message.state
-    for screen in app.screen_stack:
-        for widget in screen.query(HubStatus):
-            widget.show_state(message.state)
-    for text, severity in what_changed(previous, message):
-        app.notify(text, title="Review hub", severity=severity, timeout=8)
-    result = message.result
-    if result is None or not result.reports:
-        return
-    if app.queue_screen.rows:
-        app.queue_screen.reload_rows(result.reports)
-    screen = app.screen
-    if isinstance(screen, ReportScreen) and screen.report_id in result.reports:
-        app.notify("decisions on this report came in from the hub: reopen it (escape, enter) "
-                   "to see them", title="Review hub", timeout=8)
 
 
 def what_changed(previous: HubState | None, message: HubSynced

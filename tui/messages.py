@@ -5,9 +5,9 @@ from __future__ import annotations
 from textual.message import Message
 
 from reviewer.impact import Impact
-from store.backend import WriteResult
-from store.changes import Change
-from store.views import History, Progress, QueueRow, Rank, ReportView, ScoreLine
+from store.backend.workstation import WriteResult
+from store.sqlite.changes import Change
+from store.views.screens import History, Progress, QueueRow, Rank, ReportView, ScoreLine
 
 
 class QueueLoaded(Message):

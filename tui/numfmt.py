@@ -1,6 +1,6 @@
 """Numbers as a reviewer reads them: stored values keep every digit, screens do not.
 
-(Not ``tui/numbers.py``: run as a script, ``tui/bench_ui.py`` puts ``tui/`` first on the path,
+(Not ``tui/numbers.py``: run as a script, ``tui/bench/ui_child.py`` puts ``tui/`` first on the path,
 where that name would shadow the standard library's ``numbers``.)
 
 A continuous verdict is stored ``repr``-exact (a RACE value 0.39290240811153354) so that it

@@ -1,5 +1,5 @@
 """Estimates from review plans: designs, PPI++ corrections, rank significance, sample sizes.
 
 Pure statistics on arrays and on a framework's own scoring functions; the store assembles the
-arrays from the database (``store.plans``, ``store.estimates``). See docs/estimates.md.
+arrays from the database (``store.plans.design``, ``store.plans.estimates``). See docs/estimates.md.
 """

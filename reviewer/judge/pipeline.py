@@ -6,7 +6,7 @@ statement extraction and page support, DR3-Eval's five evaluators, LiveDRBench's
 matching, DR. Bench's rubric points), but a run's lifecycle is the same for all of them: load
 the reports, ask the model, write each finished report whole, finish the run. So a framework
 declares a :class:`PipelineSpec` (through ``Rejudge.pipeline``, a ``"module:ATTR"`` imported
-only when judging) and :mod:`store.judging` drives whatever it builds through the
+only when judging) and :mod:`store.runs.judging` drives whatever it builds through the
 :class:`JudgePipeline` protocol: ``judge(job)`` returns the report's verdicts, claims and new
 references; ``plan(job)`` says what it would send, sending nothing.
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from store.agreement import agreement as agreement_report
-from store.scores import ensure_scores
+from store.scores.cache import ensure_scores
+from store.views.agreement import agreement as agreement_report
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import print_json
 from tui.render.agreement import DISAGREEMENTS_SHOWN, agreement_renderables

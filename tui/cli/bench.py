@@ -1,5 +1,5 @@
 """``gavel bench``: every DESIGN.md §5 figure beside a baseline measured in the same run (the
-harness is :mod:`tui.bench`; the workstation's figures run in their own processes)."""
+harness is :mod:`tui.bench.run`; the workstation's figures run in their own processes)."""
 
 from __future__ import annotations
 
@@ -37,12 +37,12 @@ import click
                    "print Gavel's load, memory and decision figures beside theirs")
 def bench(tasks: int, systems: int, quick: bool, scale: int, workdir: Path | None,
           skip_ui: bool, hub: str | None, hub_events: int, peers: bool) -> int:
-    from tui.bench import BenchOptions, run_bench
+    from tui.bench.run import BenchOptions, run_bench
 
     if not peers:
         return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events,
                                       scale=scale))
-    from tui.bench_peers import after_bench
+    from tui.bench.peers import after_bench
 
     return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events,
                                   scale=scale, peers=after_bench))

@@ -1,7 +1,7 @@
 """Subcommands that write the review log: ``decide``, ``confirm``, ``adjudicate``, ``rate``,
 ``undo``, ``redo`` (and ``reasons``, the codes a decision may give).
 
-They write through the same :class:`store.reviewlog.ReviewLog` as the workstation, so a
+They write through the same :class:`store.reviewlog.events.ReviewLog` as the workstation, so a
 decision made here shows there and the other way round; each prints what the event did to its
 report's headline scores.
 """
@@ -16,10 +16,10 @@ from typing import Any
 import click
 
 from reviewer.actions import REASON_CODES
-from store.decisions import record
-from store.queries import report_ext_id, resolve_report
-from store.reviewlog import Recorded, ReviewLog
-from store.scores import ensure_scores
+from store.reviewlog.events import Recorded, ReviewLog
+from store.reviews.decisions import record
+from store.scores.cache import ensure_scores
+from store.views.queries import report_ext_id, resolve_report
 from tui.cli.options import (
     REPORT_HELP,
     db_option,
@@ -117,7 +117,7 @@ def decide(id: int | None, value: str | None, rationale: str | None, reason: str
         raise click.UsageError("Missing option '--rationale'.")
     conn, log = _open(db, reviewer)
     if as_adjudication:
-        from store.conflicts import adjudicate as adjudicate_judgment
+        from store.reviewlog.conflicts import adjudicate as adjudicate_judgment
 
         # An adjudication records the sides it resolves (reviewer, value, rationale) with it.
         return print_recorded(conn, lambda: adjudicate_judgment(
@@ -127,9 +127,9 @@ def decide(id: int | None, value: str | None, rationale: str | None, reason: str
 
 def decide_batch(source: Path, db: Path | None, reviewer: str | None, fmt: str) -> int:
     """``gavel decide --from FILE``: every decision of the file, committed together."""
-    from store.batch import decide_from
-    from store.tx import transaction
-    from store.writelock import announced
+    from store.reviews.from_file import decide_from
+    from store.sqlite.tx import transaction
+    from store.sqlite.writelock import announced
 
     conn, log = _open(db, reviewer)
     # Checked and written under one write lock: no other writer slips in between.
@@ -168,7 +168,7 @@ def confirm(id: int, rationale: str, db: Path | None, reviewer: str | None, fmt:
 @_writer
 def adjudicate(id: int, value: str, rationale: str, reason: str | None, db: Path | None,
                reviewer: str | None, fmt: str) -> int:
-    from store.conflicts import adjudicate as adjudicate_judgment
+    from store.reviewlog.conflicts import adjudicate as adjudicate_judgment
 
     conn = open_db(db)
     ensure_scores(conn)

@@ -1,6 +1,6 @@
 """``gavel export``: the gold labels, verdicts, scores or ground-truth expansions, as JSONL, CSV
 or Parquet, or all of them as a Hugging Face dataset folder (the records are
-:mod:`store.exports`'; this only picks the file)."""
+:mod:`store.exports.files`'; this only picks the file)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from store.exports import EXPORTS, write_export, write_parquet
-from store.scores import ensure_scores
+from store.exports.files import EXPORTS, write_export, write_parquet
+from store.scores.cache import ensure_scores
 from tui.cli.options import db_option, open_db
 from tui.cli.output import output_file
 
@@ -59,7 +59,7 @@ def export(db: Path | None, kind: str | None, output: Path | None, fmt: str,
 
 
 def _dataset(db: Path | None, folder: Path) -> int:
-    from store.hfdataset import write_hub_dataset
+    from store.exports.hfdataset import write_hub_dataset
 
     conn = open_db(db)
     ensure_scores(conn)

@@ -166,8 +166,8 @@ def _known_error(exc: Exception, command: str | None) -> int | None:
     """Print an error the user can act on and return its exit code; None for a bug."""
     from reviewer.errors import ConfigError, InputError
     from reviewer.textsafety import printable
-    from store.reviewlog import ReviewError
-    from store.schema import SchemaError
+    from store.db.schema import SchemaError
+    from store.reviewlog.events import ReviewError
 
     if isinstance(exc, InputError):
         print(f"gavel: bad input: {printable(str(exc))}", file=sys.stderr)
@@ -177,7 +177,7 @@ def _known_error(exc: Exception, command: str | None) -> int | None:
     if isinstance(exc, ReviewError | ConfigError | SchemaError):
         print(f"gavel: {printable(str(exc))}", file=sys.stderr)
         return 2
-    from store.writelock import describe_holder, is_busy
+    from store.sqlite.writelock import describe_holder, is_busy
 
     if is_busy(exc):
         from tui.cli.options import opened_database

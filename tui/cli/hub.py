@@ -48,7 +48,7 @@ def hub_url(url: str | None) -> str:
 
 
 def _fail(exc: Exception, pending: int | None = None) -> int:
-    from store.hub import HubOffline, HubRefused
+    from store.hub.server import HubOffline, HubRefused
 
     print(f"gavel: {shown(str(exc))}", file=sys.stderr)
     if isinstance(exc, HubOffline):
@@ -78,7 +78,7 @@ def hub() -> None:
 @click.option("--grant", "grant", metavar="ROLE", default=None,
               help="also give ROLE (the reviewers' login role) SELECT and INSERT only")
 def hub_init(url: str, grant: str | None) -> int:
-    from store.hub import HubError, PgHub
+    from store.hub.server import HubError, PgHub
 
     target = PgHub(url)
     try:
@@ -100,8 +100,8 @@ def hub_init(url: str, grant: str | None) -> int:
 @click.argument("url", required=False, help=URL_HELP)
 @format_option("table", "json")
 def hub_status(db: Path | None, url: str | None, fmt: str) -> int:
-    from store.hub import HubError, PgHub
-    from store.hubsync import local_state
+    from store.hub.server import HubError, PgHub
+    from store.hub.sync import local_state
 
     conn = open_db(db)
     target = PgHub(hub_url(url))
@@ -137,10 +137,10 @@ def hub_status(db: Path | None, url: str | None, fmt: str) -> int:
 @click.argument("url", required=False, help=URL_HELP)
 @format_option("table", "json")
 def sync(db: Path | None, url: str | None, fmt: str) -> int:
-    from store.hub import HubError, PgHub
-    from store.hubsync import local_state
-    from store.hubsync import sync as run_sync
-    from store.scores import ensure_scores
+    from store.hub.server import HubError, PgHub
+    from store.hub.sync import local_state
+    from store.hub.sync import sync as run_sync
+    from store.scores.cache import ensure_scores
 
     conn = open_db(db)
     ensure_scores(conn)

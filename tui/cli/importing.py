@@ -52,7 +52,7 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
               help="the run's format (default: native)")
 @click.option("--suite-id", default=None, help="suite id for formats that do not carry one")
 def import_run(db: Path | None, path: Path, input_format: str, suite_id: str | None) -> int:
-    from store.importing import import_path
+    from store.imports.from_path import import_path
 
     conn = open_db(db)
     started = time.perf_counter()
@@ -72,8 +72,8 @@ def import_run(db: Path | None, path: Path, input_format: str, suite_id: str | N
 @db_option
 @click.option("--quiet", is_flag=True, help="only build, print nothing")
 def demo(db: Path | None, quiet: bool) -> int:
-    from store.db import default_path
-    from store.importing import build_demo
+    from store.db.connection import default_path
+    from store.imports.from_path import build_demo
     from tui.cli.scores import print_scores
     from tui.paths import sample_data_dir
 

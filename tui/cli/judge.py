@@ -1,6 +1,6 @@
 """``gavel judge`` re-judges selected reports against any OpenAI-compatible endpoint and
 stores the result as a new judge run (never overwriting another); ``gavel fetch`` fetches the
-pages reports cite. The work is :mod:`store.judging`'s; this shows progress and the outcome.
+pages reports cite. The work is :mod:`store.runs.judging`'s; this shows progress and the outcome.
 
 The API key is read from ``GAVEL_API_KEY`` or ``OPENAI_API_KEY`` and nowhere else: a key on a
 command line ends up in shell history.
@@ -28,7 +28,7 @@ from rich.progress import (
 
 from reviewer.judge.client import ENV_KEYS, api_key_from_env, public_url
 from reviewer.judge.fetch import FetchConfig
-from store.judging import (
+from store.runs.judging import (
     DEFAULT_BASE_URL,
     JudgePlan,
     JudgeRequest,
@@ -214,7 +214,7 @@ def judge(db: Path | None, framework: str, only: str | None, base_url: str, mode
 
 def _batch_dir(db: Path | None) -> Path:
     """Batch files are kept beside the database, in ``gavel-batches/``."""
-    from store.db import default_path
+    from store.db.connection import default_path
 
     return (db or default_path()).resolve().parent / "gavel-batches"
 

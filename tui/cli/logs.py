@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from store.conflicts import conflicts
-from store.merge import merge_path, write_log
-from store.scores import ensure_scores
+from store.reviewlog.conflicts import conflicts
+from store.reviews.merge import merge_path, write_log
+from store.scores.cache import ensure_scores
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit, output_file, print_json
 from tui.render.tables import subject_name
@@ -33,7 +33,7 @@ def log(db: Path | None) -> None:
 def log_export(db: Path | None, output: Path | None, fmt: str) -> int:
     conn = open_db(db)
     if fmt == "parquet":
-        from store.exports import write_log_parquet
+        from store.exports.files import write_log_parquet
 
         if output is None:
             raise click.UsageError("--format parquet writes a file: give -o PATH")

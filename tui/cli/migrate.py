@@ -1,5 +1,5 @@
 """``gavel migrate-judge``: re-judge a run's reports with a new model, validated against the
-human labels first (the work is :mod:`store.judge_migration`'s and :mod:`store.judging`'s)."""
+human labels first (the work is :mod:`store.runs.migration`'s and :mod:`store.runs.judging`'s)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from reviewer.judge.client import ENV_KEYS, api_key_from_env
-from store.judging import DEFAULT_BASE_URL, JudgePlan, JudgeRequest, parse_price, run_judge
+from store.runs.judging import DEFAULT_BASE_URL, JudgePlan, JudgeRequest, parse_price, run_judge
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit, wide_console
 
@@ -67,8 +67,8 @@ def migrate_judge(db: Path | None, source: str, model: str, base_url: str,
                   framework: str | None, sources: str | None, price: str | None,
                   concurrency: int, batch: bool, poll_seconds: float, run_id: str | None,
                   gold_only: bool, confirmed: bool, dry_run: bool, fmt: str) -> int:
-    from store.activation import preview
-    from store.judge_migration import plan_migration
+    from store.runs.activation import preview
+    from store.runs.migration import plan_migration
 
     conn = open_db(db)
     request = JudgeRequest(model=model, base_url=base_url, sources=sources,

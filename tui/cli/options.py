@@ -53,7 +53,7 @@ _opened: list[Path] = []
 
 
 def open_db(path: Path | None) -> sqlite3.Connection:
-    from store.db import connect, default_path
+    from store.db.connection import connect, default_path
 
     target = path or default_path()
     _opened.append(target)

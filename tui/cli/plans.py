@@ -57,7 +57,7 @@ def plan() -> None:
 def new(db: Path | None, reviewer: str | None, budget: int, design: str, by: str,
         allocation: str, weight_by: str, floor: float, seed: int | None, suite: str | None,
         framework_names: tuple[str, ...], name: str | None) -> int:
-    from store.plans import PlanSpec, create_plan
+    from store.plans.design import PlanSpec, create_plan
 
     keys = tuple(k.strip() for k in by.split(",") if k.strip())
     if design == "stratified" and not keys:
@@ -77,7 +77,7 @@ def new(db: Path | None, reviewer: str | None, budget: int, design: str, by: str
 
 
 def _strata(strata: object, fmt: str) -> None:
-    from store.plans import Stratum
+    from store.plans.design import Stratum
 
     assert isinstance(strata, tuple)
     rows = [{"stratum": s.label, "subjects": s.size, "draws": s.draws,
@@ -92,7 +92,7 @@ def _strata(strata: object, fmt: str) -> None:
 @db_option
 @format_option()
 def list_(db: Path | None, fmt: str) -> int:
-    from store.plans import list_plans
+    from store.plans.design import list_plans
 
     plans = list_plans(open_db(db))
     if not plans:
@@ -114,7 +114,7 @@ def list_(db: Path | None, fmt: str) -> int:
 @click.argument("name", required=False, help="plan name (default: the newest)")
 @format_option()
 def show(db: Path | None, name: str | None, fmt: str) -> int:
-    from store.plans import export_document, get_plan
+    from store.plans.design import export_document, get_plan
 
     conn = open_db(db)
     chosen = get_plan(conn, name)
@@ -143,7 +143,7 @@ def show(db: Path | None, name: str | None, fmt: str) -> int:
               help="write to this file (default: standard output)")
 @format_option("json", "jsonl", "csv")
 def export(db: Path | None, name: str, output: Path | None, fmt: str) -> int:
-    from store.plans import EXPORT_COLUMNS, export_document, export_rows, get_plan
+    from store.plans.design import EXPORT_COLUMNS, export_document, export_rows, get_plan
 
     conn = open_db(db)
     chosen = get_plan(conn, name)
@@ -187,9 +187,9 @@ def export(db: Path | None, name: str, output: Path | None, fmt: str) -> int:
 def estimate(db: Path | None, plan_name: str | None, suite: str | None,
              metrics: tuple[str, ...], half_width: float, confidence: float, resamples: int,
              seed: int, anytime: bool, no_ranks: bool, no_crossfit: bool, fmt: str) -> int:
-    from store.estimates import dumps
-    from store.estimates import estimate as run_estimate
-    from store.scores import ensure_scores
+    from store.plans.estimates import dumps
+    from store.plans.estimates import estimate as run_estimate
+    from store.scores.cache import ensure_scores
     from tui.render.estimates import CSV_COLUMNS, csv_rows, estimate_renderables
 
     conn = open_db(db)

@@ -13,23 +13,23 @@ import click
 
 from reviewer.errors import InputError
 from reviewer.proposals import DUPLICATE_THRESHOLD, PROPOSAL_KINDS
-from store.proposals import (
+from store.reviews.proposals import (
     Proposal,
     get_proposal,
     proposals,
     task_id_by_name,
 )
-from store.proposals import (
+from store.reviews.proposals import (
     accept as accept_proposal,
 )
-from store.proposals import (
+from store.reviews.proposals import (
     propose as propose_item,
 )
-from store.proposals import (
+from store.reviews.proposals import (
     reject as reject_proposal,
 )
-from store.queries import resolve_report
-from store.scores import ensure_scores
+from store.scores.cache import ensure_scores
+from store.views.queries import resolve_report
 from tui.cli.options import db_option, format_option, open_db, reviewer_name, reviewer_option
 from tui.cli.output import emit, print_json
 

@@ -1,6 +1,6 @@
 """Subcommands about judge runs: ``runs`` lists them (or ranks them against the human labels),
 ``runs activate`` validates a candidate and makes it count, ``runs deactivate`` retires one,
-``compare`` sets two or more side by side (:func:`store.run_compare.compare_runs`)."""
+``compare`` sets two or more side by side (:func:`store.runs.compare.compare_runs`)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ import click
 from reviewer.judge.compare import DEFAULT_STD, STD_CHOICES
 from reviewer.registry import frameworks
 from reviewer.textsafety import printable
-from store.run_compare import check_runs, compare_runs
-from store.runs import list_runs, mark_stale_runs, set_active
-from store.scores import ensure_scores
+from store.runs.compare import check_runs, compare_runs
+from store.runs.records import list_runs, mark_stale_runs, set_active
+from store.scores.cache import ensure_scores
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit, wide_console
 from tui.render.tables import fmt_delta, fmt_number
 
 if TYPE_CHECKING:
-    from store.activation import ActivationPreview
+    from store.runs.activation import ActivationPreview
 
 @click.group(invoke_without_command=True,
              help="Judge runs (imported and Gavel's own) with their counts, tokens and cost. A "
@@ -71,7 +71,7 @@ def runs(ctx: click.Context, db: Path | None, against_gold: bool, fmt: str) -> i
 
 
 def _against_gold(conn: sqlite3.Connection, fmt: str) -> int:
-    from store.activation import runs_against_gold
+    from store.runs.activation import runs_against_gold
 
     rows: list[dict[str, Any]] = [
         {"run": s.run, "model": s.model, "active": "yes" if s.active else "candidate",
@@ -102,8 +102,8 @@ def _against_gold(conn: sqlite3.Connection, fmt: str) -> int:
               help="show what activating would change, change nothing")
 @format_option("table", "json")
 def activate(db: Path | None, run: str, confirmed: bool, only_preview: bool, fmt: str) -> int:
-    from store.activation import activate as make_active
-    from store.activation import preview
+    from store.runs.activation import activate as make_active
+    from store.runs.activation import preview
 
     conn = open_db(db)
     ensure_scores(conn)

@@ -13,11 +13,11 @@ import click
 
 from reviewer.errors import InputError
 from reviewer.registry import find_framework, frameworks
-from store.queries import counts, score_rows
-from store.reviewlog import rebuild_state
-from store.scores import ensure_scores, load_options, rebuild_scores, set_options
-from store.tx import transaction
-from store.writelock import announced
+from store.reviewlog.events import rebuild_state
+from store.scores.cache import ensure_scores, load_options, rebuild_scores, set_options
+from store.sqlite.tx import transaction
+from store.sqlite.writelock import announced
+from store.views.queries import counts, score_rows
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit
 from tui.render.tables import fmt_delta, fmt_number
@@ -136,7 +136,7 @@ def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
 def rebuild(db: Path | None) -> int:
     conn = open_db(db)
     started = time.perf_counter()
-    from store.suspicion import refresh_suspicion
+    from store.triage.suspicion import refresh_suspicion
 
     # One transaction: a rebuild killed half-way leaves the database as it was.
     with transaction(conn), announced(conn, "rebuild"):

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from reviewer.registry import verdict_kinds
-from store.queries import verdict_rows
+from store.views.queries import verdict_rows
 from tui.cli.options import REPORT_HELP, db_option, format_option, open_db
 from tui.cli.output import emit
 

@@ -15,9 +15,9 @@ from tui.cli.terminal import unguard_terminal
 
 def open_workstation(db: Path | None, reviewer: str | None) -> int:
     """Open the workstation; on first run build the database from the sample data."""
-    from store.db import default_path
-    from store.importing import build_demo
-    from store.scores import ensure_scores
+    from store.db.connection import default_path
+    from store.imports.from_path import build_demo
+    from store.scores.cache import ensure_scores
     from tui.config import load_config
     from tui.launch import run_app
     from tui.paths import sample_data_dir

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.console import RenderableType
 
-from store.activation import ActivationPreview, GoldAgreement
+from store.runs.activation import ActivationPreview, GoldAgreement
 from tui.render.agreement import confusion_table, label_for
 from tui.render.safe import SafeText as Text
 from tui.render.tables import data_table, fmt_delta, fmt_number

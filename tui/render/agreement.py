@@ -1,5 +1,6 @@
 """The agreement report as Rich renderables: what ``gavel agreement`` prints and the
-workstation's agreement screen shows, built once from :func:`store.agreement.agreement`'s data.
+workstation's agreement screen shows, built once from the data of
+:func:`store.views.agreement.agreement`.
 
 Confusion matrices are coloured (agreement on the diagonal green, disagreement red, the darker
 the more items) so that where a judge goes wrong shows at a glance.
@@ -23,7 +24,7 @@ from reviewer.agreement import (
 )
 from reviewer.comparison import PREVALENCE_CHANCE, CategoricalComparison
 from reviewer.registry import get_kind
-from store.agreement import AgreementReport
+from store.views.agreement import AgreementReport
 from tui.render.safe import SafeText as Text
 from tui.render.tables import data_table, fmt_number, subject_name
 

@@ -1,5 +1,5 @@
 """Estimates as Rich renderables: what ``gavel estimate`` prints and the workstation's Estimates
-screen shows, built once from :func:`store.estimates.estimate`'s data.
+screen shows, built once from :func:`store.plans.estimates.estimate`'s data.
 
 Every number says how far to trust it: an interval that could not be computed is shown as
 "no interval" with the reason, never as ``[x, x]``; a weak one is marked ``?`` and its reason
@@ -15,7 +15,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from store.estimates import EstimateReport, MetricEstimate, RankRow
+from store.plans.estimates import EstimateReport, MetricEstimate, RankRow
 
 VARIANT_LABEL = {"judge": "judge only", "adjudicated": "adjudicated", "corrected": "corrected"}
 

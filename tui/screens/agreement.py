@@ -46,7 +46,7 @@ class AgreementScreen(GavelScreen):
 
     @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
     def compute(self) -> None:
-        from store.agreement import agreement
+        from store.views.agreement import agreement
         from tui.render.agreement import agreement_renderables
 
         report = agreement(self.gavel.backend.reader())

@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
-    from store.backend import Backend, WriteResult
+    from store.backend.workstation import Backend, WriteResult
     from tui.config import Config
 
 

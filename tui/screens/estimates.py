@@ -15,8 +15,8 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Footer, Header
 
-from store.backend import WriteCommand, WriteResult
-from store.estimates import DEFAULT_HALF_WIDTH
+from store.backend.workstation import WriteCommand, WriteResult
+from store.plans.estimates import DEFAULT_HALF_WIDTH
 from tui.keymap import bindings
 from tui.screens.base import GavelScreen
 from tui.widgets.text_view import TextView
@@ -63,8 +63,8 @@ class EstimatesScreen(GavelScreen):
 
     @work(thread=True, exclusive=True, group="estimates", exit_on_error=False)
     def compute(self) -> None:
-        from store.estimates import estimate
-        from store.plans import list_plans
+        from store.plans.design import list_plans
+        from store.plans.estimates import estimate
         from tui.render.estimates import estimate_renderables
 
         conn = self.gavel.backend.reader()
@@ -92,7 +92,7 @@ class EstimatesScreen(GavelScreen):
         if result.error:
             self.notify(result.error, severity="error", timeout=8)
             return True
-        from store.plans import Plan
+        from store.plans.design import Plan
 
         if isinstance(result.data, Plan):
             self.plan = result.data.name

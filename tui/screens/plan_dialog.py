@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from store.plans import STRATA_KEYS, PlanSpec
+from store.plans.design import STRATA_KEYS, PlanSpec
 from tui.keymap import bindings
 
 DESIGNS = {

@@ -20,9 +20,9 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
-from store.backend import WriteCommand, WriteResult
-from store.estimates import DEFAULT_HALF_WIDTH
-from store.plans import Plan, PlanItem
+from store.backend.workstation import WriteCommand, WriteResult
+from store.plans.design import Plan, PlanItem
+from store.plans.estimates import DEFAULT_HALF_WIDTH
 from tui.messages import ReportLoaded
 from tui.screens.report import ReportScreen
 
@@ -80,7 +80,7 @@ class PlanReviewScreen(ReportScreen):
 
     @work(thread=True, exclusive=True, group="plan-load", exit_on_error=False)
     def load_plan(self) -> None:
-        from store.plans import get_plan, has_plans, plan_items
+        from store.plans.design import get_plan, has_plans, plan_items
 
         conn = self.gavel.backend.reader()
         if self.plan_name is None and not has_plans(conn):
@@ -131,7 +131,7 @@ class PlanReviewScreen(ReportScreen):
 
     @work(thread=True, exclusive=True, group="plan-estimate", exit_on_error=False)
     def refresh_estimate(self) -> None:
-        from store.estimates import estimate
+        from store.plans.estimates import estimate
         from tui.render.estimates import fmt_interval
 
         if self.plan is None:

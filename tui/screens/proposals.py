@@ -10,13 +10,13 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from store.backend import WriteCommand, WriteResult
+from store.backend.workstation import WriteCommand, WriteResult
 from tui.keymap import bindings
 from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 
 if TYPE_CHECKING:
-    from store.proposals import Proposal
+    from store.reviews.proposals import Proposal
 
 STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red",
                 "in conflict": "bold magenta"}
@@ -53,7 +53,7 @@ class ProposalsScreen(GavelScreen):
 
     @work(thread=True, exclusive=True, group="proposals", exit_on_error=False)
     def action_reload(self) -> None:
-        from store.proposals import proposals
+        from store.reviews.proposals import proposals
 
         self.post_message(self.Loaded(list(proposals(self.gavel.backend.reader()))))
 

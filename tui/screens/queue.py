@@ -16,9 +16,9 @@ from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
 from reviewer.impact import Impact
-from store.fts import search_reports
-from store.impact import cached_impacts, missing_impacts
-from store.views import Headline, Progress, QueueRow, headlines, progress, queue_rows
+from store.sqlite.fts import search_reports
+from store.triage.impact import cached_impacts, missing_impacts
+from store.views.screens import Headline, Progress, QueueRow, headlines, progress, queue_rows
 from tui.filters import QueueFilter, select
 from tui.keymap import bindings
 from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone

@@ -17,8 +17,8 @@ from textual.widgets import Header, Static
 
 from reviewer.citations import find_markers
 from reviewer.registry import get_framework, get_kind, get_scale
-from store.backend import WriteCommand, WriteResult
-from store.views import (
+from store.backend.workstation import WriteCommand, WriteResult
+from store.views.screens import (
     History,
     JudgmentView,
     OtherVerdict,
@@ -396,7 +396,7 @@ class ReportScreen(GavelScreen):
     def _rejudge(self, report_id: int, report: str, framework: str, step: str) -> None:
         from reviewer.errors import InputError
         from reviewer.judge.client import api_key_from_env
-        from store.judging import (
+        from store.runs.judging import (
             DEFAULT_BASE_URL,
             JudgeRequest,
             Selection,

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from store.backend import WriteCommand, WriteResult
+from store.backend.workstation import WriteCommand, WriteResult
 from tui.keymap import bindings
 from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
@@ -54,8 +54,8 @@ class RunsScreen(GavelScreen):
 
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False)
     def load(self) -> None:
-        from store.activation import run_against_gold
-        from store.runs import list_runs, mark_stale_runs
+        from store.runs.activation import run_against_gold
+        from store.runs.records import list_runs, mark_stale_runs
 
         # A run whose process died shows as interrupted, not as running forever.
         self.gavel.backend.call(lambda c: mark_stale_runs(c))
@@ -128,7 +128,7 @@ class RunsScreen(GavelScreen):
             self.notify(result.error, severity="error", timeout=8)
             return True
         if result.data is not None:
-            from store.activation import ActivationPreview
+            from store.runs.activation import ActivationPreview
             from tui.render.activation import preview_renderables
 
             seen = result.data

@@ -16,7 +16,7 @@ from textual.widgets import Header, Static
 
 from reviewer.citations import locate
 from reviewer.levels import content
-from store.views import JudgmentView, ReportView
+from store.views.screens import JudgmentView, ReportView
 from tui.detail import evidence_home
 from tui.detail import source_urls as _source_urls
 from tui.keymap import bindings

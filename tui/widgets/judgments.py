@@ -23,7 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from reviewer.registry import get_kind, kind_order
-from store.views import JudgmentView, ReportView, subject_label
+from store.views.screens import JudgmentView, ReportView, subject_label
 from tui.numfmt import short_value
 from tui.render.safe import SafeText as Text
 from tui.widgets.report_text import visible

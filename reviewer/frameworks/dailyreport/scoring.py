@@ -285,7 +285,7 @@ _SHAPES: dict[int, tuple[object, _TaskShape]] = {}
 
 
 def _shape(report: ReportInput) -> _TaskShape:
-    # Reports of one task share the same criteria list object (store.inputs), so the shape is
+    # Reports of one task share the same criteria list object (store.scores.inputs), so the shape is
     # computed once per task, not once per report and variant.
     cached = _SHAPES.get(report.task_id)
     if cached is not None and cached[0] is report.criteria:

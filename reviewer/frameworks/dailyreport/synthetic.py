@@ -12,7 +12,7 @@ supports them (an outdated source: both verdicts right); a few cited pages could
 fetched. With ``plant`` > 0 the judge also makes errors of known types, listed with the right
 value in a ``planted.jsonl`` beside the bundle folder (:func:`planted_path`;
 :mod:`reviewer.planted`), which is what review orders are measured
-against (:mod:`store.review_order`):
+against (:mod:`store.triage.review_order`):
 
 * ``contradiction`` — a claim verdict flipped while its consistency verdicts stay, or the
   reverse;
@@ -32,44 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from reviewer.frameworks.dailyreport.synthetic_spec import SyntheticSpec as SyntheticSpec
 from reviewer.synthetic import line as _line
 from reviewer.synthetic import planted_path
 from reviewer.synthetic import sentence as _sentence
 from reviewer.synthetic import vocabulary as _vocabulary
 
 PLANTED_TYPES = ("contradiction", "level", "unreachable", "runs", "silent")
-
-
-@dataclass(frozen=True, slots=True)
-class SyntheticSpec:
-    tasks: int = 150
-    systems: int = 17
-    subtasks: int = 12
-    claims: int = 40
-    words: int = 1200
-    seed: int = 7
-    long_report_words: int = 0
-    """When > 0, the first report is this long (with claims spread through it)."""
-    long_report_claims: int = 300
-    plant: float = 0.0
-    """Probability, per eligible verdict and error type, that the judge errs there."""
-    second_run: float = 0.0
-    """Share of reports a second, newer judge run re-judges (its verdicts count)."""
-    unreachable: float = 0.025
-    """Share of source pages that could not be fetched."""
-    judge_bias: tuple[float, ...] = ()
-    """A planted judge bias: system i's judge upgrades a verdict that is not the best (an
-    incorrect or unknown claim to correct; a rubric one step up) with probability
-    ``judge_bias[i % len(judge_bias)]``. With a bias or noise the true verdicts are written as
-    a second run, ``truth`` (older than the judge's, so the judge's counts): retire it after
-    import and read it as the human labels."""
-    judge_noise: float = 0.0
-    """The judge's unbiased mistakes: any verdict is replaced by a random value of its scale
-    with this probability."""
-
-    @property
-    def planted(self) -> bool:
-        return bool(self.judge_bias) or self.judge_noise > 0
 
 
 TRUTH_RUN = "truth"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec
+    from reviewer.frameworks.dailyreport.synthetic_spec import SyntheticSpec
 
 TRUTH_RUN = "truth"
 

@@ -1,0 +1,177 @@
+"""The gold labels: one row per subject the humans resolved, ready for analysis.
+
+Each row is a subject (what a verdict is about, in every judge run) with its text, the human
+value (a code, and as a number where the scale has one), every judge run's value on it side by
+side, and its provenance: who decided, their rationales and reason codes, flags with notes, and
+whether an adjudication settled it. ``gold_version`` is a digest of the resolved labels: two
+databases holding the same decisions agree on it, and it changes exactly when a label does.
+
+Subjects in conflict (reviewers disagree and nobody adjudicated) are not gold and are left out;
+``gold_summary`` counts them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from reviewer.registry import get_kind
+from store.reviewlog.conflicts import decisions_by_subject
+
+Record = dict[str, Any]
+
+RESOLVED = ("single", "unanimous", "adjudicated")
+
+_SUBJECTS_SQL = """
+    SELECT s.id, s.target, su.ext_id, t.ext_id, y.ext_id, r.ext_id, s.kind, s.key,
+           d.value, d.status, f.note, f.subject_id IS NOT NULL
+    FROM decision d
+    JOIN subject s ON s.id = d.subject_id
+    JOIN report r ON r.id = s.report_id
+    JOIN task t ON t.id = r.task_id
+    JOIN system y ON y.id = r.system_id
+    JOIN suite su ON su.id = y.suite_id
+    LEFT JOIN flag f ON f.subject_id = s.id
+    WHERE d.status IN ('single', 'unanimous', 'adjudicated')
+    ORDER BY su.ext_id, r.ext_id, s.kind, s.key
+"""
+
+_JUDGES_SQL = """
+    SELECT j.subject_id, jr.ext_id, jr.model, jr.active > 0, j.current, j.value, j.error,
+           coalesce(c.text, ''), coalesce(c.dimension, kc.dimension, ''), k.fact, k.extract,
+           j.ref_idx, rf.title, rf.url, j.key
+    FROM judgment j
+    JOIN judge_run jr ON jr.id = j.run_id
+    JOIN decision d ON d.subject_id = j.subject_id
+    LEFT JOIN criterion c ON c.id = j.criterion_id
+    LEFT JOIN claim k ON k.id = j.claim_id
+    LEFT JOIN criterion kc ON kc.id = k.criterion_id
+    LEFT JOIN reference rf ON rf.report_id = j.report_id AND rf.idx = j.ref_idx
+    WHERE d.status IN ('single', 'unanimous', 'adjudicated')
+    ORDER BY j.subject_id, jr.active DESC, jr.ext_id
+"""
+
+
+def _number(kind: str, code: str | None) -> float | None:
+    spec = get_kind(kind)
+    if spec is None or code is None:
+        return None
+    try:
+        return spec.scale.numeric(code)
+    except ValueError:
+        return None
+
+
+def _subject_text(row: tuple[Any, ...]) -> tuple[str, str]:
+    """(dimension, what the subject is, as a reader would name it)."""
+    criterion, dimension, fact, extract, ref, title, url, key = row[7:15]
+    parts: list[str] = []
+    if criterion:
+        parts.append(criterion)
+    if fact:
+        parts.append(extract if extract and extract != fact else fact)
+    if ref is not None:
+        parts.append(f"↔ [{ref}] {title or ''} {url or ''}".strip())
+    if key is not None and not criterion and not fact:
+        parts.append(str(key))
+    elif key is not None and fact:
+        parts.append(f"→ {key}")
+    return dimension, " ".join(parts)
+
+
+def gold_version(conn: sqlite3.Connection) -> str:
+    digest = hashlib.sha256()
+    for target, value, status in conn.execute(
+        """SELECT s.target, d.value, d.status FROM decision d JOIN subject s ON s.id = d.subject_id
+           WHERE d.status IN ('single', 'unanimous', 'adjudicated') ORDER BY s.target"""):
+        digest.update(json.dumps([target, value, status]).encode())
+        digest.update(b"\n")
+    return "gold-" + digest.hexdigest()[:12]
+
+
+def gold_records(conn: sqlite3.Connection) -> Iterator[Record]:
+    """One record per resolved subject, in (suite, report, kind, subject) order."""
+    version = gold_version(conn)
+    decisions = decisions_by_subject(conn)
+    judges: dict[int, list[Record]] = defaultdict(list)
+    texts: dict[int, tuple[str, str]] = {}
+    for row in conn.execute(_JUDGES_SQL):
+        sid = int(row[0])
+        texts.setdefault(sid, _subject_text(row))
+        judges[sid].append({"run": row[1], "model": row[2], "active": bool(row[3]),
+                            "current": bool(row[4]), "value": row[5], "error": row[6]})
+    for (sid, target, suite, task, system, report, kind, key, value, status, note,
+         flagged) in conn.execute(_SUBJECTS_SQL):
+        spec = get_kind(kind)
+        mine = decisions.get(int(sid), [])
+        runs = judges.get(int(sid), [])
+        for judge in runs:
+            judge["value_number"] = _number(kind, judge["value"])
+        current = next((j for j in runs if j["current"]), None)
+        adjudication = next((d for d in reversed(mine) if d["action"] == "adjudicate"), None)
+        dimension, text = texts.get(int(sid), ("", ""))
+        yield {
+            "gold_version": version, "target": target, "suite": suite, "task": task,
+            "system": system, "report": report,
+            "framework": spec.framework if spec else None, "kind": kind,
+            "dimension": dimension, "subject": key, "subject_text": text,
+            "scale": spec.scale.name if spec else None,
+            "human_value": value, "human_value_number": _number(kind, value),
+            "judge_value": current["value"] if current else None,
+            "judge_value_number": current["value_number"] if current else None,
+            "judge_agrees": None if current is None or current["value"] is None
+            else current["value"] == value,
+            "judges": runs,
+            "status": status,
+            "reviewers": sorted({d["reviewer"] for d in mine if d["action"] != "adjudicate"}),
+            "adjudicated_by": adjudication["reviewer"] if adjudication else None,
+            "decisions": mine,
+            "reasons": sorted({d["reason"] for d in mine if d["reason"]}),
+            "flagged": bool(flagged), "flag_note": note,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GoldSummary:
+    version: str
+    resolved: int
+    conflicts: int
+
+
+def gold_summary(conn: sqlite3.Connection) -> GoldSummary:
+    resolved, conflicts = conn.execute(
+        f"""SELECT sum(status IN {RESOLVED}), sum(status = 'conflict') FROM decision"""
+    ).fetchone()
+    return GoldSummary(gold_version(conn), int(resolved or 0), int(conflicts or 0))
+
+
+GOLD_COLUMNS = (
+    "gold_version", "target", "suite", "task", "system", "report", "framework", "kind",
+    "dimension", "subject", "subject_text", "scale", "human_value", "human_value_number",
+    "judge_value", "judge_value_number", "judge_agrees", "judges", "status", "reviewers",
+    "adjudicated_by", "decisions", "reasons", "flagged", "flag_note",
+)
+
+
+def gold_arrow_schema() -> Any:
+    """The Parquet schema: typed columns, nested lists of runs and decisions."""
+    import pyarrow as pa
+
+    text = pa.string()
+    judge = pa.struct([("run", text), ("model", text), ("active", pa.bool_()),
+                       ("current", pa.bool_()), ("value", text), ("error", text),
+                       ("value_number", pa.float64())])
+    decision = pa.struct([("reviewer", text), ("action", text), ("value", text),
+                          ("rationale", text), ("reason", text), ("created_at", text),
+                          ("run", text), ("event", text)])
+    fields = {
+        "human_value_number": pa.float64(), "judge_value_number": pa.float64(),
+        "judge_agrees": pa.bool_(), "judges": pa.list_(judge), "reviewers": pa.list_(text),
+        "decisions": pa.list_(decision), "reasons": pa.list_(text), "flagged": pa.bool_(),
+    }
+    return pa.schema([(name, fields.get(name, text)) for name in GOLD_COLUMNS])

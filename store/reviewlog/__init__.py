@@ -1,0 +1,3 @@
+"""The human layer: the append-only review log and what it is about (subjects), who signed
+each event (identities), and where reviewers disagree (conflicts).
+"""

@@ -1,0 +1,201 @@
+"""Decisions from a file (``gavel decide --from FILE``): every line checked first, then all of
+them written in one transaction, or none.
+
+A line is a JSON object (a ``.jsonl`` file) or a CSV row under a header (a ``.csv`` file) with
+the fields of ``gavel decide``:
+
+``id``
+    the judgment id (``gavel verdicts``);
+``value``
+    a value on the judgment's scale (equal to the judge's value, it is a confirmation);
+``rationale``
+    why (required, as on the command line);
+``reason``
+    optional: a judge-error reason code (``gavel reasons``).
+
+Each decision is one signed review event written by :class:`store.reviewlog.events.ReviewLog`, as
+``gavel decide`` writes it; the touched reports are rescored once, in the same transaction. A
+file with any bad line — unreadable, a missing or unknown field, an unknown judgment, a value
+off the judgment's scale — writes nothing, and the error lists every bad line with its file,
+line number and field.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reviewer.actions import REASON_CODES
+from reviewer.errors import InputError
+from reviewer.registry import get_kind
+from reviewer.scales import ScaleError
+from store.reviewlog.events import Recorded, ReviewError, ReviewLog, judgment_ref, report_frameworks
+from store.scores.cache import update_scores
+from store.sqlite.tx import transaction
+
+FIELDS = ("id", "value", "rationale", "reason")
+MAX_REPORTED = 20
+"""Bad lines listed in full; the rest are counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One decision as read, with where it came from."""
+
+    line: int
+    judgment_id: int
+    value: str
+    rationale: str
+    reason: str | None
+
+
+class BatchError(InputError):
+    """Every bad line of a decisions file (nothing was written)."""
+
+    def __init__(self, file: Path, problems: list[InputError]) -> None:
+        self.problems = problems
+        shown = "\n".join(f"  {p}" for p in problems[:MAX_REPORTED])
+        more = (f"\n  … and {len(problems) - MAX_REPORTED} more"
+                if len(problems) > MAX_REPORTED else "")
+        count = f"{len(problems)} bad line{'s' if len(problems) != 1 else ''}"
+        super().__init__(file, f"{count}:\n{shown}{more}")
+
+
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
+    """(line number, fields or the reason the line cannot be read), CSV or JSON lines."""
+    try:
+        handle = path.open(encoding="utf-8", newline="")
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from None
+    with handle:
+        try:
+            if path.suffix.lower() == ".csv":
+                reader = csv.DictReader(handle)
+                unknown = [f for f in reader.fieldnames or () if f not in FIELDS]
+                if reader.fieldnames is None or "id" not in reader.fieldnames or unknown:
+                    raise InputError(path, f"the header must name the columns id, value, "
+                                     f"rationale and optionally reason (got "
+                                     f"{', '.join(reader.fieldnames or ()) or 'nothing'})",
+                                     line=1)
+                for row in reader:
+                    if None in row:
+                        yield reader.line_num, InputError(
+                            path, "more cells than the header has columns", line=reader.line_num)
+                        continue
+                    yield reader.line_num, {k: v for k, v in row.items() if v not in ("", None)}
+                return
+            for number, text in enumerate(handle, 1):
+                if not text.strip():
+                    continue
+                try:
+                    record = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    yield number, InputError(path, f"not JSON: {exc.msg}", line=number)
+                    continue
+                if not isinstance(record, dict):
+                    yield number, InputError(path, "expected a JSON object", line=number)
+                    continue
+                yield number, record
+        except UnicodeDecodeError:
+            raise InputError(path, "not UTF-8 text") from None
+        except csv.Error as exc:
+            raise InputError(path, f"not CSV: {exc}") from None
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None if value is None else str(value).lower()
+    if isinstance(value, int | float | str):
+        return str(value)
+    return None
+
+
+def read_decisions(path: Path) -> tuple[list[Line], list[InputError]]:
+    """Every line of ``path`` checked for its fields: the good ones, and what is wrong with
+    the others."""
+    lines: list[Line] = []
+    problems: list[InputError] = []
+    for number, row in _rows(path):
+        if isinstance(row, InputError):
+            problems.append(row)
+            continue
+
+        def bad(field: str, message: str, number: int = number) -> None:
+            problems.append(InputError(path, message, line=number, field=field))
+
+        unknown = sorted(set(row) - set(FIELDS))
+        if unknown:
+            bad(unknown[0], f"unknown field (known: {', '.join(FIELDS)})")
+            continue
+        raw_id = row.get("id")
+        judgment_id: int | None = None
+        if isinstance(raw_id, int) and not isinstance(raw_id, bool):
+            judgment_id = raw_id
+        elif isinstance(raw_id, str) and raw_id.strip().isdigit():
+            judgment_id = int(raw_id.strip())
+        if judgment_id is None:
+            bad("id", "missing" if raw_id is None else f"not a judgment id: {raw_id!r}")
+            continue
+        value = _text(row.get("value"))
+        if value is None or not value.strip():
+            bad("value", "missing: a value on the judgment's scale")
+            continue
+        rationale = row.get("rationale")
+        if not isinstance(rationale, str) or not rationale.strip():
+            bad("rationale", "missing: why (stored with the decision)")
+            continue
+        reason = row.get("reason")
+        if reason is not None and (not isinstance(reason, str) or reason not in REASON_CODES):
+            bad("reason", f"unknown reason code {reason!r} (known: {', '.join(REASON_CODES)})")
+            continue
+        lines.append(Line(number, judgment_id, value, rationale, reason))
+    return lines, problems
+
+
+def check_decisions(conn: sqlite3.Connection, path: Path, lines: list[Line]
+                    ) -> list[InputError]:
+    """What is wrong with lines whose judgment does not exist or whose value is off its
+    judgment's scale (read only)."""
+    problems: list[InputError] = []
+    for line in lines:
+        try:
+            ref = judgment_ref(conn, line.judgment_id)
+        except ReviewError as exc:
+            problems.append(InputError(path, str(exc), line=line.line, field="id"))
+            continue
+        kind = get_kind(ref.kind, report_frameworks(conn, ref.report_id))
+        if kind is None:
+            problems.append(InputError(path, f"judgment {line.judgment_id} has unknown kind "
+                                       f"{ref.kind}", line=line.line, field="id"))
+            continue
+        try:
+            kind.scale.normalize(line.value)
+        except ScaleError as exc:
+            problems.append(InputError(path, str(exc), line=line.line, field="value"))
+    return problems
+
+
+def decide_from(conn: sqlite3.Connection, log: ReviewLog, path: Path) -> list[Recorded]:
+    """Read, check and record every decision of ``path`` with the scores of the reports they
+    touch: one transaction, all or nothing."""
+    lines, problems = read_decisions(path)
+    problems += check_decisions(conn, path, lines)
+    if problems:
+        raise BatchError(path, sorted(problems, key=lambda p: p.line or 0))
+    if not lines:
+        raise InputError(path, "no decisions in the file")
+    recorded: list[Recorded] = []
+    with transaction(conn):
+        for line in lines:
+            try:
+                recorded.append(log.decide(line.judgment_id, line.value, line.rationale,
+                                           line.reason))
+            except ReviewError as exc:
+                raise BatchError(path, [InputError(path, str(exc), line=line.line)]) from None
+        update_scores(conn, {r.report_id for r in recorded if r.report_id is not None})
+    return recorded
