@@ -8,8 +8,18 @@ from __future__ import annotations
 
 from typing import Literal
 
-Action = Literal["confirm", "override", "adjudicate", "flag", "rate", "propose", "accept",
-                 "reject", "undo", "redo"]
+Action = Literal[
+    "confirm",
+    "override",
+    "adjudicate",
+    "flag",
+    "rate",
+    "propose",
+    "accept",
+    "reject",
+    "undo",
+    "redo",
+]
 DECISION_ACTIONS: frozenset[str] = frozenset({"confirm", "override", "adjudicate"})
 UNDOABLE_ACTIONS: frozenset[str] = frozenset({"confirm", "override", "adjudicate", "flag", "rate"})
 

@@ -43,7 +43,8 @@ def adjudication_rationale(rationale: str, sides: Sequence[Side]) -> str:
         return rationale
     parts = [
         f"{s.reviewer} → {s.value} (event {s.event}: {json.dumps(s.rationale, ensure_ascii=False)}"
-        + (f", reason {s.reason}" if s.reason else "") + ")"
+        + (f", reason {s.reason}" if s.reason else "")
+        + ")"
         for s in sorted(sides, key=lambda s: (s.reviewer, s.event))
     ]
     note = SIDES_MARKER + "; ".join(parts) + "]"

@@ -125,8 +125,12 @@ def compare_categorical(
     )
 
 
-def kappa_caveats(confusion: ConfusionMatrix, kappa: ChanceCorrected, ac1: ChanceCorrected,
-                  names: tuple[str, str] = ("judge", "human")) -> tuple[str, ...]:
+def kappa_caveats(
+    confusion: ConfusionMatrix,
+    kappa: ChanceCorrected,
+    ac1: ChanceCorrected,
+    names: tuple[str, str] = ("judge", "human"),
+) -> tuple[str, ...]:
     """What a reader must know before trusting κ on this table.
 
     κ divides by ``1 − pₑ``: when one rater puts everything in one class, κ is 0 (or 0/0)
@@ -143,16 +147,25 @@ def kappa_caveats(confusion: ConfusionMatrix, kappa: ChanceCorrected, ac1: Chanc
         used = int((marginal > 0).sum())
         if confusion.n and used == 1:
             label = confusion.labels[int(marginal.argmax())]
-            out.append(f"the {rater} used one class only ({label}): κ is 0 or undefined "
-                       f"by construction, whatever the agreement (read AC1 = {ac1_text})")
+            out.append(
+                f"the {rater} used one class only ({label}): κ is 0 or undefined "
+                f"by construction, whatever the agreement (read AC1 = {ac1_text})"
+            )
             return tuple(out)
     chance, value = kappa.chance_agreement, kappa.value
-    if chance is not None and value is not None and ac1.value is not None \
-            and chance >= PREVALENCE_CHANCE and ac1.value - value >= 0.2:
+    if (
+        chance is not None
+        and value is not None
+        and ac1.value is not None
+        and chance >= PREVALENCE_CHANCE
+        and ac1.value - value >= 0.2
+    ):
         observed = kappa.observed_agreement or 0.0
-        out.append(f"prevalence paradox: one class dominates (chance agreement pₑ = "
-                   f"{chance:.2f}), so κ = {value:.3f} despite {observed:.0%} agreement; "
-                   f"AC1 = {ac1_text}")
+        out.append(
+            f"prevalence paradox: one class dominates (chance agreement pₑ = "
+            f"{chance:.2f}), so κ = {value:.3f} despite {observed:.0%} agreement; "
+            f"AC1 = {ac1_text}"
+        )
     return tuple(out)
 
 
@@ -240,11 +253,21 @@ def inter_rater(
         ys = [y for _, y in both]
         if level == "interval":
             fx, fy = [float(x) for x in xs], [float(y) for y in ys]
-            pairs.append(PairAgreement(first, second, len(both), accuracy(fx, fy), None, None,
-                                       pearson(fx, fy)))
+            pairs.append(
+                PairAgreement(
+                    first, second, len(both), accuracy(fx, fy), None, None, pearson(fx, fy)
+                )
+            )
         else:
-            pairs.append(PairAgreement(
-                first, second, len(both), accuracy(xs, ys), cohen_kappa(xs, ys, labels),
-                cohen_kappa(xs, ys, labels, "quadratic") if level == "ordinal" else None, None,
-            ))
+            pairs.append(
+                PairAgreement(
+                    first,
+                    second,
+                    len(both),
+                    accuracy(xs, ys),
+                    cohen_kappa(xs, ys, labels),
+                    cohen_kappa(xs, ys, labels, "quadratic") if level == "ordinal" else None,
+                    None,
+                )
+            )
     return InterRater(level, reviewers, len(shared), alpha, ac1, tuple(pairs))

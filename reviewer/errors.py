@@ -41,8 +41,9 @@ class InputError(Exception):
         return f"{where}: {self.message}"
 
 
-def _input_error(kind: type[InputError], file: str, message: str, line: int | None,
-                 field: str | None) -> InputError:
+def _input_error(
+    kind: type[InputError], file: str, message: str, line: int | None, field: str | None
+) -> InputError:
     return kind(file, message, line=line, field=field)
 
 

@@ -41,8 +41,8 @@ re-aggregate after a decision without building a dict per report."""
 def columns_of(reports: Sequence[ReportScores], names: Iterable[str]) -> dict[str, list[float]]:
     """The ``names`` columns of ``reports`` (in their order), NaN for a missing value."""
     nan = math.nan
-    return {name: [nan if (v := r.get(name)) is None else v for r in reports]
-            for name in names}
+    return {name: [nan if (v := r.get(name)) is None else v for r in reports] for name in names}
+
 
 Highlight = Literal["none", "key_offset"]
 """How a verdict marks the report text: not at all, or at the character offset its key names
@@ -147,8 +147,10 @@ def no_text() -> DraftError:
 
 
 def needs_json(kind: str, framework: str) -> DraftError:
-    return DraftError(f"a {kind} for {framework} has a benchmark-specific shape: use "
-                      "`gavel propose` with the payload as JSON")
+    return DraftError(
+        f"a {kind} for {framework} has a benchmark-specific shape: use "
+        "`gavel propose` with the payload as JSON"
+    )
 
 
 Drafter = Callable[[str, Selection | None, str], Any]
@@ -242,15 +244,17 @@ class ColumnAggregating(Protocol):
     aggregated: tuple[str, ...]
     """The metrics ``aggregate_columns`` reads (the columns worth keeping)."""
 
-    def aggregate_columns(self, columns: Columns, count: int, options: Mapping[str, str]
-                          ) -> dict[str, Aggregate]: ...
+    def aggregate_columns(
+        self, columns: Columns, count: int, options: Mapping[str, str]
+    ) -> dict[str, Aggregate]: ...
 
 
 def column_aggregating(fw: object) -> ColumnAggregating | None:
     """``fw`` as a :class:`ColumnAggregating` framework, or None (a framework installed from
     elsewhere need not be one)."""
-    if callable(getattr(fw, "aggregate_columns", None)) and \
-            isinstance(getattr(fw, "aggregated", None), tuple):
+    if callable(getattr(fw, "aggregate_columns", None)) and isinstance(
+        getattr(fw, "aggregated", None), tuple
+    ):
         return fw  # type: ignore[return-value]
     return None
 

@@ -22,15 +22,30 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-SIGNED_FIELDS = ("uuid", "target", "reviewer", "action", "value", "rationale", "reason",
-                 "created_at", "supersedes", "run", "key")
+SIGNED_FIELDS = (
+    "uuid",
+    "target",
+    "reviewer",
+    "action",
+    "value",
+    "rationale",
+    "reason",
+    "created_at",
+    "supersedes",
+    "run",
+    "key",
+)
 """What a signature covers, in this order (everything an event says but the signature)."""
 
 
 def signing_payload(event: Mapping[str, Any]) -> bytes:
     """The canonical bytes a signature is made over: the signed fields as sorted-key JSON."""
-    return json.dumps({name: event.get(name) for name in SIGNED_FIELDS}, ensure_ascii=False,
-                      sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return json.dumps(
+        {name: event.get(name) for name in SIGNED_FIELDS},
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
+    ).encode("utf-8")
 
 
 def key_id(public_key: str | None) -> str:
@@ -63,8 +78,7 @@ class Identity:
     def sign(self, event: Mapping[str, Any]) -> str:
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-        signature = Ed25519PrivateKey.from_private_bytes(self.secret).sign(
-            signing_payload(event))
+        signature = Ed25519PrivateKey.from_private_bytes(self.secret).sign(signing_payload(event))
         return base64.b64encode(signature).decode("ascii")
 
 
@@ -82,8 +96,7 @@ def verify(event: Mapping[str, Any]) -> bool:
     from cryptography.exceptions import InvalidSignature
 
     try:
-        _public_key(key).verify(base64.b64decode(signature, validate=True),
-                                signing_payload(event))
+        _public_key(key).verify(base64.b64decode(signature, validate=True), signing_payload(event))
     except (InvalidSignature, ValueError):
         return False
     return True

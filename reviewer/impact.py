@@ -52,8 +52,7 @@ def alternatives(verdict: VerdictIn) -> list[str]:
     return [c.code for c in scale.choices if c.code != current]
 
 
-def report_impact(framework: Framework, report: ReportInput,
-                  options: Mapping[str, str]) -> Impact:
+def report_impact(framework: Framework, report: ReportInput, options: Mapping[str, str]) -> Impact:
     heads = [m.name for m in framework.metrics if m.headline]
     if not heads or not report.verdicts:
         return Impact(0.0, 0.0, None)
@@ -63,8 +62,14 @@ def report_impact(framework: Framework, report: ReportInput,
     seen: set[tuple[object, ...]] = set()
     original = report.verdicts
     for index, verdict in enumerate(original):
-        signature = (verdict.kind, verdict.subtask_id, verdict.criterion_id, verdict.ref_idx,
-                     verdict.key, verdict.effective)
+        signature = (
+            verdict.kind,
+            verdict.subtask_id,
+            verdict.criterion_id,
+            verdict.ref_idx,
+            verdict.key,
+            verdict.effective,
+        )
         interchangeable = verdict.criterion_id is None and verdict.key is None
         for alternative in alternatives(verdict):
             if interchangeable:
@@ -96,8 +101,9 @@ def _delta(a: float | None, b: float | None) -> float:
     return abs(b - a)
 
 
-def verdict_impacts(framework: Framework, report: ReportInput,
-                    options: Mapping[str, str]) -> dict[int, Impact]:
+def verdict_impacts(
+    framework: Framework, report: ReportInput, options: Mapping[str, str]
+) -> dict[int, Impact]:
     """Each verdict's own impact: the largest change one flip of that verdict makes (what an
     impact-ordered review of single verdicts follows). Interchangeable verdicts share one
     rescoring, as in :func:`report_impact`."""
@@ -110,8 +116,14 @@ def verdict_impacts(framework: Framework, report: ReportInput,
     shared: dict[tuple[object, ...], Impact] = {}
     original = report.verdicts
     for index, verdict in enumerate(original):
-        signature = (verdict.kind, verdict.subtask_id, verdict.criterion_id, verdict.ref_idx,
-                     verdict.key, verdict.effective)
+        signature = (
+            verdict.kind,
+            verdict.subtask_id,
+            verdict.criterion_id,
+            verdict.ref_idx,
+            verdict.key,
+            verdict.effective,
+        )
         interchangeable = verdict.criterion_id is None and verdict.key is None
         if interchangeable and signature in shared:
             found = shared[signature]
@@ -126,8 +138,11 @@ def verdict_impacts(framework: Framework, report: ReportInput,
                 scores = framework.score_report(report, "adjudicated", options)
             finally:
                 report.verdicts = original
-            impact = Impact(_delta(base.get(primary), scores.get(primary)),
-                            sum(_delta(base.get(m), scores.get(m)) for m in others), verdict.id)
+            impact = Impact(
+                _delta(base.get(primary), scores.get(primary)),
+                sum(_delta(base.get(m), scores.get(m)) for m in others),
+                verdict.id,
+            )
             if impact.key() > best.key():
                 best = impact
         out[verdict.id] = best

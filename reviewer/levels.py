@@ -33,8 +33,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 NUMBER_WORDS = {
-    "none": 0, "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "none": 0,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
 }
 
 STOP = frozenset(
@@ -50,10 +62,39 @@ STOP = frozenset(
 )
 """Function words and rubric scaffolding: they say nothing about which level is meant."""
 
-_NEGATIONS = ("no", "not", "never", "missing", "absent", "without", "lacks", "lack", "omits",
-              "omitted", "none", "nothing", "neither", "nor", "fails", "vague", "vaguely",
-              "guessed", "excluded", "excludes", "ignores", "ignored", "false", "wrong",
-              "incorrect", "unsupported", "na", "cannot", "isn", "doesn", "don")
+_NEGATIONS = (
+    "no",
+    "not",
+    "never",
+    "missing",
+    "absent",
+    "without",
+    "lacks",
+    "lack",
+    "omits",
+    "omitted",
+    "none",
+    "nothing",
+    "neither",
+    "nor",
+    "fails",
+    "vague",
+    "vaguely",
+    "guessed",
+    "excluded",
+    "excludes",
+    "ignores",
+    "ignored",
+    "false",
+    "wrong",
+    "incorrect",
+    "unsupported",
+    "na",
+    "cannot",
+    "isn",
+    "doesn",
+    "don",
+)
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _LEVEL_MARK = re.compile(r"(?:^|(?<=[.;]))\s*(1|0\.5|0)\s*(?::|\s+if\b|\s*=)", re.IGNORECASE)
@@ -98,8 +139,11 @@ def pairs(tokens: Sequence[str]) -> set[tuple[str, str]]:
     return set(itertools.pairwise(tokens))
 
 
-_CLAUSE = re.compile(r";|,?\s+but\s+|,?\s+although\s+|,?\s+though\s+|,?\s+whereas\s+|"
-                     r",?\s+while\s+|,?\s+however\b|,\s+or\s+|\.\s+", re.IGNORECASE)
+_CLAUSE = re.compile(
+    r";|,?\s+but\s+|,?\s+although\s+|,?\s+though\s+|,?\s+whereas\s+|"
+    r",?\s+while\s+|,?\s+however\b|,\s+or\s+|\.\s+",
+    re.IGNORECASE,
+)
 
 
 @functools.lru_cache(maxsize=16384)
@@ -136,7 +180,7 @@ def _parse_levels(explanation: str, codes: tuple[str, ...]) -> tuple[tuple[str, 
     out: dict[str, str] = {}
     for i, mark in enumerate(marks):
         end = marks[i + 1].start() if i + 1 < len(marks) else len(explanation)
-        text = explanation[mark.end():end].strip(" .;")
+        text = explanation[mark.end() : end].strip(" .;")
         if text and mark.group(1) not in out:
             out[mark.group(1)] = text
     return tuple(out.items())
@@ -151,8 +195,9 @@ class LevelMatch:
     """The distinctive words (and word pairs, joined by a space) the explanation shares."""
 
 
-def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
-                 skip_counts: bool = False) -> LevelMatch | None:
+def quoted_level(
+    explanation: str, levels: Mapping[str, str], awarded: str, skip_counts: bool = False
+) -> LevelMatch | None:
     """The level other than ``awarded`` whose distinctive words the explanation's affirmative
     clauses use, if they use them clearly more than the awarded level's (see the module
     docstring).
@@ -183,8 +228,11 @@ def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
                 found_words |= level_words & said_words
                 found_pairs |= level_pairs & said_pairs
         quotes = {q for q in level_quotes if _contains(said_sequences, q)}
-        matched = (tuple(sorted(found_words)) + tuple(sorted(" ".join(p) for p in found_pairs))
-                   + tuple(f"'{' '.join(q)}'" for q in sorted(quotes)))
+        matched = (
+            tuple(sorted(found_words))
+            + tuple(sorted(" ".join(p) for p in found_pairs))
+            + tuple(f"'{' '.join(q)}'" for q in sorted(quotes))
+        )
         scores[code] = (len(found_words) + 2.0 * len(found_pairs) + 2.0 * len(quotes), matched)
     best = max((c for c in scores if c != awarded), key=lambda c: scores[c][0])
     score, matched = scores[best]
@@ -195,15 +243,20 @@ def quoted_level(explanation: str, levels: Mapping[str, str], awarded: str,
 
 
 @functools.lru_cache(maxsize=4096)
-def _level_tables(items: tuple[tuple[str, str], ...]
-                  ) -> dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]]:
+def _level_tables(
+    items: tuple[tuple[str, str], ...],
+) -> dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]]:
     """Per level code: the words no other level's text uses, and the word pairs other levels'
     texts use (a rubric's levels are the same for every report judged on it: computed once)."""
     every = {code: _conditions(text, False) for code, text in items}
-    flat = {code: set().union(*(set(t) for t, _ in conds)) if conds else set()
-            for code, conds in every.items()}
-    grams = {code: set().union(*(pairs(t) for t, _ in conds)) if conds else set()
-             for code, conds in every.items()}
+    flat = {
+        code: set().union(*(set(t) for t, _ in conds)) if conds else set()
+        for code, conds in every.items()
+    }
+    grams = {
+        code: set().union(*(pairs(t) for t, _ in conds)) if conds else set()
+        for code, conds in every.items()
+    }
     out = {}
     for code in every:
         other_words = set().union(*(w for c, w in flat.items() if c != code))
@@ -212,8 +265,13 @@ def _level_tables(items: tuple[tuple[str, str], ...]
     return out
 
 
-Prepared = dict[str, tuple[tuple[tuple[frozenset[str], frozenset[tuple[str, str]], bool], ...],
-                          tuple[tuple[str, ...], ...]]]
+Prepared = dict[
+    str,
+    tuple[
+        tuple[tuple[frozenset[str], frozenset[tuple[str, str]], bool], ...],
+        tuple[tuple[str, ...], ...],
+    ],
+]
 
 
 @functools.lru_cache(maxsize=4096)
@@ -227,11 +285,17 @@ def _prepared_levels(items: tuple[tuple[str, str], ...], skip_counts: bool) -> P
     for code, text in items:
         distinctive, other_pairs = tables[code]
         conds = tuple(
-            (frozenset(set(level_toks) & distinctive),
-             frozenset(p for p in pairs(level_toks) - other_pairs
-                       if p[0] in distinctive or p[1] in distinctive),
-             exclusive)
-            for level_toks, exclusive in _conditions(text, skip_counts))
+            (
+                frozenset(set(level_toks) & distinctive),
+                frozenset(
+                    p
+                    for p in pairs(level_toks) - other_pairs
+                    if p[0] in distinctive or p[1] in distinctive
+                ),
+                exclusive,
+            )
+            for level_toks, exclusive in _conditions(text, skip_counts)
+        )
         out[code] = (conds, _quoted(text))
     return out
 
@@ -248,8 +312,9 @@ def _quoted(text: str) -> tuple[tuple[str, ...], ...]:
 
 def _contains(sequences: Sequence[Sequence[str]], phrase: Sequence[str]) -> bool:
     n = len(phrase)
-    return n > 0 and any(tuple(seq[i:i + n]) == tuple(phrase)
-                         for seq in sequences for i in range(len(seq) - n + 1))
+    return n > 0 and any(
+        tuple(seq[i : i + n]) == tuple(phrase) for seq in sequences for i in range(len(seq) - n + 1)
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -258,11 +323,15 @@ def _conditions(text: str, skip_first: bool) -> tuple[tuple[tuple[str, ...], boo
     words of its affirmative parts without numbers, and whether it is exclusive ('only …')."""
     alternatives = [c for c in re.split(r",\s*or\s+|;", text) if c.strip()]
     if skip_first:
-        alternatives = alternatives[1:]     # the count the count rule has already read
+        alternatives = alternatives[1:]  # the count the count rule has already read
     out = []
     for alternative in alternatives:
-        toks = [t for clause in affirmative_clauses(alternative) for t in content(clause)
-                if not t.isdigit()]
+        toks = [
+            t
+            for clause in affirmative_clauses(alternative)
+            for t in content(clause)
+            if not t.isdigit()
+        ]
         if toks:
             out.append((tuple(toks), words(alternative)[:1] == ["only"]))
     return tuple(out)
@@ -297,7 +366,7 @@ def enumerated_lists(text: str) -> list[list[str]]:
             continue
         parts[0] = _LEAD.sub("", parts[0])
         while parts and re.match(r"(?:with|in|on|at|from|including|as|to|for)\b", parts[-1]):
-            parts.pop()             # ", with the currency": a qualifier, not an item
+            parts.pop()  # ", with the currency": a qualifier, not an item
         if len(parts) < 3:
             continue
         parts[-1] = re.split(r"\s+(?:with|in|on|at|from|including|as|to)\s+", parts[-1])[0]
@@ -323,8 +392,9 @@ def level_ranges(levels: Mapping[str, str], total: int) -> dict[str, tuple[int, 
 
 
 @functools.lru_cache(maxsize=4096)
-def _level_ranges(levels: tuple[tuple[str, str], ...], total: int
-                  ) -> tuple[tuple[str, tuple[int, int]], ...]:
+def _level_ranges(
+    levels: tuple[tuple[str, str], ...], total: int
+) -> tuple[tuple[str, tuple[int, int]], ...]:
     out: dict[str, tuple[int, int]] = {}
     for code, text in levels:
         first = re.split(r",\s*or\s+|;\s*", text)[0]
@@ -349,8 +419,12 @@ def _range(ws: list[str], total: int) -> tuple[int, int] | None:
             low = num(i + 1)
             assert low is not None
             return low, total
-        if w in ("fewer", "less") and i + 2 < len(ws) and ws[i + 1] == "than" \
-                and num(i + 2) is not None:
+        if (
+            w in ("fewer", "less")
+            and i + 2 < len(ws)
+            and ws[i + 1] == "than"
+            and num(i + 2) is not None
+        ):
             high = num(i + 2)
             assert high is not None
             return 0, high - 1
@@ -365,8 +439,8 @@ def _range(ws: list[str], total: int) -> tuple[int, int] | None:
             b = num(i + 2) if i + 2 < len(ws) and ws[i + 1] in ("or", "to") else None
             if b is not None:
                 return min(a, b), max(a, b)
-            rest = ws[i + 1:i + 4]
-            if "or" in rest and "0" in ws[i + 1:i + 5]:
+            rest = ws[i + 1 : i + 4]
+            if "or" in rest and "0" in ws[i + 1 : i + 5]:
                 return 0, a
             if a <= total:
                 return a, a
@@ -384,7 +458,7 @@ def explained_count(explanation: str, items: Sequence[str], total: int) -> int |
         stated: int | None = None
         for i, w in enumerate(raw):
             if w in ("all", "every", "each"):
-                ahead = [x for x in raw[i + 1:i + 4] if x not in ("of", "the")]
+                ahead = [x for x in raw[i + 1 : i + 4] if x not in ("of", "the")]
                 if ahead and ahead[0].isdigit():
                     stated = min(int(ahead[0]), total)
                 elif w in ("every", "each"):
@@ -421,8 +495,13 @@ def _totals(levels: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-def counted_level(explanation: str, levels: Mapping[str, str], awarded: str,
-                  lists: Sequence[Sequence[str]], order: Sequence[str]) -> CountMatch | None:
+def counted_level(
+    explanation: str,
+    levels: Mapping[str, str],
+    awarded: str,
+    lists: Sequence[Sequence[str]],
+    order: Sequence[str],
+) -> CountMatch | None:
     """The level an explanation's count of items implies (the awarded level itself when they
     agree), or None when the explanation states no count the levels can read.
 
@@ -449,8 +528,9 @@ def counted_level(explanation: str, levels: Mapping[str, str], awarded: str,
             return CountMatch(awarded, count, total, tuple(items))
         level = implied[0]
         rank = {code: i for i, code in enumerate(order)}
-        if rank.get(awarded, -1) < rank.get(level, -1) and \
-                re.search(r",\s*or\s+|;", levels.get(awarded, "")):
+        if rank.get(awarded, -1) < rank.get(level, -1) and re.search(
+            r",\s*or\s+|;", levels.get(awarded, "")
+        ):
             # Awarded less than the count allows: fine when the awarded level has another
             # condition the judge may have applied ("…, or a fee without its waiver condition").
             return CountMatch(awarded, count, total, tuple(items))

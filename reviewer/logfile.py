@@ -28,7 +28,15 @@ from reviewer.errors import InputError
 from reviewer.review import ReviewEvent
 
 LogAction = Literal[
-    "confirm", "override", "adjudicate", "flag", "rate", "propose", "accept", "reject", "undo",
+    "confirm",
+    "override",
+    "adjudicate",
+    "flag",
+    "rate",
+    "propose",
+    "accept",
+    "reject",
+    "undo",
     "redo",
 ]
 
@@ -106,8 +114,9 @@ def check_event(event: ReviewEvent) -> Target:
     if target.type not in allowed:
         raise ValueError(f"a {event.action!r} event cannot target a {target.type}")
     if event.action in ("undo", "redo") and not event.supersedes:
-        raise ValueError(f"a {event.action!r} event must name the event it reverses "
-                         "in 'supersedes'")
+        raise ValueError(
+            f"a {event.action!r} event must name the event it reverses in 'supersedes'"
+        )
     return target
 
 
@@ -119,8 +128,11 @@ def normalized(data: dict[str, object]) -> dict[str, object]:
         parts = target[2:].split("/", 4)
         if len(parts) == 5 and all(parts):
             suite, report, run, kind, subject = parts
-            return {**data, "target": f"s:{suite}/{report}/{kind}/{subject}",
-                    "run": data.get("run") or run}
+            return {
+                **data,
+                "target": f"s:{suite}/{report}/{kind}/{subject}",
+                "run": data.get("run") or run,
+            }
     return data
 
 

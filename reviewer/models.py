@@ -27,6 +27,8 @@ FORMAT_NAME: Literal["gavel-bundle"] = "gavel-bundle"
 FORMAT_VERSION = 1
 
 Importance = Literal["P0", "P1", "P2", "P2a"]
+
+
 def id_problem(text: str) -> str | None:
     """Why ``text`` cannot be an external id (None when it can): what :data:`ExtId` refuses,
     for readers that build ids from other formats' fields and report errors with a line."""
@@ -49,8 +51,11 @@ def _no_hidden_characters(value: str) -> str:
     return value
 
 
-ExtId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s/][^/]*$"),
-                  AfterValidator(_no_hidden_characters)]
+ExtId = Annotated[
+    str,
+    Field(min_length=1, max_length=200, pattern=r"^[^\s/][^/]*$"),
+    AfterValidator(_no_hidden_characters),
+]
 """External ids are strings without '/', which joins them into portable keys, and without
 characters that hide or reorder text: people type them on command lines and read them in
 tables, where two ids must never look alike by an invisible difference."""

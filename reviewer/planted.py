@@ -33,10 +33,17 @@ class Planted:
 def parse(line: str) -> Planted:
     record = json.loads(line)
     ref = record.get("ref")
-    return Planted(str(record["report"]), str(record["kind"]), record.get("criterion"),
-                   record.get("claim"), int(ref) if ref is not None else None,
-                   record.get("key"), str(record.get("right", "")),
-                   bool(record.get("found", False)), str(record.get("type", "")))
+    return Planted(
+        str(record["report"]),
+        str(record["kind"]),
+        record.get("criterion"),
+        record.get("claim"),
+        int(ref) if ref is not None else None,
+        record.get("key"),
+        str(record.get("right", "")),
+        bool(record.get("found", False)),
+        str(record.get("type", "")),
+    )
 
 
 def read_planted(text: str) -> list[Planted]:

@@ -42,7 +42,6 @@ EFFECT_NEW = "new_item"
 EFFECT_ATTACHED = "alias_or_evidence"
 
 
-
 class PayloadError(ValueError):
     """A payload that does not have the benchmark's shape; ``field`` names the bad key."""
 
@@ -83,9 +82,10 @@ def normalize_text(text: str) -> str:
     joined = "".join(out)
     # A '.' or ',' survives only between two digits.
     cleaned = [
-        c for i, c in enumerate(joined)
-        if c not in ".," or (0 < i < len(joined) - 1 and joined[i - 1].isdigit()
-                             and joined[i + 1].isdigit())
+        c
+        for i, c in enumerate(joined)
+        if c not in ".,"
+        or (0 < i < len(joined) - 1 and joined[i - 1].isdigit() and joined[i + 1].isdigit())
     ]
     return " ".join("".join(cleaned).split())
 
@@ -152,8 +152,10 @@ def best_duplicate(text: str, candidates: Iterable[Candidate]) -> DuplicateMatch
         other = normalize_text(candidate.text)
         if best is not None:
             # Cheap upper bounds first: most candidates cannot beat the current best.
-            bound = max(SequenceMatcher(None, norm, other, autojunk=False).real_quick_ratio(),
-                        token_jaccard(norm, other))
+            bound = max(
+                SequenceMatcher(None, norm, other, autojunk=False).real_quick_ratio(),
+                token_jaccard(norm, other),
+            )
             if bound <= best.score:
                 continue
         score = similarity(norm, other)
@@ -168,8 +170,12 @@ def best_duplicate(text: str, candidates: Iterable[Candidate]) -> DuplicateMatch
 
 ATTACHED_SHAPES: dict[str, Shape] = {
     "alias": Shape(("text",), ("note",), ("text",)),
-    "extra_evidence": Shape((), ("url", "quote", "text", "title", "note"),
-                            ("quote", "text", "url"), ("url", "quote", "text")),
+    "extra_evidence": Shape(
+        (),
+        ("url", "quote", "text", "title", "note"),
+        ("quote", "text", "url"),
+        ("url", "quote", "text"),
+    ),
 }
 """Aliases and extra evidence of a shaped benchmark (free-form ones keep their own)."""
 
@@ -190,27 +196,33 @@ def _is_blank(value: Any) -> bool:
 def check_payload(framework: str, kind: str, payload: Any, target: str | None) -> None:
     """Refuse a payload that the benchmark could not use; ``PayloadError`` names the key."""
     if kind not in PROPOSAL_KINDS:
-        raise PayloadError(f"unknown proposal kind {kind!r} (known: {', '.join(PROPOSAL_KINDS)})",
-                           "kind")
+        raise PayloadError(
+            f"unknown proposal kind {kind!r} (known: {', '.join(PROPOSAL_KINDS)})", "kind"
+        )
     if kind in ATTACHED_KINDS and not (target or payload_target(framework, payload)):
-        raise PayloadError(f"a {kind} proposal must name the existing item it belongs to",
-                           "target")
+        raise PayloadError(f"a {kind} proposal must name the existing item it belongs to", "target")
     if kind in NEW_ITEM_KINDS and target:
         raise PayloadError(f"a {kind} proposal is a new item and has no target", "target")
     shape = _shape(framework, kind)
     if shape is None:
         if _is_blank(payload) or not isinstance(payload, dict | list | str):
-            raise PayloadError("the payload must be a non-empty JSON object, list or string",
-                               "payload")
+            raise PayloadError(
+                "the payload must be a non-empty JSON object, list or string", "payload"
+            )
         return
     if not isinstance(payload, dict):
-        raise PayloadError(f"a {framework} {kind} payload is a JSON object with keys "
-                           f"{', '.join(shape.required + shape.optional)}", "payload")
+        raise PayloadError(
+            f"a {framework} {kind} payload is a JSON object with keys "
+            f"{', '.join(shape.required + shape.optional)}",
+            "payload",
+        )
     unknown = sorted(set(payload) - set(shape.required) - set(shape.optional))
     if unknown:
-        raise PayloadError(f"unknown key(s) {', '.join(unknown)} for a {framework} {kind} "
-                           f"(allowed: {', '.join(shape.required + shape.optional)})",
-                           f"payload.{unknown[0]}")
+        raise PayloadError(
+            f"unknown key(s) {', '.join(unknown)} for a {framework} {kind} "
+            f"(allowed: {', '.join(shape.required + shape.optional)})",
+            f"payload.{unknown[0]}",
+        )
     for key in shape.required:
         if _is_blank(payload.get(key)):
             raise PayloadError(f"{key!r} is required and must not be empty", f"payload.{key}")
@@ -218,8 +230,9 @@ def check_payload(framework: str, kind: str, payload: Any, target: str | None) -
         raise PayloadError(f"give at least one of {', '.join(shape.required_any)}", "payload")
     for key, value in payload.items():
         if key in shape.numbers:
-            if value is not None and (isinstance(value, bool)
-                                      or not isinstance(value, int | float) or value < 0):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or value < 0
+            ):
                 raise PayloadError(f"{key} must be a non-negative number", f"payload.{key}")
         elif value is not None and not isinstance(value, str):
             raise PayloadError(f"{key!r} must be a string", f"payload.{key}")

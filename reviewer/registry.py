@@ -49,8 +49,11 @@ declaration of the name elsewhere; the full load, which every listing does, refu
 ENTRY_POINT_GROUP = "gavel.benchmarks"
 """Entry points in this group name a module (or object) whose ``BENCHMARK`` is a Benchmark."""
 
-NATIVE = FormatSpec("native", "Gavel bundle folder or .jsonl file (docs/format.md)",
-                    "reviewer.formats.native:read_bundle_path")
+NATIVE = FormatSpec(
+    "native",
+    "Gavel bundle folder or .jsonl file (docs/format.md)",
+    "reviewer.formats.native:read_bundle_path",
+)
 
 
 class RegistryError(RuntimeError):
@@ -91,8 +94,7 @@ def _sources() -> list[tuple[str, Benchmark]]:
         try:
             loaded = _load_object(value)
         except (ImportError, AttributeError) as exc:
-            raise RegistryError(f"entry point {name} = {value} does not import: "
-                                f"{exc}") from exc
+            raise RegistryError(f"entry point {name} = {value} does not import: {exc}") from exc
         out.append((f"entry point {name}", _benchmark_of(value, loaded)))
     return out
 
@@ -124,8 +126,9 @@ def entry_points(group: str) -> list[tuple[str, str]]:
                 continue
             seen.add(distribution)
             try:
-                with open(os.path.join(entry or ".", folder, "entry_points.txt"),
-                          encoding="utf-8") as handle:
+                with open(
+                    os.path.join(entry or ".", folder, "entry_points.txt"), encoding="utf-8"
+                ) as handle:
                     text = handle.read()
             except OSError:
                 continue

@@ -47,8 +47,9 @@ class ReviewEvent(BaseModel):
         # pass for another ("ana" + U+200B) or act on the terminal it is shown on.
         hidden = hidden_characters(value)
         if hidden:
-            raise ValueError(f"a reviewer name with hidden or control characters "
-                             f"({', '.join(hidden)})")
+            raise ValueError(
+                f"a reviewer name with hidden or control characters ({', '.join(hidden)})"
+            )
         return value
 
     @field_validator("created_at")

@@ -87,6 +87,7 @@ def suspicion(weights: Sequence[float]) -> float:
 
 # -- contradiction ----------------------------------------------------------------------------
 
+
 def contradictions(evidence: Evidence, entailments: Sequence[Entailment]) -> Iterator[Flag]:
     for entailment in entailments:
         wholes: dict[str, list[Verdict]] = defaultdict(list)
@@ -101,25 +102,33 @@ def contradictions(evidence: Evidence, entailments: Sequence[Entailment]) -> Ite
         for claim, claim_parts in parts.items():
             said = claim_parts[0].value
             implied = entailment.implied.get(said or "")
-            if implied is None or claim not in wholes or \
-                    any(p.value != said for p in claim_parts):
+            if implied is None or claim not in wholes or any(p.value != said for p in claim_parts):
                 continue
             for whole in wholes[claim]:
                 if whole.value == implied:
                     continue
                 n = len(claim_parts)
                 every = "the" if n == 1 else f"every ({n})"
-                yield Flag(whole.subject, "contradiction", STRONG,
-                           f"judged {whole.value}, but {every} {entailment.part} verdict on "
-                           f"claim {claim} says {said} — one side is wrong.")
+                yield Flag(
+                    whole.subject,
+                    "contradiction",
+                    STRONG,
+                    f"judged {whole.value}, but {every} {entailment.part} verdict on "
+                    f"claim {claim} says {said} — one side is wrong.",
+                )
                 for part in claim_parts:
-                    yield Flag(part.subject, "contradiction", STRONG,
-                               f"says {said}, as every {entailment.part} verdict on claim "
-                               f"{claim} does, but the claim itself is judged {whole.value} "
-                               f"(it would be {implied}) — one side is wrong.")
+                    yield Flag(
+                        part.subject,
+                        "contradiction",
+                        STRONG,
+                        f"says {said}, as every {entailment.part} verdict on claim "
+                        f"{claim} does, but the claim itself is judged {whole.value} "
+                        f"(it would be {implied}) — one side is wrong.",
+                    )
 
 
 # -- unreachable pages and evidence ----------------------------------------------------------
+
 
 def unreachable(evidence: Evidence, required: Mapping[str, str]) -> Iterator[Flag]:
     if not required or not _any_unreachable(evidence):
@@ -131,32 +140,47 @@ def unreachable(evidence: Evidence, required: Mapping[str, str]) -> Iterator[Fla
         if verdict.ref is not None:
             page = evidence.page_of(verdict.ref)
             if page is not None and page.unreachable:
-                yield Flag(verdict.subject, "unreachable", STRONG,
-                           f"reference [{verdict.ref}] could not be fetched ({page.error}), so "
-                           f"the judge cannot have read it: {want} is the only possible "
-                           f"verdict, not {verdict.value}.")
+                yield Flag(
+                    verdict.subject,
+                    "unreachable",
+                    STRONG,
+                    f"reference [{verdict.ref}] could not be fetched ({page.error}), so "
+                    f"the judge cannot have read it: {want} is the only possible "
+                    f"verdict, not {verdict.value}.",
+                )
             continue
         claim = evidence.claims.get(verdict.claim or "")
         if claim is None:
             continue
         own = evidence.pages.get(claim.url) if claim.url and not claim.citations else None
-        if own is not None:         # a (statement, URL) pair: the verdict is about that page
+        if own is not None:  # a (statement, URL) pair: the verdict is about that page
             if own.unreachable:
-                yield Flag(verdict.subject, "unreachable", STRONG,
-                           f"its page could not be fetched ({own.error}): {want} is the only "
-                           f"possible verdict, not {verdict.value}.")
+                yield Flag(
+                    verdict.subject,
+                    "unreachable",
+                    STRONG,
+                    f"its page could not be fetched ({own.error}): {want} is the only "
+                    f"possible verdict, not {verdict.value}.",
+                )
             continue
         cited = evidence.cited_pages(claim)
         if not cited or not all(p is not None and p.unreachable for _, p in cited):
             continue
         if verdict.evidence and _found_anywhere(evidence, verdict.evidence):
-            continue        # judged from another page of the task: that can be right
+            continue  # judged from another page of the task: that can be right
         refs = ", ".join(f"[{i}]" for i, _ in cited if i is not None) or "its page"
-        why = "its quoted evidence is in no stored page" if verdict.evidence \
+        why = (
+            "its quoted evidence is in no stored page"
+            if verdict.evidence
             else "it quotes no evidence"
-        yield Flag(verdict.subject, "unreachable", STRONG,
-                   f"every page the claim cites ({refs}) could not be fetched and {why}: "
-                   f"nothing supports {verdict.value}; {want} is what the pages allow.")
+        )
+        yield Flag(
+            verdict.subject,
+            "unreachable",
+            STRONG,
+            f"every page the claim cites ({refs}) could not be fetched and {why}: "
+            f"nothing supports {verdict.value}; {want} is what the pages allow.",
+        )
 
 
 def _any_unreachable(evidence: Evidence) -> bool:
@@ -166,12 +190,14 @@ def _any_unreachable(evidence: Evidence) -> bool:
 
 
 def _found_anywhere(evidence: Evidence, quote: str) -> bool:
-    return any(locate(page.text, quote) is not None
-               for page in evidence.pages.values() if page.text)
+    return any(
+        locate(page.text, quote) is not None for page in evidence.pages.values() if page.text
+    )
 
 
-def unlocated_evidence(evidence: Evidence, kinds: frozenset[str],
-                       required: Mapping[str, str]) -> Iterator[Flag]:
+def unlocated_evidence(
+    evidence: Evidence, kinds: frozenset[str], required: Mapping[str, str]
+) -> Iterator[Flag]:
     """Quoted evidence that is on none of the stored pages cited for the task: the judge read it
     somewhere else, or made it up."""
     if not kinds or not any(p.text for p in evidence.pages.values()):
@@ -192,8 +218,12 @@ def unlocated_evidence(evidence: Evidence, kinds: frozenset[str],
             continue
         else:
             where = "any stored page cited for this task"
-        yield Flag(verdict.subject, "evidence", LIKELY,
-                   f"the quoted evidence “{_short(verdict.evidence)}” is not in {where}.")
+        yield Flag(
+            verdict.subject,
+            "evidence",
+            LIKELY,
+            f"the quoted evidence “{_short(verdict.evidence)}” is not in {where}.",
+        )
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -202,6 +232,7 @@ def _short(text: str, limit: int = 70) -> str:
 
 
 # -- rubric levels ------------------------------------------------------------------------------
+
 
 def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Iterator[Flag]:
     if grading.levels is None or not grading.level_kinds:
@@ -217,28 +248,41 @@ def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Itera
         if not levels:
             continue
         kind = get_kind(verdict.kind)
-        order = tuple(c.code for c in sorted(kind.scale.choices, key=lambda c: c.numeric or 0.0)) \
-            if kind is not None else tuple(levels)
+        order = (
+            tuple(c.code for c in sorted(kind.scale.choices, key=lambda c: c.numeric or 0.0))
+            if kind is not None
+            else tuple(levels)
+        )
         counting = dict(levels)
         counting.setdefault(order[-1] if order else "1", criterion.text)
         lists = enumerated_items(criterion.text) + prompt_lists
         counted = counted_level(verdict.explanation, counting, verdict.value, lists, order)
         if counted is not None and counted.level != verdict.value:
             what = "items" if not counted.items else ", ".join(counted.items)
-            yield Flag(verdict.subject, "level", LIKELY,
-                       f"the explanation counts {counted.count} of {counted.total} ({what}); "
-                       f"the rubric gives {counted.level} for that "
-                       f"(“{_short(counting[counted.level], 60)}”), the judge {verdict.value}.")
-        quoted = quoted_level(verdict.explanation, levels, verdict.value,
-                              skip_counts=counted is not None)
+            yield Flag(
+                verdict.subject,
+                "level",
+                LIKELY,
+                f"the explanation counts {counted.count} of {counted.total} ({what}); "
+                f"the rubric gives {counted.level} for that "
+                f"(“{_short(counting[counted.level], 60)}”), the judge {verdict.value}.",
+            )
+        quoted = quoted_level(
+            verdict.explanation, levels, verdict.value, skip_counts=counted is not None
+        )
         if quoted is not None:
-            yield Flag(verdict.subject, "level", LIKELY,
-                       f"the explanation uses the words of level {quoted.level} "
-                       f"(“{_short(levels[quoted.level], 60)}”: "
-                       f"{', '.join(quoted.matched)}), not of {verdict.value}.")
+            yield Flag(
+                verdict.subject,
+                "level",
+                LIKELY,
+                f"the explanation uses the words of level {quoted.level} "
+                f"(“{_short(levels[quoted.level], 60)}”: "
+                f"{', '.join(quoted.matched)}), not of {verdict.value}.",
+            )
 
 
 # -- judge runs ---------------------------------------------------------------------------------
+
 
 def run_disagreements(evidence: Evidence) -> Iterator[Flag]:
     if not evidence.others:
@@ -250,16 +294,24 @@ def run_disagreements(evidence: Evidence) -> Iterator[Flag]:
     for verdict in evidence.verdicts:
         if verdict.value is None:
             continue
-        differing = [o for o in others.get(verdict.subject, ())
-                     if o.run != verdict.run and not _same(verdict.kind, o.value, verdict.value)]
+        differing = [
+            o
+            for o in others.get(verdict.subject, ())
+            if o.run != verdict.run and not _same(verdict.kind, o.value, verdict.value)
+        ]
         if not differing:
             continue
         said = "; ".join(
             f"run {o.run}{' (' + o.model + ')' if o.model else ''}"
-            f"{'' if o.active else ' [candidate]'} says {o.value}" for o in differing[:3])
-        yield Flag(verdict.subject, "runs", LIKELY,
-                   f"judge runs disagree: {said}; the counting run {verdict.run} says "
-                   f"{verdict.value}.")
+            f"{'' if o.active else ' [candidate]'} says {o.value}"
+            for o in differing[:3]
+        )
+        yield Flag(
+            verdict.subject,
+            "runs",
+            LIKELY,
+            f"judge runs disagree: {said}; the counting run {verdict.run} says {verdict.value}.",
+        )
 
 
 def _same(kind: str, a: str | None, b: str | None) -> bool:

@@ -28,22 +28,22 @@ from __future__ import annotations
 import re
 
 _UNSAFE_CLASS = (
-    "\x00-\x08\x0b-\x1f\x7f-\x9f"   # C0 controls but tab and newline; DEL; C1 controls
-    "\u00ad"                         # soft hyphen (invisible)
-    "\u034f"                         # combining grapheme joiner
-    "\u061c"                         # Arabic letter mark
-    "\u115f\u1160\u3164\uffa0"       # Hangul fillers (blank "letters")
-    "\u17b4\u17b5"                   # Khmer inherent vowels (invisible)
-    "\u180b-\u180f"                  # Mongolian variation selectors and vowel separator
-    "\u200b-\u200f"                  # zero-width space, non-joiner, joiner; LRM, RLM
-    "\u2028-\u202e"                  # line and paragraph separators; embeddings, overrides
-    "\u2060-\u206f"                  # word joiner, invisible operators, isolates, deprecated
-    "\ufe00-\ufe0f"                  # variation selectors
-    "\ufeff"                         # zero-width no-break space (BOM)
-    "\ufff9-\ufffb"                  # interlinear annotation controls
-    "\ud800-\udfff"                  # lone surrogates (cannot even be written as UTF-8)
-    "\U0001d173-\U0001d17a"          # musical formatting controls
-    "\U000e0000-\U000e0fff"          # tags and variation selectors supplement
+    "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 controls but tab and newline; DEL; C1 controls
+    "\u00ad"  # soft hyphen (invisible)
+    "\u034f"  # combining grapheme joiner
+    "\u061c"  # Arabic letter mark
+    "\u115f\u1160\u3164\uffa0"  # Hangul fillers (blank "letters")
+    "\u17b4\u17b5"  # Khmer inherent vowels (invisible)
+    "\u180b-\u180f"  # Mongolian variation selectors and vowel separator
+    "\u200b-\u200f"  # zero-width space, non-joiner, joiner; LRM, RLM
+    "\u2028-\u202e"  # line and paragraph separators; embeddings, overrides
+    "\u2060-\u206f"  # word joiner, invisible operators, isolates, deprecated
+    "\ufe00-\ufe0f"  # variation selectors
+    "\ufeff"  # zero-width no-break space (BOM)
+    "\ufff9-\ufffb"  # interlinear annotation controls
+    "\ud800-\udfff"  # lone surrogates (cannot even be written as UTF-8)
+    "\U0001d173-\U0001d17a"  # musical formatting controls
+    "\U000e0000-\U000e0fff"  # tags and variation selectors supplement
 )
 _UNSAFE = re.compile(f"[{_UNSAFE_CLASS}]")
 _UNSAFE_OR_TAB_OR_NEWLINE = re.compile(f"[{_UNSAFE_CLASS}\t\n]")
@@ -56,9 +56,9 @@ STAND_IN = "\ufffd"
 def _picture(char: str) -> str | None:
     code = ord(char)
     if code < 0x20:
-        return chr(0x2400 + code)       # ␀ … ␟ (␛ for ESC)
+        return chr(0x2400 + code)  # ␀ … ␟ (␛ for ESC)
     if code == 0x7F:
-        return "\u2421"                 # ␡
+        return "\u2421"  # ␡
     return None
 
 
@@ -110,9 +110,10 @@ def json_safe(json_text: str) -> str:
     reordering characters it leaves raw. Outside strings JSON holds only ASCII punctuation,
     so every match is inside a string, where the escape means the same character.
     """
+
     def one(match: re.Match[str]) -> str:
         code = ord(match.group())
-        if code > 0xFFFF:                 # a surrogate pair, as JSON spells it
+        if code > 0xFFFF:  # a surrogate pair, as JSON spells it
             code -= 0x10000
             return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
         return f"\\u{code:04x}"

@@ -63,23 +63,64 @@ def tiny_bundle(suite_id: str = "tiny") -> Bundle:
     ]
     judgments: list[Judgment] = []
     values: dict[str, dict[str, Any]] = {
-        "alpha": {"s1-ins": 1, "s2-ins": 1, "s2-rat": 1, "s3-ins": 1, "s4-ins": 1,
-                  "c1": "correct", "c2": "correct", "c3": "correct"},
-        "beta": {"s1-ins": 1, "s2-ins": 0.5, "s2-rat": 0, "s3-ins": 1, "s4-ins": 0,
-                 "c1": "incorrect", "c2": "correct", "c3": "unknown"},
+        "alpha": {
+            "s1-ins": 1,
+            "s2-ins": 1,
+            "s2-rat": 1,
+            "s3-ins": 1,
+            "s4-ins": 1,
+            "c1": "correct",
+            "c2": "correct",
+            "c3": "correct",
+        },
+        "beta": {
+            "s1-ins": 1,
+            "s2-ins": 0.5,
+            "s2-rat": 0,
+            "s3-ins": 1,
+            "s4-ins": 0,
+            "c1": "incorrect",
+            "c2": "correct",
+            "c3": "unknown",
+        },
     }
     for system, vals in values.items():
         report = f"t1-{system}"
         for key, value in vals.items():
             if key.startswith("c"):
-                judgments.append(Judgment(run="r1", report=report, kind="claim", claim=key,
-                                          value=value, explanation=f"judge on {key}"))
+                judgments.append(
+                    Judgment(
+                        run="r1",
+                        report=report,
+                        kind="claim",
+                        claim=key,
+                        value=value,
+                        explanation=f"judge on {key}",
+                    )
+                )
             else:
                 kind = key.split("-")[1]
-                judgments.append(Judgment(run="r1", report=report, kind=kind, criterion=key,
-                                          value=value, explanation=f"judge on {key}"))
-        judgments.append(Judgment(run="r1", report=report, kind="consistency", claim="c2", ref=2,
-                                  value="support", evidence="310 stations"))
+                judgments.append(
+                    Judgment(
+                        run="r1",
+                        report=report,
+                        kind=kind,
+                        criterion=key,
+                        value=value,
+                        explanation=f"judge on {key}",
+                    )
+                )
+        judgments.append(
+            Judgment(
+                run="r1",
+                report=report,
+                kind="consistency",
+                claim="c2",
+                ref=2,
+                value="support",
+                evidence="310 stations",
+            )
+        )
     return Bundle(
         suite=Suite(id=suite_id, name="Tiny", frameworks=["cascade"]),
         tasks=[task],
@@ -122,8 +163,9 @@ def cascade_input(
     return report
 
 
-def _verdict(vid: int, kind: str, subtask: int, criterion: int | None, claim: int | None,
-             value: str) -> VerdictIn:
+def _verdict(
+    vid: int, kind: str, subtask: int, criterion: int | None, claim: int | None, value: str
+) -> VerdictIn:
     return VerdictIn(vid, 1, kind, subtask, criterion, claim, None, None, value, value, None)
 
 

@@ -71,8 +71,9 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 
     folder = tmp_path_factory.mktemp("synthetic") / "bundle"
-    write_synthetic(folder, SyntheticSpec(tasks=4, systems=3, long_report_words=300,
-                                          long_report_claims=12))
+    write_synthetic(
+        folder, SyntheticSpec(tasks=4, systems=3, long_report_words=300, long_report_claims=12)
+    )
     return folder
 
 

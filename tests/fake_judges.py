@@ -68,19 +68,26 @@ class BenchJudge:
             return "insight", self._insights(user)
         if "meticulous requirements checker" in system:
             n = len(_fenced(user, "requirements").splitlines())
-            return "checklist", {"results": [{"id": i + 1, "satisfied": not self.harsh}
-                                             for i in range(n)]}
+            return "checklist", {
+                "results": [{"id": i + 1, "satisfied": not self.harsh} for i in range(n)]
+            }
         if "focusing on deep research report quality" in system:
             score = 3 if self.harsh else 8
-            return "depth", (f"<evaluation>\n<depth_quality>\n<score>{score}</score>\n"
-                             "<justification>Covers the question with evidence.</justification>"
-                             "\n</depth_quality>\n</evaluation>")
+            return "depth", (
+                f"<evaluation>\n<depth_quality>\n<score>{score}</score>\n"
+                "<justification>Covers the question with evidence.</justification>"
+                "\n</depth_quality>\n</evaluation>"
+            )
         if "专业的事实核查专家" in system:
             return "claims", self._dr3_claims(_fenced(user, "report"))
         if "你是一个事实核查专家" in user:
             n = len(_fenced(user, "claims").splitlines())
-            return "support", {"results": [{"id": i + 1, "supported": not self.harsh,
-                                            "explanation": "相关"} for i in range(n)]}
+            return "support", {
+                "results": [
+                    {"id": i + 1, "supported": not self.harsh, "explanation": "相关"}
+                    for i in range(n)
+                ]
+            }
         if "You are evaluating whether two dictionaries" in user:
             return "grade", self._grades(user)
         if "determine which dictionary in the ground truth list" in user:
@@ -114,8 +121,10 @@ class BenchJudge:
         for dim, items in criteria.items():
             rows = []
             for item in items:
-                row: dict[str, Any] = {"criterion": item["criterion"],
-                                       "analysis": "compared on " + item["criterion"].lower()}
+                row: dict[str, Any] = {
+                    "criterion": item["criterion"],
+                    "analysis": "compared on " + item["criterion"].lower(),
+                }
                 if paired:
                     row.update(article_1_score=target, article_2_score=6.0)
                 else:
@@ -146,8 +155,9 @@ class BenchJudge:
         for i, line in enumerate(statements, 1):
             text = line.split(". ", 1)[-1]
             shared = numbers & set(_NUMBER.findall(text))
-            out.append({"idx": i, "result": "supported" if shared and not self.harsh
-                        else "unsupported"})
+            out.append(
+                {"idx": i, "result": "supported" if shared and not self.harsh else "unsupported"}
+            )
         return out
 
     # -- DR3-Eval ------------------------------------------------------------------------------
@@ -157,12 +167,21 @@ class BenchJudge:
         report = _fenced(user, "report").lower()
         results = []
         for i, line in enumerate(listed, 1):
-            words = [w for w in re.findall(r"[a-z0-9%]+", line.split(". ", 1)[-1].lower())
-                     if len(w) > 3]
+            words = [
+                w for w in re.findall(r"[a-z0-9%]+", line.split(". ", 1)[-1].lower()) if len(w) > 3
+            ]
             hit = sum(1 for w in words if w in report) / max(1, len(words))
             score = 0.0 if self.harsh else (1.0 if hit > 0.5 else 0.5 if hit > 0.2 else 0.0)
-            results.append({"id": i, "core_points": words[:3], "found_in_report": "",
-                            "missing_points": [], "score": score, "reasoning": "比较"})
+            results.append(
+                {
+                    "id": i,
+                    "core_points": words[:3],
+                    "found_in_report": "",
+                    "missing_points": [],
+                    "score": score,
+                    "reasoning": "比较",
+                }
+            )
         return {"results": results}
 
     @staticmethod
@@ -172,8 +191,14 @@ class BenchJudge:
             cites = re.findall(r"\[[^\[\]]{3,}\]", sentence)
             text = re.sub(r"\[[^\[\]]{3,}\]", "", sentence).strip()
             if cites and text and not text.startswith("#"):
-                claims.append({"id": len(claims) + 1, "claim_text": text, "citations": cites,
-                               "source_type": "long_context"})
+                claims.append(
+                    {
+                        "id": len(claims) + 1,
+                        "claim_text": text,
+                        "citations": cites,
+                        "source_type": "long_context",
+                    }
+                )
         return {"claims": claims}
 
     # -- LiveDRBench ---------------------------------------------------------------------------
@@ -194,8 +219,11 @@ class BenchJudge:
         if self.harsh:
             return {}
         for item in gt:
-            if all(str(item.get(k, "")).lower() == str(pred.get(k, "")).lower() for k in keys
-                   if k in item):
+            if all(
+                str(item.get(k, "")).lower() == str(pred.get(k, "")).lower()
+                for k in keys
+                if k in item
+            ):
                 return item
         return {}
 

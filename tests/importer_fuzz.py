@@ -27,22 +27,43 @@ DEPTH = 100_000
 
 # Placeholders written as JSON strings, then replaced by raw JSON text the standard library
 # would not write.
-_NAN, _INF, _NEGINF, _BIG, _DEEP = (f"\u0001{n}\u0001" for n in
-                                    ("NAN", "INF", "NEGINF", "BIG", "DEEP"))
-_RAW = {_NAN: "NaN", _INF: "Infinity", _NEGINF: "-Infinity", _BIG: "1e400",
-        _DEEP: "[" * DEPTH + "]" * DEPTH}
+_NAN, _INF, _NEGINF, _BIG, _DEEP = (
+    f"\u0001{n}\u0001" for n in ("NAN", "INF", "NEGINF", "BIG", "DEEP")
+)
+_RAW = {
+    _NAN: "NaN",
+    _INF: "Infinity",
+    _NEGINF: "-Infinity",
+    _BIG: "1e400",
+    _DEEP: "[" * DEPTH + "]" * DEPTH,
+}
 
-MUST_REFUSE = frozenset({"nan", "inf", "-inf", "1e400", "deep", "surrogate", "huge int",
-                         "duplicate line"})
+MUST_REFUSE = frozenset(
+    {"nan", "inf", "-inf", "1e400", "deep", "surrogate", "huge int", "duplicate line"}
+)
 """Damage no import may accept (wherever it lands in a record)."""
 
 VALUES: dict[str, Any] = {
-    "nan": _NAN, "inf": _INF, "-inf": _NEGINF, "1e400": _BIG, "deep": _DEEP,
+    "nan": _NAN,
+    "inf": _INF,
+    "-inf": _NEGINF,
+    "1e400": _BIG,
+    "deep": _DEEP,
     "surrogate": "text \ud800 more",
-    "object": {"a": 1}, "list": [1, "x"], "string": "x", "empty string": "", "zero": 0,
-    "negative": -7, "true": True, "null": None, "float": 0.25, "huge int": 10**30,
-    "long string": "ab" * 50_000, "terminal escape": "\x1b]0;owned\x07\x1b[2J",
-    "bidi override": "abc\u202edcba", "zero width": "a\u200bb",
+    "object": {"a": 1},
+    "list": [1, "x"],
+    "string": "x",
+    "empty string": "",
+    "zero": 0,
+    "negative": -7,
+    "true": True,
+    "null": None,
+    "float": 0.25,
+    "huge int": 10**30,
+    "long string": "ab" * 50_000,
+    "terminal escape": "\x1b]0;owned\x07\x1b[2J",
+    "bidi override": "abc\u202edcba",
+    "zero width": "a\u200bb",
 }
 
 
@@ -99,20 +120,22 @@ def _dumps(value: Any, indent: int | None) -> str:
 
 def mutate(rng: random.Random, folder: Path, fmt: str) -> Case:
     """Damage one file under ``folder`` in place; what was done."""
-    files = sorted(p for p in folder.rglob("*")
-                   if p.suffix in (".json", ".jsonl") and p.read_bytes().strip())
+    files = sorted(
+        p for p in folder.rglob("*") if p.suffix in (".json", ".jsonl") and p.read_bytes().strip()
+    )
     file = rng.choice(files)
     name = str(file.relative_to(folder))
     raw = file.read_bytes()
-    damage = rng.choices(["value", "drop key", "duplicate line", "truncate", "garble"],
-                         weights=[12, 2, 2, 1, 1])[0]
+    damage = rng.choices(
+        ["value", "drop key", "duplicate line", "truncate", "garble"], weights=[12, 2, 2, 1, 1]
+    )[0]
     if damage == "truncate":
         file.write_bytes(raw[: rng.randrange(max(1, len(raw)))])
         return Case(fmt, name, damage, "whole file")
     if damage == "garble":
         data = bytearray(raw)
         for _ in range(rng.randint(1, 4)):
-            data[rng.randrange(len(data))] = rng.choice(b"\xff\xc3\x00{}[]\",:\\")
+            data[rng.randrange(len(data))] = rng.choice(b'\xff\xc3\x00{}[]",:\\')
         file.write_bytes(bytes(data))
         return Case(fmt, name, damage, "whole file")
     if file.suffix == ".jsonl":
@@ -150,12 +173,17 @@ def _damage_value(rng: random.Random, record: Any, damage: str) -> tuple[Any, tu
 
 def snapshot(conn: sqlite3.Connection) -> list[tuple[str, object]]:
     """Row counts of every table and the ``meta`` rows: what a partial import would change."""
-    tables = [t for (t,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "AND sql NOT LIKE '%VIRTUAL%' ORDER BY name")]
+    tables = [
+        t
+        for (t,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "AND sql NOT LIKE '%VIRTUAL%' ORDER BY name"
+        )
+    ]
     out: list[tuple[str, object]] = [
         (table, int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]))
-        for table in tables]
+        for table in tables
+    ]
     out.append(("meta rows", conn.execute("SELECT key, value FROM meta ORDER BY key").fetchall()))
     return out
 
@@ -169,9 +197,13 @@ class Outcome:
     failure: str | None = None
 
 
-def run_case(case: Case, folder: Path, database: Path,
-             do_import: Callable[[sqlite3.Connection, Path], object],
-             connect: Callable[[Path], sqlite3.Connection]) -> Outcome:
+def run_case(
+    case: Case,
+    folder: Path,
+    database: Path,
+    do_import: Callable[[sqlite3.Connection, Path], object],
+    connect: Callable[[Path], sqlite3.Connection],
+) -> Outcome:
     conn = connect(database)
     try:
         before = snapshot(conn)
@@ -188,8 +220,11 @@ def run_case(case: Case, folder: Path, database: Path,
         except Exception as exc:  # the bug this fuzzer exists to find
             import traceback
 
-            return Outcome(case, "crashed", failure="".join(
-                traceback.format_exception_only(type(exc), exc)).strip()[:300])
+            return Outcome(
+                case,
+                "crashed",
+                failure="".join(traceback.format_exception_only(type(exc), exc)).strip()[:300],
+            )
         outcome = Outcome(case, "imported")
         if case.damage in MUST_REFUSE:
             outcome.failure = "accepted damage that must be refused"

@@ -64,8 +64,9 @@ class Loopback:
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                request = Request(self.command, self.path,
-                                  {k.lower(): v for k, v in self.headers.items()}, body)
+                request = Request(
+                    self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                )
                 with owner.lock:
                     owner.requests.append(request)
                     owner.in_flight += 1
@@ -123,16 +124,28 @@ def serving(handle: Handler) -> Iterator[Loopback]:
 
 # -- a chat-completions endpoint ------------------------------------------------------------------
 
-def chat_body(content: str | None, prompt_tokens: int = 100, completion_tokens: int = 20,
-              usage: bool = True) -> bytes:
+
+def chat_body(
+    content: str | None, prompt_tokens: int = 100, completion_tokens: int = 20, usage: bool = True
+) -> bytes:
     data: dict[str, Any] = {
-        "id": "chatcmpl-test", "object": "chat.completion", "model": "fake",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                     "finish_reason": "stop"}],
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": "fake",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
     }
     if usage:
-        data["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                         "total_tokens": prompt_tokens + completion_tokens}
+        data["usage"] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
     return json.dumps(data).encode()
 
 
@@ -140,11 +153,13 @@ def chat(content: str, **kwargs: Any) -> Response:
     return Response(200, chat_body(content, **kwargs), {"Content-Type": "application/json"})
 
 
-def error(status: int, message: str = "", headers: dict[str, str] | None = None,
-          delay: float = 0.0) -> Response:
+def error(
+    status: int, message: str = "", headers: dict[str, str] | None = None, delay: float = 0.0
+) -> Response:
     body = json.dumps({"error": {"message": message or f"status {status}"}}).encode()
-    return Response(status, body, {"Content-Type": "application/json", **(headers or {})},
-                    delay=delay)
+    return Response(
+        status, body, {"Content-Type": "application/json", **(headers or {})}, delay=delay
+    )
 
 
 def block(text: str, name: str) -> str:
@@ -155,11 +170,13 @@ def block(text: str, name: str) -> str:
 
 def step_of(body: Any) -> str:
     system = body["messages"][0]["content"]
-    for marker, step in (("follows a user's instructions", "ins"),
-                         ("pull factual claims out", "extract"),
-                         ("find where factual claims sit", "match"),
-                         ("check statements against a reference", "consistency"),
-                         ("judge the reasoning", "rat")):
+    for marker, step in (
+        ("follows a user's instructions", "ins"),
+        ("pull factual claims out", "extract"),
+        ("find where factual claims sit", "match"),
+        ("check statements against a reference", "consistency"),
+        ("judge the reasoning", "rat"),
+    ):
         if marker in system:
             return step
     raise AssertionError("unrecognised prompt")
@@ -183,8 +200,13 @@ class FakeJudge:
     ``script`` holds replies that take precedence, one per request, in order.
     """
 
-    def __init__(self, ins_score: float = 0.5, rat_score: float = 1.0, rewrite: bool = False,
-                 on_request: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        ins_score: float = 0.5,
+        rat_score: float = 1.0,
+        rewrite: bool = False,
+        on_request: Callable[[int], None] | None = None,
+    ) -> None:
         self.ins_score = ins_score
         self.rat_score = rat_score
         self.rewrite = rewrite
@@ -209,19 +231,31 @@ class FakeJudge:
         step = step_of(body)
         with self.lock:
             self.steps.append(step)
-        return chat(json.dumps(getattr(self, "_" + step)(body["messages"][-1]["content"])),
-                    prompt_tokens=len(request.body) // 4, completion_tokens=50)
+        return chat(
+            json.dumps(getattr(self, "_" + step)(body["messages"][-1]["content"])),
+            prompt_tokens=len(request.body) // 4,
+            completion_tokens=50,
+        )
 
     def _ins(self, user: str) -> Any:
         criteria = json.loads(block(user, "criteria"))
-        return {"scores": [{"id": c["id"], "score": self.ins_score,
-                            "explanation": f"criterion {c['id']} partly met"} for c in criteria]}
+        return {
+            "scores": [
+                {
+                    "id": c["id"],
+                    "score": self.ins_score,
+                    "explanation": f"criterion {c['id']} partly met",
+                }
+                for c in criteria
+            ]
+        }
 
     def _extract(self, user: str) -> Any:
         document = block(user, "document")
         question = block(user, "accuracy_question")
-        sentences = [s.strip() for s in _SENTENCE.findall(document)
-                     if len(s.strip()) > 20 and "|" not in s]
+        sentences = [
+            s.strip() for s in _SENTENCE.findall(document) if len(s.strip()) > 20 and "|" not in s
+        ]
         if not sentences:
             return {"claims": []}
         start = int(hashlib.sha256(question.encode()).hexdigest(), 16) % len(sentences)
@@ -236,8 +270,12 @@ class FakeJudge:
 
     def _match(self, user: str) -> Any:
         claims = json.loads(block(user, "claims"))
-        return {"matches": [{"id": c["id"], "located": True, "original_text": c["extract"],
-                             "references": []} for c in claims]}
+        return {
+            "matches": [
+                {"id": c["id"], "located": True, "original_text": c["extract"], "references": []}
+                for c in claims
+            ]
+        }
 
     def _consistency(self, user: str) -> Any:
         page = block(user, "reference")
@@ -246,20 +284,31 @@ class FakeJudge:
         results = []
         for s in statements:
             shared = numbers & set(re.findall(r"\d+(?:[.,]\d+)?", s["statement"]))
-            results.append({"idx": s["idx"], "result": "support" if shared else "unknown",
-                            "explanation": "numbers match" if shared else "not mentioned",
-                            "context": sorted(shared)[0] if shared else ""})
+            results.append(
+                {
+                    "idx": s["idx"],
+                    "result": "support" if shared else "unknown",
+                    "explanation": "numbers match" if shared else "not mentioned",
+                    "context": sorted(shared)[0] if shared else "",
+                }
+            )
         return {"results": results}
 
     def _rat(self, user: str) -> Any:
         document = block(user, "document")
-        paragraph = next((p for p in document.split("\n\n")
-                          if p.strip() and not p.startswith("#")), document[:200])
-        return {"paragraphs": [{"paragraph": paragraph, "reasonable": True, "reason": "sound"}],
-                "score": self.rat_score, "explanation": "coherent"}
+        paragraph = next(
+            (p for p in document.split("\n\n") if p.strip() and not p.startswith("#")),
+            document[:200],
+        )
+        return {
+            "paragraphs": [{"paragraph": paragraph, "reasonable": True, "reason": "sound"}],
+            "score": self.rat_score,
+            "explanation": "coherent",
+        }
 
 
 # -- the files and batches endpoints ---------------------------------------------------------------
+
 
 def _multipart_file(request: Request) -> tuple[str, bytes]:
     """(filename, content) of the ``file`` part of a multipart upload."""
@@ -308,9 +357,17 @@ class BatchServer:
             with self.lock:
                 fid = f"file-{len(self.files) + 1}"
                 self.files[fid] = (name, content)
-            return self._json({"id": fid, "object": "file", "bytes": len(content),
-                               "created_at": 1, "filename": name, "purpose": "batch",
-                               "status": "processed"})
+            return self._json(
+                {
+                    "id": fid,
+                    "object": "file",
+                    "bytes": len(content),
+                    "created_at": 1,
+                    "filename": name,
+                    "purpose": "batch",
+                    "status": "processed",
+                }
+            )
         found = re.fullmatch(r"/v1/files/([\w-]+)/content", path)
         if found and request.method == "GET":
             entry = self.files.get(found.group(1))
@@ -321,17 +378,23 @@ class BatchServer:
             body = request.json()
             with self.lock:
                 bid = f"batch-{len(self.batches) + 1}"
-                batch = {"id": bid, "object": "batch", "endpoint": body["endpoint"],
-                         "input_file_id": body["input_file_id"],
-                         "completion_window": body["completion_window"],
-                         "status": "validating", "created_at": 1,
-                         "metadata": body.get("metadata") or {},
-                         "request_counts": {"total": 0, "completed": 0, "failed": 0}}
+                batch = {
+                    "id": bid,
+                    "object": "batch",
+                    "endpoint": body["endpoint"],
+                    "input_file_id": body["input_file_id"],
+                    "completion_window": body["completion_window"],
+                    "status": "validating",
+                    "created_at": 1,
+                    "metadata": body.get("metadata") or {},
+                    "request_counts": {"total": 0, "completed": 0, "failed": 0},
+                }
                 self.batches[bid] = batch
             return self._json(batch)
         if request.method == "GET" and path == "/v1/batches":
-            return self._json({"object": "list", "data": list(self.batches.values()),
-                               "has_more": False})
+            return self._json(
+                {"object": "list", "data": list(self.batches.values()), "has_more": False}
+            )
         found = re.fullmatch(r"/v1/batches/([\w-]+)", path)
         if found and request.method == "GET":
             return self._json(self._poll(found.group(1)))
@@ -363,30 +426,68 @@ class BatchServer:
                 self.lines_submitted += 1
                 self.custom_ids.append(custom_id)
             if expire_after is not None and n >= expire_after:
-                errors.append(json.dumps({"id": f"r{n}", "custom_id": custom_id,
-                                          "response": None,
-                                          "error": {"code": "batch_expired",
-                                                    "message": "expired"}}).encode())
+                errors.append(
+                    json.dumps(
+                        {
+                            "id": f"r{n}",
+                            "custom_id": custom_id,
+                            "response": None,
+                            "error": {"code": "batch_expired", "message": "expired"},
+                        }
+                    ).encode()
+                )
                 continue
             if n < fail:
-                errors.append(json.dumps({"id": f"r{n}", "custom_id": custom_id,
-                                          "response": None,
-                                          "error": {"code": "server_error",
-                                                    "message": "the model crashed"}}).encode())
+                errors.append(
+                    json.dumps(
+                        {
+                            "id": f"r{n}",
+                            "custom_id": custom_id,
+                            "response": None,
+                            "error": {"code": "server_error", "message": "the model crashed"},
+                        }
+                    ).encode()
+                )
                 continue
             if fail <= n < fail + refuse:
-                out.append(json.dumps({"id": f"r{n}", "custom_id": custom_id, "response": {
-                    "status_code": 400, "body": {"error": {"message": "bad request"}}},
-                    "error": None}).encode())
+                out.append(
+                    json.dumps(
+                        {
+                            "id": f"r{n}",
+                            "custom_id": custom_id,
+                            "response": {
+                                "status_code": 400,
+                                "body": {"error": {"message": "bad request"}},
+                            },
+                            "error": None,
+                        }
+                    ).encode()
+                )
                 continue
-            reply = self.chat(Request("POST", "/v1/chat/completions",
-                                      {"content-type": "application/json"},
-                                      json.dumps(line["body"]).encode()))
+            reply = self.chat(
+                Request(
+                    "POST",
+                    "/v1/chat/completions",
+                    {"content-type": "application/json"},
+                    json.dumps(line["body"]).encode(),
+                )
+            )
             with self.lock:
                 self.lines_answered += 1
-            out.append(json.dumps({"id": f"r{n}", "custom_id": custom_id, "response": {
-                "status_code": reply.status, "request_id": f"req{n}",
-                "body": json.loads(reply.body)}, "error": None}).encode())
+            out.append(
+                json.dumps(
+                    {
+                        "id": f"r{n}",
+                        "custom_id": custom_id,
+                        "response": {
+                            "status_code": reply.status,
+                            "request_id": f"req{n}",
+                            "body": json.loads(reply.body),
+                        },
+                        "error": None,
+                    }
+                ).encode()
+            )
         with self.lock:
             if out:
                 fid = f"file-{len(self.files) + 1}"
@@ -397,6 +498,9 @@ class BatchServer:
                 self.files[fid] = ("errors.jsonl", b"\n".join(errors) + b"\n")
                 batch["error_file_id"] = fid
             batch["status"] = "expired" if expire_after is not None else "completed"
-            batch["request_counts"] = {"total": len(lines), "completed": len(out),
-                                       "failed": len(errors)}
+            batch["request_counts"] = {
+                "total": len(lines),
+                "completed": len(out),
+                "failed": len(errors),
+            }
         return batch

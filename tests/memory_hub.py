@@ -66,8 +66,10 @@ class MemoryHub:
     def pull(self, after: int, limit: int) -> list[HubRow]:
         self._check()
         with self.lock:
-            return [HubRow(i + 1, dict(event))
-                    for i, (_, event) in enumerate(self.events[after:after + limit], start=after)]
+            return [
+                HubRow(i + 1, dict(event))
+                for i, (_, event) in enumerate(self.events[after : after + limit], start=after)
+            ]
 
     def close(self) -> None:
         pass

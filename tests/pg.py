@@ -31,14 +31,17 @@ def _bindirs() -> list[Path]:
     initdb = shutil.which("initdb")
     if initdb:
         found.append(Path(initdb).resolve().parent)
-    debian = sorted(Path("/usr/lib/postgresql").glob("*/bin"),
-                    key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
-                    reverse=True)
+    debian = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+        reverse=True,
+    )
     found.extend(debian)
     pg_config = shutil.which("pg_config")
     if pg_config:
-        out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True,
-                             check=False).stdout.strip()
+        out = subprocess.run(
+            [pg_config, "--bindir"], capture_output=True, text=True, check=False
+        ).stdout.strip()
         if out:
             found.append(Path(out))
     return [d for d in found if (d / "initdb").is_file() and (d / "pg_ctl").is_file()]
@@ -64,8 +67,10 @@ def find_server() -> tuple[Path, list[str]] | str:
     """(bin folder, command prefix) of a usable PostgreSQL server, or why there is none."""
     dirs = _bindirs()
     if not dirs:
-        return ("no PostgreSQL server binaries (initdb, pg_ctl) found: install Debian's "
-                "`postgresql` package (.ci/run does) or set GAVEL_PG_BINDIR")
+        return (
+            "no PostgreSQL server binaries (initdb, pg_ctl) found: install Debian's "
+            "`postgresql` package (.ci/run does) or set GAVEL_PG_BINDIR"
+        )
     prefix = _runner()
     if isinstance(prefix, str):
         return prefix
@@ -90,17 +95,27 @@ class PgServer:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{dbname}"
 
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*self.prefix, *args], capture_output=True, text=True,
-                              check=check, timeout=120)
+        return subprocess.run(
+            [*self.prefix, *args], capture_output=True, text=True, check=check, timeout=120
+        )
 
     def start(self) -> None:
         log = self.datadir.parent / "server.log"
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-l", str(log),
-                  "-w", "-t", "60", "-o",
-                  f"-p {self.port} -c listen_addresses=127.0.0.1 "
-                  "-c unix_socket_directories='' -c fsync=off -c full_page_writes=off "
-                  "-c max_connections=60",
-                  "start")
+        self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.datadir),
+            "-l",
+            str(log),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-p {self.port} -c listen_addresses=127.0.0.1 "
+            "-c unix_socket_directories='' -c fsync=off -c full_page_writes=off "
+            "-c max_connections=60",
+            "start",
+        )
         self.wait_ready()
 
     def wait_ready(self, timeout: float = 30.0) -> None:
@@ -115,14 +130,22 @@ class PgServer:
                 time.sleep(0.05)
 
     def stop(self, mode: str = "fast") -> None:
-        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.datadir), "-m", mode, "-w",
-                  "stop", check=False)
+        self._run(
+            str(self.bindir / "pg_ctl"),
+            "-D",
+            str(self.datadir),
+            "-m",
+            mode,
+            "-w",
+            "stop",
+            check=False,
+        )
 
     def create_database(self, name: str) -> str:
         import psycopg
 
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')     # a test's own name, no quoting needed
+            conn.execute(f'CREATE DATABASE "{name}"')  # a test's own name, no quoting needed
         return self.url(name)
 
     def destroy(self) -> None:
@@ -144,8 +167,18 @@ def start_server() -> PgServer | str:
         root.chmod(0o700)
     server = PgServer(bindir, prefix, datadir, free_port())
     try:
-        server._run(str(bindir / "initdb"), "-D", str(datadir), "-U", server.user,
-                    "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+        server._run(
+            str(bindir / "initdb"),
+            "-D",
+            str(datadir),
+            "-U",
+            server.user,
+            "--auth=trust",
+            "--no-sync",
+            "-E",
+            "UTF8",
+            "--locale=C",
+        )
         server.start()
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as exc:
         detail = getattr(exc, "stderr", "") or str(exc)
@@ -179,7 +212,18 @@ def _watch(server: PgServer) -> None:
 
     atexit.register(server.destroy)
     subprocess.Popen(
-        [sys.executable, "-c", WATCHDOG, str(os.getpid()), " ".join(server.prefix),
-         str(server.bindir / "pg_ctl"), str(server.datadir), str(server.datadir.parent)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True)
+        [
+            sys.executable,
+            "-c",
+            WATCHDOG,
+            str(os.getpid()),
+            " ".join(server.prefix),
+            str(server.bindir / "pg_ctl"),
+            str(server.datadir),
+            str(server.datadir.parent),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )

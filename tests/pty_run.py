@@ -15,17 +15,29 @@ import time
 from pathlib import Path
 
 
-def run_on_terminal(args: list[str], *, cwd: Path, env: dict[str, str] | None = None,
-                    timeout: float = 120.0, columns: int = 200) -> tuple[int, str]:
+def run_on_terminal(
+    args: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 120.0,
+    columns: int = 200,
+) -> tuple[int, str]:
     """(exit status, everything written to the terminal) of ``python -m tui.cli ARGS``."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     environment = {**os.environ, "TERM": "xterm-256color", **(env or {})}
     environment.pop("COLUMNS", None)
     environment.pop("NO_COLOR", None)
-    process = subprocess.Popen([sys.executable, "-m", "tui.cli", *args], cwd=cwd,
-                               stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
-                               env=environment, close_fds=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+        env=environment,
+        close_fds=True,
+    )
     os.close(slave)
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
@@ -35,7 +47,7 @@ def run_on_terminal(args: list[str], *, cwd: Path, env: dict[str, str] | None = 
             if ready:
                 try:
                     data = os.read(master, 1 << 16)
-                except OSError:          # the child closed the terminal
+                except OSError:  # the child closed the terminal
                     break
                 if not data:
                     break

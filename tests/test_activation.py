@@ -22,8 +22,12 @@ from store.scores.cache import update_scores
 from tests.score_rows import all_scores
 
 CRITERIA = ("s1-ins", "s2-ins", "s3-ins", "s4-ins")
-GOLD = {("alpha", "s1-ins"): "1", ("alpha", "s2-ins"): "0.5", ("beta", "s2-ins"): "0.5",
-        ("beta", "s4-ins"): "0"}
+GOLD = {
+    ("alpha", "s1-ins"): "1",
+    ("alpha", "s2-ins"): "0.5",
+    ("beta", "s2-ins"): "0.5",
+    ("beta", "s4-ins"): "0",
+}
 RUNS = {
     "good": {"alpha": ("1", "0.5", "1", "1"), "beta": ("1", "0.5", "1", "0")},
     "bad": {"alpha": ("1", "1", "1", "1"), "beta": ("1", "1", "1", "1")},
@@ -31,10 +35,13 @@ RUNS = {
 
 
 def judgment(conn: sqlite3.Connection, report: str, criterion: str) -> int:
-    return int(conn.execute(
-        "SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id "
-        "WHERE r.ext_id = ? AND j.subject = ? AND j.current = 1",
-        (report, f"c={criterion}")).fetchone()[0])
+    return int(
+        conn.execute(
+            "SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id "
+            "WHERE r.ext_id = ? AND j.subject = ? AND j.current = 1",
+            (report, f"c={criterion}"),
+        ).fetchone()[0]
+    )
 
 
 def add_run(conn: sqlite3.Connection, name: str, errors: int = 0) -> None:
@@ -45,10 +52,17 @@ def add_run(conn: sqlite3.Connection, name: str, errors: int = 0) -> None:
         report = f"t1-{system}"
         rid = conn.execute("SELECT id FROM report WHERE ext_id = ?", (report,)).fetchone()[0]
         ids.append(rid)
-        judgments = [Judgment(run=name, report=report, kind="ins", criterion=c,
-                              value=None if n < errors else v,
-                              error="timeout" if n < errors else None)
-                     for n, (c, v) in enumerate(zip(CRITERIA, values, strict=True))]
+        judgments = [
+            Judgment(
+                run=name,
+                report=report,
+                kind="ins",
+                criterion=c,
+                value=None if n < errors else v,
+                error="timeout" if n < errors else None,
+            )
+            for n, (c, v) in enumerate(zip(CRITERIA, values, strict=True))
+        ]
         write_outcome(conn, rows[suite], rid, ReportOutcome(report, judgments, []))
     finish_run(conn, rows.values(), {"status": "complete"}, ids)
 
@@ -65,14 +79,18 @@ def decided(tiny_db: sqlite3.Connection) -> sqlite3.Connection:
 
 
 def change(result: object, system: str, variant: str) -> tuple[object, ...]:
-    found = [c for c in result.changes  # type: ignore[attr-defined]
-             if (c.system, c.metric, c.variant) == (system, "Ins", variant)]
+    found = [
+        c
+        for c in result.changes  # type: ignore[attr-defined]
+        if (c.system, c.metric, c.variant) == (system, "Ins", variant)
+    ]
     assert len(found) == 1
     return found[0].before, found[0].after, found[0].rank_before, found[0].rank_after
 
 
 def test_a_run_that_agrees_with_the_humans_activates_without_a_question(
-        decided: sqlite3.Connection) -> None:
+    decided: sqlite3.Connection,
+) -> None:
     seen = preview(decided, "good")
     # Against ana's four labels: good 4/4; what counts now (the imported run r1) 3/4: it
     # says 1 where she says 0.5 on alpha's s2-ins.
@@ -88,18 +106,20 @@ def test_a_run_that_agrees_with_the_humans_activates_without_a_question(
     assert change(seen, "beta", "judge") == (0.625, 0.625, 2, 2)
     assert change(seen, "alpha", "adjudicated") == (0.875, 0.875, 1, 1)
     before = decided.execute(f"SELECT * FROM {all_scores(decided)} ORDER BY 1, 2, 3, 4").fetchall()
-    assert decided.execute(f"SELECT * FROM {all_scores(decided)} "
-                           "ORDER BY 1, 2, 3, 4").fetchall() == before
-    assert not decided.in_transaction              # the preview rolled everything back
+    assert (
+        decided.execute(f"SELECT * FROM {all_scores(decided)} ORDER BY 1, 2, 3, 4").fetchall()
+        == before
+    )
+    assert not decided.in_transaction  # the preview rolled everything back
     activate(decided, "good")
     assert decided.execute(
-        "SELECT value FROM score WHERE scope = 'system:1' AND metric = 'Ins' "
-        "AND variant = 'judge'").fetchone()[0] == pytest.approx(0.875)
+        "SELECT value FROM score WHERE scope = 'system:1' AND metric = 'Ins' AND variant = 'judge'"
+    ).fetchone()[0] == pytest.approx(0.875)
 
 
 def test_a_run_that_disagrees_more_needs_a_confirmation(decided: sqlite3.Connection) -> None:
     seen = preview(decided, "bad")
-    assert (seen.gold.n, seen.gold.agreed) == (4, 1)   # only alpha's s1-ins = 1
+    assert (seen.gold.n, seen.gold.agreed) == (4, 1)  # only alpha's s1-ins = 1
     assert seen.needs_confirmation and "less than what counts now" in seen.reasons[0]
     with pytest.raises(NeedsConfirmation):
         activate(decided, "bad")
@@ -109,16 +129,20 @@ def test_a_run_that_disagrees_more_needs_a_confirmation(decided: sqlite3.Connect
 
 
 def test_errors_need_a_confirmation_and_never_replace_a_valid_verdict(
-        decided: sqlite3.Connection) -> None:
-    add_run(decided, "good-but-flaky", errors=1)       # s1-ins errored on both reports
+    decided: sqlite3.Connection,
+) -> None:
+    add_run(decided, "good-but-flaky", errors=1)  # s1-ins errored on both reports
     seen = preview(decided, "good-but-flaky")
     assert seen.errors == 2 and any("errored" in r for r in seen.reasons)
     activate(decided, "good-but-flaky", confirmed=True)
-    current = dict(decided.execute(
-        """SELECT r.ext_id, jr.ext_id FROM judgment j JOIN report r ON r.id = j.report_id
+    current = dict(
+        decided.execute(
+            """SELECT r.ext_id, jr.ext_id FROM judgment j JOIN report r ON r.id = j.report_id
            JOIN judge_run jr ON jr.id = j.run_id
-           WHERE j.current = 1 AND j.subject = 'c=s1-ins'"""))
-    assert current == {"t1-alpha": "r1", "t1-beta": "r1"}     # the valid imported verdict
+           WHERE j.current = 1 AND j.subject = 'c=s1-ins'"""
+        )
+    )
+    assert current == {"t1-alpha": "r1", "t1-beta": "r1"}  # the valid imported verdict
 
 
 def test_runs_are_ranked_by_agreement_with_the_humans(decided: sqlite3.Connection) -> None:
@@ -127,7 +151,8 @@ def test_runs_are_ranked_by_agreement_with_the_humans(decided: sqlite3.Connectio
 
 
 def test_the_command_line_shows_the_preview_and_asks_before_a_worse_run(
-        decided: sqlite3.Connection, tmp_path: Path) -> None:
+    decided: sqlite3.Connection, tmp_path: Path
+) -> None:
     from click.testing import CliRunner
 
     from tui.cli.group import gavel
@@ -140,7 +165,7 @@ def test_the_command_line_shows_the_preview_and_asks_before_a_worse_run(
     assert "nothing changed" in shown.stderr
     assert decided.execute("SELECT active FROM judge_run WHERE ext_id = 'bad'").fetchone() == (0,)
     good = runner.invoke(gavel, ["runs", "activate", "good", "--db", db])
-    assert good.exit_code == 0 and "alpha" in good.stdout      # alpha's Ins moves
+    assert good.exit_code == 0 and "alpha" in good.stdout  # alpha's Ins moves
     assert "is active" in good.stderr
     ranked = runner.invoke(gavel, ["runs", "--against-gold", "--format", "json", "--db", db])
     assert [r["run"] for r in json.loads(ranked.stdout)] == ["good", "r1", "bad"]

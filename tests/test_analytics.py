@@ -42,8 +42,9 @@ def test_every_export_writes_typed_parquet(reviewed: Path, tmp_path: Path, kind:
     import pyarrow.parquet as pq
 
     target = tmp_path / f"{kind}.parquet"
-    assert main(["--db", str(reviewed), "export", kind, "--format", "parquet", "-o",
-                 str(target)]) == 0
+    assert (
+        main(["--db", str(reviewed), "export", kind, "--format", "parquet", "-o", str(target)]) == 0
+    )
     table = pq.read_table(target)
     conn = connect(reviewed)
     expected = csv_rows(conn, kind)
@@ -58,9 +59,9 @@ def test_every_export_writes_typed_parquet(reviewed: Path, tmp_path: Path, kind:
         assert types["judgment"] == pa.int64() and pa.types.is_list(types["decisions"])
     if kind == "gt-expansions":
         assert pa.types.is_list(types["span"])
-        assert json.loads(table.column("item")[0].as_py())          # the item, as JSON text
+        assert json.loads(table.column("item")[0].as_py())  # the item, as JSON text
     rows = table.to_pylist()
-    for got, want in zip(rows, expected, strict=True):             # same rows, same order
+    for got, want in zip(rows, expected, strict=True):  # same rows, same order
         for column in ("target", "suite", "report", "metric", "task"):
             if column in want:
                 assert (got[column] or "") == want[column]
@@ -70,14 +71,28 @@ def test_an_empty_export_keeps_its_columns(sample_db: Path, tmp_path: Path) -> N
     import pyarrow.parquet as pq
 
     target = tmp_path / "gt.parquet"
-    assert main(["--db", str(sample_db), "export", "gt-expansions", "--format", "parquet",
-                 "-o", str(target)]) == 0
+    assert (
+        main(
+            [
+                "--db",
+                str(sample_db),
+                "export",
+                "gt-expansions",
+                "--format",
+                "parquet",
+                "-o",
+                str(target),
+            ]
+        )
+        == 0
+    )
     table = pq.read_table(target)
     assert table.num_rows == 0 and table.column_names == list(EXPORTS["gt-expansions"][2])
 
 
 def test_the_dataset_folder_loads_and_its_card_names_every_column(
-        reviewed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reviewed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
@@ -114,15 +129,15 @@ def test_the_dataset_folder_loads_and_its_card_names_every_column(
             assert path.read_bytes() == (again / path.relative_to(folder)).read_bytes(), path
 
 
-def test_an_empty_configuration_is_left_out_of_the_folder(sample_db: Path,
-                                                           tmp_path: Path) -> None:
+def test_an_empty_configuration_is_left_out_of_the_folder(sample_db: Path, tmp_path: Path) -> None:
     folder = tmp_path / "release"
     assert main(["--db", str(sample_db), "export", "--to-hub-dataset", str(folder)]) == 0
     card = (folder / "README.md").read_text(encoding="utf-8")
     assert not (folder / "gt_expansions").exists()
     assert "config_name: gt_expansions" not in card and "0 (not included" in card
-    assert main(["--db", str(sample_db), "export", "--to-hub-dataset", str(folder),
-                 "gold"]) == 2                                  # one or the other
+    assert (
+        main(["--db", str(sample_db), "export", "--to-hub-dataset", str(folder), "gold"]) == 2
+    )  # one or the other
 
 
 def analyses() -> dict[str, str]:
@@ -141,9 +156,11 @@ def run_analysis(name: str, folder: Path, db: Path) -> list[tuple[object, ...]]:
     import duckdb
 
     sql = analyses()[name].replace("'release/", f"'{folder}/").replace("'gavel.db'", f"'{db}'")
-    statements = [s for s in sql.split(";")
-                  if any(line.strip() and not line.strip().startswith("--")
-                         for line in s.splitlines())]
+    statements = [
+        s
+        for s in sql.split(";")
+        if any(line.strip() and not line.strip().startswith("--") for line in s.splitlines())
+    ]
     con = duckdb.connect()
     try:
         for statement in statements[:-1]:
@@ -161,8 +178,7 @@ def release(reviewed: Path, tmp_path: Path) -> Path:
     return folder
 
 
-def test_the_documented_duckdb_analyses_of_the_parquet_run(reviewed: Path,
-                                                           release: Path) -> None:
+def test_the_documented_duckdb_analyses_of_the_parquet_run(reviewed: Path, release: Path) -> None:
     assert {"judge-accuracy", "system-deltas", "override-reasons"} <= set(analyses())
     conn = connect(reviewed)
     gold = [json.loads(line) for line in _jsonl(conn, "gold")]
@@ -178,13 +194,15 @@ def test_the_documented_duckdb_analyses_of_the_parquet_run(reviewed: Path,
     assert abs(deltas[0][6]) == pytest.approx(round(max(abs(s["delta"]) for s in moved), 4))
 
 
-def test_the_documented_duckdb_analysis_of_the_sqlite_file_runs(reviewed: Path,
-                                                                release: Path) -> None:
+def test_the_documented_duckdb_analysis_of_the_sqlite_file_runs(
+    reviewed: Path, release: Path
+) -> None:
     import duckdb
 
     conn = connect(reviewed)
-    overrides = conn.execute("SELECT count(*) FROM review_event WHERE action = 'override'"
-                             ).fetchone()[0]
+    overrides = conn.execute(
+        "SELECT count(*) FROM review_event WHERE action = 'override'"
+    ).fetchone()[0]
     # The query itself, on the same data through SQLite (its dialect covers this one), so a
     # machine without the extension still checks what the document says.
     select = analyses()["override-reasons"].split("READ_ONLY);")[1].replace("g.", "")
@@ -192,9 +210,11 @@ def test_the_documented_duckdb_analysis_of_the_sqlite_file_runs(reviewed: Path,
     conn.close()
     try:
         reasons = run_analysis("override-reasons", release, reviewed)
-    except duckdb.Error as exc:             # the extension is a download away; often offline
-        pytest.skip(f"DuckDB's sqlite extension cannot be installed here ({str(exc)[:100]}…); "
-                    "the query was checked through SQLite")
+    except duckdb.Error as exc:  # the extension is a download away; often offline
+        pytest.skip(
+            f"DuckDB's sqlite extension cannot be installed here ({str(exc)[:100]}…); "
+            "the query was checked through SQLite"
+        )
     assert sum(row[1] for row in reasons) == overrides
 
 
@@ -210,8 +230,10 @@ def test_the_review_log_exports_as_parquet_too(reviewed: Path, tmp_path: Path) -
     from store.hub.server import EVENT_FIELDS
 
     target = tmp_path / "log.parquet"
-    assert main(["--db", str(reviewed), "log", "export", "--format", "parquet", "-o",
-                 str(target)]) == 0
+    assert (
+        main(["--db", str(reviewed), "log", "export", "--format", "parquet", "-o", str(target)])
+        == 0
+    )
     table = pq.read_table(target)
     conn = connect(reviewed)
     events = conn.execute("SELECT uuid, action FROM review_event ORDER BY seq").fetchall()

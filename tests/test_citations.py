@@ -13,10 +13,20 @@ from reviewer.citations import (
 
 
 def test_every_citation_form_of_the_paper() -> None:
-    text = ("divided society into 7 classes[15] or [15][16]; linked [(15)](https://www.example.com)"
-            "; Lefit stores break even [citation:53]; browsing [15†L10] and [4, 6] [7-9]")
+    text = (
+        "divided society into 7 classes[15] or [15][16]; linked [(15)](https://www.example.com)"
+        "; Lefit stores break even [citation:53]; browsing [15†L10] and [4, 6] [7-9]"
+    )
     assert [m.indices for m in find_markers(text)] == [
-        (15,), (15,), (16,), (15,), (53,), (15,), (4, 6), (7, 8, 9)]
+        (15,),
+        (15,),
+        (16,),
+        (15,),
+        (53,),
+        (15,),
+        (4, 6),
+        (7, 8, 9),
+    ]
     assert find_markers(text)[3].url == "https://www.example.com"
     assert cited_indices(text) == (15, 16, 53, 4, 6, 7, 8, 9)
 
@@ -26,11 +36,13 @@ def test_plain_brackets_that_are_not_citations() -> None:
 
 
 def test_references_section_in_the_papers_format() -> None:
-    md = ("# Report\n\nText [1].\n\n## References\n"
-          "[1] Farewell to the cash-burning era_Financial News http://example.com/article1\n"
-          "[2] China's fitness industry report 2025_Reuters https://example.com/article2\n"
-          "3. [A linked title](https://z.example/q)\n"
-          "- [4] Listed entry https://w.example/4.\n\n## Appendix\n[5] not a reference\n")
+    md = (
+        "# Report\n\nText [1].\n\n## References\n"
+        "[1] Farewell to the cash-burning era_Financial News http://example.com/article1\n"
+        "[2] China's fitness industry report 2025_Reuters https://example.com/article2\n"
+        "3. [A linked title](https://z.example/q)\n"
+        "- [4] Listed entry https://w.example/4.\n\n## Appendix\n[5] not a reference\n"
+    )
     refs = parse_references(md)
     assert [(r.index, r.title, r.url) for r in refs] == [
         (1, "Farewell to the cash-burning era_Financial News", "http://example.com/article1"),
@@ -38,7 +50,7 @@ def test_references_section_in_the_papers_format() -> None:
         (3, "A linked title", "https://z.example/q"),
         (4, "Listed entry", "https://w.example/4"),
     ]
-    assert md[body_end(md):].startswith("## References")
+    assert md[body_end(md) :].startswith("## References")
     assert parse_references("# No references here\n[1] a line") == []
 
 

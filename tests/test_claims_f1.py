@@ -73,11 +73,18 @@ def make(
     crit = {g: 100 + i for i, g in enumerate(gt_ids)}
     claim = {p: 1000 + i for i, p in enumerate(pred_ids)}
     report = ReportInput(
-        report_id=1, task_id=task_id, system_id=1,
-        task_metadata={"livedrbench": {
-            "key": "t", "category": category, "ground_truths": gt,
-            "eval_info": dict(eval_info or {}), "gt_ids": gt_ids,
-        }},
+        report_id=1,
+        task_id=task_id,
+        system_id=1,
+        task_metadata={
+            "livedrbench": {
+                "key": "t",
+                "category": category,
+                "ground_truths": gt,
+                "eval_info": dict(eval_info or {}),
+                "gt_ids": gt_ids,
+            }
+        },
         report_metadata={"livedrbench": {"preds": preds}},
         criteria=[CriterionIn(crit[g], None, "claim", (weights or {}).get(g)) for g in gt_ids],
         claims=[ClaimIn(claim[p], None, None, ()) for p in pred_ids],
@@ -88,14 +95,16 @@ def make(
     for (p, g), value in (matches or {}).items():
         vid += 1
         effective = human.get((p, g), value)
-        report.verdicts.append(VerdictIn(vid, 1, "cf1_match", None, crit[g], claim[p], None, g,
-                                         value, effective))
+        report.verdicts.append(
+            VerdictIn(vid, 1, "cf1_match", None, crit[g], claim[p], None, g, value, effective)
+        )
     for (p, g, k), value in (grades or {}).items():
         vid += 1
         code = GRADE.normalize(value)
         effective = GRADE.normalize(human.get((p, g, k), code))
-        report.verdicts.append(VerdictIn(vid, 1, "cf1_key", None, crit[g], claim[p], None,
-                                         f"{g}:{k}", code, effective))
+        report.verdicts.append(
+            VerdictIn(vid, 1, "cf1_key", None, crit[g], claim[p], None, f"{g}:{k}", code, effective)
+        )
     return report
 
 
@@ -110,23 +119,40 @@ GT_IE: list[Any] = [
 ]
 PRED_IE: list[Any] = [
     {"title": "TidePool-40K", "venue": "ICLR", "year": "2025"},
-    [{"scheme": "Zonation-5", "phase": "neap ebb"}, {"scheme": "Splash Band", "phase": "ebb"},
-     {"scheme": "Littoral-3", "phase": "slack"}],
+    [
+        {"scheme": "Zonation-5", "phase": "neap ebb"},
+        {"scheme": "Splash Band", "phase": "ebb"},
+        {"scheme": "Littoral-3", "phase": "slack"},
+    ],
 ]
 EVAL_IE = {"primary_keys": ["scheme"], "main_claims": ["title", "scheme"], "ignore_keys": []}
 
 
-def ie_report(title: int = 3, venue: int = 3, year: int = 3, scheme2: int = 2,
-              **kwargs: Any) -> ReportInput:
+def ie_report(
+    title: int = 3, venue: int = 3, year: int = 3, scheme2: int = 2, **kwargs: Any
+) -> ReportInput:
     return make(
-        "novel-datasets-identi-extraction", GT_IE, PRED_IE, eval_info=EVAL_IE,
-        matches={("p2.1", "g2.1"): "1", ("p2.1", "g2.2"): "0",
-                 ("p2.2", "g2.1"): "0", ("p2.2", "g2.2"): "1",
-                 ("p2.3", "g2.1"): "0", ("p2.3", "g2.2"): "0"},
-        grades={("p1", "g1", "title"): title, ("p1", "g1", "venue"): venue,
-                ("p1", "g1", "year"): year,
-                ("p2.1", "g2.1", "scheme"): 3, ("p2.1", "g2.1", "phase"): 3,
-                ("p2.2", "g2.2", "scheme"): scheme2, ("p2.2", "g2.2", "phase"): 1},
+        "novel-datasets-identi-extraction",
+        GT_IE,
+        PRED_IE,
+        eval_info=EVAL_IE,
+        matches={
+            ("p2.1", "g2.1"): "1",
+            ("p2.1", "g2.2"): "0",
+            ("p2.2", "g2.1"): "0",
+            ("p2.2", "g2.2"): "1",
+            ("p2.3", "g2.1"): "0",
+            ("p2.3", "g2.2"): "0",
+        },
+        grades={
+            ("p1", "g1", "title"): title,
+            ("p1", "g1", "venue"): venue,
+            ("p1", "g1", "year"): year,
+            ("p2.1", "g2.1", "scheme"): 3,
+            ("p2.1", "g2.1", "phase"): 3,
+            ("p2.2", "g2.2", "scheme"): scheme2,
+            ("p2.2", "g2.2", "phase"): 1,
+        },
         **kwargs,
     )
 
@@ -220,11 +246,19 @@ def test_paper_standard_and_strict() -> None:
 
 def test_paper_strict_is_one_only_for_an_exact_answer() -> None:
     gt: list[Any] = [[{"scheme": "A", "phase": "x"}, {"scheme": "B", "phase": "y"}]]
-    report = make("novel-datasets-peer", gt, gt,
-                  eval_info={"primary_keys": ["scheme"], "main_claims": ["scheme"]},
-                  matches={("p1.1", "g1.1"): "1", ("p1.2", "g1.2"): "1"},
-                  grades={("p1.1", "g1.1", "scheme"): 3, ("p1.1", "g1.1", "phase"): 3,
-                          ("p1.2", "g1.2", "scheme"): 3, ("p1.2", "g1.2", "phase"): 2})
+    report = make(
+        "novel-datasets-peer",
+        gt,
+        gt,
+        eval_info={"primary_keys": ["scheme"], "main_claims": ["scheme"]},
+        matches={("p1.1", "g1.1"): "1", ("p1.2", "g1.2"): "1"},
+        grades={
+            ("p1.1", "g1.1", "scheme"): 3,
+            ("p1.1", "g1.1", "phase"): 3,
+            ("p1.2", "g1.2", "scheme"): 3,
+            ("p1.2", "g1.2", "phase"): 2,
+        },
+    )
     s = score(report)
     assert s["f1_strict"] == 1.0 and s["f1_paper"] == 1.0 and s["f1"] == 1.0
 
@@ -232,11 +266,18 @@ def test_paper_strict_is_one_only_for_an_exact_answer() -> None:
 def test_paper_fraction_credit_and_recall_reading() -> None:
     gt: list[Any] = [[{"scheme": "A", "phase": "x", "value": "1"}]]
     pred: list[Any] = [[{"scheme": "A", "phase": "x"}]]
-    report = make("novel-datasets-peer", gt, pred,
-                  eval_info={"primary_keys": ["scheme"], "main_claims": ["scheme"]},
-                  matches={("p1.1", "g1.1"): "1"},
-                  grades={("p1.1", "g1.1", "scheme"): 2, ("p1.1", "g1.1", "phase"): 3,
-                          ("p1.1", "g1.1", "value"): 0})
+    report = make(
+        "novel-datasets-peer",
+        gt,
+        pred,
+        eval_info={"primary_keys": ["scheme"], "main_claims": ["scheme"]},
+        matches={("p1.1", "g1.1"): "1"},
+        grades={
+            ("p1.1", "g1.1", "scheme"): 2,
+            ("p1.1", "g1.1", "phase"): 3,
+            ("p1.1", "g1.1", "value"): 0,
+        },
+    )
     binary = score(report)
     # binary: s = 1; sub-claims of the prediction {phase} → Prec 1/1; of the ground truth
     # {phase, value} → Rec 1/2. Prec = 1/1 claim, Rec = 0.5/1 claim.
@@ -255,8 +296,13 @@ def test_paper_fraction_credit_and_recall_reading() -> None:
 
 def test_claim_weights_enter_eq1() -> None:
     gt: list[Any] = [["A", "B"]]
-    report = make("entities", gt, [["A", "B"]], weights={"g1.1": 0.5},
-                  matches={("p1.1", "g1.1"): "1", ("p1.2", "g1.2"): "1"})
+    report = make(
+        "entities",
+        gt,
+        [["A", "B"]],
+        weights={"g1.1": 0.5},
+        matches={("p1.1", "g1.1"): "1", ("p1.2", "g1.2"): "1"},
+    )
     # Prec = (0.5·1 + 1·1) / 2 = 0.75 and Rec the same; the code ignores weights (P = R = 1).
     s = score(report)
     assert s["precision_paper"] == pytest.approx(0.75)
@@ -282,35 +328,52 @@ def test_entities_count_matched_strings() -> None:
 
 
 def test_prior_art_scores_reference_titles_only() -> None:
-    gt: list[Any] = [[{"title": "Readable suffixes", "link": "u1", "connection": "c"},
-                      {"title": "Probing leaks", "link": "u2", "connection": "c"}]]
+    gt: list[Any] = [
+        [
+            {"title": "Readable suffixes", "link": "u1", "connection": "c"},
+            {"title": "Probing leaks", "link": "u2", "connection": "c"},
+        ]
+    ]
     pred: list[Any] = [[{"title": "Readable Suffixes", "link": "wrong", "connection": ""}]]
-    s = score(make("prior-art", gt, pred, matches={("p1.1", "g1.1"): "1",
-                                                   ("p1.1", "g1.2"): "0"}))
+    s = score(make("prior-art", gt, pred, matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0"}))
     # P = 1/1, R = 1/2, F1 = 2·1·0.5/1.5 = 2/3 (link and connection are not scored).
     assert (s["precision"], s["recall"]) == (1.0, 0.5)
     assert s["f1"] == pytest.approx(2 / 3)
 
 
-GT_MAT: list[Any] = [[
-    {"material": ["calcium quellate", "CaQl2"], "paper_title": ["Layered quellates"]},
-    {"material": ["strontium quellate"], "paper_title": ["SrQl films", "Thin films of SrQl"]},
-]]
-PRED_MAT: list[Any] = [[
-    {"material": "CaQl2", "paper_title": "Layered quellates", "inference_basis": "x"},
-    {"material": "barium quellate", "paper_title": "SrQl films"},
-]]
+GT_MAT: list[Any] = [
+    [
+        {"material": ["calcium quellate", "CaQl2"], "paper_title": ["Layered quellates"]},
+        {"material": ["strontium quellate"], "paper_title": ["SrQl films", "Thin films of SrQl"]},
+    ]
+]
+PRED_MAT: list[Any] = [
+    [
+        {"material": "CaQl2", "paper_title": "Layered quellates", "inference_basis": "x"},
+        {"material": "barium quellate", "paper_title": "SrQl films"},
+    ]
+]
 
 
 def material_report(**kwargs: Any) -> ReportInput:
     grades = {
-        ("p1.1", "g1.1", "material"): True, ("p1.1", "g1.2", "material"): False,
-        ("p1.1", "g1.1", "paper_title"): True, ("p1.1", "g1.2", "paper_title"): False,
-        ("p1.2", "g1.1", "material"): False, ("p1.2", "g1.2", "material"): False,
-        ("p1.2", "g1.1", "paper_title"): False, ("p1.2", "g1.2", "paper_title"): True,
+        ("p1.1", "g1.1", "material"): True,
+        ("p1.1", "g1.2", "material"): False,
+        ("p1.1", "g1.1", "paper_title"): True,
+        ("p1.1", "g1.2", "paper_title"): False,
+        ("p1.2", "g1.1", "material"): False,
+        ("p1.2", "g1.2", "material"): False,
+        ("p1.2", "g1.1", "paper_title"): False,
+        ("p1.2", "g1.2", "paper_title"): True,
     }
-    return make("scifacts-materials", GT_MAT, PRED_MAT, grades=grades,  # type: ignore[arg-type]
-                eval_info={"main_claims": ["material"]}, **kwargs)
+    return make(
+        "scifacts-materials",
+        GT_MAT,
+        PRED_MAT,
+        grades=grades,  # type: ignore[arg-type]
+        eval_info={"main_claims": ["material"]},
+        **kwargs,
+    )
 
 
 def test_scifacts_materials_multiplies_field_scores() -> None:
@@ -328,12 +391,18 @@ def test_scifacts_product_is_below_either_field() -> None:
     # A Materials task where titles and materials come from different rows: material
     # R_m = 1/2, P_m = 1/2; title P_t = 1/2, R_t = 1/2 → F1 = 0.5·0.5 = 0.25, although the
     # code's per-field any-match never pairs them.
-    grades = {("p1.1", "g1.1", "material"): 3, ("p1.1", "g1.1", "paper_title"): 0,
-              ("p1.2", "g1.1", "material"): 0, ("p1.2", "g1.1", "paper_title"): 3}
-    gt: list[Any] = [[{"material": ["A"], "paper_title": ["T"]},
-                      {"material": ["B"], "paper_title": ["U"]}]]
-    pred: list[Any] = [[{"material": "A", "paper_title": "x"},
-                        {"material": "y", "paper_title": "T"}]]
+    grades = {
+        ("p1.1", "g1.1", "material"): 3,
+        ("p1.1", "g1.1", "paper_title"): 0,
+        ("p1.2", "g1.1", "material"): 0,
+        ("p1.2", "g1.1", "paper_title"): 3,
+    }
+    gt: list[Any] = [
+        [{"material": ["A"], "paper_title": ["T"]}, {"material": ["B"], "paper_title": ["U"]}]
+    ]
+    pred: list[Any] = [
+        [{"material": "A", "paper_title": "x"}, {"material": "y", "paper_title": "T"}]
+    ]
     s = score(make("scifacts-materials", gt, pred, grades=grades), ungraded_keys="zero")
     assert s["f1"] == pytest.approx(0.25)
     # Eq. 1 pairs (p1.1, g1.1) on the material, whose title disagrees: Prec = Rec = 0.
@@ -358,22 +427,50 @@ PR_CASES: dict[str, tuple[ReportInput, dict[str, float]]] = {
     # code P 2/2, R 2/3; Eq. 1 the same (atomic claims); strict: every prediction scores 1
     # (P 1), the unfound name scores 0 (R 0).
     "entities": (
-        make("entities", [["Ashby Weir", "Brill Lock", "Cotter Sluice"]],
-             [["Ashby Weir", "Brill Lock"]],
-             matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0", ("p1.1", "g1.3"): "0",
-                      ("p1.2", "g1.1"): "0", ("p1.2", "g1.2"): "1", ("p1.2", "g1.3"): "0"}),
-        {"precision": 1.0, "recall": 2 / 3, "precision_paper": 1.0, "recall_paper": 2 / 3,
-         "precision_strict": 1.0, "recall_strict": 0.0},
+        make(
+            "entities",
+            [["Ashby Weir", "Brill Lock", "Cotter Sluice"]],
+            [["Ashby Weir", "Brill Lock"]],
+            matches={
+                ("p1.1", "g1.1"): "1",
+                ("p1.1", "g1.2"): "0",
+                ("p1.1", "g1.3"): "0",
+                ("p1.2", "g1.1"): "0",
+                ("p1.2", "g1.2"): "1",
+                ("p1.2", "g1.3"): "0",
+            },
+        ),
+        {
+            "precision": 1.0,
+            "recall": 2 / 3,
+            "precision_paper": 1.0,
+            "recall_paper": 2 / 3,
+            "precision_strict": 1.0,
+            "recall_strict": 0.0,
+        },
     ),
     # PriorArt, by reference title: the one predicted reference is the first of two.
     # code and Eq. 1: P 1/1, R 1/2; strict P 1, R 0.
     "prior-art": (
-        make("prior-art", [[{"title": "Tide clocks", "link": "u1", "connection": "c"},
-                            {"title": "Moon gears", "link": "u2", "connection": "c"}]],
-             [[{"title": "Tide Clocks", "link": "x", "connection": ""}]],
-             matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0"}),
-        {"precision": 1.0, "recall": 0.5, "precision_paper": 1.0, "recall_paper": 0.5,
-         "precision_strict": 1.0, "recall_strict": 0.0},
+        make(
+            "prior-art",
+            [
+                [
+                    {"title": "Tide clocks", "link": "u1", "connection": "c"},
+                    {"title": "Moon gears", "link": "u2", "connection": "c"},
+                ]
+            ],
+            [[{"title": "Tide Clocks", "link": "x", "connection": ""}]],
+            matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0"},
+        ),
+        {
+            "precision": 1.0,
+            "recall": 0.5,
+            "precision_paper": 1.0,
+            "recall_paper": 0.5,
+            "precision_strict": 1.0,
+            "recall_strict": 0.0,
+        },
     ),
     # NovelDS peer retrieval, a list of dictionaries (main claim: name). One ground-truth
     # dataset {name, device, hours}; two predictions, the first matched (name 3, device 3,
@@ -383,16 +480,31 @@ PR_CASES: dict[str, tuple[ReportInput, dict[str, float]]] = {
     # = Rec(A) = 1/2; Prec = 1/2 over 2 predictions = 1/4, Rec = 1/2 over 1 claim = 1/2.
     # strict: predictions score 1/2 and 0 → P 0; the one ground-truth claim 1/2 → R 1/2.
     "novel-datasets-peer": (
-        make("novel-datasets-peer",
-             [[{"name": "FjordSong", "device": "hydrophone", "hours": "120"}]],
-             [[{"name": "FjordSong", "device": "hydrophone", "hours": "80"},
-               {"name": "KelpNet", "device": "camera", "hours": "9"}]],
-             eval_info={"primary_keys": ["name"], "main_claims": ["name"]},
-             matches={("p1.1", "g1.1"): "1", ("p1.2", "g1.1"): "0"},
-             grades={("p1.1", "g1.1", "name"): 3, ("p1.1", "g1.1", "device"): 3,
-                     ("p1.1", "g1.1", "hours"): 0}),
-        {"precision": 1 / 3, "recall": 2 / 3, "precision_paper": 0.25, "recall_paper": 0.5,
-         "precision_strict": 0.0, "recall_strict": 0.5},
+        make(
+            "novel-datasets-peer",
+            [[{"name": "FjordSong", "device": "hydrophone", "hours": "120"}]],
+            [
+                [
+                    {"name": "FjordSong", "device": "hydrophone", "hours": "80"},
+                    {"name": "KelpNet", "device": "camera", "hours": "9"},
+                ]
+            ],
+            eval_info={"primary_keys": ["name"], "main_claims": ["name"]},
+            matches={("p1.1", "g1.1"): "1", ("p1.2", "g1.1"): "0"},
+            grades={
+                ("p1.1", "g1.1", "name"): 3,
+                ("p1.1", "g1.1", "device"): 3,
+                ("p1.1", "g1.1", "hours"): 0,
+            },
+        ),
+        {
+            "precision": 1 / 3,
+            "recall": 2 / 3,
+            "precision_paper": 0.25,
+            "recall_paper": 0.5,
+            "precision_strict": 0.0,
+            "recall_strict": 0.5,
+        },
     ),
     # Flights, graded as dictionaries: one incident predicted with its date right and its
     # location wrong, of two incidents (main claim: flight).
@@ -400,42 +512,79 @@ PR_CASES: dict[str, tuple[ReportInput, dict[str, float]]] = {
     # Eq. 1: s = 1, sub-claims {date, location}: 1 of 2 → Prec 1/2 over 1 prediction = 1/2,
     # Rec 1/2 over 2 claims = 1/4. strict: P 1/2; the unfound incident gives R 0.
     "flights": (
-        make("flights",
-             [[{"flight": "QA 101", "date": "2024-03-02", "location": "Lerwick"},
-               {"flight": "QA 202", "date": "2024-05-09", "location": "Kirkwall"}]],
-             [[{"flight": "QA 101", "date": "2024-03-02", "location": "Wick"}]],
-             eval_info={"primary_keys": ["flight"], "main_claims": ["flight"]},
-             matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0"},
-             grades={("p1.1", "g1.1", "flight"): 3, ("p1.1", "g1.1", "date"): 3,
-                     ("p1.1", "g1.1", "location"): 0}),
-        {"precision": 2 / 3, "recall": 1 / 3, "precision_paper": 0.5, "recall_paper": 0.25,
-         "precision_strict": 0.5, "recall_strict": 0.0},
+        make(
+            "flights",
+            [
+                [
+                    {"flight": "QA 101", "date": "2024-03-02", "location": "Lerwick"},
+                    {"flight": "QA 202", "date": "2024-05-09", "location": "Kirkwall"},
+                ]
+            ],
+            [[{"flight": "QA 101", "date": "2024-03-02", "location": "Wick"}]],
+            eval_info={"primary_keys": ["flight"], "main_claims": ["flight"]},
+            matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0"},
+            grades={
+                ("p1.1", "g1.1", "flight"): 3,
+                ("p1.1", "g1.1", "date"): 3,
+                ("p1.1", "g1.1", "location"): 0,
+            },
+        ),
+        {
+            "precision": 2 / 3,
+            "recall": 1 / 3,
+            "precision_paper": 0.5,
+            "recall_paper": 0.25,
+            "precision_strict": 0.5,
+            "recall_strict": 0.0,
+        },
     ),
     # SciFacts Geo (one field, paper_title): one predicted title, matching the first of two
     # entries. code: P_t = 1/1, R_t = 1/2. Eq. 1 pairs on the title: Prec 1/1, Rec 1/2.
     # strict: P 1, R 0.
     "scifacts-geo": (
-        make("scifacts-geo", [[{"paper_title": ["Basalt dykes of Skye"]},
-                               {"paper_title": ["Fault creep at Ness"]}]],
-             [[{"paper_title": "Basalt dykes of Skye"}]],
-             grades={("p1.1", "g1.1", "paper_title"): True,
-                     ("p1.1", "g1.2", "paper_title"): False}),
-        {"precision": 1.0, "recall": 0.5, "precision_paper": 1.0, "recall_paper": 0.5,
-         "precision_strict": 1.0, "recall_strict": 0.0},
+        make(
+            "scifacts-geo",
+            [[{"paper_title": ["Basalt dykes of Skye"]}, {"paper_title": ["Fault creep at Ness"]}]],
+            [[{"paper_title": "Basalt dykes of Skye"}]],
+            grades={("p1.1", "g1.1", "paper_title"): True, ("p1.1", "g1.2", "paper_title"): False},
+        ),
+        {
+            "precision": 1.0,
+            "recall": 0.5,
+            "precision_paper": 1.0,
+            "recall_paper": 0.5,
+            "precision_strict": 1.0,
+            "recall_strict": 0.0,
+        },
     ),
     # SciFacts Materials (material × paper_title): one prediction right on both fields, of two
     # entries. code: each field P 1, R 1/2 → P = 1·1 = 1, R = 1/2·1/2 = 1/4. Eq. 1 pairs on
     # the material, title agrees → Prec 1/1, Rec 1/2. strict: P 1, R 0.
     "scifacts-materials": (
-        make("scifacts-materials",
-             [[{"material": ["tin quellate"], "paper_title": ["Quellate films"]},
-               {"material": ["lead quellate"], "paper_title": ["Lead quellates"]}]],
-             [[{"material": "tin quellate", "paper_title": "Quellate films"}]],
-             grades={("p1.1", "g1.1", "material"): True, ("p1.1", "g1.1", "paper_title"): True,
-                     ("p1.1", "g1.2", "material"): False,
-                     ("p1.1", "g1.2", "paper_title"): False}),
-        {"precision": 1.0, "recall": 0.25, "precision_paper": 1.0, "recall_paper": 0.5,
-         "precision_strict": 1.0, "recall_strict": 0.0},
+        make(
+            "scifacts-materials",
+            [
+                [
+                    {"material": ["tin quellate"], "paper_title": ["Quellate films"]},
+                    {"material": ["lead quellate"], "paper_title": ["Lead quellates"]},
+                ]
+            ],
+            [[{"material": "tin quellate", "paper_title": "Quellate films"}]],
+            grades={
+                ("p1.1", "g1.1", "material"): True,
+                ("p1.1", "g1.1", "paper_title"): True,
+                ("p1.1", "g1.2", "material"): False,
+                ("p1.1", "g1.2", "paper_title"): False,
+            },
+        ),
+        {
+            "precision": 1.0,
+            "recall": 0.25,
+            "precision_paper": 1.0,
+            "recall_paper": 0.5,
+            "precision_strict": 1.0,
+            "recall_strict": 0.0,
+        },
     ),
 }
 
@@ -463,8 +612,12 @@ def test_per_task_precision_and_recall_are_not_swapped(category: str) -> None:
 def test_a_rematch_onto_a_taken_claim_is_resolved_one_to_one() -> None:
     gt: list[Any] = [["A", "B"]]
     pred: list[Any] = [["A", "B2"]]
-    matches = {("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0",
-               ("p1.2", "g1.1"): "0", ("p1.2", "g1.2"): "1"}
+    matches = {
+        ("p1.1", "g1.1"): "1",
+        ("p1.1", "g1.2"): "0",
+        ("p1.2", "g1.1"): "0",
+        ("p1.2", "g1.2"): "1",
+    }
     # A reviewer marks p1.2 ↔ g1.1 as matched but leaves p1.2 ↔ g1.2 on: p1.2 now has two
     # ground-truth claims and g1.1 two predictions.
     report = make("entities", gt, pred, matches=matches, human={("p1.2", "g1.1"): "1"})
@@ -483,7 +636,9 @@ def test_rematch_keys_without_grades_follow_the_ungraded_option() -> None:
     gt: list[Any] = [[{"name": "AlpSong", "hours": 140}, {"name": "AlpSong-2", "hours": 312.5}]]
     pred: list[Any] = [[{"name": "AlpSong-2", "hours": 312.5}]]
     report = make(
-        "novel-datasets-peer", gt, pred,
+        "novel-datasets-peer",
+        gt,
+        pred,
         eval_info={"primary_keys": ["name"], "main_claims": ["name"]},
         matches={("p1.1", "g1.1"): "1", ("p1.1", "g1.2"): "0"},
         grades={("p1.1", "g1.1", "name"): 2, ("p1.1", "g1.1", "hours"): 0},
@@ -501,11 +656,15 @@ def test_rematch_keys_without_grades_follow_the_ungraded_option() -> None:
 # -- ground-truth expansions -----------------------------------------------------------------
 
 
-def lights(pred: list[str], matched: dict[int, int], expansions: list[dict[str, Any]]
-           ) -> ReportInput:
+def lights(
+    pred: list[str], matched: dict[int, int], expansions: list[dict[str, Any]]
+) -> ReportInput:
     gt: list[Any] = [["Gannet Head Light", "Skerrow Point Light", "Mallow Bay Light"]]
-    matches = {(f"p1.{i + 1}", f"g1.{j + 1}"): "1" if matched.get(i) == j else "0"
-               for i in range(len(pred)) for j in range(3)}
+    matches = {
+        (f"p1.{i + 1}", f"g1.{j + 1}"): "1" if matched.get(i) == j else "0"
+        for i in range(len(pred))
+        for j in range(3)
+    }
     return make("entities", gt, [pred], matches=matches, expansions=expansions)
 
 
@@ -563,20 +722,33 @@ def test_expansions_of_other_frameworks_and_bad_payloads_are_ignored() -> None:
 
 def test_new_claim_payloads_take_the_categorys_native_shape() -> None:
     assert new_claim_payload("Gull Rock Light", part=0, mode="strings")["claim"] == (
-        "Gull Rock Light")
-    ref = new_claim_payload({"title": "T", "link": "L", "connection": "C", "x": 1}, part=0,
-                            mode="strings")
+        "Gull Rock Light"
+    )
+    ref = new_claim_payload(
+        {"title": "T", "link": "L", "connection": "C", "x": 1}, part=0, mode="strings"
+    )
     assert ref["claim"] == {"title": "T", "link": "L", "connection": "C"}
-    sci = new_claim_payload({"material": "M", "paper_title": "P", "basis": "b"}, part=0,
-                            mode="scifacts", gt_keys=["material", "paper_title"])
+    sci = new_claim_payload(
+        {"material": "M", "paper_title": "P", "basis": "b"},
+        part=0,
+        mode="scifacts",
+        gt_keys=["material", "paper_title"],
+    )
     assert sci["claim"] == {"material": ["M"], "paper_title": ["P"]}
-    nds = new_claim_payload({"name": "N", "hours": 3}, part=1, mode="dicts",
-                            gt_keys=["name", "device", "hours"], source_claim="p2.4")
-    assert nds == {"part": 1, "claim": {"name": "N", "device": "", "hours": 3},
-                   "source_claim": "p2.4"}
+    nds = new_claim_payload(
+        {"name": "N", "hours": 3},
+        part=1,
+        mode="dicts",
+        gt_keys=["name", "device", "hours"],
+        source_claim="p2.4",
+    )
+    assert nds == {
+        "part": 1,
+        "claim": {"name": "N", "device": "", "hours": 3},
+        "source_claim": "p2.4",
+    }
     task = {"livedrbench": {"category": "novel-datasets-peer", "ground_truths": GT_IE}}
-    payload = proposal_from_claim(task, {"part": 1, "claim": {"scheme": "S", "phase": "p",
-                                                               "x": 0}})
+    payload = proposal_from_claim(task, {"part": 1, "claim": {"scheme": "S", "phase": "p", "x": 0}})
     assert payload["claim"] == {"scheme": "S", "phase": "p"}
     with pytest.raises(ValueError, match="alias"):
         proposal_from_claim(task, {"part": 0, "claim": {"title": "Other"}})
@@ -596,30 +768,79 @@ def test_unjudged_unaligned_and_empty_reports() -> None:
 
 # -- aggregation -----------------------------------------------------------------------------------
 
-TABLE2_N = {"scifacts-materials": 17, "scifacts-geo": 19, "novel-datasets-identification": 6,
-            "novel-datasets-identi-extraction": 11, "novel-datasets-peer": 3, "prior-art": 17,
-            "entities": 20, "flights": 7}
+TABLE2_N = {
+    "scifacts-materials": 17,
+    "scifacts-geo": 19,
+    "novel-datasets-identification": 6,
+    "novel-datasets-identi-extraction": 11,
+    "novel-datasets-peer": 3,
+    "prior-art": 17,
+    "entities": 20,
+    "flights": 7,
+}
 TABLE2: dict[str, dict[str, tuple[float, float, float]]] = {
     # Table 2 (spec §7.2), category rows P / R / F1 in the order of TABLE2_N.
-    "OpenAI DR": dict(zip(TABLE2_N, [
-        (0.313, 0.316, 0.314), (0.715, 0.728, 0.721), (0.667, 0.667, 0.667),
-        (0.526, 0.448, 0.470), (0.795, 0.480, 0.585), (0.694, 0.463, 0.539),
-        (0.813, 0.534, 0.603), (0.542, 0.546, 0.540)], strict=True)),
-    "Perplexity DR": dict(zip(TABLE2_N, [
-        (0.264, 0.105, 0.150), (0.263, 0.144, 0.186), (0.633, 0.633, 0.633),
-        (0.325, 0.349, 0.333), (0.494, 0.248, 0.311), (0.689, 0.339, 0.419),
-        (0.673, 0.373, 0.447), (0.389, 0.347, 0.362)], strict=True)),
-    "Gemini DR": dict(zip(TABLE2_N, [
-        (0.072, 0.013, 0.022), (0.405, 0.259, 0.316), (0.400, 0.400, 0.400),
-        (0.406, 0.329, 0.345), (0.551, 0.249, 0.338), (0.106, 0.096, 0.082),
-        (0.494, 0.300, 0.338), (0.249, 0.276, 0.261)], strict=True)),
+    "OpenAI DR": dict(
+        zip(
+            TABLE2_N,
+            [
+                (0.313, 0.316, 0.314),
+                (0.715, 0.728, 0.721),
+                (0.667, 0.667, 0.667),
+                (0.526, 0.448, 0.470),
+                (0.795, 0.480, 0.585),
+                (0.694, 0.463, 0.539),
+                (0.813, 0.534, 0.603),
+                (0.542, 0.546, 0.540),
+            ],
+            strict=True,
+        )
+    ),
+    "Perplexity DR": dict(
+        zip(
+            TABLE2_N,
+            [
+                (0.264, 0.105, 0.150),
+                (0.263, 0.144, 0.186),
+                (0.633, 0.633, 0.633),
+                (0.325, 0.349, 0.333),
+                (0.494, 0.248, 0.311),
+                (0.689, 0.339, 0.419),
+                (0.673, 0.373, 0.447),
+                (0.389, 0.347, 0.362),
+            ],
+            strict=True,
+        )
+    ),
+    "Gemini DR": dict(
+        zip(
+            TABLE2_N,
+            [
+                (0.072, 0.013, 0.022),
+                (0.405, 0.259, 0.316),
+                (0.400, 0.400, 0.400),
+                (0.406, 0.329, 0.345),
+                (0.551, 0.249, 0.338),
+                (0.106, 0.096, 0.082),
+                (0.494, 0.300, 0.338),
+                (0.249, 0.276, 0.261),
+            ],
+            strict=True,
+        )
+    ),
 }
 # Table 2's two aggregate rows, P / R / F1: Weighted Average (mean over the 100 questions) and
 # Average (mean of the 8 category values).
-WEIGHTED = {"OpenAI DR": (0.629, 0.519, 0.550), "Perplexity DR": (0.462, 0.286, 0.331),
-            "Gemini DR": (0.309, 0.215, 0.236)}
-AVERAGE = {"OpenAI DR": (0.633, 0.523, 0.555), "Perplexity DR": (0.466, 0.317, 0.355),
-           "Gemini DR": (0.335, 0.240, 0.263)}
+WEIGHTED = {
+    "OpenAI DR": (0.629, 0.519, 0.550),
+    "Perplexity DR": (0.462, 0.286, 0.331),
+    "Gemini DR": (0.309, 0.215, 0.236),
+}
+AVERAGE = {
+    "OpenAI DR": (0.633, 0.523, 0.555),
+    "Perplexity DR": (0.466, 0.317, 0.355),
+    "Gemini DR": (0.335, 0.240, 0.263),
+}
 
 
 @pytest.mark.parametrize("system", list(TABLE2))
@@ -634,13 +855,19 @@ def test_averaging_table2_category_rows_gives_its_weighted_average_and_average_r
     reports: list[ReportScores] = []
     for category, n in TABLE2_N.items():
         p, r, f = TABLE2[system][category]
-        reports.extend({"precision": p, "recall": r, "f1": f, f"_cat:{category}": 1.0}
-                       for _ in range(n))
+        reports.extend(
+            {"precision": p, "recall": r, "f1": f, f"_cat:{category}": 1.0} for _ in range(n)
+        )
     agg = FRAMEWORK.aggregate(reports, opts())
     got_w = tuple(agg[m].value for m in ("precision", "recall", "f1"))
     got_a = tuple(agg[f"{m}_macro"].value for m in ("precision", "recall", "f1"))
-    print(system, "weighted", [round(v or 0, 3) for v in got_w],
-          "average", [round(v or 0, 3) for v in got_a])
+    print(
+        system,
+        "weighted",
+        [round(v or 0, 3) for v in got_w],
+        "average",
+        [round(v or 0, 3) for v in got_a],
+    )
     assert got_w == pytest.approx(WEIGHTED[system], abs=0.0015)
     assert got_a == pytest.approx(AVERAGE[system], abs=0.0015)
     assert agg["f1"].n == 100 and agg["f1_macro"].n == 8
@@ -649,21 +876,60 @@ def test_averaging_table2_category_rows_gives_its_weighted_average_and_average_r
 
 TABLE11: dict[str, dict[str, tuple[float, float, float]]] = {
     # Table 11 (human-judged, spec §7.3), same category order as TABLE2_N.
-    "OpenAI DR": dict(zip(TABLE2_N, [
-        (0.313, 0.316, 0.314), (0.715, 0.728, 0.721), (0.667, 0.667, 0.667),
-        (0.559, 0.428, 0.462), (0.849, 0.498, 0.609), (0.714, 0.473, 0.552),
-        (0.813, 0.534, 0.603), (0.525, 0.530, 0.523)], strict=True)),
-    "Perplexity DR": dict(zip(TABLE2_N, [
-        (0.264, 0.105, 0.150), (0.263, 0.144, 0.186), (0.625, 0.625, 0.625),
-        (0.411, 0.351, 0.358), (0.535, 0.248, 0.322), (0.701, 0.349, 0.430),
-        (0.673, 0.373, 0.447), (0.385, 0.358, 0.369)], strict=True)),
-    "Gemini DR": dict(zip(TABLE2_N, [
-        (0.072, 0.013, 0.022), (0.405, 0.259, 0.316), (0.375, 0.375, 0.375),
-        (0.390, 0.284, 0.319), (0.558, 0.241, 0.334), (0.174, 0.143, 0.133),
-        (0.494, 0.300, 0.338), (0.243, 0.264, 0.252)], strict=True)),
+    "OpenAI DR": dict(
+        zip(
+            TABLE2_N,
+            [
+                (0.313, 0.316, 0.314),
+                (0.715, 0.728, 0.721),
+                (0.667, 0.667, 0.667),
+                (0.559, 0.428, 0.462),
+                (0.849, 0.498, 0.609),
+                (0.714, 0.473, 0.552),
+                (0.813, 0.534, 0.603),
+                (0.525, 0.530, 0.523),
+            ],
+            strict=True,
+        )
+    ),
+    "Perplexity DR": dict(
+        zip(
+            TABLE2_N,
+            [
+                (0.264, 0.105, 0.150),
+                (0.263, 0.144, 0.186),
+                (0.625, 0.625, 0.625),
+                (0.411, 0.351, 0.358),
+                (0.535, 0.248, 0.322),
+                (0.701, 0.349, 0.430),
+                (0.673, 0.373, 0.447),
+                (0.385, 0.358, 0.369),
+            ],
+            strict=True,
+        )
+    ),
+    "Gemini DR": dict(
+        zip(
+            TABLE2_N,
+            [
+                (0.072, 0.013, 0.022),
+                (0.405, 0.259, 0.316),
+                (0.375, 0.375, 0.375),
+                (0.390, 0.284, 0.319),
+                (0.558, 0.241, 0.334),
+                (0.174, 0.143, 0.133),
+                (0.494, 0.300, 0.338),
+                (0.243, 0.264, 0.252),
+            ],
+            strict=True,
+        )
+    ),
 }
-AVERAGE11 = {"OpenAI DR": (0.644, 0.522, 0.556), "Perplexity DR": (0.482, 0.319, 0.361),
-             "Gemini DR": (0.339, 0.235, 0.261)}
+AVERAGE11 = {
+    "OpenAI DR": (0.644, 0.522, 0.556),
+    "Perplexity DR": (0.482, 0.319, 0.361),
+    "Gemini DR": (0.339, 0.235, 0.261),
+}
 
 
 @pytest.mark.parametrize("system", list(TABLE11))
@@ -672,8 +938,9 @@ def test_averaging_table11_category_rows_gives_its_average_row(system: str) -> N
     reports: list[ReportScores] = []
     for category, n in TABLE2_N.items():
         p, r, f = TABLE11[system][category]
-        reports.extend({"precision": p, "recall": r, "f1": f, f"_cat:{category}": 1.0}
-                       for _ in range(n))
+        reports.extend(
+            {"precision": p, "recall": r, "f1": f, f"_cat:{category}": 1.0} for _ in range(n)
+        )
     agg = FRAMEWORK.aggregate(reports, opts())
     got = tuple(agg[f"{m}_macro"].value for m in ("precision", "recall", "f1"))
     print(system, "Table 11 average", [round(v or 0, 3) for v in got])
@@ -700,8 +967,13 @@ def test_averaging_baseline_category_f1s_gives_their_average_f1(system: str) -> 
     for (category, n), f1 in zip(TABLE2_N.items(), values, strict=True):
         reports.extend({"f1": f1, f"_cat:{category}": 1.0} for _ in range(n))
     agg = FRAMEWORK.aggregate(reports, opts())
-    print(system, "F1 average", round(agg["f1_macro"].value or 0, 3), "weighted",
-          round(agg["f1"].value or 0, 3))
+    print(
+        system,
+        "F1 average",
+        round(agg["f1_macro"].value or 0, 3),
+        "weighted",
+        round(agg["f1"].value or 0, 3),
+    )
     assert agg["f1_macro"].value == pytest.approx(unweighted, abs=0.0015)
     assert agg["f1"].value == pytest.approx(weighted, abs=0.0015)
 
@@ -726,18 +998,23 @@ def test_reads_the_released_encrypted_format() -> None:
     bundle = read(FIXTURE, None)
     assert [t.id for t in bundle.tasks] == ["101", "201", "301"]
     assert [t.category for t in bundle.tasks] == [
-        "novel-datasets-identi-extraction", "entities", "scifacts-materials"]
+        "novel-datasets-identi-extraction",
+        "entities",
+        "scifacts-materials",
+    ]
     task = bundle.tasks[0]
     assert [c.id for c in task.criteria] == ["g1", "g2.1", "g2.2"]
     assert task.metadata["livedrbench"]["eval_info"]["main_claims"] == ["title", "scheme"]
-    assert task.criteria[1].metadata["claim"] == {"scheme": "Zonation-5",
-                                                  "most_confused_phase": "neap ebb"}
+    assert task.criteria[1].metadata["claim"] == {
+        "scheme": "Zonation-5",
+        "most_confused_phase": "neap ebb",
+    }
     report = bundle.reports[0]
     assert report.id == "alpha:101"
     assert [c.id for c in report.claims] == ["p1", "p2.1", "p2.2", "p2.3"]
     for claim in report.claims:
         assert claim.span is not None
-        assert report.markdown[claim.span[0]:claim.span[1]] == claim.fact
+        assert report.markdown[claim.span[0] : claim.span[1]] == claim.fact
         assert json.loads(claim.fact) == claim.metadata["claim"]
     # beta did not answer task 301: an empty placeholder, noted in the description.
     placeholder = next(r for r in bundle.reports if r.id == "beta:301")
@@ -762,23 +1039,30 @@ openai/simple-evals browsecomp_eval.py"). Row 902 holds raw non-ASCII UTF-8 (``�
 ASCII-escaped JSON; 903 a subscript digit; every text is longer than one 32-byte key block."""
 
 RELEASE_PLAINTEXT = {
-    "901": ('[["Gannet Head Light", "Skerrow Point Light", "Mallow Bay Light"]]',
-            '{"eval_info": {"primary_keys": [], "main_claims": [], "ignore_keys": [], '
-            '"evaluation_note": "Accept common alternative names."}}'),
-    "902": ('[[{"name": "Zürich Birdsong", "device": "µ-recorder", "hours": "312.5"}, '
-            '{"name": "KelpNet", "device": "hydrophone", "hours": "40"}]]',
-            '{"eval_info": {"primary_keys": ["name"], "main_claims": ["name"], "ignore_keys": '
-            '[], "evaluation_note": "Versions are different datasets."}}'),
-    "903": ('[[{"material": ["calcium quellate", "CaQl₂"], "paper_title": '
-            '["Layered quellates"]}]]',
-            '{"eval_info": {"primary_keys": [], "main_claims": ["material"], "ignore_keys": [], '
-            '"evaluation_note": ""}}'),
+    "901": (
+        '[["Gannet Head Light", "Skerrow Point Light", "Mallow Bay Light"]]',
+        '{"eval_info": {"primary_keys": [], "main_claims": [], "ignore_keys": [], '
+        '"evaluation_note": "Accept common alternative names."}}',
+    ),
+    "902": (
+        '[[{"name": "Zürich Birdsong", "device": "µ-recorder", "hours": "312.5"}, '
+        '{"name": "KelpNet", "device": "hydrophone", "hours": "40"}]]',
+        '{"eval_info": {"primary_keys": ["name"], "main_claims": ["name"], "ignore_keys": '
+        '[], "evaluation_note": "Versions are different datasets."}}',
+    ),
+    "903": (
+        '[[{"material": ["calcium quellate", "CaQl₂"], "paper_title": ["Layered quellates"]}]]',
+        '{"eval_info": {"primary_keys": [], "main_claims": ["material"], "ignore_keys": [], '
+        '"evaluation_note": ""}}',
+    ),
 }
 
 
 def test_decrypt_reads_rows_in_the_releases_encoding() -> None:
-    rows = [json.loads(line) for line in
-            (RELEASE / "livedrbench.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (RELEASE / "livedrbench.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert [r["key"] for r in rows] == list(RELEASE_PLAINTEXT)
     for row in rows:
         ground_truths, misc = RELEASE_PLAINTEXT[row["key"]]
@@ -835,33 +1119,96 @@ def test_plain_json_and_csv_datasets_read_the_same(tmp_path: Path) -> None:
     assert from_json.judgments == reference.judgments
 
 
-@pytest.mark.parametrize(("breakage", "file", "line", "fld", "message"), [
-    (lambda root: (root / "predictions" / "alpha.json").write_text(json.dumps(
-        [{"key": "101", "preds": [{"title": "x"}]}])),
-     "predictions/alpha.json", None, "0.preds", "1 answer parts"),
-    (lambda root: (root / "predictions" / "alpha.json").write_text(json.dumps(
-        [{"key": "201", "preds": [[{"name": "x"}]]}])),
-     "predictions/alpha.json", None, "0.preds.0", "lists of strings"),
-    (lambda root: (root / "predictions" / "alpha.json").write_text(json.dumps(
-        [{"key": "999", "preds": []}])),
-     "predictions/alpha.json", None, "0.key", "not a task"),
-    (lambda root: (root / "evaluations" / "alpha.jsonl").write_text(json.dumps(
-        {"key": 101, "evaluations": [{"type": "dict", "part": 0,
-                                      "eval_output": {"title": 5}}]}) + "\n"),
-     "evaluations/alpha.jsonl", 1, "evaluations.0.eval_output.title", "not 0, 1, 2 or 3"),
-    (lambda root: (root / "evaluations" / "alpha.jsonl").write_text(json.dumps(
-        {"key": 201, "evaluations": [{"type": "em", "gt_index": 0, "field": "x",
-                                      "match": True}]}) + "\n"),
-     "evaluations/alpha.jsonl", 1, "evaluations.0.type", "does not grade"),
-    (lambda root: rewrite_rows(root, lambda rows: rows[2].update(canary="wrong")),
-     "livedrbench.jsonl", 3, "ground_truths", "decrypt"),
-    (lambda root: rewrite_rows(root, lambda rows: rows[1].update(answer="x")),
-     "livedrbench.jsonl", 2, "answer", "unknown field"),
-    (lambda root: rewrite_rows(root, lambda rows: rows[1].update(key=101)),
-     "livedrbench.jsonl", 2, "key", "repeats"),
-    (lambda root: (root / "evaluations" / "gamma.jsonl").write_text(""),
-     "evaluations/gamma.jsonl", None, None, "no predictions"),
-])
+@pytest.mark.parametrize(
+    ("breakage", "file", "line", "fld", "message"),
+    [
+        (
+            lambda root: (root / "predictions" / "alpha.json").write_text(
+                json.dumps([{"key": "101", "preds": [{"title": "x"}]}])
+            ),
+            "predictions/alpha.json",
+            None,
+            "0.preds",
+            "1 answer parts",
+        ),
+        (
+            lambda root: (root / "predictions" / "alpha.json").write_text(
+                json.dumps([{"key": "201", "preds": [[{"name": "x"}]]}])
+            ),
+            "predictions/alpha.json",
+            None,
+            "0.preds.0",
+            "lists of strings",
+        ),
+        (
+            lambda root: (root / "predictions" / "alpha.json").write_text(
+                json.dumps([{"key": "999", "preds": []}])
+            ),
+            "predictions/alpha.json",
+            None,
+            "0.key",
+            "not a task",
+        ),
+        (
+            lambda root: (root / "evaluations" / "alpha.jsonl").write_text(
+                json.dumps(
+                    {
+                        "key": 101,
+                        "evaluations": [{"type": "dict", "part": 0, "eval_output": {"title": 5}}],
+                    }
+                )
+                + "\n"
+            ),
+            "evaluations/alpha.jsonl",
+            1,
+            "evaluations.0.eval_output.title",
+            "not 0, 1, 2 or 3",
+        ),
+        (
+            lambda root: (root / "evaluations" / "alpha.jsonl").write_text(
+                json.dumps(
+                    {
+                        "key": 201,
+                        "evaluations": [{"type": "em", "gt_index": 0, "field": "x", "match": True}],
+                    }
+                )
+                + "\n"
+            ),
+            "evaluations/alpha.jsonl",
+            1,
+            "evaluations.0.type",
+            "does not grade",
+        ),
+        (
+            lambda root: rewrite_rows(root, lambda rows: rows[2].update(canary="wrong")),
+            "livedrbench.jsonl",
+            3,
+            "ground_truths",
+            "decrypt",
+        ),
+        (
+            lambda root: rewrite_rows(root, lambda rows: rows[1].update(answer="x")),
+            "livedrbench.jsonl",
+            2,
+            "answer",
+            "unknown field",
+        ),
+        (
+            lambda root: rewrite_rows(root, lambda rows: rows[1].update(key=101)),
+            "livedrbench.jsonl",
+            2,
+            "key",
+            "repeats",
+        ),
+        (
+            lambda root: (root / "evaluations" / "gamma.jsonl").write_text(""),
+            "evaluations/gamma.jsonl",
+            None,
+            None,
+            "no predictions",
+        ),
+    ],
+)
 def test_importer_errors_name_file_line_and_field(
     tmp_path: Path, breakage: Any, file: str, line: int | None, fld: str | None, message: str
 ) -> None:
@@ -895,7 +1242,8 @@ def score_of(conn: sqlite3.Connection, report: str, metric: str, variant: str) -
     row = conn.execute(
         f"SELECT s.value FROM {all_scores(conn)} s JOIN report r ON s.scope = 'report:' || r.id "
         "WHERE r.ext_id = ? AND s.framework = 'claims_f1' AND s.metric = ? AND s.variant = ?",
-        (report, metric, variant)).fetchone()
+        (report, metric, variant),
+    ).fetchone()
     return None if row is None else row[0]
 
 
@@ -903,7 +1251,8 @@ def system_score(conn: sqlite3.Connection, system: str, metric: str, variant: st
     row = conn.execute(
         "SELECT s.value FROM score s JOIN system y ON s.scope = 'system:' || y.id "
         "WHERE y.ext_id = ? AND s.framework = 'claims_f1' AND s.metric = ? AND s.variant = ?",
-        (system, metric, variant)).fetchone()
+        (system, metric, variant),
+    ).fetchone()
     assert row is not None
     return float(row[0])
 
@@ -911,7 +1260,9 @@ def system_score(conn: sqlite3.Connection, system: str, metric: str, variant: st
 def judgment_id(conn: sqlite3.Connection, report: str, kind: str, subject: str) -> int:
     row = conn.execute(
         "SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id "
-        "WHERE r.ext_id = ? AND j.kind = ? AND j.subject = ?", (report, kind, subject)).fetchone()
+        "WHERE r.ext_id = ? AND j.kind = ? AND j.subject = ?",
+        (report, kind, subject),
+    ).fetchone()
     assert row is not None, (report, kind, subject)
     return int(row[0])
 
@@ -934,7 +1285,8 @@ def assert_cache_is_a_full_recompute(conn: sqlite3.Connection) -> None:
     for key, aggregates in full.systems.items():
         if key[1] == "claims_f1":
             assert {m: v for m, (v, _) in cache.systems[key].items()} == pytest.approx(
-                {m: v for m, (v, _) in aggregates.items()})
+                {m: v for m, (v, _) in aggregates.items()}
+            )
 
 
 def test_fixture_scores_in_the_store_and_an_override_moves_them(conn: sqlite3.Connection) -> None:
@@ -957,8 +1309,9 @@ def test_fixture_scores_in_the_store_and_an_override_moves_them(conn: sqlite3.Co
     assert score_of(conn, "beta:101", "f1", "judge") == 0.0
     # beta's system F1: (0.5 + 0.8 + 0) / 3
     assert system_score(conn, "beta", "f1", "adjudicated") == pytest.approx(1.3 / 3)
-    assert system_score(conn, "beta", "f1[novel-datasets-identi-extraction]",
-                        "adjudicated") == pytest.approx(0.5)
+    assert system_score(
+        conn, "beta", "f1[novel-datasets-identi-extraction]", "adjudicated"
+    ) == pytest.approx(0.5)
     assert_cache_is_a_full_recompute(conn)
 
 
@@ -969,35 +1322,47 @@ def test_sample_run_rematch_end_to_end(conn: sqlite3.Connection) -> None:
     # 3/4: agreed 8 of 12 predicted and 16 ground-truth keys → P 2/3, R 1/2, F1 4/7.
     assert score_of(conn, report, "f1", "judge") == pytest.approx(4 / 7)
     assert system_score(conn, "heron-dr", "f1", "judge") == pytest.approx(
-        (4 / 7 + 2 / 3 + 10 / 11) / 3)
-    decide(conn, judgment_id(conn, report, "cf1_match", "c=g1.1;k=p1.1;x=g1.1"), "0",
-           "AlpSong-2 is a different release from AlpSong")
-    decide(conn, judgment_id(conn, report, "cf1_match", "c=g1.2;k=p1.1;x=g1.2"), "1",
-           "same release: device, species and hours all agree")
+        (4 / 7 + 2 / 3 + 10 / 11) / 3
+    )
+    decide(
+        conn,
+        judgment_id(conn, report, "cf1_match", "c=g1.1;k=p1.1;x=g1.1"),
+        "0",
+        "AlpSong-2 is a different release from AlpSong",
+    )
+    decide(
+        conn,
+        judgment_id(conn, report, "cf1_match", "c=g1.2;k=p1.1;x=g1.2"),
+        "1",
+        "same release: device, species and hours all agree",
+    )
     # Re-matched to AlpSong-2, whose four values equal the prediction's: agreed 4 + 4 + 3 = 11
     # → P 11/12, R 11/16, F1 = 2·(11/12)(11/16)/(77/48) = 121/154.
     assert score_of(conn, report, "f1", "adjudicated") == pytest.approx(121 / 154)
     assert score_of(conn, report, "match_conflicts", "adjudicated") == 0
     assert system_score(conn, "heron-dr", "f1", "adjudicated") == pytest.approx(
-        (121 / 154 + 2 / 3 + 10 / 11) / 3)
+        (121 / 154 + 2 / 3 + 10 / 11) / 3
+    )
     # Ibis: the judge graded 310 h against 312.5 h as 1 (within 1%: should be ≥ 2).
     ibis = "peer-chorusalp-ibis-dr"
     assert score_of(conn, ibis, "f1", "judge") == pytest.approx(0.5)  # P 7/12, R 7/16
-    decide(conn, judgment_id(conn, ibis, "cf1_key", "c=g1.2;k=p1.2;x=g1.2:hours"), "3",
-           "310 is within 1% of 312.5")
+    decide(
+        conn,
+        judgment_id(conn, ibis, "cf1_key", "c=g1.2;k=p1.2;x=g1.2:hours"),
+        "3",
+        "310 is within 1% of 312.5",
+    )
     assert score_of(conn, ibis, "f1", "adjudicated") == pytest.approx(4 / 7)  # P 8/12, R 8/16
     assert_cache_is_a_full_recompute(conn)
 
 
-def test_gavel_scores_lists_claims_f1(tmp_path: Path, capsys: pytest.CaptureFixture[str]
-                                      ) -> None:
+def test_gavel_scores_lists_claims_f1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tui.cli import main
 
     db = tmp_path / "g.db"
     assert main(["--db", str(db), "import", str(FIXTURE), "--format", "livedrbench"]) == 0
     capsys.readouterr()
-    assert main(["--db", str(db), "scores", "--framework", "claims_f1", "--format",
-                 "json"]) == 0
+    assert main(["--db", str(db), "scores", "--framework", "claims_f1", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     by = {(r["system"], r["metric"]): r for r in rows}
     assert by[("alpha", "f1")]["judge"] == pytest.approx(23 / 36)
@@ -1010,8 +1375,9 @@ def test_impact_finds_the_sample_mismatch(conn: sqlite3.Connection) -> None:
     from store.scores.inputs import load_inputs
 
     store_with(conn, SAMPLE, "native")
-    rid = conn.execute("SELECT id FROM report WHERE ext_id = 'peer-chorusalp-heron-dr'"
-                       ).fetchone()[0]
+    rid = conn.execute("SELECT id FROM report WHERE ext_id = 'peer-chorusalp-heron-dr'").fetchone()[
+        0
+    ]
     report = load_inputs(conn, [rid])[rid]
     impact = report_impact(FRAMEWORK, report, opts())
     # Flipping (p1.1, AlpSong-2) to matched alone moves F1 from 4/7 to 121/154 (the greedy rule
@@ -1030,11 +1396,15 @@ def test_sample_expansion_rescores_every_system_of_the_task(conn: sqlite3.Connec
     store_with(conn, SAMPLE, "native")
     # The store hands accepted expansions to scoring in ReportInput.expansions; here the
     # proposal built from Heron's stored claim p1.4 is handed over directly.
-    metadata = json.loads(conn.execute(
-        "SELECT k.metadata FROM claim k JOIN report r ON r.id = k.report_id "
-        "WHERE r.ext_id = 'lights-saltmere-heron-dr' AND k.ext_id = 'p1.4'").fetchone()[0])
-    task_meta = json.loads(conn.execute(
-        "SELECT metadata FROM task WHERE ext_id = 'lights-saltmere'").fetchone()[0])
+    metadata = json.loads(
+        conn.execute(
+            "SELECT k.metadata FROM claim k JOIN report r ON r.id = k.report_id "
+            "WHERE r.ext_id = 'lights-saltmere-heron-dr' AND k.ext_id = 'p1.4'"
+        ).fetchone()[0]
+    )
+    task_meta = json.loads(
+        conn.execute("SELECT metadata FROM task WHERE ext_id = 'lights-saltmere'").fetchone()[0]
+    )
     accepted = expansion("new_claim", proposal_from_claim(task_meta, metadata, "p1.4"))
     assert accepted["payload"]["claim"] == "Gull Rock Light"
     ids = dict(conn.execute("SELECT ext_id, id FROM report WHERE ext_id LIKE 'lights-%'"))
@@ -1056,14 +1426,19 @@ def test_sample_missed_name_switch(conn: sqlite3.Connection) -> None:
     store_with(conn, SAMPLE, "native")
     report = "halvard-prize-ibis-dr"
     assert score_of(conn, report, "f1", "judge") == pytest.approx(10 / 13)  # P 5/7, R 5/6
-    decide(conn, judgment_id(conn, report, "cf1_match", "c=g1.2;k=p1.2;x=g1.2"), "1",
-           "first and last name switched")
+    decide(
+        conn,
+        judgment_id(conn, report, "cf1_match", "c=g1.2;k=p1.2;x=g1.2"),
+        "1",
+        "first and last name switched",
+    )
     assert score_of(conn, report, "f1", "adjudicated") == pytest.approx(12 / 13)  # 6/7, 6/6
 
 
 def test_verdicts_resolve_by_key_when_criteria_do_not_line_up() -> None:
-    report = make("entities", [["A", "B"]], [["B"]],
-                  matches={("p1.1", "g1.1"): "0", ("p1.1", "g1.2"): "1"})
+    report = make(
+        "entities", [["A", "B"]], [["B"]], matches={("p1.1", "g1.1"): "0", ("p1.1", "g1.2"): "1"}
+    )
     report.criteria = []  # e.g. a bundle whose criteria are not one per claim: ids in keys
     # P 1/1, R 1/2 → F1 2/3
     assert score(report)["f1"] == pytest.approx(2 / 3)
@@ -1072,16 +1447,40 @@ def test_verdicts_resolve_by_key_when_criteria_do_not_line_up() -> None:
 def test_judge_records_that_leave_a_choice(tmp_path: Path) -> None:
     root = copy_fixture(tmp_path)
     g1 = {"scheme": "Zonation-5", "most_confused_phase": "neap ebb"}
-    (root / "evaluations" / "alpha.jsonl").write_text(json.dumps({"key": 101, "evaluations": [
-        {"type": "dict", "part": 0, "eval_output": {"title": 3, "venue": 3, "year": 3}},
-        # the judge matches the first finding twice; the third prediction has no record
-        {"type": "list_of_dicts_match", "part": 1, "extracted_gt": g1,
-         "eval_output": {"scheme": 3, "most_confused_phase": 3}},
-        {"type": "list_of_dicts_match", "part": 1, "extracted_gt": g1,
-         "eval_output": {"scheme": 1, "most_confused_phase": 0}},
-    ]}) + "\n" + json.dumps({"key": 201, "evaluations": [
-        # a string the ground truth does not have
-        {"type": "str_search", "pred_index": 2, "extracted_gt": "Quell Viaduct"}]}) + "\n")
+    (root / "evaluations" / "alpha.jsonl").write_text(
+        json.dumps(
+            {
+                "key": 101,
+                "evaluations": [
+                    {"type": "dict", "part": 0, "eval_output": {"title": 3, "venue": 3, "year": 3}},
+                    # the judge matches the first finding twice; the third prediction has no record
+                    {
+                        "type": "list_of_dicts_match",
+                        "part": 1,
+                        "extracted_gt": g1,
+                        "eval_output": {"scheme": 3, "most_confused_phase": 3},
+                    },
+                    {
+                        "type": "list_of_dicts_match",
+                        "part": 1,
+                        "extracted_gt": g1,
+                        "eval_output": {"scheme": 1, "most_confused_phase": 0},
+                    },
+                ],
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {
+                "key": 201,
+                "evaluations": [
+                    # a string the ground truth does not have
+                    {"type": "str_search", "pred_index": 2, "extracted_gt": "Quell Viaduct"}
+                ],
+            }
+        )
+        + "\n"
+    )
     bundle = read(root, "s")
     match = {(j.report, j.claim, j.key): j for j in bundle.judgments if j.kind == "cf1_match"}
     assert match[("alpha:101", "p2.1", "g2.1")].value == 1
@@ -1106,31 +1505,52 @@ def test_judge_records_that_leave_a_choice(tmp_path: Path) -> None:
 
 
 def test_accepted_proposals_rescore_every_system_through_the_store(
-        conn: sqlite3.Connection) -> None:
+    conn: sqlite3.Connection,
+) -> None:
     from store.reviews.proposals import accept, propose
 
     store_with(conn, SAMPLE, "native")
     task_id, task_meta = conn.execute(
-        "SELECT id, metadata FROM task WHERE ext_id = 'lights-saltmere'").fetchone()
+        "SELECT id, metadata FROM task WHERE ext_id = 'lights-saltmere'"
+    ).fetchone()
     report_id, claim_meta = conn.execute(
         "SELECT r.id, k.metadata FROM claim k JOIN report r ON r.id = k.report_id "
-        "WHERE r.ext_id = 'lights-saltmere-heron-dr' AND k.ext_id = 'p1.4'").fetchone()
+        "WHERE r.ext_id = 'lights-saltmere-heron-dr' AND k.ext_id = 'p1.4'"
+    ).fetchone()
     payload = proposal_from_claim(json.loads(task_meta), json.loads(claim_meta), "p1.4")
-    proposed = propose(conn, "tester", task_id, report_id, "claims_f1", "new_claim", payload,
-                       None, "automated in 1962 per the Lights Board's 1963 report")
+    proposed = propose(
+        conn,
+        "tester",
+        task_id,
+        report_id,
+        "claims_f1",
+        "new_claim",
+        payload,
+        None,
+        "automated in 1962 per the Lights Board's 1963 report",
+    )
     for system, before in (("heron-dr", 2 / 3), ("ibis-dr", 0.8), ("kite-search", 4 / 7)):
-        assert score_of(conn, f"lights-saltmere-{system}", "f1", "judge") == pytest.approx(
-            before)
+        assert score_of(conn, f"lights-saltmere-{system}", "f1", "judge") == pytest.approx(before)
     accept(conn, "maintainer", proposed.proposal.uuid)
     # As in the test above: Heron 2/3 → 0.8, Ibis 0.8 → 8/11, Kite 4/7 → 0.5, in both variants.
     for system, after in (("heron-dr", 0.8), ("ibis-dr", 8 / 11), ("kite-search", 0.5)):
         for variant in ("judge", "adjudicated"):
             assert score_of(conn, f"lights-saltmere-{system}", "f1", variant) == pytest.approx(
-                after)
+                after
+            )
     # An alias through the same workflow: "Quell, Tomas" is Tomas Quell (g1.2 of halvard-prize).
     halvard = conn.execute("SELECT id FROM task WHERE ext_id = 'halvard-prize'").fetchone()[0]
-    alias = propose(conn, "tester", halvard, None, "claims_f1", "alias",
-                    alias_payload("g1.2", None, "Quell, Tomas"), None, "name order")
+    alias = propose(
+        conn,
+        "tester",
+        halvard,
+        None,
+        "claims_f1",
+        "alias",
+        alias_payload("g1.2", None, "Quell, Tomas"),
+        None,
+        "name order",
+    )
     accept(conn, "maintainer", alias.proposal.uuid)
     # Ibis: 6 of 7 predictions, 6 of 6 winners → 12/13; the denominators are unchanged.
     assert score_of(conn, "halvard-prize-ibis-dr", "f1", "adjudicated") == pytest.approx(12 / 13)

@@ -25,8 +25,9 @@ def run(*args: str | Path) -> Result:
     return CliRunner().invoke(gavel, [str(a) for a in args])
 
 
-def commands(group: click.Group, path: tuple[str, ...] = ()
-             ) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+def commands(
+    group: click.Group, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], click.Command]]:
     ctx = click.Context(group)
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
@@ -37,6 +38,7 @@ def commands(group: click.Group, path: tuple[str, ...] = ()
 
 
 # -- help -----------------------------------------------------------------------------------------
+
 
 def test_every_command_and_option_has_help() -> None:
     missing = []
@@ -58,8 +60,11 @@ def test_every_help_page_shows_every_option_and_argument() -> None:
         assert result.output.startswith(f"Usage: gavel {' '.join(path)} "), path
         ctx = click.Context(command, info_name=path[-1])
         for param in command.params:
-            name = (param.opts[-1] if isinstance(param, click.Option)
-                    else param.make_metavar(ctx).strip("[].").split(".")[0])
+            name = (
+                param.opts[-1]
+                if isinstance(param, click.Option)
+                else param.make_metavar(ctx).strip("[].").split(".")[0]
+            )
             assert name in result.output, (path, name)
 
 
@@ -74,11 +79,13 @@ def test_the_command_list_comes_without_importing_any_command() -> None:
 
 # -- start-up cost --------------------------------------------------------------------------------
 
+
 def _loaded_after(code: str) -> set[str]:
     """Modules a fresh interpreter holds after running ``code``."""
     script = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
-    out = subprocess.run([sys.executable, "-c", script], cwd=PROJECT, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=PROJECT, capture_output=True, text=True, check=True
+    )
     return set(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
@@ -92,41 +99,58 @@ def test_importing_the_entry_point_and_asking_for_help_loads_no_app_numpy_or_sco
         "from click.testing import CliRunner\n"
         "from tui.cli.group import gavel\n"
         "result = CliRunner().invoke(gavel, ['--help'])\n"
-        "assert result.exit_code == 0, result.output\n")
+        "assert result.exit_code == 0, result.output\n"
+    )
     for modules in (after_import, after_help):
         assert _heavy(modules) == []
         assert sorted(m for m in modules if m.split(".")[0] in ("reviewer", "store")) == []
         assert not any(m.startswith(("tui.app", "tui.screens", "tui.widgets")) for m in modules)
 
 
-def test_a_decision_from_the_command_line_loads_neither_the_app_nor_numpy(
-        sample_db: Path) -> None:
+def test_a_decision_from_the_command_line_loads_neither_the_app_nor_numpy(sample_db: Path) -> None:
     modules = _loaded_after(
         "from tui.cli import main\n"
         f"assert main(['decide', '1', '0', '--db', {str(sample_db)!r}, '--rationale', 'r',"
         " '--reviewer', 'ana']) == 0\n"
-        f"assert main(['scores', '--db', {str(sample_db)!r}, '--format', 'json']) == 0\n")
+        f"assert main(['scores', '--db', {str(sample_db)!r}, '--format', 'json']) == 0\n"
+    )
     assert not any(m.split(".")[0] in ("textual", "numpy", "scipy", "httpx") for m in modules)
     assert "tui.app" not in modules
 
 
 def test_python_dash_m_runs_the_command_line() -> None:
     """The workstation's re-judge starts ``python -m tui.cli``."""
-    out = subprocess.run([sys.executable, "-m", "tui.cli", "reasons"], cwd=PROJECT,
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "reasons"],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 0 and "misread-rubric" in out.stdout
 
 
 def test_shell_completion_answers_instead_of_opening_the_workstation() -> None:
-    env = {**os.environ, "_GAVEL_COMPLETE": "bash_complete", "COMP_WORDS": "gavel sc",
-           "COMP_CWORD": "1"}
-    out = subprocess.run([sys.executable, "-c", "from tui.cli import main; main()"],
-                         cwd=PROJECT, env=env, capture_output=True, text=True, timeout=60,
-                         check=False)
+    env = {
+        **os.environ,
+        "_GAVEL_COMPLETE": "bash_complete",
+        "COMP_WORDS": "gavel sc",
+        "COMP_CWORD": "1",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", "from tui.cli import main; main()"],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert out.returncode == 0 and out.stdout.split() == ["plain,schema", "plain,scores"]
 
 
 # -- the database option --------------------------------------------------------------------------
+
 
 def test_db_is_accepted_before_or_after_the_subcommand(sample_db: Path, tmp_path: Path) -> None:
     before = run("--db", sample_db, "scores", "--format", "json")
@@ -136,16 +160,25 @@ def test_db_is_accepted_before_or_after_the_subcommand(sample_db: Path, tmp_path
     # Given in both places, the subcommand's own wins.
     assert run("--db", tmp_path / "empty.db", "scores", "--db", sample_db).exit_code == 0
     assert run("decide", "1", "0", "--rationale", "r", "--db", sample_db).exit_code == 0
-    logs = [run(*args) for args in (("--db", sample_db, "log", "export"),
-                                    ("log", "--db", sample_db, "export"),
-                                    ("log", "export", "--db", sample_db))]
+    logs = [
+        run(*args)
+        for args in (
+            ("--db", sample_db, "log", "export"),
+            ("log", "--db", sample_db, "export"),
+            ("log", "export", "--db", sample_db),
+        )
+    ]
     assert [r.exit_code for r in logs] == [0, 0, 0]
     assert logs[0].stdout.count("\n") == 1 and logs[0].stdout == logs[1].stdout == logs[2].stdout
 
 
 def test_reviewer_is_accepted_before_or_after_the_subcommand(sample_db: Path) -> None:
-    assert run("--reviewer", "ana", "decide", "1", "0", "--db", sample_db,
-               "--rationale", "r").exit_code == 0
+    assert (
+        run(
+            "--reviewer", "ana", "decide", "1", "0", "--db", sample_db, "--rationale", "r"
+        ).exit_code
+        == 0
+    )
     undone = run("undo", "--db", sample_db, "--reviewer", "ana", "--format", "json")
     assert undone.exit_code == 0 and json.loads(undone.stdout)["action"] == "undo"
     assert run("undo", "--db", sample_db, "--reviewer", "ben").stdout == "nothing to undo\n"
@@ -153,13 +186,15 @@ def test_reviewer_is_accepted_before_or_after_the_subcommand(sample_db: Path) ->
 
 # -- each command ---------------------------------------------------------------------------------
 
+
 def test_listing_commands(sample_db: Path) -> None:
     document = json.loads(run("schema").stdout)
     assert "Judgment" in document["$defs"]
     assert "misread-rubric" in run("reasons").stdout
     keys = run("keys", "--format", "json")
-    assert keys.exit_code == 0 and any(k["id"] == "verdict.correct"
-                                       for k in json.loads(keys.stdout))
+    assert keys.exit_code == 0 and any(
+        k["id"] == "verdict.correct" for k in json.loads(keys.stdout)
+    )
     options = json.loads(run("options", "--db", sample_db, "--format", "json").stdout)
     assert any(o["option"] == "v2_without_groups" for o in options)
     verdicts = run("verdicts", "--db", sample_db, "--kind", "ins", "--format", "csv")
@@ -209,18 +244,27 @@ def test_agreement_needs_a_decision(sample_db: Path) -> None:
     assert run("decide", "1", "0", "--rationale", "r", "--db", sample_db).exit_code == 0
     shown = run("agreement", "--db", sample_db, "--resamples", "20")
     assert shown.exit_code == 0 and "Judge vs human" in shown.stdout
-    data = json.loads(run("agreement", "--db", sample_db, "--resamples", "20",
-                          "--format", "json").stdout)
+    data = json.loads(
+        run("agreement", "--db", sample_db, "--resamples", "20", "--format", "json").stdout
+    )
     assert data["human_decisions"] == 1
 
 
 def test_logs_merge_conflicts_and_exports(sample_db: Path, tmp_path: Path) -> None:
     other = tmp_path / "other.db"
     other.write_bytes(sample_db.read_bytes())
-    assert run("decide", "1", "0", "--rationale", "ana says 0", "--reviewer", "ana",
-               "--db", sample_db).exit_code == 0
-    assert run("decide", "1", "1", "--rationale", "ben says 1", "--reviewer", "ben",
-               "--db", other).exit_code == 0
+    assert (
+        run(
+            "decide", "1", "0", "--rationale", "ana says 0", "--reviewer", "ana", "--db", sample_db
+        ).exit_code
+        == 0
+    )
+    assert (
+        run(
+            "decide", "1", "1", "--rationale", "ben says 1", "--reviewer", "ben", "--db", other
+        ).exit_code
+        == 0
+    )
     log = tmp_path / "ben.jsonl"
     exported = run("log", "export", "--db", other, "-o", log)
     assert exported.exit_code == 0 and "wrote 1 events" in exported.stderr
@@ -232,8 +276,9 @@ def test_logs_merge_conflicts_and_exports(sample_db: Path, tmp_path: Path) -> No
     assert settled.exit_code == 0 and "recorded adjudicate" in settled.stdout
     assert run("conflicts", "--db", sample_db).stdout == "no conflicts\n"
     target = tmp_path / "scores.csv"
-    assert run("export", "scores", "--format", "csv", "-o", target,
-               "--db", sample_db).exit_code == 0
+    assert (
+        run("export", "scores", "--format", "csv", "-o", target, "--db", sample_db).exit_code == 0
+    )
     assert target.read_text(encoding="utf-8").startswith("scope,")
 
 
@@ -245,25 +290,48 @@ def test_judge_runs_and_a_dry_run(sample_db: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv("GAVEL_MODEL", raising=False)
     unnamed = run("judge", "--db", sample_db, "--dry-run")
     assert unnamed.exit_code == 2 and "name the model" in unnamed.stderr
-    plan = run("judge", "--db", sample_db, "--model", "m", "--base-url",
-               "http://127.0.0.1:9/v1", "--sources", "stored", "--report", "t01-kestrel",
-               "--dry-run")
+    plan = run(
+        "judge",
+        "--db",
+        sample_db,
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--sources",
+        "stored",
+        "--report",
+        "t01-kestrel",
+        "--dry-run",
+    )
     assert plan.exit_code == 0 and "nothing was sent." in plan.stdout
     monkeypatch.setenv("GAVEL_MODEL", "from-env")
-    plan = run("judge", "--db", sample_db, "--base-url", "http://127.0.0.1:9/v1",
-               "--sources", "stored", "--report", "t01-kestrel", "--dry-run")
+    plan = run(
+        "judge",
+        "--db",
+        sample_db,
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--sources",
+        "stored",
+        "--report",
+        "t01-kestrel",
+        "--dry-run",
+    )
     assert "model from-env" in plan.stdout
     nothing = run("fetch", "--db", sample_db, "--report", "t01-kestrel", "--limit", "0")
     assert nothing.exit_code == 2 and "--limit must be at least 1" in nothing.stderr
 
 
 def test_review_opens_the_workstation_and_builds_the_sample_first(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tui.launch
 
     opened: list[tuple[Path, str]] = []
-    monkeypatch.setattr(tui.launch, "run_app",
-                        lambda path, config: opened.append((path, config.reviewer)) or 0)
+    monkeypatch.setattr(
+        tui.launch, "run_app", lambda path, config: opened.append((path, config.reviewer)) or 0
+    )
     db = tmp_path / "first.db"
     first = run("--db", db, "--reviewer", "ana")
     assert first.exit_code == 0 and "first run: building" in first.stdout

@@ -10,7 +10,8 @@ from tui.cli import main
 
 
 def test_a_bad_option_value_changes_nothing_and_says_so(
-    sample_db: Path, capsys: pytest.CaptureFixture[str],
+    sample_db: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     code = main(["options", "--db", str(sample_db), "cascade.v2_without_groups=bogus"])
     err = capsys.readouterr().err
@@ -20,7 +21,8 @@ def test_a_bad_option_value_changes_nothing_and_says_so(
 
 
 def test_scores_for_a_framework_without_data_says_which_filter_matched_nothing(
-    sample_db: Path, capsys: pytest.CaptureFixture[str],
+    sample_db: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["scores", "--db", str(sample_db), "--framework", "fact"]) == 1
     err = capsys.readouterr().err
@@ -28,7 +30,8 @@ def test_scores_for_a_framework_without_data_says_which_filter_matched_nothing(
 
 
 def test_rating_names_the_report_by_its_id(
-    sample_db: Path, capsys: pytest.CaptureFixture[str],
+    sample_db: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["rate", "--db", str(sample_db), "t01-kestrel", "3"]) == 0
     out = capsys.readouterr().out
@@ -36,11 +39,13 @@ def test_rating_names_the_report_by_its_id(
 
 
 def test_piped_tables_keep_whole_identifiers(
-    sample_db: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    sample_db: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
     assert main(["options", "--db", str(sample_db)]) == 0
-    out = capsys.readouterr().out                       # captured: not a terminal
+    out = capsys.readouterr().out  # captured: not a terminal
     for name in ("v2_without_groups", "missing_dimension", "partial_on_binary"):
         assert name in out
     assert "…" not in out

@@ -39,14 +39,25 @@ main()
 """
 
 
-def gavel(*args: str | Path, kill_at: str | None = None, timeout: float = 120,
-          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def gavel(
+    *args: str | Path,
+    kill_at: str | None = None,
+    timeout: float = 120,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """``gavel ARGS`` in a fresh interpreter; with ``kill_at`` ("module:function") the process
     kills itself with SIGKILL when that function is called."""
-    command = ([sys.executable, "-c", KILL_AT, kill_at] if kill_at
-               else [sys.executable, "-m", "tui.cli"])
-    return subprocess.run([*command, *map(str, args)], cwd=PROJECT, capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+    command = (
+        [sys.executable, "-c", KILL_AT, kill_at] if kill_at else [sys.executable, "-m", "tui.cli"]
+    )
+    return subprocess.run(
+        [*command, *map(str, args)],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def killed(result: subprocess.CompletedProcess[str]) -> bool:
@@ -76,20 +87,30 @@ def assert_consistent(db: Path) -> sqlite3.Connection:
 def a_claim(db: Path) -> int:
     conn = sqlite3.connect(db)
     try:
-        return int(conn.execute(
-            """SELECT j.id FROM judgment j LEFT JOIN decision d ON d.subject_id = j.subject_id
+        return int(
+            conn.execute(
+                """SELECT j.id FROM judgment j LEFT JOIN decision d ON d.subject_id = j.subject_id
                WHERE j.kind = 'claim' AND j.value = 'correct' AND j.current = 1
-                 AND d.subject_id IS NULL ORDER BY j.id LIMIT 1""").fetchone()[0])
+                 AND d.subject_id IS NULL ORDER BY j.id LIMIT 1"""
+            ).fetchone()[0]
+        )
     finally:
         conn.close()
 
 
-def test_a_decision_killed_before_its_scores_is_not_committed_without_them(
-        sample_db: Path) -> None:
+def test_a_decision_killed_before_its_scores_is_not_committed_without_them(sample_db: Path) -> None:
     judgment = a_claim(sample_db)
     before = events(sample_db)
-    result = gavel("decide", judgment, "incorrect", "--rationale", "r", "--db", sample_db,
-                   kill_at="store.reviews.decisions:update_scores")
+    result = gavel(
+        "decide",
+        judgment,
+        "incorrect",
+        "--rationale",
+        "r",
+        "--db",
+        sample_db,
+        kill_at="store.reviews.decisions:update_scores",
+    )
     assert killed(result) and "committed" not in result.stdout
     # Never reported, and not half-stored: the event and its scores commit together.
     assert events(sample_db) == before
@@ -103,20 +124,33 @@ def test_a_decision_killed_before_its_scores_is_not_committed_without_them(
 def test_a_decision_killed_after_its_commit_is_there_with_its_scores(sample_db: Path) -> None:
     judgment = a_claim(sample_db)
     before = events(sample_db)
-    result = gavel("decide", judgment, "incorrect", "--rationale", "r", "--db", sample_db,
-                   kill_at="tui.cli.decisions:emit")
+    result = gavel(
+        "decide",
+        judgment,
+        "incorrect",
+        "--rationale",
+        "r",
+        "--db",
+        sample_db,
+        kill_at="tui.cli.decisions:emit",
+    )
     assert killed(result) and "committed" in result.stdout
     assert len(events(sample_db)) == len(before) + 1
     conn = assert_consistent(sample_db)
-    assert conn.execute("SELECT d.value FROM decision d JOIN judgment j ON j.subject_id = "
-                        "d.subject_id WHERE j.id = ?", (judgment,)).fetchone() == ("incorrect",)
+    assert conn.execute(
+        "SELECT d.value FROM decision d JOIN judgment j ON j.subject_id = "
+        "d.subject_id WHERE j.id = ?",
+        (judgment,),
+    ).fetchone() == ("incorrect",)
     conn.close()
 
 
 def test_undo_and_rate_killed_before_their_scores_change_nothing(sample_db: Path) -> None:
     judgment = a_claim(sample_db)
-    assert gavel("decide", judgment, "incorrect", "--rationale", "r", "--db",
-                 sample_db).returncode == 0
+    assert (
+        gavel("decide", judgment, "incorrect", "--rationale", "r", "--db", sample_db).returncode
+        == 0
+    )
     before = events(sample_db)
     for args in (("undo",), ("rate", "t01-atlas-dr", "2")):
         result = gavel(*args, "--db", sample_db, kill_at="store.reviews.decisions:update_scores")
@@ -132,7 +166,8 @@ def fresh_db(tmp_path: Path) -> Path:
 
 
 def test_an_import_killed_before_its_scores_leaves_nothing_and_imports_again(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     db = fresh_db(tmp_path)
     bundle = sample_data_dir() / "dailyreport"
     result = gavel("import", bundle, "--db", db, kill_at="store.imports.from_path:rebuild_scores")
@@ -157,8 +192,7 @@ def test_an_import_killed_after_its_commit_has_its_scores(tmp_path: Path) -> Non
     assert "nothing to do" in gavel("import", bundle, "--db", db).stdout
 
 
-def test_an_import_committed_without_scores_is_repaired_on_the_next_open(
-        tmp_path: Path) -> None:
+def test_an_import_committed_without_scores_is_repaired_on_the_next_open(tmp_path: Path) -> None:
     """A writer that imports and rescores in two steps (or a process killed between them)
     leaves a "scores behind" mark; the next open rebuilds."""
     from store.imports.loader import import_bundle
@@ -166,39 +200,51 @@ def test_an_import_committed_without_scores_is_repaired_on_the_next_open(
 
     db = tmp_path / "gavel.db"
     conn = connect(db)
-    import_bundle(conn, tiny_bundle(), "h")              # no rebuild_scores: killed here
+    import_bundle(conn, tiny_bundle(), "h")  # no rebuild_scores: killed here
     assert conn.execute("SELECT count(*) FROM score").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM report_score").fetchone()[0] == 0
     conn.close()
-    assert gavel("scores", "--db", db).returncode == 0   # any command opens and repairs
+    assert gavel("scores", "--db", db).returncode == 0  # any command opens and repairs
     assert_consistent(db).close()
     # The same state as older releases left it (no mark, a suite without scores): a re-import
     # of the same files rebuilds instead of saying there is nothing to do.
     conn = connect(db)
     import_path(conn, sample_data_dir() / "dailyreport")
-    suite = conn.execute("SELECT id FROM suite WHERE ext_id = ?",
-                         ("dailyreport-sample-2026-11",)).fetchone()[0]
-    conn.execute("DELETE FROM report_score WHERE report_id IN (SELECT r.id FROM report r "
-                 "JOIN system y ON y.id = r.system_id WHERE y.suite_id = ?)", (suite,))
+    suite = conn.execute(
+        "SELECT id FROM suite WHERE ext_id = ?", ("dailyreport-sample-2026-11",)
+    ).fetchone()[0]
+    conn.execute(
+        "DELETE FROM report_score WHERE report_id IN (SELECT r.id FROM report r "
+        "JOIN system y ON y.id = r.system_id WHERE y.suite_id = ?)",
+        (suite,),
+    )
     redone = import_path(conn, sample_data_dir() / "dailyreport")
     assert not redone.created and redone.repaired
     conn.close()
     assert_consistent(db).close()
 
 
-@pytest.mark.parametrize("kill_at", [
-    "store.reviews.merge:update_scores",    # a small merge
-    "store.reviews.merge:rebuild_scores",   # beyond INCREMENTAL_LIMIT
-])
-def test_a_merge_killed_before_its_scores_adds_nothing(sample_db: Path, tmp_path: Path,
-                                                       kill_at: str) -> None:
+@pytest.mark.parametrize(
+    "kill_at",
+    [
+        "store.reviews.merge:update_scores",  # a small merge
+        "store.reviews.merge:rebuild_scores",  # beyond INCREMENTAL_LIMIT
+    ],
+)
+def test_a_merge_killed_before_its_scores_adds_nothing(
+    sample_db: Path, tmp_path: Path, kill_at: str
+) -> None:
     whole = kill_at.endswith("rebuild_scores")
     env = {"KILL_TEST_SET": "store.reviews.merge:INCREMENTAL_LIMIT=0"} if whole else None
     other = tmp_path / "ben.db"
     shutil.copy(sample_db, other)
     judgment = a_claim(other)
-    assert gavel("decide", judgment, "incorrect", "--rationale", "r", "--db", other,
-                 "--reviewer", "ben").returncode == 0
+    assert (
+        gavel(
+            "decide", judgment, "incorrect", "--rationale", "r", "--db", other, "--reviewer", "ben"
+        ).returncode
+        == 0
+    )
     before = events(sample_db)
     result = gavel("merge", other, "--db", sample_db, kill_at=kill_at, env=env)
     assert killed(result)
@@ -211,8 +257,10 @@ def test_a_merge_killed_before_its_scores_adds_nothing(sample_db: Path, tmp_path
 
 def test_a_rebuild_killed_half_way_leaves_the_database_as_it_was(sample_db: Path) -> None:
     judgment = a_claim(sample_db)
-    assert gavel("decide", judgment, "incorrect", "--rationale", "r", "--db",
-                 sample_db).returncode == 0
+    assert (
+        gavel("decide", judgment, "incorrect", "--rationale", "r", "--db", sample_db).returncode
+        == 0
+    )
     # Derived state gone astray (what `gavel rebuild` is for): decisions lost, scores not.
     conn = connect(sample_db)
     conn.execute("DELETE FROM decision")
@@ -230,7 +278,8 @@ def test_a_rebuild_killed_half_way_leaves_the_database_as_it_was(sample_db: Path
 
 
 def test_update_scores_reads_its_inputs_under_the_write_lock(
-        tiny_db: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch) -> None:
+    tiny_db: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Inputs read before the lock may be another writer's past: the scores written from them
     would overwrite that writer's fresher ones."""
     import store.scores.cache as scores
@@ -270,18 +319,33 @@ sys.stdin.readline()
 """
 
 
-@pytest.mark.parametrize(("writer", "named"), [(LONG_WRITER, "import runs/big-run, pid"),
-                                               (PLAIN_WRITER, "pid")])
+@pytest.mark.parametrize(
+    ("writer", "named"), [(LONG_WRITER, "import runs/big-run, pid"), (PLAIN_WRITER, "pid")]
+)
 def test_the_command_line_gives_up_on_a_busy_database_naming_the_holder(
-        sample_db: Path, writer: str, named: str) -> None:
+    sample_db: Path, writer: str, named: str
+) -> None:
     judgment = a_claim(sample_db)
     before = events(sample_db)
-    holder = subprocess.Popen([sys.executable, "-c", writer, str(sample_db)], cwd=PROJECT,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", writer, str(sample_db)],
+        cwd=PROJECT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
-        result = gavel("decide", judgment, "incorrect", "--rationale", "r", "--db", sample_db,
-                       env={"GAVEL_BUSY_TIMEOUT": "0.3"})
+        result = gavel(
+            "decide",
+            judgment,
+            "incorrect",
+            "--rationale",
+            "r",
+            "--db",
+            sample_db,
+            env={"GAVEL_BUSY_TIMEOUT": "0.3"},
+        )
     finally:
         holder.kill()
         holder.wait()

@@ -52,8 +52,14 @@ TASK_TOTAL = {"qsr_denominator": "task_total"}
 
 def test_framework_is_registered_with_kinds_and_documented_options() -> None:
     assert get_framework("drbench") is FRAMEWORK
-    assert set(KINDS) == {"drb_qsr", "drb_grr", "drb_relevance", "drb_partial_points",
-                          "drb_keyword_hit", "drb_trusted"}
+    assert set(KINDS) == {
+        "drb_qsr",
+        "drb_grr",
+        "drb_relevance",
+        "drb_partial_points",
+        "drb_keyword_hit",
+        "drb_trusted",
+    }
     for spec in FRAMEWORK.options:
         assert spec.default in spec.choices and spec.description
     defaults = {spec.name: spec.default for spec in FRAMEWORK.options}
@@ -78,12 +84,15 @@ def test_the_authors_notebook_values_are_cited_as_theirs() -> None:
     assert "unverified" not in docs
 
 
-@pytest.mark.parametrize(("kind", "keys"), [
-    ("drb_qsr", {"yes": "1", "partial": "h", "no": "0"}),
-    ("drb_grr", {"yes": "1", "no": "0"}),
-    ("drb_keyword_hit", {"true": "1", "false": "0"}),
-    ("drb_trusted", {"full": "1", "host": "h", "none": "0"}),
-])
+@pytest.mark.parametrize(
+    ("kind", "keys"),
+    [
+        ("drb_qsr", {"yes": "1", "partial": "h", "no": "0"}),
+        ("drb_grr", {"yes": "1", "no": "0"}),
+        ("drb_keyword_hit", {"true": "1", "false": "0"}),
+        ("drb_trusted", {"full": "1", "host": "h", "none": "0"}),
+    ],
+)
 def test_verdict_scales_use_existing_workstation_keys(kind: str, keys: dict[str, str]) -> None:
     scale = KINDS[kind].scale
     assert {c.code: c.key for c in scale.choices} == keys
@@ -104,21 +113,34 @@ def test_relevance_is_a_continuous_one_to_five_scale() -> None:
 # -- rubric point scales ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "yes", "partial", "no", "full"), [
-    ("Does it? Yes=2, No=0", 2, None, 0, 2),
-    ("Does it? Yes=2, No=0.", 2, None, 0, 2),
-    ("Does it? Yes=2, Partial=1, No=0", 2, (1, 1), 0, 2),
-    ("Does it? Yes=3, Partial=1 (if only one country is mentioned), No=0.", 3, (1, 1), 0, 3),
-    ("Does it? Yes=3, Partial（if case studies are incomplete）=1, No=0", 3, (1, 1), 0, 3),
-    ("Does it? Yes=2, Partial (one body)=1, No=0", 2, (1, 1), 0, 2),
-    ("Does it (1 point each)? Full (all listed)=4, Partial (1–3 areas)=1–3, No=0.",
-     4, (1, 3), 0, 4),
-    ("Does it? Full detail=6, Partial (mentions at least two aspects, e.g., a + b)=3, No=0",
-     6, (3, 3), 0, 6),
-    ("Does it? Yes=4, No(omit (a) or (b) or accessions)=0", 4, None, 0, 4),
-    # An inverted rubric: the wanted answer is No, and No carries the points.
-    ("Does it list results? No=3, Partial=1 (if only a brief mention), Yes=0", 0, (1, 1), 3, 3),
-])
+@pytest.mark.parametrize(
+    ("text", "yes", "partial", "no", "full"),
+    [
+        ("Does it? Yes=2, No=0", 2, None, 0, 2),
+        ("Does it? Yes=2, No=0.", 2, None, 0, 2),
+        ("Does it? Yes=2, Partial=1, No=0", 2, (1, 1), 0, 2),
+        ("Does it? Yes=3, Partial=1 (if only one country is mentioned), No=0.", 3, (1, 1), 0, 3),
+        ("Does it? Yes=3, Partial（if case studies are incomplete）=1, No=0", 3, (1, 1), 0, 3),
+        ("Does it? Yes=2, Partial (one body)=1, No=0", 2, (1, 1), 0, 2),
+        (
+            "Does it (1 point each)? Full (all listed)=4, Partial (1–3 areas)=1–3, No=0.",
+            4,
+            (1, 3),
+            0,
+            4,
+        ),
+        (
+            "Does it? Full detail=6, Partial (mentions at least two aspects, e.g., a + b)=3, No=0",
+            6,
+            (3, 3),
+            0,
+            6,
+        ),
+        ("Does it? Yes=4, No(omit (a) or (b) or accessions)=0", 4, None, 0, 4),
+        # An inverted rubric: the wanted answer is No, and No carries the points.
+        ("Does it list results? No=3, Partial=1 (if only a brief mention), Yes=0", 0, (1, 1), 3, 3),
+    ],
+)
 def test_point_scale_is_read_from_the_rubric_text(
     text: str, yes: float, partial: tuple[float, float] | None, no: float, full: float
 ) -> None:
@@ -132,15 +154,18 @@ def test_a_yes_inside_the_question_is_not_the_scale() -> None:
     assert written == "Yes=2, No=0"
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("Does the report explain X?", "does not end in a point scale"),
-    ("Does it? Yes=2", "no No value"),
-    ("Does it? Partial=1, No=0", "no Yes value"),
-    ("Does it? Yes=2, Yes=1, No=0", "twice"),
-    ("Does it? Yes=2, Partial=3, No=0", "outside"),
-    ("Does it? Yes=1–2, No=0", "only Partial"),
-    ("Does it? Yes=0, No=0", "the same"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Does the report explain X?", "does not end in a point scale"),
+        ("Does it? Yes=2", "no No value"),
+        ("Does it? Partial=1, No=0", "no Yes value"),
+        ("Does it? Yes=2, Yes=1, No=0", "twice"),
+        ("Does it? Yes=2, Partial=3, No=0", "outside"),
+        ("Does it? Yes=1–2, No=0", "only Partial"),
+        ("Does it? Yes=0, No=0", "the same"),
+    ],
+)
 def test_unreadable_point_scales_are_errors(text: str, message: str) -> None:
     with pytest.raises(PointScaleError, match=message):
         parse_point_scale(text)
@@ -157,14 +182,63 @@ def test_point_output_maps_to_an_answer() -> None:
 
 def test_the_48_general_rubrics_are_the_papers() -> None:
     # Weight vector of spec §1.4 (Appendix B), 48 items, 73 points.
-    weights = [2, 2, 1, 2, 2, 2, 1, 1, 2, 2, 1, 2, 2, 1, 1, 2, 1, 2, 2, 1, 2, 1, 2, 1, 2, 2, 1,
-               1, 2, 2, 2, 2, 1, 2, 2, 2, 1, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+    weights = [
+        2,
+        2,
+        1,
+        2,
+        2,
+        2,
+        1,
+        1,
+        2,
+        2,
+        1,
+        2,
+        2,
+        1,
+        1,
+        2,
+        1,
+        2,
+        2,
+        1,
+        2,
+        1,
+        2,
+        1,
+        2,
+        2,
+        1,
+        1,
+        2,
+        2,
+        2,
+        2,
+        1,
+        2,
+        2,
+        2,
+        1,
+        2,
+        2,
+        1,
+        1,
+        1,
+        1,
+        1,
+        1,
+        1,
+        1,
+        1,
+    ]
     assert [n for n, _, _ in GENERAL_RUBRICS] == list(range(1, 49))
     assert [parse_point_scale(t).full for _, _, t in GENERAL_RUBRICS] == weights
     assert sum(weights) == GRR_TOTAL == 73
     assert all(parse_point_scale(t).partial is None for _, _, t in GENERAL_RUBRICS)
     assert GENERAL_RUBRICS[41][2] == (
-        "Does the report use proper Markdown heading levels (e.g., #, ##, ###)? Yes=1, No=0")
+        "Does the report use proper Markdown heading levels (e.g., #, ##, ###)? Yes=1, No=0"
+    )
 
 
 # -- keyword matching ------------------------------------------------------------------------
@@ -203,7 +277,7 @@ def test_keywords_are_counted_in_the_citation_free_text_only() -> None:
     hits = find_hits(text, "vet")
     # "vet" in the body only: not in the link's title ("Vet guide", an annotation title the
     # paper keeps out of the "pure report text"), URLs, markers or the references.
-    assert [text[h.start:h.end] for h in hits] == ["vet"]
+    assert [text[h.start : h.end] for h in hits] == ["vet"]
     assert "https" not in citation_free(text) and "[1]" not in citation_free(text)
     assert "Vet guide" not in citation_free(text)
     assert find_hits("aaaa", "aa")[1].start == 2  # non-overlapping, left to right
@@ -220,10 +294,11 @@ def test_citation_chips_and_link_titles_are_not_counted_and_offsets_stay_the_rep
     # Two prose hits; none in the chips (one link, then two), a link's title or an image's alt
     # text. Offsets are the report's as submitted, so the workstation highlights them there.
     assert [h.start for h in hits] == [7, text.rindex("vet")]
-    assert all(text[h.start:h.end] == "vet" for h in hits)
+    assert all(text[h.start : h.end] == "vet" for h in hits)
     assert [h.key for h in hits] == ["7", str(text.rindex("vet"))]
     assert citation_free(text) == (
-        "Book a vet in week one . Ask about deworming ; the  agrees . A vet again.")
+        "Book a vet in week one . Ask about deworming ; the  agrees . A vet again."
+    )
 
 
 def test_keyword_options_count_whole_words_or_exact_case_only() -> None:
@@ -231,8 +306,9 @@ def test_keyword_options_count_whole_words_or_exact_case_only() -> None:
     counted = {
         "substring": FRAMEWORK.score_report(report, "judge", opts())["anchor_hits"],
         "word": FRAMEWORK.score_report(report, "judge", opts(keyword_match="word"))["anchor_hits"],
-        "sensitive": FRAMEWORK.score_report(
-            report, "judge", opts(keyword_case="sensitive"))["anchor_hits"],
+        "sensitive": FRAMEWORK.score_report(report, "judge", opts(keyword_case="sensitive"))[
+            "anchor_hits"
+        ],
     }
     assert counted == {"substring": 4, "word": 2, "sensitive": 2}
 
@@ -240,33 +316,46 @@ def test_keyword_options_count_whole_words_or_exact_case_only() -> None:
 # -- URLs ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("raw", "normalised", "host"), [
-    ("https://www.WHO.int/", "who.int", "who.int"),
-    ("http://who.int", "who.int", "who.int"),
-    ("https://www.rfc-editor.org/rfc/rfc9000?utm_source=openai#section-2",
-     "rfc-editor.org/rfc/rfc9000", "rfc-editor.org"),
-    ("https://avmajournals.avma.org/view/Journals/x/", "avmajournals.avma.org/view/Journals/x",
-     "avmajournals.avma.org"),
-    ("<https://unfccc.int/kyoto%5fprotocol/>", "unfccc.int/kyoto_protocol", "unfccc.int"),
-    ("https://example.org:443/a%2fb", "example.org/a%2Fb", "example.org"),
-    ("https://example.org:8080/a", "example.org:8080/a", "example.org:8080"),
-    ("www.gavi.org/covax-facility", "gavi.org/covax-facility", "gavi.org"),
-])
-def test_url_normalisation_keeps_raw_normalised_and_host(raw: str, normalised: str,
-                                                         host: str) -> None:
+@pytest.mark.parametrize(
+    ("raw", "normalised", "host"),
+    [
+        ("https://www.WHO.int/", "who.int", "who.int"),
+        ("http://who.int", "who.int", "who.int"),
+        (
+            "https://www.rfc-editor.org/rfc/rfc9000?utm_source=openai#section-2",
+            "rfc-editor.org/rfc/rfc9000",
+            "rfc-editor.org",
+        ),
+        (
+            "https://avmajournals.avma.org/view/Journals/x/",
+            "avmajournals.avma.org/view/Journals/x",
+            "avmajournals.avma.org",
+        ),
+        ("<https://unfccc.int/kyoto%5fprotocol/>", "unfccc.int/kyoto_protocol", "unfccc.int"),
+        ("https://example.org:443/a%2fb", "example.org/a%2Fb", "example.org"),
+        ("https://example.org:8080/a", "example.org:8080/a", "example.org:8080"),
+        ("www.gavi.org/covax-facility", "gavi.org/covax-facility", "gavi.org"),
+    ],
+)
+def test_url_normalisation_keeps_raw_normalised_and_host(
+    raw: str, normalised: str, host: str
+) -> None:
     url = normalise_url(raw)
     assert (url.raw, url.normalised, url.host) == (raw, normalised, host)
 
 
 def test_annotations_match_tsls_fully_by_host_or_not_at_all() -> None:
-    tsls = ["https://www.who.int", "https://www.gavi.org/covax-facility",
-            "https://www.worldbank.org/en/topic/health"]
+    tsls = [
+        "https://www.who.int",
+        "https://www.gavi.org/covax-facility",
+        "https://www.worldbank.org/en/topic/health",
+    ]
     annotations = [
-        "https://www.gavi.org/covax-facility?utm_source=openai",   # full (parameters dropped)
-        "http://gavi.org/covax-facility/",                        # same page again: deduplicated
-        "https://www.who.int/news/item/1",                        # host of the who.int TSL
-        "https://who.int",                                        # full: the site-root TSL
-        "https://data.worldbank.org/indicator",                   # other subdomain: none
+        "https://www.gavi.org/covax-facility?utm_source=openai",  # full (parameters dropped)
+        "http://gavi.org/covax-facility/",  # same page again: deduplicated
+        "https://www.who.int/news/item/1",  # host of the who.int TSL
+        "https://who.int",  # full: the site-root TSL
+        "https://data.worldbank.org/indicator",  # other subdomain: none
     ]
     matches = match_annotations(tsls, annotations)
     assert [(m.url.normalised, m.match, m.tsl) for m in matches] == [
@@ -296,16 +385,22 @@ def test_citations_under_a_trusted_source_are_full_matches_counted_once_each() -
     # The authors' notebook counts a full match for every (TSL, citation) pair where the TSL
     # is in the citation ('if refe_item in anno_item'): a site-root TSL matches every page of
     # its site. S = 3 TSLs, T = 6 distinct citations, as the URL matcher judged them.
-    tsls = ["https://www.who.int", "https://www.gavi.org/covax-facility",
-            "https://www.worldbank.org/en/topic/health"]
-    report = trusted_report([
-        ("gavi.org/covax-facility", "full"),                 # the TSL itself
-        ("who.int/news/item/1", "host"),                     # under the site root who.int
-        ("who.int/emergencies", "host"),                     # under it too: counted again
-        ("worldbank.org/en/topic/health/overview", "host"),  # under a TSL with a path
-        ("worldbank.org/en/topic/healthcare", "host"),       # not under it: another segment
-        ("data.worldbank.org/indicator", "none"),
-    ], tsls)
+    tsls = [
+        "https://www.who.int",
+        "https://www.gavi.org/covax-facility",
+        "https://www.worldbank.org/en/topic/health",
+    ]
+    report = trusted_report(
+        [
+            ("gavi.org/covax-facility", "full"),  # the TSL itself
+            ("who.int/news/item/1", "host"),  # under the site root who.int
+            ("who.int/emergencies", "host"),  # under it too: counted again
+            ("worldbank.org/en/topic/health/overview", "host"),  # under a TSL with a path
+            ("worldbank.org/en/topic/healthcare", "host"),  # not under it: another segment
+            ("data.worldbank.org/indicator", "none"),
+        ],
+        tsls,
+    )
     under = FRAMEWORK.score_report(report, "judge", opts())
     # under: match_full = 4 (> S = 3), host-only 1. TBoost = 1 + 0.2·(0.7·4/3 + 0.3·1/7)
     # = 1 + 0.2·(0.9333333 + 0.0428571) = 1.1952381
@@ -353,7 +448,8 @@ def test_quality_divides_query_rubric_points_by_thirty_or_the_tasks_total(
     assert FRAMEWORK.score_report(b.report, "judge", opts(**TASK_TOTAL))["qsr_ratio"] == 1.0
     # Quality = 0.5·total/30 + 0.5·1
     assert FRAMEWORK.score_report(b.report, "judge", opts())["quality"] == pytest.approx(
-        0.5 * thirty + 0.5)
+        0.5 * thirty + 0.5
+    )
 
 
 def test_host_rate_option_counts_full_matches_again_or_not() -> None:
@@ -380,11 +476,29 @@ class Builder:
         self.report.criteria.append(CriterionIn(cid, None, dimension, weight, text))
         return cid
 
-    def verdict(self, kind: str, criterion: int | None, value: str | None,
-                key: str | None = None, effective: str | None = None) -> None:
-        self.report.verdicts.append(VerdictIn(
-            next(self.next), self.report.report_id, kind, None, criterion, None, None, key,
-            value, value if effective is None else effective, None))
+    def verdict(
+        self,
+        kind: str,
+        criterion: int | None,
+        value: str | None,
+        key: str | None = None,
+        effective: str | None = None,
+    ) -> None:
+        self.report.verdicts.append(
+            VerdictIn(
+                next(self.next),
+                self.report.report_id,
+                kind,
+                None,
+                criterion,
+                None,
+                None,
+                key,
+                value,
+                value if effective is None else effective,
+                None,
+            )
+        )
 
 
 def vector_input(report_id: int = 1) -> ReportInput:
@@ -397,8 +511,10 @@ def vector_input(report_id: int = 1) -> ReportInput:
         # No on items 1–14: 2+2+1+2+2+2+1+1 + 2+2+1+2+2+1 = 23 points; 73 − 23 = 50
         cid = b.criterion("grr", text)
         b.verdict("drb_grr", cid, "no" if number <= 14 else "yes")
-    for dimension, freqs, reles in (("anchor_keyword", [3, 0, 1, 5, 2], [5, 1, 3, 4, 4]),
-                                    ("drift_keyword", [1, 0, 0, 2, 0], [2, 1, 1, 3, 1])):
+    for dimension, freqs, reles in (
+        ("anchor_keyword", [3, 0, 1, 5, 2], [5, 1, 3, 4, 4]),
+        ("drift_keyword", [1, 0, 0, 2, 0], [2, 1, 1, 3, 1]),
+    ):
         for k, (freq, rele) in enumerate(zip(freqs, reles, strict=True)):
             cid = b.criterion(dimension, f"{dimension}-{k}")
             b.verdict("drb_relevance", cid, str(rele))
@@ -413,9 +529,11 @@ def vector_input(report_id: int = 1) -> ReportInput:
 
 def test_spec_test_vector_with_eps_2_and_1() -> None:
     scores = FRAMEWORK.score_report(vector_input(), "judge", opts())
-    print(f"\n§2.11: Quality {scores['quality']:.7f}, FAK {scores['fak_drift']:.6f}, "
-          f"FDK {scores['fdk_drift']:.6f}, drift {scores['drift']:.6f}, "
-          f"TBoost {scores['tboost']:.7f}, InteScore {scores['integrated']:.6f}")
+    print(
+        f"\n§2.11: Quality {scores['quality']:.7f}, FAK {scores['fak_drift']:.6f}, "
+        f"FDK {scores['fdk_drift']:.6f}, drift {scores['drift']:.6f}, "
+        f"TBoost {scores['tboost']:.7f}, InteScore {scores['integrated']:.6f}"
+    )
     # Quality = 0.5·20/30 + 0.5·50/73 = 0.3333333 + 0.3424658 = 0.6757991
     assert scores["quality"] == pytest.approx(0.5 * 20 / 30 + 0.5 * 50 / 73)
     assert scores["quality"] == pytest.approx(0.6757991, abs=5e-8)
@@ -434,10 +552,13 @@ def test_spec_test_vector_with_eps_2_and_1() -> None:
     assert scores["anchor_hits"] == 11 and scores["drift_hits"] == 3
 
 
-@pytest.mark.parametrize(("eps_plus", "fak", "drift"), [
-    ("1", 0.36, 0.312),       # FAK terms 1 + 0 + 0.6 + 0.8 + 0.8 = 3.2; 1 − 3.2/5 = 0.36
-    ("3", 0.493333, 0.405333),  # 1 + 0 + 0.2 + 0.8 + ⅔·0.8 = 2.5333; 1 − 0.50667
-])
+@pytest.mark.parametrize(
+    ("eps_plus", "fak", "drift"),
+    [
+        ("1", 0.36, 0.312),  # FAK terms 1 + 0 + 0.6 + 0.8 + 0.8 = 3.2; 1 − 3.2/5 = 0.36
+        ("3", 0.493333, 0.405333),  # 1 + 0 + 0.2 + 0.8 + ⅔·0.8 = 2.5333; 1 − 0.50667
+    ],
+)
 def test_spec_test_vector_other_eps(eps_plus: str, fak: float, drift: float) -> None:
     scores = FRAMEWORK.score_report(vector_input(), "judge", opts(eps_plus=eps_plus))
     assert scores["fak_drift"] == pytest.approx(fak, abs=5e-7)
@@ -459,13 +580,13 @@ def test_spec_test_vector_section_4_3_variant_and_contribution_per_token() -> No
 def test_system_score_is_the_mean_of_per_task_products() -> None:
     first = FRAMEWORK.score_report(vector_input(1), "judge", opts())
     weak = vector_input(2)
-    weak.verdicts = [v._replace(judge="no", effective="no") if v.kind == "drb_qsr" else v
-                     for v in weak.verdicts]
+    weak.verdicts = [
+        v._replace(judge="no", effective="no") if v.kind == "drb_qsr" else v for v in weak.verdicts
+    ]
     second = FRAMEWORK.score_report(weak, "judge", opts())
     # second: Quality = 0.5·0/30 + 0.5·50/73 = 0.3424658; InteScore = 0.3424658·0.646·
     # 1.0698462·100 = 23.668575
-    assert second["integrated"] == pytest.approx(0.5 * 50 / 73 * 0.646 * 1.0698462 * 100,
-                                                 rel=1e-7)
+    assert second["integrated"] == pytest.approx(0.5 * 50 / 73 * 0.646 * 1.0698462 * 100, rel=1e-7)
     out = FRAMEWORK.aggregate([first, second], opts())
     mean_of_products = (first["integrated"] + second["integrated"]) / 2  # type: ignore[operator]
     assert out["integrated"].value == pytest.approx(mean_of_products) and out["integrated"].n == 2
@@ -488,22 +609,29 @@ def rubric_report(texts: Sequence[str], answers: Sequence[str | None]) -> Report
 
 
 def test_partial_points_follow_the_rubric_and_the_options() -> None:
-    texts = ["A? Full=4, Partial (1–3)=1–3, No=0.", "B? Yes=2, No=0",
-             "C? No=3, Partial=1 (if brief), Yes=0"]
+    texts = [
+        "A? Full=4, Partial (1–3)=1–3, No=0.",
+        "B? Yes=2, No=0",
+        "C? No=3, Partial=1 (if brief), Yes=0",
+    ]
     report = rubric_report(texts, ["partial", "partial", "no"])
 
     def qsr(**o: str) -> float | None:
         return FRAMEWORK.score_report(report, "judge", opts(**TASK_TOTAL, **o))["qsr_ratio"]
 
     # full = 4 + 2 + 3 = 9; inverted rubric answered No earns its 3 points
-    assert qsr() == pytest.approx((2 + 0 + 3) / 9)                      # midpoint 2, binary 0
+    assert qsr() == pytest.approx((2 + 0 + 3) / 9)  # midpoint 2, binary 0
     assert qsr(partial_range="low") == pytest.approx((1 + 0 + 3) / 9)
     assert qsr(partial_range="high") == pytest.approx((3 + 0 + 3) / 9)
     assert qsr(partial_on_binary="half") == pytest.approx((2 + 1 + 3) / 9)
 
 
-def ranged_report(judge_points: str | None, effective_points: str | None = None,
-                  answer: str = "partial", effective_answer: str | None = None) -> ReportInput:
+def ranged_report(
+    judge_points: str | None,
+    effective_points: str | None = None,
+    answer: str = "partial",
+    effective_answer: str | None = None,
+) -> ReportInput:
     """One ranged rubric (Full=4, Partial 1–3, No=0) and one 2-point rubric answered Yes."""
     b = Builder()
     ranged = b.criterion("qsr", "Q? Full (all 4)=4, Partial (1–3)=1–3, No=0.")
@@ -523,23 +651,30 @@ def test_the_judges_own_number_inside_a_partial_range_stands() -> None:
     report = ranged_report("3")
 
     def qsr(variant: str = "judge", **o: str) -> float | None:
-        return FRAMEWORK.score_report(report, variant,  # type: ignore[arg-type]
-                                      opts(**TASK_TOTAL, **o))["qsr_ratio"]
+        return FRAMEWORK.score_report(
+            report,
+            variant,  # type: ignore[arg-type]
+            opts(**TASK_TOTAL, **o),
+        )["qsr_ratio"]
 
-    assert qsr() == pytest.approx((3 + 2) / 6)                             # default: judge
-    assert qsr(partial_range="midpoint") == pytest.approx((2 + 2) / 6)     # (1 + 3) / 2
+    assert qsr() == pytest.approx((3 + 2) / 6)  # default: judge
+    assert qsr(partial_range="midpoint") == pytest.approx((2 + 2) / 6)  # (1 + 3) / 2
     assert qsr(partial_range="low") == pytest.approx((1 + 2) / 6)
     # No number (a reviewer pressed h, or the judge wrote the word "partial"): the midpoint.
     assert FRAMEWORK.score_report(ranged_report(None), "judge", opts(**TASK_TOTAL))[
-        "qsr_ratio"] == pytest.approx((2 + 2) / 6)
+        "qsr_ratio"
+    ] == pytest.approx((2 + 2) / 6)
     # A reviewer retypes the points (1), or a number outside the range (clamped to 3).
     assert FRAMEWORK.score_report(ranged_report("3", "1"), "adjudicated", opts(**TASK_TOTAL))[
-        "qsr_ratio"] == pytest.approx((1 + 2) / 6)
+        "qsr_ratio"
+    ] == pytest.approx((1 + 2) / 6)
     assert FRAMEWORK.score_report(ranged_report("3", "7"), "adjudicated", opts(**TASK_TOTAL))[
-        "qsr_ratio"] == pytest.approx((3 + 2) / 6)
+        "qsr_ratio"
+    ] == pytest.approx((3 + 2) / 6)
     # The answer overridden to Yes: the points verdict no longer applies.
-    assert FRAMEWORK.score_report(ranged_report("3", effective_answer="yes"), "adjudicated",
-                                  opts(**TASK_TOTAL))["qsr_ratio"] == pytest.approx((4 + 2) / 6)
+    assert FRAMEWORK.score_report(
+        ranged_report("3", effective_answer="yes"), "adjudicated", opts(**TASK_TOTAL)
+    )["qsr_ratio"] == pytest.approx((4 + 2) / 6)
 
 
 def test_a_judge_number_in_a_partial_range_is_imported_and_scored(
@@ -549,28 +684,37 @@ def test_a_judge_number_in_a_partial_range_is_imported_and_scored(
     from store.scores.cache import rebuild_scores
 
     ranged = "Does the report name the four areas? Full (all 4)=4, Partial (1–3)=1–3, No=0."
-    write_jsonl(tmp_path / "RigorousBench.jsonl",
-                [entry(qsr=[ranged, "Does it give costs? Yes=2, No=0"])])
-    write_jsonl(tmp_path / "reports.jsonl", [report_row(
-        judge={"model": "m", "qsr": [3, 2], "grr": ["yes"] * 48})])
+    write_jsonl(
+        tmp_path / "RigorousBench.jsonl", [entry(qsr=[ranged, "Does it give costs? Yes=2, No=0"])]
+    )
+    write_jsonl(
+        tmp_path / "reports.jsonl",
+        [report_row(judge={"model": "m", "qsr": [3, 2], "grr": ["yes"] * 48})],
+    )
     bundle = read(tmp_path)
     check_bundle(bundle)
     points = [j for j in bundle.judgments if j.kind == "drb_partial_points"]
     assert [(j.criterion, j.value, j.raw) for j in points] == [("qsr-01", 3, "[3]")]
     assert {j.criterion: j.value for j in bundle.judgments if j.kind == "drb_qsr"} == {
-        "qsr-01": "partial", "qsr-02": "yes"}
+        "qsr-01": "partial",
+        "qsr-02": "yes",
+    }
     import_bundle(conn, bundle, "h")
     rebuild_scores(conn)
-    value = conn.execute(f"SELECT value FROM {all_scores(conn)} "
-                         "WHERE framework = 'drbench' AND variant = "
-                         "'judge' AND metric = 'qsr_ratio' AND scope LIKE 'report:%'").fetchone()
+    value = conn.execute(
+        f"SELECT value FROM {all_scores(conn)} "
+        "WHERE framework = 'drbench' AND variant = "
+        "'judge' AND metric = 'qsr_ratio' AND scope LIKE 'report:%'"
+    ).fetchone()
     # Default options: 5 points of the notebook's 30 (not the midpoint's 4 of 30).
     assert value[0] == pytest.approx((3 + 2) / 30)
 
 
 def test_missing_rubric_counts_zero_or_leaves_the_denominator() -> None:
-    report = rubric_report(["A? Yes=2, No=0", "B? Yes=3, No=0", "C? Yes=1, No=0"],
-                           ["yes", None, "-"])
+    report = rubric_report(
+        ["A? Yes=2, No=0", "B? Yes=3, No=0", "C? Yes=1, No=0"], ["yes", None, "-"]
+    )
+
     def qsr(**o: str) -> float | None:
         return FRAMEWORK.score_report(report, "judge", opts(**o))["qsr_ratio"]
 
@@ -638,8 +782,12 @@ def test_a_struck_hit_moves_the_adjudicated_variant_only() -> None:
 
 def write_jsonl(path: Path, rows: Sequence[Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False))
-                            + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join(
+            (r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -647,8 +795,10 @@ def entry(uid: str = "04999", **changes: Any) -> dict[str, Any]:
     record: dict[str, Any] = {
         "uid": uid,
         "query": "How should a family prepare for adopting an older dog?",
-        "qsr": ["Does the report recommend a vet visit in week one? Yes=2, No=0",
-                "Does the report give a cost breakdown? Yes=3, Partial=1, No=0"],
+        "qsr": [
+            "Does the report recommend a vet visit in week one? Yes=2, No=0",
+            "Does the report give a cost breakdown? Yes=3, Partial=1, No=0",
+        ],
         "tsl": ["https://www.town.example/dog-licence", "https://shelter.example/after"],
         "fak": ["vet", "microchip", "decompression", "dental", "licence"],
         "fdk": ["puppy", "breeding", "agility", "kitten", "show ring"],
@@ -667,12 +817,15 @@ def test_unparseable_point_scale_names_file_line_and_field(tmp_path: Path) -> No
     assert "point scale" in error.message
 
 
-@pytest.mark.parametrize(("changes", "field"), [
-    ({"fak": ["vet", ""]}, "fak.1"),
-    ({"tsl": ["not a url at all"]}, "tsl.0"),
-    ({"qsr": "Yes=2, No=0"}, "qsr"),
-    ({"query": ""}, "query"),
-])
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"fak": ["vet", ""]}, "fak.1"),
+        ({"tsl": ["not a url at all"]}, "tsl.0"),
+        ({"qsr": "Yes=2, No=0"}, "qsr"),
+        ({"query": ""}, "query"),
+    ],
+)
 def test_bad_task_fields_are_named(tmp_path: Path, changes: dict[str, Any], field: str) -> None:
     path = write_jsonl(tmp_path / "tasks.jsonl", [entry(**changes)])
     with pytest.raises(InputError) as info:
@@ -682,14 +835,24 @@ def test_bad_task_fields_are_named(tmp_path: Path, changes: dict[str, Any], fiel
 
 def report_row(**changes: Any) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "uid": "04999", "system": "agent-x",
-        "report": ("# Plan\n\nBook a vet in week one [1]. Our veteran volunteers help.\n\n"
-                   "## References\n[1] Licence_Town https://town.example/dog-licence\n"),
-        "citations": [{"url": "https://town.example/dog-licence?ref=x", "title": "Licence"},
-                      "https://shelter.example/other"],
+        "uid": "04999",
+        "system": "agent-x",
+        "report": (
+            "# Plan\n\nBook a vet in week one [1]. Our veteran volunteers help.\n\n"
+            "## References\n[1] Licence_Town https://town.example/dog-licence\n"
+        ),
+        "citations": [
+            {"url": "https://town.example/dog-licence?ref=x", "title": "Licence"},
+            "https://shelter.example/other",
+        ],
         "token_usage": {"total": 900, "input": 100},
-        "judge": {"model": "judge-m", "qsr": [2, 1], "grr": ["yes"] * 48,
-                  "fak": [5, 1, 1, 1, 1], "fdk": [1, 1, 1, 1, None]},
+        "judge": {
+            "model": "judge-m",
+            "qsr": [2, 1],
+            "grr": ["yes"] * 48,
+            "fak": [5, 1, 1, 1, 1],
+            "fdk": [1, 1, 1, 1, None],
+        },
     }
     row.update(changes)
     return row
@@ -703,8 +866,10 @@ def test_folder_with_reports_runs_the_matchers_and_reads_judge_scores(tmp_path: 
     assert [r.id for r in bundle.reports] == ["04999-agent-x"]
     assert bundle.reports[0].metadata["token_usage"] == {"total": 900, "input": 100}
     hits = [j for j in bundle.judgments if j.kind == "drb_keyword_hit"]
-    assert [(j.criterion, j.key, j.value) for j in hits] == [("fak-1", "15", True),
-                                                            ("fak-1", "40~", True)]
+    assert [(j.criterion, j.key, j.value) for j in hits] == [
+        ("fak-1", "15", True),
+        ("fak-1", "40~", True),
+    ]
     assert hits[1].evidence == "Our veteran volunteers help."
     trusted = {j.key: j for j in bundle.judgments if j.kind == "drb_trusted"}
     assert trusted["town.example/dog-licence"].value == "full"
@@ -719,33 +884,41 @@ def test_folder_with_reports_runs_the_matchers_and_reads_judge_scores(tmp_path: 
     assert {r.id for r in bundle.runs} == {"keyword-matcher-v2", "url-matcher-v1", "judge-judge-m"}
 
 
-@pytest.mark.parametrize(("changes", "field"), [
-    ({"uid": "00000"}, "uid"),
-    ({"judge": {"model": "m", "qsr": [2]}}, "judge.qsr"),
-    ({"judge": {"model": "m", "qsr": [1, 1]}}, "judge.qsr.0"),
-    ({"judge": {"model": "m", "fak": [5, 1, 1, 1, 7]}}, "judge.fak.4"),
-    ({"judge": {"model": "m", "grr": ["partial"] * 48}}, "judge.grr.0"),
-    ({"citations": [{"title": "no url"}]}, "citations.0"),
-    ({"token_usage": {"total": 5}}, "token_usage"),
-    ({"system": "a/b"}, "system"),
-    ({"system": "agent-x"}, "system"),  # a second report of one system on one task
-])
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"uid": "00000"}, "uid"),
+        ({"judge": {"model": "m", "qsr": [2]}}, "judge.qsr"),
+        ({"judge": {"model": "m", "qsr": [1, 1]}}, "judge.qsr.0"),
+        ({"judge": {"model": "m", "fak": [5, 1, 1, 1, 7]}}, "judge.fak.4"),
+        ({"judge": {"model": "m", "grr": ["partial"] * 48}}, "judge.grr.0"),
+        ({"citations": [{"title": "no url"}]}, "citations.0"),
+        ({"token_usage": {"total": 5}}, "token_usage"),
+        ({"system": "a/b"}, "system"),
+        ({"system": "agent-x"}, "system"),  # a second report of one system on one task
+    ],
+)
 def test_bad_report_lines_are_named(tmp_path: Path, changes: dict[str, Any], field: str) -> None:
     write_jsonl(tmp_path / "RigorousBench.jsonl", [entry()])
-    write_jsonl(tmp_path / "reports.jsonl",
-                [report_row(), report_row(**{"system": "agent-y", **changes})])
+    write_jsonl(
+        tmp_path / "reports.jsonl", [report_row(), report_row(**{"system": "agent-y", **changes})]
+    )
     with pytest.raises(InputError) as info:
         read(tmp_path)
     assert (Path(info.value.file).name, info.value.line, info.value.field) == (
-        "reports.jsonl", 2, field)
+        "reports.jsonl",
+        2,
+        field,
+    )
 
 
 def test_a_bad_reports_file_imports_nothing(tmp_path: Path, conn: sqlite3.Connection) -> None:
     from store.imports.from_path import import_path
 
     write_jsonl(tmp_path / "RigorousBench.jsonl", [entry()])
-    write_jsonl(tmp_path / "reports.jsonl", [report_row(), report_row(system="agent-y",
-                                                                       uid="nope")])
+    write_jsonl(
+        tmp_path / "reports.jsonl", [report_row(), report_row(system="agent-y", uid="nope")]
+    )
     with pytest.raises(InputError):
         import_path(conn, tmp_path, "drbench")
     assert conn.execute("SELECT count(*) FROM task").fetchone()[0] == 0
@@ -759,8 +932,9 @@ def test_real_rigorousbench_task_file_imports(anchors: Path, conn: sqlite3.Conne
     from store.imports.from_path import import_path
 
     path = anchors / "rigorousbench" / "RigorousBench.jsonl"
-    raw = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-           if line.strip()]
+    raw = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     bundle = read(path)
     check_bundle(bundle)
     assert len(bundle.tasks) == len(raw) == 214
@@ -783,8 +957,19 @@ def test_real_rigorousbench_task_file_imports(anchors: Path, conn: sqlite3.Conne
     domains: dict[str, int] = {}
     for task in bundle.tasks:
         domains[task.metadata["domain_code"]] = domains.get(task.metadata["domain_code"], 0) + 1
-    assert domains == {"00": 3, "01": 23, "02": 18, "03": 15, "04": 15, "05": 24, "06": 35,
-                       "07": 17, "08": 12, "09": 33, "10": 19}
+    assert domains == {
+        "00": 3,
+        "01": 23,
+        "02": 18,
+        "03": 15,
+        "04": 15,
+        "05": 24,
+        "06": 35,
+        "07": 17,
+        "08": 12,
+        "09": 33,
+        "10": 19,
+    }
     # Spec §1.6: the paper's four example entries, their QSR weights and TSLs.
     weights = {
         "07001": [2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 2, 2, 2, 2, 2, 1, 1],
@@ -797,23 +982,41 @@ def test_real_rigorousbench_task_file_imports(anchors: Path, conn: sqlite3.Conne
         assert [c.weight for c in qsrs] == expected and sum(expected) == 30
         assert by_uid[uid].metadata["qsr_full"] == 30
     assert [c.text for c in by_uid["04216"].criteria if c.dimension == "anchor_keyword"] == [
-        "vet", "deworming", "vaccine", "microchip", "quarantine"]
+        "vet",
+        "deworming",
+        "vaccine",
+        "microchip",
+        "quarantine",
+    ]
     who = next(c for c in by_uid["10236"].criteria if c.id == "tsl-1")
     assert (who.text, who.metadata["normalised"], who.metadata["host"]) == (
-        "https://www.who.int", "who.int", "who.int")
+        "https://www.who.int",
+        "who.int",
+        "who.int",
+    )
     # An inverted rubric (No earns the points) and a Partial range, as the file writes them.
-    inverted = [c for c in by_uid["03411"].criteria
-                if c.dimension == "qsr" and c.text.endswith("Yes=0")]
+    inverted = [
+        c for c in by_uid["03411"].criteria if c.dimension == "qsr" and c.text.endswith("Yes=0")
+    ]
     assert len(inverted) == 1 and inverted[0].metadata["points"]["no"] == 3
-    ranged = [c for c in by_uid["07630"].criteria
-              if c.dimension == "qsr" and "=1–3" in c.text]
+    ranged = [c for c in by_uid["07630"].criteria if c.dimension == "qsr" and "=1–3" in c.text]
     assert ranged and all(c.metadata["points"]["partial"] == [1, 3] for c in ranged)
     # The facts behind the qsr_denominator and tsl_match defaults (docs/frameworks/drbench.md):
     # six tasks' QSRs do not total 30; 206 TSLs in 90 tasks are site roots.
-    assert {t.id: t.metadata["qsr_full"] for t in bundle.tasks if t.metadata["qsr_full"] != 30
-            } == {"09208": 31, "06356": 29, "10502": 22, "02701": 31, "05705": 29, "10707": 28}
-    roots = [(t.id, c.metadata["normalised"]) for t in bundle.tasks for c in t.criteria
-             if c.dimension == "trusted_source" and "/" not in c.metadata["normalised"]]
+    assert {t.id: t.metadata["qsr_full"] for t in bundle.tasks if t.metadata["qsr_full"] != 30} == {
+        "09208": 31,
+        "06356": 29,
+        "10502": 22,
+        "02701": 31,
+        "05705": 29,
+        "10707": 28,
+    }
+    roots = [
+        (t.id, c.metadata["normalised"])
+        for t in bundle.tasks
+        for c in t.criteria
+        if c.dimension == "trusted_source" and "/" not in c.metadata["normalised"]
+    ]
     assert len(roots) == 206 and len({task for task, _ in roots}) == 90
 
     result = import_path(conn, path, "drbench")
@@ -830,10 +1033,17 @@ def test_reports_on_real_tasks_find_vet_inside_veteran(anchors: Path, tmp_path: 
     folder.mkdir()
     (folder / "RigorousBench.jsonl").write_text(lines, encoding="utf-8")
     text = "Take the cat to the vet [1]. Our veteran volunteers can help with deworming."
-    write_jsonl(folder / "reports.jsonl", [{
-        "uid": "04216", "system": "agent-x", "report": text,
-        "citations": ["https://www.cdc.gov/healthy-pets/about/index.html"],
-    }])
+    write_jsonl(
+        folder / "reports.jsonl",
+        [
+            {
+                "uid": "04216",
+                "system": "agent-x",
+                "report": text,
+                "citations": ["https://www.cdc.gov/healthy-pets/about/index.html"],
+            }
+        ],
+    )
     bundle = read(folder)
     hits = [(j.criterion, j.key) for j in bundle.judgments if j.kind == "drb_keyword_hit"]
     # "vet" at 20 (whole word) and inside "veteran" at 33; "deworming" (fak-2) at 66
@@ -858,17 +1068,22 @@ def test_citation_chips_on_a_real_task_do_not_count_as_anchor_hits(
     (folder / "RigorousBench.jsonl").write_text(lines, encoding="utf-8")
     chips = " ".join(f"([{keyword} overview](https://source{i}.example/page))" for i in range(5))
     text = f"This report discusses {keyword} once in its own words. {chips}"
-    write_jsonl(folder / "reports.jsonl", [{"uid": record["uid"], "system": "agent-x",
-                                            "report": text}])
+    write_jsonl(
+        folder / "reports.jsonl", [{"uid": record["uid"], "system": "agent-x", "report": text}]
+    )
     bundle = read(folder)
     hits = [j for j in bundle.judgments if j.kind == "drb_keyword_hit" and j.criterion == "fak-1"]
     assert len(hits) == 1
-    assert text[int((hits[0].key or "0").rstrip("~^")):].lower().startswith(keyword.lower())
+    assert text[int((hits[0].key or "0").rstrip("~^")) :].lower().startswith(keyword.lower())
     import_bundle(conn, bundle, "h")
     rebuild_scores(conn)
-    rows = dict(conn.execute(f"SELECT metric, value FROM {all_scores(conn)} "
-                             "WHERE framework = 'drbench' "
-                             "AND variant = 'judge' AND scope LIKE 'report:%'").fetchall())
+    rows = dict(
+        conn.execute(
+            f"SELECT metric, value FROM {all_scores(conn)} "
+            "WHERE framework = 'drbench' "
+            "AND variant = 'judge' AND scope LIKE 'report:%'"
+        ).fetchall()
+    )
     assert rows["anchor_hits"] == 1
 
 
@@ -886,11 +1101,17 @@ def test_sample_run_is_valid_and_its_matcher_verdicts_are_the_matchers() -> None
     for report in bundle.reports:
         assert len(report.markdown.split()) >= 400
         task = tasks[report.task]
-        stored = sorted((j.criterion or "", j.key or "") for j in bundle.judgments
-                        if j.report == report.id and j.kind == "drb_keyword_hit")
-        fresh = sorted((c.id, h.key) for c in task.criteria
-                       if c.dimension in ("anchor_keyword", "drift_keyword")
-                       for h in find_hits(report.markdown, c.text))
+        stored = sorted(
+            (j.criterion or "", j.key or "")
+            for j in bundle.judgments
+            if j.report == report.id and j.kind == "drb_keyword_hit"
+        )
+        fresh = sorted(
+            (c.id, h.key)
+            for c in task.criteria
+            if c.dimension in ("anchor_keyword", "drift_keyword")
+            for h in find_hits(report.markdown, c.text)
+        )
         assert stored == fresh, report.id
     assert any(j.key == "878~" and j.report == "04901-lantern-search" for j in bundle.judgments)
 
@@ -915,7 +1136,8 @@ def report_score(conn: sqlite3.Connection, report: str, metric: str, variant: st
     row = conn.execute(
         f"""SELECT s.value FROM {all_scores(conn)} s JOIN report r ON s.scope = 'report:' || r.id
            WHERE r.ext_id = ? AND s.framework = 'drbench' AND s.metric = ? AND s.variant = ?""",
-        (report, metric, variant)).fetchone()
+        (report, metric, variant),
+    ).fetchone()
     assert row is not None and row[0] is not None
     return float(row[0])
 
@@ -924,7 +1146,8 @@ def judgment_id(conn: sqlite3.Connection, report: str, kind: str, subject: str) 
     row = conn.execute(
         """SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id
            WHERE r.ext_id = ? AND j.kind = ? AND j.subject = ?""",
-        (report, kind, subject)).fetchone()
+        (report, kind, subject),
+    ).fetchone()
     assert row is not None
     return int(row[0])
 
@@ -941,8 +1164,7 @@ def test_striking_a_false_hit_moves_adjudicated_drift_not_the_judges(
     # no drift keyword occurs → FDK 0; drift = 0.7·0.72 = 0.504.
     assert report_score(sample, report, "drift", "judge") == pytest.approx(0.504)
     jid = judgment_id(sample, report, "drb_keyword_hit", "c=fak-1;x=878~")
-    recorded = ReviewLog(sample, "ana").decide(jid, False, "'vet' inside 'veteran'",
-                                               "other")
+    recorded = ReviewLog(sample, "ana").decide(jid, False, "'vet' inside 'veteran'", "other")
     update_scores(sample, [recorded.report_id or 0])
     # Struck: vet ½·3/5 = 0.3 → Σ 1.1, FAK = 1 − 0.22 = 0.78; drift = 0.7·0.78 = 0.546
     judge = report_score(sample, report, "drift", "judge")
@@ -972,15 +1194,47 @@ def test_a_reviewer_adjudicates_a_sample_report_end_to_end(
     rubric = judgment_id(conn, report, "drb_qsr", "c=qsr-02")
     conn.close()
     capsys.readouterr()
-    assert main(["decide", str(hit), "false", "--db", str(db), "--rationale",
-                 "inside 'veteran'", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "decide",
+                str(hit),
+                "false",
+                "--db",
+                str(db),
+                "--rationale",
+                "inside 'veteran'",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     first = json.loads(capsys.readouterr().out)
-    assert main(["decide", str(rubric), "no", "--db", str(db), "--rationale",
-                 "no 30-day deadline in the report", "--reason", "misread-rubric",
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "decide",
+                str(rubric),
+                "no",
+                "--db",
+                str(db),
+                "--rationale",
+                "no 30-day deadline in the report",
+                "--reason",
+                "misread-rubric",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     second = json.loads(capsys.readouterr().out)
-    moved = {c["metric"]: (c["before"], c["after"]) for c in second["scores"]
-             if c["framework"] == "drbench"}
+    moved = {
+        c["metric"]: (c["before"], c["after"])
+        for c in second["scores"]
+        if c["framework"] == "drbench"
+    }
     assert first["value"] == "false" and second["value"] == "no"
     # Quality: QSR 22 → 19 of 30 points; GRR 54/73 (13 Nos worth 19 points):
     # 0.5·19/30 + 0.5·54/73 = 0.316667 + 0.369863 = 0.686530
@@ -988,16 +1242,32 @@ def test_a_reviewer_adjudicates_a_sample_report_end_to_end(
     # TBoost: S = 4, T = 3, one full and one host-only match:
     # 1 + 0.2·(0.7·1/4 + 0.3·1/4) = 1.05; InteScore = 100·0.686530·(1 − 0.546)·1.05 = 32.727
     assert moved["integrated"][1] == pytest.approx(
-        100 * (0.5 * 19 / 30 + 0.5 * 54 / 73) * (1 - 0.546) * 1.05)
+        100 * (0.5 * 19 / 30 + 0.5 * 54 / 73) * (1 - 0.546) * 1.05
+    )
     # Judge: 100·(0.5·22/30 + 0.5·54/73)·(1 − 0.504)·1.05 = 38.359
-    assert main(["scores", "--db", str(db), "--framework", "drbench", "--per", "report",
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "scores",
+                "--db",
+                str(db),
+                "--framework",
+                "drbench",
+                "--per",
+                "report",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     rows = json.loads(capsys.readouterr().out)
     mine = {r["metric"]: r for r in rows if r["report"] == report}
     with capsys.disabled():
         print(f"\n{report} after both decisions (before, after): {moved}")
     assert mine["integrated"]["judge"] == pytest.approx(
-        100 * (0.5 * 22 / 30 + 0.5 * 54 / 73) * (1 - 0.504) * 1.05)
+        100 * (0.5 * 22 / 30 + 0.5 * 54 / 73) * (1 - 0.504) * 1.05
+    )
     assert mine["integrated"]["delta"] < 0
 
 
@@ -1015,8 +1285,9 @@ def test_sample_scores_by_hand(sample: sqlite3.Connection) -> None:
 
     report = "08902-quill-dr"
     assert report_score(sample, report, "tboost", "judge") == pytest.approx(1.105)
-    jid = judgment_id(sample, report, "drb_trusted",
-                      "x=archive.kestrelbay-records.example/minutes/2027-03-14")
+    jid = judgment_id(
+        sample, report, "drb_trusted", "x=archive.kestrelbay-records.example/minutes/2027-03-14"
+    )
     recorded = ReviewLog(sample, "ana").decide(jid, "full", "mirror of tsl-2")
     update_scores(sample, [recorded.report_id or 0])
     assert report_score(sample, report, "tboost", "adjudicated") == pytest.approx(1.14)
@@ -1039,8 +1310,9 @@ def test_a_sample_citation_under_a_trusted_source_counts_full(tmp_path: Path) ->
         import_bundle(conn, read_bundle(SAMPLE), "h")
         set_options(conn, "drbench", {"tsl_match": tsl_match})
         assert report_score(conn, report, "tboost", "judge") == pytest.approx(tboost)
-        assert report_score(conn, report, "match_full", "judge") == (4 if tsl_match == "under"
-                                                                    else 3)
+        assert report_score(conn, report, "match_full", "judge") == (
+            4 if tsl_match == "under" else 3
+        )
         conn.close()
 
 
@@ -1048,29 +1320,55 @@ def test_a_sample_citation_under_a_trusted_source_counts_full(tmp_path: Path) ->
 
 
 def vector_bundle() -> Bundle:
-    criteria = [Criterion(id=f"qsr-{i:02d}", framework="drbench", dimension="qsr",
-                          text=f"Does the report cover point {i}? Yes=2, No=0", weight=2)
-                for i in range(1, 16)]
-    criteria += [Criterion(id=grr_id(n), framework="drbench", dimension="grr", text=t)
-                 for n, _, t in GENERAL_RUBRICS]
+    criteria = [
+        Criterion(
+            id=f"qsr-{i:02d}",
+            framework="drbench",
+            dimension="qsr",
+            text=f"Does the report cover point {i}? Yes=2, No=0",
+            weight=2,
+        )
+        for i in range(1, 16)
+    ]
+    criteria += [
+        Criterion(id=grr_id(n), framework="drbench", dimension="grr", text=t)
+        for n, _, t in GENERAL_RUBRICS
+    ]
     for prefix, dimension in (("fak", "anchor_keyword"), ("fdk", "drift_keyword")):
-        criteria += [Criterion(id=f"{prefix}-{k}", framework="drbench", dimension=dimension,
-                               text=f"{prefix} word {k}") for k in range(1, 6)]
-    criteria += [Criterion(id=f"tsl-{t}", framework="drbench", dimension="trusted_source",
-                           text=f"https://source{t}.example/page") for t in range(1, 6)]
+        criteria += [
+            Criterion(
+                id=f"{prefix}-{k}",
+                framework="drbench",
+                dimension=dimension,
+                text=f"{prefix} word {k}",
+            )
+            for k in range(1, 6)
+        ]
+    criteria += [
+        Criterion(
+            id=f"tsl-{t}",
+            framework="drbench",
+            dimension="trusted_source",
+            text=f"https://source{t}.example/page",
+        )
+        for t in range(1, 6)
+    ]
     task = Task(id="vector", prompt="The §2.11 test vector", criteria=criteria)
     judgments: list[Judgment] = []
 
     def add(kind: str, value: object, criterion: str | None = None, key: str | None = None) -> None:
-        judgments.append(Judgment(run="j", report="r1", kind=kind, criterion=criterion,
-                                  key=key, value=value))
+        judgments.append(
+            Judgment(run="j", report="r1", kind=kind, criterion=criterion, key=key, value=value)
+        )
 
     for i in range(1, 16):
         add("drb_qsr", "yes" if i <= 10 else "no", f"qsr-{i:02d}")
     for n, _, _ in GENERAL_RUBRICS:
         add("drb_grr", "no" if n <= 14 else "yes", grr_id(n))
-    for prefix, freqs, reles in (("fak", [3, 0, 1, 5, 2], [5, 1, 3, 4, 4]),
-                                 ("fdk", [1, 0, 0, 2, 0], [2, 1, 1, 3, 1])):
+    for prefix, freqs, reles in (
+        ("fak", [3, 0, 1, 5, 2], [5, 1, 3, 4, 4]),
+        ("fdk", [1, 0, 0, 2, 0], [2, 1, 1, 3, 1]),
+    ):
         for k, (freq, rele) in enumerate(zip(freqs, reles, strict=True), 1):
             add("drb_relevance", rele, f"{prefix}-{k}")
             for hit in range(freq):
@@ -1079,9 +1377,11 @@ def vector_bundle() -> Bundle:
         add("drb_trusted", value, key=f"cited{n}.example/x")
     return Bundle(
         suite=Suite(id="vector", name="vector", frameworks=["drbench"]),
-        tasks=[task], systems=[System(id="s")],
+        tasks=[task],
+        systems=[System(id="s")],
         reports=[Report(id="r1", task="vector", system="s", markdown="text")],
-        runs=[JudgeRun(id="j")], judgments=judgments,
+        runs=[JudgeRun(id="j")],
+        judgments=judgments,
     )
 
 
@@ -1091,12 +1391,17 @@ def test_test_vector_through_the_store(conn: sqlite3.Connection) -> None:
 
     import_bundle(conn, vector_bundle(), "vector")
     rebuild_scores(conn)
-    rows = dict(conn.execute(
-        f"""SELECT metric, value FROM {all_scores(conn)}
+    rows = dict(
+        conn.execute(
+            f"""SELECT metric, value FROM {all_scores(conn)}
             WHERE framework = 'drbench' AND variant = 'judge'
-           AND scope LIKE 'system:%'""").fetchall())
-    print(f"\nstore: Quality {rows['quality']:.4f}, drift {rows['drift']:.3f}, "
-          f"TBoost {rows['tboost']:.4f}, InteScore {rows['integrated']:.3f}")
+           AND scope LIKE 'system:%'"""
+        ).fetchall()
+    )
+    print(
+        f"\nstore: Quality {rows['quality']:.4f}, drift {rows['drift']:.3f}, "
+        f"TBoost {rows['tboost']:.4f}, InteScore {rows['integrated']:.3f}"
+    )
     assert round(rows["quality"], 4) == 0.6758
     assert round(rows["drift"], 3) == 0.354
     assert round(rows["tboost"], 4) == 1.0698

@@ -54,19 +54,22 @@ def test_the_tuned_weight_is_ppi_pythons_and_computed_cell_by_cell() -> None:
 
     cases = _cases()[:10]
     stacked = [Moments.of(y, p, q, w) for y, p, q, w in cases]
-    joined = Moments(*(np.array([getattr(m, f) for m in stacked])
-                       for f in Moments.__dataclass_fields__))
+    joined = Moments(
+        *(np.array([getattr(m, f) for m in stacked]) for f in Moments.__dataclass_fields__)
+    )
     lams = power_tuning(joined)
     for (y, p, q, w), lam in zip(cases, lams, strict=True):
         weights = np.ones(len(y)) if w is None else w / w.sum() * len(y)
         theta = float(np.mean(q) + np.mean(weights * (y - p)))
-        expected = float(_calc_lam_glm(weights * (y - theta), weights * (p - theta), q - theta,
-                                       np.eye(1), clip=True))
+        expected = float(
+            _calc_lam_glm(
+                weights * (y - theta), weights * (p - theta), q - theta, np.eye(1), clip=True
+            )
+        )
         assert abs(lam - expected) < TOLERANCE
 
 
-def _consistency_case(db: Path) -> tuple[sqlite3.Connection, np.ndarray, np.ndarray,
-                                         np.ndarray]:
+def _consistency_case(db: Path) -> tuple[sqlite3.Connection, np.ndarray, np.ndarray, np.ndarray]:
     """A plan stratified down to (framework, dimension, system), every drawn consistency pair
     of kestrel decided (a fifth of the judge's support verdicts overruled, a third of its
     others upgraded); the arrays ppi-python needs for that cell."""
@@ -77,20 +80,33 @@ def _consistency_case(db: Path) -> tuple[sqlite3.Connection, np.ndarray, np.ndar
     from store.scores.cache import rebuild_scores
 
     conn = connect(db)
-    plan = create_plan(conn, PlanSpec(400, "stratified", ("framework", "dimension", "system"),
-                                      seed=5, suite="dailyreport-sample-2026-11"), "ana")
+    plan = create_plan(
+        conn,
+        PlanSpec(
+            400,
+            "stratified",
+            ("framework", "dimension", "system"),
+            seed=5,
+            suite="dailyreport-sample-2026-11",
+        ),
+        "ana",
+    )
     stratum = next(s.index for s in plan.strata if s.label == "cascade/consistency/kestrel")
-    drawn = {sid for (sid,) in conn.execute(
-        "SELECT subject_id FROM plan_draw WHERE plan_id = ? AND stratum = ?",
-        (plan.id, stratum))}
+    drawn = {
+        sid
+        for (sid,) in conn.execute(
+            "SELECT subject_id FROM plan_draw WHERE plan_id = ? AND stratum = ?", (plan.id, stratum)
+        )
+    }
     scale = get_kind("consistency").scale  # type: ignore[union-attr]
     log = ReviewLog(conn, "ana")
     y, yhat = [], []
     for item in plan_items(conn, plan.id):
         if item.subject_id not in drawn:
             continue
-        judge = conn.execute("SELECT value FROM judgment WHERE id = ?",
-                             (item.judgment_id,)).fetchone()[0]
+        judge = conn.execute(
+            "SELECT value FROM judgment WHERE id = ?", (item.judgment_id,)
+        ).fetchone()[0]
         human = judge
         if judge == "support" and item.position % 5 == 0:
             human = "unknown"
@@ -101,11 +117,20 @@ def _consistency_case(db: Path) -> tuple[sqlite3.Connection, np.ndarray, np.ndar
         y.append(scale.numeric(human))
         yhat.append(scale.numeric(judge))
     rebuild_scores(conn)
-    unlabeled = [scale.numeric(v) for (v,) in conn.execute(
-        """SELECT j.value FROM plan_frame pf JOIN judgment j ON j.subject_id = pf.subject_id
-           AND j.current = 1 WHERE pf.plan_id = ? AND pf.stratum = ?""", (plan.id, stratum))]
-    return conn, np.array(y, dtype=float), np.array(yhat, dtype=float), np.array(unlabeled,
-                                                                                 dtype=float)
+    unlabeled = [
+        scale.numeric(v)
+        for (v,) in conn.execute(
+            """SELECT j.value FROM plan_frame pf JOIN judgment j ON j.subject_id = pf.subject_id
+           AND j.current = 1 WHERE pf.plan_id = ? AND pf.stratum = ?""",
+            (plan.id, stratum),
+        )
+    ]
+    return (
+        conn,
+        np.array(y, dtype=float),
+        np.array(yhat, dtype=float),
+        np.array(unlabeled, dtype=float),
+    )
 
 
 def test_the_store_estimate_of_a_mean_of_verdicts_is_ppi_pythons(sample_db: Path) -> None:
@@ -117,8 +142,11 @@ def test_the_store_estimate_of_a_mean_of_verdicts_is_ppi_pythons(sample_db: Path
 
     def kestrel(**options: bool) -> float:
         report = estimate(conn, metrics=("Refer_Claim_Consistency",), ranks=False, **options)
-        row = next(r for r in report.rows if r.metric == "Refer_Claim_Consistency"
-                   and r.system_id == system)
+        row = next(
+            r
+            for r in report.rows
+            if r.metric == "Refer_Claim_Consistency" and r.system_id == system
+        )
         assert row.judge == pytest.approx(float(np.mean(unlabeled)), abs=1e-12)
         assert row.corrected is not None
         return row.corrected
@@ -129,5 +157,10 @@ def test_the_store_estimate_of_a_mean_of_verdicts_is_ppi_pythons(sample_db: Path
     plain = ppi_py.ppi_mean_pointestimate(y, yhat, unlabeled, lam=1)
     assert abs(kestrel() - float(np.ravel(plain)[0])) < TOLERANCE
     # And the classical estimate (λ = 0) is the human sample mean.
-    assert abs(float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, unlabeled, lam=0))[0])
-               - float(np.mean(y))) < TOLERANCE
+    assert (
+        abs(
+            float(np.ravel(ppi_py.ppi_mean_pointestimate(y, yhat, unlabeled, lam=0))[0])
+            - float(np.mean(y))
+        )
+        < TOLERANCE
+    )

@@ -87,15 +87,29 @@ def population(tmp_path_factory: pytest.TempPathFactory) -> Population:
     from store.scores.inputs import load_inputs
 
     root = tmp_path_factory.mktemp("simulation")
-    write_synthetic(root / "bundle", SyntheticSpec(tasks=TASKS, systems=4, subtasks=6, claims=12,
-                                                   words=40,
-                                                   seed=3, judge_bias=BIAS, judge_noise=NOISE))
+    write_synthetic(
+        root / "bundle",
+        SyntheticSpec(
+            tasks=TASKS,
+            systems=4,
+            subtasks=6,
+            claims=12,
+            words=40,
+            seed=3,
+            judge_bias=BIAS,
+            judge_noise=NOISE,
+        ),
+    )
     conn = connect(root / "sim.db")
     suite, records = iter_records(root / "bundle")
     import_records(conn, suite, records, "simulation")
     set_active(conn, "truth", False)
-    return _population(load_inputs(conn), truth_values(conn, "truth"),
-                       run_units(conn, 1, ["cascade"])[0], load_options(conn)["cascade"])
+    return _population(
+        load_inputs(conn),
+        truth_values(conn, "truth"),
+        run_units(conn, 1, ["cascade"])[0],
+        load_options(conn)["cascade"],
+    )
 
 
 def _aggregate(pop: Population, scores: dict[int, ReportScores], target: Target) -> float:
@@ -105,8 +119,12 @@ def _aggregate(pop: Population, scores: dict[int, ReportScores], target: Target)
     return float(value)
 
 
-def _population(inputs: dict[int, ReportInput], truth: dict[int, str | None], units: object,
-                options: dict[str, str]) -> Population:
+def _population(
+    inputs: dict[int, ReportInput],
+    truth: dict[int, str | None],
+    units: object,
+    options: dict[str, str],
+) -> Population:
     from store.plans.design import Units
 
     assert isinstance(units, Units)
@@ -114,13 +132,15 @@ def _population(inputs: dict[int, ReportInput], truth: dict[int, str | None], un
     system_of = {rid: r.system_id for rid, r in inputs.items()}
     systems = sorted(set(system_of.values()))
     metrics = [m.name for m in fw.metrics if m.headline]
-    targets = [Target("cascade", m, s) for s in systems for m in metrics] + \
-        [Target("cascade", m, None) for m in metrics]
+    targets = [Target("cascade", m, s) for s in systems for m in metrics] + [
+        Target("cascade", m, None) for m in metrics
+    ]
     where = {v.subject: (rid, i) for rid, r in inputs.items() for i, v in enumerate(r.verdicts)}
     judged = {rid: fw.score_report(r, "judge", options) for rid, r in inputs.items()}
-    true_scores = {rid: score_at(fw, r, [v._replace(effective=truth[v.subject])
-                                         for v in r.verdicts], options)
-                   for rid, r in inputs.items()}
+    true_scores = {
+        rid: score_at(fw, r, [v._replace(effective=truth[v.subject]) for v in r.verdicts], options)
+        for rid, r in inputs.items()
+    }
     kinds = sorted(set(units.kind))
     n = len(units.subject)
     system = np.array([systems.index(system_of[rid]) for rid in units.report])
@@ -139,21 +159,42 @@ def _population(inputs: dict[int, ReportInput], truth: dict[int, str | None], un
         for index, changes in verdict_impacts(fw, report, options, heads).items():
             impacts[int(report.verdicts[index].subject or 0)] = changes
     pop = Population(
-        fw=fw, options=options, inputs=inputs, judged=judged, system_of=system_of,
-        systems=systems, truth=np.zeros(0), judge=np.zeros(0), targets=targets,
-        additive=np.array([next(m for m in fw.metrics if m.name == t.metric).additive
-                           for t in targets]),
-        planted=np.array([t.system is not None and BIAS[systems.index(t.system) % len(BIAS)]
-                          >= 0.3 for t in targets]),
-        frame=Frame(np.zeros(n, dtype=np.int64), system.astype(np.int64),
-                    group.astype(np.int64), x, np.ones(n)),
+        fw=fw,
+        options=options,
+        inputs=inputs,
+        judged=judged,
+        system_of=system_of,
+        systems=systems,
+        truth=np.zeros(0),
+        judge=np.zeros(0),
+        targets=targets,
+        additive=np.array(
+            [next(m for m in fw.metrics if m.name == t.metric).additive for t in targets]
+        ),
+        planted=np.array(
+            [
+                t.system is not None and BIAS[systems.index(t.system) % len(BIAS)] >= 0.3
+                for t in targets
+            ]
+        ),
+        frame=Frame(
+            np.zeros(n, dtype=np.int64),
+            system.astype(np.int64),
+            group.astype(np.int64),
+            x,
+            np.ones(n),
+        ),
         group_system=np.arange(len(systems) * len(kinds)) // len(kinds),
-        target_system=np.array([-1 if t.system is None else systems.index(t.system)
-                                for t in targets]),
+        target_system=np.array(
+            [-1 if t.system is None else systems.index(t.system) for t in targets]
+        ),
         report=np.array([where[s][0] for s in units.subject]),
         index=np.array([where[s][1] for s in units.subject]),
-        judge_value=list(units.judge), true_value=[truth[s] for s in units.subject],
-        dx=y - x, impact=np.array(normalised_impacts([impacts[s] for s in units.subject])))
+        judge_value=list(units.judge),
+        true_value=[truth[s] for s in units.subject],
+        dx=y - x,
+        impact=np.array(normalised_impacts([impacts[s] for s in units.subject])),
+    )
     pop.truth = np.array([_aggregate(pop, true_scores, t) for t in targets])
     pop.judge = np.array([_aggregate(pop, judged, t) for t in targets])
     return pop
@@ -173,13 +214,14 @@ def _plan(pop: Population, design: str, seed: int) -> tuple[Draws, np.ndarray]:
     if design == "uniform":
         return draw_uniform(n, BUDGET, seed), np.zeros(n, dtype=np.int64)
     if design == "stratified":
-        strata = pop.frame.group       # --by dimension,system: one stratum per system and kind
+        strata = pop.frame.group  # --by dimension,system: one stratum per system and kind
         return draw_stratified(strata, BUDGET, seed), strata
     return draw_weighted(pop.impact, BUDGET, seed), np.zeros(n, dtype=np.int64)
 
 
-def _estimate(pop: Population, design: str, seed: int
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _estimate(
+    pop: Population, design: str, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One plan, fully reviewed (the reviewers say the truth): the corrected estimates, their
     half-widths, whether an interval is shown and the disagreements behind it, computed as
     store.plans.estimates computes them —
@@ -191,8 +233,7 @@ def _estimate(pop: Population, design: str, seed: int
     wrong = [i for i in reviewed if pop.true_value[i] != pop.judge_value[i]]
     # The adjudicated state: every reviewed subject at its true value (only reports with a
     # reviewed disagreement differ from the judge's).
-    state = {rid: list(pop.inputs[rid].verdicts) for rid in {int(pop.report[i])
-                                                             for i in wrong}}
+    state = {rid: list(pop.inputs[rid].verdicts) for rid in {int(pop.report[i]) for i in wrong}}
     for i in wrong:
         verdicts = state[int(pop.report[i])]
         verdicts[pop.index[i]] = verdicts[pop.index[i]]._replace(effective=pop.true_value[i])
@@ -201,31 +242,53 @@ def _estimate(pop: Population, design: str, seed: int
         adjudicated[rid] = score_at(pop.fw, pop.inputs[rid], verdicts, pop.options)
     anchor = _anchor(pop, adjudicated)
     flips = [Flip(int(pop.report[i]), int(pop.index[i]), pop.judge_value[i]) for i in wrong]
-    moved = -influences(pop.fw, pop.options, pop.inputs, state, adjudicated, pop.system_of,
-                        flips, pop.targets)
+    moved = -influences(
+        pop.fw, pop.options, pop.inputs, state, adjudicated, pop.system_of, flips, pop.targets
+    )
     d = np.zeros((len(pop.frame.x), len(pop.targets)))
     d[wrong] = moved
     first = np.zeros(len(index), dtype=bool)
     first[np.unique(index, return_index=True)[1]] = True
     frame = Frame(strata, pop.frame.system, pop.frame.group, pop.frame.x, pop.frame.count)
     reviews = Reviews(
-        stratum=strata[index], system=pop.frame.system[index], group=pop.frame.group[index],
+        stratum=strata[index],
+        system=pop.frame.system[index],
+        group=pop.frame.group[index],
         x=pop.frame.x[index],
         weight=1.0 / draws.p if draws.with_replacement else np.ones(len(index)),
-        dx=pop.dx[index], d=d[index], fold=np.arange(len(index)) % 2, first=first)
+        dx=pop.dx[index],
+        d=d[index],
+        fold=np.arange(len(index)) % 2,
+        first=first,
+    )
     relevant = np.ones((len(pop.group_system), len(pop.targets)), dtype=bool)
-    sample, population = assemble(frame, reviews, pop.group_system, pop.target_system,
-                                  relevant, fpc=not draws.with_replacement)
+    sample, population = assemble(
+        frame,
+        reviews,
+        pop.group_system,
+        pop.target_system,
+        relevant,
+        fpc=not draws.with_replacement,
+    )
     result = correct(sample, population)
-    half = np.array([interval_half_width(v, int(k)) for v, k in
-                     zip(result.var_tuned, result.disagreements, strict=True)])
-    return (anchor + result.tuned, half, result.disagreements >= MIN_INTERVAL_DISAGREEMENTS,
-            result.disagreements)
+    half = np.array(
+        [
+            interval_half_width(v, int(k))
+            for v, k in zip(result.var_tuned, result.disagreements, strict=True)
+        ]
+    )
+    return (
+        anchor + result.tuned,
+        half,
+        result.disagreements >= MIN_INTERVAL_DISAGREEMENTS,
+        result.disagreements,
+    )
 
 
 @pytest.mark.parametrize("design", ["uniform", "stratified", "weighted"])
 def test_intervals_cover_the_truth_and_the_correction_removes_the_bias(
-        population: Population, design: str) -> None:
+    population: Population, design: str
+) -> None:
     pop = population
     runs = [_estimate(pop, design, seed) for seed in range(PLANS)]
     estimates = np.array([e for e, _, _, _ in runs])
@@ -243,20 +306,24 @@ def test_intervals_cover_the_truth_and_the_correction_removes_the_bias(
     covered_all = (inside & shown).sum(axis=0) / np.maximum(shown.sum(axis=0), 1)
     enough = smooth & (solid.sum(axis=0) >= 50)
     sd = errors.std(axis=0)
-    print(f"\n{design}: 95% intervals of Ins/Fac/Rat (4 systems and overall) cover the truth "
-          f"in {share(shown):.3f} of {int(shown[:, smooth].sum())} intervals shown — "
-          f"{share(solid):.3f} of the {int(solid[:, smooth].sum())} with ≥ {MIN_DISAGREEMENTS} "
-          f"disagreements (lowest metric {per_metric[enough].min():.3f}), "
-          f"{share(shown & ~solid):.3f} of the {int((shown & ~solid)[:, smooth].sum())} "
-          f"flagged weak; no interval in {1 - shown[:, smooth].mean():.1%}. "
-          f"UserPref (first order): {share_of(inside, shown, ~smooth):.3f}. Corrected bias ≤ "
-          f"{np.max(np.abs(errors.mean(axis=0)[smooth]) / sd[smooth]):.2f} sd; judge bias up "
-          f"to {np.max(np.abs(pop.judge - pop.truth)[smooth] / sd[smooth]):.1f} sd")
+    print(
+        f"\n{design}: 95% intervals of Ins/Fac/Rat (4 systems and overall) cover the truth "
+        f"in {share(shown):.3f} of {int(shown[:, smooth].sum())} intervals shown — "
+        f"{share(solid):.3f} of the {int(solid[:, smooth].sum())} with ≥ {MIN_DISAGREEMENTS} "
+        f"disagreements (lowest metric {per_metric[enough].min():.3f}), "
+        f"{share(shown & ~solid):.3f} of the {int((shown & ~solid)[:, smooth].sum())} "
+        f"flagged weak; no interval in {1 - shown[:, smooth].mean():.1%}. "
+        f"UserPref (first order): {share_of(inside, shown, ~smooth):.3f}. Corrected bias ≤ "
+        f"{np.max(np.abs(errors.mean(axis=0)[smooth]) / sd[smooth]):.2f} sd; judge bias up "
+        f"to {np.max(np.abs(pop.judge - pop.truth)[smooth] / sd[smooth]):.1f} sd"
+    )
     for j, target in enumerate(pop.targets):
-        print(f"  {target.system or 'overall'} {target.metric}: truth {pop.truth[j]:.3f} judge "
-              f"{pop.judge[j]:.3f} ({pop.judge[j] - pop.truth[j]:+.3f}) corrected mean "
-              f"{estimates[:, j].mean():.3f} ({errors[:, j].mean():+.4f}, sd {sd[j]:.3f}) "
-              f"coverage {covered_all[j]:.3f}")
+        print(
+            f"  {target.system or 'overall'} {target.metric}: truth {pop.truth[j]:.3f} judge "
+            f"{pop.judge[j]:.3f} ({pop.judge[j] - pop.truth[j]:+.3f}) corrected mean "
+            f"{estimates[:, j].mean():.3f} ({errors[:, j].mean():+.4f}, sd {sd[j]:.3f}) "
+            f"coverage {covered_all[j]:.3f}"
+        )
     assert share(shown) >= 0.93
     assert per_metric[enough].min() >= 0.90
     # The corrected estimates are unbiased up to second-order terms (several errors in one

@@ -44,8 +44,7 @@ def test_a_plan_not_reviewed_yet_says_so(sample_db: Path) -> None:
     create_plan(conn, PlanSpec(40, seed=1, suite=SUITE), "ana")
     report = estimate(conn)
     assert report.plan is not None and report.plan.name == "p1"
-    assert all(r.status == "undefined" and r.notes == ("no plan reviews yet",)
-               for r in report.rows)
+    assert all(r.status == "undefined" and r.notes == ("no plan reviews yet",) for r in report.rows)
 
 
 def _review(conn: sqlite3.Connection, plan_id: int, count: int, flip_every: int) -> None:
@@ -58,8 +57,9 @@ def _review(conn: sqlite3.Connection, plan_id: int, count: int, flip_every: int)
 
     log = ReviewLog(conn, "ana")
     for n, item in enumerate(plan_items(conn, plan_id)[:count]):
-        judge = conn.execute("SELECT value FROM judgment WHERE id = ?",
-                             (item.judgment_id,)).fetchone()[0]
+        judge = conn.execute(
+            "SELECT value FROM judgment WHERE id = ?", (item.judgment_id,)
+        ).fetchone()[0]
         scale = get_kind(item.kind).scale  # type: ignore[union-attr]
         value = judge
         if judge is None or n % flip_every == 0:
@@ -79,7 +79,8 @@ def test_a_reviewed_plan_gives_intervals_ranks_and_says_what_is_weak(sample_db: 
     _review(conn, plan.id, 250, 4)
     outside = conn.execute(
         "SELECT j.id FROM judgment j WHERE j.current = 1 AND j.subject_id NOT IN "
-        "(SELECT subject_id FROM plan_draw) AND j.kind = 'claim' LIMIT 3").fetchall()
+        "(SELECT subject_id FROM plan_draw) AND j.kind = 'claim' LIMIT 3"
+    ).fetchall()
     for (jid,) in outside:
         ReviewLog(conn, "ben").decide(jid, "unknown", "outside the plan")
     report = estimate(conn)
@@ -87,8 +88,7 @@ def test_a_reviewed_plan_gives_intervals_ranks_and_says_what_is_weak(sample_db: 
     overall = {r.metric: r for r in report.rows if r.system == "overall"}
     fac = overall["Fac"]
     assert fac.reviews > 100 and fac.disagreements >= 10
-    assert fac.lower is not None and fac.upper is not None and fac.lower < fac.corrected < \
-        fac.upper
+    assert fac.lower is not None and fac.upper is not None and fac.lower < fac.corrected < fac.upper
     assert fac.bias == pytest.approx(fac.judge - fac.corrected)  # type: ignore[operator]
     assert fac.bias_lower == pytest.approx(fac.judge - fac.upper)  # type: ignore[operator]
     assert fac.needed is not None and fac.anytime is not None and fac.anytime > fac.half_width
@@ -137,9 +137,19 @@ def test_a_planted_judge_bias_is_recovered_within_the_intervals(tmp_path: Path) 
     from store.scores.inputs import load_inputs
     from tui.cli.group import gavel
 
-    write_synthetic(tmp_path / "bundle", SyntheticSpec(
-        tasks=40, systems=5, subtasks=6, claims=12, words=40, seed=11,
-        judge_bias=(0.4, 0.25, 0.1, 0.0, 0.0), judge_noise=0.03))
+    write_synthetic(
+        tmp_path / "bundle",
+        SyntheticSpec(
+            tasks=40,
+            systems=5,
+            subtasks=6,
+            claims=12,
+            words=40,
+            seed=11,
+            judge_bias=(0.4, 0.25, 0.1, 0.0, 0.0),
+            judge_noise=0.03,
+        ),
+    )
     db = tmp_path / "bias.db"
     conn = _conn(db)
     suite, records = iter_records(tmp_path / "bundle")
@@ -153,8 +163,9 @@ def test_a_planted_judge_bias_is_recovered_within_the_intervals(tmp_path: Path) 
     truth = truth_values(conn, "truth")
     by_system: dict[int | None, list] = {None: []}
     for report in load_inputs(conn).values():
-        scores = score_at(fw, report, [v._replace(effective=truth[v.subject])
-                                       for v in report.verdicts], options)
+        scores = score_at(
+            fw, report, [v._replace(effective=truth[v.subject]) for v in report.verdicts], options
+        )
         by_system.setdefault(report.system_id, []).append(scores)
         by_system[None].append(scores)
     true = {sid: aggregate_values(fw, reports, options) for sid, reports in by_system.items()}
@@ -171,11 +182,11 @@ def test_a_planted_judge_bias_is_recovered_within_the_intervals(tmp_path: Path) 
         checked += 1
         inside += row["lower"] <= value <= row["upper"]
         true_bias = row["judge"] - value
-        assert (row["bias_lower"] <= true_bias <= row["bias_upper"]) == \
-            (row["lower"] <= value <= row["upper"])
+        assert (row["bias_lower"] <= true_bias <= row["bias_upper"]) == (
+            row["lower"] <= value <= row["upper"]
+        )
     assert checked >= 15
-    assert inside >= checked - 1      # 95% intervals: at most one of ~18 may miss
-    weakest = next(r for r in data["estimates"] if r["metric"] == "Fac"
-                   and r["system"] == "sys00")
-    assert weakest["judge"] - true[weakest["system_id"]]["Fac"] > 0.05   # the planted bias
-    assert weakest["bias_lower"] > 0                                     # … is seen
+    assert inside >= checked - 1  # 95% intervals: at most one of ~18 may miss
+    weakest = next(r for r in data["estimates"] if r["metric"] == "Fac" and r["system"] == "sys00")
+    assert weakest["judge"] - true[weakest["system_id"]]["Fac"] > 0.05  # the planted bias
+    assert weakest["bias_lower"] > 0  # … is seen

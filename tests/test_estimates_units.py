@@ -21,22 +21,31 @@ class RatioFramework:
 
     name = "ratio"
 
-    def aggregate(self, reports: Sequence[ReportScores], options: Mapping[str, str]
-                  ) -> dict[str, Aggregate]:
+    def aggregate(
+        self, reports: Sequence[ReportScores], options: Mapping[str, str]
+    ) -> dict[str, Aggregate]:
         num = sum(r.get("_num") or 0.0 for r in reports)
         den = sum(r.get("_den") or 0.0 for r in reports)
         values = [v for r in reports if (v := r.get("level")) is not None]
-        return {"ratio": Aggregate(num / den if den else None, len(reports)),
-                "level": Aggregate(sum(values) / len(values) if values else None,
-                                   len(values))}
+        return {
+            "ratio": Aggregate(num / den if den else None, len(reports)),
+            "level": Aggregate(sum(values) / len(values) if values else None, len(values)),
+        }
 
 
 def _tasks(rng: np.random.Generator, shift: float, n: int = 60) -> list[list[ReportScores]]:
     out = []
     for _ in range(n):
         den = float(rng.integers(5, 20))
-        out.append([{"_num": den * min(1.0, max(0.0, rng.beta(6, 3) + shift)), "_den": den,
-                     "level": float(rng.integers(1, 5))}])
+        out.append(
+            [
+                {
+                    "_num": den * min(1.0, max(0.0, rng.beta(6, 3) + shift)),
+                    "_den": den,
+                    "level": float(rng.integers(1, 5)),
+                }
+            ]
+        )
     return out
 
 
@@ -61,7 +70,8 @@ def test_the_linear_task_bootstrap_follows_the_exact_one() -> None:
             exact[b, s] = fw.aggregate(resampled, {})["ratio"].value or 0.0
     lin_diff, exact_diff = linear[:, 1] - linear[:, 0], exact[:, 1] - exact[:, 0]
     assert np.quantile(lin_diff, [0.025, 0.975]) == pytest.approx(
-        np.quantile(exact_diff, [0.025, 0.975]), abs=0.004)
+        np.quantile(exact_diff, [0.025, 0.975]), abs=0.004
+    )
     assert np.corrcoef(lin_diff, exact_diff)[0, 1] > 0.99
 
 
@@ -81,12 +91,12 @@ def test_adjacent_ranks_say_when_they_cannot_say_much() -> None:
 
 
 def test_reviews_needed_follow_the_variance() -> None:
-    assert reviews_needed(0.0, 100, 10_000, 0.02) is None           # nothing seen yet
+    assert reviews_needed(0.0, 100, 10_000, 0.02) is None  # nothing seen yet
     assert reviews_needed(1e-6, 100, 10_000, 0.02) == 0
-    more = reviews_needed(4e-4, 100, 100_000, 0.02)                  # se 0.02 → ±0.0392
-    assert more is not None and 270 <= more <= 290                   # ≈ 100·(0.0392/0.02)² − 100
+    more = reviews_needed(4e-4, 100, 100_000, 0.02)  # se 0.02 → ±0.0392
+    assert more is not None and 270 <= more <= 290  # ≈ 100·(0.0392/0.02)² − 100
     capped = reviews_needed(4e-4, 100, 400, 0.02, without_replacement=True)
-    assert capped is not None and capped < more                      # the frame is finite
+    assert capped is not None and capped < more  # the frame is finite
 
 
 def test_the_confidence_sequence_covers_at_every_look() -> None:
@@ -100,8 +110,15 @@ def test_the_confidence_sequence_covers_at_every_look() -> None:
     variance = np.maximum(means * (1 - means), 1e-12) / n
     looks = slice(19, horizon)
     fixed = 1.959964 * np.sqrt(variance)
-    sequence = np.array([[cs_half_width(float(v), int(k), horizon) or np.inf
-                          for v, k in zip(row, n, strict=True)] for row in variance])
+    sequence = np.array(
+        [
+            [
+                cs_half_width(float(v), int(k), horizon) or np.inf
+                for v, k in zip(row, n, strict=True)
+            ]
+            for row in variance
+        ]
+    )
     missed_fixed = np.any(np.abs(means - p)[:, looks] > fixed[:, looks], axis=1).mean()
     missed_sequence = np.any(np.abs(means - p)[:, looks] > sequence[:, looks], axis=1).mean()
     assert missed_fixed > 0.15

@@ -46,8 +46,11 @@ def routes(request: Request) -> Response:
     if path == "/huge-stream":
         return Response(200, b"<p>" + b"y" * 20_000, {"Content-Type": "text/html"}, stream=True)
     if path == "/notes.txt":
-        return Response(200, "Ridership: 4.2 million trips — up 12%\r\n".encode(),
-                        {"Content-Type": "text/plain; charset=utf-8"})
+        return Response(
+            200,
+            "Ridership: 4.2 million trips — up 12%\r\n".encode(),
+            {"Content-Type": "text/plain; charset=utf-8"},
+        )
     if path == "/paper.pdf":
         return Response(200, b"%PDF-1.7\n...", {"Content-Type": "application/pdf"})
     if path == "/untyped":
@@ -55,8 +58,11 @@ def routes(request: Request) -> Response:
     if path == "/image.png":
         return Response(200, b"\x89PNG....", {"Content-Type": "image/png"})
     if path == "/latin1":
-        return Response(200, "<p>Caf\u00e9 cr\u00e8me</p>".encode("latin-1"),
-                        {"Content-Type": "text/html; charset=iso-8859-1"})
+        return Response(
+            200,
+            "<p>Caf\u00e9 cr\u00e8me</p>".encode("latin-1"),
+            {"Content-Type": "text/html; charset=iso-8859-1"},
+        )
     if path == "/meta-charset":
         body = b'<html><head><meta charset="windows-1252"></head><body>\x93quoted\x94</body>'
         return Response(200, body, {"Content-Type": "text/html"})
@@ -75,8 +81,15 @@ def site() -> Iterator[Loopback]:
         yield srv
 
 
-LIMITS = FetchConfig(timeout=0.5, max_bytes=10_000, max_redirects=5, per_host=2,
-                     concurrency=8, trust_env=False, allow_private=True)
+LIMITS = FetchConfig(
+    timeout=0.5,
+    max_bytes=10_000,
+    max_redirects=5,
+    per_host=2,
+    concurrency=8,
+    trust_env=False,
+    allow_private=True,
+)
 """The test server is on loopback: these tests opt in to private addresses."""
 
 

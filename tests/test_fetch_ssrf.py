@@ -80,17 +80,24 @@ def site() -> Iterator[Loopback]:
         yield srv
 
 
-async def fetch(url: str, *, resolver: FakeResolver | None = None,
-                config: FetchConfig = STRICT, allow_loopback_server: bool = False) -> Page:
+async def fetch(
+    url: str,
+    *,
+    resolver: FakeResolver | None = None,
+    config: FetchConfig = STRICT,
+    allow_loopback_server: bool = False,
+) -> Page:
     """One fetch; ``allow_loopback_server`` treats 127.0.0.1 (where the test server is) as a
     public address, so the first hop reaches it and a later hop can be refused."""
+
     def policy(address: Address) -> str | None:
         if allow_loopback_server and address == ipaddress.ip_address("127.0.0.1"):
             return None
         return non_global(address)
 
-    async with PageFetcher(config, resolver=resolver or FakeResolver(NAMES),
-                           is_allowed=policy) as fetcher:
+    async with PageFetcher(
+        config, resolver=resolver or FakeResolver(NAMES), is_allowed=policy
+    ) as fetcher:
         return await fetcher.get(url)
 
 
@@ -103,10 +110,21 @@ async def test_a_name_resolving_to_a_non_global_address_is_refused(name: str) ->
     assert resolver.asked == [name]
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "[::1]", "169.254.169.254", "10.0.0.1",
-                                  "[fd12:3456::1]", "[::ffff:127.0.0.1]", "0.0.0.0"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1",
+        "[::1]",
+        "169.254.169.254",
+        "10.0.0.1",
+        "[fd12:3456::1]",
+        "[::ffff:127.0.0.1]",
+        "0.0.0.0",
+    ],
+)
 async def test_an_address_literal_is_refused_without_a_lookup_or_a_connection(
-        host: str, site: Loopback) -> None:
+    host: str, site: Loopback
+) -> None:
     port = site.url.rsplit(":", 1)[1]
     resolver = FakeResolver({})
     result = await fetch(f"http://{host}:{port}/page", resolver=resolver)
@@ -127,17 +145,25 @@ async def test_other_spellings_of_loopback_are_refused_after_resolution(site: Lo
     assert site.count() == 0
 
 
-@pytest.mark.parametrize(("path", "shown"), [
-    ("/to-metadata", "169.254.169.254"), ("/to-intranet", "10.1.2.3"), ("/to-ula", "fd00::7"),
-    ("/to-localhost-name", "::1"), ("/to-file", "not http(s)")])
+@pytest.mark.parametrize(
+    ("path", "shown"),
+    [
+        ("/to-metadata", "169.254.169.254"),
+        ("/to-intranet", "10.1.2.3"),
+        ("/to-ula", "fd00::7"),
+        ("/to-localhost-name", "::1"),
+        ("/to-file", "not http(s)"),
+    ],
+)
 async def test_every_redirect_hop_is_checked(site: Loopback, path: str, shown: str) -> None:
     resolver = FakeResolver({"public.example": ["127.0.0.1"], **NAMES})
     port = site.url.rsplit(":", 1)[1]
-    result = await fetch(f"http://public.example:{port}{path}", resolver=resolver,
-                         allow_loopback_server=True)
+    result = await fetch(
+        f"http://public.example:{port}{path}", resolver=resolver, allow_loopback_server=True
+    )
     assert result.error is not None and result.error.startswith("refused:"), result.error
     assert shown in result.error
-    assert site.count(path) == 1              # the first hop was made, the second never
+    assert site.count(path) == 1  # the first hop was made, the second never
 
 
 async def test_the_checked_address_is_the_one_connected_to(site: Loopback) -> None:
@@ -152,8 +178,9 @@ async def test_the_checked_address_is_the_one_connected_to(site: Loopback) -> No
 
     resolver = Rebinding({})
     port = site.url.rsplit(":", 1)[1]
-    result = await fetch(f"http://rebind.example:{port}/host", resolver=resolver,
-                         allow_loopback_server=True)
+    result = await fetch(
+        f"http://rebind.example:{port}/host", resolver=resolver, allow_loopback_server=True
+    )
     assert result.error is None and result.text == f"host rebind.example:{port}"
     assert resolver.asked == ["rebind.example"]
     assert result.final_url == f"http://rebind.example:{port}/host"
@@ -166,7 +193,8 @@ async def test_the_opt_in_fetches_local_servers(site: Loopback) -> None:
 
 
 def test_gavel_fetch_refuses_a_report_citing_loopback_unless_told(
-        tmp_path: Path, site: Loopback, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, site: Loopback, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.test_judge_pipeline import ferry_bundle
 
     db = tmp_path / "ferry.db"
@@ -176,8 +204,9 @@ def test_gavel_fetch_refuses_a_report_citing_loopback_unless_told(
     conn.close()
     assert main(["fetch", "--db", str(db), "--format", "json"]) == 0
     pages = json.loads(capsys.readouterr().out)
-    assert pages and all(p["error"].startswith("refused: 127.0.0.1 is a loopback address")
-                         for p in pages)
+    assert pages and all(
+        p["error"].startswith("refused: 127.0.0.1 is a loopback address") for p in pages
+    )
     assert site.count() == 0
     assert main(["fetch", "--db", str(db), "--format", "json", "--allow-private-hosts"]) == 0
     pages = json.loads(capsys.readouterr().out)

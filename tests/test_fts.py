@@ -20,17 +20,18 @@ def test_fts_syntax_in_user_text_is_literal() -> None:
 def test_a_term_with_punctuation_is_a_phrase() -> None:
     assert to_match("3.10%") == '"3 10"'
     assert to_match('Lumen "flex saver"') == '"Lumen" AND "flex saver"'
-    assert to_match("Lum") == '"Lum"*'                  # a half-typed last word is a prefix
+    assert to_match("Lum") == '"Lum"*'  # a half-typed last word is a prefix
 
 
 def test_search_finds_exact_figures_not_their_digits_anywhere(sample_db: Path) -> None:
     conn = sqlite3.connect(sample_db)
     everything = {rid for (rid,) in conn.execute("SELECT id FROM report")}
-    with_figure = {rid for (rid, text) in conn.execute("SELECT id, markdown FROM report")
-                   if "3.10%" in text}
+    with_figure = {
+        rid for (rid, text) in conn.execute("SELECT id, markdown FROM report") if "3.10%" in text
+    }
     found = search_reports(conn, "3.10%")
     assert with_figure <= found
-    assert len(found) < len(everything) / 4            # not every report with a 3 and a 10
+    assert len(found) < len(everything) / 4  # not every report with a 3 and a 10
     assert _report(conn, "t01-atlas-dr") in search_reports(conn, "Fennick")
     assert search_reports(conn, "Fennick zzzqqq") == set()
 
@@ -44,8 +45,9 @@ def test_an_import_leaves_the_indexes_merging_as_usual(sample_db: Path) -> None:
         assert setting is None or setting[0] == 4, (fts, setting)
         assert conn.execute(f"INSERT INTO {fts}({fts}) VALUES ('integrity-check')") is not None
     words = {rid: text for rid, text in conn.execute("SELECT id, markdown FROM report")}
-    assert {rid for rid, text in words.items() if "Fennick" in text} <= \
-        search_reports(conn, "Fennick")
+    assert {rid for rid, text in words.items() if "Fennick" in text} <= search_reports(
+        conn, "Fennick"
+    )
 
 
 def test_a_bulk_fill_puts_back_an_index_s_own_merge_setting(sample_db: Path) -> None:

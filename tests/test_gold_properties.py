@@ -56,27 +56,56 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 Step = tuple[str, int, int, int]
 """(action, database or reviewer, pick, value pick)."""
 
-STEPS = st.lists(st.tuples(
-    st.sampled_from(["decide", "decide", "decide", "undo", "redo", "adjudicate", "flag",
-                     "run", "garbage", "activate", "retire", "sync"]),
-    st.integers(0, 3), st.integers(0, 10_000), st.integers(0, 10)), min_size=1, max_size=16)
+STEPS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "decide",
+                "decide",
+                "decide",
+                "undo",
+                "redo",
+                "adjudicate",
+                "flag",
+                "run",
+                "garbage",
+                "activate",
+                "retire",
+                "sync",
+            ]
+        ),
+        st.integers(0, 3),
+        st.integers(0, 10_000),
+        st.integers(0, 10),
+    ),
+    min_size=1,
+    max_size=16,
+)
 
 
 def derived(conn: sqlite3.Connection) -> tuple[object, ...]:
-    return (conn.execute("SELECT * FROM event_live ORDER BY uuid").fetchall(),
-            conn.execute("SELECT * FROM decision ORDER BY subject_id").fetchall(),
-            conn.execute("SELECT * FROM flag ORDER BY subject_id").fetchall(),
-            conn.execute("SELECT * FROM report_rating ORDER BY report_id").fetchall())
+    return (
+        conn.execute("SELECT * FROM event_live ORDER BY uuid").fetchall(),
+        conn.execute("SELECT * FROM decision ORDER BY subject_id").fetchall(),
+        conn.execute("SELECT * FROM flag ORDER BY subject_id").fetchall(),
+        conn.execute("SELECT * FROM report_rating ORDER BY report_id").fetchall(),
+    )
 
 
 def decisions_by_target(conn: sqlite3.Connection) -> dict[str, tuple[object, ...]]:
-    return {t: (v, s) for t, v, s in conn.execute(
-        "SELECT s.target, d.value, d.status FROM decision d JOIN subject s ON s.id = d.subject_id")}
+    return {
+        t: (v, s)
+        for t, v, s in conn.execute(
+            "SELECT s.target, d.value, d.status FROM decision d "
+            "JOIN subject s ON s.id = d.subject_id"
+        )
+    }
 
 
 def scores(conn: sqlite3.Connection) -> list[tuple[object, ...]]:
-    return conn.execute(f"SELECT * FROM {all_scores(conn)} "
-                        "ORDER BY scope, framework, variant, metric").fetchall()
+    return conn.execute(
+        f"SELECT * FROM {all_scores(conn)} ORDER BY scope, framework, variant, metric"
+    ).fetchall()
 
 
 def add_run(conn: sqlite3.Connection, name: str, pick: int, garbage: bool) -> None:
@@ -90,10 +119,17 @@ def add_run(conn: sqlite3.Connection, name: str, pick: int, garbage: bool) -> No
         report = f"t1-{system}"
         rid = conn.execute("SELECT id FROM report WHERE ext_id = ?", (report,)).fetchone()[0]
         ids.append(rid)
-        judgments = [Judgment(run=name, report=report, kind=c.split("-")[1], criterion=c,
-                              value=None if garbage else ("0", "0.5", "1")[(pick + n + i) % 3],
-                              error="unparseable reply" if garbage else None)
-                     for i, c in enumerate(chosen)]
+        judgments = [
+            Judgment(
+                run=name,
+                report=report,
+                kind=c.split("-")[1],
+                criterion=c,
+                value=None if garbage else ("0", "0.5", "1")[(pick + n + i) % 3],
+                error="unparseable reply" if garbage else None,
+            )
+            for i, c in enumerate(chosen)
+        ]
         write_outcome(conn, rows[suite], rid, ReportOutcome(report, judgments, []))
     finish_run(conn, rows.values(), {"status": "complete"}, ids)
 
@@ -106,14 +142,15 @@ def apply(conn: sqlite3.Connection, step: Step, runs: list[str]) -> None:
         name = f"run{len(runs)}-{pick}"
         add_run(conn, name, pick, action == "garbage")
         runs.append(name)
-        assert scores(conn) == before                  # a candidate never moves a score
+        assert scores(conn) == before  # a candidate never moves a score
         return
     if action in ("activate", "retire"):
         if runs:
             set_active(conn, runs[pick % len(runs)], action == "activate")
         return
     judgments = conn.execute(
-        "SELECT id, kind FROM judgment WHERE current = 1 ORDER BY id").fetchall()
+        "SELECT id, kind FROM judgment WHERE current = 1 ORDER BY id"
+    ).fetchall()
     judgment, kind_name = judgments[pick % len(judgments)]
     kind = get_kind(kind_name)
     assert kind is not None
@@ -147,7 +184,7 @@ def check(conn: sqlite3.Connection, folder: Path, name: str) -> None:
     shutil.copy(folder / f"{name}.db", replay_path)
     replay = connect(replay_path)
     rebuild_state(replay)
-    assert derived(replay) == incremental               # a replay of the log from scratch
+    assert derived(replay) == incremental  # a replay of the log from scratch
     replay.close()
     full, cache = compute_all(conn), cached(conn)
     for key, value in full.reports.items():
@@ -155,23 +192,28 @@ def check(conn: sqlite3.Connection, folder: Path, name: str) -> None:
     # Every judgment of a decided subject, in every run, takes the decision as its effective
     # value; a conflict leaves each judgment its own.
     for judge, effective, decided, status in conn.execute(
-            """SELECT j.value,
+        """SELECT j.value,
                       CASE WHEN d.status IS NULL OR d.status = 'conflict' THEN j.value
                            ELSE d.value END, d.value, d.status
-               FROM judgment j LEFT JOIN decision d ON d.subject_id = j.subject_id"""):
+               FROM judgment j LEFT JOIN decision d ON d.subject_id = j.subject_id"""
+    ):
         assert effective == (decided if status not in (None, "conflict") else judge)
     # Per-subject fallback: a current judgment that errored has no valid verdict from any
     # active run on the same subject.
-    assert conn.execute(
-        """SELECT count(*) FROM judgment j JOIN judge_run r ON r.id = j.run_id
+    assert (
+        conn.execute(
+            """SELECT count(*) FROM judgment j JOIN judge_run r ON r.id = j.run_id
            WHERE j.current = 1 AND j.value IS NULL AND EXISTS (
                SELECT 1 FROM judgment o JOIN judge_run ro ON ro.id = o.run_id
                WHERE o.subject_id = j.subject_id AND o.value IS NOT NULL AND ro.active > 0)"""
-    ).fetchone()[0] == 0
+        ).fetchone()[0]
+        == 0
+    )
 
 
-@settings(max_examples=30, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(steps=STEPS)
 def test_decisions_are_about_subjects_in_any_history(template: Path, steps: list[Step]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -198,7 +240,8 @@ def test_decisions_are_about_subjects_in_any_history(template: Path, steps: list
 
 
 def test_a_run_of_garbage_answers_changes_nothing_until_activated_and_then_falls_back(
-        template: Path, tmp_path: Path) -> None:
+    template: Path, tmp_path: Path
+) -> None:
     """The D1 situation: a model answering garbage. Its run is a candidate, so every system
     score stays put; activated, its errors never replace the valid verdicts of the imported
     run, subject by subject."""
@@ -208,16 +251,20 @@ def test_a_run_of_garbage_answers_changes_nothing_until_activated_and_then_falls
     add_run(conn, "garbage", (1 << len(CRITERIA)) - 1, garbage=True)
     assert scores(conn) == before
     set_active(conn, "garbage", True)
-    assert scores(conn) == before               # every subject falls back to a valid verdict
+    assert scores(conn) == before  # every subject falls back to a valid verdict
     current_errors = conn.execute(
-        "SELECT count(*) FROM judgment WHERE current = 1 AND error IS NOT NULL").fetchone()[0]
+        "SELECT count(*) FROM judgment WHERE current = 1 AND error IS NOT NULL"
+    ).fetchone()[0]
     assert current_errors == 0
     # A valid run activated afterwards does count, where it judged.
-    add_run(conn, "good", 0b00001, garbage=False)          # s1-ins only
+    add_run(conn, "good", 0b00001, garbage=False)  # s1-ins only
     set_active(conn, "good", True)
-    runs = dict(conn.execute(
-        """SELECT j.subject, group_concat(DISTINCT r.ext_id) FROM judgment j
+    runs = dict(
+        conn.execute(
+            """SELECT j.subject, group_concat(DISTINCT r.ext_id) FROM judgment j
            JOIN judge_run r ON r.id = j.run_id WHERE j.current = 1 AND j.kind = 'ins'
-           GROUP BY j.subject"""))
+           GROUP BY j.subject"""
+        )
+    )
     assert runs == {"c=s1-ins": "good", "c=s2-ins": "r1", "c=s3-ins": "r1", "c=s4-ins": "r1"}
     conn.close()

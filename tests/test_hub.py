@@ -51,14 +51,21 @@ class Reviewer:
     def decision(self, judgment: int) -> tuple[str | None, str] | None:
         row = self.conn.execute(
             "SELECT d.value, d.status FROM decision d JOIN judgment j "
-            "ON j.subject_id = d.subject_id WHERE j.id = ?", (judgment,)).fetchone()
+            "ON j.subject_id = d.subject_id WHERE j.id = ?",
+            (judgment,),
+        ).fetchone()
         return None if row is None else (row[0], row[1])
 
 
 def claims(conn: sqlite3.Connection, n: int) -> list[int]:
-    return [int(r[0]) for r in conn.execute(
-        "SELECT id FROM judgment WHERE kind = 'claim' AND value = 'correct' ORDER BY id "
-        "LIMIT ?", (n,))]
+    return [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT id FROM judgment WHERE kind = 'claim' AND value = 'correct' ORDER BY id "
+            "LIMIT ?",
+            (n,),
+        )
+    ]
 
 
 @pytest.fixture
@@ -74,20 +81,22 @@ def test_init_is_idempotent_and_the_server_keeps_the_log_append_only(hub_url: st
 
     hub = PgHub(hub_url)
     first = hub.hub_id()
-    assert hub.init() == first                          # again: same hub, nothing replaced
+    assert hub.init() == first  # again: same hub, nothing replaced
     hub.close()
     with psycopg.connect(hub_url, autocommit=True) as conn:
         conn.execute(f"""INSERT INTO {HUB_SCHEMA}.event (uuid, target, reviewer, action,
                          rationale, created_at) VALUES ('u-0000001', 's:x/y/claim/k', 'ana',
                          'confirm', '', '2026-01-01T00:00:00+00:00')""")
-        for statement in (f"UPDATE {HUB_SCHEMA}.event SET reviewer = 'mallory'",
-                          f"DELETE FROM {HUB_SCHEMA}.event",
-                          f"TRUNCATE {HUB_SCHEMA}.event",
-                          f"UPDATE {HUB_SCHEMA}.meta SET value = 'x'",
-                          f"DELETE FROM {HUB_SCHEMA}.suite"):
+        for statement in (
+            f"UPDATE {HUB_SCHEMA}.event SET reviewer = 'mallory'",
+            f"DELETE FROM {HUB_SCHEMA}.event",
+            f"TRUNCATE {HUB_SCHEMA}.event",
+            f"UPDATE {HUB_SCHEMA}.meta SET value = 'x'",
+            f"DELETE FROM {HUB_SCHEMA}.suite",
+        ):
             with pytest.raises(psycopg.errors.RaiseException, match="append-only"):
                 conn.execute(statement)
-        with pytest.raises(psycopg.errors.CheckViolation):   # not an action Gavel knows
+        with pytest.raises(psycopg.errors.CheckViolation):  # not an action Gavel knows
             conn.execute(f"""INSERT INTO {HUB_SCHEMA}.event (uuid, target, reviewer, action,
                              rationale, created_at) VALUES ('u-0000002', 's:x', 'ana', 'drop',
                              '', '2026-01-01T00:00:00+00:00')""")
@@ -95,17 +104,18 @@ def test_init_is_idempotent_and_the_server_keeps_the_log_append_only(hub_url: st
 
 
 def test_every_decision_reaches_every_database_and_a_conflict_shows_once_in_each(
-        team: list[Reviewer], hub_url: str) -> None:
+    team: list[Reviewer], hub_url: str
+) -> None:
     ana, ben, cy = team
     c1, c2, c3 = claims(ana.conn, 3)
     ana.decide(c1, "incorrect")
-    ben.decide(c1, "unknown")                 # ana and ben disagree: a conflict
+    ben.decide(c1, "unknown")  # ana and ben disagree: a conflict
     ben.decide(c2, "incorrect")
     cy.decide(c3, "incorrect")
     hub = PgHub(hub_url)
     first = sync(ana.conn, hub)
     assert (first.pushed, first.pending, first.new_conflicts) == (1, 0, [])
-    for person in (ben, cy, ana, ben):        # everyone twice-ish, in no particular order
+    for person in (ben, cy, ana, ben):  # everyone twice-ish, in no particular order
         sync(person.conn, hub)
     everything = ana.events() | ben.events() | cy.events()
     assert len(everything) == 4
@@ -120,18 +130,17 @@ def test_every_decision_reaches_every_database_and_a_conflict_shows_once_in_each
     hub.close()
 
 
-def test_pending_counts_only_local_events_the_hub_lacks(team: list[Reviewer],
-                                                        hub_url: str) -> None:
+def test_pending_counts_only_local_events_the_hub_lacks(team: list[Reviewer], hub_url: str) -> None:
     ana, ben, _ = team
     hub = PgHub(hub_url)
-    assert local_state(ana.conn).pending == 0            # never synced, nothing written
+    assert local_state(ana.conn).pending == 0  # never synced, nothing written
     c1, c2 = claims(ana.conn, 2)
     ana.decide(c1, "incorrect")
     assert local_state(ana.conn).pending == 1
     sync(ana.conn, hub)
     ben.decide(c2, "incorrect")
     sync(ben.conn, hub)
-    result = sync(ana.conn, hub)                         # pulls ben's: not pending here
+    result = sync(ana.conn, hub)  # pulls ben's: not pending here
     assert (result.merged, result.pending) == (1, 0)
     ana.decide(c2, "unknown")
     assert local_state(ana.conn, hub.hub_id()).pending == 1
@@ -139,8 +148,9 @@ def test_pending_counts_only_local_events_the_hub_lacks(team: list[Reviewer],
     hub.close()
 
 
-def test_undo_and_flags_travel_and_only_the_author_can_undo(team: list[Reviewer],
-                                                           hub_url: str) -> None:
+def test_undo_and_flags_travel_and_only_the_author_can_undo(
+    team: list[Reviewer], hub_url: str
+) -> None:
     ana, ben, _ = team
     (c1,) = claims(ana.conn, 1)
     hub = PgHub(hub_url)
@@ -150,9 +160,9 @@ def test_undo_and_flags_travel_and_only_the_author_can_undo(team: list[Reviewer]
     sync(ben.conn, hub)
     assert ben.decision(c1) == ("incorrect", "single")
     assert ben.conn.execute("SELECT note FROM flag").fetchall() == [("look at the source again",)]
-    assert ben.log.undo() is None                        # nothing of ben's to undo
-    ana.log.undo()                                       # the flag
-    ana.log.undo()                                       # the decision
+    assert ben.log.undo() is None  # nothing of ben's to undo
+    ana.log.undo()  # the flag
+    ana.log.undo()  # the decision
     sync(ana.conn, hub)
     sync(ben.conn, hub)
     assert ben.decision(c1) is None
@@ -161,7 +171,8 @@ def test_undo_and_flags_travel_and_only_the_author_can_undo(team: list[Reviewer]
 
 
 def test_a_forged_hub_event_is_quarantined_in_every_database_and_the_rest_merges(
-        team: list[Reviewer], hub_url: str) -> None:
+    team: list[Reviewer], hub_url: str
+) -> None:
     import psycopg
 
     ana, ben, cy = team
@@ -170,39 +181,61 @@ def test_a_forged_hub_event_is_quarantined_in_every_database_and_the_rest_merges
     hub = PgHub(hub_url)
     sync(ana.conn, hub)
     mallory = Identity("mallory", new_secret())
-    target = ana.conn.execute("SELECT target FROM review_event WHERE uuid = ?",
-                              (uuid,)).fetchone()[0]
-    undo = {"uuid": "f" * 32, "target": target, "reviewer": "mallory", "action": "undo",
-            "value": None, "rationale": "", "reason": None,
-            "created_at": "2026-11-20T10:00:00+00:00", "supersedes": uuid, "run": None,
-            "key": mallory.public_key}
+    target = ana.conn.execute("SELECT target FROM review_event WHERE uuid = ?", (uuid,)).fetchone()[
+        0
+    ]
+    undo = {
+        "uuid": "f" * 32,
+        "target": target,
+        "reviewer": "mallory",
+        "action": "undo",
+        "value": None,
+        "rationale": "",
+        "reason": None,
+        "created_at": "2026-11-20T10:00:00+00:00",
+        "supersedes": uuid,
+        "run": None,
+        "key": mallory.public_key,
+    }
     undo["sig"] = mallory.sign(undo)
-    edited = {**undo, "uuid": "e" * 32, "action": "override", "supersedes": None,
-              "value": "unknown", "reviewer": "ana"}          # signature no longer verifies
+    edited = {
+        **undo,
+        "uuid": "e" * 32,
+        "action": "override",
+        "supersedes": None,
+        "value": "unknown",
+        "reviewer": "ana",
+    }  # signature no longer verifies
     with psycopg.connect(hub_url, autocommit=True) as conn:
         for event in (undo, edited):
             columns = ", ".join(event)
-            conn.execute(f"INSERT INTO {HUB_SCHEMA}.event ({columns}) VALUES "
-                         f"({', '.join(['%s'] * len(event))})", list(event.values()))
+            conn.execute(
+                f"INSERT INTO {HUB_SCHEMA}.event ({columns}) VALUES "
+                f"({', '.join(['%s'] * len(event))})",
+                list(event.values()),
+            )
     ben.decide(c2, "incorrect")
     sync(ben.conn, hub)
     for person in (cy, ben, ana):
         result = sync(person.conn, hub)
         assert result.quarantined == 2
-        assert person.decision(c1) == ("incorrect", "single")   # nobody undid ana's decision
+        assert person.decision(c1) == ("incorrect", "single")  # nobody undid ana's decision
         assert person.decision(c2) == ("incorrect", "single")
-        reasons = [row[0] for row in person.conn.execute(
-            "SELECT reason FROM hub_rejected ORDER BY hub_event")]
+        reasons = [
+            row[0]
+            for row in person.conn.execute("SELECT reason FROM hub_rejected ORDER BY hub_event")
+        ]
         assert "only undo or supersede its own author's events" in reasons[0]
         assert "signature does not verify" in reasons[1]
-        assert sync(person.conn, hub).rejected == []             # reported once, kept out
+        assert sync(person.conn, hub).rejected == []  # reported once, kept out
     hub.close()
 
 
 def test_a_hub_serves_several_runs_and_events_wait_for_their_subjects(
-        tmp_path: Path, hub_url: str, sample_db_template: Path) -> None:
+    tmp_path: Path, hub_url: str, sample_db_template: Path
+) -> None:
     ana = Reviewer(tmp_path, sample_db_template, "ana")
-    tiny = connect(tmp_path / "tiny.db")                 # only the tiny run, for now
+    tiny = connect(tmp_path / "tiny.db")  # only the tiny run, for now
     import_bundle(tiny, tiny_bundle("tiny"), "tiny-hash")
     rebuild_scores(tiny)
     (c1,) = claims(ana.conn, 1)
@@ -213,7 +246,9 @@ def test_a_hub_serves_several_runs_and_events_wait_for_their_subjects(
     assert (result.merged, result.pending_subjects) == (1, 1)  # kept, not applied, not lost
     assert tiny.execute("SELECT count(*) FROM decision").fetchone()[0] == 0
     assert {s for s, _ in hub.stats().suites} == {
-        *(row[0] for row in ana.conn.execute("SELECT ext_id FROM suite")), "tiny"}
+        *(row[0] for row in ana.conn.execute("SELECT ext_id FROM suite")),
+        "tiny",
+    }
     # The same suite id from different content is refused, with nothing pushed or pulled.
     other = connect(tmp_path / "other.db")
     import_bundle(other, tiny_bundle("tiny"), "another-hash")
@@ -227,14 +262,19 @@ def test_a_hub_serves_several_runs_and_events_wait_for_their_subjects(
 
 def test_proposals_and_their_acceptance_sync(team: list[Reviewer], hub_url: str) -> None:
     ana, ben, cy = team
-    task = int(ana.conn.execute(
-        "SELECT t.id FROM task t JOIN suite s ON s.id = t.suite_id "
-        "WHERE s.frameworks LIKE '%cascade%' ORDER BY t.id LIMIT 1").fetchone()[0])
-    subtask = ana.conn.execute("SELECT ext_id FROM subtask WHERE task_id = ? ORDER BY ordinal "
-                               "LIMIT 1", (task,)).fetchone()[0]
+    task = int(
+        ana.conn.execute(
+            "SELECT t.id FROM task t JOIN suite s ON s.id = t.suite_id "
+            "WHERE s.frameworks LIKE '%cascade%' ORDER BY t.id LIMIT 1"
+        ).fetchone()[0]
+    )
+    subtask = ana.conn.execute(
+        "SELECT ext_id FROM subtask WHERE task_id = ? ORDER BY ordinal LIMIT 1", (task,)
+    ).fetchone()[0]
     payload = {"subtask": subtask, "dimension": "ins", "text": "Names the data's vintage"}
-    made = propose(ana.conn, "ana", task, None, "cascade", "new_rubric", payload, None,
-                   "the rubric misses it")
+    made = propose(
+        ana.conn, "ana", task, None, "cascade", "new_rubric", payload, None, "the rubric misses it"
+    )
     hub = PgHub(hub_url)
     sync(ana.conn, hub)
     sync(ben.conn, hub)
@@ -244,8 +284,11 @@ def test_proposals_and_their_acceptance_sync(team: list[Reviewer], hub_url: str)
     sync(ana.conn, hub)
     for person in team:
         (found,) = proposals(person.conn)
-        assert (found.uuid, found.status, found.decided_by) == (made.proposal.uuid,
-                                                                 "accepted", "ben")
+        assert (found.uuid, found.status, found.decided_by) == (
+            made.proposal.uuid,
+            "accepted",
+            "ben",
+        )
     hub.close()
 
 
@@ -253,8 +296,7 @@ def test_offline_hub_is_an_error_that_loses_nothing(team: list[Reviewer]) -> Non
     ana = team[0]
     (c1,) = claims(ana.conn, 1)
     ana.decide(c1, "incorrect")
-    nowhere = PgHub(f"postgresql://gavel:secret@127.0.0.1:{free_port()}/hub",
-                    connect_timeout=2)
+    nowhere = PgHub(f"postgresql://gavel:secret@127.0.0.1:{free_port()}/hub", connect_timeout=2)
     with pytest.raises(HubOffline) as err:
         sync(ana.conn, nowhere)
     assert "secret" not in str(err.value)
@@ -262,31 +304,38 @@ def test_offline_hub_is_an_error_that_loses_nothing(team: list[Reviewer]) -> Non
     assert safe_url("postgresql://u:pw@h:5/db") == "postgresql://u@h:5/db"
 
 
-def test_a_diverged_event_is_reported_and_the_hubs_copy_stands(team: list[Reviewer],
-                                                               hub_url: str) -> None:
+def test_a_diverged_event_is_reported_and_the_hubs_copy_stands(
+    team: list[Reviewer], hub_url: str
+) -> None:
     import psycopg
 
     ana = team[0]
     (c1,) = claims(ana.conn, 1)
     uuid = ana.decide(c1, "incorrect")
-    row = ana.conn.execute("SELECT target, created_at FROM review_event WHERE uuid = ?",
-                           (uuid,)).fetchone()
-    with psycopg.connect(hub_url, autocommit=True) as conn:   # someone got there first
-        conn.execute(f"""INSERT INTO {HUB_SCHEMA}.event (uuid, target, reviewer, action,
+    row = ana.conn.execute(
+        "SELECT target, created_at FROM review_event WHERE uuid = ?", (uuid,)
+    ).fetchone()
+    with psycopg.connect(hub_url, autocommit=True) as conn:  # someone got there first
+        conn.execute(
+            f"""INSERT INTO {HUB_SCHEMA}.event (uuid, target, reviewer, action,
                          rationale, created_at) VALUES (%s, %s, 'ana', 'confirm', '', %s)""",
-                     (uuid, row[0], row[1]))
+            (uuid, row[0], row[1]),
+        )
     hub = PgHub(hub_url)
     result = sync(ana.conn, hub)
     assert result.diverged == [uuid] and result.pushed == 0
-    assert result.pending == 0                            # reported, not retried forever
+    assert result.pending == 0  # reported, not retried forever
     assert sync(ana.conn, hub).diverged == []
     hub.close()
 
 
-def test_the_command_line_inits_syncs_and_reports(team: list[Reviewer], hub_url: str,
-                                                  capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch,
-                                                  tmp_path: Path) -> None:
+def test_the_command_line_inits_syncs_and_reports(
+    team: list[Reviewer],
+    hub_url: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
     ana, ben, _ = team
     (c1,) = claims(ana.conn, 1)
     ana.decide(c1, "incorrect")
@@ -301,11 +350,11 @@ def test_the_command_line_inits_syncs_and_reports(team: list[Reviewer], hub_url:
     assert (result["pushed"], result["merged"], len(result["new_conflicts"])) == (1, 1, 1)
     monkeypatch.delenv("GAVEL_HUB", raising=False)
     monkeypatch.setenv("GAVEL_CONFIG", str(tmp_path / "none.toml"))
-    assert main(["--db", str(ana.path), "sync"]) == 2             # no hub named anywhere
+    assert main(["--db", str(ana.path), "sync"]) == 2  # no hub named anywhere
     assert "no hub" in capsys.readouterr().err
     monkeypatch.setenv("GAVEL_HUB", hub_url)
     assert main(["--db", str(ana.path), "sync", "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)["merged"] == 1      # ben's, via $GAVEL_HUB
+    assert json.loads(capsys.readouterr().out)["merged"] == 1  # ben's, via $GAVEL_HUB
     assert main(["--db", str(ana.path), "hub", "status", hub_url]) == 0
     status = capsys.readouterr().out
     assert "2 events from 2 reviewer identities" in status and "0 events not yet" in status
@@ -314,8 +363,9 @@ def test_the_command_line_inits_syncs_and_reports(team: list[Reviewer], hub_url:
     assert "nothing is lost" in capsys.readouterr().err
 
 
-def test_the_hub_bench_runs_in_a_scratch_schema_it_drops(sample_db: Path, hub_url: str,
-                                                         tmp_path: Path) -> None:
+def test_the_hub_bench_runs_in_a_scratch_schema_it_drops(
+    sample_db: Path, hub_url: str, tmp_path: Path
+) -> None:
     import psycopg
 
     from tui.bench.hub import hub_figures
@@ -326,6 +376,7 @@ def test_the_hub_bench_runs_in_a_scratch_schema_it_drops(sample_db: Path, hub_ur
     assert any(n.startswith("new database pulls 300 events") for n in names)
     assert all(f["value"] > 0 for f in figures)
     with psycopg.connect(hub_url) as conn:
-        left = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE "
-                            "'gavel_bench_%'").fetchall()
+        left = conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'gavel_bench_%'"
+        ).fetchall()
     assert left == []

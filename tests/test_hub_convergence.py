@@ -55,8 +55,14 @@ def gold(path: Path) -> str:
     return out.getvalue()
 
 
-def writer(path: Path, name: str, seed: int, pool: list[int], written: list[str],
-           errors: list[BaseException]) -> None:
+def writer(
+    path: Path,
+    name: str,
+    seed: int,
+    pool: list[int],
+    written: list[str],
+    errors: list[BaseException],
+) -> None:
     """One reviewer deciding, undoing, flagging and adjudicating on their own database."""
     rng = random.Random(seed)
     conn = connect(path)
@@ -64,8 +70,9 @@ def writer(path: Path, name: str, seed: int, pool: list[int], written: list[str]
     try:
         for _ in range(STEPS):
             judgment = rng.choice(pool)
-            kind = get_kind(conn.execute("SELECT kind FROM judgment WHERE id = ?",
-                                         (judgment,)).fetchone()[0])
+            kind = get_kind(
+                conn.execute("SELECT kind FROM judgment WHERE id = ?", (judgment,)).fetchone()[0]
+            )
             assert kind is not None
             value = rng.choice(kind.scale.choices).code
             roll = rng.random()
@@ -74,8 +81,9 @@ def writer(path: Path, name: str, seed: int, pool: list[int], written: list[str]
                     if roll < 0.6:
                         recorded = log.decide(judgment, value, f"{name}: {value}")
                     elif roll < 0.7:
-                        recorded = log.decide(judgment, value, f"{name} settles it",
-                                              adjudicate=True)
+                        recorded = log.decide(
+                            judgment, value, f"{name} settles it", adjudicate=True
+                        )
                     elif roll < 0.8:
                         recorded = log.flag(judgment, rng.random() < 0.6, f"{name} flags")
                     elif roll < 0.92:
@@ -89,14 +97,20 @@ def writer(path: Path, name: str, seed: int, pool: list[int], written: list[str]
                     if recorded.report_id is not None:
                         update_scores(conn, [recorded.report_id])
             time.sleep(rng.random() * 0.02)
-    except BaseException as exc:               # reported by the test, not lost in a thread
+    except BaseException as exc:  # reported by the test, not lost in a thread
         errors.append(exc)
     finally:
         conn.close()
 
 
-def syncer(path: Path, url: str, seed: int, stop: threading.Event, offline: list[int],
-           errors: list[BaseException]) -> None:
+def syncer(
+    path: Path,
+    url: str,
+    seed: int,
+    stop: threading.Event,
+    offline: list[int],
+    errors: list[BaseException],
+) -> None:
     """The background sync of one database, on its own connection, at random intervals."""
     rng = random.Random(seed)
     conn = connect(path)
@@ -116,7 +130,8 @@ def syncer(path: Path, url: str, seed: int, stop: threading.Event, offline: list
 
 
 def test_three_databases_one_hub_converge_through_a_hub_restart(
-        own_server: PgServer, sample_db_template: Path, tmp_path: Path) -> None:
+    own_server: PgServer, sample_db_template: Path, tmp_path: Path
+) -> None:
     url = own_server.create_database("hub")
     PgHub(url).init()
     names = ["ana", "ben", "cy"]
@@ -125,26 +140,34 @@ def test_three_databases_one_hub_converge_through_a_hub_restart(
         shutil.copy(sample_db_template, path)
     probe = connect(paths[0])
     # A small shared pool of subjects, so the three overlap, disagree and undo on the same ones.
-    pool = [int(r[0]) for r in probe.execute(
-        "SELECT id FROM judgment WHERE kind IN ('claim', 'ins', 'consistency') "
-        "AND value IS NOT NULL ORDER BY id LIMIT 14")]
+    pool = [
+        int(r[0])
+        for r in probe.execute(
+            "SELECT id FROM judgment WHERE kind IN ('claim', 'ins', 'consistency') "
+            "AND value IS NOT NULL ORDER BY id LIMIT 14"
+        )
+    ]
     probe.close()
 
     written: list[list[str]] = [[], [], []]
     errors: list[BaseException] = []
     offline: list[int] = []
     stop = threading.Event()
-    writers = [threading.Thread(target=writer, args=(paths[i], names[i], 100 + i, pool,
-                                                     written[i], errors))
-               for i in range(3)]
-    syncers = [threading.Thread(target=syncer, args=(paths[i], url, 200 + i, stop, offline,
-                                                     errors))
-               for i in range(3)]
+    writers = [
+        threading.Thread(
+            target=writer, args=(paths[i], names[i], 100 + i, pool, written[i], errors)
+        )
+        for i in range(3)
+    ]
+    syncers = [
+        threading.Thread(target=syncer, args=(paths[i], url, 200 + i, stop, offline, errors))
+        for i in range(3)
+    ]
     for thread in (*writers, *syncers):
         thread.start()
     time.sleep(0.6)
-    own_server.stop("immediate")                 # the hub dies mid-session, unannounced
-    time.sleep(1.0)                              # reviewers keep deciding meanwhile
+    own_server.stop("immediate")  # the hub dies mid-session, unannounced
+    time.sleep(1.0)  # reviewers keep deciding meanwhile
     own_server.start()
     for thread in writers:
         thread.join(120)
@@ -167,7 +190,7 @@ def test_three_databases_one_hub_converge_through_a_hub_restart(
     assert len(everything) >= 3 * STEPS // 2
     for conn in conns:
         held = {u for (u,) in conn.execute("SELECT uuid FROM review_event")}
-        assert held == everything                # every event reaches every database
+        assert held == everything  # every event reaches every database
         assert pending_count(conn, hub.hub_id()) == 0
 
     # The same conflicts everywhere, each listed once.

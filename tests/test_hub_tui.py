@@ -34,26 +34,35 @@ async def test_the_status_line_shows_synced_pending_offline_and_back(sample_db: 
         await pilot.pause()
         assert "⇅ hub synced" in screen_text(app)
         await open_report(pilot, "t01-atlas-dr")
-        first = await select_judgment(pilot, lambda j: j.kind == "claim" and not j.decided
-                                      and j.judge == "correct")
-        await pilot.press("x")                           # stored here, then pushed at once
+        first = await select_judgment(
+            pilot, lambda j: j.kind == "claim" and not j.decided and j.judge == "correct"
+        )
+        await pilot.press("x")  # stored here, then pushed at once
         await wait_for(pilot, lambda: len(hub.events) == 1)
         await wait_for(pilot, lambda: mode(app) == "synced")
 
-        hub.online = False                                # the hub goes away
-        await select_judgment(pilot, lambda j: j.kind == "claim" and not j.decided
-                              and j.judge == "correct" and j.id != first.id)
+        hub.online = False  # the hub goes away
+        await select_judgment(
+            pilot,
+            lambda j: (
+                j.kind == "claim" and not j.decided and j.judge == "correct" and j.id != first.id
+            ),
+        )
         await pilot.press("x")
-        await wait_for(pilot, lambda: len(events(sample_db)) == 2)   # local first: stored
-        await wait_for(pilot, lambda: mode(app) == "offline"
-                       and app.hub_state is not None and app.hub_state.pending == 1)
+        await wait_for(pilot, lambda: len(events(sample_db)) == 2)  # local first: stored
+        await wait_for(
+            pilot,
+            lambda: (
+                mode(app) == "offline" and app.hub_state is not None and app.hub_state.pending == 1
+            ),
+        )
         await pilot.pause()
         line = screen_text(app)
         assert "hub offline" in line and "1 pending" in line
         assert notified(app, "decisions are kept here")
         assert app.is_running and app.failures == []
 
-        hub.online = True                                 # back: the pending event goes out
+        hub.online = True  # back: the pending event goes out
         await wait_for(pilot, lambda: mode(app) == "synced" and len(hub.events) == 2)
         assert notified(app, "hub back")
         await pilot.pause()
@@ -64,20 +73,31 @@ async def test_the_status_line_shows_synced_pending_offline_and_back(sample_db: 
         target, suite = conn.execute(
             "SELECT s.target, su.ext_id FROM judgment j JOIN subject s ON s.id = j.subject_id "
             "JOIN report r ON r.id = j.report_id JOIN system y ON y.id = r.system_id "
-            "JOIN suite su ON su.id = y.suite_id WHERE j.id = ?", (first.id,)).fetchone()
+            "JOIN suite su ON su.id = y.suite_id WHERE j.id = ?",
+            (first.id,),
+        ).fetchone()
         conn.close()
         ben = Identity("ben", new_secret())
-        event = {"uuid": "b" * 32, "target": target, "reviewer": "ben", "action": "confirm",
-                 "value": "correct", "rationale": "the page says so", "reason": None,
-                 "created_at": now_iso(), "supersedes": None, "run": None,
-                 "key": ben.public_key}
+        event = {
+            "uuid": "b" * 32,
+            "target": target,
+            "reviewer": "ben",
+            "action": "confirm",
+            "value": "correct",
+            "rationale": "the page says so",
+            "reason": None,
+            "created_at": now_iso(),
+            "supersedes": None,
+            "run": None,
+            "key": ben.public_key,
+        }
         event["sig"] = ben.sign(event)
         hub.push([(suite, event)])
         await wait_for(pilot, lambda: notified(app, "1 new conflict from the hub"))
         assert len(events(sample_db)) == 3
         await pilot.press("escape")
         await pilot.pause()
-        assert "⇅ hub synced" in screen_text(app)        # the queue's line is current too
+        assert "⇅ hub synced" in screen_text(app)  # the queue's line is current too
         await wait_for(pilot, lambda: any(r.conflicts for r in app.queue_screen.rows))
     assert app.failures == []
 

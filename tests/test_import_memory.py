@@ -22,14 +22,17 @@ from tests.builders import tiny_bundle
 
 
 def _tables(conn: sqlite3.Connection) -> dict[str, int]:
-    return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-            for t in ("suite", "report", "claim", "judgment", "review_event")}
+    return {
+        t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        for t in ("suite", "report", "claim", "judgment", "review_event")
+    }
 
 
 @pytest.mark.parametrize("batch", [importer.BATCH_ROWS, 7])
 def test_a_repeated_verdict_names_its_line_and_imports_nothing(
-        conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
-    monkeypatch.setattr(importer, "BATCH_ROWS", batch)      # 7: the repeat in a later batch
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    monkeypatch.setattr(importer, "BATCH_ROWS", batch)  # 7: the repeat in a later batch
     bundle = tiny_bundle()
     first = bundle.judgments[2]
     bundle.judgments.append(first.model_copy(update={"explanation": "said twice"}))
@@ -39,7 +42,10 @@ def test_a_repeated_verdict_names_its_line_and_imports_nothing(
     with pytest.raises(InputError) as caught:
         import_bundle(conn, bundle, "h")
     assert (caught.value.file, caught.value.line, caught.value.field) == (
-        "judgments.jsonl", line, "kind")
+        "judgments.jsonl",
+        line,
+        "kind",
+    )
     assert "second verdict on the same subject" in caught.value.message
     assert _tables(conn) == before
     # Without a database, the checker still remembers every verdict itself.
@@ -48,7 +54,8 @@ def test_a_repeated_verdict_names_its_line_and_imports_nothing(
 
 
 def test_a_native_folder_is_streamed_not_read_whole(
-        conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import reviewer.formats.native as native
 
     def whole(*args: object, **kwargs: object) -> object:
@@ -65,7 +72,8 @@ def test_a_native_folder_is_streamed_not_read_whole(
 
 
 def test_an_import_keeps_temporary_storage_on_disk_and_restores_it(
-        conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conn: sqlite3.Connection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import store.imports.from_path as importing
 
     seen: list[int] = []
@@ -78,17 +86,28 @@ def test_an_import_keeps_temporary_storage_on_disk_and_restores_it(
     monkeypatch.setattr(importing, "import_records", spy)
     folder = tmp_path / "bundle"
     write_bundle(tiny_bundle(), folder)
-    assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2        # MEMORY, as opened
+    assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2  # MEMORY, as opened
     import_path(conn, folder)
-    assert seen == [1]                                                 # FILE while importing
+    assert seen == [1]  # FILE while importing
     assert conn.execute("PRAGMA temp_store").fetchone()[0] == 2
 
 
-@pytest.mark.parametrize("line", [
-    '{"a": NaN}', '{"a": -Infinity}', '{"a": 1e400}', '{"a": 1e+999}',
-    '{"a": 12345678901234567890}', '{"a": "\\ud800"}', '{"a": "\\uDBFF"}', '{"a": 1.5e0400}',
-    '{"a": -9223372036854775809}', '{"a": ' + "1" * 320 + '.0}', '{"a": [1, 2e999]}',
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"a": NaN}',
+        '{"a": -Infinity}',
+        '{"a": 1e400}',
+        '{"a": 1e+999}',
+        '{"a": 12345678901234567890}',
+        '{"a": "\\ud800"}',
+        '{"a": "\\uDBFF"}',
+        '{"a": 1.5e0400}',
+        '{"a": -9223372036854775809}',
+        '{"a": ' + "1" * 320 + ".0}",
+        '{"a": [1, 2e999]}',
+    ],
+)
 def test_the_quick_line_scan_flags_every_line_loads_refuses(line: str) -> None:
     from reviewer.formats.jsonl import _suspect, loads
 
@@ -97,22 +116,32 @@ def test_the_quick_line_scan_flags_every_line_loads_refuses(line: str) -> None:
     assert _suspect(line)
 
 
-@pytest.mark.parametrize("line", [
-    '{"a": "\\u00e9 and 2025, prose in 20 languages"}', '{"a": 1e12, "b": 9223372036854775}',
-    '{"text": "code e123 and E-999 are words here"}', "",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"a": "\\u00e9 and 2025, prose in 20 languages"}',
+        '{"a": 1e12, "b": 9223372036854775}',
+        '{"text": "code e123 and E-999 are words here"}',
+        "",
+    ],
+)
 def test_the_quick_line_scan_lets_plain_lines_through(line: str) -> None:
     from reviewer.formats.jsonl import _suspect
 
     assert not _suspect(line)
 
 
-@given(mantissa=st.text("0123456789", min_size=1, max_size=40),
-       fraction=st.text("0123456789", max_size=5), exponent=st.integers(-1200, 1200),
-       sign=st.sampled_from(["", "-"]), form=st.sampled_from(["int", "frac", "exp", "both"]))
+@given(
+    mantissa=st.text("0123456789", min_size=1, max_size=40),
+    fraction=st.text("0123456789", max_size=5),
+    exponent=st.integers(-1200, 1200),
+    sign=st.sampled_from(["", "-"]),
+    form=st.sampled_from(["int", "frac", "exp", "both"]),
+)
 @settings(max_examples=400, deadline=None)
-def test_no_number_loads_refuses_escapes_the_scan(mantissa: str, fraction: str, exponent: int,
-                                                   sign: str, form: str) -> None:
+def test_no_number_loads_refuses_escapes_the_scan(
+    mantissa: str, fraction: str, exponent: int, sign: str, form: str
+) -> None:
     from reviewer.formats.jsonl import _suspect, loads
 
     digits = mantissa.lstrip("0") or "0"

@@ -20,9 +20,11 @@ from store.imports.from_path import import_path
 from store.imports.loader import import_bundle
 from tests.builders import tiny_bundle
 
-LINKED = ("SELECT j.id, j.subject_id, s.report_id = j.report_id AND s.kind = j.kind "
-          "AND s.key = j.subject FROM judgment j LEFT JOIN subject s ON s.id = j.subject_id "
-          "ORDER BY j.id")
+LINKED = (
+    "SELECT j.id, j.subject_id, s.report_id = j.report_id AND s.kind = j.kind "
+    "AND s.key = j.subject FROM judgment j LEFT JOIN subject s ON s.id = j.subject_id "
+    "ORDER BY j.id"
+)
 SUBJECTS = "SELECT id, report_id, kind, key, target FROM subject ORDER BY id"
 
 
@@ -38,13 +40,14 @@ def _import(folder: Path, db: Path) -> None:
 
 
 def test_subjects_written_beside_verdicts_equal_subjects_linked_afterwards(
-        synthetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synthetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _import(synthetic, tmp_path / "streamed.db")
     streamed = _state(tmp_path / "streamed.db")
     original = importer.Loader.__init__
 
     def init(self: importer.Loader, *args: object, **kwargs: object) -> None:
-        original(self, *args, **kwargs)     # type: ignore[arg-type]
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
         self._own_subjects = False
 
     monkeypatch.setattr(importer.Loader, "__init__", init)
@@ -57,7 +60,8 @@ def test_subjects_written_beside_verdicts_equal_subjects_linked_afterwards(
 
 
 def test_verdicts_not_grouped_by_report_are_still_all_linked(
-        synthetic: Path, tmp_path: Path) -> None:
+    synthetic: Path, tmp_path: Path
+) -> None:
     shuffled = tmp_path / "shuffled"
     shuffled.mkdir()
     for path in synthetic.iterdir():
@@ -77,8 +81,10 @@ def test_verdicts_not_grouped_by_report_are_still_all_linked(
     assert all(ok for _, _, ok in links), "a verdict left without its subject"
     assert {s[1:] for s in subjects} == {s[1:] for s in grouped_subjects}
     with sqlite3.connect(tmp_path / "shuffled.db") as conn:
-        assert conn.execute("SELECT count(*) FROM judgment WHERE subject_id IS NULL"
-                            ).fetchone()[0] == 0
+        assert (
+            conn.execute("SELECT count(*) FROM judgment WHERE subject_id IS NULL").fetchone()[0]
+            == 0
+        )
 
 
 def _repeat_next_to(bundle: Bundle, index: int) -> int:
@@ -94,13 +100,17 @@ def _repeat_next_to(bundle: Bundle, index: int) -> int:
 
 @pytest.mark.parametrize("batch", [importer.BATCH_ROWS, 5])
 def test_a_repeated_verdict_among_its_reports_verdicts_names_its_line(
-        conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
     monkeypatch.setattr(importer, "BATCH_ROWS", batch)
     bundle = tiny_bundle()
     line = _repeat_next_to(bundle, 2)
     with pytest.raises(InputError) as caught:
         import_bundle(conn, bundle, "h")
     assert (caught.value.file, caught.value.line, caught.value.field) == (
-        "judgments.jsonl", line, "kind")
+        "judgments.jsonl",
+        line,
+        "kind",
+    )
     assert conn.execute("SELECT count(*) FROM subject").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM judgment").fetchone()[0] == 0

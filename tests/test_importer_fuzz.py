@@ -48,6 +48,7 @@ def _fixture(name: str) -> Callable[[Path], Path]:
     def make(folder: Path) -> Path:
         shutil.copytree(PROJECT / "tests" / "fixtures" / name, folder)
         return folder
+
     return make
 
 
@@ -59,8 +60,11 @@ def _drbench(folder: Path) -> Path:
 
 
 SEEDS: dict[str, Callable[[Path], Path]] = {
-    "native": _native, "deepresearch_bench": _drb, "dr3_eval": _fixture("dr3"),
-    "livedrbench": _fixture("livedrbench"), "dr_bench": _drbench,
+    "native": _native,
+    "deepresearch_bench": _drb,
+    "dr3_eval": _fixture("dr3"),
+    "livedrbench": _fixture("livedrbench"),
+    "dr_bench": _drbench,
 }
 
 
@@ -90,8 +94,9 @@ def fresh(template: Path, folder: Path) -> Path:
     return db
 
 
-def test_every_seed_imports_cleanly(inputs: dict[str, Path], template: Path,
-                                    tmp_path: Path) -> None:
+def test_every_seed_imports_cleanly(
+    inputs: dict[str, Path], template: Path, tmp_path: Path
+) -> None:
     for fmt, seed in inputs.items():
         conn = connect(fresh(template, tmp_path))
         assert import_path(conn, seed, fmt).created, fmt
@@ -99,25 +104,32 @@ def test_every_seed_imports_cleanly(inputs: dict[str, Path], template: Path,
 
 
 @pytest.mark.parametrize("fmt", sorted(SEEDS))
-def test_damaged_input_is_refused_cleanly_or_imported(fmt: str, inputs: dict[str, Path],
-                                                      template: Path, tmp_path: Path) -> None:
+def test_damaged_input_is_refused_cleanly_or_imported(
+    fmt: str, inputs: dict[str, Path], template: Path, tmp_path: Path
+) -> None:
     rng = random.Random(f"{SEED}-{fmt}")
     failures: list[str] = []
     outcomes = {"imported": 0, "refused": 0}
     for _ in range(CASES_PER_FORMAT):
         folder = copy_seed(inputs[fmt], tmp_path / "input")
         case = mutate(rng, folder, fmt)
-        outcome = run_case(case, folder, fresh(template, tmp_path),
-                           lambda conn, path: import_path(conn, path, fmt), connect)
+        outcome = run_case(
+            case,
+            folder,
+            fresh(template, tmp_path),
+            lambda conn, path: import_path(conn, path, fmt),
+            connect,
+        )
         if outcome.failure:
             failures.append(f"{case}: {outcome.result}: {outcome.failure}")
         else:
             outcomes[outcome.result] += 1
     assert failures == []
-    assert outcomes["refused"] > CASES_PER_FORMAT // 3     # the fuzz does reach the checks
+    assert outcomes["refused"] > CASES_PER_FORMAT // 3  # the fuzz does reach the checks
 
 
 # -- the trial's failures, by hand -----------------------------------------------------------------
+
 
 def refused(fmt: str, folder: Path, db: Path) -> InputError:
     conn = connect(db)
@@ -139,14 +151,14 @@ def first_line_file(folder: Path) -> Path:
 
 @pytest.mark.parametrize("fmt", sorted(SEEDS))
 def test_100000_deep_nesting_is_a_clear_error_in_every_format(
-        fmt: str, inputs: dict[str, Path], template: Path, tmp_path: Path) -> None:
+    fmt: str, inputs: dict[str, Path], template: Path, tmp_path: Path
+) -> None:
     folder = copy_seed(inputs[fmt], tmp_path / "input")
     file = first_line_file(folder)
     lines = file.read_text(encoding="utf-8").splitlines()
     record = json.loads(lines[0])
     key = next(iter(record))
-    lines[0] = json.dumps({**record, key: None}).replace(
-        "null", "[" * DEPTH + "]" * DEPTH, 1)
+    lines[0] = json.dumps({**record, key: None}).replace("null", "[" * DEPTH + "]" * DEPTH, 1)
     file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     error = refused(fmt, folder, fresh(template, tmp_path))
     assert error.file == str(file) and error.line == 1
@@ -161,7 +173,8 @@ def edit_line(file: Path, number: int, change: Callable[[dict[str, object]], str
 
 @pytest.mark.parametrize("weight", ["NaN", "Infinity", "1e400", '"NaN"', '"inf"'])
 def test_a_drb_criterion_weight_that_is_not_a_number_is_refused(
-        weight: str, inputs: dict[str, Path], template: Path, tmp_path: Path) -> None:
+    weight: str, inputs: dict[str, Path], template: Path, tmp_path: Path
+) -> None:
     """A NaN weight was stored as NULL and moved a RACE overall from 0.932 to 1.000."""
     folder = copy_seed(inputs["deepresearch_bench"], tmp_path / "input")
     file = folder / "data/criteria_data/criteria.jsonl"
@@ -179,12 +192,18 @@ def test_a_drb_criterion_weight_that_is_not_a_number_is_refused(
         assert error.field == "criterions.insight.0.weight"
 
 
-@pytest.mark.parametrize("relative", ["data/test_data/raw_data/agent.jsonl",
-                                      "results/race/agent/raw_results.jsonl",
-                                      "judgements/agent.jsonl",
-                                      "results/fact/agent/validated.jsonl"])
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "data/test_data/raw_data/agent.jsonl",
+        "results/race/agent/raw_results.jsonl",
+        "judgements/agent.jsonl",
+        "results/fact/agent/validated.jsonl",
+    ],
+)
 def test_a_duplicate_drb_report_or_stored_score_is_refused(
-        relative: str, inputs: dict[str, Path], template: Path, tmp_path: Path) -> None:
+    relative: str, inputs: dict[str, Path], template: Path, tmp_path: Path
+) -> None:
     """A duplicate silently replaced the first report or stored score."""
     folder = copy_seed(inputs["deepresearch_bench"], tmp_path / "input")
     file = folder / relative
@@ -196,7 +215,8 @@ def test_a_duplicate_drb_report_or_stored_score_is_refused(
 
 
 def test_a_lone_surrogate_in_livedrbench_is_refused_naming_the_field(
-        inputs: dict[str, Path], template: Path, tmp_path: Path) -> None:
+    inputs: dict[str, Path], template: Path, tmp_path: Path
+) -> None:
     folder = copy_seed(inputs["livedrbench"], tmp_path / "input")
     file = folder / "evaluations" / "alpha.jsonl"
     edit_line(file, 1, lambda r: json.dumps({**r, "judge": "gpt \ud800"}))
@@ -204,8 +224,9 @@ def test_a_lone_surrogate_in_livedrbench_is_refused_naming_the_field(
     assert (error.file, error.line, error.field) == (str(file), 1, "judge")
 
 
-def test_a_duplicate_native_report_id_is_refused(inputs: dict[str, Path], template: Path,
-                                                 tmp_path: Path) -> None:
+def test_a_duplicate_native_report_id_is_refused(
+    inputs: dict[str, Path], template: Path, tmp_path: Path
+) -> None:
     folder = copy_seed(inputs["native"], tmp_path / "input")
     file = folder / "reports.jsonl"
     lines = file.read_text(encoding="utf-8").splitlines()

@@ -53,13 +53,19 @@ def server() -> Iterator[tuple[Loopback, Script]]:
 
 
 def prompt(n: int = 0):  # type: ignore[no-untyped-def]
-    return ins_prompt(f"question {n}", "the document", [(1, "gives all five rates", "")],
-                      "2026-11-04")
+    return ins_prompt(
+        f"question {n}", "the document", [(1, "gives all five rates", "")], "2026-11-04"
+    )
 
 
 def config(srv: Loopback, **kw: object) -> ClientConfig:
-    defaults: dict[str, object] = {"base_url": srv.url + "/v1", "model": "judge-x",
-                                   "timeout": 5.0, "jitter": 0.0, "backoff_base": 0.5}
+    defaults: dict[str, object] = {
+        "base_url": srv.url + "/v1",
+        "model": "judge-x",
+        "timeout": 5.0,
+        "jitter": 0.0,
+        "backoff_base": 0.5,
+    }
     defaults.update(kw)
     return ClientConfig(**defaults)  # type: ignore[arg-type]
 
@@ -76,8 +82,9 @@ class Sleeps:
 async def test_speaks_chat_completions_and_counts_usage(server: tuple[Loopback, Script]) -> None:
     srv, script = server
     script.queue.append(chat(VALID, prompt_tokens=1200, completion_tokens=300))
-    async with ChatClient(config(srv, price=Price(2.0, 8.0)), prompt_version="v-test",
-                          api_key=KEY) as client:
+    async with ChatClient(
+        config(srv, price=Price(2.0, 8.0)), prompt_version="v-test", api_key=KEY
+    ) as client:
         result = await client.complete(prompt(), InsReply)
     assert result.error is None and result.value is not None
     assert result.value.scores[0].score == "1"
@@ -139,7 +146,8 @@ async def test_malformed_reply_is_asked_again_once(server: tuple[Loopback, Scrip
 
 
 async def test_malformed_twice_is_a_judge_error_not_a_crash(
-        server: tuple[Loopback, Script]) -> None:
+    server: tuple[Loopback, Script],
+) -> None:
     srv, script = server
     script.queue.extend([chat("no json here"), chat('{"scores": [{"id": 1, "score": 0.7}]}')])
     cache = MemoryCache()
@@ -176,8 +184,9 @@ async def test_5xx_backs_off_exponentially(server: tuple[Loopback, Script]) -> N
     srv, script = server
     script.queue.extend([error(500), error(502), error(503)])
     sleeps = Sleeps()
-    async with ChatClient(config(srv, backoff_base=0.5), prompt_version="v",
-                          sleep=sleeps) as client:
+    async with ChatClient(
+        config(srv, backoff_base=0.5), prompt_version="v", sleep=sleeps
+    ) as client:
         result = await client.complete(prompt(), InsReply)
     assert result.value is not None
     assert sleeps.delays == [0.5, 1.0, 2.0]  # 0.5 × 2^0, 2^1, 2^2 (jitter 0)
@@ -186,8 +195,7 @@ async def test_5xx_backs_off_exponentially(server: tuple[Loopback, Script]) -> N
 async def test_gives_up_after_max_retries(server: tuple[Loopback, Script]) -> None:
     srv, script = server
     script.queue.extend([error(503, "overloaded")] * 4)
-    async with ChatClient(config(srv, max_retries=2), prompt_version="v",
-                          sleep=Sleeps()) as client:
+    async with ChatClient(config(srv, max_retries=2), prompt_version="v", sleep=Sleeps()) as client:
         result = await client.complete(prompt(), InsReply)
     assert result.value is None
     assert result.error == "HTTP 503: overloaded (gave up after 3 attempts)"
@@ -221,8 +229,9 @@ async def test_concurrency_is_bounded() -> None:
 
     with serving(slow) as srv:
         async with ChatClient(config(srv, concurrency=2), prompt_version="v") as client:
-            results = await asyncio.gather(*(client.complete(prompt(n), InsReply)
-                                             for n in range(6)))
+            results = await asyncio.gather(
+                *(client.complete(prompt(n), InsReply) for n in range(6))
+            )
     assert all(r.value is not None for r in results)
     assert srv.count() == 6 and srv.max_in_flight == 2
 
@@ -238,8 +247,7 @@ async def test_cache_hit_costs_no_request(server: tuple[Loopback, Script]) -> No
     assert srv.count() == 1
     assert client.usage.cache_hits == 1
     assert (client.usage.saved_prompt_tokens, client.usage.saved_completion_tokens) == (900, 40)
-    async with ChatClient(config(srv, model="judge-y"), prompt_version="v",
-                          cache=cache) as other:
+    async with ChatClient(config(srv, model="judge-y"), prompt_version="v", cache=cache) as other:
         third = await other.complete(prompt(), InsReply)
     assert third.cached is False and srv.count() == 2
 
@@ -255,7 +263,8 @@ def test_cache_key_names_version_model_messages_and_params() -> None:
 
 
 async def test_api_key_never_appears_in_errors_replies_or_logs(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     def echo(request: Request) -> Response:
         auth = request.headers.get("authorization", "")
         if len(srv.requests) == 1:
@@ -266,8 +275,9 @@ async def test_api_key_never_appears_in_errors_replies_or_logs(
 
     caplog.set_level(logging.DEBUG)
     with serving(echo) as srv:
-        async with ChatClient(config(srv), prompt_version="v", api_key=KEY,
-                              sleep=Sleeps()) as client:
+        async with ChatClient(
+            config(srv), prompt_version="v", api_key=KEY, sleep=Sleeps()
+        ) as client:
             first = await client.complete(prompt(), InsReply)
     assert srv.requests[0].headers["authorization"] == f"Bearer {KEY}"  # it was sent
     texts = [first.error or "", first.content, caplog.text, repr(client)]
@@ -299,32 +309,42 @@ def test_price_table_matches_model_families() -> None:
 
 
 def test_public_url_drops_credentials_and_query() -> None:
-    assert (public_url("https://user:pw@api.example:8443/v1?api-key=zzz")
-            == "https://api.example:8443/v1")
+    assert (
+        public_url("https://user:pw@api.example:8443/v1?api-key=zzz")
+        == "https://api.example:8443/v1"
+    )
 
 
 def test_json_recovery() -> None:
     assert loads_reply('Sure!\n{"a": 1}\nHope that helps.') == {"a": 1}
     assert json.loads(repair_json('{"a": [1, 2,], "b": True, "c": None}')) == {
-        "a": [1, 2], "b": True, "c": None}
+        "a": [1, 2],
+        "b": True,
+        "c": None,
+    }
     # A reply cut off mid-string: the string and the open brackets are closed.
     assert json.loads(repair_json('{"scores": [{"id": 1, "explanation": "trunc')) == {
-        "scores": [{"id": 1, "explanation": "trunc"}]}
+        "scores": [{"id": 1, "explanation": "trunc"}]
+    }
     # Literal-looking words inside strings stay as they are.
     assert json.loads(repair_json('{"t": "True story, None left",}')) == {
-        "t": "True story, None left"}
+        "t": "True story, None left"
+    }
     with pytest.raises(ValueError):
         loads_reply("no json at all")
 
 
 # -- bounds (a hostile or broken server cannot exhaust memory, the clock or the database) --------
 
+
 async def test_a_huge_reply_is_refused_at_the_cap_and_not_retried(
-        server: tuple[Loopback, Script]) -> None:
+    server: tuple[Loopback, Script],
+) -> None:
     srv, script = server
     script.queue.append(chat("x" * 3_000_000))
-    async with ChatClient(config(srv, max_reply_bytes=1_000_000), prompt_version="v",
-                          sleep=Sleeps()) as client:
+    async with ChatClient(
+        config(srv, max_reply_bytes=1_000_000), prompt_version="v", sleep=Sleeps()
+    ) as client:
         result = await client.complete(prompt(), InsReply)
     assert result.value is None and result.error is not None
     assert "larger than 1,000,000 bytes" in result.error
@@ -333,13 +353,17 @@ async def test_a_huge_reply_is_refused_at_the_cap_and_not_retried(
 
 async def test_retry_after_is_capped(server: tuple[Loopback, Script]) -> None:
     srv, script = server
-    script.queue.extend([error(429, "later", {"Retry-After": "300"}),
-                         error(503, "later", {"retry-after-ms": "900000"})])
+    script.queue.extend(
+        [
+            error(429, "later", {"Retry-After": "300"}),
+            error(503, "later", {"retry-after-ms": "900000"}),
+        ]
+    )
     sleeps = Sleeps()
     async with ChatClient(config(srv), prompt_version="v", sleep=sleeps) as client:
         result = await client.complete(prompt(), InsReply)
     assert result.value is not None
-    assert sleeps.delays == [60.0, 60.0]               # never the 5 or 15 minutes asked for
+    assert sleeps.delays == [60.0, 60.0]  # never the 5 or 15 minutes asked for
 
 
 async def test_the_time_budget_ends_every_call(server: tuple[Loopback, Script]) -> None:
@@ -348,8 +372,9 @@ async def test_the_time_budget_ends_every_call(server: tuple[Loopback, Script]) 
     srv, script = server
     script.queue.extend([error(503, "busy", {"Retry-After": "0.4"})] * 50)
     started = time.monotonic()
-    async with ChatClient(config(srv, time_budget=1.0, max_retries=50), prompt_version="v"
-                          ) as client:
+    async with ChatClient(
+        config(srv, time_budget=1.0, max_retries=50), prompt_version="v"
+    ) as client:
         first = await client.complete(prompt(1), InsReply)
         second = await client.complete(prompt(2), InsReply)
     assert time.monotonic() - started < 2.5

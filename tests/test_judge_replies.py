@@ -23,40 +23,63 @@ from reviewer.models import Criterion
 
 
 def test_race_needs_all_four_dimensions_and_reads_bracketed_values() -> None:
-    full = {d: [{"criterion": ["Coverage"], "analysis": "a", "article_1_score": ["7.5"],
-                 "article_2_score": 6}] for d in ("comprehensiveness", "insight",
-                                                  "instruction_following", "readability")}
+    full = {
+        d: [
+            {
+                "criterion": ["Coverage"],
+                "analysis": "a",
+                "article_1_score": ["7.5"],
+                "article_2_score": 6,
+            }
+        ]
+        for d in ("comprehensiveness", "insight", "instruction_following", "readability")
+    }
     reply = RaceReply.model_validate(full)
     item = reply.dimensions["insight"][0]
     assert (item.criterion, item.article_1_score, item.article_2_score) == ("Coverage", 7.5, 6)
     del full["readability"]
     with pytest.raises(ValidationError, match="Missing expected dimensions"):
         RaceReply.model_validate(full)
-    listed = criteria_list([Criterion(id="c1", framework="race", dimension="insight",
-                                      text="Depth", explanation="why", weight=0.4)])
+    listed = criteria_list(
+        [
+            Criterion(
+                id="c1",
+                framework="race",
+                dimension="insight",
+                text="Depth",
+                explanation="why",
+                weight=0.4,
+            )
+        ]
+    )
     assert '"weight"' not in listed and '"explanation": "why"' in listed
 
 
 def test_fact_replies_as_the_pipeline_reads_them() -> None:
-    value, _, _ = validate_reply('```json\n[{"fact": "x [a](http://u) \\> 5%", "ref_idx": '
-                                 '"1", "url": "http://u"}]\n```', ExtractReply)
+    value, _, _ = validate_reply(
+        '```json\n[{"fact": "x [a](http://u) \\> 5%", "ref_idx": "1", "url": "http://u"}]\n```',
+        ExtractReply,
+    )
     assert value is not None and value.triplets[0].ref_idx == "1"
-    assert value.triplets[0].fact.endswith("> 5%")             # the code's clean_escape
+    assert value.triplets[0].fact.endswith("> 5%")  # the code's clean_escape
     assert remove_urls("see [the report](https://e.example/r) here") == "see [the report] here"
     assert DedupReply.model_validate([1, 3]).root == [1, 3]
-    verdicts = ValidateReply.model_validate([{"idx": 1, "result": "support"},
-                                             {"idx": 2, "result": "unknown"}])
+    verdicts = ValidateReply.model_validate(
+        [{"idx": 1, "result": "support"}, {"idx": 2, "result": "unknown"}]
+    )
     assert [v.result for v in verdicts.root] == ["supported", "unknown"]
     with pytest.raises(ValidationError):
         ValidateReply.model_validate([{"idx": 1, "result": "maybe"}])
 
 
 def test_dr3_depth_is_read_as_the_evaluator_reads_it() -> None:
-    full = "<evaluation><depth_quality><score>7.9</score><justification>ok</justification>" \
-           "</depth_quality></evaluation>"
-    assert DepthReply.parse_text(full).score == 7                   # int(float(...))
+    full = (
+        "<evaluation><depth_quality><score>7.9</score><justification>ok</justification>"
+        "</depth_quality></evaluation>"
+    )
+    assert DepthReply.parse_text(full).score == 7  # int(float(...))
     assert DepthReply.parse_text("<depth_quality><score>14</score></depth_quality>").score == 10
-    assert DepthReply.parse_text("depth_quality: 0").score == 1     # clipped to 1–10
+    assert DepthReply.parse_text("depth_quality: 0").score == 1  # clipped to 1–10
     with pytest.raises(ValueError):
         DepthReply.parse_text("no score here")
     assert [_snap(s) for s in (0.8, 0.6, 0.2, 1.0)] == [1.0, 0.5, 0.0, 1.0]
@@ -83,7 +106,7 @@ def test_livedrbench_grades_and_exact_true() -> None:
     with pytest.raises(ValidationError):
         KeyGrades.model_validate({"name": 4})
     assert ExactMatch.parse_text("True").match
-    assert not ExactMatch.parse_text("True.").match             # the code compares exactly
+    assert not ExactMatch.parse_text("True.").match  # the code compares exactly
     assert not ExactMatch.parse_text("false").match
 
 
@@ -94,7 +117,7 @@ def test_fences_use_one_token_per_request_that_no_text_contains() -> None:
     assert block.startswith(f"<<document-{fences.token}>>\n")
     assert block.endswith(f"\n<</document-{fences.token}>>")
     assert fences.token not in text and f"-{fences.token}" in fences.rule
-    assert Fences.over(text, "second") == fences                 # stable: the cache still hits
+    assert Fences.over(text, "second") == fences  # stable: the cache still hits
     assert Fences.over(text, "other") != fences
     assert strip_controls("a\x1b]0;title\x07b\x9bc\td\n") == "a]0;titlebc\td\n"
     prompt = Prompt("s", "", "x\x1b[2Jy")

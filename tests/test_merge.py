@@ -41,7 +41,8 @@ SUBJECT_OF = "(SELECT subject_id FROM judgment WHERE id = ?)"
 def jid(conn: sqlite3.Connection, report: str, kind: str, subject: str) -> int:
     row = conn.execute(
         "SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id "
-        "WHERE r.ext_id = ? AND j.kind = ? AND j.subject = ?", (report, kind, subject),
+        "WHERE r.ext_id = ? AND j.kind = ? AND j.subject = ?",
+        (report, kind, subject),
     ).fetchone()
     assert row is not None, (report, kind, subject)
     return int(row[0])
@@ -49,16 +50,23 @@ def jid(conn: sqlite3.Connection, report: str, kind: str, subject: str) -> int:
 
 def sid(conn: sqlite3.Connection, judgment: int) -> int:
     """The subject a judgment is about (decisions belong to subjects)."""
-    return int(conn.execute("SELECT subject_id FROM judgment WHERE id = ?",
-                            (judgment,)).fetchone()[0])
+    return int(
+        conn.execute("SELECT subject_id FROM judgment WHERE id = ?", (judgment,)).fetchone()[0]
+    )
 
 
 def rid(conn: sqlite3.Connection, report: str) -> int:
     return int(conn.execute("SELECT id FROM report WHERE ext_id = ?", (report,)).fetchone()[0])
 
 
-def decide(conn: sqlite3.Connection, reviewer: str, judgment: int, value: str,
-           rationale: str = "", reason: str | None = None) -> str:
+def decide(
+    conn: sqlite3.Connection,
+    reviewer: str,
+    judgment: int,
+    value: str,
+    rationale: str = "",
+    reason: str | None = None,
+) -> str:
     recorded = ReviewLog(conn, reviewer).decide(judgment, value, rationale, reason)
     update_scores(conn, [recorded.report_id or 0])
     return recorded.uuid
@@ -71,10 +79,13 @@ def state(conn: sqlite3.Connection) -> tuple[object, ...]:
         conn.execute("SELECT * FROM decision ORDER BY subject_id").fetchall(),
         conn.execute("SELECT * FROM flag ORDER BY subject_id").fetchall(),
         conn.execute("SELECT * FROM report_rating ORDER BY report_id, reviewer").fetchall(),
-        conn.execute(f"SELECT * FROM {all_scores(conn)} "
-                     "ORDER BY scope, framework, variant, metric").fetchall(),
-        conn.execute("SELECT uuid, task_id, report_id, kind, payload, target, reviewer "
-                     "FROM proposal ORDER BY uuid").fetchall(),
+        conn.execute(
+            f"SELECT * FROM {all_scores(conn)} ORDER BY scope, framework, variant, metric"
+        ).fetchall(),
+        conn.execute(
+            "SELECT uuid, task_id, report_id, kind, payload, target, reviewer "
+            "FROM proposal ORDER BY uuid"
+        ).fetchall(),
         sorted((p.uuid, p.status, p.decided_by) for p in proposals(conn)),
     )
 
@@ -89,10 +100,10 @@ def log_text(conn: sqlite3.Connection) -> str:
     return out.getvalue()
 
 
-def merge_text(conn: sqlite3.Connection, text: str, name: str = "log.jsonl", *,
-               skip_unknown: bool = False) -> MergeResult:
-    return merge_events(conn, read_events(io.StringIO(text), name), name,
-                        skip_unknown=skip_unknown)
+def merge_text(
+    conn: sqlite3.Connection, text: str, name: str = "log.jsonl", *, skip_unknown: bool = False
+) -> MergeResult:
+    return merge_events(conn, read_events(io.StringIO(text), name), name, skip_unknown=skip_unknown)
 
 
 # -- two reviewers on the sample data ------------------------------------------------------------
@@ -117,11 +128,12 @@ class Pair:
         # ana alone
         decide(a, "ana", self.c7, "correct", "opening deposit, not a minimum", "misread-rubric")
         decide(a, "ana", self.s8, "1", "four points for the GP")
-        decide(a, "ana", self.t5, "incorrect", "19% is in-state only",
-               "unsupported-judged-supported")
+        decide(
+            a, "ana", self.t5, "incorrect", "19% is in-state only", "unsupported-judged-supported"
+        )
         decide(a, "ana", self.r8, "0", "over budget by its own prices")
         decide(a, "ana", self.k3, "unknown", "changed my mind below")
-        undone = ReviewLog(a, "ana").undo()                  # the k3 decision no longer counts
+        undone = ReviewLog(a, "ana").undo()  # the k3 decision no longer counts
         assert undone is not None and undone.judgment_id == self.k3
         ReviewLog(a, "ana").rate(rid(a, "t01-atlas-dr"), 4, "all there")
         # ben alone: agrees on c7, disagrees on t5 and r8, decides k3 himself
@@ -148,40 +160,47 @@ def test_merging_both_ways_gives_the_same_state_and_loses_nothing(pair: Pair) ->
     ana_log, ben_log = log_text(pair.ana), log_text(pair.ben)
     ana_events, ben_events = events(pair.ana), events(pair.ben)
     result = merge_text(pair.ana, ben_log)
-    assert (result.added, result.already_present, result.reviewers) == (len(ben_events), 0,
-                                                                          ["ben"])
+    assert (result.added, result.already_present, result.reviewers) == (len(ben_events), 0, ["ben"])
     merge_text(pair.ben, ana_log)
     assert state(pair.ana) == state(pair.ben)
     # Nothing lost: every event of both reviewers is in both databases ...
     assert events(pair.ana) == events(pair.ben) == ana_events | ben_events
     # ... and every reviewer's standing decision is the one they made.
-    sides = {s: {side.reviewer: side.value for side in ss}
-             for s, ss in standing_decisions(pair.ana)}
+    sides = {
+        s: {side.reviewer: side.value for side in ss} for s, ss in standing_decisions(pair.ana)
+    }
     a = pair.ana
     assert sides[sid(a, pair.c7)] == {"ana": "correct", "ben": "correct"}
     assert sides[sid(a, pair.t5)] == {"ana": "incorrect", "ben": "correct"}
     assert sides[sid(a, pair.r8)] == {"ana": "0", "ben": "0.5"}
-    assert sides[sid(a, pair.k3)] == {"ben": "conflict"}      # ana's undone decision is not live
+    assert sides[sid(a, pair.k3)] == {"ben": "conflict"}  # ana's undone decision is not live
     assert sides[sid(a, pair.s8)] == {"ana": "1"}
-    decisions = dict(pair.ana.execute(
-        "SELECT j.id, d.status FROM decision d JOIN judgment j ON j.subject_id = d.subject_id "
-        "AND j.current = 1").fetchall())
-    assert decisions == {pair.c7: "unanimous", pair.t5: "conflict", pair.r8: "conflict",
-                         pair.k3: "single", pair.s8: "single"}
+    decisions = dict(
+        pair.ana.execute(
+            "SELECT j.id, d.status FROM decision d JOIN judgment j ON j.subject_id = d.subject_id "
+            "AND j.current = 1"
+        ).fetchall()
+    )
+    assert decisions == {
+        pair.c7: "unanimous",
+        pair.t5: "conflict",
+        pair.r8: "conflict",
+        pair.k3: "single",
+        pair.s8: "single",
+    }
     ratings = pair.ana.execute("SELECT reviewer, value FROM report_rating ORDER BY reviewer")
     assert ratings.fetchall() == [("ana", "4"), ("ben", "3")]
     assert pair.ana.execute("SELECT count(*) FROM flag").fetchone()[0] == 1
 
 
-def test_merge_is_idempotent_and_a_database_merges_like_its_log(pair: Pair,
-                                                               tmp_path: Path) -> None:
+def test_merge_is_idempotent_and_a_database_merges_like_its_log(pair: Pair, tmp_path: Path) -> None:
     ben_log = log_text(pair.ben)
     merge_text(pair.ana, ben_log)
     after_once = state(pair.ana)
     again = merge_text(pair.ana, ben_log)
     assert (again.added, again.already_present) == (0, again.read)
     assert state(pair.ana) == after_once
-    own = merge_text(pair.ana, log_text(pair.ana))               # its own log: a no-op
+    own = merge_text(pair.ana, log_text(pair.ana))  # its own log: a no-op
     assert own.added == 0
     # Merging the other *database file* is the same as merging its exported log.
     third = tmp_path / "third.db"
@@ -203,10 +222,10 @@ def test_exported_log_is_deterministic_and_re_merges(pair: Pair, tmp_path: Path)
     for line in lines:
         event = LogEvent.model_validate_json(line)
         assert event.target.startswith(("s:", "r:", "p:"))
-        assert event.key is not None and event.sig is not None   # every event is signed
+        assert event.key is not None and event.sig is not None  # every event is signed
     first_event = json.loads(lines[0])
     assert first_event["target"] == "s:dailyreport-sample-2026-11/t01-atlas-dr/claim/k=c7"
-    assert first_event["run"] == "judge-2026-11-05"              # what the reviewer saw
+    assert first_event["run"] == "judge-2026-11-05"  # what the reviewer saw
     # Through the command line, to a file, merged into ben's database with `gavel merge`.
     path = tmp_path / "ana.jsonl"
     assert main(["log", "export", "--db", str(pair.ana_path), "-o", str(path)]) == 0
@@ -215,44 +234,62 @@ def test_exported_log_is_deterministic_and_re_merges(pair: Pair, tmp_path: Path)
     assert events(pair.ben) >= events(pair.ana)
 
 
-def test_conflicts_list_both_sides_and_adjudication_records_them(pair: Pair,
-                                                                 capsys: pytest.CaptureFixture[str]
-                                                                 ) -> None:
+def test_conflicts_list_both_sides_and_adjudication_records_them(
+    pair: Pair, capsys: pytest.CaptureFixture[str]
+) -> None:
     merge_text(pair.ana, log_text(pair.ben))
     found = {c.judgment_id: c for c in conflicts(pair.ana)}
     assert set(found) == {pair.t5, pair.r8}
     t5 = found[pair.t5]
     assert t5.judge_value == "correct" and t5.report == "t05-kestrel"
     assert [(s.reviewer, s.value, s.rationale) for s in t5.sides] == [
-        ("ana", "incorrect", "19% is in-state only"), ("ben", "correct", "matches the census line")]
+        ("ana", "incorrect", "19% is in-state only"),
+        ("ben", "correct", "matches the census line"),
+    ]
     assert main(["conflicts", "--db", str(pair.ana_path), "--format", "json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert {c["judgment_id"] for c in listed} == {pair.t5, pair.r8}
     # Adjudicate: the event's rationale names both sides, their events and rationales.
     recorded = adjudicate(pair.ana, "cleo", pair.t5, "incorrect", "census: total +14.0%")
     update_scores(pair.ana, [recorded.report_id or 0])
-    rationale = pair.ana.execute("SELECT rationale FROM review_event WHERE uuid = ?",
-                                 (recorded.uuid,)).fetchone()[0]
+    rationale = pair.ana.execute(
+        "SELECT rationale FROM review_event WHERE uuid = ?", (recorded.uuid,)
+    ).fetchone()[0]
     assert rationale.startswith("census: total +14.0%\n\n" + SIDES_MARKER)
     for side in t5.sides:
         assert f"{side.reviewer} → {side.value} (event {side.event}: " in rationale
         assert json.dumps(side.rationale) in rationale
-    status = pair.ana.execute("SELECT status, value FROM decision WHERE subject_id = "
-                              + SUBJECT_OF,
-                              (pair.t5,)).fetchone()
+    status = pair.ana.execute(
+        "SELECT status, value FROM decision WHERE subject_id = " + SUBJECT_OF, (pair.t5,)
+    ).fetchone()
     assert status == ("adjudicated", "incorrect")
     assert {c.judgment_id for c in conflicts(pair.ana)} == {pair.r8}
     # The adjudication travels: merged into ben's database it resolves the conflict there too.
     merge_text(pair.ben, log_text(pair.ana))
     assert state(pair.ben) == state(pair.ana)
     # And through the command line (the adjudicator's value is checked against the scale).
-    assert main(["adjudicate", str(pair.r8), "0", "--rationale", "over budget",
-                 "--reviewer", "cleo", "--db", str(pair.ben_path)]) == 0
+    assert (
+        main(
+            [
+                "adjudicate",
+                str(pair.r8),
+                "0",
+                "--rationale",
+                "over budget",
+                "--reviewer",
+                "cleo",
+                "--db",
+                str(pair.ben_path),
+            ]
+        )
+        == 0
+    )
     assert conflicts(pair.ben) == []
 
 
 def test_events_about_subjects_not_here_wait_until_the_subject_appears(
-        pair: Pair, tmp_path: Path) -> None:
+    pair: Pair, tmp_path: Path
+) -> None:
     """A log from a database with suites this one lacks: its events are kept as pending,
     counted, and applied once the subjects are imported; nothing is dropped."""
     empty = connect(tmp_path / "empty.db")
@@ -269,15 +306,19 @@ def test_events_about_subjects_not_here_wait_until_the_subject_appears(
 
     build_demo(empty, sample_data_dir())
     assert pending_events(empty) == 0
-    assert state(empty)[1:4] == state(pair.ben)[1:4]       # decisions, flags, ratings
+    assert state(empty)[1:4] == state(pair.ben)[1:4]  # decisions, flags, ratings
     empty.close()
 
 
 def test_skip_unknown_leaves_pending_events_out(pair: Pair) -> None:
     good = log_text(pair.ben).splitlines()
     bad = json.loads(good[0])
-    bad.update(uuid="00000000-0000-0000-0000-000000000001", key=None, sig=None,
-               target="s:dailyreport-sample-2026-11/t99-nowhere/claim/k=c1")
+    bad.update(
+        uuid="00000000-0000-0000-0000-000000000001",
+        key=None,
+        sig=None,
+        target="s:dailyreport-sample-2026-11/t99-nowhere/claim/k=c1",
+    )
     text = "\n".join([good[0], json.dumps(bad), *good[1:]]) + "\n"
     kept = merge_text(pair.ana, text, "ben.jsonl")
     assert kept.pending == 1 and kept.added == len(good) + 1 and kept.unsigned == 1
@@ -289,7 +330,7 @@ def test_corrupted_or_malformed_logs_are_refused_naming_the_line(pair: Pair) -> 
     lines = log_text(pair.ben).splitlines()
     merge_text(pair.ana, "\n".join(lines) + "\n")
     edited = json.loads(lines[1])
-    edited["value"] = "unknown"                                     # same uuid, new content
+    edited["value"] = "unknown"  # same uuid, new content
     with pytest.raises(InputError, match="different content") as info:
         merge_text(pair.ana, json.dumps(edited) + "\n")
     assert info.value.line == 1
@@ -302,7 +343,7 @@ def test_corrupted_or_malformed_logs_are_refused_naming_the_line(pair: Pair) -> 
     with pytest.raises(InputError) as info:
         merge_text(pair.ana, json.dumps(missing) + "\n")
     assert (info.value.line, info.value.field) == (1, "created_at")
-    forged = json.loads(lines[0])                                   # a signed event, edited
+    forged = json.loads(lines[0])  # a signed event, edited
     forged["uuid"] = "11111111-2222-3333-4444-666666666666"
     with pytest.raises(InputError) as info:
         merge_text(pair.ana, json.dumps(forged) + "\n")
@@ -311,7 +352,7 @@ def test_corrupted_or_malformed_logs_are_refused_naming_the_line(pair: Pair) -> 
     with pytest.raises(InputError) as info:
         merge_text(pair.ana, json.dumps(off_scale) + "\n")
     assert info.value.field == "value"
-    for stamp in ("not a time", "2026-11-05 10:00"):                # no time zone
+    for stamp in ("not a time", "2026-11-05 10:00"):  # no time zone
         bad_time = {**off_scale, "value": "correct", "created_at": stamp}
         with pytest.raises(InputError) as info:
             merge_text(pair.ana, json.dumps(bad_time) + "\n")
@@ -338,8 +379,22 @@ OPS = st.lists(
     st.tuples(
         st.integers(0, 1),
         st.integers(0, 2),
-        st.sampled_from(["decide", "decide", "decide", "undo", "redo", "adjudicate", "rate",
-                         "flag", "propose", "accept", "reject", "sync"]),
+        st.sampled_from(
+            [
+                "decide",
+                "decide",
+                "decide",
+                "undo",
+                "redo",
+                "adjudicate",
+                "rate",
+                "flag",
+                "propose",
+                "accept",
+                "reject",
+                "sync",
+            ]
+        ),
         st.integers(0, 10_000),
         st.integers(0, 10),
     ),
@@ -347,8 +402,12 @@ OPS = st.lists(
     max_size=14,
 )
 REVIEWERS = ("ana", "ben", "cleo")
-RUBRICS = ("States the 2025 ridership figure", "Names the main driver of growth",
-           "Gives the station count", "states the 2025 ridership figure!")
+RUBRICS = (
+    "States the 2025 ridership figure",
+    "Names the main driver of growth",
+    "Gives the station count",
+    "states the 2025 ridership figure!",
+)
 
 
 def apply(conn: sqlite3.Connection, op: Op) -> None:
@@ -389,16 +448,16 @@ def _copy(template: Path, folder: Path, name: str) -> sqlite3.Connection:
     return connect(path)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(sequence=OPS)
-def test_merge_order_and_repetition_do_not_matter(tiny_template: Path,
-                                                  sequence: list[Op]) -> None:
+def test_merge_order_and_repetition_do_not_matter(tiny_template: Path, sequence: list[Op]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         a, b = _copy(tiny_template, folder, "a"), _copy(tiny_template, folder, "b")
         for op in sequence:
-            if op[2] == "sync":                  # one reviewer merges the other's log so far
+            if op[2] == "sync":  # one reviewer merges the other's log so far
                 source, target = (a, b) if op[0] == 0 else (b, a)
                 merge_text(target, log_text(source))
             else:
@@ -413,21 +472,21 @@ def test_merge_order_and_repetition_do_not_matter(tiny_template: Path,
         merge_text(ba, log_a)
         for text in (log_a, log_b, log_a, log_b, log_b):
             merge_text(twice, text)
-        merge_text(a, log_b)                     # each reviewer merges the other's log
+        merge_text(a, log_b)  # each reviewer merges the other's log
         merge_text(b, log_a)
         expected = state(ab)
         assert state(ba) == expected
         assert state(twice) == expected
         assert state(a) == expected
         assert state(b) == expected
-        assert events(ab) == events(a) | events(b)   # nothing lost
+        assert events(ab) == events(a) | events(b)  # nothing lost
         for conn in (a, b, ab, ba, twice):
             conn.close()
 
 
 def test_log_events_stream_from_a_cursor(pair: Pair) -> None:
     stream = log_events(pair.ana)
-    assert iter(stream) is stream                # a generator, not a list
+    assert iter(stream) is stream  # a generator, not a list
     assert next(stream).target.startswith("s:")
 
 
@@ -439,8 +498,8 @@ def test_concurrent_accept_and_reject_are_a_conflict_in_any_merge_order(
     payload = {"subtask": "s2", "dimension": "rat", "text": "Weighs the price against e-bikes"}
     made = propose(a, "ana", 1, None, "cascade", "new_rubric", payload, None, "missing")
     merge_text(b, log_text(a))
-    accept(a, "ana", made.proposal.uuid, "yes")            # earlier
-    reject(b, "ben", made.proposal.uuid, "no, covered")    # later: still not the standing one
+    accept(a, "ana", made.proposal.uuid, "yes")  # earlier
+    reject(b, "ben", made.proposal.uuid, "no, covered")  # later: still not the standing one
     log_a, log_b = log_text(a), log_text(b)
     ab, ba = _copy(tiny_template, tmp_path, "ab"), _copy(tiny_template, tmp_path, "ba")
     merge_text(ab, log_a)
@@ -453,12 +512,13 @@ def test_concurrent_accept_and_reject_are_a_conflict_in_any_merge_order(
     assert state(ab) == state(ba)
 
 
-@settings(max_examples=30, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(sequence=OPS, cut=st.integers(0, 20))
 def test_a_small_merge_updates_only_what_it_touches_and_equals_a_rebuild(
-        tiny_template: Path, sequence: list[Op], cut: int,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tiny_template: Path, sequence: list[Op], cut: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Merging a log in two parts the incremental way (what a hub sync does every few seconds)
     gives the state a full rebuild gives."""
     import store.reviews.merge as merge_module

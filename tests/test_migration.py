@@ -31,20 +31,33 @@ def v1_state(path: Path) -> dict[str, object]:
         return {
             "events": conn.execute(
                 "SELECT uuid, reviewer, action, value, rationale, created_at, supersedes "
-                "FROM review_event ORDER BY seq").fetchall(),
-            "decisions": sorted(conn.execute(
-                """SELECT r.ext_id, j.kind, j.subject, d.value, d.status, d.reviewers
+                "FROM review_event ORDER BY seq"
+            ).fetchall(),
+            "decisions": sorted(
+                conn.execute(
+                    """SELECT r.ext_id, j.kind, j.subject, d.value, d.status, d.reviewers
                    FROM decision d JOIN judgment j ON j.id = d.judgment_id
-                   JOIN report r ON r.id = j.report_id""").fetchall()),
-            "flags": sorted(conn.execute(
-                """SELECT r.ext_id, j.kind, j.subject FROM flag f
+                   JOIN report r ON r.id = j.report_id"""
+                ).fetchall()
+            ),
+            "flags": sorted(
+                conn.execute(
+                    """SELECT r.ext_id, j.kind, j.subject FROM flag f
                    JOIN judgment j ON j.id = f.judgment_id
-                   JOIN report r ON r.id = j.report_id""").fetchall()),
-            "ratings": sorted(conn.execute(
-                """SELECT r.ext_id, rr.reviewer, rr.value FROM report_rating rr
-                   JOIN report r ON r.id = rr.report_id""").fetchall()),
-            "scores": sorted(conn.execute(
-                "SELECT scope, framework, variant, metric, value, n FROM score").fetchall()),
+                   JOIN report r ON r.id = j.report_id"""
+                ).fetchall()
+            ),
+            "ratings": sorted(
+                conn.execute(
+                    """SELECT r.ext_id, rr.reviewer, rr.value FROM report_rating rr
+                   JOIN report r ON r.id = rr.report_id"""
+                ).fetchall()
+            ),
+            "scores": sorted(
+                conn.execute(
+                    "SELECT scope, framework, variant, metric, value, n FROM score"
+                ).fetchall()
+            ),
         }
     finally:
         conn.close()
@@ -54,17 +67,27 @@ def v2_state(conn: sqlite3.Connection) -> dict[str, object]:
     return {
         "events": conn.execute(
             "SELECT uuid, reviewer, action, value, rationale, created_at, supersedes "
-            "FROM review_event ORDER BY seq").fetchall(),
-        "decisions": sorted(conn.execute(
-            """SELECT r.ext_id, s.kind, s.key, d.value, d.status, d.reviewers
+            "FROM review_event ORDER BY seq"
+        ).fetchall(),
+        "decisions": sorted(
+            conn.execute(
+                """SELECT r.ext_id, s.kind, s.key, d.value, d.status, d.reviewers
                FROM decision d JOIN subject s ON s.id = d.subject_id
-               JOIN report r ON r.id = s.report_id""").fetchall()),
-        "flags": sorted(conn.execute(
-            """SELECT r.ext_id, s.kind, s.key FROM flag f JOIN subject s ON s.id = f.subject_id
-               JOIN report r ON r.id = s.report_id""").fetchall()),
-        "ratings": sorted(conn.execute(
-            """SELECT r.ext_id, rr.reviewer, rr.value FROM report_rating rr
-               JOIN report r ON r.id = rr.report_id""").fetchall()),
+               JOIN report r ON r.id = s.report_id"""
+            ).fetchall()
+        ),
+        "flags": sorted(
+            conn.execute(
+                """SELECT r.ext_id, s.kind, s.key FROM flag f JOIN subject s ON s.id = f.subject_id
+               JOIN report r ON r.id = s.report_id"""
+            ).fetchall()
+        ),
+        "ratings": sorted(
+            conn.execute(
+                """SELECT r.ext_id, rr.reviewer, rr.value FROM report_rating rr
+               JOIN report r ON r.id = rr.report_id"""
+            ).fetchall()
+        ),
         "scores": score_rows(conn),
     }
 
@@ -81,21 +104,22 @@ def test_a_version_1_database_upgrades_with_every_decision(tmp_path: Path) -> No
         ("t1-alpha", "ins", "c=s2-ins", "0.5", "single", 1),
         ("t1-beta", "ins", "c=s1-ins", "0", "unanimous", 2),
     ]
-    conn = connect(path)                                      # migrates
+    conn = connect(path)  # migrates
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    assert {"plan", "plan_draw", "suspicion"} <= tables    # 3: review plans, 4: suspicion flags
+    assert {"plan", "plan_draw", "suspicion"} <= tables  # 3: review plans, 4: suspicion flags
     after = v2_state(conn)
     # Every event, decision, flag and rating; the scores are recomputed (below) under this
     # release's scoring, which pools system numbers over subtasks by default.
-    assert {k: v for k, v in after.items() if k != "scores"} == \
-        {k: v for k, v in before.items() if k != "scores"}
+    assert {k: v for k, v in after.items() if k != "scores"} == {
+        k: v for k, v in before.items() if k != "scores"
+    }
     headline = ("Ins", "Fac", "Rat", "UserPref")
     old: list[tuple[str, ...]] = before["scores"]  # type: ignore[assignment]
     new: list[tuple[str, ...]] = after["scores"]  # type: ignore[assignment]
     assert {s for s in old if s[0].startswith("report:") and s[3] in headline} <= set(new)
     targets = conn.execute("SELECT target, run FROM review_event ORDER BY seq").fetchall()
-    assert targets[0] == ("s:tiny/t1-alpha/claim/k=c1", "r1")     # the run kept as provenance
+    assert targets[0] == ("s:tiny/t1-alpha/claim/k=c1", "r1")  # the run kept as provenance
     assert ("r:tiny/t1-alpha", None) in targets
     assert not any(t.startswith("j:") for t, _ in targets)
     # Derived state is exactly what the log gives from scratch, and scores a full recompute.
@@ -114,7 +138,7 @@ def test_a_version_1_log_merges_into_a_new_database(tmp_path: Path) -> None:
     import_bundle(fresh, tiny_bundle(), "h")
     rebuild_scores(fresh)
     text = (V1 / "ana-v1.jsonl").read_text(encoding="utf-8")
-    assert text.count('"j:') == 10                   # the old form: one run's judgment
+    assert text.count('"j:') == 10  # the old form: one run's judgment
     result = merge_events(fresh, read_events(io.StringIO(text), "ana-v1.jsonl"), "ana-v1.jsonl")
     assert (result.added, result.pending, result.unsigned) == (11, 0, 11)
     upgraded = tmp_path / "ana.db"
@@ -146,7 +170,8 @@ def test_a_system_without_stored_columns_gains_them_as_it_is_used(tmp_path: Path
     conn.commit()
     jid, system_id = conn.execute(
         """SELECT j.id, r.system_id FROM judgment j JOIN report r ON r.id = j.report_id
-           WHERE j.kind = 'ins' AND j.value IS NOT NULL LIMIT 1""").fetchone()
+           WHERE j.kind = 'ins' AND j.value IS NOT NULL LIMIT 1"""
+    ).fetchone()
     from store.scores.cache import update_scores
 
     recorded = ReviewLog(conn, "ana").decide(jid, "0", "not covered")
@@ -167,14 +192,16 @@ def _as_version_5(conn: sqlite3.Connection) -> None:
     conn.execute("""CREATE INDEX judgment_scoring ON judgment(current, report_id, kind,
         subtask_id, criterion_id, claim_id, ref_idx, key, value, error, subject_id)""")
     conn.execute("CREATE INDEX judgment_subject ON judgment(subject_id)")
-    conn.executemany("INSERT INTO score (scope, framework, variant, metric, value, n) "
-                     "VALUES (?,?,?,?,?,?)", rows)
+    conn.executemany(
+        "INSERT INTO score (scope, framework, variant, metric, value, n) VALUES (?,?,?,?,?,?)", rows
+    )
     conn.execute("PRAGMA user_version = 5")
     conn.commit()
 
 
 def test_a_version_5_database_gains_report_rows_and_citation_facts(
-        synthetic: Path, tmp_path: Path) -> None:
+    synthetic: Path, tmp_path: Path
+) -> None:
     from store.imports.from_path import import_path
 
     path = tmp_path / "v5.db"
@@ -189,18 +216,18 @@ def test_a_version_5_database_gains_report_rows_and_citation_facts(
     assert {c for _, c in written} >= {1, None}
     _as_version_5(conn)
     conn.close()
-    conn = connect(path)                                  # migrates to 6
+    conn = connect(path)  # migrates to 6
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     # The migration computes in SQL what the importer wrote: every verdict the same fact.
     assert conn.execute("SELECT id, claim_cited FROM judgment ORDER BY id").fetchall() == written
-    assert conn.execute("SELECT count(*) FROM score WHERE scope LIKE 'report:%'"
-                        ).fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM score WHERE scope LIKE 'report:%'").fetchone()[0] == 0
     assert score_rows(conn) == before
     assert cached(conn) == compute_all(conn)
 
 
 def test_an_upgrade_computes_suspicion_from_the_verdicts_in_force(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Version 4's suspicion flags read which verdicts are in force: version 2's rebuild must
     # have chosen them (here the old database had none marked) before version 4 computes.
     import store.triage.suspicion as suspicion

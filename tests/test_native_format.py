@@ -14,8 +14,18 @@ from reviewer.formats.native import iter_records, read_bundle, write_bundle
 from store.imports.loader import import_bundle, import_records
 from tests.builders import tiny_bundle
 
-TABLES = ("suite", "task", "subtask", "criterion", "system", "report", "claim", "judge_run",
-          "judgment", "source")
+TABLES = (
+    "suite",
+    "task",
+    "subtask",
+    "criterion",
+    "system",
+    "report",
+    "claim",
+    "judge_run",
+    "judgment",
+    "source",
+)
 
 
 def row_counts(conn: sqlite3.Connection) -> dict[str, int]:
@@ -41,8 +51,7 @@ def edit_line(path: Path, number: int, change: dict[str, object]) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def test_folder_round_trip_and_idempotent_import(tmp_path: Path,
-                                                 conn: sqlite3.Connection) -> None:
+def test_folder_round_trip_and_idempotent_import(tmp_path: Path, conn: sqlite3.Connection) -> None:
     folder = write_folder(tmp_path)
     again = read_bundle(folder)
     assert again.suite == tiny_bundle().suite
@@ -50,15 +59,20 @@ def test_folder_round_trip_and_idempotent_import(tmp_path: Path,
     import_folder(conn, folder)
     first = row_counts(conn)
     assert first["judgment"] == len(tiny_bundle().judgments)
-    import_folder(conn, folder)                        # same content: a no-op
+    import_folder(conn, folder)  # same content: a no-op
     assert row_counts(conn) == first
 
 
 def test_single_file_form_equals_folder_form(tmp_path: Path) -> None:
     bundle = tiny_bundle()
     lines = [json.dumps({"type": "suite", **bundle.suite.model_dump()})]
-    for tag, items in (("judgment", bundle.judgments), ("report", bundle.reports),
-                       ("task", bundle.tasks), ("system", bundle.systems), ("run", bundle.runs)):
+    for tag, items in (
+        ("judgment", bundle.judgments),
+        ("report", bundle.reports),
+        ("task", bundle.tasks),
+        ("system", bundle.systems),
+        ("run", bundle.runs),
+    ):
         lines += [json.dumps({"type": tag, **item.model_dump()}) for item in items]
     single = tmp_path / "one.jsonl"
     single.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -86,14 +100,24 @@ def test_changed_content_under_the_same_suite_id_is_refused(
         ("judgments.jsonl", 1, {"criterion": "s9-ins"}, "criterion", "unknown criterion"),
         ("judgments.jsonl", 5, {"colour": "red"}, "colour", "unknown field"),
         ("reports.jsonl", 2, {"system": "gamma"}, "system", "unknown system"),
-        ("tasks.jsonl", 1, {"subtasks": [{"id": "s1", "text": "x", "importance": "P2a"}]},
-         "subtasks.0", "needs a 'group'"),
+        (
+            "tasks.jsonl",
+            1,
+            {"subtasks": [{"id": "s1", "text": "x", "importance": "P2a"}]},
+            "subtasks.0",
+            "needs a 'group'",
+        ),
         ("systems.jsonl", 2, {"id": "alpha"}, "id", "repeats"),
     ],
 )
 def test_bad_input_names_file_line_and_field_and_imports_nothing(
-    tmp_path: Path, conn: sqlite3.Connection, file: str, line: int, change: dict[str, object],
-    field: str, message: str,
+    tmp_path: Path,
+    conn: sqlite3.Connection,
+    file: str,
+    line: int,
+    change: dict[str, object],
+    field: str,
+    message: str,
 ) -> None:
     folder = write_folder(tmp_path)
     edit_line(folder / file, line, change)
@@ -108,8 +132,9 @@ def test_bad_input_names_file_line_and_field_and_imports_nothing(
     assert all(n == 0 for n in row_counts(conn).values())
 
 
-def test_a_late_error_rolls_back_rows_already_written(tmp_path: Path,
-                                                      conn: sqlite3.Connection) -> None:
+def test_a_late_error_rolls_back_rows_already_written(
+    tmp_path: Path, conn: sqlite3.Connection
+) -> None:
     # Force the bad record into a later batch than the first rows, so rows are already in the
     # transaction when the error comes: the rollback must remove them.
     from store.imports import loader as importer
@@ -150,10 +175,10 @@ def test_claims_are_located_and_their_citations_parsed(tiny_db: sqlite3.Connecti
         "JOIN report r ON r.id = k.report_id WHERE r.ext_id = 't1-alpha' ORDER BY k.ordinal"
     ).fetchall()
     c1, c2, c3 = rows
-    assert TINY_MARKDOWN[c1[1]:c1[2]] == "Riders took 4.2 million trips in 2025"
+    assert TINY_MARKDOWN[c1[1] : c1[2]] == "Riders took 4.2 million trips in 2025"
     assert json.loads(c1[3]) == [1]
     assert json.loads(c2[3]) == [2]
-    assert json.loads(c3[3]) == []                      # the uncited sentence
+    assert json.loads(c3[3]) == []  # the uncited sentence
     refs = tiny_db.execute(
         "SELECT idx, url FROM reference JOIN report r ON r.id = report_id "
         "WHERE r.ext_id = 't1-alpha' ORDER BY idx"

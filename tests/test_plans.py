@@ -33,7 +33,7 @@ def test_allocation_is_proportional_exact_and_keeps_two_per_stratum() -> None:
     assert np.all(out >= np.minimum(sizes, 2))
     assert np.all(out <= sizes)
     assert out[0] > out[1] > out[2]
-    assert allocate(sizes, 10_000).tolist() == sizes.tolist()     # more than the frame: all
+    assert allocate(sizes, 10_000).tolist() == sizes.tolist()  # more than the frame: all
     neyman = allocate(np.array([100, 100]), 40, np.array([100 * 0.1, 100 * 0.4]))
     assert neyman.tolist() == [8, 32]
 
@@ -68,7 +68,7 @@ def test_a_weighted_plan_gives_every_subject_a_chance() -> None:
     plan = draw_weighted(weights, 500, seed=1, floor=0.2)
     assert plan.with_replacement and len(plan.index) == 500
     share_heavy = float(np.mean(plan.index >= 90))
-    assert 0.75 < share_heavy < 0.87                 # 0.8 + 10 × 0.002 expected
+    assert 0.75 < share_heavy < 0.87  # 0.8 + 10 × 0.002 expected
     assert np.allclose(plan.pi, 1 - (1 - plan.p) ** 500)
     with pytest.raises(ValueError):
         weighted_probabilities(weights, floor=0.0)
@@ -87,7 +87,7 @@ def test_the_database_has_the_plan_tables_of_schema_version_3(sample_db: Path) -
     from store.db.schema import SCHEMA_VERSION
 
     conn = _conn(sample_db)
-    assert SCHEMA_VERSION >= 3                     # 3: review plans (4: suspicion flags)
+    assert SCHEMA_VERSION >= 3  # 3: review plans (4: suspicion flags)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"plan", "plan_stratum", "plan_frame", "plan_draw"} <= tables
@@ -115,18 +115,28 @@ def test_the_frame_leaves_out_what_humans_decided_already(sample_db: Path) -> No
     from store.reviewlog.events import ReviewLog
 
     conn = _conn(sample_db)
-    judgments = [j for (j,) in conn.execute(
-        "SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id "
-        "WHERE r.ext_id = 't02-kestrel' AND j.current = 1 ORDER BY j.id LIMIT 5")]
+    judgments = [
+        j
+        for (j,) in conn.execute(
+            "SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id "
+            "WHERE r.ext_id = 't02-kestrel' AND j.current = 1 ORDER BY j.id LIMIT 5"
+        )
+    ]
     log = ReviewLog(conn, "ana")
     for jid in judgments:
         log.confirm(jid)
     plan = create_plan(conn, PlanSpec(30, seed=1, suite=SUITE), "ana")
     marks = ",".join("?" * len(judgments))
-    decided = {s for (s,) in conn.execute(
-        f"SELECT subject_id FROM judgment WHERE id IN ({marks})", judgments)}
-    framed = {s for (s,) in conn.execute(
-        "SELECT subject_id FROM plan_frame WHERE plan_id = ?", (plan.id,))}
+    decided = {
+        s
+        for (s,) in conn.execute(
+            f"SELECT subject_id FROM judgment WHERE id IN ({marks})", judgments
+        )
+    }
+    framed = {
+        s
+        for (s,) in conn.execute("SELECT subject_id FROM plan_frame WHERE plan_id = ?", (plan.id,))
+    }
     assert not decided & framed
     assert plan.frame == len(framed) == 796 - 5
 
@@ -142,9 +152,12 @@ def test_progress_follows_the_decisions_and_counts_skips(sample_db: Path) -> Non
     log = ReviewLog(conn, "ana")
     for item in (items[0], items[1], items[4]):
         assert item.judgment_id is not None
-        log.decide(item.judgment_id, conn.execute(
-            "SELECT coalesce(value, 'correct') FROM judgment WHERE id = ?",
-            (item.judgment_id,)).fetchone()[0])
+        log.decide(
+            item.judgment_id,
+            conn.execute(
+                "SELECT coalesce(value, 'correct') FROM judgment WHERE id = ?", (item.judgment_id,)
+            ).fetchone()[0],
+        )
     again = get_plan(conn, plan.name)
     assert again.progress.decided == 3
     assert again.progress.skipped == 2
@@ -157,15 +170,18 @@ def test_a_weighted_plan_by_impact_draws_where_verdicts_move_scores(sample_db: P
     from store.plans.design import PlanSpec, create_plan
 
     conn = _conn(sample_db)
-    plan = create_plan(conn, PlanSpec(80, "weighted", weight_by="impact", floor=0.2, seed=2,
-                                      suite=SUITE), "ana")
-    rows = conn.execute("SELECT p, weight, pi FROM plan_draw WHERE plan_id = ?",
-                        (plan.id,)).fetchall()
+    plan = create_plan(
+        conn, PlanSpec(80, "weighted", weight_by="impact", floor=0.2, seed=2, suite=SUITE), "ana"
+    )
+    rows = conn.execute(
+        "SELECT p, weight, pi FROM plan_draw WHERE plan_id = ?", (plan.id,)
+    ).fetchall()
     assert len(rows) == 80
     assert all(p >= 0.2 / plan.frame - 1e-15 for p, _, _ in rows)
-    assert sum(1 for _, w, _ in rows if w > 0) > 40    # impact drew most of the draws
-    uncertain = create_plan(conn, PlanSpec(20, "weighted", weight_by="uncertainty", seed=2,
-                                           suite=SUITE), "ana")
+    assert sum(1 for _, w, _ in rows if w > 0) > 40  # impact drew most of the draws
+    uncertain = create_plan(
+        conn, PlanSpec(20, "weighted", weight_by="uncertainty", seed=2, suite=SUITE), "ana"
+    )
     assert uncertain.weight_by == "uncertainty"
 
 
@@ -173,9 +189,12 @@ def test_plans_export_as_a_document_and_as_rows(sample_db: Path) -> None:
     from store.plans.design import PlanSpec, create_plan, export_document, list_plans
 
     conn = _conn(sample_db)
-    plan = create_plan(conn, PlanSpec(25, "stratified", ("system",), "neyman", seed=8,
-                                      suite=SUITE, name="spot"), "ana")
-    assert "Neyman allocation is proportional" in plan.note    # no decisions to learn from
+    plan = create_plan(
+        conn,
+        PlanSpec(25, "stratified", ("system",), "neyman", seed=8, suite=SUITE, name="spot"),
+        "ana",
+    )
+    assert "Neyman allocation is proportional" in plan.note  # no decisions to learn from
     document = json.loads(json.dumps(export_document(conn, plan)))
     assert document["plan"]["name"] == "spot" and document["plan"]["seed"] == 8
     assert [s["stratum"] for s in document["strata"]] == ["atlas-dr", "juniper", "kestrel"]
@@ -184,16 +203,20 @@ def test_plans_export_as_a_document_and_as_rows(sample_db: Path) -> None:
     assert [p.name for p in list_plans(conn)] == ["spot"]
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ({"budget": 0}, "at least one draw"),
-    ({"budget": 5, "by": ("system",)}, "stratified design"),
-    ({"budget": 5, "design": "stratified", "by": ("colour",)}, "unknown stratum key"),
-    ({"budget": 5, "suite": "nope"}, "no benchmark run"),
-    ({"budget": 5, "design": "weighted", "floor": 0.0}, "floor"),
-    ({"budget": 5, "frameworks": ("race",)}, "not scored by race"),
-])
-def test_bad_plans_are_refused_and_say_why(sample_db: Path, spec: dict[str, object],
-                                           message: str) -> None:
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"budget": 0}, "at least one draw"),
+        ({"budget": 5, "by": ("system",)}, "stratified design"),
+        ({"budget": 5, "design": "stratified", "by": ("colour",)}, "unknown stratum key"),
+        ({"budget": 5, "suite": "nope"}, "no benchmark run"),
+        ({"budget": 5, "design": "weighted", "floor": 0.0}, "floor"),
+        ({"budget": 5, "frameworks": ("race",)}, "not scored by race"),
+    ],
+)
+def test_bad_plans_are_refused_and_say_why(
+    sample_db: Path, spec: dict[str, object], message: str
+) -> None:
     from store.plans.design import PlanSpec, create_plan
 
     spec = {"suite": SUITE, **spec}

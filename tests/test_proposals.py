@@ -66,9 +66,11 @@ def test_similarity_by_hand() -> None:
 
 
 def test_best_duplicate_returns_the_best_candidate_and_its_score() -> None:
-    candidates = [Candidate("criterion:a", "Gives the station count"),
-                  Candidate("criterion:b", "Gives the ridership figure for 2025."),
-                  Candidate("criterion:c", "Gives the ridership figure for 2025")]
+    candidates = [
+        Candidate("criterion:a", "Gives the station count"),
+        Candidate("criterion:b", "Gives the ridership figure for 2025."),
+        Candidate("criterion:c", "Gives the ridership figure for 2025"),
+    ]
     match = best_duplicate("gives the RIDERSHIP figure for 2025", candidates)
     assert match is not None
     # b and c both normalise to the proposal's text: the first one wins the tie
@@ -82,21 +84,22 @@ def test_best_duplicate_returns_the_best_candidate_and_its_score() -> None:
 
 
 def test_payload_shapes_are_checked_per_framework() -> None:
-    check_payload("cascade", "new_rubric", {"subtask": "s1", "dimension": "rat", "text": "x"},
-                  None)
+    check_payload("cascade", "new_rubric", {"subtask": "s1", "dimension": "rat", "text": "x"}, None)
     with pytest.raises(PayloadError) as info:
-        check_payload("cascade", "new_rubric", {"subtask": "s1", "dimension": "zzz",
-                                                "text": "x"}, None)
+        check_payload(
+            "cascade", "new_rubric", {"subtask": "s1", "dimension": "zzz", "text": "x"}, None
+        )
     assert info.value.field == "payload.dimension"
     with pytest.raises(PayloadError) as info:
         check_payload("cascade", "new_claim", {"subtask": "s1", "facts": "x"}, None)
     assert info.value.field == "payload.facts"
     with pytest.raises(PayloadError) as info:
-        check_payload("race", "new_rubric", {"dimension": "insight", "criterion": "x",
-                                             "weight": -1}, None)
+        check_payload(
+            "race", "new_rubric", {"dimension": "insight", "criterion": "x", "weight": -1}, None
+        )
     assert info.value.field == "payload.weight"
     with pytest.raises(PayloadError) as info:
-        check_payload("cascade", "alias", {"text": "x"}, None)      # an alias needs a target
+        check_payload("cascade", "alias", {"text": "x"}, None)  # an alias needs a target
     assert info.value.field == "target"
     with pytest.raises(PayloadError):
         check_payload("cascade", "new_claim", {"subtask": "s1", "fact": "x"}, "s1-ins")
@@ -104,24 +107,25 @@ def test_payload_shapes_are_checked_per_framework() -> None:
         check_payload("cascade", "extra_evidence", {"note": "only a note"}, "s1-ins")
     # LiveDRBench: payloads as given; an alias may name its claim inside the payload
     check_payload("claims_f1", "new_claim", {"part": 0, "claim": "Gull Rock Light"}, None)
-    check_payload("claims_f1", "alias", {"target": "g1.2", "key": None, "value": "Quell, T."},
-                  None)
+    check_payload("claims_f1", "alias", {"target": "g1.2", "key": None, "value": "Quell, T."}, None)
     with pytest.raises(PayloadError):
         check_payload("claims_f1", "new_claim", "", None)
 
 
 def test_gold_items_in_each_benchmarks_shape() -> None:
-    assert gold_item("cascade", "new_rubric", {"text": "t", "dimension": "ins",
-                                               "subtask": "s1"}) == {
-        "subtask": "s1", "dimension": "ins", "text": "t", "explanation": ""}
+    assert gold_item(
+        "cascade", "new_rubric", {"text": "t", "dimension": "ins", "subtask": "s1"}
+    ) == {"subtask": "s1", "dimension": "ins", "text": "t", "explanation": ""}
     assert gold_item("cascade", "new_claim", {"subtask": "s2", "fact": "F"}) == {
-        "subtask": "s2", "fact": "F", "extract": "F"}
+        "subtask": "s2",
+        "fact": "F",
+        "extract": "F",
+    }
     item = gold_item("race", "new_rubric", {"criterion": "C", "dimension": "insight"})
-    assert item == {"dimension": "insight", "criterion": "C", "explanation": "",
-                    "weight": None}
+    assert item == {"dimension": "insight", "criterion": "C", "explanation": "", "weight": None}
     assert list(item) == ["dimension", "criterion", "explanation", "weight"]
     claim = {"part": 0, "claim": {"name": "Glacier Wrens", "hours": 30}}
-    assert gold_item("claims_f1", "new_claim", claim) == claim          # exactly as given
+    assert gold_item("claims_f1", "new_claim", claim) == claim  # exactly as given
     assert gold_item("claims_f1", "new_claim", "Gull Rock Light") == "Gull Rock Light"
     assert gold_item("cascade", "alias", {"text": "4.2m trips"}) == {"text": "4.2m trips"}
     assert (effect("new_claim"), effect("new_rubric")) == (EFFECT_NEW, EFFECT_NEW)
@@ -147,57 +151,115 @@ def report(conn: sqlite3.Connection, ext: str) -> int:
 
 def test_duplicates_of_the_ground_truth_and_of_other_proposals(db: sqlite3.Connection) -> None:
     t01 = task(db, "t01")
-    text = db.execute("SELECT text FROM criterion WHERE task_id = ? AND ext_id = 's2-ins'",
-                      (t01,)).fetchone()[0]
-    copy = propose(db, "ana", t01, None, "cascade", "new_rubric",
-                   {"subtask": "s2", "dimension": "ins", "text": text.upper() + " !!"},
-                   None, "copied")
+    text = db.execute(
+        "SELECT text FROM criterion WHERE task_id = ? AND ext_id = 's2-ins'", (t01,)
+    ).fetchone()[0]
+    copy = propose(
+        db,
+        "ana",
+        t01,
+        None,
+        "cascade",
+        "new_rubric",
+        {"subtask": "s2", "dimension": "ins", "text": text.upper() + " !!"},
+        None,
+        "copied",
+    )
     assert copy.nearest is not None
     assert (copy.nearest.ref, copy.nearest.score) == ("criterion:s2-ins", 1.0)
     assert copy.proposal.duplicate_of == "criterion:s2-ins" and copy.proposal.similarity == 1.0
-    fresh = propose(db, "ana", t01, None, "cascade", "new_rubric",
-                    {"subtask": "s3", "dimension": "ins",
-                     "text": "States whether each rate is fixed or variable"}, None, "missing")
+    fresh = propose(
+        db,
+        "ana",
+        t01,
+        None,
+        "cascade",
+        "new_rubric",
+        {
+            "subtask": "s3",
+            "dimension": "ins",
+            "text": "States whether each rate is fixed or variable",
+        },
+        None,
+        "missing",
+    )
     assert fresh.proposal.duplicate_of is None
     assert fresh.nearest is not None and not fresh.nearest.is_duplicate
-    again = propose(db, "ben", t01, None, "cascade", "new_rubric",
-                    {"subtask": "s3", "dimension": "ins",
-                     "text": "States whether each rate is variable or fixed."}, None, "same idea")
+    again = propose(
+        db,
+        "ben",
+        t01,
+        None,
+        "cascade",
+        "new_rubric",
+        {
+            "subtask": "s3",
+            "dimension": "ins",
+            "text": "States whether each rate is variable or fixed.",
+        },
+        None,
+        "same idea",
+    )
     assert again.proposal.duplicate_of == f"proposal:{fresh.proposal.uuid}"
     # A new claim is compared with its own report's extracted claims (cascade).
-    fact = db.execute("SELECT fact FROM claim WHERE report_id = ? AND ext_id = 'c7'",
-                      (report(db, "t01-atlas-dr"),)).fetchone()[0]
-    claim = propose(db, "ana", t01, report(db, "t01-atlas-dr"), "cascade", "new_claim",
-                    {"subtask": "s3", "fact": fact}, (10, 20), "missed?")
+    fact = db.execute(
+        "SELECT fact FROM claim WHERE report_id = ? AND ext_id = 'c7'",
+        (report(db, "t01-atlas-dr"),),
+    ).fetchone()[0]
+    claim = propose(
+        db,
+        "ana",
+        t01,
+        report(db, "t01-atlas-dr"),
+        "cascade",
+        "new_claim",
+        {"subtask": "s3", "fact": fact},
+        (10, 20),
+        "missed?",
+    )
     assert claim.proposal.duplicate_of == "claim:t01-atlas-dr/c7"
     assert claim.proposal.span == (10, 20) and claim.proposal.report == "t01-atlas-dr"
 
 
 def test_accept_reject_and_rescoring(db: sqlite3.Connection) -> None:
     t01 = task(db, "t01")
-    made = propose(db, "ana", t01, None, "cascade", "new_rubric",
-                   {"subtask": "s3", "dimension": "ins", "text": "Says if rates are fixed"},
-                   None, "missing").proposal
+    made = propose(
+        db,
+        "ana",
+        t01,
+        None,
+        "cascade",
+        "new_rubric",
+        {"subtask": "s3", "dimension": "ins", "text": "Says if rates are fixed"},
+        None,
+        "missing",
+    ).proposal
     assert made.status == "proposed" and made.effect == EFFECT_NEW
     assert all(r.expansions == [] for r in load_inputs(db).values())
-    accepted = accept(db, "maya", made.uuid[:8], "yes")           # a unique prefix works
+    accepted = accept(db, "maya", made.uuid[:8], "yes")  # a unique prefix works
     assert (accepted.status, accepted.decided_by, accepted.decision_rationale) == (
-        "accepted", "maya", "yes")
+        "accepted",
+        "maya",
+        "yes",
+    )
     inputs = load_inputs(db)
     with_expansion = {rid for rid, r in inputs.items() if r.expansions}
     assert with_expansion == {rid for rid, r in inputs.items() if r.task_id == t01}
     (expansion,) = inputs[next(iter(with_expansion))].expansions
-    assert expansion == {"kind": "new_rubric", "framework": "cascade",
-                         "payload": {"subtask": "s3", "dimension": "ins",
-                                     "text": "Says if rates are fixed"},
-                         "target": None, "proposal": made.uuid}
+    assert expansion == {
+        "kind": "new_rubric",
+        "framework": "cascade",
+        "payload": {"subtask": "s3", "dimension": "ins", "text": "Says if rates are fixed"},
+        "target": None,
+        "proposal": made.uuid,
+    }
     # Another reviewer disagreeing is a conflict, whatever the clocks say; in conflict the
     # proposal is not part of the ground truth.
     disputed = reject(db, "lead", made.uuid, "covered by s1-ins")
     assert disputed.status == "in conflict"
     assert all(r.expansions == [] for r in load_inputs(db).values())
     assert [p.uuid for p in proposals(db, t01, "in conflict")] == [made.uuid]
-    rejected = reject(db, "maya", made.uuid, "agreed: covered")   # each stands by her newest
+    rejected = reject(db, "maya", made.uuid, "agreed: covered")  # each stands by her newest
     assert rejected.status == "rejected"
     assert all(r.expansions == [] for r in load_inputs(db).values())
     assert [p.uuid for p in proposals(db, t01, "rejected")] == [made.uuid]
@@ -208,12 +270,28 @@ def test_accept_reject_and_rescoring(db: sqlite3.Connection) -> None:
 
 def test_accepting_a_duplicate_needs_force(db: sqlite3.Connection) -> None:
     t01 = task(db, "t01")
-    first = propose(db, "ana", t01, None, "cascade", "new_rubric",
-                    {"subtask": "s3", "dimension": "ins", "text": "Says if rates are fixed"},
-                    None, "a").proposal
-    second = propose(db, "ben", t01, None, "cascade", "new_rubric",
-                     {"subtask": "s3", "dimension": "ins", "text": "says if RATES are fixed."},
-                     None, "b").proposal
+    first = propose(
+        db,
+        "ana",
+        t01,
+        None,
+        "cascade",
+        "new_rubric",
+        {"subtask": "s3", "dimension": "ins", "text": "Says if rates are fixed"},
+        None,
+        "a",
+    ).proposal
+    second = propose(
+        db,
+        "ben",
+        t01,
+        None,
+        "cascade",
+        "new_rubric",
+        {"subtask": "s3", "dimension": "ins", "text": "says if RATES are fixed."},
+        None,
+        "b",
+    ).proposal
     accept(db, "maya", first.uuid)
     with pytest.raises(ProposalError, match="duplicates proposal:"):
         accept(db, "maya", second.uuid)
@@ -226,69 +304,167 @@ def test_livedrbench_expansions_reach_the_scorer_and_keep_new_apart_from_alias(
     lights, prize = task(db, "lights-saltmere"), task(db, "halvard-prize")
     ibis = report(db, "lights-saltmere-ibis-dr")
     # A valid claim the ground truth lacks (ibis found it): a new item.
-    new = propose(db, "ana", lights, ibis, "claims_f1", "new_claim",
-                  {"part": 0, "claim": "Saltmere Harbour Light"}, None, "a listed light")
+    new = propose(
+        db,
+        "ana",
+        lights,
+        ibis,
+        "claims_f1",
+        "new_claim",
+        {"part": 0, "claim": "Saltmere Harbour Light"},
+        None,
+        "a listed light",
+    )
     assert new.proposal.duplicate_of is None
     # The same light with punctuation is a duplicate of the ground truth's g1.1.
-    dup = propose(db, "ana", lights, None, "claims_f1", "new_claim",
-                  {"part": 0, "claim": "Gannet Head Light."}, None, "dup")
+    dup = propose(
+        db,
+        "ana",
+        lights,
+        None,
+        "claims_f1",
+        "new_claim",
+        {"part": 0, "claim": "Gannet Head Light."},
+        None,
+        "dup",
+    )
     assert dup.proposal.duplicate_of == "criterion:g1.1"
     # Another spelling of an existing answer: an alias, its target named in the payload.
-    alias = propose(db, "ben", prize, None, "claims_f1", "alias",
-                    {"target": "g1.2", "key": None, "value": "Quell, Tomas"}, None, "name order")
+    alias = propose(
+        db,
+        "ben",
+        prize,
+        None,
+        "claims_f1",
+        "alias",
+        {"target": "g1.2", "key": None, "value": "Quell, Tomas"},
+        None,
+        "name order",
+    )
     assert alias.proposal.target == "criterion:g1.2" and alias.proposal.effect == EFFECT_ATTACHED
     accept(db, "maya", new.proposal.uuid)
     accept(db, "maya", alias.proposal.uuid)
     reject(db, "maya", dup.proposal.uuid)
-    applied = dict(db.execute(
-        f"SELECT r.ext_id, s.value FROM {all_scores(db)} s "
-        "JOIN report r ON s.scope = 'report:' || r.id "
-        "WHERE s.framework = 'claims_f1' AND s.metric = '_expansions' "
-        "AND s.variant = 'adjudicated'"))
+    applied = dict(
+        db.execute(
+            f"SELECT r.ext_id, s.value FROM {all_scores(db)} s "
+            "JOIN report r ON s.scope = 'report:' || r.id "
+            "WHERE s.framework = 'claims_f1' AND s.metric = '_expansions' "
+            "AND s.variant = 'adjudicated'"
+        )
+    )
     assert {k: v for k, v in applied.items() if v} == {
-        f"{t}-{s}": 1.0 for t in ("lights-saltmere", "halvard-prize")
-        for s in ("heron-dr", "ibis-dr", "kite-search")}
+        f"{t}-{s}": 1.0
+        for t in ("lights-saltmere", "halvard-prize")
+        for s in ("heron-dr", "ibis-dr", "kite-search")
+    }
     # The gold diff keeps the two apart and carries provenance.
     records = [r for r in gt_expansion_records(db)]
     header = records[0]
-    assert (header["suite"], header["items"], header["new_items"],
-            header["alias_or_evidence"], header["source_systems"]) == (
-        "livedrbench-sample-2026-11", 2, 1, 1, ["ibis-dr"])
+    assert (
+        header["suite"],
+        header["items"],
+        header["new_items"],
+        header["alias_or_evidence"],
+        header["source_systems"],
+    ) == ("livedrbench-sample-2026-11", 2, 1, 1, ["ibis-dr"])
     items = {r["kind"]: r for r in records[1:]}
     assert items["new_claim"]["item"] == {"part": 0, "claim": "Saltmere Harbour Light"}
     assert (items["new_claim"]["effect"], items["new_claim"]["provenance"]["system"]) == (
-        EFFECT_NEW, "ibis-dr")
-    assert (items["alias"]["effect"], items["alias"]["target"]) == (EFFECT_ATTACHED,
-                                                                    "criterion:g1.2")
+        EFFECT_NEW,
+        "ibis-dr",
+    )
+    assert (items["alias"]["effect"], items["alias"]["target"]) == (
+        EFFECT_ATTACHED,
+        "criterion:g1.2",
+    )
 
 
 def test_alias_duplicates_are_only_other_aliases_of_the_same_item(db: sqlite3.Connection) -> None:
     t01 = task(db, "t01")
-    a = propose(db, "ana", t01, None, "cascade", "alias", {"text": "rates for all five banks"},
-                None, "x", target="s1-ins")
+    a = propose(
+        db,
+        "ana",
+        t01,
+        None,
+        "cascade",
+        "alias",
+        {"text": "rates for all five banks"},
+        None,
+        "x",
+        target="s1-ins",
+    )
     assert a.proposal.target == "criterion:s1-ins" and a.proposal.duplicate_of is None
-    b = propose(db, "ben", t01, None, "cascade", "alias", {"text": "Rates for all 5 banks"},
-                None, "x", target="criterion:s1-ins")
-    assert b.proposal.duplicate_of is None                   # 5 vs five: numbers differ
-    c = propose(db, "ben", t01, None, "cascade", "alias", {"text": "Rates, for all five banks"},
-                None, "x", target="s1-ins")
+    b = propose(
+        db,
+        "ben",
+        t01,
+        None,
+        "cascade",
+        "alias",
+        {"text": "Rates for all 5 banks"},
+        None,
+        "x",
+        target="criterion:s1-ins",
+    )
+    assert b.proposal.duplicate_of is None  # 5 vs five: numbers differ
+    c = propose(
+        db,
+        "ben",
+        t01,
+        None,
+        "cascade",
+        "alias",
+        {"text": "Rates, for all five banks"},
+        None,
+        "x",
+        target="s1-ins",
+    )
     assert c.proposal.duplicate_of == f"proposal:{a.proposal.uuid}"
-    d = propose(db, "ben", t01, None, "cascade", "alias", {"text": "rates for all five banks"},
-                None, "x", target="s2-ins")                  # another item: not a duplicate
+    d = propose(
+        db,
+        "ben",
+        t01,
+        None,
+        "cascade",
+        "alias",
+        {"text": "rates for all five banks"},
+        None,
+        "x",
+        target="s2-ins",
+    )  # another item: not a duplicate
     assert d.proposal.duplicate_of is None
     with pytest.raises(ProposalError, match="is not a criterion"):
-        propose(db, "ben", t01, None, "cascade", "alias", {"text": "x"}, None, "x",
-                target="s99-ins")
+        propose(
+            db, "ben", t01, None, "cascade", "alias", {"text": "x"}, None, "x", target="s99-ins"
+        )
     with pytest.raises(ProposalError, match="not 'race'"):
-        propose(db, "ben", t01, None, "race", "new_rubric",
-                {"dimension": "insight", "criterion": "x"}, None, "x")
+        propose(
+            db,
+            "ben",
+            t01,
+            None,
+            "race",
+            "new_rubric",
+            {"dimension": "insight", "criterion": "x"},
+            None,
+            "x",
+        )
 
 
 def test_proposals_travel_in_the_review_log(db: sqlite3.Connection, tmp_path: Path) -> None:
     t01 = task(db, "t01")
-    made = propose(db, "ana", t01, report(db, "t01-kestrel"), "cascade", "new_rubric",
-                   {"subtask": "s3", "dimension": "ins", "text": "Says if rates are fixed"},
-                   (5, 9), "missing").proposal
+    made = propose(
+        db,
+        "ana",
+        t01,
+        report(db, "t01-kestrel"),
+        "cascade",
+        "new_rubric",
+        {"subtask": "s3", "dimension": "ins", "text": "Says if rates are fixed"},
+        (5, 9),
+        "missing",
+    ).proposal
     accept(db, "maya", made.uuid, "yes")
     log = io.StringIO()
     write_log(db, log)
@@ -298,23 +474,62 @@ def test_proposals_travel_in_the_review_log(db: sqlite3.Connection, tmp_path: Pa
     assert result.proposals_added == 1
     (copy,) = proposals(other)
     assert (copy.uuid, copy.status, copy.decided_by, copy.payload, copy.span, copy.report) == (
-        made.uuid, "accepted", "maya", made.payload, (5, 9), "t01-kestrel")
+        made.uuid,
+        "accepted",
+        "maya",
+        made.payload,
+        (5, 9),
+        "t01-kestrel",
+    )
     assert list(gt_expansion_records(other)) == list(gt_expansion_records(db))
     other.close()
 
 
-def test_the_command_line_workflow(sample_db: Path, tmp_path: Path,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_line_workflow(
+    sample_db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     base = ["--db", str(sample_db), "--reviewer", "ana"]
     payload = json.dumps({"subtask": "s3", "dimension": "ins", "text": "Says if rates are fixed"})
-    assert main(["propose", "t01", "--kind", "new_rubric", "--payload", payload,
-                 "--rationale", "missing", "--format", "json", *base]) == 0
+    assert (
+        main(
+            [
+                "propose",
+                "t01",
+                "--kind",
+                "new_rubric",
+                "--payload",
+                payload,
+                "--rationale",
+                "missing",
+                "--format",
+                "json",
+                *base,
+            ]
+        )
+        == 0
+    )
     uuid = json.loads(capsys.readouterr().out)["proposal"]["uuid"]
     path = tmp_path / "p.json"
-    path.write_text(json.dumps({"subtask": "s3", "dimension": "ins",
-                                "text": "says if RATES are fixed"}), encoding="utf-8")
-    assert main(["propose", "dailyreport-sample-2026-11/t01", "--kind", "new_rubric",
-                 "--payload", f"@{path}", "--rationale", "dup", *base]) == 0
+    path.write_text(
+        json.dumps({"subtask": "s3", "dimension": "ins", "text": "says if RATES are fixed"}),
+        encoding="utf-8",
+    )
+    assert (
+        main(
+            [
+                "propose",
+                "dailyreport-sample-2026-11/t01",
+                "--kind",
+                "new_rubric",
+                "--payload",
+                f"@{path}",
+                "--rationale",
+                "dup",
+                *base,
+            ]
+        )
+        == 0
+    )
     assert "DUPLICATE: proposal:" in capsys.readouterr().out
     assert main(["accept", uuid[:8], "--rationale", "ok", *base]) == 0
     assert "proposed → accepted" in capsys.readouterr().out
@@ -324,6 +539,20 @@ def test_the_command_line_workflow(sample_db: Path, tmp_path: Path,
     assert main(["export", "gt-expansions", "-o", str(out), *base[:2]]) == 0
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [line["type"] for line in lines] == ["gold_diff", "item"]
-    assert main(["propose", "t01", "--kind", "new_rubric", "--payload", "{oops",
-                 "--rationale", "x", *base]) == 2
+    assert (
+        main(
+            [
+                "propose",
+                "t01",
+                "--kind",
+                "new_rubric",
+                "--payload",
+                "{oops",
+                "--rationale",
+                "x",
+                *base,
+            ]
+        )
+        == 2
+    )
     assert "payload" in capsys.readouterr().err

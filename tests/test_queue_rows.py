@@ -37,8 +37,9 @@ def test_the_rows_of_a_few_reports_equal_theirs_in_the_whole_queue(sample_db: Pa
     assert queue_rows(conn, []) == []
 
 
-def test_many_reports_are_read_with_the_rest(sample_db: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_many_reports_are_read_with_the_rest(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import store.views.screens as views
 
     monkeypatch.setattr(views, "_FEW_REPORTS", 2)

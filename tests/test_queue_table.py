@@ -36,7 +36,7 @@ async def test_each_line_is_its_row_through_every_change() -> None:
         await pilot.pause()
         assert list(table._y_offsets) == lines_as_textual_builds_them(table)
         assert len(table._y_offsets) == table.row_count == 39
-        table.move_cursor(row=38)                    # the last line renders and is reachable
+        table.move_cursor(row=38)  # the last line renders and is reachable
         await pilot.pause()
         assert table.cursor_row == 38
         assert table.get_row_at(38) == table.get_row(table._y_offsets[38][0].value or "")

@@ -31,8 +31,10 @@ def copy(name: str, tmp_path: Path) -> Path:
 
 def table_counts(db: Path) -> dict[str, int]:
     conn = sqlite3.connect(db)
-    out = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-           for t in ("suite", "task", "report", "judgment", "source")}
+    out = {
+        t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+        for t in ("suite", "task", "report", "judgment", "source")
+    }
     conn.close()
     return out
 
@@ -44,7 +46,7 @@ def test_dr3_evaluator_outputs_import_unchanged() -> None:
     # over combined_result.json and the older file.
     assert verdicts[("dr3_insight", "sc-1")] == 1.0 and verdicts[("dr3_insight", "sc-2")] == 0.5
     assert verdicts[("dr3_insight", "uf-1")] == 1.0
-    assert verdicts[("dr3_depth", "dq")] == 7.0                      # overall_quality: 0.7 × 10
+    assert verdicts[("dr3_depth", "dq")] == 7.0  # overall_quality: 0.7 × 10
     assert [verdicts[("dr3_checklist", f"if-{n}")] for n in (1, 2, 3)] == [True, True, False]
     assert verdicts[("dr3_support", "c3")] == "unsupported"
     assert verdicts[("dr3_citation", "page-1")] == "cited"
@@ -55,16 +57,14 @@ def test_dr3_evaluator_outputs_import_unchanged() -> None:
     assert classes["Veldhaven shore power evaluation 2018"] == "unlabelled"
     # Checklist rows {requirement, category} without ids are numbered as the evaluator does.
     task = bundle.tasks[0]
-    assert [c.id for c in task.criteria if c.dimension == "checklist"] == ["if-1", "if-2",
-                                                                          "if-3"]
+    assert [c.id for c in task.criteria if c.dimension == "checklist"] == ["if-1", "if-2", "if-3"]
     notes = bundle.suite.description
     assert "query.jsonl: line 1: files: not mapped" in notes
     assert "gold_insights_from_long_context.json: extracted_at: not mapped" in notes
     assert "combined_result.json: metrics.tool_usage.: metric 'tool_usage' is not one" in notes
 
 
-def test_dr3_a_bad_evaluator_file_names_file_and_field_and_imports_nothing(
-        tmp_path: Path) -> None:
+def test_dr3_a_bad_evaluator_file_names_file_and_field_and_imports_nothing(tmp_path: Path) -> None:
     root = copy("dr3_release", tmp_path)
     path = root / "results" / "atlas-dr" / "001" / "combined_result.json"
     data = json.loads(path.read_text())
@@ -88,43 +88,74 @@ def test_dr3_gathered_form_accepts_released_checklist_rows_and_pages(tmp_path: P
     for item in first["checklist"]:
         item.pop("id")
     for page in first["sandbox"]:
-        if page["class"] != "supportive":      # a released page: no class
+        if page["class"] != "supportive":  # a released page: no class
             page.pop("class")
     lines[0] = json.dumps(first, ensure_ascii=False)
     (root / "tasks.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     results = [json.loads(line) for line in (root / "results.jsonl").read_text().splitlines()]
     for result in results:
-        if str(result["task"]) == str(first.get("task", first.get("id"))) and \
-                result.get("format_compliance"):
+        if str(result["task"]) == str(first.get("task", first.get("id"))) and result.get(
+            "format_compliance"
+        ):
             for n, row in enumerate(result["format_compliance"]["results"], 1):
                 row["id"] = n
-    (root / "results.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False)
-                                                  for r in results) + "\n", encoding="utf-8")
+    (root / "results.jsonl").write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in results) + "\n", encoding="utf-8"
+    )
     bundle = read_dr3(root)
     assert any(s.metadata.get("class") == "unlabelled" for s in bundle.sources)
 
 
 def test_livedrbench_parquet_rows_import_and_gavel_judges_the_predictions(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     bundle = read_livedrbench(FIXTURES / "livedrbench_parquet")
     assert [t.id for t in bundle.tasks] == ["901", "902", "903"]
     assert bundle.tasks[1].criteria[0].metadata["claim"]["device"] == "µ-recorder"
-    assert not bundle.judgments            # the reference evaluator writes no judge records
+    assert not bundle.judgments  # the reference evaluator writes no judge records
     db = tmp_path / "g.db"
-    assert main(["import", str(FIXTURES / "livedrbench_parquet"), "--format", "livedrbench",
-                 "--db", str(db)]) == 0
+    assert (
+        main(
+            [
+                "import",
+                str(FIXTURES / "livedrbench_parquet"),
+                "--format",
+                "livedrbench",
+                "--db",
+                str(db),
+            ]
+        )
+        == 0
+    )
     monkeypatch.setenv("GAVEL_API_KEY", "sk-not-secret")
     with serving(BenchJudge()) as srv:
-        assert main(["judge", "--db", str(db), "--framework", "claims_f1", "--model", "fake",
-                     "--base-url", srv.url + "/v1", "--run-id", "mine"]) == 0
+        assert (
+            main(
+                [
+                    "judge",
+                    "--db",
+                    str(db),
+                    "--framework",
+                    "claims_f1",
+                    "--model",
+                    "fake",
+                    "--base-url",
+                    srv.url + "/v1",
+                    "--run-id",
+                    "mine",
+                ]
+            )
+            == 0
+        )
     assert main(["runs", "activate", "mine", "--yes", "--db", str(db)]) == 0
     conn = sqlite3.connect(db)
     f1 = conn.execute(
         """SELECT s.value FROM score s JOIN system y ON s.scope = 'system:' || y.id
            WHERE y.ext_id = 'kite' AND s.framework = 'claims_f1' AND s.metric = 'f1'
-           AND s.variant = 'judge'""").fetchone()
+           AND s.variant = 'judge'"""
+    ).fetchone()
     conn.close()
-    assert f1 is not None and 0 < f1[0] < 1     # scored at last: some claims match, some not
+    assert f1 is not None and 0 < f1[0] < 1  # scored at last: some claims match, some not
 
 
 def test_livedrbench_a_bad_parquet_file_is_named(tmp_path: Path) -> None:
@@ -136,8 +167,9 @@ def test_livedrbench_a_bad_parquet_file_is_named(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.table({"key": ["1"], "question": ["q"]}),
-                   root / "test-00000-of-00001.parquet")
+    pq.write_table(
+        pa.table({"key": ["1"], "question": ["q"]}), root / "test-00000-of-00001.parquet"
+    )
     with pytest.raises(InputError) as missing:
         read_livedrbench(root)
     assert "category" in str(missing.value)
@@ -150,9 +182,14 @@ def test_drbench_notebook_logs_import_unchanged() -> None:
     assert report.metadata["token_usage"] == {"total": 1020, "input": 120}
     assert report.metadata["notebook_eval"]["qsr_sum"] == 4
     assert [r.url for r in report.references or []] == [
-        "https://www.rfc-editor.org/rfc/rfc9000", "https://datatracker.ietf.org/wg/quic/meetings/"]
-    relevances = [j.value for j in bundle.judgments
-                  if j.kind == "drb_relevance" and j.report == "07901-agent-x"]
+        "https://www.rfc-editor.org/rfc/rfc9000",
+        "https://datatracker.ietf.org/wg/quic/meetings/",
+    ]
+    relevances = [
+        j.value
+        for j in bundle.judgments
+        if j.kind == "drb_relevance" and j.report == "07901-agent-x"
+    ]
     assert relevances == [5, 4, 3, 4, 2, 1, 1, 1, 1, 1]
     assert "Eval_agent-x.jsonl:1: qsr_sum: a sum only" in bundle.suite.description
 
@@ -174,10 +211,10 @@ def test_drbench_a_bad_notebook_line_names_file_line_and_field(tmp_path: Path) -
     assert table_counts(db)["suite"] == 0
 
 
-@pytest.mark.parametrize("bad", ['{"metrics": {"x": NaN}}', '{"metrics": 1e400}',
-                                 "[" * 100_000 + "]" * 100_000])
-def test_dr3_evaluator_files_refuse_nan_infinity_and_deep_nesting(tmp_path: Path,
-                                                                 bad: str) -> None:
+@pytest.mark.parametrize(
+    "bad", ['{"metrics": {"x": NaN}}', '{"metrics": 1e400}', "[" * 100_000 + "]" * 100_000]
+)
+def test_dr3_evaluator_files_refuse_nan_infinity_and_deep_nesting(tmp_path: Path, bad: str) -> None:
     root = copy("dr3_release", tmp_path)
     (root / "results" / "atlas-dr" / "001" / "combined_result.json").write_text(bad)
     with pytest.raises(InputError) as caught:

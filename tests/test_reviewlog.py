@@ -40,7 +40,7 @@ def test_override_then_confirm_semantics(tiny_db: sqlite3.Connection) -> None:
     assert recorded.action == "override"
     assert effective_value(tiny_db, jid) == "incorrect"
     again = log.decide(jid, "correct", "re-read the source")
-    assert again.action == "confirm"                      # equal to the judge's value
+    assert again.action == "confirm"  # equal to the judge's value
     assert effective_value(tiny_db, jid) == "correct"
     event = tiny_db.execute(
         "SELECT rationale, reason, supersedes FROM review_event WHERE uuid = ?", (recorded.uuid,)
@@ -77,9 +77,9 @@ def test_undo_redo_stack_semantics(tiny_db: sqlite3.Connection) -> None:
     assert effective_value(tiny_db, a) == "unknown"
     undone = log.undo()
     assert undone is not None and undone.judgment_id == a and undone.reverted == "override"
-    assert effective_value(tiny_db, a) == "incorrect"     # back to the earlier decision
+    assert effective_value(tiny_db, a) == "incorrect"  # back to the earlier decision
     log.undo()
-    assert effective_value(tiny_db, b) == "correct"       # back to the judge's value
+    assert effective_value(tiny_db, b) == "correct"  # back to the judge's value
     redone = log.redo()
     assert redone is not None and redone.judgment_id == b
     assert effective_value(tiny_db, b) == "unknown"
@@ -89,7 +89,7 @@ def test_undo_redo_stack_semantics(tiny_db: sqlite3.Connection) -> None:
     assert log.undo() is not None and effective_value(tiny_db, b) == "unknown"
     assert log.undo() is not None and effective_value(tiny_db, b) == "correct"
     assert log.undo() is not None and effective_value(tiny_db, a) == "correct"
-    assert log.undo() is None                              # the third decision stays undone
+    assert log.undo() is None  # the third decision stays undone
 
 
 def test_undo_is_per_reviewer(tiny_db: sqlite3.Connection) -> None:
@@ -138,7 +138,7 @@ def test_decision_is_committed_before_returning(tmp_path: Path) -> None:
     jid = judgment_id(conn, "t1-alpha", "k=c1")
     ReviewLog(conn, "ana").decide(jid, "incorrect", "x")
     assert not conn.in_transaction
-    other = sqlite3.connect(path)                         # another process's view
+    other = sqlite3.connect(path)  # another process's view
     assert other.execute("SELECT count(*) FROM review_event").fetchone()[0] == 1
     other.close()
 
@@ -148,18 +148,18 @@ def test_two_reviewers_disagreeing_is_a_conflict_until_adjudicated(
 ) -> None:
     jid = judgment_id(tiny_db, "t1-alpha", "k=c1")
     ReviewLog(tiny_db, "ana").decide(jid, "incorrect", "x")
-    status = tiny_db.execute("SELECT status FROM decision WHERE subject_id = " + SUBJECT_OF,
-                             (jid,))
+    status = tiny_db.execute("SELECT status FROM decision WHERE subject_id = " + SUBJECT_OF, (jid,))
     assert status.fetchone() == ("single",)
     ReviewLog(tiny_db, "ben").decide(jid, "unknown", "y")
-    row = tiny_db.execute("SELECT status, value FROM decision WHERE subject_id = " + SUBJECT_OF,
-                          (jid,))
+    row = tiny_db.execute(
+        "SELECT status, value FROM decision WHERE subject_id = " + SUBJECT_OF, (jid,)
+    )
     assert row.fetchone() == ("conflict", None)
-    assert effective_value(tiny_db, jid) == "correct"     # the judge's value, never last-write
+    assert effective_value(tiny_db, jid) == "correct"  # the judge's value, never last-write
     ReviewLog(tiny_db, "cat").decide(jid, "unknown", "z", adjudicate=True)
-    row = tiny_db.execute("SELECT status, value, reviewers FROM decision WHERE subject_id = "
-                          + SUBJECT_OF,
-                          (jid,))
+    row = tiny_db.execute(
+        "SELECT status, value, reviewers FROM decision WHERE subject_id = " + SUBJECT_OF, (jid,)
+    )
     assert row.fetchone() == ("adjudicated", "unknown", 3)
     ReviewLog(tiny_db, "ana").decide(jid, "unknown", "agree now")
     assert effective_value(tiny_db, jid) == "unknown"

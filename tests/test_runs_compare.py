@@ -26,56 +26,90 @@ INS = {
     "B": {"alpha": (1, 1, 0.5, 1), "beta": (1, 0.5, 1, 1)},
     "C": {"alpha": (1, 0.5, 0.5, 1), "beta": (0.5, 0.5, 1, 0)},
 }
-RAT = {"A": {"alpha": 1, "beta": 0}, "B": {"alpha": 1, "beta": 0.5},
-       "C": {"alpha": 1, "beta": 0}}
+RAT = {"A": {"alpha": 1, "beta": 0}, "B": {"alpha": 1, "beta": 0.5}, "C": {"alpha": 1, "beta": 0}}
 
 
 def add_run(conn: sqlite3.Connection, run: str, day: int) -> None:
     suite = conn.execute("SELECT id FROM suite WHERE ext_id = 'tiny'").fetchone()[0]
-    rows = create_run(conn, [suite], JudgeRun(
-        id=run, model=f"model-{run}", prompt_version="gavel-dailyreport-1",
-        created_at=f"2026-11-{day:02d}T00:00:00Z"))
+    rows = create_run(
+        conn,
+        [suite],
+        JudgeRun(
+            id=run,
+            model=f"model-{run}",
+            prompt_version="gavel-dailyreport-1",
+            created_at=f"2026-11-{day:02d}T00:00:00Z",
+        ),
+    )
     ids = []
     for system in ("alpha", "beta"):
         report = f"t1-{system}"
         rid = conn.execute("SELECT id FROM report WHERE ext_id = ?", (report,)).fetchone()[0]
         ids.append(rid)
-        judgments = [Judgment(run=run, report=report, kind="ins", criterion=c, value=v)
-                     for c, v in zip(CRITERIA, INS[run][system], strict=True)]
-        judgments.append(Judgment(run=run, report=report, kind="rat", criterion="s2-rat",
-                                  value=RAT[run][system]))
+        judgments = [
+            Judgment(run=run, report=report, kind="ins", criterion=c, value=v)
+            for c, v in zip(CRITERIA, INS[run][system], strict=True)
+        ]
+        judgments.append(
+            Judgment(run=run, report=report, kind="rat", criterion="s2-rat", value=RAT[run][system])
+        )
         claims: list[Claim] = []
         if run == "B" and system == "alpha":
             # B re-extracted the station claim under a new id and judged it differently.
             start = TINY_MARKDOWN.index("The network has 310 stations")
-            claims.append(Claim(id="jc1", subtask="s3", fact="The network has 310 stations",
-                                span=(start, start + 28), citations=[2],
-                                metadata={"gavel_judge_run": "B"}))
-            judgments.append(Judgment(run=run, report=report, kind="consistency",
-                                      claim="jc1", ref=2, value="conflict"))
+            claims.append(
+                Claim(
+                    id="jc1",
+                    subtask="s3",
+                    fact="The network has 310 stations",
+                    span=(start, start + 28),
+                    citations=[2],
+                    metadata={"gavel_judge_run": "B"},
+                )
+            )
+            judgments.append(
+                Judgment(
+                    run=run, report=report, kind="consistency", claim="jc1", ref=2, value="conflict"
+                )
+            )
         elif system == "alpha":
-            judgments.append(Judgment(run=run, report=report, kind="consistency",
-                                      claim="c2", ref=2, value="support"))
+            judgments.append(
+                Judgment(
+                    run=run, report=report, kind="consistency", claim="c2", ref=2, value="support"
+                )
+            )
         write_outcome(conn, rows[suite], rid, ReportOutcome(report, judgments, claims))
-    finish_run(conn, rows.values(), {"status": "complete", "requests": 3,
-                                     "prompt_tokens": 1000, "completion_tokens": 100,
-                                     "cost_usd": 0.0012}, ids)
+    finish_run(
+        conn,
+        rows.values(),
+        {
+            "status": "complete",
+            "requests": 3,
+            "prompt_tokens": 1000,
+            "completion_tokens": 100,
+            "cost_usd": 0.0012,
+        },
+        ids,
+    )
 
 
 @pytest.fixture
 def runs_db(tiny_db: sqlite3.Connection, tmp_path: Path) -> Path:
     for run, day in (("A", 10), ("B", 11), ("C", 12)):
         add_run(tiny_db, run, day)
-        set_active(tiny_db, run, True)        # each a candidate until activated, in turn
+        set_active(tiny_db, run, True)  # each a candidate until activated, in turn
     return tmp_path / "gavel.db"
 
 
-def report_score(conn: sqlite3.Connection, report: str, metric: str,
-                 variant: str = "judge") -> float | None:
+def report_score(
+    conn: sqlite3.Connection, report: str, metric: str, variant: str = "judge"
+) -> float | None:
     row = conn.execute(
         f"""SELECT s.value FROM {all_scores(conn)} s JOIN report r ON s.scope = 'report:' || r.id
            WHERE r.ext_id = ? AND s.framework = 'cascade' AND s.metric = ?
-           AND s.variant = ?""", (report, metric, variant)).fetchone()
+           AND s.variant = ?""",
+        (report, metric, variant),
+    ).fetchone()
     return None if row is None else row[0]
 
 
@@ -98,7 +132,8 @@ def test_runs_lists_every_run(runs_db: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_deactivating_the_newest_run_brings_the_previous_back(
-        runs_db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from store.db.connection import connect
 
     conn = connect(runs_db)
@@ -137,16 +172,27 @@ def test_run_scores_use_only_that_run(runs_db: Path) -> None:
     # Fac(alpha) under B = (1·1 + 0.5·1) / (1 + 0.5) = 1.
     assert b.systems[("alpha", "cascade")]["Fac"].value == pytest.approx(1.0)
     # B's consistency on its own claim counts for B: 0 of 1 pairs support.
-    assert b.reports[(conn.execute("SELECT id FROM report WHERE ext_id = 't1-alpha'")
-                      .fetchone()[0], "cascade")]["Refer_Claim_Consistency"] == 0.0
+    assert (
+        b.reports[
+            (
+                conn.execute("SELECT id FROM report WHERE ext_id = 't1-alpha'").fetchone()[0],
+                "cascade",
+            )
+        ]["Refer_Claim_Consistency"]
+        == 0.0
+    )
     conn.close()
 
 
 def test_agreement_between_two_runs_by_hand() -> None:
-    a = [ItemVerdict("ins", (1, c), v) for c, v in
-         enumerate(["1", "1", "1", "1", "1", "0.5", "1", "0"])]
-    b = [ItemVerdict("ins", (1, c), v) for c, v in
-         enumerate(["1", "1", "0.5", "1", "1", "0.5", "1", "1"])]
+    a = [
+        ItemVerdict("ins", (1, c), v)
+        for c, v in enumerate(["1", "1", "1", "1", "1", "0.5", "1", "0"])
+    ]
+    b = [
+        ItemVerdict("ins", (1, c), v)
+        for c, v in enumerate(["1", "1", "0.5", "1", "1", "0.5", "1", "1"])
+    ]
     b.append(ItemVerdict("ins", (2, 0), "1"))
     a.append(ItemVerdict("ins", (3, 0), None))
     (ins,) = agreement_by_kind(a, b)
@@ -170,8 +216,9 @@ def test_mean_and_standard_deviation_over_runs() -> None:
     assert mean_sd([0.5, None]).sd is None and mean_sd([]).mean is None
 
 
-def test_gavel_compare_two_and_three_runs(runs_db: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_gavel_compare_two_and_three_runs(
+    runs_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["compare", "--db", str(runs_db), "A", "B", "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)[0]
     agreement = {r["kind"]: r for r in result["agreement"]}

@@ -25,14 +25,16 @@ from store.scores.cache import cached, compute_all, system_report_scores, update
 from store.scores.columns import SystemColumns, load_columns
 
 values = st.one_of(st.none(), st.floats(allow_nan=False), st.just(-0.0), st.just(math.inf))
-reports = st.dictionaries(st.integers(1, 10_000),
-                          st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), values))
+reports = st.dictionaries(
+    st.integers(1, 10_000), st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), values)
+)
 
 
 def bits(columns: SystemColumns) -> tuple[list[int], dict[str, list[bytes]]]:
     """Compared bit for bit: NaN equals NaN, -0.0 differs from 0.0."""
-    return columns.ids, {name: [struct.pack("<d", v) for v in column]
-                         for name, column in columns.columns.items()}
+    return columns.ids, {
+        name: [struct.pack("<d", v) for v in column] for name, column in columns.columns.items()
+    }
 
 
 @given(reports)
@@ -44,11 +46,18 @@ def test_a_blob_reads_back_bit_for_bit(by_id: dict[int, dict[str, float | None]]
     assert decoded.ids == sorted(rid for rid, scores in by_id.items() if scores)
 
 
-@given(reports, st.lists(st.tuples(st.integers(1, 10_000),
-                                   st.dictionaries(st.sampled_from(["a", "b", "x"]), values)),
-                         max_size=8))
-def test_put_equals_building_afresh(by_id: dict[int, dict[str, float | None]],
-                                    changes: list[tuple[int, dict[str, float | None]]]) -> None:
+@given(
+    reports,
+    st.lists(
+        st.tuples(
+            st.integers(1, 10_000), st.dictionaries(st.sampled_from(["a", "b", "x"]), values)
+        ),
+        max_size=8,
+    ),
+)
+def test_put_equals_building_afresh(
+    by_id: dict[int, dict[str, float | None]], changes: list[tuple[int, dict[str, float | None]]]
+) -> None:
     columns = SystemColumns.of(by_id, ["a", "b"])
     for rid, scores in changes:
         columns.put(rid, scores)
@@ -58,12 +67,15 @@ def test_put_equals_building_afresh(by_id: dict[int, dict[str, float | None]],
 
 @given(reports, st.lists(st.integers(0, 10_000), max_size=4), st.randoms())
 def test_slices_merge_into_the_columns_of_the_whole(
-        by_id: dict[int, dict[str, float | None]], cuts: list[int], rnd: random.Random) -> None:
+    by_id: dict[int, dict[str, float | None]], cuts: list[int], rnd: random.Random
+) -> None:
     ids = sorted(by_id)
     bounds = [0, *sorted(cuts), 10_001]
-    slices = [SystemColumns.of({rid: by_id[rid] for rid in ids if lo <= rid < hi}, ["a", "b"])
-              for lo, hi in pairwise(bounds)]
-    rnd.shuffle(slices)        # in order (as a full recompute's parts come) or not
+    slices = [
+        SystemColumns.of({rid: by_id[rid] for rid in ids if lo <= rid < hi}, ["a", "b"])
+        for lo, hi in pairwise(bounds)
+    ]
+    rnd.shuffle(slices)  # in order (as a full recompute's parts come) or not
     assert bits(SystemColumns.merged(slices)) == bits(SystemColumns.of(by_id, ["a", "b"]))
 
 
@@ -79,19 +91,20 @@ def test_malformed_blobs_are_refused() -> None:
     assert SystemColumns.decode(good) is not None
     header = b'{"n": 2, "metrics": ["a", "a"]}'
     refused = [
-        good[:-1],                                       # truncated
-        good + b"\0",                                    # trailing bytes
-        b"GVC2" + good[4:],                              # another format
+        good[:-1],  # truncated
+        good + b"\0",  # trailing bytes
+        b"GVC2" + good[4:],  # another format
         struct.pack("<4sI", b"GVC1", len(header)) + header + bytes(8 * 2 * 3),  # repeated
-        SystemColumns([2, 1], {"a": array("d", [0.0, 1.0])}).encode(),   # ids out of order
-        SystemColumns([1, 1], {"a": array("d", [0.0, 1.0])}).encode(),   # an id twice
-        struct.pack("<4sI", b"GVC1", 5) + b"[1,2]",      # header not an object
+        SystemColumns([2, 1], {"a": array("d", [0.0, 1.0])}).encode(),  # ids out of order
+        SystemColumns([1, 1], {"a": array("d", [0.0, 1.0])}).encode(),  # an id twice
+        struct.pack("<4sI", b"GVC1", 5) + b"[1,2]",  # header not an object
     ]
     assert [SystemColumns.decode(blob) for blob in refused] == [None] * len(refused)
 
 
-def previous_aggregate(reports: list[dict[str, float | None]], options: dict[str, str]
-                       ) -> dict[str, tuple[float | None, int]]:
+def previous_aggregate(
+    reports: list[dict[str, float | None]], options: dict[str, str]
+) -> dict[str, tuple[float | None, int]]:
     """DailyReport's system aggregate as it was written over dicts before it read columns
     (cdc7384), kept here as the reference the column version must equal."""
     from reviewer.frameworks.dailyreport.scoring import METRICS, SEARCH_METRICS, _mean, _ratio
@@ -115,10 +128,14 @@ def previous_aggregate(reports: list[dict[str, float | None]], options: dict[str
             "SubTaskPass": (_ratio(total("_pass"), n), int(n)),
             "Reference_Ratio": (_ratio(claims_ref, claims), int(claims)),
             "Reference_Support": (_ratio(total("_correct_ref"), claims_ref), int(claims_ref)),
-            "No_Reference_Support": (_ratio(total("_correct_noref"), claims - claims_ref),
-                                     int(claims - claims_ref)),
-            "Refer_Claim_Consistency": (_ratio(total("_pairs_support"), total("_pairs")),
-                                        int(total("_pairs"))),
+            "No_Reference_Support": (
+                _ratio(total("_correct_noref"), claims - claims_ref),
+                int(claims - claims_ref),
+            ),
+            "Refer_Claim_Consistency": (
+                _ratio(total("_pairs_support"), total("_pairs")),
+                int(total("_pairs")),
+            ),
         }
     else:
         for metric in METRICS:
@@ -128,27 +145,32 @@ def previous_aggregate(reports: list[dict[str, float | None]], options: dict[str
     for name in ("UserPref", *SEARCH_METRICS):
         out[name] = mean_of(name)
     for name in ("Fac", "Rat"):
-        out[f"{name}_na"] = (float(sum(1 for r in reports if r.get(name) is None)),
-                             len(reports))
-    out["Trace_na"] = (float(sum(1 for r in reports if r.get("Trace_na") != 0.0)),
-                       len(reports))
+        out[f"{name}_na"] = (float(sum(1 for r in reports if r.get(name) is None)), len(reports))
+    out["Trace_na"] = (float(sum(1 for r in reports if r.get("Trace_na") != 0.0)), len(reports))
     return out
 
 
 @settings(max_examples=300)
-@given(st.lists(st.dictionaries(st.sampled_from(sorted(CASCADE.aggregated)),
-                                st.one_of(st.none(), st.floats(-5, 5, allow_nan=False),
-                                          st.just(-0.0), st.integers(0, 40))),
-                max_size=8),
-       st.sampled_from(["macro", "micro"]))
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(sorted(CASCADE.aggregated)),
+            st.one_of(
+                st.none(), st.floats(-5, 5, allow_nan=False), st.just(-0.0), st.integers(0, 40)
+            ),
+        ),
+        max_size=8,
+    ),
+    st.sampled_from(["macro", "micro"]),
+)
 def test_the_cascade_aggregate_over_columns_equals_the_one_over_dicts(
-        rows: list[dict[str, float | None]], aggregation: str) -> None:
+    rows: list[dict[str, float | None]], aggregation: str
+) -> None:
     options = {**{o.name: o.default for o in CASCADE.options}, "aggregation": aggregation}
     kept = [r for r in rows if r]
-    by_columns = CASCADE.aggregate_columns(columns_of(kept, CASCADE.aggregated), len(kept),
-                                           options)
+    by_columns = CASCADE.aggregate_columns(columns_of(kept, CASCADE.aggregated), len(kept), options)
     got = {m: (a.value, a.n) for m, a in by_columns.items()}
-    assert repr(got) == repr(previous_aggregate(rows, options))   # bit for bit, -0.0 too
+    assert repr(got) == repr(previous_aggregate(rows, options))  # bit for bit, -0.0 too
 
 
 def _imported(tmp_path: Path) -> Path:
@@ -170,7 +192,8 @@ def test_every_system_has_its_columns_after_import(tmp_path: Path) -> None:
         for variant in ("judge", "adjudicated"):
             stored = load_columns(conn, system_id, "cascade", variant)
             expected = SystemColumns.of(
-                system_report_scores(conn, system_id, "cascade", variant), fw.aggregated)
+                system_report_scores(conn, system_id, "cascade", variant), fw.aggregated
+            )
             assert stored is not None and bits(stored) == bits(expected)
 
 
@@ -178,7 +201,8 @@ def test_a_broken_blob_is_read_from_the_rows_and_repaired(tmp_path: Path) -> Non
     conn = connect(_imported(tmp_path))
     jid, report_id, system_id = conn.execute(
         """SELECT j.id, j.report_id, r.system_id FROM judgment j
-           JOIN report r ON r.id = j.report_id WHERE j.kind = 'ins' LIMIT 1""").fetchone()
+           JOIN report r ON r.id = j.report_id WHERE j.kind = 'ins' LIMIT 1"""
+    ).fetchone()
     conn.execute("UPDATE score_columns SET data = x'00' WHERE system_id = ?", (system_id,))
     conn.commit()
     recorded = ReviewLog(conn, "ana").decide(jid, 0.0, "not covered")

@@ -28,8 +28,10 @@ def report_ids(conn: sqlite3.Connection) -> list[int]:
 
 def cache_rows(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:
     """Every row of the score cache, byte for byte."""
-    return {table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3, 4").fetchall()
-            for table in ("score", "report_score", "score_columns")}
+    return {
+        table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2, 3, 4").fetchall()
+        for table in ("score", "report_score", "score_columns")
+    }
 
 
 @pytest.fixture
@@ -41,11 +43,15 @@ def mixed_run(tmp_path: Path) -> sqlite3.Connection:
     suite, records = iter_records(tmp_path / "run")
     import_records(conn, suite, records, "test")
     for rid in report_ids(conn)[::4]:
-        conn.execute("UPDATE claim SET metadata = ? WHERE id = (SELECT min(id) FROM claim "
-                     "WHERE report_id = ?)", (json.dumps({RUN_CLAIM_KEY: 1}), rid))
+        conn.execute(
+            "UPDATE claim SET metadata = ? WHERE id = (SELECT min(id) FROM claim "
+            "WHERE report_id = ?)",
+            (json.dumps({RUN_CLAIM_KEY: 1}), rid),
+        )
     log = ReviewLog(conn, "ana")
-    for (jid,) in conn.execute("SELECT id FROM judgment WHERE kind = 'ins' "
-                               "ORDER BY id DESC LIMIT 3").fetchall():
+    for (jid,) in conn.execute(
+        "SELECT id FROM judgment WHERE kind = 'ins' ORDER BY id DESC LIMIT 3"
+    ).fetchall():
         log.decide(jid, "0", "wrong")
     return conn
 

@@ -32,8 +32,9 @@ def test_counted_scores_equal_scores_from_rows(
     tmp_path: Path, data: st.DataObject, sequence: list[Op]
 ) -> None:
     conn = connect(data.draw(world(tmp_path)))
-    play_all(conn, sequence,
-             [ReviewLog(conn, "ana"), ReviewLog(conn, "ben"), ReviewLog(conn, "carl")])
+    play_all(
+        conn, sequence, [ReviewLog(conn, "ana"), ReviewLog(conn, "ben"), ReviewLog(conn, "carl")]
+    )
     assert differences(compute_all(conn), compute_rows(conn)) == []
     rebuild_scores(conn)
     assert differences(cached(conn), compute_rows(conn)) == []
@@ -49,8 +50,9 @@ def test_a_plain_cascade_run_is_counted_not_read_row_by_row(
     import_records(conn, suite, records, "test")
     rows = compute_rows(conn)
     log = ReviewLog(conn, "ana")
-    jid = conn.execute("SELECT id FROM judgment WHERE kind = 'ins' AND value != '0' "
-                       "ORDER BY id LIMIT 1").fetchone()[0]
+    jid = conn.execute(
+        "SELECT id FROM judgment WHERE kind = 'ins' AND value != '0' ORDER BY id LIMIT 1"
+    ).fetchone()[0]
     log.decide(jid, "0", "wrong")
 
     def refuse(*_: object) -> None:
@@ -59,6 +61,6 @@ def test_a_plain_cascade_run_is_counted_not_read_row_by_row(
     monkeypatch.setattr(CascadeFramework, "score_report", refuse)
     counted = compute_all(conn)
     assert counted.reports.keys() == rows.reports.keys()
-    assert counted.reports != rows.reports     # the decision moved the adjudicated scores
+    assert counted.reports != rows.reports  # the decision moved the adjudicated scores
     monkeypatch.undo()
     assert differences(counted, compute_rows(conn)) == []

@@ -67,26 +67,30 @@ def _maybe(draw: Draw, value: object) -> object:
 
 def _explained(judgments: list[Judgment]) -> list[Judgment]:
     """A failed verdict (no value) says why, as the importer requires."""
-    return [j.model_copy(update={"error": "the judge returned nothing"}) if j.value is None
-            else j for j in judgments]
+    return [
+        j.model_copy(update={"error": "the judge returned nothing"}) if j.value is None else j
+        for j in judgments
+    ]
 
 
 def _markdown(title: str, sentences: list[str], refs: int) -> str:
-    body = " ".join(f"{s} [{i % refs + 1}]." if refs else f"{s}." for i, s in
-                    enumerate(sentences))
-    listing = "".join(f"[{i}] Page {i}_Site https://site{i}.example/page\n"
-                      for i in range(1, refs + 1))
+    body = " ".join(f"{s} [{i % refs + 1}]." if refs else f"{s}." for i, s in enumerate(sentences))
+    listing = "".join(
+        f"[{i}] Page {i}_Site https://site{i}.example/page\n" for i in range(1, refs + 1)
+    )
     return f"# {title}\n\n{body}\n\n## References\n{listing}"
 
 
 def _references(refs: int) -> list[Reference]:
-    return [Reference(index=i, title=f"Page {i}", url=f"https://site{i}.example/page")
-            for i in range(1, refs + 1)]
+    return [
+        Reference(index=i, title=f"Page {i}", url=f"https://site{i}.example/page")
+        for i in range(1, refs + 1)
+    ]
 
 
 @st.composite
 def cascade_bundle(draw: Draw) -> Bundle:
-    systems = SYSTEMS[:draw(st.integers(1, 3))]
+    systems = SYSTEMS[: draw(st.integers(1, 3))]
     tasks: list[Task] = []
     reports: list[Report] = []
     judgments: list[Judgment] = []
@@ -96,42 +100,88 @@ def cascade_bundle(draw: Draw) -> Bundle:
         for s in range(1, draw(st.integers(1, 4)) + 1):
             importance = draw(st.sampled_from(["P0", "P1", "P2", "P2a"]))
             group = draw(st.sampled_from(["1", "2"])) if importance == "P2a" else None
-            subtasks.append(Subtask(id=f"s{s}", text=f"subtask {s}", importance=importance,
-                                    group=group))
+            subtasks.append(
+                Subtask(id=f"s{s}", text=f"subtask {s}", importance=importance, group=group)
+            )
             dims = ["ins"] + [d for d in ("fac", "rat") if draw(st.booleans())]
-            criteria += [Criterion(id=f"s{s}-{d}", subtask=f"s{s}", framework="cascade",
-                                   dimension=d, text=f"{d} of subtask {s}") for d in dims]
-        tasks.append(Task(id=f"t{t}", prompt=f"cascade task {t}", subtasks=subtasks,
-                          criteria=criteria))
+            criteria += [
+                Criterion(
+                    id=f"s{s}-{d}",
+                    subtask=f"s{s}",
+                    framework="cascade",
+                    dimension=d,
+                    text=f"{d} of subtask {s}",
+                )
+                for d in dims
+            ]
+        tasks.append(
+            Task(id=f"t{t}", prompt=f"cascade task {t}", subtasks=subtasks, criteria=criteria)
+        )
         for system in systems:
             rid = f"t{t}-{system}"
             refs = draw(st.integers(0, 3))
             facts = [f"Claim {c} of {rid} holds" for c in range(1, draw(st.integers(0, 4)) + 1)]
-            claims = [Claim(id=f"c{c}", subtask=draw(st.sampled_from(subtasks)).id, fact=fact,
-                            citations=draw(st.lists(st.integers(1, refs), max_size=2))
-                            if refs else [],
-                            url=draw(st.sampled_from([None, None, f"https://e.org/{c}"])))
-                      for c, fact in enumerate(facts, 1)]
-            reports.append(Report(id=rid, task=f"t{t}", system=system,
-                                  markdown=_markdown(rid, facts, refs), claims=claims))
+            claims = [
+                Claim(
+                    id=f"c{c}",
+                    subtask=draw(st.sampled_from(subtasks)).id,
+                    fact=fact,
+                    citations=draw(st.lists(st.integers(1, refs), max_size=2)) if refs else [],
+                    url=draw(st.sampled_from([None, None, f"https://e.org/{c}"])),
+                )
+                for c, fact in enumerate(facts, 1)
+            ]
+            reports.append(
+                Report(
+                    id=rid,
+                    task=f"t{t}",
+                    system=system,
+                    markdown=_markdown(rid, facts, refs),
+                    claims=claims,
+                )
+            )
             for c in criteria:
                 if c.dimension != "fac":
-                    judgments.append(Judgment(
-                        run="judge", report=rid, kind=c.dimension, criterion=c.id,
-                        value=_maybe(draw, draw(st.sampled_from(["0", "0.5", "1"])))))
+                    judgments.append(
+                        Judgment(
+                            run="judge",
+                            report=rid,
+                            kind=c.dimension,
+                            criterion=c.id,
+                            value=_maybe(draw, draw(st.sampled_from(["0", "0.5", "1"]))),
+                        )
+                    )
             for n, claim in enumerate(claims):
-                judgments.append(Judgment(
-                    run="judge", report=rid, kind="claim", claim=claim.id,
-                    value=_maybe(draw, draw(st.sampled_from(["correct", "incorrect",
-                                                             "unknown"])))))
+                judgments.append(
+                    Judgment(
+                        run="judge",
+                        report=rid,
+                        kind="claim",
+                        claim=claim.id,
+                        value=_maybe(
+                            draw, draw(st.sampled_from(["correct", "incorrect", "unknown"]))
+                        ),
+                    )
+                )
                 if refs:
-                    judgments.append(Judgment(
-                        run="judge", report=rid, kind="consistency", claim=claim.id,
-                        ref=n % refs + 1,
-                        value=draw(st.sampled_from(["support", "conflict", "unknown"]))))
-    return Bundle(suite=Suite(id="p-cascade", name="cascade", frameworks=["cascade"]),
-                  tasks=tasks, systems=[System(id=s) for s in systems], reports=reports,
-                  runs=[RUN], judgments=_explained(judgments))
+                    judgments.append(
+                        Judgment(
+                            run="judge",
+                            report=rid,
+                            kind="consistency",
+                            claim=claim.id,
+                            ref=n % refs + 1,
+                            value=draw(st.sampled_from(["support", "conflict", "unknown"])),
+                        )
+                    )
+    return Bundle(
+        suite=Suite(id="p-cascade", name="cascade", frameworks=["cascade"]),
+        tasks=tasks,
+        systems=[System(id=s) for s in systems],
+        reports=reports,
+        runs=[RUN],
+        judgments=_explained(judgments),
+    )
 
 
 RACE_DIMENSIONS = ("comprehensiveness", "insight", "instruction_following", "readability")
@@ -139,92 +189,179 @@ RACE_DIMENSIONS = ("comprehensiveness", "insight", "instruction_following", "rea
 
 @st.composite
 def race_fact_bundle(draw: Draw) -> Bundle:
-    systems = SYSTEMS[:draw(st.integers(1, 3))]
+    systems = SYSTEMS[: draw(st.integers(1, 3))]
     tasks: list[Task] = []
     reports: list[Report] = []
     judgments: list[Judgment] = []
     score10 = st.integers(0, 20).map(lambda n: n / 2)
     for t in range(1, draw(st.integers(1, 2)) + 1):
-        dims = RACE_DIMENSIONS[:draw(st.integers(1, 4))]
+        dims = RACE_DIMENSIONS[: draw(st.integers(1, 4))]
         weights = [draw(st.integers(1, 4)) for _ in dims]
         criteria: list[Criterion] = []
         for dim in dims:
             n = draw(st.integers(1, 2))
-            criteria += [Criterion(id=f"{dim}-{k}", framework="race", dimension=dim,
-                                   text=f"{dim} criterion {k}", weight=1 / n) for k in range(n)]
-        tasks.append(Task(id=f"t{t}", prompt=f"race task {t}", criteria=criteria, metadata={
-            "dimension_weight": {dim: w / sum(weights) for dim, w in zip(dims, weights,
-                                                                         strict=True)}}))
+            criteria += [
+                Criterion(
+                    id=f"{dim}-{k}",
+                    framework="race",
+                    dimension=dim,
+                    text=f"{dim} criterion {k}",
+                    weight=1 / n,
+                )
+                for k in range(n)
+            ]
+        tasks.append(
+            Task(
+                id=f"t{t}",
+                prompt=f"race task {t}",
+                criteria=criteria,
+                metadata={
+                    "dimension_weight": {
+                        dim: w / sum(weights) for dim, w in zip(dims, weights, strict=True)
+                    }
+                },
+            )
+        )
         for system in systems:
             rid = f"t{t}-{system}"
             n_claims = draw(st.integers(1 if (t, system) == (1, "s1") else 0, 3))
-            claims = [Claim(id=f"f{c}", fact=f"Statement {c} of {rid}",
-                            url=f"https://source{c % 2}.example/{rid}")
-                      for c in range(1, n_claims + 1)]
-            reports.append(Report(id=rid, task=f"t{t}", system=system,
-                                  markdown=_markdown(rid, [c.fact for c in claims], 0),
-                                  claims=claims))
+            claims = [
+                Claim(
+                    id=f"f{c}",
+                    fact=f"Statement {c} of {rid}",
+                    url=f"https://source{c % 2}.example/{rid}",
+                )
+                for c in range(1, n_claims + 1)
+            ]
+            reports.append(
+                Report(
+                    id=rid,
+                    task=f"t{t}",
+                    system=system,
+                    markdown=_markdown(rid, [c.fact for c in claims], 0),
+                    claims=claims,
+                )
+            )
             with_reference = draw(st.booleans())
             # Now and then the judge call failed for the whole report: no target score at all,
             # so RACE does not score it (an empty score dict, no score rows).
             failed = (t, system) != (1, "s1") and draw(st.integers(0, 3)) == 3
             for c in criteria:
-                judgments.append(Judgment(
-                    run="judge", report=rid, kind="race_target", criterion=c.id,
-                    value=None if failed else _maybe(draw, draw(score10))))
+                judgments.append(
+                    Judgment(
+                        run="judge",
+                        report=rid,
+                        kind="race_target",
+                        criterion=c.id,
+                        value=None if failed else _maybe(draw, draw(score10)),
+                    )
+                )
                 if with_reference:
-                    judgments.append(Judgment(run="judge", report=rid, kind="race_reference",
-                                              criterion=c.id, value=draw(score10)))
+                    judgments.append(
+                        Judgment(
+                            run="judge",
+                            report=rid,
+                            kind="race_reference",
+                            criterion=c.id,
+                            value=draw(score10),
+                        )
+                    )
             if not failed and draw(st.booleans()):
-                judgments.append(Judgment(run="judge", report=rid, kind="race_stored",
-                                          key="overall_score",
-                                          value=draw(st.integers(0, 10)) / 10))
+                judgments.append(
+                    Judgment(
+                        run="judge",
+                        report=rid,
+                        kind="race_stored",
+                        key="overall_score",
+                        value=draw(st.integers(0, 10)) / 10,
+                    )
+                )
             for claim in claims:
-                judgments.append(Judgment(
-                    run="judge", report=rid, kind="fact", claim=claim.id,
-                    value=_maybe(draw, draw(st.sampled_from(["supported", "unsupported",
-                                                             "unknown"])))))
-    return Bundle(suite=Suite(id="p-drb", name="race and fact", frameworks=["race", "fact"]),
-                  tasks=tasks, systems=[System(id=s) for s in systems], reports=reports,
-                  runs=[RUN], judgments=_explained(judgments))
+                judgments.append(
+                    Judgment(
+                        run="judge",
+                        report=rid,
+                        kind="fact",
+                        claim=claim.id,
+                        value=_maybe(
+                            draw, draw(st.sampled_from(["supported", "unsupported", "unknown"]))
+                        ),
+                    )
+                )
+    return Bundle(
+        suite=Suite(id="p-drb", name="race and fact", frameworks=["race", "fact"]),
+        tasks=tasks,
+        systems=[System(id=s) for s in systems],
+        reports=reports,
+        runs=[RUN],
+        judgments=_explained(judgments),
+    )
 
 
 @st.composite
 def dr3_bundle(draw: Draw) -> Bundle:
-    systems = SYSTEMS[:draw(st.integers(1, 3))]
+    systems = SYSTEMS[: draw(st.integers(1, 3))]
     tasks: list[Task] = []
     reports: list[Report] = []
     judgments: list[Judgment] = []
     for t in range(1, draw(st.integers(1, 2)) + 1):
         criteria: list[Criterion] = []
-        for dim, prefix, low in (("insight_uf", "uf", 0), ("insight_sc", "sc", 0),
-                                 ("required_page", "page", 0), ("required_file", "file", 0),
-                                 ("checklist", "if", 1)):
-            criteria += [Criterion(
-                id=f"{prefix}-{k}", framework="dr3", dimension=dim,
-                text=f"note{k}.{draw(st.sampled_from(['pdf', 'jpg']))}"
-                if dim == "required_file" else f"{dim} {k}")
-                for k in range(1, draw(st.integers(low, 3)) + 1)]
-        criteria.append(Criterion(id="dq", framework="dr3", dimension="depth",
-                                  text="Depth & Quality of Analysis"))
+        for dim, prefix, low in (
+            ("insight_uf", "uf", 0),
+            ("insight_sc", "sc", 0),
+            ("required_page", "page", 0),
+            ("required_file", "file", 0),
+            ("checklist", "if", 1),
+        ):
+            criteria += [
+                Criterion(
+                    id=f"{prefix}-{k}",
+                    framework="dr3",
+                    dimension=dim,
+                    text=f"note{k}.{draw(st.sampled_from(['pdf', 'jpg']))}"
+                    if dim == "required_file"
+                    else f"{dim} {k}",
+                )
+                for k in range(1, draw(st.integers(low, 3)) + 1)
+            ]
+        criteria.append(
+            Criterion(
+                id="dq", framework="dr3", dimension="depth", text="Depth & Quality of Analysis"
+            )
+        )
         tasks.append(Task(id=f"t{t}", prompt=f"dr3 task {t}", criteria=criteria))
         for system in systems:
             rid = f"t{t}-{system}"
             refs = draw(st.integers(1, 4))
             facts = [f"Claim {c} of {rid} holds" for c in range(1, draw(st.integers(0, 4)) + 1)]
-            cites = [sorted(draw(st.sets(st.integers(1, refs), min_size=1, max_size=2)))
-                     for _ in facts]
-            origin = {str(i): draw(st.sampled_from(["sandbox", "user_file"]))
-                      for i in range(1, refs + 1)}
-            klass = {i: ("user_file" if o == "user_file" else
-                         draw(st.sampled_from(["supportive", "distractor", "noise"])))
-                     for i, o in origin.items()}
-            reports.append(Report(
-                id=rid, task=f"t{t}", system=system, markdown=_markdown(rid, facts, refs),
-                references=_references(refs),
-                metadata={"dr3_ref_origin": origin, "dr3_ref_class": klass},
-                claims=[Claim(id=f"c{c}", fact=fact, citations=cites[c - 1])
-                        for c, fact in enumerate(facts, 1)]))
+            cites = [
+                sorted(draw(st.sets(st.integers(1, refs), min_size=1, max_size=2))) for _ in facts
+            ]
+            origin = {
+                str(i): draw(st.sampled_from(["sandbox", "user_file"])) for i in range(1, refs + 1)
+            }
+            klass = {
+                i: (
+                    "user_file"
+                    if o == "user_file"
+                    else draw(st.sampled_from(["supportive", "distractor", "noise"]))
+                )
+                for i, o in origin.items()
+            }
+            reports.append(
+                Report(
+                    id=rid,
+                    task=f"t{t}",
+                    system=system,
+                    markdown=_markdown(rid, facts, refs),
+                    references=_references(refs),
+                    metadata={"dr3_ref_origin": origin, "dr3_ref_class": klass},
+                    claims=[
+                        Claim(id=f"c{c}", fact=fact, citations=cites[c - 1])
+                        for c, fact in enumerate(facts, 1)
+                    ],
+                )
+            )
             for c in criteria:
                 value: object
                 if c.dimension.startswith("insight"):
@@ -235,17 +372,35 @@ def dr3_bundle(draw: Draw) -> Bundle:
                     kind, value = "dr3_checklist", draw(st.booleans())
                 else:
                     kind, value = "dr3_depth", draw(st.integers(2, 20)) / 2
-                judgments.append(Judgment(run="judge", report=rid, kind=kind, criterion=c.id,
-                                          value=_maybe(draw, value)))
+                judgments.append(
+                    Judgment(
+                        run="judge",
+                        report=rid,
+                        kind=kind,
+                        criterion=c.id,
+                        value=_maybe(draw, value),
+                    )
+                )
             for n, refs_of in enumerate(cites, 1):
                 for ref in refs_of:
-                    judgments.append(Judgment(
-                        run="judge", report=rid, kind="dr3_support", claim=f"c{n}", ref=ref,
-                        value=_maybe(draw, draw(st.sampled_from(["supported",
-                                                                 "unsupported"])))))
-    return Bundle(suite=Suite(id="p-dr3", name="dr3", frameworks=["dr3"]), tasks=tasks,
-                  systems=[System(id=s) for s in systems], reports=reports, runs=[RUN],
-                  judgments=_explained(judgments))
+                    judgments.append(
+                        Judgment(
+                            run="judge",
+                            report=rid,
+                            kind="dr3_support",
+                            claim=f"c{n}",
+                            ref=ref,
+                            value=_maybe(draw, draw(st.sampled_from(["supported", "unsupported"]))),
+                        )
+                    )
+    return Bundle(
+        suite=Suite(id="p-dr3", name="dr3", frameworks=["dr3"]),
+        tasks=tasks,
+        systems=[System(id=s) for s in systems],
+        reports=reports,
+        runs=[RUN],
+        judgments=_explained(judgments),
+    )
 
 
 NAMES = ("Ashby", "Brill", "Cotter", "Dunmore", "Eyre")
@@ -253,7 +408,7 @@ NAMES = ("Ashby", "Brill", "Cotter", "Dunmore", "Eyre")
 
 @st.composite
 def claims_f1_bundle(draw: Draw) -> Bundle:
-    systems = SYSTEMS[:draw(st.integers(1, 3))]
+    systems = SYSTEMS[: draw(st.integers(1, 3))]
     tasks: list[Task] = []
     reports: list[Report] = []
     judgments: list[Judgment] = []
@@ -268,52 +423,102 @@ def claims_f1_bundle(draw: Draw) -> Bundle:
         truth = [claim(n, draw(st.integers(1, 3))) for n in names]
         gt_ids = [f"g1.{i}" for i in range(1, len(truth) + 1)]
         eval_info = {"primary_keys": ["name"], "main_claims": ["name"]} if dicts else {}
-        tasks.append(Task(
-            id=f"t{t}", prompt=f"claims task {t}", category=category,
-            metadata={"livedrbench": {"key": f"t{t}", "category": category,
-                                      "ground_truths": [truth], "eval_info": eval_info,
-                                      "gt_ids": gt_ids}},
-            criteria=[Criterion(id=g, framework="claims_f1", dimension="claim",
-                                text=json.dumps(v)) for g, v in zip(gt_ids, truth, strict=True)]))
+        tasks.append(
+            Task(
+                id=f"t{t}",
+                prompt=f"claims task {t}",
+                category=category,
+                metadata={
+                    "livedrbench": {
+                        "key": f"t{t}",
+                        "category": category,
+                        "ground_truths": [truth],
+                        "eval_info": eval_info,
+                        "gt_ids": gt_ids,
+                    }
+                },
+                criteria=[
+                    Criterion(id=g, framework="claims_f1", dimension="claim", text=json.dumps(v))
+                    for g, v in zip(gt_ids, truth, strict=True)
+                ],
+            )
+        )
         for system in systems:
             rid = f"t{t}-{system}"
             first = (t, system) == (1, "s1")  # judged at least once: a verdict to decide on
-            guessed = draw(st.lists(st.sampled_from(NAMES), min_size=int(first), max_size=3,
-                                    unique=True))
+            guessed = draw(
+                st.lists(st.sampled_from(NAMES), min_size=int(first), max_size=3, unique=True)
+            )
             preds = [claim(n, draw(st.integers(1, 3))) for n in guessed]
             pred_ids = [f"p1.{i}" for i in range(1, len(preds) + 1)]
-            reports.append(Report(
-                id=rid, task=f"t{t}", system=system,
-                markdown="\n".join(json.dumps(p) for p in preds) or "[]",
-                metadata={"livedrbench": {"preds": [preds]}},
-                claims=[Claim(id=p, fact=json.dumps(v)) for p, v in zip(pred_ids, preds,
-                                                                          strict=True)]))
+            reports.append(
+                Report(
+                    id=rid,
+                    task=f"t{t}",
+                    system=system,
+                    markdown="\n".join(json.dumps(p) for p in preds) or "[]",
+                    metadata={"livedrbench": {"preds": [preds]}},
+                    claims=[
+                        Claim(id=p, fact=json.dumps(v))
+                        for p, v in zip(pred_ids, preds, strict=True)
+                    ],
+                )
+            )
             if not first and draw(st.integers(0, 3)) == 3:
                 continue  # predictions the judge has not seen yet: not scored
             taken: set[str] = set()
             for p, name in zip(pred_ids, guessed, strict=True):
-                match = next((g for g, n in zip(gt_ids, names, strict=True)
-                              if n == name and g not in taken and draw(st.integers(0, 4))),
-                             None)
+                match = next(
+                    (
+                        g
+                        for g, n in zip(gt_ids, names, strict=True)
+                        if n == name and g not in taken and draw(st.integers(0, 4))
+                    ),
+                    None,
+                )
                 if match is not None:
                     taken.add(match)
                 for g in gt_ids:
-                    judgments.append(Judgment(run="judge", report=rid, kind="cf1_match",
-                                              claim=p, criterion=g, key=g,
-                                              value=_maybe(draw, int(g == match))))
+                    judgments.append(
+                        Judgment(
+                            run="judge",
+                            report=rid,
+                            kind="cf1_match",
+                            claim=p,
+                            criterion=g,
+                            key=g,
+                            value=_maybe(draw, int(g == match)),
+                        )
+                    )
                 if dicts and match is not None:
                     for key in ("name", "hours"):
-                        judgments.append(Judgment(run="judge", report=rid, kind="cf1_key",
-                                                  claim=p, criterion=match,
-                                                  key=f"{match}:{key}",
-                                                  value=draw(st.integers(0, 3))))
-    return Bundle(suite=Suite(id="p-cf1", name="claims", frameworks=["claims_f1"]),
-                  tasks=tasks, systems=[System(id=s) for s in systems], reports=reports,
-                  runs=[RUN], judgments=_explained(judgments))
+                        judgments.append(
+                            Judgment(
+                                run="judge",
+                                report=rid,
+                                kind="cf1_key",
+                                claim=p,
+                                criterion=match,
+                                key=f"{match}:{key}",
+                                value=draw(st.integers(0, 3)),
+                            )
+                        )
+    return Bundle(
+        suite=Suite(id="p-cf1", name="claims", frameworks=["claims_f1"]),
+        tasks=tasks,
+        systems=[System(id=s) for s in systems],
+        reports=reports,
+        runs=[RUN],
+        judgments=_explained(judgments),
+    )
 
 
-SCALES = ("Yes=2, No=0", "Yes=3, Partial=1, No=0", "Full=4, Partial (1–3)=1–3, No=0.",
-          "No=2, Yes=0")
+SCALES = (
+    "Yes=2, No=0",
+    "Yes=3, Partial=1, No=0",
+    "Full=4, Partial (1–3)=1–3, No=0.",
+    "No=2, Yes=0",
+)
 WORDS = ("vet", "kelp", "tide", "quay", "ferry", "storm")
 
 
@@ -323,30 +528,52 @@ def drbench_bundle(draw: Draw, folder: Path) -> Bundle:
     from reviewer.frameworks.dr_bench.format import read
     from reviewer.frameworks.dr_bench.points import parse_point_scale
 
-    systems = SYSTEMS[:draw(st.integers(1, 3))]
+    systems = SYSTEMS[: draw(st.integers(1, 3))]
     entries: list[dict[str, Any]] = []
     rows: list[dict[str, Any]] = []
     for t in range(1, draw(st.integers(1, 2)) + 1):
         uid = f"0{t}90{t}"
-        qsr = [f"Does the report cover point {i}? {draw(st.sampled_from(SCALES))}"
-               for i in range(1, draw(st.integers(1, 4)) + 1)]
+        qsr = [
+            f"Does the report cover point {i}? {draw(st.sampled_from(SCALES))}"
+            for i in range(1, draw(st.integers(1, 4)) + 1)
+        ]
         tsl = ["https://www.port.example", "https://docs.example/guide/shore"][
-            :draw(st.integers(1, 2))]
-        entries.append({"uid": uid, "query": f"DR. Bench task {t}", "qsr": qsr, "tsl": tsl,
-                        "fak": list(WORDS[:3]), "fdk": list(WORDS[3:])})
+            : draw(st.integers(1, 2))
+        ]
+        entries.append(
+            {
+                "uid": uid,
+                "query": f"DR. Bench task {t}",
+                "qsr": qsr,
+                "tsl": tsl,
+                "fak": list(WORDS[:3]),
+                "fdk": list(WORDS[3:]),
+            }
+        )
         for system in systems:
             words = draw(st.lists(st.sampled_from(WORDS), max_size=6))
             chip = " ([vet notes](https://vet.example/a))" if draw(st.booleans()) else ""
             text = f"# Report\n\n{' '.join(words)} and more{chip}. A Veteran spoke."
-            cited = draw(st.lists(st.sampled_from([
-                "https://www.port.example/news/1", "https://port.example",
-                "https://docs.example/guide/shore/berths", "https://docs.example/other",
-                "https://elsewhere.example/x"]), max_size=4))
-            judge: dict[str, Any] = {"model": "m", "grr": [draw(st.sampled_from(["yes", "no"]))
-                                                          for _ in range(48)],
-                                     "fak": [_maybe(draw, draw(st.integers(1, 5)))
-                                             for _ in range(3)],
-                                     "fdk": [draw(st.integers(1, 5)) for _ in range(3)]}
+            cited = draw(
+                st.lists(
+                    st.sampled_from(
+                        [
+                            "https://www.port.example/news/1",
+                            "https://port.example",
+                            "https://docs.example/guide/shore/berths",
+                            "https://docs.example/other",
+                            "https://elsewhere.example/x",
+                        ]
+                    ),
+                    max_size=4,
+                )
+            )
+            judge: dict[str, Any] = {
+                "model": "m",
+                "grr": [draw(st.sampled_from(["yes", "no"])) for _ in range(48)],
+                "fak": [_maybe(draw, draw(st.integers(1, 5))) for _ in range(3)],
+                "fdk": [draw(st.integers(1, 5)) for _ in range(3)],
+            }
             points: list[object] = []
             for rubric in qsr:
                 scale = parse_point_scale(rubric)
@@ -356,13 +583,19 @@ def drbench_bundle(draw: Draw, folder: Path) -> Bundle:
                     choices += [float(p) for p in range(int(low), int(high) + 1)]
                 points.append(_maybe(draw, draw(st.sampled_from(choices))))
             judge["qsr"] = points  # "partial" on a Yes/No rubric too: partial_on_binary
-            rows.append({"uid": uid, "system": system, "report": text, "citations": cited,
-                         "token_usage": {"total": 1000, "input": draw(st.integers(0, 900))},
-                         "judge": judge})
+            rows.append(
+                {
+                    "uid": uid,
+                    "system": system,
+                    "report": text,
+                    "citations": cited,
+                    "token_usage": {"total": 1000, "input": draw(st.integers(0, 900))},
+                    "judge": judge,
+                }
+            )
     folder.mkdir(parents=True, exist_ok=True)
     for name, records in (("RigorousBench.jsonl", entries), ("reports.jsonl", rows)):
-        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in records),
-                                   encoding="utf-8")
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return read(folder, "p-drbench")
 
 
@@ -373,16 +606,24 @@ _counter = iter(range(10**9))
 def world(draw: Draw, root: Path) -> Path:
     """A SQLite file holding a drawn run of every framework, scores computed."""
     n = next(_counter)
-    bundles = [draw(cascade_bundle()), draw(race_fact_bundle()), draw(dr3_bundle()),
-               draw(claims_f1_bundle()), draw(drbench_bundle(root / f"drbench{n}"))]
+    bundles = [
+        draw(cascade_bundle()),
+        draw(race_fact_bundle()),
+        draw(dr3_bundle()),
+        draw(claims_f1_bundle()),
+        draw(drbench_bundle(root / f"drbench{n}")),
+    ]
     path = root / f"p{n}.db"
     conn = connect(path)
     for bundle in bundles:
         import_bundle(conn, bundle, bundle.suite.id)
     rebuild_scores(conn)
     # The importer writes each verdict's citation fact as the migration's SQL computes it.
-    assert conn.execute(f"""SELECT count(*) FROM judgment
-        WHERE claim_cited IS NOT {CLAIM_CITED_SQL}""").fetchone()[0] == 0
+    assert (
+        conn.execute(f"""SELECT count(*) FROM judgment
+        WHERE claim_cited IS NOT {CLAIM_CITED_SQL}""").fetchone()[0]
+        == 0
+    )
     conn.close()
     return path
 
@@ -399,17 +640,24 @@ def differences(cache: ScoreTable, full: ScoreTable) -> list[tuple[object, ...]]
     """(part, scope key, metric, cached, recomputed) wherever the two tables disagree."""
     out: list[tuple[object, ...]] = []
     (cached_reports, cached_systems), (full_reports, full_systems) = (
-        normalised(cache), normalised(full))
-    for part, mine, theirs in (("report", cached_reports, full_reports),
-                               ("system", cached_systems, full_systems)):
+        normalised(cache),
+        normalised(full),
+    )
+    for part, mine, theirs in (
+        ("report", cached_reports, full_reports),
+        ("system", cached_systems, full_systems),
+    ):
         for key in sorted(set(mine) | set(theirs), key=str):
             if (key in mine) != (key in theirs):
                 out.append((part, key, "(scope)", key in mine, key in theirs))
                 continue
             a: dict[str, object] = dict(mine[key])  # type: ignore[call-overload]
             b: dict[str, object] = dict(theirs[key])  # type: ignore[call-overload]
-            out += [(part, key, m, a.get(m, "(absent)"), b.get(m, "(absent)"))
-                    for m in sorted(set(a) | set(b)) if a.get(m, a) != b.get(m, b)]
+            out += [
+                (part, key, m, a.get(m, "(absent)"), b.get(m, "(absent)"))
+                for m in sorted(set(a) | set(b))
+                if a.get(m, a) != b.get(m, b)
+            ]
     return out
 
 
@@ -430,8 +678,9 @@ def judgments_by_framework(conn: sqlite3.Connection) -> dict[str, list[tuple[int
     return out
 
 
-def pick(judgments: dict[str, list[tuple[int, str]]], framework: int, index: int,
-         value_pick: int) -> tuple[int, str]:
+def pick(
+    judgments: dict[str, list[tuple[int, str]]], framework: int, index: int, value_pick: int
+) -> tuple[int, str]:
     """A judgment of the picked framework (the next one with judgments) and a value for it."""
     for step in range(len(FRAMEWORKS)):
         pool = judgments[FRAMEWORKS[(framework + step) % len(FRAMEWORKS)]]
@@ -460,6 +709,7 @@ ops = st.lists(
     max_size=12,
 )
 
+
 def play(log: ReviewLog, action: str, jid: int, value: str) -> Recorded | None:
     """One drawn action by one reviewer; None when it recorded nothing (nothing to undo or
     redo, or a confirm refused because a failed verdict has nothing to confirm)."""
@@ -479,8 +729,9 @@ def play_all(conn: sqlite3.Connection, sequence: list[Op], reviewers: list[Revie
     """The drawn actions, reviewer ``who`` taken modulo the reviewers given."""
     judgments = judgments_by_framework(conn)
     for action, who, framework, index, value_pick in sequence:
-        play(reviewers[who % len(reviewers)], action,
-             *pick(judgments, framework, index, value_pick))
+        play(
+            reviewers[who % len(reviewers)], action, *pick(judgments, framework, index, value_pick)
+        )
 
 
 def stale_columns(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
@@ -498,8 +749,11 @@ def stale_columns(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
                     continue
                 stored = load_columns(conn, system_id, name, variant)
                 expected = SystemColumns.of(rows, fw.aggregated)
-                if stored is None or stored.ids != expected.ids or \
-                        repr(stored.columns) != repr(expected.columns):   # NaN == NaN
+                if (
+                    stored is None
+                    or stored.ids != expected.ids
+                    or repr(stored.columns) != repr(expected.columns)
+                ):  # NaN == NaN
                     stale.append((system_id, name, variant))
     return stale
 
@@ -513,8 +767,10 @@ def test_the_drawn_runs_score_every_framework(tmp_path: Path) -> None:
     @given(data=st.data())
     def check(data: st.DataObject) -> None:
         conn = connect(data.draw(world(tmp_path)))
-        scored = {row[0] for row in conn.execute(
-            "SELECT DISTINCT framework FROM score WHERE value IS NOT NULL")}
+        scored = {
+            row[0]
+            for row in conn.execute("SELECT DISTINCT framework FROM score WHERE value IS NOT NULL")
+        }
         assert scored == set(FRAMEWORKS)
         assert set(judgments_by_framework(conn)) == set(FRAMEWORKS)
         conn.close()
@@ -547,9 +803,13 @@ def test_incremental_update_equals_full_recompute(
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=SLOW)
-@given(data=st.data(), sequence=ops, target=st.tuples(st.integers(0, len(FRAMEWORKS) - 1),
-                                                      st.integers(0, 10_000),
-                                                      st.integers(0, 10)))
+@given(
+    data=st.data(),
+    sequence=ops,
+    target=st.tuples(
+        st.integers(0, len(FRAMEWORKS) - 1), st.integers(0, 10_000), st.integers(0, 10)
+    ),
+)
 def test_undo_restores_the_exact_previous_scores(
     tmp_path: Path, data: st.DataObject, sequence: list[Op], target: tuple[int, int, int]
 ) -> None:

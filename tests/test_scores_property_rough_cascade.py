@@ -34,8 +34,10 @@ from store.scores.cache import (
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("syn")
-    write_synthetic(folder / "bundle", SyntheticSpec(tasks=3, systems=3, subtasks=6, claims=6,
-                                                     words=120, seed=3))
+    write_synthetic(
+        folder / "bundle",
+        SyntheticSpec(tasks=3, systems=3, subtasks=6, claims=6, words=120, seed=3),
+    )
     _roughen(folder / "bundle")
     from reviewer.formats.native import iter_records
     from store.imports.loader import import_records
@@ -54,8 +56,8 @@ def _roughen(bundle: Path) -> None:
     """What real runs have and the synthetic generator does not: claims nobody judged, judge
     calls that failed, a subtask without an ins criterion, claims named only by their fac
     criterion, reports with and without trace counts."""
-    def rewrite(name: str, change: Callable[[int, dict[str, Any]], dict[str, Any] | None]
-                ) -> None:
+
+    def rewrite(name: str, change: Callable[[int, dict[str, Any]], dict[str, Any] | None]) -> None:
         path = bundle / name
         records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
         kept = [r for i, rec in enumerate(records) if (r := change(i, rec)) is not None]
@@ -83,9 +85,9 @@ def _roughen(bundle: Path) -> None:
         if kind in counter:
             counter[kind] += 1
             if kind == "claim" and counter[kind] % 9 == 0:
-                return None                             # extracted, never judged
+                return None  # extracted, never judged
             if counter[kind] % 7 == 0:
-                rec["value"] = None                     # the judge call failed
+                rec["value"] = None  # the judge call failed
                 rec["error"] = "timeout"
         return rec
 
@@ -123,8 +125,9 @@ ops = st.lists(
 _counter = iter(range(10**9))
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(sequence=ops)
 def test_incremental_update_equals_full_recompute(
     template: Path, tmp_path: Path, sequence: list[Op]
@@ -147,7 +150,7 @@ def test_incremental_update_equals_full_recompute(
         elif action == "confirm":
             try:
                 recorded = log.confirm(jid)
-            except ReviewError:                         # a failed judge call: nothing to confirm
+            except ReviewError:  # a failed judge call: nothing to confirm
                 recorded = None
         else:
             recorded = log.decide(jid, value, "why", adjudicate=action == "adjudicate")
@@ -161,8 +164,9 @@ def test_incremental_update_equals_full_recompute(
     conn.close()
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(sequence=ops, target=st.integers(0, 10_000), value_pick=st.integers(0, 10))
 def test_undo_restores_the_exact_previous_scores(
     template: Path, tmp_path: Path, sequence: list[Op], target: int, value_pick: int

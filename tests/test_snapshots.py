@@ -84,8 +84,9 @@ def test_livedrbench_report_snapshot(snap_compare: Any, sample_db: Path) -> None
     assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
 
 
-def test_deepresearch_bench_report_snapshot(snap_compare: Any, sample_db: Path,
-                                            anchors: Path) -> None:
+def test_deepresearch_bench_report_snapshot(
+    snap_compare: Any, sample_db: Path, anchors: Path
+) -> None:
     """RACE on the real DeepResearch Bench release in ../shared/anchors (its stored
     per-dimension scores)."""
     from reviewer.registry import format_reader
@@ -114,26 +115,44 @@ def test_rationale_editor_snapshot(snap_compare: Any, sample_db: Path) -> None:
     assert snap_compare(make_app(sample_db), terminal_size=SIZE, run_before=run_before)
 
 
-def test_proposals_snapshot(snap_compare: Any, sample_db: Path,
-                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_proposals_snapshot(
+    snap_compare: Any, sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import uuid
 
     import store.reviews.proposals
     from store.db.connection import connect
     from store.reviews.proposals import propose
 
-    fixed = iter(uuid.UUID(int=n) for n in range(1000, 2000))        # ids shown on screen
+    fixed = iter(uuid.UUID(int=n) for n in range(1000, 2000))  # ids shown on screen
     monkeypatch.setattr(store.reviews.proposals.uuidlib, "uuid4", lambda: next(fixed))
 
     conn = connect(sample_db)
     task, report = conn.execute(
-        "SELECT r.task_id, r.id FROM report r WHERE r.ext_id = 't02-kestrel'").fetchone()
-    propose(conn, "ana", task, report, "cascade", "new_claim",
-            {"subtask": "s1", "fact": "The branch opened in 1998.", "extract": ""}, None,
-            "the report states it and no claim covers it")
-    propose(conn, "ben", task, None, "cascade", "new_rubric",
-            {"subtask": "s2", "dimension": "ins", "text": "Gives the fee in euros."}, None,
-            "the task asks for euros")
+        "SELECT r.task_id, r.id FROM report r WHERE r.ext_id = 't02-kestrel'"
+    ).fetchone()
+    propose(
+        conn,
+        "ana",
+        task,
+        report,
+        "cascade",
+        "new_claim",
+        {"subtask": "s1", "fact": "The branch opened in 1998.", "extract": ""},
+        None,
+        "the report states it and no claim covers it",
+    )
+    propose(
+        conn,
+        "ben",
+        task,
+        None,
+        "cascade",
+        "new_rubric",
+        {"subtask": "s2", "dimension": "ins", "text": "Gives the fee in euros."},
+        None,
+        "the task asks for euros",
+    )
     conn.close()
 
     async def run_before(pilot: Any) -> None:
@@ -154,9 +173,16 @@ def test_agreement_snapshot(snap_compare: Any, sample_db: Path) -> None:
     picks = conn.execute(
         "SELECT j.id, j.kind, j.value FROM judgment j JOIN report r ON r.id = j.report_id "
         "WHERE r.ext_id = 't01-atlas-dr' AND j.kind IN ('claim', 'ins') AND j.current = 1 "
-        "ORDER BY j.id LIMIT 8").fetchall()
-    flip = {"correct": "incorrect", "incorrect": "correct", "unknown": "correct",
-            "1": "0.5", "0.5": "0", "0": "1"}
+        "ORDER BY j.id LIMIT 8"
+    ).fetchall()
+    flip = {
+        "correct": "incorrect",
+        "incorrect": "correct",
+        "unknown": "correct",
+        "1": "0.5",
+        "0.5": "0",
+        "0": "1",
+    }
     for n, (jid, _, value) in enumerate(picks):
         ReviewLog(conn, "ana").decide(jid, flip[value] if n % 3 == 0 else value, "read it")
         if n < 4:
@@ -194,17 +220,17 @@ def test_estimates_snapshot(snap_compare: Any, sample_db: Path) -> None:
 
 # -- the layout at 80×24 and at 200×50 (issue 14) ---------------------------------------------
 
+
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
-def test_queue_snapshot_at_size(snap_compare: Any, sample_db: Path,
-                                size: tuple[int, int]) -> None:
+def test_queue_snapshot_at_size(snap_compare: Any, sample_db: Path, size: tuple[int, int]) -> None:
     """80 columns keep Task, System, Decided, ≠, ⚑ and ◆, and the footer keeps ? and q."""
     assert snap_compare(make_app(sample_db), terminal_size=size, run_before=_queue_settled)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
-def test_report_snapshot_at_size(snap_compare: Any, sample_db: Path,
-                                 size: tuple[int, int]) -> None:
+def test_report_snapshot_at_size(snap_compare: Any, sample_db: Path, size: tuple[int, int]) -> None:
     """A flagged claim selected: the list keeps subject ids, the detail says why it is flagged."""
+
     async def run_before(pilot: Any) -> None:
         await _queue_settled(pilot)
         await open_report(pilot, "t01-atlas-dr")
@@ -216,6 +242,7 @@ def test_report_snapshot_at_size(snap_compare: Any, sample_db: Path,
 
 def test_source_page_snapshot(snap_compare: Any, sample_db: Path) -> None:
     """The whole stored page behind a consistency verdict, the judge's evidence marked."""
+
     async def run_before(pilot: Any) -> None:
         await _queue_settled(pilot)
         await open_report(pilot, "t07-atlas-dr")

@@ -28,7 +28,8 @@ from tui.cli import main
 def jid(conn: sqlite3.Connection, report: str, subject: str) -> int:
     row = conn.execute(
         "SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id "
-        "WHERE r.ext_id = ? AND j.subject = ?", (report, subject),
+        "WHERE r.ext_id = ? AND j.subject = ?",
+        (report, subject),
     ).fetchone()
     assert row is not None
     return int(row[0])
@@ -64,11 +65,16 @@ def decided(tiny_db: sqlite3.Connection) -> sqlite3.Connection:
 def test_judge_vs_human_confusion_and_kappa_by_hand(decided: sqlite3.Connection) -> None:
     report = agreement(decided, n_resamples=200)
     groups = {g.kind: g for g in report.judge_human}
-    assert set(groups) == {"ins", "claim"}                  # rat/consistency: nothing decided
+    assert set(groups) == {"ins", "claim"}  # rat/consistency: nothing decided
     ins = groups["ins"]
     assert (ins.framework, ins.dimension, ins.run, ins.model, ins.level) == (
-        "cascade", "ins", "r1", "m", "ordinal")
-    assert ins.n == 5                                        # the conflict is left out
+        "cascade",
+        "ins",
+        "r1",
+        "m",
+        "ordinal",
+    )
+    assert ins.n == 5  # the conflict is left out
     c = ins.categorical
     assert c is not None
     assert c.labels == ("0", "0.5", "1")
@@ -86,23 +92,31 @@ def test_judge_vs_human_confusion_and_kappa_by_hand(decided: sqlite3.Connection)
     assert c.ac1.value == pytest.approx((0.6 - 0.27) / (1 - 0.27))
     assert c.accuracy.lower is not None and c.accuracy.lower <= 0.6 <= (c.accuracy.upper or 0)
     assert [(d.report, d.subject, d.judge, d.human) for d in ins.disagreements] == [
-        ("t1-alpha", "c=s2-ins", "1", "0.5"), ("t1-beta", "c=s4-ins", "0", "1")]
+        ("t1-alpha", "c=s2-ins", "1", "0.5"),
+        ("t1-beta", "c=s4-ins", "0", "1"),
+    ]
     first = ins.disagreements[0]
     assert (first.status, first.decided_by, first.reason, first.rationale) == (
-        "single", "ana", "misread-rubric", "driver only hinted")
+        "single",
+        "ana",
+        "misread-rubric",
+        "driver only hinted",
+    )
     assert first.target == "s:tiny/t1-alpha/ins/c=s2-ins"
 
     claim = groups["claim"]
     assert claim.n == 2 and claim.level == "nominal"
     cc = claim.categorical
-    assert cc is not None and cc.weighted_kappa is None     # nominal: no weighted kappa
+    assert cc is not None and cc.weighted_kappa is None  # nominal: no weighted kappa
     # (correct -> incorrect) unanimous, (unknown -> incorrect) adjudicated
     assert cc.confusion.counts == ((0, 1, 0), (0, 0, 0), (0, 1, 0))
     assert cc.accuracy.estimate == 0.0
     # p_o = 0; p_e = .5*0 + 0*1 + .5*0 = 0 -> kappa = 0
     assert cc.kappa.estimate == 0.0
     assert sorted((d.status, d.decided_by) for d in claim.disagreements) == [
-        ("adjudicated", "cleo"), ("unanimous", "ana;ben")]
+        ("adjudicated", "cleo"),
+        ("unanimous", "ana;ben"),
+    ]
     assert report.human_decisions == 7
 
 
@@ -139,21 +153,44 @@ def test_framework_filter(decided: sqlite3.Connection) -> None:
 #   (.5, 1)  c0 = .5, c1 = 1, v1 true                   -> 3
 #   (1, .5)  c0 = 1, c1 = .5 < .7                       -> 2
 #   (0, x)   c0 = 0                                     -> 1
-LEVELS = {"s1": (1, 1), "s2": (1, 1), "s3": (0.5, 1), "s4": (0.5, 1), "s5": (1, 0.5),
-          "s6": (1, 0.5), "s7": (0, 1), "s8": (0, 0)}
+LEVELS = {
+    "s1": (1, 1),
+    "s2": (1, 1),
+    "s3": (0.5, 1),
+    "s4": (0.5, 1),
+    "s5": (1, 0.5),
+    "s6": (1, 0.5),
+    "s7": (0, 1),
+    "s8": (0, 0),
+}
 EXPECTED = {"s1": 4, "s2": 4, "s3": 3, "s4": 3, "s5": 2, "s6": 2, "s7": 1, "s8": 1}
 RATINGS = {"s1": 4, "s2": 3, "s3": 3, "s4": 2, "s5": 2, "s6": 1, "s7": 1, "s8": 1}
 
 
 def rated_bundle() -> Bundle:
     task = TaskModel(
-        id="t1", prompt="Compare two phones for a teenager.",
-        subtasks=[Subtask(id="p0", text="Name a phone", importance="P0"),
-                  Subtask(id="p1", text="Give its price", importance="P1")],
-        criteria=[Criterion(id="p0-ins", subtask="p0", framework="cascade", dimension="ins",
-                            text="Names a phone"),
-                  Criterion(id="p1-ins", subtask="p1", framework="cascade", dimension="ins",
-                            text="Gives the price")],
+        id="t1",
+        prompt="Compare two phones for a teenager.",
+        subtasks=[
+            Subtask(id="p0", text="Name a phone", importance="P0"),
+            Subtask(id="p1", text="Give its price", importance="P1"),
+        ],
+        criteria=[
+            Criterion(
+                id="p0-ins",
+                subtask="p0",
+                framework="cascade",
+                dimension="ins",
+                text="Names a phone",
+            ),
+            Criterion(
+                id="p1-ins",
+                subtask="p1",
+                framework="cascade",
+                dimension="ins",
+                text="Gives the price",
+            ),
+        ],
     )
     judgments = [
         Judgment(run="r1", report=f"t1-{system}", kind="ins", criterion=criterion, value=value)
@@ -164,8 +201,10 @@ def rated_bundle() -> Bundle:
         suite=Suite(id="rated", name="Rated", frameworks=["cascade"]),
         tasks=[task],
         systems=[System(id=s) for s in LEVELS],
-        reports=[Report(id=f"t1-{s}", task="t1", system=s, markdown="# A phone\n\nThe X1.\n")
-                 for s in LEVELS],
+        reports=[
+            Report(id=f"t1-{s}", task="t1", system=s, markdown="# A phone\n\nThe X1.\n")
+            for s in LEVELS
+        ],
         runs=[JudgeRun(id="r1", model="m", created_at="2026-11-01T00:00:00Z")],
         judgments=judgments,
     )
@@ -183,15 +222,19 @@ def rated(tmp_path: Path) -> sqlite3.Connection:
 
 
 def _report(conn: sqlite3.Connection, system: str) -> int:
-    return int(conn.execute("SELECT id FROM report WHERE ext_id = ?",
-                            (f"t1-{system}",)).fetchone()[0])
+    return int(
+        conn.execute("SELECT id FROM report WHERE ext_id = ?", (f"t1-{system}",)).fetchone()[0]
+    )
 
 
 def test_the_designed_userpref_levels_hold(rated: sqlite3.Connection) -> None:
-    levels = dict(rated.execute(
-        f"SELECT r.ext_id, s.value FROM {all_scores(rated)} s "
-        "JOIN report r ON s.scope = 'report:' || r.id "
-        "WHERE s.metric = 'UserPref' AND s.variant = 'judge'"))
+    levels = dict(
+        rated.execute(
+            f"SELECT r.ext_id, s.value FROM {all_scores(rated)} s "
+            "JOIN report r ON s.scope = 'report:' || r.id "
+            "WHERE s.metric = 'UserPref' AND s.variant = 'judge'"
+        )
+    )
     assert levels == {f"t1-{k}": float(v) for k, v in EXPECTED.items()}
 
 
@@ -200,7 +243,12 @@ def test_userpref_vs_ratings_weighted_kappa_by_hand(rated: sqlite3.Connection) -
     assert set(ratings) == {"adjudicated", "judge"}
     judge = ratings["judge"]
     assert (judge.framework, judge.metric, judge.n, judge.reports, judge.raters) == (
-        "cascade", "UserPref", 8, 8, ("ana",))
+        "cascade",
+        "UserPref",
+        8,
+        8,
+        ("ana",),
+    )
     c = judge.comparison
     # rows UserPref 1..4, columns rating 1..4
     assert c.confusion.counts == ((2, 0, 0, 0), (1, 1, 0, 0), (0, 1, 1, 0), (0, 0, 1, 1))
@@ -226,8 +274,7 @@ def test_adjudicated_userpref_follows_decisions_and_each_rating_is_a_pair(
     update_scores(rated, [recorded.report_id or 0])
     ratings = {r.variant: r for r in agreement(rated, n_resamples=100).ratings}
     adjudicated = ratings["adjudicated"].comparison
-    assert adjudicated.confusion.counts == ((2, 0, 0, 0), (0, 1, 0, 0), (0, 1, 1, 0),
-                                            (1, 0, 1, 1))
+    assert adjudicated.confusion.counts == ((2, 0, 0, 0), (0, 1, 0, 0), (0, 1, 1, 0), (1, 0, 1, 1))
     # observed: 1 + 1 + 9 (4 vs 1) = 11; rows (2,1,2,3), columns (3,2,2,1):
     # expected = 2*19 + 1*9 + 2*15 + 3*37 = 188 -> kappa_w = 1 - 8*11/188 = 100/188
     assert adjudicated.weighted_kappa is not None
@@ -240,8 +287,9 @@ def test_adjudicated_userpref_follows_decisions_and_each_rating_is_a_pair(
     assert (judge.n, judge.reports, judge.raters) == (9, 8, ("ana", "ben"))
 
 
-def test_agreement_command(rated: sqlite3.Connection, tmp_path: Path,
-                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_agreement_command(
+    rated: sqlite3.Connection, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "rated.db"
     ReviewLog(rated, "ana").decide(jid(rated, "t1-s6", "c=p1-ins"), "1", "price given")
     assert main(["agreement", "--db", str(path), "--resamples", "50"]) == 0

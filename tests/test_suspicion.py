@@ -21,13 +21,13 @@ from store.triage.suspicion import refresh_suspicion
 
 SAMPLE_FLAGS = [
     # shared rules
-    ("contradiction", "t01-atlas-dr", "claim", "k=c7"),            # incorrect, page supports
+    ("contradiction", "t01-atlas-dr", "claim", "k=c7"),  # incorrect, page supports
     ("contradiction", "t01-atlas-dr", "consistency", "k=c7;r=3"),
     ("contradiction", "t03-kestrel", "claim", "k=c3"),
     ("evidence", "t07-kestrel", "claim", "k=c14"),
     ("unreachable", "t02-kestrel", "consistency", "k=c10;r=4"),
     ("unreachable", "t07-kestrel", "claim", "k=c14"),
-    ("level", "t01-juniper", "ins", "c=s1-ins"),                   # the two issue 14 named
+    ("level", "t01-juniper", "ins", "c=s1-ins"),  # the two issue 14 named
     ("level", "t01-juniper", "ins", "c=s3-ins"),
     # DR3-Eval: the same fact judged differently in checklist and insight verdicts
     ("same fact", "pipit:school-four-day-week", "dr3_checklist", "c=if-1"),
@@ -39,8 +39,12 @@ SAMPLE_FLAGS = [
     ("names", "halvard-prize-ibis-dr", "cf1_match", "c=g1.2;k=p1.2;x=g1.2"),
     ("mismatch", "peer-chorusalp-heron-dr", "cf1_match", "c=g1.1;k=p1.1;x=g1.1"),
     # DR. Bench: trusted-source near match, keyword inside a word, structure, figures, relevance
-    ("near-match", "08902-quill-dr", "drb_trusted",
-     "x=archive.kestrelbay-records.example/minutes/2027-03-14"),
+    (
+        "near-match",
+        "08902-quill-dr",
+        "drb_trusted",
+        "x=archive.kestrelbay-records.example/minutes/2027-03-14",
+    ),
     ("in-word", "04901-lantern-search", "drb_keyword_hit", "c=fak-1;x=878~"),
     ("structure", "08902-lantern-search", "drb_grr", "c=grr-37"),
     ("figure", "04901-lantern-search", "drb_qsr", "c=qsr-02"),
@@ -49,9 +53,13 @@ SAMPLE_FLAGS = [
 
 
 def _flags(conn: sqlite3.Connection) -> dict[tuple[str, str, str, str], str]:
-    return {(rule, report, kind, key): reason for rule, report, kind, key, reason in conn.execute(
-        "SELECT s.rule, r.ext_id, sub.kind, sub.key, s.reason FROM suspicion s "
-        "JOIN subject sub ON sub.id = s.subject_id JOIN report r ON r.id = sub.report_id")}
+    return {
+        (rule, report, kind, key): reason
+        for rule, report, kind, key, reason in conn.execute(
+            "SELECT s.rule, r.ext_id, sub.kind, sub.key, s.reason FROM suspicion s "
+            "JOIN subject sub ON sub.id = s.subject_id JOIN report r ON r.id = sub.report_id"
+        )
+    }
 
 
 @pytest.fixture(scope="module")
@@ -65,14 +73,15 @@ def sample_flags(sample_db_template: Path) -> dict[tuple[str, str, str, str], st
 
 @pytest.mark.parametrize("flag", SAMPLE_FLAGS, ids=lambda f: f"{f[0]}:{f[1]}:{f[3]}")
 def test_each_rule_flags_its_judge_error_on_the_sample(
-        sample_flags: dict[tuple[str, str, str, str], str], flag: tuple[str, str, str, str]
+    sample_flags: dict[tuple[str, str, str, str], str], flag: tuple[str, str, str, str]
 ) -> None:
     assert flag in sample_flags, f"no {flag[0]} flag on {flag[1]} {flag[3]}"
-    assert sample_flags[flag].strip()                       # a plain reason, shown on screen
+    assert sample_flags[flag].strip()  # a plain reason, shown on screen
 
 
 def test_flags_are_few_and_mostly_on_listed_errors(
-        sample_flags: dict[tuple[str, str, str, str], str]) -> None:
+    sample_flags: dict[tuple[str, str, str, str], str],
+) -> None:
     # 2,000-odd verdicts in the sample; the flags point at a few dozen of them.
     assert 20 <= len(sample_flags) <= 80
     # t05's reports have none: its one listed error (t05-kestrel c2) is a claim and its
@@ -90,27 +99,31 @@ def test_rebuild_recomputes_the_same_flags(sample_db: Path) -> None:
 
 # -- the shared rules on hand-built evidence --------------------------------------------------
 
-ENTAIL = (Entailment("claim", "consistency",
-                     {"support": "correct", "conflict": "incorrect"}),)
+ENTAIL = (Entailment("claim", "consistency", {"support": "correct", "conflict": "incorrect"}),)
 
 
 def _claim_evidence(claim_value: str, page_values: list[str]) -> Evidence:
     verdicts = [Verdict(1, 1, "claim", claim_value, claim="c1")]
-    verdicts += [Verdict(10 + i, 10 + i, "consistency", v, claim="c1", ref=i + 1)
-                 for i, v in enumerate(page_values)]
-    return Evidence("r", claims={"c1": Claim("c1", "a fact", citations=(1, 2))},
-                    verdicts=verdicts)
+    verdicts += [
+        Verdict(10 + i, 10 + i, "consistency", v, claim="c1", ref=i + 1)
+        for i, v in enumerate(page_values)
+    ]
+    return Evidence("r", claims={"c1": Claim("c1", "a fact", citations=(1, 2))}, verdicts=verdicts)
 
 
-@pytest.mark.parametrize(("claim", "pages", "flagged"), [
-    ("correct", ["conflict", "conflict"], {1, 10, 11}),     # correct, every page conflicts
-    ("incorrect", ["support", "support"], {1, 10, 11}),     # the reverse
-    ("correct", ["support", "conflict"], set()),            # pages disagree: nothing implied
-    ("correct", ["support", "support"], set()),
-    ("incorrect", ["conflict"], set()),
-])
+@pytest.mark.parametrize(
+    ("claim", "pages", "flagged"),
+    [
+        ("correct", ["conflict", "conflict"], {1, 10, 11}),  # correct, every page conflicts
+        ("incorrect", ["support", "support"], {1, 10, 11}),  # the reverse
+        ("correct", ["support", "conflict"], set()),  # pages disagree: nothing implied
+        ("correct", ["support", "support"], set()),
+        ("incorrect", ["conflict"], set()),
+    ],
+)
 def test_contradiction_between_a_claim_and_its_consistency_verdicts(
-        claim: str, pages: list[str], flagged: set[int]) -> None:
+    claim: str, pages: list[str], flagged: set[int]
+) -> None:
     found = list(contradictions(_claim_evidence(claim, pages), ENTAIL))
     assert {f.subject for f in found} == flagged
     assert all(f.rule == "contradiction" and "one side is wrong" in f.reason for f in found)
@@ -118,46 +131,64 @@ def test_contradiction_between_a_claim_and_its_consistency_verdicts(
 
 def test_a_verdict_on_an_unreachable_page_must_be_unknown() -> None:
     evidence = Evidence(
-        "r", claims={"c1": Claim("c1", "a fact", citations=(1,))},
+        "r",
+        claims={"c1": Claim("c1", "a fact", citations=(1,))},
         references={1: "https://dead.example", 2: "https://alive.example"},
-        pages={"https://dead.example": Page("https://dead.example", error="HTTP 404"),
-               "https://alive.example": Page("https://alive.example", text="some text")},
-        verdicts=[Verdict(1, 1, "consistency", "support", claim="c1", ref=1),
-                  Verdict(2, 2, "consistency", "unknown", claim="c1", ref=1),
-                  Verdict(3, 3, "consistency", "support", claim="c1", ref=2)])
+        pages={
+            "https://dead.example": Page("https://dead.example", error="HTTP 404"),
+            "https://alive.example": Page("https://alive.example", text="some text"),
+        },
+        verdicts=[
+            Verdict(1, 1, "consistency", "support", claim="c1", ref=1),
+            Verdict(2, 2, "consistency", "unknown", claim="c1", ref=1),
+            Verdict(3, 3, "consistency", "support", claim="c1", ref=2),
+        ],
+    )
     found = list(unreachable(evidence, {"consistency": "unknown"}))
     assert [f.subject for f in found] == [1]
     assert "could not be fetched" in found[0].reason
 
 
 def test_judge_runs_disagreeing_on_a_subject() -> None:
-    current = [Verdict(1, 1, "claim", "correct", run="r2"),
-               Verdict(2, 2, "claim", "incorrect", run="r2")]
-    others = [Verdict(11, 1, "claim", "incorrect", run="r1", model="m1"),
-              Verdict(12, 2, "claim", "incorrect", run="r1", model="m1", active=False)]
+    current = [
+        Verdict(1, 1, "claim", "correct", run="r2"),
+        Verdict(2, 2, "claim", "incorrect", run="r2"),
+    ]
+    others = [
+        Verdict(11, 1, "claim", "incorrect", run="r1", model="m1"),
+        Verdict(12, 2, "claim", "incorrect", run="r1", model="m1", active=False),
+    ]
     found = list(run_disagreements(Evidence("r", verdicts=current, others=others)))
     assert [f.subject for f in found] == [1]
     assert "run r1 (m1) says incorrect" in found[0].reason
 
 
 def test_a_candidate_run_that_disagrees_flags_the_subjects_when_it_finishes(
-        tiny_db: sqlite3.Connection) -> None:
+    tiny_db: sqlite3.Connection,
+) -> None:
     from tests.test_activation import add_run
 
-    add_run(tiny_db, "bad")        # says 1 on every s*-ins; the imported run differs on some
+    add_run(tiny_db, "bad")  # says 1 on every s*-ins; the imported run differs on some
     flagged = {(report, key) for rule, report, _, key in _flags(tiny_db) if rule == "runs"}
     assert flagged
     for report, key in flagged:
-        values = {v for (v,) in tiny_db.execute(
-            "SELECT j.value FROM judgment j JOIN report r ON r.id = j.report_id "
-            "WHERE r.ext_id = ? AND j.subject = ?", (report, key))}
+        values = {
+            v
+            for (v,) in tiny_db.execute(
+                "SELECT j.value FROM judgment j JOIN report r ON r.id = j.report_id "
+                "WHERE r.ext_id = ? AND j.subject = ?",
+                (report, key),
+            )
+        }
         assert len(values) > 1
 
 
 # -- flags in batches ------------------------------------------------------------------------
 
+
 def test_flags_do_not_depend_on_which_reports_share_a_batch(
-        sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each report alone: its evidence still holds its task's pages (quotes on another
     report's page of the same task are found), so the flags are the import's."""
     import store.triage.suspicion as suspicion

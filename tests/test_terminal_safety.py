@@ -30,12 +30,16 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     "demo": [["demo", "--quiet"]],
     "import": [["import", "{bundle}"]],
     "schema": [["schema"]],
-    "scores": [["scores"], ["scores", "--per", "report", "--format", "csv"],
-               ["scores", "--format", "json"]],
-    "verdicts": [["verdicts"], ["verdicts", "--format", "json"],
-                 ["verdicts", "--format", "csv"]],
-    "decide": [["decide", "{flagged}", "incorrect", "--rationale", HOSTILE],
-               ["decide", "{flagged}", "unknown", "--rationale", HOSTILE, "--format", "json"]],
+    "scores": [
+        ["scores"],
+        ["scores", "--per", "report", "--format", "csv"],
+        ["scores", "--format", "json"],
+    ],
+    "verdicts": [["verdicts"], ["verdicts", "--format", "json"], ["verdicts", "--format", "csv"]],
+    "decide": [
+        ["decide", "{flagged}", "incorrect", "--rationale", HOSTILE],
+        ["decide", "{flagged}", "unknown", "--rationale", HOSTILE, "--format", "json"],
+    ],
     "confirm": [["confirm", "{flagged}", "--rationale", HOSTILE]],
     "rate": [["rate", "tiny/t1-alpha", "3", "--rationale", HOSTILE]],
     "undo": [["undo", "--reviewer", "ana"]],
@@ -47,30 +51,77 @@ INVOCATIONS: dict[str, list[list[str]]] = {
     "agreement": [["agreement", "--disagreements", "-1"], ["agreement", "--format", "json"]],
     "log": [["log", "export"]],
     "merge": [["merge", "{other}"]],
-    "conflicts": [["conflicts"], ["conflicts", "--format", "csv"],
-                  ["conflicts", "--format", "json"]],
+    "conflicts": [
+        ["conflicts"],
+        ["conflicts", "--format", "csv"],
+        ["conflicts", "--format", "json"],
+    ],
     "adjudicate": [["adjudicate", "{conflict}", "incorrect", "--rationale", HOSTILE]],
-    "export": [["export", kind, *fmt] for kind in ("gold", "verdicts", "scores",
-                                                   "gt-expansions")
-               for fmt in ([], ["--format", "csv"])],
-    "propose": [["propose", "tiny/t1", "--kind", "new_rubric", "--framework", "cascade",
-                 "--payload", PAYLOAD, "--rationale", HOSTILE]],
-    "proposals": [["proposals"], ["proposals", "--format", "json"],
-                  ["proposals", "--format", "csv"]],
+    "export": [
+        ["export", kind, *fmt]
+        for kind in ("gold", "verdicts", "scores", "gt-expansions")
+        for fmt in ([], ["--format", "csv"])
+    ],
+    "propose": [
+        [
+            "propose",
+            "tiny/t1",
+            "--kind",
+            "new_rubric",
+            "--framework",
+            "cascade",
+            "--payload",
+            PAYLOAD,
+            "--rationale",
+            HOSTILE,
+        ]
+    ],
+    "proposals": [
+        ["proposals"],
+        ["proposals", "--format", "json"],
+        ["proposals", "--format", "csv"],
+    ],
     "accept": [["accept", "{p0}", "--force", "--rationale", HOSTILE]],
     "reject": [["reject", "{p1}", "--rationale", HOSTILE]],
-    "judge": [["judge", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--sources",
-               "stored", "--dry-run"]],
+    "judge": [
+        [
+            "judge",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--sources",
+            "stored",
+            "--dry-run",
+        ]
+    ],
     "fetch": [["fetch", "--fetch-timeout", "2"], ["fetch", "--format", "csv"]],
-    "runs": [["runs"], ["runs", "--against-gold"], ["runs", "activate", "bad", "--yes"],
-             ["runs", "deactivate", "good"]],
+    "runs": [
+        ["runs"],
+        ["runs", "--against-gold"],
+        ["runs", "activate", "bad", "--yes"],
+        ["runs", "deactivate", "good"],
+    ],
     "compare": [["compare", "r1", "good", "bad"]],
-    "plan": [["plan", "new", "--budget", "3", "--seed", "1", "--reviewer", HOSTILE[:40]],
-             ["plan", "list"], ["plan", "show", "p-hostile"],
-             ["plan", "export", "p-hostile", "--format", "csv"]],
+    "plan": [
+        ["plan", "new", "--budget", "3", "--seed", "1", "--reviewer", HOSTILE[:40]],
+        ["plan", "list"],
+        ["plan", "show", "p-hostile"],
+        ["plan", "export", "p-hostile", "--format", "csv"],
+    ],
     "estimate": [["estimate", "--no-ranks"], ["estimate", "--no-ranks", "--format", "json"]],
-    "migrate-judge": [["migrate-judge", "--from", "good", "--model", HOSTILE[:40],
-                       "--base-url", "http://127.0.0.1:9/v1", "--dry-run"]],
+    "migrate-judge": [
+        [
+            "migrate-judge",
+            "--from",
+            "good",
+            "--model",
+            HOSTILE[:40],
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--dry-run",
+        ]
+    ],
 }
 NOT_SWEPT = {
     "review": "the workstation: tests/test_tui_text_safety.py checks every screen",
@@ -97,21 +148,23 @@ def _bundle(folder: Path) -> Path:
 
     bundle = tiny_bundle("hostile-import")
     task = bundle.tasks[0].model_copy(update={"prompt": "Q " + HOSTILE})
-    bundle = bundle.model_copy(update={"tasks": [task], "suite": bundle.suite.model_copy(
-        update={"name": HOSTILE, "description": HOSTILE})})
+    bundle = bundle.model_copy(
+        update={
+            "tasks": [task],
+            "suite": bundle.suite.model_copy(update={"name": HOSTILE, "description": HOSTILE}),
+        }
+    )
     write_bundle(bundle, folder)
     return folder
 
 
-CASES = [(command, n, args) for command, runs in INVOCATIONS.items()
-         for n, args in enumerate(runs)]
+CASES = [(command, n, args) for command, runs in INVOCATIONS.items() for n, args in enumerate(runs)]
 
 
-@pytest.mark.parametrize(("command", "n", "args"), CASES,
-                         ids=[f"{c}-{n}" for c, n, _ in CASES])
+@pytest.mark.parametrize(("command", "n", "args"), CASES, ids=[f"{c}-{n}" for c, n, _ in CASES])
 def test_nothing_unsafe_reaches_the_terminal(
-        command: str, n: int, args: list[str], hostile: tuple[Path, dict[str, object]],
-        tmp_path: Path) -> None:
+    command: str, n: int, args: list[str], hostile: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
     template, ids = hostile
     db = tmp_path / "hostile.db"
     shutil.copy(template, db)
@@ -119,44 +172,53 @@ def test_nothing_unsafe_reaches_the_terminal(
     shutil.copy(template, other)
     proposals = ids["proposals"]
     assert isinstance(proposals, list)
-    values = {"db": str(db), "other": str(other), "bundle": str(_bundle(tmp_path / "bundle")),
-              "conflict": str(ids["conflict"]), "flagged": str(ids["flagged"]),
-              **{f"p{i}": str(u) for i, u in enumerate(proposals)}}
-    filled = [values.get(a[1:-1], a) if a.startswith("{") and a.endswith("}") else a
-              for a in args]
-    status, output = run_on_terminal([*filled, "--db", str(db)], cwd=PROJECT,
-                                     env={"GAVEL_REVIEWER": "ben"})
+    values = {
+        "db": str(db),
+        "other": str(other),
+        "bundle": str(_bundle(tmp_path / "bundle")),
+        "conflict": str(ids["conflict"]),
+        "flagged": str(ids["flagged"]),
+        **{f"p{i}": str(u) for i, u in enumerate(proposals)},
+    }
+    filled = [values.get(a[1:-1], a) if a.startswith("{") and a.endswith("}") else a for a in args]
+    status, output = run_on_terminal(
+        [*filled, "--db", str(db)], cwd=PROJECT, env={"GAVEL_REVIEWER": "ben"}
+    )
     assert "Traceback" not in output, output[-3000:]
     assert unsafe_in(output) == [], f"gavel {' '.join(args)[:80]} (exit {status})"
 
 
 def test_hostile_text_is_shown_visibly_not_dropped(
-        hostile: tuple[Path, dict[str, object]], tmp_path: Path) -> None:
+    hostile: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
     template, _ = hostile
     db = tmp_path / "hostile.db"
     shutil.copy(template, db)
     _, table = run_on_terminal(["conflicts", "--db", str(db)], cwd=PROJECT)
     assert "␛]0;OWNED␇" in table and "⟨U+202E⟩evil" in table
-    _, as_json = run_on_terminal(["conflicts", "--format", "json", "--db", str(db)],
-                                 cwd=PROJECT)
+    _, as_json = run_on_terminal(["conflicts", "--format", "json", "--db", str(db)], cwd=PROJECT)
     assert "\\u001b]0;OWNED\\u0007" in as_json and "\\u202eevil" in as_json
     assert json.loads(as_json.replace("\r\n", "\n"))[0]["sides"][0]["rationale"] == HOSTILE
 
 
-def test_files_keep_the_exact_bytes(hostile: tuple[Path, dict[str, object]],
-                                    tmp_path: Path) -> None:
+def test_files_keep_the_exact_bytes(
+    hostile: tuple[Path, dict[str, object]], tmp_path: Path
+) -> None:
     template, _ = hostile
     db = tmp_path / "hostile.db"
     shutil.copy(template, db)
     for fmt in ("jsonl", "csv"):
         out = tmp_path / f"verdicts.{fmt}"
-        status, _ = run_on_terminal(["export", "verdicts", "--format", fmt, "-o", str(out),
-                                     "--db", str(db)], cwd=PROJECT)
+        status, _ = run_on_terminal(
+            ["export", "verdicts", "--format", fmt, "-o", str(out), "--db", str(db)], cwd=PROJECT
+        )
         assert status == 0
         text = out.read_bytes().decode("utf-8")
         if fmt == "csv":
-            assert HOSTILE in text                  # the raw bytes, in a quoted field
+            assert HOSTILE in text  # the raw bytes, in a quoted field
         else:
-            assert HOSTILE in [json.loads(line)["decisions"][0]["rationale"]
-                               for line in text.splitlines()
-                               if json.loads(line)["decisions"]]
+            assert HOSTILE in [
+                json.loads(line)["decisions"][0]["rationale"]
+                for line in text.splitlines()
+                if json.loads(line)["decisions"]
+            ]

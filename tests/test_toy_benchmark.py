@@ -37,7 +37,9 @@ def system_score(conn: sqlite3.Connection, system: str, variant: str) -> float |
     row = conn.execute(
         "SELECT s.value FROM score s JOIN system y ON s.scope = 'system:' || y.id "
         "WHERE y.ext_id = ? AND s.framework = 'toy' AND s.metric = 'PassRate' "
-        "AND s.variant = ?", (system, variant)).fetchone()
+        "AND s.variant = ?",
+        (system, variant),
+    ).fetchone()
     return None if row is None else float(row[0])
 
 
@@ -73,7 +75,8 @@ def test_it_imports_scores_and_takes_decisions(toy: None, tmp_path: Path) -> Non
     assert system_score(conn, "beta", "judge") == 0.75
     (jid,) = conn.execute(
         "SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id "
-        "WHERE r.ext_id = 'q2-alpha'").fetchone()
+        "WHERE r.ext_id = 'q2-alpha'"
+    ).fetchone()
     recorded = ReviewLog(conn, "ana").decide(jid, True, "the answer is one line")
     assert recorded.action == "override"
     update_scores(conn, [recorded.report_id or 0])
@@ -97,7 +100,8 @@ async def test_the_workstation_reviews_it(toy: None, tmp_path: Path) -> None:
 
 
 def test_a_listed_benchmark_that_does_not_import_is_an_error(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(registry, "BENCHMARKS", (*registry.BENCHMARKS, "reviewer.frameworks.nope"))
     registry.reset()
     try:

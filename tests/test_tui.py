@@ -59,7 +59,7 @@ async def test_queue_lists_every_report_with_progress(sample_db: Path) -> None:
         assert "t01" in text and "atlas-dr" in text
         assert "UserPref" in text
         suites = list(dict.fromkeys(r.suite for r in queue.rows))
-        for suite in [*suites[1:], None]:               # b cycles the runs, then all at once
+        for suite in [*suites[1:], None]:  # b cycles the runs, then all at once
             await pilot.press("b")
             assert queue.filter.suite == suite
         assert len(queue.shown) == len(queue.rows)
@@ -71,7 +71,7 @@ async def test_filters_system_status_and_judge_differs(sample_db: Path) -> None:
         await ready(pilot)
         queue = app.queue_screen
         total = len(queue.shown)
-        await pilot.press("x")                       # judge ≠ human: nothing decided yet
+        await pilot.press("x")  # judge ≠ human: nothing decided yet
         assert queue.shown == []
         await pilot.press("x")
         assert len(queue.shown) == total
@@ -85,11 +85,11 @@ async def test_filters_system_status_and_judge_differs(sample_db: Path) -> None:
         await pilot.pause()
         assert {r.system for r in queue.shown} == {"juniper"}
         assert "system=juniper" in screen_text(app)
-        await pilot.press("escape")                  # clear filters
+        await pilot.press("escape")  # clear filters
         assert len(queue.shown) == total
-        await pilot.press("f")                       # status: new
+        await pilot.press("f")  # status: new
         assert len(queue.shown) == total
-        await pilot.press("f")                       # status: in progress → none yet
+        await pilot.press("f")  # status: in progress → none yet
         assert queue.shown == []
 
 
@@ -98,7 +98,7 @@ async def test_order_by_a_picked_column_and_reverse_it(sample_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         queue = app.queue_screen
-        for descending in (False, True):             # the same column again reverses
+        for descending in (False, True):  # the same column again reverses
             await pilot.press("o")
             await wait_for(pilot, lambda: isinstance(app.screen, Picker))
             picker = app.screen
@@ -108,12 +108,12 @@ async def test_order_by_a_picked_column_and_reverse_it(sample_db: Path) -> None:
             await pilot.press(*["down"] * downs, "enter")
             await wait_for(pilot, lambda want=descending: queue.filter.descending == want)
             assert queue.filter.sort == "system"
-            assert "order: System" in screen_text(app)       # the column as the table heads it
+            assert "order: System" in screen_text(app)  # the column as the table heads it
             shown = [r.system for r in queue.shown]
             assert shown == sorted(shown, reverse=descending) and len(set(shown)) > 1
         await pilot.press("o")
         await wait_for(pilot, lambda: isinstance(app.screen, Picker))
-        await pilot.press("home", "enter")           # (default order)
+        await pilot.press("home", "enter")  # (default order)
         await wait_for(pilot, lambda: queue.filter.sort == "default")
 
 
@@ -196,14 +196,24 @@ async def test_rationale_editor_swallows_review_keys_and_saves_with_ctrl_s(
         await ready(pilot)
         await open_report(pilot, "t03-kestrel")
         judgment = await select_judgment(
-            pilot, lambda j: j.kind == "consistency" and j.judge == "support")
+            pilot, lambda j: j.kind == "consistency" and j.judge == "support"
+        )
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, RationaleEditor))
         typed = "79.4% not 82% ] x c z ? n"
-        await pilot.press(*[{" ": "space", "%": "percent_sign", ".": "full_stop",
-                             "?": "question_mark", "]": "right_square_bracket"}.get(ch, ch)
-                            for ch in typed])
-        assert events(sample_db) == []                 # nothing fired while typing
+        await pilot.press(
+            *[
+                {
+                    " ": "space",
+                    "%": "percent_sign",
+                    ".": "full_stop",
+                    "?": "question_mark",
+                    "]": "right_square_bracket",
+                }.get(ch, ch)
+                for ch in typed
+            ]
+        )
+        assert events(sample_db) == []  # nothing fired while typing
         assert isinstance(app.screen, RationaleEditor)
         editor = app.screen
         editor.query_one("#editor-value").highlighted = 1  # conflict  # type: ignore[attr-defined]
@@ -225,7 +235,7 @@ async def test_require_rationale_opens_the_editor_and_escape_stores_nothing(
         await select_judgment(pilot, lambda j: j.kind == "claim" and j.judge == "correct")
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, RationaleEditor))
-        await pilot.press("ctrl+s")                    # refused: no rationale given
+        await pilot.press("ctrl+s")  # refused: no rationale given
         assert isinstance(app.screen, RationaleEditor)
         await pilot.press("escape")
         assert isinstance(app.screen, ReportScreen)
@@ -241,11 +251,11 @@ async def test_next_undecided_skips_decided_judgments(sample_db: Path) -> None:
         assert isinstance(screen, ReportScreen)
         judgments = screen.query_one(JudgmentList)
         first = judgments.order[0]
-        await stored(pilot, ("enter",))                # confirm the first; cursor moves on
+        await stored(pilot, ("enter",))  # confirm the first; cursor moves on
         judgments.select_id(first)
         await pilot.press("right_square_bracket")
         assert judgments.selected_id == judgments.order[1]
-        await pilot.press("left_square_bracket")       # backwards wraps past the decided one
+        await pilot.press("left_square_bracket")  # backwards wraps past the decided one
         assert judgments.selected_id == judgments.order[-1]
 
 
@@ -261,13 +271,15 @@ async def test_rating_a_report(sample_db: Path) -> None:
         assert events(sample_db)[-1][1:3] == ("rate", "2")
         conn = sqlite3.connect(sample_db)
         assert conn.execute("SELECT reviewer, value FROM report_rating").fetchall() == [
-            ("ana", "2")]
+            ("ana", "2")
+        ]
         await wait_for(pilot, lambda: "your rating 2" in screen_text(app))
 
         # Other frameworks have no overall 1–4 scale: the key explains instead of rating.
-        dr3 = conn.execute("SELECT r.ext_id FROM report r JOIN system y ON y.id = r.system_id "
-                           "JOIN suite s ON s.id = y.suite_id WHERE s.frameworks LIKE '%dr3%'"
-                           ).fetchone()[0]
+        dr3 = conn.execute(
+            "SELECT r.ext_id FROM report r JOIN system y ON y.id = r.system_id "
+            "JOIN suite s ON s.id = y.suite_id WHERE s.frameworks LIKE '%dr3%'"
+        ).fetchone()[0]
         await pilot.press("escape")
         await open_report(pilot, dr3)
         await pilot.press("o")
@@ -281,7 +293,7 @@ async def test_flag_and_next_previous_report(sample_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await open_report(pilot, "t01-atlas-dr")
-        await pilot.press("exclamation_mark")                 # a flag says why
+        await pilot.press("exclamation_mark")  # a flag says why
         await wait_for(pilot, lambda: isinstance(app.screen, NoteDialog))
         await pilot.press(*"ask ben")
         await stored(pilot, ("enter",))
@@ -327,11 +339,17 @@ async def test_control_sequences_and_markup_in_sources_are_inert(
     from tests.builders import TINY_MARKDOWN, tiny_bundle
 
     bundle = tiny_bundle()
-    hostile = TINY_MARKDOWN.replace("E-bikes made up",
-                                    "\x1b[31mRED\x1b[0m [/x] [bold]E-bikes made up")
+    hostile = TINY_MARKDOWN.replace(
+        "E-bikes made up", "\x1b[31mRED\x1b[0m [/x] [bold]E-bikes made up"
+    )
     bundle.reports = [r.model_copy(update={"markdown": hostile}) for r in bundle.reports]
-    bundle.sources = [Source(url="https://transit.example/map", title="[red]Map[/red]",
-                             text="The network has 310 stations \x07 [link=evil]click[/link].")]
+    bundle.sources = [
+        Source(
+            url="https://transit.example/map",
+            title="[red]Map[/red]",
+            text="The network has 310 stations \x07 [link=evil]click[/link].",
+        )
+    ]
     db = tmp_path / "hostile.db"
     conn = connect(db)
     import_bundle(conn, bundle, "h")
@@ -396,7 +414,7 @@ async def test_blind_mode_hides_the_judge_until_decided(sample_db: Path) -> None
         screen = app.screen
         assert isinstance(screen, ReportScreen)
         assert "judge hidden" in screen_text(app)
-        await pilot.press("enter")                      # confirming is refused in blind mode
+        await pilot.press("enter")  # confirming is refused in blind mode
         await pilot.pause()
         assert events(sample_db) == []
         judgment = screen.selected()
@@ -407,8 +425,7 @@ async def test_blind_mode_hides_the_judge_until_decided(sample_db: Path) -> None
 
 
 @pytest.mark.parametrize("report", ["t07-atlas-dr"])
-async def test_detail_pane_shows_rubric_source_and_integrity(sample_db: Path,
-                                                            report: str) -> None:
+async def test_detail_pane_shows_rubric_source_and_integrity(sample_db: Path, report: str) -> None:
     app = make_app(sample_db)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
@@ -438,7 +455,7 @@ async def test_agreement_screen_shows_judge_vs_human_and_ratings(sample_db: Path
         view = app.screen.query_one(TextView)
         await wait_for(pilot, lambda: "Judge vs human" in view.plain, limit=60)
         text = view.plain
-        assert "judge × human" in text                      # a confusion matrix
+        assert "judge × human" in text  # a confusion matrix
         assert "disagreements" in text and "t01-atlas-dr" in text
         assert "overall 1–4 ratings" in text
         await pilot.press("escape")
@@ -461,7 +478,7 @@ async def test_propose_a_claim_and_accept_it(sample_db: Path) -> None:
         conn = sqlite3.connect(sample_db)
         row = conn.execute("SELECT kind, reviewer, duplicate_of, payload FROM proposal").fetchone()
         assert row[0] == "new_claim" and row[1] == "ana"
-        assert row[2] is not None                          # flagged as a duplicate
+        assert row[2] is not None  # flagged as a duplicate
         assert events(sample_db)[-1][1] == "propose"
         assert claim.claim_id is not None
 
@@ -472,13 +489,14 @@ async def test_propose_a_claim_and_accept_it(sample_db: Path) -> None:
         assert isinstance(screen, ProposalsScreen)
         await wait_for(pilot, lambda: len(screen.found) == 1)
         assert screen.found[0].status == "proposed"
-        await stored(pilot, ("n",))                        # reject it
+        await stored(pilot, ("n",))  # reject it
         await wait_for(pilot, lambda: screen.found and screen.found[0].status == "rejected")
         assert events(sample_db)[-1][1] == "reject"
 
 
 async def test_rejudge_keeps_the_new_run_beside_the_current_one(
-    sample_db: Path, monkeypatch: pytest.MonkeyPatch,
+    sample_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from tests.loopback import FakeJudge, serving
 
@@ -500,10 +518,10 @@ async def test_rejudge_keeps_the_new_run_beside_the_current_one(
             runs = screen.runs.get((judgment.kind, judgment.subject))
             assert runs is not None and len(runs) == 2
             new = next(r for r in runs if r.run.startswith("rejudge-"))
-            assert new.value == "0.5" and not new.current      # beside, not instead
-            assert not new.active                              # a candidate until activated
+            assert new.value == "0.5" and not new.current  # beside, not instead
+            assert not new.active  # a candidate until activated
             view = next(j for j in screen.view.judgments if j.id == judgment.id)  # type: ignore[union-attr]
-            assert view.run == judgment.run                    # the current verdict is kept
+            assert view.run == judgment.run  # the current verdict is kept
             screen.query_one(JudgmentList).select_id(judgment.id)
             await pilot.pause()
             assert "Every judge run on this subject" in screen.query_one(TextView).plain
@@ -513,13 +531,17 @@ def test_the_last_decision_delta_shows_levels_in_whole_steps() -> None:
     from store.views.screens import ScoreLine
     from tui.screens.report import _delta_text
 
-    new = [ScoreLine("cascade", "UserPref", "UserPref", 2, 3.0, 1.0),
-           ScoreLine("cascade", "Ins", "InstFollow", 3, 0.792, 0.708)]
-    text = _delta_text({("cascade", "UserPref"): 3.0, ("cascade", "Ins"): 0.792}, new,
-                       "override", None).plain
+    new = [
+        ScoreLine("cascade", "UserPref", "UserPref", 2, 3.0, 1.0),
+        ScoreLine("cascade", "Ins", "InstFollow", 3, 0.792, 0.708),
+    ]
+    text = _delta_text(
+        {("cascade", "UserPref"): 3.0, ("cascade", "Ins"): 0.792}, new, "override", None
+    ).plain
     assert "UserPref -2 " in text and "InstFollow -0.084" in text
-    unchanged = _delta_text({("cascade", "UserPref"): 1.0, ("cascade", "Ins"): 0.708}, new,
-                            "confirm", None).plain
+    unchanged = _delta_text(
+        {("cascade", "UserPref"): 1.0, ("cascade", "Ins"): 0.708}, new, "confirm", None
+    ).plain
     assert unchanged == "confirm: no headline change"
 
 
@@ -532,12 +554,12 @@ async def test_blind_mode_with_required_rationale_asks_for_every_verdict(sample_
         await ready(pilot)
         await open_report(pilot, "t01-juniper")
         judgment = await select_judgment(pilot, lambda j: j.kind == "ins" and j.judge == "1")
-        await pilot.press("1")                          # agrees with the hidden judge
+        await pilot.press("1")  # agrees with the hidden judge
         await wait_for(pilot, lambda: isinstance(app.screen, RationaleEditor))
         editor = app.screen
         assert isinstance(editor, RationaleEditor)
-        assert editor.judge_value is None                # nothing in the editor knows it
-        await pilot.press("ctrl+s")                      # no rationale: refused
+        assert editor.judge_value is None  # nothing in the editor knows it
+        await pilot.press("ctrl+s")  # no rationale: refused
         await pilot.pause()
         assert isinstance(app.screen, RationaleEditor) and events(sample_db) == []
         # Typing while the value list has focus lands in the rationale, not nowhere.
@@ -560,23 +582,24 @@ async def test_proposals_screen_help_and_accepting_a_flagged_duplicate(sample_db
         await select_judgment(pilot, lambda j: j.kind == "claim")
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, ProposeDialog))
-        await stored(pilot, ("ctrl+s",))                 # the claim itself: a duplicate
+        await stored(pilot, ("ctrl+s",))  # the claim itself: a duplicate
         await pilot.press("escape", "P")
         await wait_for(pilot, lambda: isinstance(app.screen, ProposalsScreen))
         screen = app.screen
         assert isinstance(screen, ProposalsScreen)
         await wait_for(pilot, lambda: len(screen.found) == 1)
 
-        await pilot.press("question_mark")                # this screen's keys, not the queue's
+        await pilot.press("question_mark")  # this screen's keys, not the queue's
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         help_text = str(app.screen.query_one("#help-text").render())
         assert "proposals.accept" in help_text and "proposals.force" in help_text
         assert "queue.open" not in help_text
         await pilot.press("escape")
 
-        await pilot.press("y")                            # refused: it duplicates an item
-        await wait_for(pilot, lambda: any("Y accepts it anyway" in str(n.message)
-                                          for n in app._notifications))
+        await pilot.press("y")  # refused: it duplicates an item
+        await wait_for(
+            pilot, lambda: any("Y accepts it anyway" in str(n.message) for n in app._notifications)
+        )
         assert screen.found[0].status == "proposed"
         await stored(pilot, ("Y",))
         await wait_for(pilot, lambda: screen.found and screen.found[0].status == "accepted")
@@ -590,9 +613,10 @@ async def test_command_palette_runs_gavel_commands(sample_db: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         queue = app.queue_screen
-        for query, reached in (("judge ≠ human", lambda: queue.filter.differs),
-                               ("agreement statistics",
-                                lambda: isinstance(app.screen, AgreementScreen))):
+        for query, reached in (
+            ("judge ≠ human", lambda: queue.filter.differs),
+            ("agreement statistics", lambda: isinstance(app.screen, AgreementScreen)),
+        ):
             await pilot.press("ctrl+p")
             await pilot.pause()
             await pilot.press(*query)
@@ -602,26 +626,27 @@ async def test_command_palette_runs_gavel_commands(sample_db: Path) -> None:
 
 
 async def test_a_long_queue_fills_in_chunks_and_keeps_the_cursor(
-    sample_db: Path, monkeypatch: pytest.MonkeyPatch,
+    sample_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import tui.screens.queue as queue_module
 
-    monkeypatch.setattr(queue_module, "FIRST_ROWS", 5)   # the sample is small: tiny chunks
+    monkeypatch.setattr(queue_module, "FIRST_ROWS", 5)  # the sample is small: tiny chunks
     monkeypatch.setattr(queue_module, "LATER_ROWS", 7)
     app = make_app(sample_db)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         queue = app.queue_screen
-        while queue.filter.suite is not None:              # b cycles the runs, then all
+        while queue.filter.suite is not None:  # b cycles the runs, then all
             await pilot.press("b")
         table = queue.query_one("#queue-table")
         assert isinstance(table, DataTable)
         await wait_for(pilot, lambda: table.row_count == len(queue.shown) > 12)
         keys = [str(r.report_id) for r in queue.shown]
-        assert [k.value for k in table.rows] == keys      # every row, in order, once
-        table.move_cursor(row=len(keys) - 2)             # a row of a later chunk
+        assert [k.value for k in table.rows] == keys  # every row, in order, once
+        table.move_cursor(row=len(keys) - 2)  # a row of a later chunk
         chosen = queue.current_report_id()
-        await pilot.press("u")                            # a redraw from scratch
+        await pilot.press("u")  # a redraw from scratch
         await wait_for(pilot, lambda: queue.current_report_id() == chosen)
 
 
@@ -639,7 +664,7 @@ async def test_a_decision_patches_its_queue_row_in_place(sample_db: Path) -> Non
     app = make_app(sample_db)
     async with app.run_test(size=SIZE) as pilot:
         queue, table = await loaded_queue(pilot, app)
-        await pilot.press("f")                                   # status: new
+        await pilot.press("f")  # status: new
         await wait_for(pilot, lambda: table.row_count == len(queue.shown) > 1)
         generation = queue._generation
         await open_report(pilot, "t01-atlas-dr")
@@ -654,9 +679,10 @@ async def test_a_decision_patches_its_queue_row_in_place(sample_db: Path) -> Non
         assert queue._generation == generation
         assert [k.value for k in table.rows] == [str(r.report_id) for r in queue.shown]
         assert report_id not in [r.report_id for r in queue.shown]
-        await pilot.press("f", "f", "f")                         # in progress, done, all
-        await wait_for(pilot, lambda: queue.filter.status == "all"
-                       and table.row_count == len(queue.shown))
+        await pilot.press("f", "f", "f")  # in progress, done, all
+        await wait_for(
+            pilot, lambda: queue.filter.status == "all" and table.row_count == len(queue.shown)
+        )
         generation = queue._generation
         await open_report(pilot, "t01-atlas-dr")
         await select_judgment(pilot, lambda j: j.kind == "claim" and not j.decided)
@@ -675,7 +701,8 @@ async def test_a_decision_patches_its_queue_row_in_place(sample_db: Path) -> Non
 
 
 async def test_arriving_impacts_are_not_measured_against_the_whole_column(
-    sample_db: Path, monkeypatch: pytest.MonkeyPatch,
+    sample_db: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Textual re-measures every cell of a column when an updated cell is narrower than the
     # widest; impacts arriving report by report made that quadratic (25,500 reports: a
@@ -706,7 +733,7 @@ async def test_arriving_impacts_are_not_measured_against_the_whole_column(
             await pilot.pause()
         await wait_for(pilot, lambda: str(table.get_cell(str(ids[-1]), "impact")) != "…")
         await pilot.pause()
-        assert measured < len(ids), measured         # not a column's worth per cell
+        assert measured < len(ids), measured  # not a column's worth per cell
 
 
 async def test_equal_queue_cells_are_one_object(sample_db: Path) -> None:
@@ -719,8 +746,8 @@ async def test_equal_queue_cells_are_one_object(sample_db: Path) -> None:
             by_system.setdefault(row.system, []).append(str(row.report_id))
         keys = next(k for k in by_system.values() if len(k) > 1)
         first, second = (table.get_row(key) for key in keys[:2])
-        assert str(first[1]) == str(second[1]) and first[1] is second[1]     # the system
-        assert first[3] is second[3]                                         # no "≠" yet
+        assert str(first[1]) == str(second[1]) and first[1] is second[1]  # the system
+        assert first[3] is second[3]  # no "≠" yet
 
 
 async def test_a_row_that_newly_matches_the_filter_is_drawn(sample_db: Path) -> None:
@@ -733,11 +760,11 @@ async def test_a_row_that_newly_matches_the_filter_is_drawn(sample_db: Path) -> 
         queue, table = await loaded_queue(pilot, app)
         await open_report(pilot, "t01-atlas-dr")
         report_id = next(r.report_id for r in queue.rows if r.report == "t01-atlas-dr")
-        queue.set_filter(replace(queue.filter, differs=True))    # judge ≠ human: none yet
+        queue.set_filter(replace(queue.filter, differs=True))  # judge ≠ human: none yet
         await wait_for(pilot, lambda: queue.shown == [] and table.row_count == 0)
         generation = queue._generation
         await select_judgment(pilot, lambda j: j.kind == "claim" and j.judge == "incorrect")
-        await stored(pilot, ("c",))                              # an override: now it differs
+        await stored(pilot, ("c",))  # an override: now it differs
         await pilot.press("escape")
         await wait_for(pilot, lambda: [k.value for k in table.rows] == [str(report_id)])
         assert queue._generation > generation

@@ -29,11 +29,15 @@ def reviewed_plan(db: Path, budget: int = 120, decide: int = 100, seed: int = 1)
     plan = create_plan(conn, PlanSpec(budget, seed=seed, suite=SUITE), "ana")
     log = ReviewLog(conn, "ana")
     for n, item in enumerate(plan_items(conn, plan.id)[:decide]):
-        judge = conn.execute("SELECT value FROM judgment WHERE id = ?",
-                             (item.judgment_id,)).fetchone()[0]
+        judge = conn.execute(
+            "SELECT value FROM judgment WHERE id = ?", (item.judgment_id,)
+        ).fetchone()[0]
         scale = get_kind(item.kind).scale  # type: ignore[union-attr]
-        value = judge if judge is not None and n % 4 else \
-            next(c.code for c in scale.choices if c.code != judge)
+        value = (
+            judge
+            if judge is not None and n % 4
+            else next(c.code for c in scale.choices if c.code != judge)
+        )
         assert item.judgment_id is not None
         log.decide(item.judgment_id, value, "pilot")
     rebuild_scores(conn)
@@ -53,11 +57,11 @@ async def test_the_estimates_screen_shows_corrected_scores_and_ranks(sample_db: 
         assert "100/120 of plan p1" in text
         assert "corrected [CI]" in text and "bias (judge − corr.)" in text
         assert "adjacent ranks (cascade.Fac)" in text and "corrected" in text
-        assert "first-order" in text                       # UserPref says what it is
-        await pilot.press("w")                             # target ±0.02 → ±0.01
+        assert "first-order" in text  # UserPref says what it is
+        await pilot.press("w")  # target ±0.02 → ±0.01
         await wait_for(pilot, lambda: screen.computed >= 2, limit=60)
         assert "more for ±0.01" in screen.query_one(TextView).plain
-        await pilot.press("a")                             # the anytime interval beside it
+        await pilot.press("a")  # the anytime interval beside it
         await wait_for(pilot, lambda: screen.computed >= 3, limit=60)
         assert "anytime ±" in screen.query_one(TextView).plain
         await pilot.press("escape")
@@ -69,7 +73,7 @@ async def test_a_plan_is_drawn_and_reviewed_in_order(sample_db: Path) -> None:
     app = make_app(sample_db)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await pilot.press("L")                             # no plan yet: draw one
+        await pilot.press("L")  # no plan yet: draw one
         await wait_for(pilot, lambda: isinstance(app.screen, NewPlanDialog))
         budget = app.screen.query_one("#plan-budget")
         budget.value = "25"  # type: ignore[attr-defined]
@@ -77,31 +81,31 @@ async def test_a_plan_is_drawn_and_reviewed_in_order(sample_db: Path) -> None:
         await pilot.press("ctrl+s")
         screen = app.screen
         assert isinstance(screen, PlanReviewScreen)
-        await wait_for(pilot, lambda: screen.view is not None and bool(screen.items),
-                       limit=60)
+        await wait_for(pilot, lambda: screen.view is not None and bool(screen.items), limit=60)
         await wait_for(pilot, lambda: screen.estimates_shown >= 1, limit=60)
         assert screen.plan is not None and screen.plan.name == "p1"
         assert screen.plan.budget == 25 and screen.plan.seed == 4
         assert "0/25 of plan p1" in screen_text(app)
         first = screen.items[0]
         assert screen.index == 0 and screen.report_id == first.report_id
-        await wait_for(pilot, lambda: screen.query_one(JudgmentList).selected_id
-                       == first.judgment_id)
+        await wait_for(
+            pilot, lambda: screen.query_one(JudgmentList).selected_id == first.judgment_id
+        )
         judgment = screen.selected()
         assert judgment is not None and judgment.judge is not None
         from reviewer.registry import get_scale
 
-        key = next(c.key for c in get_scale(judgment.scale).choices
-                   if c.code == judgment.judge)
+        key = next(c.key for c in get_scale(judgment.scale).choices if c.code == judgment.judge)
         await stored(pilot, (key,))
         await wait_for(pilot, lambda: screen.items[0].decided and screen.index == 1)
         await wait_for(pilot, lambda: "1/25 of plan p1" in screen_text(app))
         second = screen.items[1]
-        await wait_for(pilot, lambda: screen.query_one(JudgmentList).selected_id
-                       == second.judgment_id)
-        await pilot.press("p")                             # back to the previous subject
+        await wait_for(
+            pilot, lambda: screen.query_one(JudgmentList).selected_id == second.judgment_id
+        )
+        await pilot.press("p")  # back to the previous subject
         await wait_for(pilot, lambda: screen.index == 0)
-        await pilot.press("right_square_bracket")          # next undecided: the second
+        await pilot.press("right_square_bracket")  # next undecided: the second
         await wait_for(pilot, lambda: screen.index == 1)
 
 
@@ -123,6 +127,5 @@ async def test_from_the_estimates_screen_a_new_plan_and_its_review(sample_db: Pa
         await pilot.press("L")
         review = app.screen
         assert isinstance(review, PlanReviewScreen)
-        await wait_for(pilot, lambda: review.plan is not None and review.view is not None,
-                       limit=60)
+        await wait_for(pilot, lambda: review.plan is not None and review.view is not None, limit=60)
         assert review.plan is not None and review.plan.name == "p2"

@@ -45,24 +45,28 @@ def notified(app: GavelApp, text: str) -> bool:
     return any(text in str(n.message) or text in str(n.title) for n in app._notifications)
 
 
-async def test_a_locked_database_queues_the_decision_and_the_app_stays_up(
-        sample_db: Path) -> None:
+async def test_a_locked_database_queues_the_decision_and_the_app_stays_up(sample_db: Path) -> None:
     app = GavelApp(sample_db, Config(reviewer="ana"), busy_wait=0.2)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await open_report(pilot, "t01-atlas-dr")
-        await select_judgment(pilot, lambda j: j.kind == "claim" and not j.decided
-                              and j.judge == "correct")
-        holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(sample_db)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        await select_judgment(
+            pilot, lambda j: j.kind == "claim" and not j.decided and j.judge == "correct"
+        )
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLD_LOCK, str(sample_db)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
             before = len(events(sample_db))
             await pilot.press("x")
             await wait_for(pilot, lambda: notified(app, "Database busy"))
-            await pilot.pause(0.5)                       # several more attempts, still waiting
+            await pilot.pause(0.5)  # several more attempts, still waiting
             assert app.is_running and app.return_code is None
-            assert len(events(sample_db)) == before      # not stored yet, and not dropped
+            assert len(events(sample_db)) == before  # not stored yet, and not dropped
             assert holder.stdin is not None
             holder.stdin.write("\n")
             holder.stdin.flush()
@@ -78,7 +82,8 @@ async def test_a_locked_database_queues_the_decision_and_the_app_stays_up(
 
 
 async def test_a_failing_worker_is_reported_and_the_app_stays_up(
-        sample_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tui.screens.report as report_screen
 
     def broken(*args: object, **kwargs: object) -> object:
@@ -93,7 +98,7 @@ async def test_a_failing_worker_is_reported_and_the_app_stays_up(
         assert "disk on fire" in app.failures[0]
         assert notified(app, "disk on fire")
         assert app.is_running and app.return_code is None
-        await pilot.press("escape")                  # back to the queue: still usable
+        await pilot.press("escape")  # back to the queue: still usable
         await pilot.press("j")
         assert app.is_running
 
@@ -106,7 +111,8 @@ def release(holder: subprocess.Popen[str]) -> None:
 
 
 async def test_a_rationale_typed_while_an_import_holds_the_lock_is_stored_with_it(
-        sample_db: Path) -> None:
+    sample_db: Path,
+) -> None:
     """The screen names who holds the lock, keeps saying so, asks before a quit would drop
     the queued decision, and stores the decision with every typed word once the lock frees."""
     app = GavelApp(sample_db, Config(reviewer="ana"), busy_wait=0.2)
@@ -114,10 +120,15 @@ async def test_a_rationale_typed_while_an_import_holds_the_lock_is_stored_with_i
         await ready(pilot)
         await open_report(pilot, "t03-kestrel")
         judgment = await select_judgment(
-            pilot, lambda j: j.kind == "consistency" and j.judge == "support")
-        holder = subprocess.Popen([sys.executable, "-c", LONG_WRITER, str(sample_db)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                  cwd=Path(__file__).resolve().parent.parent)
+            pilot, lambda j: j.kind == "consistency" and j.judge == "support"
+        )
+        holder = subprocess.Popen(
+            [sys.executable, "-c", LONG_WRITER, str(sample_db)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
             before = len(events(sample_db))
@@ -133,7 +144,7 @@ async def test_a_rationale_typed_while_an_import_holds_the_lock_is_stored_with_i
             assert notified(app, "import runs/big-run") and notified(app, f"pid {holder.pid}")
             await pilot.pause(0.5)
             assert app.is_running and len(events(sample_db)) == before
-            await pilot.press("ctrl+q")                 # quitting would drop it: asked first
+            await pilot.press("ctrl+q")  # quitting would drop it: asked first
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog))
             await pilot.press("n")
             assert app.is_running

@@ -66,7 +66,7 @@ async def test_every_screen_shows_hostile_text_visibly(hostile: Path) -> None:
         await seen.look(pilot, "queue")
         await open_report(pilot, "t1-alpha")
         await seen.look(pilot, "report")
-        for step in range(12):                        # every judgment's detail pane
+        for step in range(12):  # every judgment's detail pane
             await pilot.press("j")
             await seen.look(pilot, f"report, judgment {step + 1}")
         await pilot.press("t")
@@ -74,27 +74,32 @@ async def test_every_screen_shows_hostile_text_visibly(hostile: Path) -> None:
         await pilot.press("r")
         await seen.look(pilot, "rationale editor")
         await pilot.press("escape")
-        await pilot.press("a")                         # propose from the selected claim
+        await pilot.press("a")  # propose from the selected claim
         await seen.look(pilot, "proposal dialog")
         await pilot.press("escape")
-        await pilot.press("z")                         # undo: a notification names it
+        await pilot.press("z")  # undo: a notification names it
         await seen.look(pilot, "after undo")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.queue_screen)
-        for key, where in (("P", "proposals"), ("R", "runs"), ("g", "agreement"),
-                           ("question_mark", "help")):
+        for key, where in (
+            ("P", "proposals"),
+            ("R", "runs"),
+            ("g", "agreement"),
+            ("question_mark", "help"),
+        ):
             await pilot.press(key)
             await seen.look(pilot, where)
             await pilot.press("escape")
             await pilot.pause(0.1)
-        await pilot.press("z")                         # undo from the queue asks first
+        await pilot.press("z")  # undo from the queue asks first
         await seen.look(pilot, "undo dialog")
         await pilot.press("n")
         app.notify("a note from the data: [b]" + "\x1b]0;t\x07\u202eevil", title="\x1b[2J")
         await seen.look(pilot, "a notification")
-        assert "a note from the data: [b]␛]0;t␇\ufffdevil" in seen.shown[-1]   # not markup
-    assert seen.unsafe == {}, "\n".join(f"{where}: {found[0]}"
-                                        for where, found in seen.unsafe.items())
+        assert "a note from the data: [b]␛]0;t␇\ufffdevil" in seen.shown[-1]  # not markup
+    assert seen.unsafe == {}, "\n".join(
+        f"{where}: {found[0]}" for where, found in seen.unsafe.items()
+    )
     assert "Propose a ground-truth expansion" in seen.at["proposal dialog"]
     assert "Ground-truth proposals" in seen.at["proposals"]
     everything = "\n".join(seen.shown)

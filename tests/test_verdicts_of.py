@@ -20,27 +20,30 @@ def _state(db: Path) -> tuple[object, object]:
     conn = connect(db)
     try:
         decided = _decided(conn, ("ins", "rat", "consistency", "claim"), "claim")
-        queue = [(r.report_id, r.decided, r.differs, r.conflicts, r.flags)
-                 for r in queue_rows(conn)]
+        queue = [
+            (r.report_id, r.decided, r.differs, r.conflicts, r.flags) for r in queue_rows(conn)
+        ]
         return ({rid: sorted(map(repr, moves)) for rid, moves in decided.items()}, queue)
     finally:
         conn.close()
 
 
-def test_both_join_orders_give_the_same_rows(sample_db: Path, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_both_join_orders_give_the_same_rows(
+    sample_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     db = tmp_path / "g.db"
     shutil.copy(sample_db, db)
     conn = connect(db)
     log = ReviewLog(conn, "ana")
     for jid, value in conn.execute(
-            "SELECT id, CASE value WHEN '1' THEN '0' ELSE '1' END FROM judgment "
-            "WHERE kind = 'ins' AND current = 1 ORDER BY id LIMIT 12").fetchall():
+        "SELECT id, CASE value WHEN '1' THEN '0' ELSE '1' END FROM judgment "
+        "WHERE kind = 'ins' AND current = 1 ORDER BY id LIMIT 12"
+    ).fetchall():
         log.decide(jid, value, "wrong")
     assert subjects.verdicts_of(conn, "decision").startswith("decision d CROSS JOIN")
     conn.close()
     from_decisions = _state(db)
-    monkeypatch.setattr(subjects, "FEW", 10**9)        # never few: scan the verdicts
+    monkeypatch.setattr(subjects, "FEW", 10**9)  # never few: scan the verdicts
     conn = connect(db)
     assert " CROSS JOIN " not in subjects.verdicts_of(conn, "decision")
     conn.close()

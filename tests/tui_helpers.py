@@ -18,8 +18,7 @@ def make_app(db: Path, reviewer: str = "ana", **config: Any) -> GavelApp:
     return GavelApp(db, Config(reviewer=reviewer, **config))
 
 
-async def wait_for(pilot: Pilot[Any], condition: Callable[[], object], limit: float = 20.0
-                   ) -> None:
+async def wait_for(pilot: Pilot[Any], condition: Callable[[], object], limit: float = 20.0) -> None:
     deadline = time.monotonic() + limit
     while not condition():
         if time.monotonic() > deadline:
@@ -39,7 +38,7 @@ async def open_report(pilot: Pilot[Any], report: str) -> None:
     app = pilot.app
     assert isinstance(app, GavelApp)
     queue = app.queue_screen
-    if report not in [r.report for r in queue.shown]:   # another benchmark run: show them all
+    if report not in [r.report for r in queue.shown]:  # another benchmark run: show them all
         from dataclasses import replace
 
         queue.set_filter(replace(queue.filter, suite=None))

@@ -42,35 +42,57 @@ class GavelCommands(Provider):
         app = self.app
         assert isinstance(app, GavelApp)
         queue = app.queue_screen
-        yield "Sort queue by impact", "order reports by how far one flip moves them", \
-            queue.action_sort_impact
-        yield "Sort queue by suspicion", "reports whose verdicts the flags point to first", \
-            queue.action_sort_suspicion
+        yield (
+            "Sort queue by impact",
+            "order reports by how far one flip moves them",
+            queue.action_sort_impact,
+        )
+        yield (
+            "Sort queue by suspicion",
+            "reports whose verdicts the flags point to first",
+            queue.action_sort_suspicion,
+        )
         yield "Clear queue filters", "show every report", queue.action_clear_filters
-        for name, what in (("differs", "reports with judge ≠ human"),
-                           ("undecided", "reports with undecided judgments"),
-                           ("conflicts", "reports with conflicts"),
-                           ("flagged", "flagged reports"),
-                           ("suspicious", "reports with suspicious undecided verdicts")):
+        for name, what in (
+            ("differs", "reports with judge ≠ human"),
+            ("undecided", "reports with undecided judgments"),
+            ("conflicts", "reports with conflicts"),
+            ("flagged", "flagged reports"),
+            ("suspicious", "reports with suspicious undecided verdicts"),
+        ):
             yield f"Filter: {what}", "toggle", partial(queue.action_toggle_filter, name)
         yield "Order queue by a column", "pick the column", queue.action_sort_column
         yield "Next benchmark run", "switch the queue to the next run", queue.action_cycle_suite
-        yield "Undo my last decision", "persistent undo", \
-            partial(app.backend.submit, WriteCommand("undo"))
-        yield "Redo my last undone decision", "persistent redo", \
-            partial(app.backend.submit, WriteCommand("redo"))
-        yield "Agreement statistics", "judge vs human, reviewers, UserPref vs ratings", \
-            app.action_agreement
+        yield (
+            "Undo my last decision",
+            "persistent undo",
+            partial(app.backend.submit, WriteCommand("undo")),
+        )
+        yield (
+            "Redo my last undone decision",
+            "persistent redo",
+            partial(app.backend.submit, WriteCommand("redo")),
+        )
+        yield (
+            "Agreement statistics",
+            "judge vs human, reviewers, UserPref vs ratings",
+            app.action_agreement,
+        )
         yield "Ground-truth proposals", "accept or reject proposals", app.action_proposals
-        yield "Estimates", "judge scores corrected by a review plan, ranks that could swap", \
-            app.action_estimates
-        yield "Review a plan", "serve a review plan's subjects in order", \
-            app.action_plan_review
+        yield (
+            "Estimates",
+            "judge scores corrected by a review plan, ranks that could swap",
+            app.action_estimates,
+        )
+        yield "Review a plan", "serve a review plan's subjects in order", app.action_plan_review
         yield "Search reports, claims and sources", "full-text search", queue.action_search
         yield "Show key bindings", "help", app.action_help
         for row in queue.rows:
-            yield (f"Open report {row.report}", f"{row.task} · {row.system} · {row.domain}",
-                   partial(app.open_report, row.report_id))
+            yield (
+                f"Open report {row.report}",
+                f"{row.task} · {row.system} · {row.domain}",
+                partial(app.open_report, row.report_id),
+            )
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -86,8 +108,14 @@ class GavelApp(App[None]):
     BINDINGS = bindings("app")
     COMMANDS = App.COMMANDS | {GavelCommands}
 
-    def __init__(self, db_path: Path, config: Config, *, busy_wait: float = 2.0,
-                 hub: Callable[[], Hub] | None = None) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        config: Config,
+        *,
+        busy_wait: float = 2.0,
+        hub: Callable[[], Hub] | None = None,
+    ) -> None:
         super().__init__()
         self.config = config
         self.backend = Backend(db_path, config.reviewer, busy_wait=busy_wait)
@@ -112,33 +140,44 @@ class GavelApp(App[None]):
         self._hub = hub
         """Makes the hub to sync with (tests hand in a fake; default: the config's URL)."""
 
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
         """Every notification, from every screen, as plain text with control, bidirectional
         and zero-width characters made visible: messages carry report ids, reviewer names and
         errors from the data, which must never be read as markup or reach the terminal raw.
         (``markup`` is accepted and ignored.)"""
-        super().notify(visible(message), title=visible(title), severity=severity,
-                       timeout=timeout, markup=False)
+        super().notify(
+            visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False
+        )
 
     def format_title(self, title: str, sub_title: str) -> Content:
         """The header: task, system and report names come from the data (see notify)."""
-        return super().format_title(visible(title, keep_newlines=False),
-                                    visible(sub_title, keep_newlines=False))
+        return super().format_title(
+            visible(title, keep_newlines=False), visible(sub_title, keep_newlines=False)
+        )
 
     def on_mount(self) -> None:
         self.set_keymap(normalise_keymap(self.config.keys))
         self._start_writer()
-        self.run_worker(self._watch, thread=True, group="watch", name="database watcher",
-                        exit_on_error=False)
+        self.run_worker(
+            self._watch, thread=True, group="watch", name="database watcher", exit_on_error=False
+        )
         self._start_hub_sync()
         self.push_screen(self.queue_screen)
         for problem in self.keymap_problems:
             self.notify(problem, title="Key bindings", severity="error", timeout=15)
 
     def _start_writer(self) -> None:
-        self.run_worker(self._writer, thread=True, group="writer", name="writer",
-                        exit_on_error=False)
+        self.run_worker(
+            self._writer, thread=True, group="writer", name="writer", exit_on_error=False
+        )
 
     def _start_hub_sync(self) -> None:
         """Sync with the configured hub in a thread worker, never on the UI thread."""
@@ -150,8 +189,13 @@ class GavelApp(App[None]):
         make = self._hub or pg_hub_factory(url or "")
         self.hub_state = starting_state(url)
         self.hub_syncer = HubSyncer(self.backend.path, make, self.config.sync_every)
-        self.run_worker(partial(self.hub_syncer.run, self.post_message), thread=True,
-                        group="hub", name="hub sync", exit_on_error=False)
+        self.run_worker(
+            partial(self.hub_syncer.run, self.post_message),
+            thread=True,
+            group="hub",
+            name="hub sync",
+            exit_on_error=False,
+        )
 
     @on(HubSynced)
     def hub_synced(self, message: HubSynced) -> None:
@@ -173,8 +217,12 @@ class GavelApp(App[None]):
             self.queue_screen.reload_rows(result.reports)
         screen = self.screen
         if isinstance(screen, ReportScreen) and screen.report_id in result.reports:
-            self.notify("decisions on this report came in from the hub: reopen it (escape, "
-                        "enter) to see them", title="Review hub", timeout=8)
+            self.notify(
+                "decisions on this report came in from the hub: reopen it (escape, "
+                "enter) to see them",
+                title="Review hub",
+                timeout=8,
+            )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:
@@ -189,8 +237,9 @@ class GavelApp(App[None]):
         error = worker.error
         what = worker.name or worker.group
         self.failures.append(f"{what}: {error!r}")
-        self.notify(f"{what} failed: {error}", title="Background task failed",
-                    severity="error", timeout=12)
+        self.notify(
+            f"{what} failed: {error}", title="Background task failed", severity="error", timeout=12
+        )
         if worker.group == "writer" and not self._closing:
             self._start_writer()
 
@@ -214,11 +263,16 @@ class GavelApp(App[None]):
         change = message.change
         if change.events:
             who = ", ".join(change.reviewers)
-            self.notify(f"{who} changed {change.events} decision(s) in another session; "
-                        "refreshed", timeout=5)
+            self.notify(
+                f"{who} changed {change.events} decision(s) in another session; refreshed",
+                timeout=5,
+            )
         elif change.structural:
-            self.notify("the database changed in another session (a suite, a judge run or a "
-                        "proposal); refreshed", timeout=5)
+            self.notify(
+                "the database changed in another session (a suite, a judge run or a "
+                "proposal); refreshed",
+                timeout=5,
+            )
         if change.structural:
             self.queue_screen.load()
         elif change.reports:
@@ -240,7 +294,7 @@ class GavelApp(App[None]):
 
         result = message.result
         if self.hub_syncer is not None and result.error is None and result.waiting is None:
-            self.hub_syncer.poke()                # local first; the hub hears of it next
+            self.hub_syncer.poke()  # local first; the hub hears of it next
         if result.waiting is not None:
             # Said when the wait starts and again every WAIT_REMINDER seconds, so the screen
             # keeps saying that (and for whom) a decision waits, however long it takes.
@@ -250,10 +304,14 @@ class GavelApp(App[None]):
                 self._waiting_told = result.waiting
                 self._waiting_for = result.note or "held by another process"
                 still = "" if first else f" (still waiting, {result.waiting:.0f} s)"
-                self.notify(f"the database is {self._waiting_for}: your "
-                            f"{result.command.kind} is queued and will be stored when it "
-                            f"finishes (nothing is lost){still}", title="Database busy",
-                            severity="warning", timeout=WAIT_REMINDER)
+                self.notify(
+                    f"the database is {self._waiting_for}: your "
+                    f"{result.command.kind} is queued and will be stored when it "
+                    f"finishes (nothing is lost){still}",
+                    title="Database busy",
+                    severity="warning",
+                    timeout=WAIT_REMINDER,
+                )
             return
         if self._waiting is result.command:
             self._waiting = None
@@ -312,9 +370,10 @@ class GavelApp(App[None]):
             if yes:
                 self.backend.submit(WriteCommand("undo", report_id=found.report_id))
 
-        self.push_screen(ConfirmDialog(f"Undo {what}?",
-                                       f"on {found.subject} in report {found.report}", "undo"),
-                         done)
+        self.push_screen(
+            ConfirmDialog(f"Undo {what}?", f"on {found.subject} in report {found.report}", "undo"),
+            done,
+        )
 
     def action_proposals(self) -> None:
         from tui.screens.proposals import ProposalsScreen
@@ -347,22 +406,27 @@ class GavelApp(App[None]):
         if report_id not in order:
             order = [report_id]
         by_suspicion = self.queue_screen.filter.sort == "suspicion"
-        self.push_screen(ReportScreen(order, order.index(report_id),
-                                      suspicion_first=by_suspicion))
+        self.push_screen(ReportScreen(order, order.index(report_id), suspicion_first=by_suspicion))
 
     async def action_quit(self) -> None:
         if self._waiting is None:
             self.exit()
             return
+
         # Quitting stops the writer: a decision still waiting for the lock would be lost.
         def done(yes: bool | None) -> None:
             if yes:
                 self.exit()
 
-        self.push_screen(ConfirmDialog(
-            "Quit and lose a queued decision?",
-            f"your {self._waiting.kind} waits for the database ({self._waiting_for}); it is "
-            "stored as soon as the lock frees if you stay", "quit anyway"), done)
+        self.push_screen(
+            ConfirmDialog(
+                "Quit and lose a queued decision?",
+                f"your {self._waiting.kind} waits for the database ({self._waiting_for}); it is "
+                "stored as soon as the lock frees if you stay",
+                "quit anyway",
+            ),
+            done,
+        )
 
     def on_unmount(self) -> None:
         self._closing = True

@@ -97,7 +97,7 @@ def _describe(exc: ValidationError) -> str:
         where = ".".join(str(part) for part in error["loc"]) or "file"
         if error["type"] == "extra_forbidden":
             problems.append(f"unknown setting {where!r}")
-        elif where == "hub":                  # a URL may carry a password: never echo it
+        elif where == "hub":  # a URL may carry a password: never echo it
             problems.append(f"{where}: {error['msg'].lower()}")
         else:
             problems.append(f"{where}: {error['msg'].lower()} (got {error['input']!r})")

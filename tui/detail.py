@@ -33,9 +33,14 @@ def _plain(text: Text, value: str, style: str = "") -> None:
     text.append(visible(value), style)
 
 
-def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False,
-                history: list[tuple[str, str, str | None, str, str | None]] | None = None,
-                runs: list[OtherVerdict] | None = None) -> Text:
+def detail_text(
+    view: ReportView,
+    judgment: JudgmentView,
+    *,
+    blind: bool = False,
+    history: list[tuple[str, str, str | None, str, str | None]] | None = None,
+    runs: list[OtherVerdict] | None = None,
+) -> Text:
     text = Text(end="")
     kind = get_kind(judgment.kind)
     scale = get_scale(judgment.scale) if judgment.scale else None
@@ -51,8 +56,7 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
         if scale is not None and judgment.judge is not None and not scale.continuous:
             text.append(f" ({scale.label_of(judgment.judge)})", "dim")
         text.append("    Effective: ")
-        text.append(short_value(judgment.effective),
-                    "bold magenta" if judgment.differs else "bold")
+        text.append(short_value(judgment.effective), "bold magenta" if judgment.differs else "bold")
         status = judgment.status or "undecided"
         text.append(f"    [{status}", "dim")
         if judgment.reviewers > 1:
@@ -62,8 +66,11 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
         text.append("Judge error: ", "bold red")
         _plain(text, judgment.error + "\n", "red")
     if scale is not None:
-        keys = "   ".join(f"{c.key}={c.label}" for c in scale.choices) if scale.choices else \
-            f"continuous {scale.low:g}–{scale.high:g}: press r to enter a value"
+        keys = (
+            "   ".join(f"{c.key}={c.label}" for c in scale.choices)
+            if scale.choices
+            else f"continuous {scale.low:g}–{scale.high:g}: press r to enter a value"
+        )
         text.append(f"Keys: {keys}\n", "dim")
     if judgment.suspicions and not hidden:
         _section(text, "◆ Why look twice")
@@ -83,9 +90,12 @@ def detail_text(view: ReportView, judgment: JudgmentView, *, blind: bool = False
 
     criterion = view.criteria.get(judgment.criterion_id) if judgment.criterion_id else None
     if criterion is not None:
-        _section(text, f"Rubric ({criterion.framework} · {criterion.dimension}"
-                 + (f" · weight {criterion.weight:g}" if criterion.weight is not None else "")
-                 + ")")
+        _section(
+            text,
+            f"Rubric ({criterion.framework} · {criterion.dimension}"
+            + (f" · weight {criterion.weight:g}" if criterion.weight is not None else "")
+            + ")",
+        )
         _plain(text, criterion.text + "\n", "bold")
         if criterion.explanation:
             _plain(text, criterion.explanation + "\n", "dim")
@@ -168,12 +178,17 @@ def grading_context(view: ReportView, judgment: JudgmentView) -> list[tuple[str,
     criterion = view.criteria.get(judgment.criterion_id) if judgment.criterion_id else None
     claim = view.claims.get(judgment.claim_id) if judgment.claim_id else None
     item = ContextItem(
-        judgment.kind, judgment.judge, judgment.key,
+        judgment.kind,
+        judgment.judge,
+        judgment.key,
         _criterion(criterion) if criterion is not None else None,
         Claim(claim.ext, claim.fact, claim.extract, claim.citations, claim.url, claim.metadata)
-        if claim is not None else None,
-        view.task_metadata, [_criterion(c) for c in view.criteria.values()],
-        judgment.evidence or None)
+        if claim is not None
+        else None,
+        view.task_metadata,
+        [_criterion(c) for c in view.criteria.values()],
+        judgment.evidence or None,
+    )
     return grading.context(item)
 
 
@@ -181,8 +196,13 @@ def _criterion(criterion: object) -> Criterion:
     from store.views.screens import CriterionView
 
     assert isinstance(criterion, CriterionView)
-    return Criterion(criterion.ext, criterion.dimension, criterion.text, criterion.explanation,
-                     criterion.metadata)
+    return Criterion(
+        criterion.ext,
+        criterion.dimension,
+        criterion.text,
+        criterion.explanation,
+        criterion.metadata,
+    )
 
 
 def source_urls(view: ReportView, judgment: JudgmentView) -> list[str]:
@@ -223,12 +243,16 @@ def _ref_of(view: ReportView, judgment: JudgmentView, url: str) -> int | None:
     return next((i for i, (_, u) in view.references.items() if u == url), None)
 
 
-def _source_block(text: Text, view: ReportView, judgment: JudgmentView, url: str,
-                  home: str | None) -> None:
+def _source_block(
+    text: Text, view: ReportView, judgment: JudgmentView, url: str, home: str | None
+) -> None:
     ref = _ref_of(view, judgment, url)
     source = view.sources.get(url)
-    title = source.title if source and source.title else (
-        view.references[ref][0] if ref is not None else "")
+    title = (
+        source.title
+        if source and source.title
+        else (view.references[ref][0] if ref is not None else "")
+    )
     _section(text, f"Source [{ref}]" if ref is not None else "Source")
     _plain(text, title + "\n", "bold")
     _plain(text, url + "\n", "blue")
@@ -251,26 +275,37 @@ def _source_block(text: Text, view: ReportView, judgment: JudgmentView, url: str
     text.append("v: the whole page, scrollable\n", "dim")
 
 
-def _integrity(text: Text, view: ReportView, judgment: JudgmentView, source: SourceView,
-               home: str | None) -> None:
+def _integrity(
+    text: Text, view: ReportView, judgment: JudgmentView, source: SourceView, home: str | None
+) -> None:
     if source.error:
         text.append("fetch error: ", "bold red")
         _plain(text, source.error, "red")
-        text.append(" — the judge cannot have seen this page; unknown is the defined verdict\n",
-                    "dim")
+        text.append(
+            " — the judge cannot have seen this page; unknown is the defined verdict\n", "dim"
+        )
         return
     actual = hashlib.sha256(source.text.encode("utf-8")).hexdigest()
     if actual != source.sha256:
-        text.append(f"integrity: stored hash {source.sha256[:12]}… does not match the stored "
-                    f"text ({actual[:12]}…)\n", "bold red")
+        text.append(
+            f"integrity: stored hash {source.sha256[:12]}… does not match the stored "
+            f"text ({actual[:12]}…)\n",
+            "bold red",
+        )
     elif judgment.source_sha256 and judgment.source_sha256 != source.sha256:
-        text.append(f"integrity: the judge saw a different version ({judgment.source_sha256[:12]}"
-                    f"…) than the stored page ({source.sha256[:12]}…)\n", "bold yellow")
+        text.append(
+            f"integrity: the judge saw a different version ({judgment.source_sha256[:12]}"
+            f"…) than the stored page ({source.sha256[:12]}…)\n",
+            "bold yellow",
+        )
     elif judgment.source_sha256:
         text.append(f"integrity: page {source.sha256[:12]}… is the one the judge saw\n", "green")
     else:
-        text.append(f"page sha256 {source.sha256[:12]}… (fetched {source.fetched_at or '?'}; "
-                    "the judgment does not record which version it saw)\n", "dim")
+        text.append(
+            f"page sha256 {source.sha256[:12]}… (fetched {source.fetched_at or '?'}; "
+            "the judgment does not record which version it saw)\n",
+            "dim",
+        )
     if not judgment.evidence:
         return
     if home == source.url:
@@ -279,9 +314,12 @@ def _integrity(text: Text, view: ReportView, judgment: JudgmentView, source: Sou
         ref = _ref_of(view, judgment, home)
         where = f"[{ref}]" if ref is not None else home
         other = view.sources.get(home)
-        text.append(f"the judge's evidence is from {where}"
-                    + (f" {other.title}" if other is not None and other.title else "")
-                    + ", not this page\n", "dim")
+        text.append(
+            f"the judge's evidence is from {where}"
+            + (f" {other.title}" if other is not None and other.title else "")
+            + ", not this page\n",
+            "dim",
+        )
 
 
 def _passage(source: SourceView, evidence: str) -> tuple[str, tuple[int, int] | None]:

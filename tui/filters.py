@@ -30,8 +30,9 @@ class QueueFilter:
     sort: str = "default"
     """'default' (suite, task, system), 'impact', 'suspicion', or a column key."""
     descending: bool = False
-    toggles: tuple[str, ...] = field(default=("undecided", "differs", "conflicts", "flagged",
-                                              "suspicious"))
+    toggles: tuple[str, ...] = field(
+        default=("undecided", "differs", "conflicts", "flagged", "suspicious")
+    )
 
     def toggled(self, name: str) -> QueueFilter:
         if name not in self.toggles:
@@ -77,33 +78,37 @@ class QueueFilter:
             parts.append(f"domain={self.domain}")
         if self.status != "all":
             parts.append(f"status={self.status}")
-        parts += [name.replace("differs", "judge≠human") for name in self.toggles
-                  if getattr(self, name)]
+        parts += [
+            name.replace("differs", "judge≠human") for name in self.toggles if getattr(self, name)
+        ]
         if self.search:
             parts.append(f"search “{self.search}”")
-        order = {"default": "task",
-                 "impact": "impact (the most one verdict flip can move the first headline "
-                           "score / the others together)",
-                 "suspicion": "suspicion (undecided verdicts the flags point to, strongest "
-                              "first)"}.get(self.sort, self.sort)
+        order = {
+            "default": "task",
+            "impact": "impact (the most one verdict flip can move the first headline "
+            "score / the others together)",
+            "suspicion": "suspicion (undecided verdicts the flags point to, strongest first)",
+        }.get(self.sort, self.sort)
         order = (labels or {}).get(order, order)
         parts.append(f"order: {order}{' ↓' if self.descending else ''}")
         return "  ·  ".join(parts)
 
 
-def select(rows: list[QueueRow], flt: QueueFilter, impacts: dict[int, Impact]
-           ) -> list[QueueRow]:
+def select(rows: list[QueueRow], flt: QueueFilter, impacts: dict[int, Impact]) -> list[QueueRow]:
     kept = [r for r in rows if flt.keep(r)]
     if flt.sort == "impact":
-        return sorted(kept, key=lambda r: impacts.get(r.report_id, Impact(-1, -1, None)).key(),
-                      reverse=True)
+        return sorted(
+            kept, key=lambda r: impacts.get(r.report_id, Impact(-1, -1, None)).key(), reverse=True
+        )
     if flt.sort == "suspicion":
         # Most suspicious first; impact breaks ties (and orders the reports with no flags).
-        return sorted(kept, key=lambda r: (r.suspicion, impacts.get(
-            r.report_id, Impact(-1, -1, None)).key()), reverse=True)
+        return sorted(
+            kept,
+            key=lambda r: (r.suspicion, impacts.get(r.report_id, Impact(-1, -1, None)).key()),
+            reverse=True,
+        )
     if flt.sort != "default":
-        return sorted(kept, key=lambda r: sort_value(r, flt.sort, impacts),
-                      reverse=flt.descending)
+        return sorted(kept, key=lambda r: sort_value(r, flt.sort, impacts), reverse=flt.descending)
     return kept
 
 

@@ -80,8 +80,9 @@ def _clock(stamp: str | None) -> str:
 
 
 def _visible(text: str) -> str:
-    return "".join(ch if ch.isprintable() else "\ufffd" for ch in text.splitlines()[0]
-                   ) if text else ""
+    return (
+        "".join(ch if ch.isprintable() else "\ufffd" for ch in text.splitlines()[0]) if text else ""
+    )
 
 
 class HubSynced(Message):
@@ -133,17 +134,25 @@ class HubSyncer:
         try:
             result = sync(conn, hub)
         except HubError as exc:
-            mode: HubMode = ("offline" if isinstance(exc, HubOffline)
-                             else "refused" if isinstance(exc, HubRefused) else "error")
+            mode: HubMode = (
+                "offline"
+                if isinstance(exc, HubOffline)
+                else "refused"
+                if isinstance(exc, HubRefused)
+                else "error"
+            )
             return HubSynced(self._local(conn, hub, mode, str(exc)), None)
-        except sqlite3.Error as exc:          # the local database busy for long: next tick
+        except sqlite3.Error as exc:  # the local database busy for long: next tick
             return HubSynced(self._local(conn, hub, "error", f"local database: {exc}"), None)
-        except Exception as exc:              # a bug must not end the syncing for the session
-            return HubSynced(self._local(conn, hub, "error", f"{type(exc).__name__}: {exc}"),
-                             None)
-        state = HubState("synced" if result.pending == 0 else "pending", result.hub,
-                         result.pending, local_state(conn, result.hub_id).synced_at,
-                         quarantined=result.quarantined)
+        except Exception as exc:  # a bug must not end the syncing for the session
+            return HubSynced(self._local(conn, hub, "error", f"{type(exc).__name__}: {exc}"), None)
+        state = HubState(
+            "synced" if result.pending == 0 else "pending",
+            result.hub,
+            result.pending,
+            local_state(conn, result.hub_id).synced_at,
+            quarantined=result.quarantined,
+        )
         return HubSynced(state, result)
 
     @staticmethod
@@ -154,8 +163,7 @@ class HubSyncer:
             here = local_state(conn)
         except sqlite3.Error:
             return HubState(mode, hub.name, detail=detail)
-        return HubState(mode, hub.name, here.pending, here.synced_at, detail,
-                        here.quarantined)
+        return HubState(mode, hub.name, here.pending, here.synced_at, detail, here.quarantined)
 
 
 def pg_hub_factory(url: str) -> Callable[[], Hub]:
@@ -166,8 +174,10 @@ def pg_hub_factory(url: str) -> Callable[[], Hub]:
     def make() -> Hub:
         from store.hub.server import PgHub
 
-        return PgHub(url, connect_timeout=3, statement_timeout=10,
-                     application_name="gavel workstation")
+        return PgHub(
+            url, connect_timeout=3, statement_timeout=10, application_name="gavel workstation"
+        )
+
     return make
 
 
@@ -177,24 +187,37 @@ def starting_state(url: str | None) -> HubState:
     return HubState("starting", safe_url(url) if url else "hub")
 
 
-def what_changed(previous: HubState | None, message: HubSynced
-                 ) -> list[tuple[str, SeverityLevel]]:
+def what_changed(previous: HubState | None, message: HubSynced) -> list[tuple[str, SeverityLevel]]:
     """(message, severity) notifications a sync deserves: new conflicts, newly quarantined
     events, and the hub going away or coming back — not every tick."""
     notes: list[tuple[str, SeverityLevel]] = []
     state, result = message.state, message.result
     if result is not None and result.new_conflicts:
         n = len(result.new_conflicts)
-        notes.append((f"{n} new conflict{'s' if n != 1 else ''} from the hub: reviewers decided "
-                      "differently (queue filter: conflicts)", "warning"))
+        notes.append(
+            (
+                f"{n} new conflict{'s' if n != 1 else ''} from the hub: reviewers decided "
+                "differently (queue filter: conflicts)",
+                "warning",
+            )
+        )
     if result is not None and result.rejected:
-        notes.append((f"{len(result.rejected)} hub event(s) refused and quarantined: "
-                      f"{_visible(result.rejected[0][2])}", "error"))
+        notes.append(
+            (
+                f"{len(result.rejected)} hub event(s) refused and quarantined: "
+                f"{_visible(result.rejected[0][2])}",
+                "error",
+            )
+        )
     was = previous.mode if previous is not None else "starting"
     if state.mode in ("offline", "refused", "error") and state.mode != was:
-        notes.append((f"hub {state.mode}: {_visible(state.detail)} — decisions are kept here "
-                      "and sync when it is back", "warning" if state.mode == "offline"
-                      else "error"))
+        notes.append(
+            (
+                f"hub {state.mode}: {_visible(state.detail)} — decisions are kept here "
+                "and sync when it is back",
+                "warning" if state.mode == "offline" else "error",
+            )
+        )
     elif was in ("offline", "refused", "error") and state.mode in ("synced", "pending"):
         notes.append(("hub back: synced", "information"))
     return notes

@@ -59,8 +59,14 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("queue.undecided", "u", "toggle_filter('undecided')", "Undecided", "queue"),
     KeyDef("queue.differs", "x", "toggle_filter('differs')", "Judge≠human", "queue"),
     KeyDef("queue.conflicts", "C", "toggle_filter('conflicts')", "Conflicts", "queue", show=False),
-    KeyDef("queue.flagged", "exclamation_mark", "toggle_filter('flagged')", "Flagged", "queue",
-           show=False),
+    KeyDef(
+        "queue.flagged",
+        "exclamation_mark",
+        "toggle_filter('flagged')",
+        "Flagged",
+        "queue",
+        show=False,
+    ),
     KeyDef("queue.impact", "i", "sort_impact", "By impact", "queue"),
     KeyDef("queue.suspicion", "S", "sort_suspicion", "By suspicion", "queue"),
     KeyDef("queue.suspicious", "w", "toggle_filter('suspicious')", "Suspicious", "queue"),
@@ -74,10 +80,21 @@ KEYS: tuple[KeyDef, ...] = (
     # Report review
     KeyDef("judgment.confirm", "enter", "confirm", "Confirm judge", "report", priority=True),
     KeyDef("judgment.rationale", "r", "rationale", "Rationale…", "report"),
-    KeyDef("judgment.next_undecided", "right_square_bracket", "next_undecided(1)",
-           "Next undecided", "report"),
-    KeyDef("judgment.prev_undecided", "left_square_bracket", "next_undecided(-1)",
-           "Prev undecided", "report", show=False),
+    KeyDef(
+        "judgment.next_undecided",
+        "right_square_bracket",
+        "next_undecided(1)",
+        "Next undecided",
+        "report",
+    ),
+    KeyDef(
+        "judgment.prev_undecided",
+        "left_square_bracket",
+        "next_undecided(-1)",
+        "Prev undecided",
+        "report",
+        show=False,
+    ),
     KeyDef("judgment.down", "j", "move(1)", "Next", "report", show=False),
     KeyDef("judgment.up", "k", "move(-1)", "Previous", "report", show=False),
     KeyDef("judgment.flag", "exclamation_mark", "flag", "Flag", "report", show=False),
@@ -91,8 +108,14 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("report.back", "escape", "back", "Queue", "report", show=False),
     KeyDef("report.queue", "q", "back", "Queue", "report"),
     KeyDef("report.source", "v", "view_source", "Source page", "report"),
-    KeyDef("judgment.suspicion_order", "S", "toggle_undecided_order",
-           "] order: suspicion / list", "report", show=False),
+    KeyDef(
+        "judgment.suspicion_order",
+        "S",
+        "toggle_undecided_order",
+        "] order: suspicion / list",
+        "report",
+        show=False,
+    ),
     KeyDef("judgment.adjudicate", "A", "adjudicate", "Adjudicate…", "report", show=False),
     KeyDef("report.propose", "a", "propose", "Propose GT", "report", show=False),
     KeyDef("judgment.rejudge", "J", "rejudge", "Re-judge", "report", show=False),
@@ -102,8 +125,15 @@ KEYS: tuple[KeyDef, ...] = (
     ),
     # Rationale editor (while it is open nothing else fires)
     KeyDef("editor.submit", "ctrl+s", "submit", "Save decision", "editor", priority=True),
-    KeyDef("editor.submit_enter", "ctrl+enter", "submit", "Save decision", "editor", show=False,
-           priority=True),
+    KeyDef(
+        "editor.submit_enter",
+        "ctrl+enter",
+        "submit",
+        "Save decision",
+        "editor",
+        show=False,
+        priority=True,
+    ),
     KeyDef("editor.cancel", "escape", "cancel", "Cancel", "editor"),
     # The whole stored source page (v on the report screen)
     KeyDef("source.back", "escape,q,v", "back", "Back", "source"),
@@ -125,8 +155,14 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("estimates.anytime", "a", "toggle_anytime", "Anytime CI", "estimates"),
     # ground-truth proposals (P)
     KeyDef("proposals.accept", "y", "decide('accept')", "Accept", "proposals"),
-    KeyDef("proposals.force", "Y", "decide('force')", "Accept a flagged duplicate anyway",
-           "proposals", show=False),
+    KeyDef(
+        "proposals.force",
+        "Y",
+        "decide('force')",
+        "Accept a flagged duplicate anyway",
+        "proposals",
+        show=False,
+    ),
     KeyDef("proposals.reject", "n", "decide('reject')", "Reject", "proposals"),
     KeyDef("proposals.reload", "r", "reload", "Reload", "proposals"),
     KeyDef("proposals.back", "escape,q", "back", "Back", "proposals"),
@@ -176,8 +212,11 @@ def effective_keys(keymap: Mapping[str, str]) -> dict[str, str]:
 
 def problems(keymap: Mapping[str, str]) -> list[str]:
     """Unknown ids and collisions the user's keymap causes (reported at start-up)."""
-    found = [f"[keys] {bid!r} is not a binding id (see `gavel keys`)"
-             for bid in keymap if bid not in KEY_BY_ID]
+    found = [
+        f"[keys] {bid!r} is not a binding id (see `gavel keys`)"
+        for bid in keymap
+        if bid not in KEY_BY_ID
+    ]
     keys = effective_keys(keymap)
     for screen, contexts in SHARED_CONTEXTS.items():
         seen: dict[str, list[str]] = defaultdict(list)
@@ -187,13 +226,18 @@ def problems(keymap: Mapping[str, str]) -> list[str]:
                     seen[_normal(key)].append(key_def.id)
         for key, ids in sorted(seen.items()):
             if len(ids) > 1:
-                found.append(f"key {display_key(key)!r} is bound to {' and '.join(ids)} "
-                             f"on the {screen} screen")
+                found.append(
+                    f"key {display_key(key)!r} is bound to {' and '.join(ids)} "
+                    f"on the {screen} screen"
+                )
     return found
 
 
 _ALIASES = {
-    "?": "question_mark", "/": "slash", "!": "exclamation_mark", "[": "left_square_bracket",
+    "?": "question_mark",
+    "/": "slash",
+    "!": "exclamation_mark",
+    "[": "left_square_bracket",
     "]": "right_square_bracket",
 }
 _DISPLAY = {v: k for k, v in _ALIASES.items()}

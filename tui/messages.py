@@ -41,8 +41,14 @@ class ImpactsComputed(Message):
 
 
 class ReportLoaded(Message):
-    def __init__(self, view: ReportView, scores: list[ScoreLine], rank: Rank | None,
-                 history: dict[int, History], elapsed: float) -> None:
+    def __init__(
+        self,
+        view: ReportView,
+        scores: list[ScoreLine],
+        rank: Rank | None,
+        history: dict[int, History],
+        elapsed: float,
+    ) -> None:
         super().__init__()
         self.view = view
         self.scores = scores

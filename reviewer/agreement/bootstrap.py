@@ -115,9 +115,9 @@ def bootstrap_ci(
     return _interval(estimate, values, confidence, n_resamples)
 
 
-def _resampled(n: int, n_resamples: int, seed: int,
-               statistic: Callable[[npt.NDArray[np.int64]], float | None]
-               ) -> npt.NDArray[np.float64]:
+def _resampled(
+    n: int, n_resamples: int, seed: int, statistic: Callable[[npt.NDArray[np.int64]], float | None]
+) -> npt.NDArray[np.float64]:
     """The statistic on ``n_resamples`` resamples of ``n`` units (index arrays drawn with
     ``seed``), dropping the undefined ones. Both bootstraps draw through here, so they see
     the same resamples for the same seed and size."""
@@ -162,7 +162,8 @@ def bootstrap_table_ci(
     if n == 0:
         return BootstrapCI(estimate, None, None, confidence, n_resamples, 0)
     values = _resampled(
-        n, n_resamples, seed, lambda idx: _scalar(table_statistic(table(np.take(codes, idx)))))
+        n, n_resamples, seed, lambda idx: _scalar(table_statistic(table(np.take(codes, idx))))
+    )
     return _interval(estimate, values, confidence, n_resamples)
 
 

@@ -184,35 +184,50 @@ class _Cells:
 def _cells(sample: Sample, keep: Bools, cells: int) -> _Cells:
     order = np.argsort(sample.cell, kind="stable")
     ordered = sample.cell[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else \
-        np.zeros(0, dtype=np.int64)
+    starts = (
+        np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        if len(order)
+        else np.zeros(0, dtype=np.int64)
+    )
     present = np.zeros(cells, dtype=bool)
     present[ordered[starts]] = True
     w = sample.weight
-    layout = _Cells(order, starts, present, keep.astype(np.float64), cells, w,
-                    np.zeros(cells), np.zeros(cells), np.zeros(cells))
+    layout = _Cells(
+        order,
+        starts,
+        present,
+        keep.astype(np.float64),
+        cells,
+        w,
+        np.zeros(cells),
+        np.zeros(cells),
+        np.zeros(cells),
+    )
     layout.n = layout.sum(np.ones(len(w)))
     layout.sw = layout.sum(w)
     layout.sw2 = layout.sum(w * w)
     return layout
 
 
-def _slope(sample: Sample, keep: Bools, d: Floats, expand: Floats, population: Population
-           ) -> Floats:
+def _slope(
+    sample: Sample, keep: Bools, d: Floats, expand: Floats, population: Population
+) -> Floats:
     """(groups × targets): the metric's average change per unit of a verdict's number, from
     the kept rows' disagreements (expansion-weighted least squares through the origin)."""
     groups = population.member.shape[0]
     moved = (sample.dx != 0) & keep
     numerator = np.zeros((groups, d.shape[1]))
     np.add.at(numerator, sample.group, (expand * sample.dx * moved)[:, None] * d)
-    denominator = np.bincount(sample.group, weights=expand * sample.dx * sample.dx * moved,
-                              minlength=groups)
+    denominator = np.bincount(
+        sample.group, weights=expand * sample.dx * sample.dx * moved, minlength=groups
+    )
     safe = np.where(denominator > 0, denominator, 1.0)[:, None]
     return np.where(denominator[:, None] > 0, numerator / safe, 0.0) * population.member
 
 
-def _moments(layout: _Cells, sample: Sample, d: Floats, slope: Floats,
-             population: Population) -> tuple[Moments, Floats]:
+def _moments(
+    layout: _Cells, sample: Sample, d: Floats, slope: Floats, population: Population
+) -> tuple[Moments, Floats]:
     """The cells' PPI++ sums with pseudo-labels ``ỹ = a + d``, ``a = slope·x``; and the
     cells' population totals of ``a``."""
     cells, targets = len(population.cell_size), d.shape[1]
@@ -221,10 +236,14 @@ def _moments(layout: _Cells, sample: Sample, d: Floats, slope: Floats,
     w, w2 = layout.w[:, None], (layout.w * layout.w)[:, None]
     pop_a = np.zeros((cells, targets))
     pop_a2 = np.zeros((cells, targets))
-    np.add.at(pop_a, population.pair_cell,
-              slope[population.pair_group] * population.pair_x[:, None])
-    np.add.at(pop_a2, population.pair_cell,
-              slope[population.pair_group] ** 2 * population.pair_x2[:, None])
+    np.add.at(
+        pop_a, population.pair_cell, slope[population.pair_group] * population.pair_x[:, None]
+    )
+    np.add.at(
+        pop_a2,
+        population.pair_cell,
+        slope[population.pair_group] ** 2 * population.pair_x2[:, None],
+    )
 
     def col(v: Floats) -> Floats:
         return np.broadcast_to(v[:, None], (cells, targets)).astype(np.float64)
@@ -236,15 +255,29 @@ def _moments(layout: _Cells, sample: Sample, d: Floats, slope: Floats,
         # Hansen–Hurwitz: the weights' sum replaced by its expectation, n·N_c.
         sw=col(layout.sw if population.fpc else layout.n * population.cell_size),
         sw2=col(layout.sw2),
-        swy=layout.sum(wy), swp=layout.sum(wa), sw2y=layout.sum(w2y), sw2p=layout.sum(w2a),
-        sw2yp=layout.sum(w2y * a), sw2y2=layout.sum(w2y * y), sw2p2=layout.sum(w2a * a),
-        big_n=col(population.cell_size), sq=pop_a, sq2=pop_a2,
+        swy=layout.sum(wy),
+        swp=layout.sum(wa),
+        sw2y=layout.sum(w2y),
+        sw2p=layout.sum(w2a),
+        sw2yp=layout.sum(w2y * a),
+        sw2y2=layout.sum(w2y * y),
+        sw2p2=layout.sum(w2a * a),
+        big_n=col(population.cell_size),
+        sq=pop_a,
+        sq2=pop_a2,
     )
     return m, pop_a
 
 
-def _per_cell(m: Moments, pop_a: Floats, lam: Floats, fpc: Floats, rho: Floats,
-              hansen_hurwitz: bool = False, damp: bool = False) -> tuple[Floats, Floats]:
+def _per_cell(
+    m: Moments,
+    pop_a: Floats,
+    lam: Floats,
+    fpc: Floats,
+    rho: Floats,
+    hansen_hurwitz: bool = False,
+    damp: bool = False,
+) -> tuple[Floats, Floats]:
     """Each cell's estimated total of ``d`` over all its subjects (PPI++ on ỹ, minus the
     known total of ``a``) and the design variance of its unreviewed part: the Hájek
     linearised variance of the weighted mean of ``e = ρ·d + (1 − λ)·a = ρ·ỹ + (1 − ρ − λ)·a``
@@ -270,7 +303,7 @@ def _per_cell(m: Moments, pop_a: Floats, lam: Floats, fpc: Floats, rho: Floats,
         mean_e = se / safe_sw
         spread = (see - 2 * mean_e * se2w + mean_e * mean_e * m.sw2) / (safe_sw * safe_sw)
     factor = np.where(m.n > 1, m.n / np.where(m.n > 1, m.n - 1, 1.0), 0.0)
-    var = m.big_n ** 2 * factor * np.maximum(spread, 0.0) * fpc[:, None]
+    var = m.big_n**2 * factor * np.maximum(spread, 0.0) * fpc[:, None]
     return total, np.where(has, var, 0.0)
 
 
@@ -282,8 +315,16 @@ def correct(sample: Sample, population: Population, crossfit: bool = True) -> Co
     """``crossfit=False`` tunes λ on every row of a cell, as ppi-python does (and then agrees
     with it exactly); the default learns it on the other fold (see :func:`_crossfit`)."""
     if not crossfit and sample.fold is not None:
-        sample = Sample(sample.cell, sample.group, sample.weight, sample.x, sample.dx,
-                        sample.d, None, sample.first)
+        sample = Sample(
+            sample.cell,
+            sample.group,
+            sample.weight,
+            sample.x,
+            sample.dx,
+            sample.d,
+            None,
+            sample.first,
+        )
     cells = len(population.cell_size)
     targets = population.member.shape[1]
     rows = len(sample.cell)
@@ -293,10 +334,14 @@ def correct(sample: Sample, population: Population, crossfit: bool = True) -> Co
     layout = _cells(sample, every, cells)
     # Weights that expand each review to the subjects it stands for (N_c w_i / Σ_c w).
     cell_sw = layout.sw[sample.cell]
-    expand = np.where(cell_sw > 0, big_n[sample.cell] * sample.weight /
-                      np.where(cell_sw > 0, cell_sw, 1.0), 0.0)
-    fpc = np.clip(1.0 - layout.n / np.where(big_n > 0, big_n, 1.0), 0.0, 1.0) \
-        if population.fpc else np.ones(cells)
+    expand = np.where(
+        cell_sw > 0, big_n[sample.cell] * sample.weight / np.where(cell_sw > 0, cell_sw, 1.0), 0.0
+    )
+    fpc = (
+        np.clip(1.0 - layout.n / np.where(big_n > 0, big_n, 1.0), 0.0, 1.0)
+        if population.fpc
+        else np.ones(cells)
+    )
     first = np.ones(rows, dtype=bool) if sample.first is None else sample.first
     # What the reviews already settled, exactly: the anchor holds it, the estimate of the
     # whole cell's total must not count it twice.
@@ -309,31 +354,42 @@ def correct(sample: Sample, population: Population, crossfit: bool = True) -> Co
     m, pop_a = _moments(layout, sample, d, slope, population)
     hh = not population.fpc
     ppi_cells, ppi_var = _per_cell(m, pop_a, np.ones((cells, targets)), fpc, rho, hh)
-    tuned_cells, tuned_var, lam, human_cells, human_var = _crossfit(sample, d, expand,
-                                                                     population, fpc, rho)
+    tuned_cells, tuned_var, lam, human_cells, human_var = _crossfit(
+        sample, d, expand, population, fpc, rho
+    )
     present = np.zeros((cells, targets))
-    np.add.at(present, population.pair_cell,
-              population.pair_n[:, None] * population.relevant[population.pair_group])
+    np.add.at(
+        present,
+        population.pair_cell,
+        population.pair_n[:, None] * population.relevant[population.pair_group],
+    )
     size = np.where(layout.n[:, None] > 0, big_n[:, None], 0.0) * (present > 0)
     total_size = size.sum(axis=0)
-    lam_mean = np.where(total_size > 0, (lam * size).sum(axis=0) /
-                        np.where(total_size > 0, total_size, 1.0), 1.0)
+    lam_mean = np.where(
+        total_size > 0, (lam * size).sum(axis=0) / np.where(total_size > 0, total_size, 1.0), 1.0
+    )
     member_rows = population.relevant[sample.group]
     reviewed_unique = _cells(sample, first, cells).sum(member_rows.astype(np.float64))
     return Correction(
-        tuned=(tuned_cells - known).sum(axis=0), ppi=(ppi_cells - known).sum(axis=0),
-        human=(human_cells - known).sum(axis=0), var_tuned=tuned_var.sum(axis=0),
-        var_ppi=ppi_var.sum(axis=0), var_human=human_var.sum(axis=0), lam=lam_mean,
+        tuned=(tuned_cells - known).sum(axis=0),
+        ppi=(ppi_cells - known).sum(axis=0),
+        human=(human_cells - known).sum(axis=0),
+        var_tuned=tuned_var.sum(axis=0),
+        var_ppi=ppi_var.sum(axis=0),
+        var_human=human_var.sum(axis=0),
+        lam=lam_mean,
         reviews=member_rows.sum(axis=0).astype(np.int64),
         disagreements=(member_rows & (d != 0)).sum(axis=0).astype(np.int64),
         single_cells=((layout.n[:, None] == 1) & (present > 0)).sum(axis=0).astype(np.int64),
         empty_population=np.where(layout.n[:, None] == 0, present, 0.0).sum(axis=0),
         unreviewed=np.maximum(present - reviewed_unique, 0.0).sum(axis=0),
-        row_share=(expand - first)[:, None] * d)
+        row_share=(expand - first)[:, None] * d,
+    )
 
 
-def _crossfit(sample: Sample, d: Floats, expand: Floats, population: Population,
-              fpc: Floats, rho: Floats) -> tuple[Floats, Floats, Floats, Floats, Floats]:
+def _crossfit(
+    sample: Sample, d: Floats, expand: Floats, population: Population, fpc: Floats, rho: Floats
+) -> tuple[Floats, Floats, Floats, Floats, Floats]:
     """PPI++ with λ, and the sensitivities behind ``a``, cross-fitted over two folds; and the
     λ = 0 end the same way. Returns the tuned cells' totals and variances, their λ, and the
     λ = 0 totals and variances.
@@ -365,16 +421,16 @@ def _crossfit(sample: Sample, d: Floats, expand: Floats, population: Population,
     enough = (moving[0] >= LAMBDA_MIN_DISAGREEMENTS) & (moving[1] >= LAMBDA_MIN_DISAGREEMENTS)
     lams = [np.where(enough, _tuned(m), 1.0) for m in own]
     n = (layouts[0].n + layouts[1].n)[:, None]
-    share = [np.where(n > 0, layouts[f].n[:, None] / np.where(n > 0, n, 1.0), 0.0)
-             for f in (0, 1)]
+    share = [np.where(n > 0, layouts[f].n[:, None] / np.where(n > 0, n, 1.0), 0.0) for f in (0, 1)]
     out = []
     for lam_of in (lambda f: lams[1 - f], lambda f: zero):
         total = np.zeros((cells, targets))
         var = np.zeros((cells, targets))
         for f in (0, 1):
             m, pop_a = _moments(layouts[f], sample, d, slopes[1 - f], population)
-            fold_total, fold_var = _per_cell(m, pop_a, lam_of(f), fpc, rho,
-                                             not population.fpc, damp=True)
+            fold_total, fold_var = _per_cell(
+                m, pop_a, lam_of(f), fpc, rho, not population.fpc, damp=True
+            )
             total += share[f] * fold_total
             var += share[f] ** 2 * fold_var
         out.append((total, var))
@@ -382,8 +438,9 @@ def _crossfit(sample: Sample, d: Floats, expand: Floats, population: Population,
     return out[0][0], out[0][1], lam, out[1][0], out[1][1]
 
 
-def post_strata(stratum: Ints, system: Ints, group: Ints, reviewed: Ints,
-                min_cell: int = MIN_CELL) -> tuple[Ints, int]:
+def post_strata(
+    stratum: Ints, system: Ints, group: Ints, reviewed: Ints, min_cell: int = MIN_CELL
+) -> tuple[Ints, int]:
     """Cells for (stratum, system, kind) triples (``group`` is the system's kind): a triple
     with at least ``min_cell`` reviews is a cell of its own; the rest of a (stratum, system)
     pair shares one if together they reach ``min_cell``; whatever is left of a stratum shares
@@ -392,8 +449,9 @@ def post_strata(stratum: Ints, system: Ints, group: Ints, reviewed: Ints,
     variance on enough points. ``reviewed[j]`` counts the reviews of triple j; returns each
     triple's cell and the number of cells."""
     level: list[tuple[int, ...]] = []
-    for h, s, g, n in zip(stratum.tolist(), system.tolist(), group.tolist(), reviewed.tolist(),
-                          strict=True):
+    for h, s, g, n in zip(
+        stratum.tolist(), system.tolist(), group.tolist(), reviewed.tolist(), strict=True
+    ):
         level.append((h, s, g) if n >= min_cell else (h, s))
     pooled: dict[tuple[int, ...], int] = {}
     for key, n in zip(level, reviewed.tolist(), strict=True):
@@ -441,39 +499,58 @@ def _floats(values: npt.ArrayLike) -> Floats:
     return np.asarray(values, dtype=np.float64)
 
 
-def assemble(frame: Frame, reviews: Reviews, group_system: Ints, target_system: Ints,
-             relevant: Bools, fpc: bool, min_cell: int = MIN_CELL) -> tuple[Sample, Population]:
+def assemble(
+    frame: Frame,
+    reviews: Reviews,
+    group_system: Ints,
+    target_system: Ints,
+    relevant: Bools,
+    fpc: bool,
+    min_cell: int = MIN_CELL,
+) -> tuple[Sample, Population]:
     """Cells from the reviews' spread over (stratum, system, kind), and the sums
     :func:`correct` needs. ``target_system[t]`` is −1 for a target over every system."""
     groups = len(group_system)
-    width = max(1, groups, int(max(frame.group.max(initial=-1),
-                                   reviews.group.max(initial=-1))) + 1)
+    width = max(1, groups, int(max(frame.group.max(initial=-1), reviews.group.max(initial=-1))) + 1)
     pairs, pair_of = np.unique(frame.stratum * width + frame.group, return_inverse=True)
     wanted = reviews.stratum * width + reviews.group
     review_pair = np.searchsorted(pairs, wanted)
-    if len(review_pair) and (np.any(review_pair >= len(pairs))
-                             or np.any(pairs[np.minimum(review_pair, len(pairs) - 1)]
-                                       != wanted)):
+    if len(review_pair) and (
+        np.any(review_pair >= len(pairs))
+        or np.any(pairs[np.minimum(review_pair, len(pairs) - 1)] != wanted)
+    ):
         raise ValueError("a review lies outside the frame")
     reviewed = np.bincount(review_pair, minlength=len(pairs))
     if not fpc:
-        min_cell = 1 << 62      # Hansen–Hurwitz needs the whole stratum as one cell
+        min_cell = 1 << 62  # Hansen–Hurwitz needs the whole stratum as one cell
     pair_group = pairs % width
-    pair_cell, cells = post_strata(pairs // width, group_system[pair_group], pair_group,
-                                   reviewed.astype(np.int64), min_cell)
+    pair_cell, cells = post_strata(
+        pairs // width, group_system[pair_group], pair_group, reviewed.astype(np.int64), min_cell
+    )
     cell = pair_cell[pair_of]
     combos, combo_of = np.unique(cell * groups + frame.group, return_inverse=True)
     member = (group_system[:, None] == target_system[None, :]) | (target_system[None, :] < 0)
     population = Population(
-        cell_size=_floats(np.bincount(cell, weights=frame.count, minlength=cells)), fpc=fpc,
+        cell_size=_floats(np.bincount(cell, weights=frame.count, minlength=cells)),
+        fpc=fpc,
         pair_cell=(combos // groups).astype(np.int64),
         pair_group=(combos % groups).astype(np.int64),
         pair_n=_floats(np.bincount(combo_of, weights=frame.count, minlength=len(combos))),
-        pair_x=_floats(np.bincount(combo_of, weights=frame.count * frame.x,
-                                   minlength=len(combos))),
-        pair_x2=_floats(np.bincount(combo_of, weights=frame.count * frame.x * frame.x,
-                                    minlength=len(combos))),
-        member=member, relevant=member & relevant)
-    sample = Sample(cell=pair_cell[review_pair], group=reviews.group, weight=reviews.weight,
-                    x=reviews.x, dx=reviews.dx, d=reviews.d, fold=reviews.fold, first=reviews.first)
+        pair_x=_floats(np.bincount(combo_of, weights=frame.count * frame.x, minlength=len(combos))),
+        pair_x2=_floats(
+            np.bincount(combo_of, weights=frame.count * frame.x * frame.x, minlength=len(combos))
+        ),
+        member=member,
+        relevant=member & relevant,
+    )
+    sample = Sample(
+        cell=pair_cell[review_pair],
+        group=reviews.group,
+        weight=reviews.weight,
+        x=reviews.x,
+        dx=reviews.dx,
+        d=reviews.d,
+        fold=reviews.fold,
+        first=reviews.first,
+    )
     return sample, population

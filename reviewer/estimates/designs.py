@@ -67,12 +67,19 @@ def draw_uniform(size: int, budget: int, seed: int) -> Draws:
     budget = min(budget, size)
     order = np.random.default_rng(seed).permutation(size)[:budget].astype(np.int64)
     n = len(order)
-    return Draws(order, np.zeros(n, dtype=np.int64), np.full(n, 1.0 / size),
-                 np.full(n, budget / size), np.array([budget], dtype=np.int64), False)
+    return Draws(
+        order,
+        np.zeros(n, dtype=np.int64),
+        np.full(n, 1.0 / size),
+        np.full(n, budget / size),
+        np.array([budget], dtype=np.int64),
+        False,
+    )
 
 
-def allocate(sizes: Ints, budget: int, scores: Floats | None = None,
-             minimum: int = MIN_PER_STRATUM) -> Ints:
+def allocate(
+    sizes: Ints, budget: int, scores: Floats | None = None, minimum: int = MIN_PER_STRATUM
+) -> Ints:
     """Draws per stratum: proportional to ``scores`` (stratum sizes when None), at least
     ``minimum`` each where the budget and the stratum allow, never more than a stratum holds;
     rounded by largest remainder so the total is exactly the budget (or the frame).
@@ -87,8 +94,9 @@ def allocate(sizes: Ints, budget: int, scores: Floats | None = None,
     raw = (sizes if scores is None else np.asarray(scores, dtype=np.float64)).astype(np.float64)
     if raw.sum() <= 0:
         raw = sizes.astype(np.float64)
-    floor = np.minimum(sizes, minimum) if budget >= minimum * count else \
-        np.zeros(count, dtype=np.int64)
+    floor = (
+        np.minimum(sizes, minimum) if budget >= minimum * count else np.zeros(count, dtype=np.int64)
+    )
     fixed = np.zeros(count, dtype=bool)
     target = np.zeros(count)
     while True:
@@ -131,8 +139,13 @@ def _interleave(allocation: Ints, rng: np.random.Generator) -> Ints:
     return np.array(owners, dtype=np.int64)[order]
 
 
-def draw_stratified(strata: Ints, budget: int, seed: int, allocation: Allocation =
-                    "proportional", spread: Floats | None = None) -> Draws:
+def draw_stratified(
+    strata: Ints,
+    budget: int,
+    seed: int,
+    allocation: Allocation = "proportional",
+    spread: Floats | None = None,
+) -> Draws:
     """``strata[i]`` is the stratum (0..H-1) of frame position i; ``spread[h]`` the expected
     standard deviation of the judge's errors in stratum h (Neyman allocation)."""
     strata = np.asarray(strata, dtype=np.int64)
@@ -149,7 +162,7 @@ def draw_stratified(strata: Ints, budget: int, seed: int, allocation: Allocation
     alloc = allocate(sizes, budget, scores)
     rng = np.random.default_rng(seed)
     members = [np.flatnonzero(strata == h) for h in range(count)]
-    picked = [m[rng.permutation(len(m))[:alloc[h]]] for h, m in enumerate(members)]
+    picked = [m[rng.permutation(len(m))[: alloc[h]]] for h, m in enumerate(members)]
     owners = _interleave(alloc, rng)
     cursor = np.zeros(count, dtype=np.int64)
     index = np.empty(len(owners), dtype=np.int64)
@@ -177,12 +190,17 @@ def weighted_probabilities(weights: Floats, floor: float = DEFAULT_FLOOR) -> Flo
     return np.asarray((1.0 - floor) * w / total + floor * uniform, dtype=np.float64)
 
 
-def draw_weighted(weights: Floats, budget: int, seed: int,
-                  floor: float = DEFAULT_FLOOR) -> Draws:
+def draw_weighted(weights: Floats, budget: int, seed: int, floor: float = DEFAULT_FLOOR) -> Draws:
     p = weighted_probabilities(weights, floor)
     rng = np.random.default_rng(seed)
     index = rng.choice(len(p), size=budget, replace=True, p=p).astype(np.int64)
     chosen = p[index]
     pi = -np.expm1(budget * np.log1p(-np.minimum(chosen, 1 - 1e-16)))
-    return Draws(index, np.zeros(budget, dtype=np.int64), chosen, pi,
-                 np.array([budget], dtype=np.int64), True)
+    return Draws(
+        index,
+        np.zeros(budget, dtype=np.int64),
+        chosen,
+        pi,
+        np.array([budget], dtype=np.int64),
+        True,
+    )

@@ -32,8 +32,9 @@ LINEAR_REPORTS = 50
 """Reports from which an aggregate is differentiated rather than recomputed per flip."""
 
 
-def score_at(framework: Framework, report: ReportInput, verdicts: list[VerdictIn],
-             options: Mapping[str, str]) -> ReportScores:
+def score_at(
+    framework: Framework, report: ReportInput, verdicts: list[VerdictIn], options: Mapping[str, str]
+) -> ReportScores:
     """The report scored with ``verdicts`` as its effective values (the report's own list is
     put back afterwards)."""
     original = report.verdicts
@@ -44,20 +45,25 @@ def score_at(framework: Framework, report: ReportInput, verdicts: list[VerdictIn
         report.verdicts = original
 
 
-def metric_delta(before: Mapping[str, object], after: Mapping[str, object],
-                 metrics: Sequence[str]) -> list[float]:
+def metric_delta(
+    before: Mapping[str, object], after: Mapping[str, object], metrics: Sequence[str]
+) -> list[float]:
     """after − before per metric; a metric undefined on either side moves by 0 (and the caller
     counts it)."""
     out = []
     for name in metrics:
         a, b = before.get(name), after.get(name)
-        out.append(float(b) - float(a) if isinstance(a, int | float)
-                   and isinstance(b, int | float) else 0.0)
+        out.append(
+            float(b) - float(a)
+            if isinstance(a, int | float) and isinstance(b, int | float)
+            else 0.0
+        )
     return out
 
 
-def aggregate_values(framework: Framework, reports: Sequence[ReportScores],
-                     options: Mapping[str, str]) -> dict[str, float | None]:
+def aggregate_values(
+    framework: Framework, reports: Sequence[ReportScores], options: Mapping[str, str]
+) -> dict[str, float | None]:
     return {name: agg.value for name, agg in framework.aggregate(reports, options).items()}
 
 
@@ -148,8 +154,12 @@ class Collapsed:
         return [float(v) for v in (change * self._scale) @ self.gradient]
 
 
-def collapse(framework: Framework, options: Mapping[str, str],
-             tasks: Sequence[Sequence[ReportScores]], metrics: Sequence[str]) -> Collapsed:
+def collapse(
+    framework: Framework,
+    options: Mapping[str, str],
+    tasks: Sequence[Sequence[ReportScores]],
+    metrics: Sequence[str],
+) -> Collapsed:
     """Per-key task sums, the mean report, the check that the aggregate of the mean report is
     the aggregate of the reports, and the aggregate's gradient in the means (central
     differences)."""
@@ -158,8 +168,11 @@ def collapse(framework: Framework, options: Mapping[str, str],
     for reports in tasks:
         for scores in reports:
             for key, value in scores.items():
-                if key not in position and (type(value) is float or type(value) is int) \
-                        and finite(value):
+                if (
+                    key not in position
+                    and (type(value) is float or type(value) is int)
+                    and finite(value)
+                ):
                     position[key] = len(position)
     keys = list(position)
     parts = np.array([k.startswith("_") for k in keys], dtype=bool)
@@ -174,8 +187,11 @@ def collapse(framework: Framework, options: Mapping[str, str],
             row_count[parts] += 1
             for key, value in scores.items():
                 j = position.get(key)
-                if j is None or not (type(value) is float or type(value) is int) \
-                        or not finite(value):
+                if (
+                    j is None
+                    or not (type(value) is float or type(value) is int)
+                    or not finite(value)
+                ):
                     continue
                 row_sum[j] += value
                 if not parts[j]:
@@ -185,8 +201,9 @@ def collapse(framework: Framework, options: Mapping[str, str],
     every = [s for reports in tasks for s in reports]
     values = aggregate_values(framework, every, options)
     mean_values = aggregate_values(framework, [dict(means)], options) if means else {}
-    ok = bool(every) and all(_close(_number(values.get(m)), _number(mean_values.get(m)))
-                             for m in metrics)
+    ok = bool(every) and all(
+        _close(_number(values.get(m)), _number(mean_values.get(m))) for m in metrics
+    )
     gradient = np.zeros((len(keys), len(metrics)))
     if ok:
         for key, value in means.items():
@@ -200,9 +217,12 @@ def collapse(framework: Framework, options: Mapping[str, str],
     return Collapsed(keys, sums, counts, means, list(metrics), values, ok, gradient)
 
 
-def jackknife_influence(framework: Framework, options: Mapping[str, str],
-                        tasks: Sequence[Sequence[ReportScores]], metrics: Sequence[str]
-                        ) -> Floats:
+def jackknife_influence(
+    framework: Framework,
+    options: Mapping[str, str],
+    tasks: Sequence[Sequence[ReportScores]],
+    metrics: Sequence[str],
+) -> Floats:
     """(tasks × metrics): (θ − θ without the task)·(T − 1)/T — the jackknife's estimate of the
     linear term :meth:`Collapsed.task_influence` gives — for aggregates that do not collapse
     (one aggregate call per task)."""
@@ -239,11 +259,17 @@ class Flip:
     value: str | None
 
 
-def influences(framework: Framework, options: Mapping[str, str],
-               inputs: Mapping[int, ReportInput], base: Mapping[int, list[VerdictIn]],
-               scores: Mapping[int, ReportScores], system_of: Mapping[int, int],
-               flips: Sequence[Flip], targets: Sequence[Target],
-               collapsed: Mapping[int, Collapsed] | None = None) -> Floats:
+def influences(
+    framework: Framework,
+    options: Mapping[str, str],
+    inputs: Mapping[int, ReportInput],
+    base: Mapping[int, list[VerdictIn]],
+    scores: Mapping[int, ReportScores],
+    system_of: Mapping[int, int],
+    flips: Sequence[Flip],
+    targets: Sequence[Target],
+    collapsed: Mapping[int, Collapsed] | None = None,
+) -> Floats:
     """(flips × targets): each flip's effect on each target, alone on the base state.
 
     ``inputs`` and ``base`` (the base verdicts) are needed for the reports flipped;
@@ -262,12 +288,21 @@ def influences(framework: Framework, options: Mapping[str, str],
     # A large system whose aggregate collapses takes each flip as a dot product; the others
     # are re-aggregated per flip (exact, and cheaper than collapsing a small system).
     known = collapsed or {}
-    linear = {s: c for s in flipped_systems if len(by_system.get(s, ())) >= LINEAR_REPORTS
-              and (c := known.get(s) or collapse(
-                  framework, options, [[scores[r]] for r in by_system[s]], metrics)).ok
-              and set(metrics) <= set(c.metrics)}
-    systems = {s: SystemScores(framework, options, rids, [scores[r] for r in rids])
-               for s, rids in by_system.items() if s in flipped_systems and s not in linear}
+    linear = {
+        s: c
+        for s in flipped_systems
+        if len(by_system.get(s, ())) >= LINEAR_REPORTS
+        and (
+            c := known.get(s)
+            or collapse(framework, options, [[scores[r]] for r in by_system[s]], metrics)
+        ).ok
+        and set(metrics) <= set(c.metrics)
+    }
+    systems = {
+        s: SystemScores(framework, options, rids, [scores[r] for r in rids])
+        for s, rids in by_system.items()
+        if s in flipped_systems and s not in linear
+    }
     overall_targets = [j for j, t in enumerate(targets) if t.system is None]
     pooled: Collapsed | None = None
     every: list[int] = []
@@ -293,12 +328,18 @@ def influences(framework: Framework, options: Mapping[str, str],
             if moved is None:
                 if system in linear:
                     model = linear[system]
-                    moved = dict(zip(model.metrics, model.report_influence(before, after),
-                                     strict=True))
+                    moved = dict(
+                        zip(model.metrics, model.report_influence(before, after), strict=True)
+                    )
                 else:
                     changed = systems[system].replaced(flip.report, after)
-                    moved = dict(zip(metrics, metric_delta(systems[system].values, changed,
-                                                           metrics), strict=True))
+                    moved = dict(
+                        zip(
+                            metrics,
+                            metric_delta(systems[system].values, changed, metrics),
+                            strict=True,
+                        )
+                    )
             out[i, j] = moved[target.metric]
         if overall_targets:
             if pooled is not None:
@@ -308,8 +349,7 @@ def influences(framework: Framework, options: Mapping[str, str],
                 changed_all = [scores[r] for r in every]
                 changed_all[position] = after
                 now = aggregate_values(framework, changed_all, options)
-                deltas = dict(zip(metrics, metric_delta(every_values, now, metrics),
-                                  strict=True))
+                deltas = dict(zip(metrics, metric_delta(every_values, now, metrics), strict=True))
             for j in overall_targets:
                 out[i, j] = deltas[targets[j].metric]
     return out

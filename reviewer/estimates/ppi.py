@@ -55,10 +55,21 @@ class Moments:
         def total(values: Floats) -> Floats:
             return np.asarray(np.sum(values), dtype=np.float64)
 
-        return cls(np.asarray(float(len(y))), total(weights), total(w2), total(weights * y),
-                   total(weights * p), total(w2 * y), total(w2 * p), total(w2 * y * p),
-                   total(w2 * y * y), total(w2 * p * p), np.asarray(float(len(q))), total(q),
-                   total(q * q))
+        return cls(
+            np.asarray(float(len(y))),
+            total(weights),
+            total(w2),
+            total(weights * y),
+            total(weights * p),
+            total(w2 * y),
+            total(w2 * p),
+            total(w2 * y * p),
+            total(w2 * y * y),
+            total(w2 * p * p),
+            np.asarray(float(len(q))),
+            total(q),
+            total(q * q),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +92,18 @@ def normalised(m: Moments) -> Normalised:
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(m.sw > 0, m.n / np.where(m.sw > 0, m.sw, 1.0), 0.0)
     s2 = scale * scale
-    return Normalised(m.n, scale * m.sw, s2 * m.sw2, scale * m.swy, scale * m.swp,
-                      s2 * m.sw2y, s2 * m.sw2p, s2 * m.sw2yp, s2 * m.sw2y2, s2 * m.sw2p2)
+    return Normalised(
+        m.n,
+        scale * m.sw,
+        s2 * m.sw2,
+        scale * m.swy,
+        scale * m.swp,
+        s2 * m.sw2y,
+        s2 * m.sw2p,
+        s2 * m.sw2yp,
+        s2 * m.sw2y2,
+        s2 * m.sw2p2,
+    )
 
 
 def _safe_div(num: Floats, den: Floats) -> Floats:
@@ -117,8 +138,9 @@ def power_tuning(m: Moments) -> Floats:
 def point(m: Moments, lam: Floats) -> Floats:
     """λ·mean(q) + mean(w(y − λp)) with normalised weights."""
     s = normalised(m)
-    return np.asarray(lam * _safe_div(m.sq, m.big_n) + _safe_div(s.y - lam * s.p, s.n),
-                      dtype=np.float64)
+    return np.asarray(
+        lam * _safe_div(m.sq, m.big_n) + _safe_div(s.y - lam * s.p, s.n), dtype=np.float64
+    )
 
 
 def standard_error(m: Moments, lam: Floats) -> Floats:
@@ -147,9 +169,14 @@ class PPIMean:
     upper: float
 
 
-def ppi_mean(y: npt.ArrayLike, yhat: npt.ArrayLike, yhat_unlabeled: npt.ArrayLike,
-             w: npt.ArrayLike | None = None, lam: float | None = None,
-             confidence: float = 0.9) -> PPIMean:
+def ppi_mean(
+    y: npt.ArrayLike,
+    yhat: npt.ArrayLike,
+    yhat_unlabeled: npt.ArrayLike,
+    w: npt.ArrayLike | None = None,
+    lam: float | None = None,
+    confidence: float = 0.9,
+) -> PPIMean:
     """PPI++ estimate and interval of a mean, as ``ppi_py.ppi_mean_ci(Y, Yhat, Yhat_unlabeled,
     alpha=1 - confidence, lam=lam, w=w)`` (its default confidence is 0.9 too)."""
     ys = np.asarray(y, dtype=np.float64)
@@ -177,8 +204,8 @@ def t_value(confidence: float, df: float) -> float:
     if df <= 2:
         return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
     z = z_value(confidence)
-    g1 = (z ** 3 + z) / 4
-    g2 = (5 * z ** 5 + 16 * z ** 3 + 3 * z) / 96
-    g3 = (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / 384
-    g4 = (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / 92160
-    return z + g1 / df + g2 / df ** 2 + g3 / df ** 3 + g4 / df ** 4
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    return z + g1 / df + g2 / df**2 + g3 / df**3 + g4 / df**4

@@ -60,12 +60,18 @@ class RankPair:
     note: str
 
 
-def adjacent_pairs(values: Sequence[float | None], reps: Floats, tasks: int,
-                   confidence: float = 0.95, higher_is_better: bool = True) -> list[RankPair]:
+def adjacent_pairs(
+    values: Sequence[float | None],
+    reps: Floats,
+    tasks: int,
+    confidence: float = 0.95,
+    higher_is_better: bool = True,
+) -> list[RankPair]:
     """Rank the systems with a value and test each adjacent pair."""
-    ranked = sorted((i for i, v in enumerate(values) if v is not None),
-                    key=lambda i: (-(values[i] or 0.0) if higher_is_better else values[i] or 0.0,
-                                   i))
+    ranked = sorted(
+        (i for i, v in enumerate(values) if v is not None),
+        key=lambda i: (-(values[i] or 0.0) if higher_is_better else values[i] or 0.0, i),
+    )
     tail = (1 - confidence) / 2
     out: list[RankPair] = []
     for upper, lower in pairwise(ranked):
@@ -73,16 +79,38 @@ def adjacent_pairs(values: Sequence[float | None], reps: Floats, tasks: int,
         assert a is not None and b is not None
         diff = a - b if higher_is_better else b - a
         if tasks < 2 or reps.shape[0] == 0:
-            out.append(RankPair(upper, lower, diff, None, None, None, None, "undefined",
-                                f"{tasks} task(s): nothing to resample"))
+            out.append(
+                RankPair(
+                    upper,
+                    lower,
+                    diff,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "undefined",
+                    f"{tasks} task(s): nothing to resample",
+                )
+            )
             continue
         boot = reps[:, upper] - reps[:, lower]
         if not higher_is_better:
             boot = -boot
         if float(np.ptp(boot)) <= 1e-12 * max(1.0, abs(diff)):
-            out.append(RankPair(upper, lower, diff, None, None, None, None, "undefined",
-                                "every resample gives the same difference (no variation "
-                                "across tasks): no interval"))
+            out.append(
+                RankPair(
+                    upper,
+                    lower,
+                    diff,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "undefined",
+                    "every resample gives the same difference (no variation "
+                    "across tasks): no interval",
+                )
+            )
             continue
         lo, hi = (float(v) for v in np.quantile(boot, [tail, 1 - tail]))
         p_swap = float(np.mean(boot < 0) + 0.5 * np.mean(boot == 0))

@@ -22,8 +22,14 @@ import math
 from reviewer.estimates.ppi import z_value
 
 
-def reviews_needed(variance: float, reviews: int, frame: int, half_width: float,
-                   confidence: float = 0.95, without_replacement: bool = True) -> int | None:
+def reviews_needed(
+    variance: float,
+    reviews: int,
+    frame: int,
+    half_width: float,
+    confidence: float = 0.95,
+    without_replacement: bool = True,
+) -> int | None:
     """Further reviews until the interval's half-width is at most ``half_width`` (0 if it
     already is); None when the variance cannot be extrapolated (no spread seen yet, fewer than
     two reviews) or the target is not positive."""
@@ -43,12 +49,12 @@ def reviews_needed(variance: float, reviews: int, frame: int, half_width: float,
 def cs_rho(budget: int, confidence: float = 0.95) -> float:
     """ρ making the confidence sequence tightest at ``budget`` reviews."""
     alpha = 1 - confidence
-    return math.sqrt((-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1))
-                     / max(1, budget))
+    return math.sqrt((-2 * math.log(alpha) + math.log(-2 * math.log(alpha) + 1)) / max(1, budget))
 
 
-def cs_half_width(variance: float, reviews: int, budget: int, confidence: float = 0.95
-                  ) -> float | None:
+def cs_half_width(
+    variance: float, reviews: int, budget: int, confidence: float = 0.95
+) -> float | None:
     """Half-width of the asymptotic confidence sequence after ``reviews`` reviews, for an
     estimator whose fixed-n variance is ``variance`` (so σ̂² = variance·n)."""
     if reviews < 2 or variance < 0 or not math.isfinite(variance):
@@ -57,5 +63,6 @@ def cs_half_width(variance: float, reviews: int, budget: int, confidence: float 
     rho2 = cs_rho(budget, confidence) ** 2
     n = reviews
     sigma = math.sqrt(variance * n)
-    return sigma * math.sqrt(2 * (n * rho2 + 1) / (n * n * rho2)
-                             * math.log(math.sqrt(n * rho2 + 1) / alpha))
+    return sigma * math.sqrt(
+        2 * (n * rho2 + 1) / (n * n * rho2) * math.log(math.sqrt(n * rho2 + 1) / alpha)
+    )

@@ -15,8 +15,9 @@ from reviewer.impact import alternatives
 from reviewer.inputs import ReportInput
 
 
-def verdict_impacts(framework: Framework, report: ReportInput, options: Mapping[str, str],
-                    metrics: Sequence[str]) -> dict[int, list[float]]:
+def verdict_impacts(
+    framework: Framework, report: ReportInput, options: Mapping[str, str], metrics: Sequence[str]
+) -> dict[int, list[float]]:
     """Position in ``report.verdicts`` (of this framework's kinds) -> the largest change of each
     metric over the verdict's alternative values, on the report's effective verdicts.
 
@@ -31,8 +32,14 @@ def verdict_impacts(framework: Framework, report: ReportInput, options: Mapping[
         for index, verdict in enumerate(original):
             if verdict.kind not in framework.kinds:
                 continue
-            signature = (verdict.kind, verdict.subtask_id, verdict.criterion_id,
-                         verdict.ref_idx, verdict.key, verdict.effective)
+            signature = (
+                verdict.kind,
+                verdict.subtask_id,
+                verdict.criterion_id,
+                verdict.ref_idx,
+                verdict.key,
+                verdict.effective,
+            )
             shared = verdict.criterion_id is None and verdict.key is None
             if shared and signature in memo:
                 out[index] = memo[signature]

@@ -12,8 +12,10 @@ def hash_path(path: Path, suffixes: tuple[str, ...] = (".json", ".jsonl", ".txt"
     Identifies an import's content, so re-importing the same files is recognised as a no-op.
     """
     digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(
-        p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes
+    files = (
+        [path]
+        if path.is_file()
+        else sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in suffixes)
     )
     for file in files:
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())

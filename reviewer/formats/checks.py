@@ -81,8 +81,13 @@ REPEATED_VERDICT = "a second verdict on the same subject in the same run"
 class BundleChecker:
     """Checks records in bundle order and returns what the store needs resolved."""
 
-    def __init__(self, suite: Suite, suite_file: str = "suite.json", *,
-                 repeats_checked_by_store: bool = False) -> None:
+    def __init__(
+        self,
+        suite: Suite,
+        suite_file: str = "suite.json",
+        *,
+        repeats_checked_by_store: bool = False,
+    ) -> None:
         """``repeats_checked_by_store``: the caller finds a second verdict on the same subject
         in the same run itself (the store's unique index does, naming the line), so the
         checker need not remember every verdict's identity — a set that would grow with the
@@ -127,17 +132,27 @@ class BundleChecker:
                     f"criteria.{i}.framework",
                 )
         if "cascade" in self.suite.frameworks:
-            with_ins = {c.subtask for c in task.criteria
-                        if c.framework == "cascade" and c.dimension == "ins"}
+            with_ins = {
+                c.subtask
+                for c in task.criteria
+                if c.framework == "cascade" and c.dimension == "ins"
+            }
             for i, sub in enumerate(task.subtasks):
                 if sub.id not in with_ins:
-                    self.warnings.append(str(_err(
-                        where, f"subtask {sub.id!r} of task {task.id!r} has no ins criterion: "
-                        "its ins_k is 0 and the report is flagged 'needs review' (option "
-                        "cascade.missing_ins=exclude leaves the subtask out instead)",
-                        f"subtasks.{i}")))
+                    self.warnings.append(
+                        str(
+                            _err(
+                                where,
+                                f"subtask {sub.id!r} of task {task.id!r} has no ins criterion: "
+                                "its ins_k is 0 and the report is flagged 'needs review' (option "
+                                "cascade.missing_ins=exclude leaves the subtask out instead)",
+                                f"subtasks.{i}",
+                            )
+                        )
+                    )
         self._tasks[task.id] = (
-            frozenset(s.id for s in task.subtasks), {c.id: c.subtask for c in task.criteria},
+            frozenset(s.id for s in task.subtasks),
+            {c.id: c.subtask for c in task.criteria},
         )
 
     def system(self, system: System, where: Where) -> None:
@@ -153,8 +168,11 @@ class BundleChecker:
         if report.system not in self._systems:
             raise _err(where, f"unknown system {report.system!r}", "system")
         if (report.task, report.system) in self._pairs:
-            raise _err(where, f"a second report for task {report.task!r} and system "
-                       f"{report.system!r}", "system")
+            raise _err(
+                where,
+                f"a second report for task {report.task!r} and system {report.system!r}",
+                "system",
+            )
         self._pairs.add((report.task, report.system))
         _check_trace(report, where)
         subtasks, criteria = self._tasks[report.task]
@@ -169,25 +187,38 @@ class BundleChecker:
         markdown = report.markdown
         for j, claim in enumerate(report.claims):
             if claim.subtask is not None and claim.subtask not in subtasks:
-                raise _err(where, f"claim {claim.id} names unknown subtask {claim.subtask!r}",
-                           f"claims.{j}.subtask")
+                raise _err(
+                    where,
+                    f"claim {claim.id} names unknown subtask {claim.subtask!r}",
+                    f"claims.{j}.subtask",
+                )
             subtask = claim.subtask
             if claim.criterion is not None:
                 if claim.criterion not in criteria:
-                    raise _err(where, f"claim {claim.id} names unknown criterion "
-                               f"{claim.criterion!r}", f"claims.{j}.criterion")
+                    raise _err(
+                        where,
+                        f"claim {claim.id} names unknown criterion {claim.criterion!r}",
+                        f"claims.{j}.criterion",
+                    )
                 linked = criteria[claim.criterion]
                 if subtask is None:
                     subtask = linked
                 elif linked is not None and linked != subtask:
-                    raise _err(where, f"claim {claim.id} names subtask {subtask!r} but its "
-                               f"criterion {claim.criterion!r} belongs to subtask {linked!r}",
-                               f"claims.{j}.criterion")
+                    raise _err(
+                        where,
+                        f"claim {claim.id} names subtask {subtask!r} but its "
+                        f"criterion {claim.criterion!r} belongs to subtask {linked!r}",
+                        f"claims.{j}.criterion",
+                    )
             span: tuple[int, int] | None
             if claim.span is not None:
                 if claim.span[1] > len(markdown):
-                    raise _err(where, f"claim {claim.id} span ends at {claim.span[1]}, past the "
-                               f"report's {len(markdown)} characters", f"claims.{j}.span")
+                    raise _err(
+                        where,
+                        f"claim {claim.id} span ends at {claim.span[1]}, past the "
+                        f"report's {len(markdown)} characters",
+                        f"claims.{j}.span",
+                    )
                 span = (claim.span[0], claim.span[1])
             else:
                 span = locate(markdown, claim.fact, cursor)
@@ -201,7 +232,9 @@ class BundleChecker:
                 cites = ()
             claims.append(ResolvedClaim(span, cites, subtask))
         self._reports[report.id] = (
-            report.task, tuple(c.id for c in report.claims), frozenset(r[0] for r in refs),
+            report.task,
+            tuple(c.id for c in report.claims),
+            frozenset(r[0] for r in refs),
         )
         return ResolvedReport(refs, claims)
 
@@ -212,8 +245,9 @@ class BundleChecker:
         self._urls.add(source.url)
         digest = hashlib.sha256(source.text.encode("utf-8")).hexdigest()
         if source.sha256 is not None and source.text and source.sha256 != digest:
-            raise _err(where, "sha256 does not match the text (the page changed after hashing?)",
-                       "sha256")
+            raise _err(
+                where, "sha256 does not match the text (the page changed after hashing?)", "sha256"
+            )
         return source.sha256 or digest
 
     def run(self, run: JudgeRun, where: Where) -> None:
@@ -231,37 +265,48 @@ class BundleChecker:
         if kind is None:
             raise _err(where, f"unknown verdict kind {judgment.kind!r}", "kind")
         if kind.framework not in self.suite.frameworks:
-            raise _err(where, f"kind {kind.name} belongs to {kind.framework}, which the suite "
-                       "does not list", "kind")
+            raise _err(
+                where,
+                f"kind {kind.name} belongs to {kind.framework}, which the suite does not list",
+                "kind",
+            )
         task_id, claim_order, ref_indices = target
         subject = kind.subject
         if subject == "criterion":
             if judgment.criterion is None:
                 raise _err(where, f"a {kind.name} verdict needs a criterion", "criterion")
             if judgment.criterion not in self._tasks[task_id][1]:
-                raise _err(where, f"unknown criterion {judgment.criterion!r} for task {task_id}",
-                           "criterion")
+                raise _err(
+                    where,
+                    f"unknown criterion {judgment.criterion!r} for task {task_id}",
+                    "criterion",
+                )
         elif subject == "claim" or subject == "claim_ref":
             if judgment.claim is None:
                 raise _err(where, f"a {kind.name} verdict needs a claim", "claim")
             if self._claims_of[0] != judgment.report:
                 self._claims_of = (judgment.report, frozenset(claim_order))
             if judgment.claim not in self._claims_of[1]:
-                raise _err(where, f"unknown claim {judgment.claim!r} in report "
-                           f"{judgment.report}", "claim")
+                raise _err(
+                    where, f"unknown claim {judgment.claim!r} in report {judgment.report}", "claim"
+                )
             if subject == "claim_ref":
                 if judgment.ref is None:
-                    raise _err(where, f"a {kind.name} verdict needs a ref (reference index)",
-                               "ref")
+                    raise _err(where, f"a {kind.name} verdict needs a ref (reference index)", "ref")
                 if ref_indices and judgment.ref not in ref_indices:
-                    raise _err(where, f"report {judgment.report} has no reference "
-                               f"[{judgment.ref}]", "ref")
+                    raise _err(
+                        where, f"report {judgment.report} has no reference [{judgment.ref}]", "ref"
+                    )
         elif judgment.key is None:
             raise _err(where, f"a {kind.name} verdict needs a key", "key")
-        if (subject != "criterion" and judgment.criterion is not None
-                and judgment.criterion not in self._tasks[task_id][1]):
-            raise _err(where, f"unknown criterion {judgment.criterion!r} for task {task_id}",
-                       "criterion")
+        if (
+            subject != "criterion"
+            and judgment.criterion is not None
+            and judgment.criterion not in self._tasks[task_id][1]
+        ):
+            raise _err(
+                where, f"unknown criterion {judgment.criterion!r} for task {task_id}", "criterion"
+            )
         subject_text = subject_of(judgment)
         if self._remember:
             identity = (judgment.run, judgment.report, judgment.kind, subject_text)
@@ -270,8 +315,9 @@ class BundleChecker:
             self._seen.add(identity)
         if judgment.value is None:
             if judgment.error is None:
-                raise _err(where, "no value: give a value, or an error saying why there is none",
-                           "value")
+                raise _err(
+                    where, "no value: give a value, or an error saying why there is none", "value"
+                )
             return ResolvedJudgment(None, subject_text)
         memo = (kind.scale.name, judgment.value, type(judgment.value))
         code = self._normalized.get(memo)
@@ -290,15 +336,24 @@ def _check_trace(report: Report, where: Where) -> None:
     if trace is None:
         return
     if not isinstance(trace, dict):
-        raise _err(where, "trace counts must be an object such as {\"web_search\": 12, "
-                   "\"web_content_mining\": 5}", f"metadata.{TRACE_KEY}")
+        raise _err(
+            where,
+            'trace counts must be an object such as {"web_search": 12, "web_content_mining": 5}',
+            f"metadata.{TRACE_KEY}",
+        )
     for key, value in trace.items():
         if key not in TRACE_COUNTS:
-            raise _err(where, f"unknown trace count {key!r} (known: {', '.join(TRACE_COUNTS)})",
-                       f"metadata.{TRACE_KEY}.{key}")
+            raise _err(
+                where,
+                f"unknown trace count {key!r} (known: {', '.join(TRACE_COUNTS)})",
+                f"metadata.{TRACE_KEY}.{key}",
+            )
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise _err(where, f"a trace count is a whole number ≥ 0, not {value!r}",
-                       f"metadata.{TRACE_KEY}.{key}")
+            raise _err(
+                where,
+                f"a trace count is a whole number ≥ 0, not {value!r}",
+                f"metadata.{TRACE_KEY}.{key}",
+            )
 
 
 def _err(where: Where, message: str, fld: str) -> InputError:
@@ -325,7 +380,8 @@ def check_bundle(bundle: Bundle) -> Resolved:
     for i, run in enumerate(bundle.runs):
         checker.run(run, where("run", i, "runs.jsonl"))
     for i, judgment in enumerate(bundle.judgments):
-        resolved.judgments.append(checker.judgment(judgment,
-                                                   where("judgment", i, "judgments.jsonl")))
+        resolved.judgments.append(
+            checker.judgment(judgment, where("judgment", i, "judgments.jsonl"))
+        )
     resolved.warnings = checker.warnings
     return resolved

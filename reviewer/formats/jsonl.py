@@ -65,8 +65,9 @@ class _Refused(ValueError):
 
 
 def _constant(name: str) -> float:
-    raise _Refused(f"{name} is not a number a benchmark file can hold (NaN and Infinity "
-                   "are refused)")
+    raise _Refused(
+        f"{name} is not a number a benchmark file can hold (NaN and Infinity are refused)"
+    )
 
 
 def _float(text: str) -> float:
@@ -78,8 +79,9 @@ def _float(text: str) -> float:
 
 def _int(text: str) -> int:
     if len(text.lstrip("-")) > 19 or abs(value := int(text)) > _INT64:
-        raise _Refused(f"{text[:30]}{'…' if len(text) > 30 else ''} is beyond the range of a "
-                       "64-bit integer")
+        raise _Refused(
+            f"{text[:30]}{'…' if len(text) > 30 else ''} is beyond the range of a 64-bit integer"
+        )
     return value
 
 
@@ -89,8 +91,9 @@ def _surrogate_path(value: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] |
         return path if any("\ud800" <= c <= "\udfff" for c in value) else None
     if isinstance(value, dict):
         for key, item in value.items():
-            found = _surrogate_path(key, (*path, str(key))) or \
-                _surrogate_path(item, (*path, str(key)))
+            found = _surrogate_path(key, (*path, str(key))) or _surrogate_path(
+                item, (*path, str(key))
+            )
             if found is not None:
                 return found
     if isinstance(value, list):
@@ -101,33 +104,37 @@ def _surrogate_path(value: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] |
     return None
 
 
-def loads(text: str, file: str | Path, line: int | None = None, field: str | None = None
-          ) -> Any:
+def loads(text: str, file: str | Path, line: int | None = None, field: str | None = None) -> Any:
     """Parse JSON text; anything JSON allows but an input must not hold is an InputError
     (:class:`NotJSON` when the text is not JSON at all). ``field`` names where the text came
     from when it is itself a field of a record (JSON inside a JSON string)."""
     try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_float,
-                           parse_int=_int)
+        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}" if line is None else \
-            f"column {exc.colno}"
-        raise NotJSON(file, f"invalid JSON: {exc.msg} ({where})", line=line,
-                      field=field) from None
+        where = f"line {exc.lineno}, column {exc.colno}" if line is None else f"column {exc.colno}"
+        raise NotJSON(file, f"invalid JSON: {exc.msg} ({where})", line=line, field=field) from None
     except _Refused as exc:
         raise InputError(file, str(exc), line=line, field=field) from None
-    except RecursionError:             # the parser recurses once per level of nesting
-        raise InputError(file, "arrays or objects nested too deep to read (hundreds of "
-                         "levels; no benchmark file needs more than a few)", line=line,
-                         field=field) from None
-    except ValueError as exc:          # an integer too long to convert, and the like
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise InputError(
+            file,
+            "arrays or objects nested too deep to read (hundreds of "
+            "levels; no benchmark file needs more than a few)",
+            line=line,
+            field=field,
+        ) from None
+    except ValueError as exc:  # an integer too long to convert, and the like
         raise InputError(file, f"invalid JSON: {exc}", line=line, field=field) from None
     if "\\u" in text and re.search(r"\\u[dD][89a-fA-F]", text):
         found = _surrogate_path(value)
         if found is not None:
-            raise InputError(file, "a string with a lone surrogate (an escape such as "
-                             "\\ud800 that is not half of a pair): not text", line=line,
-                             field=".".join((*([field] if field else []), *found)) or None)
+            raise InputError(
+                file,
+                "a string with a lone surrogate (an escape such as "
+                "\\ud800 that is not half of a pair): not text",
+                line=line,
+                field=".".join((*([field] if field else []), *found)) or None,
+            )
     return value
 
 
@@ -144,9 +151,12 @@ def _suspect(line: str) -> bool:
     beyond range, a surrogate escape); a line without one needs no check. Scanning every
     character of a large import is a cost of its own: plain substring tests first, then one
     scan for numbers (false alarms only cost the full check)."""
-    return ("NaN" in line or "Infinity" in line
-            or ("\\u" in line and _SURROGATE.search(line) is not None)
-            or _BIG_NUMBER.search(line) is not None)
+    return (
+        "NaN" in line
+        or "Infinity" in line
+        or ("\\u" in line and _SURROGATE.search(line) is not None)
+        or _BIG_NUMBER.search(line) is not None
+    )
 
 
 def check_line(path: Path, number: int, line: str) -> None:
@@ -244,8 +254,9 @@ def iter_models(model: type[M], path: Path, chunk: int = 2000) -> Iterator[tuple
         pending.append((number, line))
         size += len(line)
         if len(pending) >= chunk or size >= CHUNK_CHARS:
-            yield from zip((n for n, _ in pending), validate_lines(model, path, pending),
-                           strict=True)
+            yield from zip(
+                (n for n, _ in pending), validate_lines(model, path, pending), strict=True
+            )
             pending = []
             size = 0
     if pending:

@@ -65,8 +65,9 @@ MAX_ATTEMPTS = 2
 INVALID_KEPT = 50_000
 """Characters of an unusable reply kept for its repair turn."""
 
-current_report: contextvars.ContextVar[str] = contextvars.ContextVar("gavel_batch_report",
-                                                                     default="")
+current_report: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "gavel_batch_report", default=""
+)
 """Which report a pass is judging: the collector files every deferral under it."""
 
 
@@ -84,8 +85,7 @@ class BatchRequest:
     """0: the first ask; 1: the repair turn after an unusable reply."""
 
     def line(self) -> dict[str, Any]:
-        return {"custom_id": self.custom_id, "method": "POST", "url": ENDPOINT,
-                "body": self.body}
+        return {"custom_id": self.custom_id, "method": "POST", "url": ENDPOINT, "body": self.body}
 
 
 @dataclass(slots=True)
@@ -168,20 +168,28 @@ class BatchCollector:
         turn = 0
         invalid = self.state.invalid.get(key)
         if invalid is not None:
-            messages = [*messages, {"role": "assistant", "content": invalid["content"]},
-                        {"role": "user", "content": repair_turn(schema, invalid["problem"])}]
+            messages = [
+                *messages,
+                {"role": "assistant", "content": invalid["content"]},
+                {"role": "user", "content": repair_turn(schema, invalid["problem"])},
+            ]
             turn = 1
         custom_id = key if turn == 0 else f"{key}:repair"
         if custom_id not in self.state.waiting:
-            body = {"model": self.client.config.model, "messages": messages,
-                    **self.client.config.params()}
-            self.requests.setdefault(custom_id, BatchRequest(custom_id, key,
-                                                             schema_path(schema), body, turn))
+            body = {
+                "model": self.client.config.model,
+                "messages": messages,
+                **self.client.config.params(),
+            }
+            self.requests.setdefault(
+                custom_id, BatchRequest(custom_id, key, schema_path(schema), body, turn)
+            )
         self.deferred.add(current_report.get())
         return CallResult(None, "", "waiting for the batch", False, deferred=True)
 
 
 # -- ingestion ----------------------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class Ingested:
@@ -191,16 +199,16 @@ class Ingested:
     failed: int = 0
 
 
-def ingest(state: BatchState, client: ChatClient, output: bytes, errors: bytes,
-           batch: dict[str, Any]) -> Ingested:
+def ingest(
+    state: BatchState, client: ChatClient, output: bytes, errors: bytes, batch: dict[str, Any]
+) -> Ingested:
     """Put a finished batch's replies into the cache (validated) and settle every request the
     batch held: answered, to repair, to submit again, or failed for good."""
     tally = Ingested()
     seen: set[str] = set()
     cap = client.config.max_reply_bytes
     name = batch_name(batch)
-    held = {cid: item for cid, item in state.waiting.items()
-            if item.get("batch", name) == name}
+    held = {cid: item for cid, item in state.waiting.items() if item.get("batch", name) == name}
     for raw in (output or b"").splitlines():
         line = _json_line(raw)
         custom_id = str(line.get("custom_id", ""))
@@ -212,8 +220,13 @@ def ingest(state: BatchState, client: ChatClient, output: bytes, errors: bytes,
         status = response.get("status_code") if response else None
         body = response.get("body") if response else None
         if len(raw) > cap + 10_000:
-            _settle_failure(state, item, f"the reply is larger than {cap:,} bytes; refused",
-                            retry=False, tally=tally)
+            _settle_failure(
+                state,
+                item,
+                f"the reply is larger than {cap:,} bytes; refused",
+                retry=False,
+                tally=tally,
+            )
             continue
         if status != 200 or not isinstance(body, dict):
             message = client.redact(_error_text(body) or _error_text(line) or f"HTTP {status}")
@@ -226,8 +239,9 @@ def ingest(state: BatchState, client: ChatClient, output: bytes, errors: bytes,
         state.prompt_tokens += spent.prompt_tokens
         state.completion_tokens += spent.completion_tokens
         if content is None:
-            _settle_failure(state, item, "the reply has no message content", retry=True,
-                            tally=tally)
+            _settle_failure(
+                state, item, "the reply has no message content", retry=True, tally=tally
+            )
             continue
         content = client.redact(content)
         schema = load_schema(item["schema"])
@@ -248,8 +262,12 @@ def ingest(state: BatchState, client: ChatClient, output: bytes, errors: bytes,
         client.usage.answered += 1
         state.invalid.pop(key, None)
         if client.cache is not None:
-            client.cache.put(key, client.config.model, client.prompt_version,
-                             CachedReply(content, spent.as_dict()))
+            client.cache.put(
+                key,
+                client.config.model,
+                client.prompt_version,
+                CachedReply(content, spent.as_dict()),
+            )
         tally.answered += 1
     for raw in (errors or b"").splitlines():
         line = _json_line(raw)
@@ -262,8 +280,13 @@ def ingest(state: BatchState, client: ChatClient, output: bytes, errors: bytes,
         _settle_failure(state, item, message, retry=True, tally=tally)
     for custom_id, item in held.items():
         if custom_id not in seen:  # expired, cancelled, or simply missing from both files
-            _settle_failure(state, item, f"no reply: the batch ended {batch.get('status')}",
-                            retry=True, tally=tally)
+            _settle_failure(
+                state,
+                item,
+                f"no reply: the batch ended {batch.get('status')}",
+                retry=True,
+                tally=tally,
+            )
         state.waiting.pop(custom_id, None)
     batch["ingested"] = True
     return tally
@@ -280,8 +303,7 @@ def split_round(requests: list[BatchRequest]) -> list[list[BatchRequest]]:
     size = 0
     for request in requests:
         line = len(batch_file([request]))
-        if parts[-1] and (len(parts[-1]) >= MAX_BATCH_REQUESTS
-                          or size + line > MAX_BATCH_BYTES):
+        if parts[-1] and (len(parts[-1]) >= MAX_BATCH_REQUESTS or size + line > MAX_BATCH_BYTES):
             parts.append([])
             size = 0
         parts[-1].append(request)
@@ -289,8 +311,9 @@ def split_round(requests: list[BatchRequest]) -> list[list[BatchRequest]]:
     return [p for p in parts if p]
 
 
-def _settle_failure(state: BatchState, item: dict[str, Any], message: str, *, retry: bool,
-                    tally: Ingested) -> None:
+def _settle_failure(
+    state: BatchState, item: dict[str, Any], message: str, *, retry: bool, tally: Ingested
+) -> None:
     key = item["key"]
     tries = state.attempts.get(item.get("custom_id", key), 0)
     if retry and tries < MAX_ATTEMPTS:
@@ -320,22 +343,30 @@ def _json_line(raw: bytes) -> dict[str, Any]:
 
 
 def batch_file(requests: list[BatchRequest]) -> bytes:
-    return b"".join(json.dumps(r.line(), ensure_ascii=False, separators=(",", ":"))
-                    .encode("utf-8") + b"\n" for r in requests)
+    return b"".join(
+        json.dumps(r.line(), ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        for r in requests
+    )
 
 
 def remember(state: BatchState, requests: list[BatchRequest], batch: str) -> None:
     """Record a batch's requests as waiting (before its file is uploaded)."""
     for r in requests:
         chars = sum(len(str(m.get("content", ""))) for m in r.body.get("messages", []))
-        state.waiting[r.custom_id] = {"custom_id": r.custom_id, "key": r.key,
-                                      "schema": r.schema, "turn": r.turn, "chars": chars,
-                                      "batch": batch}
+        state.waiting[r.custom_id] = {
+            "custom_id": r.custom_id,
+            "key": r.key,
+            "schema": r.schema,
+            "turn": r.turn,
+            "chars": chars,
+            "batch": batch,
+        }
         state.attempts[r.custom_id] = state.attempts.get(r.custom_id, 0) + 1
     state.submitted_requests += len(requests)
 
 
 # -- the files and batches endpoints ------------------------------------------------------------
+
 
 class BatchApiError(RuntimeError):
     """A files or batches call that failed for good (never contains the API key)."""
@@ -344,8 +375,12 @@ class BatchApiError(RuntimeError):
 class BatchApi:
     """Upload, create, find, poll and download, through the SDK with our own retries."""
 
-    def __init__(self, config: ClientConfig, api_key: str | None,
-                 sleep: Callable[[float], Awaitable[None]] | None = None) -> None:
+    def __init__(
+        self,
+        config: ClientConfig,
+        api_key: str | None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+    ) -> None:
         self.config = config
         self._key = api_key or None
         self._sdk = sdk_client(config, api_key)
@@ -371,25 +406,40 @@ class BatchApi:
             if not retry or attempt >= self.config.max_retries:
                 raise BatchApiError(self._redact(f"{what} failed: {problem}"))
             attempt += 1
-            await self._sleep(min(self.config.backoff_max,
-                                  self.config.backoff_base * 2.0 ** (attempt - 1)))
+            await self._sleep(
+                min(self.config.backoff_max, self.config.backoff_base * 2.0 ** (attempt - 1))
+            )
 
     async def upload(self, data: bytes, name: str) -> str:
-        created = await self._call("uploading the batch file", lambda: self._sdk.files.create(
-            file=(name, data, "application/jsonl"), purpose="batch",
-            extra_headers=auth_headers(self._key)))
+        created = await self._call(
+            "uploading the batch file",
+            lambda: self._sdk.files.create(
+                file=(name, data, "application/jsonl"),
+                purpose="batch",
+                extra_headers=auth_headers(self._key),
+            ),
+        )
         return str(created.id)
 
     async def create(self, file_id: str, metadata: dict[str, str]) -> dict[str, Any]:
-        batch = await self._call("creating the batch", lambda: self._sdk.batches.create(
-            input_file_id=file_id, endpoint=ENDPOINT, completion_window="24h",
-            metadata=metadata, extra_headers=auth_headers(self._key)))
+        batch = await self._call(
+            "creating the batch",
+            lambda: self._sdk.batches.create(
+                input_file_id=file_id,
+                endpoint=ENDPOINT,
+                completion_window="24h",
+                metadata=metadata,
+                extra_headers=auth_headers(self._key),
+            ),
+        )
         return _batch_dict(batch)
 
     async def find(self, metadata: dict[str, str]) -> dict[str, Any] | None:
         """A batch created earlier with this metadata (its id was lost to a crash)."""
-        page = await self._call("listing batches", lambda: self._sdk.batches.list(
-            limit=100, extra_headers=auth_headers(self._key)))
+        page = await self._call(
+            "listing batches",
+            lambda: self._sdk.batches.list(limit=100, extra_headers=auth_headers(self._key)),
+        )
         for batch in getattr(page, "data", []) or []:
             found = getattr(batch, "metadata", None) or {}
             if all(found.get(k) == v for k, v in metadata.items()):
@@ -397,16 +447,19 @@ class BatchApi:
         return None
 
     async def retrieve(self, batch_id: str) -> dict[str, Any]:
-        batch = await self._call("polling the batch", lambda: self._sdk.batches.retrieve(
-            batch_id, extra_headers=auth_headers(self._key)))
+        batch = await self._call(
+            "polling the batch",
+            lambda: self._sdk.batches.retrieve(batch_id, extra_headers=auth_headers(self._key)),
+        )
         return _batch_dict(batch)
 
     async def download(self, file_id: str | None) -> bytes:
         if not file_id:
             return b""
-        content = await self._call("downloading the batch results",
-                                   lambda: self._sdk.files.content(
-                                       file_id, extra_headers=auth_headers(self._key)))
+        content = await self._call(
+            "downloading the batch results",
+            lambda: self._sdk.files.content(file_id, extra_headers=auth_headers(self._key)),
+        )
         data = content.content if hasattr(content, "content") else bytes(content)
         return bytes(data)
 
@@ -414,9 +467,13 @@ class BatchApi:
 def _batch_dict(batch: Any) -> dict[str, Any]:
     counts = getattr(batch, "request_counts", None)
     return {
-        "id": str(batch.id), "status": str(batch.status),
+        "id": str(batch.id),
+        "status": str(batch.status),
         "output_file_id": getattr(batch, "output_file_id", None),
         "error_file_id": getattr(batch, "error_file_id", None),
-        "counts": ({"total": counts.total, "completed": counts.completed,
-                    "failed": counts.failed} if counts is not None else {}),
+        "counts": (
+            {"total": counts.total, "completed": counts.completed, "failed": counts.failed}
+            if counts is not None
+            else {}
+        ),
     }

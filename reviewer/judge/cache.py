@@ -28,12 +28,22 @@ class JudgeCache(Protocol):
     def put(self, key: str, model: str, prompt_version: str, reply: CachedReply) -> None: ...
 
 
-def cache_key(prompt_version: str, model: str, messages: Sequence[Mapping[str, str]],
-              params: Mapping[str, Any]) -> str:
+def cache_key(
+    prompt_version: str,
+    model: str,
+    messages: Sequence[Mapping[str, str]],
+    params: Mapping[str, Any],
+) -> str:
     payload = json.dumps(
-        {"prompt_version": prompt_version, "model": model, "messages": list(messages),
-         "params": dict(params)},
-        ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+        {
+            "prompt_version": prompt_version,
+            "model": model,
+            "messages": list(messages),
+            "params": dict(params),
+        },
+        ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

@@ -77,6 +77,7 @@ def public_url(url: str) -> str:
 
 # -- configuration ------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class ClientConfig:
     base_url: str
@@ -172,7 +173,9 @@ Sleep = Callable[[float], Awaitable[None]]
 def sdk_client(config: ClientConfig, api_key: str | None) -> openai.AsyncOpenAI:
     """The SDK's async client, its retries off: every retry is ours (see the module doc)."""
     return openai.AsyncOpenAI(
-        api_key=api_key or NO_KEY, base_url=config.base_url.rstrip("/"), max_retries=0,
+        api_key=api_key or NO_KEY,
+        base_url=config.base_url.rstrip("/"),
+        max_retries=0,
         timeout=config.timeout,
         http_client=openai.DefaultAsyncHttpxClient(trust_env=config.trust_env),
     )
@@ -217,8 +220,10 @@ class ChatClient:
         self._deadline: float | None = None
 
     def __repr__(self) -> str:
-        return (f"ChatClient(model={self.config.model!r}, "
-                f"base_url={public_url(self.config.base_url)!r})")
+        return (
+            f"ChatClient(model={self.config.model!r}, "
+            f"base_url={public_url(self.config.base_url)!r})"
+        )
 
     async def __aenter__(self) -> ChatClient:
         self._sdk = sdk_client(self.config, self._key)
@@ -238,8 +243,9 @@ class ChatClient:
         return text
 
     def key_for(self, prompt: Prompt) -> str:
-        return cache_key(self.prompt_version, self.config.model, prompt.messages(),
-                         self.config.params())
+        return cache_key(
+            self.prompt_version, self.config.model, prompt.messages(), self.config.params()
+        )
 
     def is_cached(self, prompt: Prompt) -> bool:
         return self.cache is not None and self.cache.get(self.key_for(prompt)) is not None
@@ -258,9 +264,13 @@ class ChatClient:
         self.usage.saved_prompt_tokens += hit.usage.get("prompt_tokens", 0)
         self.usage.saved_completion_tokens += hit.usage.get("completion_tokens", 0)
         self._notify(True)
-        return CallResult(value, hit.content, None, True,
-                          TokenUsage(hit.usage.get("prompt_tokens", 0),
-                                     hit.usage.get("completion_tokens", 0)))
+        return CallResult(
+            value,
+            hit.content,
+            None,
+            True,
+            TokenUsage(hit.usage.get("prompt_tokens", 0), hit.usage.get("completion_tokens", 0)),
+        )
 
     async def complete(self, prompt: Prompt, schema: type[T]) -> CallResult[T]:
         hit = self.cached(prompt, schema)
@@ -276,10 +286,16 @@ class ChatClient:
             while value is None and turns < self.config.repair_turns:
                 turns += 1
                 self.usage.repair_requests += 1
-                log.info("step %s: reply unusable (%s); asking once more", prompt.step,
-                         self.redact(problem))
-                follow = [*messages, {"role": "assistant", "content": content},
-                          {"role": "user", "content": repair_turn(schema, problem)}]
+                log.info(
+                    "step %s: reply unusable (%s); asking once more",
+                    prompt.step,
+                    self.redact(problem),
+                )
+                follow = [
+                    *messages,
+                    {"role": "assistant", "content": content},
+                    {"role": "user", "content": repair_turn(schema, problem)},
+                ]
                 content = await self._chat(follow, spent)
                 value, problem, repaired = validate_reply(content, schema)
         except JudgeCallError as exc:
@@ -287,22 +303,23 @@ class ChatClient:
             return CallResult(None, "", self.redact(str(exc)), False, spent)
         if value is None:
             self.usage.errors += 1
-            return CallResult(None, content, f"invalid reply: {self.redact(problem)}", False,
-                              spent)
+            return CallResult(None, content, f"invalid reply: {self.redact(problem)}", False, spent)
         if repaired:
             self.usage.local_repairs += 1
         self.usage.answered += 1
         if self.cache is not None:
-            self.cache.put(key, self.config.model, self.prompt_version,
-                           CachedReply(content, spent.as_dict()))
+            self.cache.put(
+                key, self.config.model, self.prompt_version, CachedReply(content, spent.as_dict())
+            )
         return CallResult(value, content, None, False, spent)
 
     def _notify(self, cached: bool) -> None:
         if self._on_request is not None:
             self._on_request(cached)
 
-    def account(self, data: Any, chars: int, spent: TokenUsage, *, batch: bool = False
-                ) -> str | None:
+    def account(
+        self, data: Any, chars: int, spent: TokenUsage, *, batch: bool = False
+    ) -> str | None:
         """Count one reply's tokens (estimated when the server sent no ``usage``) and return its
         message content (None when it has none); ``batch``: it came through the Batch API."""
         self.usage.requests += 1
@@ -325,8 +342,9 @@ class ChatClient:
         data = await self._post(messages)
         content = self.account(data, sum(len(m["content"]) for m in messages), spent)
         if content is None:
-            raise JudgeCallError("the reply has no message content "
-                                 f"(finish_reason {_finish_reason(data)!r})")
+            raise JudgeCallError(
+                f"the reply has no message content (finish_reason {_finish_reason(data)!r})"
+            )
         return self.redact(content)
 
     def _remaining(self) -> float | None:
@@ -339,8 +357,9 @@ class ChatClient:
         while True:
             remaining = self._remaining()
             if remaining is not None and remaining <= 0:
-                raise JudgeCallError(f"the run's time budget ({self.config.time_budget:g} s) "
-                                     "is spent")
+                raise JudgeCallError(
+                    f"the run's time budget ({self.config.time_budget:g} s) is spent"
+                )
             failure = await self._attempt(messages, remaining)
             if isinstance(failure, _Failure):
                 if not failure.retryable or attempt >= self.config.max_retries:
@@ -350,13 +369,21 @@ class ChatClient:
                 delay = self._delay(attempt, failure.retry_after)
                 remaining = self._remaining()
                 if remaining is not None and delay >= remaining:
-                    raise JudgeCallError(self.redact(
-                        f"{failure.message}; no retry: the run's time budget "
-                        f"({self.config.time_budget:g} s) ends first"))
+                    raise JudgeCallError(
+                        self.redact(
+                            f"{failure.message}; no retry: the run's time budget "
+                            f"({self.config.time_budget:g} s) ends first"
+                        )
+                    )
                 attempt += 1
                 self.usage.retries += 1
-                log.warning("judge request failed: %s; retry %d of %d in %.1f s",
-                            self.redact(failure.message), attempt, self.config.max_retries, delay)
+                log.warning(
+                    "judge request failed: %s; retry %d of %d in %.1f s",
+                    self.redact(failure.message),
+                    attempt,
+                    self.config.max_retries,
+                    delay,
+                )
                 await self._sleep(delay)
                 continue
             return failure
@@ -364,30 +391,35 @@ class ChatClient:
     async def _attempt(self, messages: list[dict[str, str]], remaining: float | None) -> Any:
         """The decoded JSON body of one request, or a :class:`_Failure`."""
         assert self._sdk is not None
-        limit = self.config.timeout if remaining is None else min(self.config.timeout,
-                                                                  remaining)
+        limit = self.config.timeout if remaining is None else min(self.config.timeout, remaining)
         cap = self.config.max_reply_bytes
         async with self._semaphore:
             try:
                 async with asyncio.timeout(limit):
                     async with self._sdk.chat.completions.with_streaming_response.create(
-                        model=self.config.model, messages=messages,  # type: ignore[arg-type]
-                        extra_headers=auth_headers(self._key), timeout=limit,
+                        model=self.config.model,
+                        messages=messages,  # type: ignore[arg-type]
+                        extra_headers=auth_headers(self._key),
+                        timeout=limit,
                         **self.config.params(),
                     ) as response:
                         body = bytearray()
                         async for chunk in response.iter_bytes():
                             body.extend(chunk)
                             if len(body) > cap:
-                                return _Failure(f"the reply is larger than {cap:,} bytes; "
-                                                "refused", False)
+                                return _Failure(
+                                    f"the reply is larger than {cap:,} bytes; refused", False
+                                )
             except (TimeoutError, openai.APITimeoutError):
                 return _Failure(f"timed out after {limit:g} s", True)
             except openai.APIStatusError as exc:
                 snippet = self.redact(_snippet(exc))
                 status = exc.status_code
-                return _Failure(f"HTTP {status}{': ' + snippet if snippet else ''}",
-                                status in RETRYABLE_STATUS, _retry_after(exc.response.headers))
+                return _Failure(
+                    f"HTTP {status}{': ' + snippet if snippet else ''}",
+                    status in RETRYABLE_STATUS,
+                    _retry_after(exc.response.headers),
+                )
             except openai.APIConnectionError as exc:
                 cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
                 return _Failure(f"connection failed ({cause})", True)
@@ -399,7 +431,7 @@ class ChatClient:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.config.retry_after_max)
-        base = min(self.config.backoff_max, self.config.backoff_base * 2.0 ** attempt)
+        base = min(self.config.backoff_max, self.config.backoff_base * 2.0**attempt)
         return base * (1 + self.config.jitter * self._rng.random())
 
 
@@ -429,8 +461,9 @@ def reply_usage(data: Any) -> TokenUsage | None:
     if not isinstance(usage, dict) or not isinstance(usage.get("prompt_tokens"), int):
         return None
     completion = usage.get("completion_tokens")
-    return TokenUsage(int(usage["prompt_tokens"]),
-                      int(completion) if isinstance(completion, int) else 0)
+    return TokenUsage(
+        int(usage["prompt_tokens"]), int(completion) if isinstance(completion, int) else 0
+    )
 
 
 def _finish_reason(data: Any) -> object:

@@ -81,17 +81,24 @@ def agreement_by_kind(a: Iterable[ItemVerdict], b: Iterable[ItemVerdict]) -> lis
             if scale_level(spec.scale) == "ordinal":
                 weighted = cohen_kappa(xs, ys, labels, "quadratic")
             confusion = confusion_matrix(xs, ys, labels)
-        out.append(KindAgreement(
-            kind, len(shared), accuracy(xs, ys), kappa, weighted, confusion,
-            only_a=sum(1 for k in values_a if k not in values_b),
-            only_b=sum(1 for k in values_b if k not in values_a),
-            failed_a=failed_a, failed_b=failed_b,
-        ))
+        out.append(
+            KindAgreement(
+                kind,
+                len(shared),
+                accuracy(xs, ys),
+                kappa,
+                weighted,
+                confusion,
+                only_a=sum(1 for k in values_a if k not in values_b),
+                only_b=sum(1 for k in values_b if k not in values_a),
+                failed_a=failed_a,
+                failed_b=failed_b,
+            )
+        )
     return out
 
 
-def _index(verdicts: Iterable[ItemVerdict]
-           ) -> dict[str, tuple[dict[tuple[object, ...], str], int]]:
+def _index(verdicts: Iterable[ItemVerdict]) -> dict[str, tuple[dict[tuple[object, ...], str], int]]:
     values: dict[str, dict[tuple[object, ...], str]] = defaultdict(dict)
     failed: dict[str, int] = defaultdict(int)
     for verdict in verdicts:
@@ -99,8 +106,7 @@ def _index(verdicts: Iterable[ItemVerdict]
             failed[verdict.kind] += 1
         else:
             values[verdict.kind][verdict.item] = verdict.value
-    return {kind: (values.get(kind, {}), failed.get(kind, 0))
-            for kind in set(values) | set(failed)}
+    return {kind: (values.get(kind, {}), failed.get(kind, 0)) for kind in set(values) | set(failed)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,10 +105,13 @@ class RunUsage:
     def cost(self, price: Price | None) -> float | None:
         if price is None:
             return None
-        direct = price.cost(self.prompt_tokens - self.batch_prompt_tokens,
-                            self.completion_tokens - self.batch_completion_tokens)
-        return direct + BATCH_DISCOUNT * price.cost(self.batch_prompt_tokens,
-                                                     self.batch_completion_tokens)
+        direct = price.cost(
+            self.prompt_tokens - self.batch_prompt_tokens,
+            self.completion_tokens - self.batch_completion_tokens,
+        )
+        return direct + BATCH_DISCOUNT * price.cost(
+            self.batch_prompt_tokens, self.batch_completion_tokens
+        )
 
     def merge(self, other: RunUsage) -> None:
         """Add another client's counts (the passes of one batch run)."""
@@ -130,6 +133,7 @@ class RunUsage:
         out: dict[str, Any] = {name: getattr(self, name) for name in self.__slots__}
         cost = self.cost(price)
         out["cost_usd"] = None if cost is None else round(cost, 6)
-        out["price_per_million"] = (None if price is None
-                                    else {"input": price.input, "output": price.output})
+        out["price_per_million"] = (
+            None if price is None else {"input": price.input, "output": price.output}
+        )
         return out

@@ -76,10 +76,24 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def failed(url: str, error: str, *, final_url: str | None = None, status: int | None = None,
-           content_type: str | None = None) -> Page:
-    return Page(url=url, text="", sha256=sha256_text(""), error=error, final_url=final_url,
-                status=status, content_type=content_type, fetched_at=now_iso())
+def failed(
+    url: str,
+    error: str,
+    *,
+    final_url: str | None = None,
+    status: int | None = None,
+    content_type: str | None = None,
+) -> Page:
+    return Page(
+        url=url,
+        text="",
+        sha256=sha256_text(""),
+        error=error,
+        final_url=final_url,
+        status=status,
+        content_type=content_type,
+        fetched_at=now_iso(),
+    )
 
 
 class MappingPages:
@@ -97,14 +111,58 @@ class MappingPages:
 
 # -- HTML to text -----------------------------------------------------------------------------
 
-_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "canvas", "iframe",
-                   "object", "embed", "math"})
-_BLOCK = frozenset({
-    "address", "article", "aside", "blockquote", "caption", "details", "div", "dl",
-    "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
-    "h6", "header", "hr", "main", "nav", "ol", "p", "pre", "section", "summary", "table",
-    "ul", "title", "body", "html", "head",
-})
+_SKIP = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "canvas",
+        "iframe",
+        "object",
+        "embed",
+        "math",
+    }
+)
+_BLOCK = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "caption",
+        "details",
+        "div",
+        "dl",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "ul",
+        "title",
+        "body",
+        "html",
+        "head",
+    }
+)
 """Elements that stand apart: a blank line before and after."""
 _LINE = frozenset({"br", "dd", "dt", "li", "option", "tr"})
 """Elements that start a new line (list items and table rows follow each other directly)."""
@@ -179,6 +237,7 @@ def html_to_text(html: str) -> tuple[str, str]:
 
 # -- the fetcher --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class FetchConfig:
     timeout: float = 30.0
@@ -229,10 +288,14 @@ def non_global(address: Address) -> str | None:
         if inner is not None:
             why = non_global(inner)
             return f"{why} (inside {address})" if why else None
-    for test, what in ((address.is_loopback, "loopback"), (address.is_link_local, "link-local"),
-                       (address.is_multicast, "multicast"), (address.is_unspecified,
-                                                              "unspecified"),
-                       (address.is_private, "private"), (address.is_reserved, "reserved")):
+    for test, what in (
+        (address.is_loopback, "loopback"),
+        (address.is_link_local, "link-local"),
+        (address.is_multicast, "multicast"),
+        (address.is_unspecified, "unspecified"),
+        (address.is_private, "private"),
+        (address.is_reserved, "reserved"),
+    ):
         if test:
             return f"a {what} address"
     if not address.is_global:
@@ -245,10 +308,18 @@ class Refused(Exception):
 
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-_XML_TYPES = frozenset({"application/xml", "text/xml", "application/rss+xml",
-                        "application/atom+xml"})
-_TEXT_TYPES = frozenset({"application/json", "application/ld+json", "application/javascript",
-                         "application/x-yaml", "application/yaml"})
+_XML_TYPES = frozenset(
+    {"application/xml", "text/xml", "application/rss+xml", "application/atom+xml"}
+)
+_TEXT_TYPES = frozenset(
+    {
+        "application/json",
+        "application/ld+json",
+        "application/javascript",
+        "application/x-yaml",
+        "application/yaml",
+    }
+)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)""", re.I)
 
 
@@ -295,10 +366,14 @@ class PageFetcher:
     ``on_fetch`` sees every finished fetch (the store records it in ``page_fetch``).
     """
 
-    def __init__(self, config: FetchConfig | None = None,
-                 on_fetch: Callable[[Page], None] | None = None, *,
-                 resolver: Resolver | None = None,
-                 is_allowed: Callable[[Address], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        config: FetchConfig | None = None,
+        on_fetch: Callable[[Page], None] | None = None,
+        *,
+        resolver: Resolver | None = None,
+        is_allowed: Callable[[Address], str | None] | None = None,
+    ) -> None:
         self.config = config or FetchConfig()
         self._on_fetch = on_fetch
         self._resolve = resolver or system_resolver
@@ -312,10 +387,12 @@ class PageFetcher:
 
     async def __aenter__(self) -> PageFetcher:
         self._http = httpx.AsyncClient(
-            follow_redirects=False,       # followed in _get, each hop checked
+            follow_redirects=False,  # followed in _get, each hop checked
             timeout=httpx.Timeout(self.config.timeout),
-            headers={"User-Agent": self.config.user_agent,
-                     "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5"},
+            headers={
+                "User-Agent": self.config.user_agent,
+                "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
+            },
             trust_env=self.config.trust_env,
         )
         return self
@@ -397,8 +474,9 @@ class PageFetcher:
                 why = self._why_not(address)
                 if why:
                     shown = host if literal is not None else f"{host} ({address})"
-                    raise Refused(f"refused: {shown} is {why}; --allow-private-hosts fetches "
-                                  "such addresses")
+                    raise Refused(
+                        f"refused: {shown} is {why}; --allow-private-hosts fetches such addresses"
+                    )
         headers = {"Host": target.netloc.decode("ascii")}
         extensions = {"sni_hostname": host} if target.scheme == "https" else {}
         return target.copy_with(host=str(checked[0])), headers, extensions
@@ -408,15 +486,17 @@ class PageFetcher:
         current = url
         for _ in range(self.config.max_redirects + 1):
             pinned, headers, extensions = await self._pinned(current)
-            async with self._http.stream("GET", pinned, headers=headers,
-                                         extensions=extensions) as response:
+            async with self._http.stream(
+                "GET", pinned, headers=headers, extensions=extensions
+            ) as response:
                 location = response.headers.get("location")
                 if response.is_redirect and location:
                     current = urljoin(current, location)
                     continue
                 return await self._read(url, current, response)
-        return failed(url, f"too many redirects (more than {self.config.max_redirects})",
-                      final_url=current)
+        return failed(
+            url, f"too many redirects (more than {self.config.max_redirects})", final_url=current
+        )
 
     async def _read(self, url: str, final_url: str, response: httpx.Response) -> Page:
         status = response.status_code
@@ -424,8 +504,9 @@ class PageFetcher:
         media = raw_type.split(";", 1)[0].strip().lower()
 
         def fail(error: str) -> Page:
-            return failed(url, error, final_url=final_url, status=status,
-                          content_type=raw_type or None)
+            return failed(
+                url, error, final_url=final_url, status=status, content_type=raw_type or None
+            )
 
         if status >= 400:
             reason = response.reason_phrase
@@ -454,6 +535,14 @@ class PageFetcher:
             title, text = html_to_text(decoded)
         else:
             title, text = "", decoded.replace("\r\n", "\n").strip()
-        return Page(url=url, text=text, sha256=sha256_text(text), error=None, title=title,
-                    final_url=final_url, status=status, content_type=raw_type or None,
-                    fetched_at=now_iso())
+        return Page(
+            url=url,
+            text=text,
+            sha256=sha256_text(text),
+            error=None,
+            title=title,
+            final_url=final_url,
+            status=status,
+            content_type=raw_type or None,
+            fetched_at=now_iso(),
+        )

@@ -127,8 +127,9 @@ class PlannedCall:
 class JudgePipeline(Protocol):
     async def judge(self, job: JudgeJob) -> ReportOutcome: ...
 
-    def plan(self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
-             ) -> list[PlannedCall]: ...
+    def plan(
+        self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
+    ) -> list[PlannedCall]: ...
 
 
 Builder = Callable[[Completer, PageSource | None, str, PipelineOptions], JudgePipeline]
@@ -185,15 +186,31 @@ def load_spec(reference: str) -> PipelineSpec:
     return spec
 
 
-def new_run(spec: PipelineSpec, run_id: str, model: str, params: Mapping[str, Any],
-            created_at: str, description: str = "") -> JudgeRun:
-    return JudgeRun(id=run_id, model=model, prompt_version=spec.prompt_version,
-                    params=dict(params), created_at=created_at, description=description)
+def new_run(
+    spec: PipelineSpec,
+    run_id: str,
+    model: str,
+    params: Mapping[str, Any],
+    created_at: str,
+    description: str = "",
+) -> JudgeRun:
+    return JudgeRun(
+        id=run_id,
+        model=model,
+        prompt_version=spec.prompt_version,
+        params=dict(params),
+        created_at=created_at,
+        description=description,
+    )
 
 
-async def drive(pipeline: JudgePipeline, jobs: Iterable[JudgeJob],
-                on_done: Callable[[JudgeJob, ReportOutcome], None], workers: int = 4,
-                stopped: Callable[[], bool] = lambda: False) -> None:
+async def drive(
+    pipeline: JudgePipeline,
+    jobs: Iterable[JudgeJob],
+    on_done: Callable[[JudgeJob, ReportOutcome], None],
+    workers: int = 4,
+    stopped: Callable[[], bool] = lambda: False,
+) -> None:
     """Judge ``jobs`` with ``workers`` reports in flight; ``on_done`` sees each finished report
     at once, so an interrupted run keeps every report it finished. Once ``stopped()`` is true
     no further report is started (the caller's stop, e.g. ctrl+c, does not depend on task
@@ -207,8 +224,17 @@ async def drive(pipeline: JudgePipeline, jobs: Iterable[JudgeJob],
             try:
                 outcome = await pipeline.judge(job)
             except Exception as exc:  # one report's surprise never ends the run
-                outcome = ReportOutcome(job.report.id, errors=[StepError(
-                    job.report.id, "pipeline", "report", f"{type(exc).__name__}: {exc}"[:500])])
+                outcome = ReportOutcome(
+                    job.report.id,
+                    errors=[
+                        StepError(
+                            job.report.id,
+                            "pipeline",
+                            "report",
+                            f"{type(exc).__name__}: {exc}"[:500],
+                        )
+                    ],
+                )
             on_done(job, outcome)
 
     async with asyncio.TaskGroup() as group:
@@ -217,6 +243,7 @@ async def drive(pipeline: JudgePipeline, jobs: Iterable[JudgeJob],
 
 
 # -- helpers every pipeline uses ------------------------------------------------------------------
+
 
 def tokens(chars: int) -> int:
     return max(1, chars // CHARS_PER_TOKEN)
@@ -234,4 +261,4 @@ def clip(text: str, limit: int = EXPLANATION_LIMIT) -> str:
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     size = max(1, size)
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]

@@ -73,9 +73,12 @@ class Fences:
 
 def fences_for(texts: Iterable[Any]) -> Fences:
     """:meth:`Fences.over` for values that may not be strings (JSON-able data)."""
-    return Fences.over(*(t if isinstance(t, str) else json.dumps(t, ensure_ascii=False,
-                                                                  sort_keys=True)
-                         for t in texts))
+    return Fences.over(
+        *(
+            t if isinstance(t, str) else json.dumps(t, ensure_ascii=False, sort_keys=True)
+            for t in texts
+        )
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +99,10 @@ class Prompt:
         user = strip_controls(self.user)
         if not self.system:
             return [{"role": "user", "content": user}]
-        return [{"role": "system", "content": strip_controls(self.system)},
-                {"role": "user", "content": user}]
+        return [
+            {"role": "system", "content": strip_controls(self.system)},
+            {"role": "user", "content": user},
+        ]
 
     @property
     def chars(self) -> int:
@@ -107,7 +112,12 @@ class Prompt:
 def repair_message(problem: str, hint: str | None = None) -> str:
     """The follow-up turn sent once when a reply is not what the step asked for."""
     return (
-        "Your reply could not be used: " + strip_controls(problem)[:500] + "\n"
-        + (hint or "Send the complete answer again as one valid JSON object in exactly the "
-           "format the instructions give, with nothing before or after it.")
+        "Your reply could not be used: "
+        + strip_controls(problem)[:500]
+        + "\n"
+        + (
+            hint
+            or "Send the complete answer again as one valid JSON object in exactly the "
+            "format the instructions give, with nothing before or after it."
+        )
     )

@@ -38,10 +38,11 @@ def loads_reply(text: str) -> Any:
         if end <= start:
             raise ValueError(f"the reply is not valid JSON ({first.msg})") from first
         try:
-            return json.loads(body[start:end + 1])
+            return json.loads(body[start : end + 1])
         except json.JSONDecodeError as exc:
-            raise ValueError(f"the reply is not valid JSON ({exc.msg} at character "
-                             f"{exc.pos + start})") from exc
+            raise ValueError(
+                f"the reply is not valid JSON ({exc.msg} at character {exc.pos + start})"
+            ) from exc
 
 
 def repair_json(text: str) -> str:
@@ -51,7 +52,7 @@ def repair_json(text: str) -> str:
     body = _unfence(text)
     starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
     if starts:
-        body = body[min(starts):]
+        body = body[min(starts) :]
     out: list[str] = []
     stack: list[str] = []
     in_string = escaped = False
@@ -110,8 +111,9 @@ class TextReply(BaseModel):
     an XML block, a bare ``True``): the client calls :meth:`parse_text` instead of reading
     JSON, and the repair turn asks again in the reply's own form (:attr:`REPAIR_HINT`)."""
 
-    REPAIR_HINT: ClassVar[str] = "Send the complete answer again in exactly the format the " \
-        "instructions give."
+    REPAIR_HINT: ClassVar[str] = (
+        "Send the complete answer again in exactly the format the instructions give."
+    )
 
     @classmethod
     def parse_text(cls, text: str) -> Self:

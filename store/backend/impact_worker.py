@@ -29,7 +29,7 @@ def fill_missing(path: str, batch: int = 50) -> Iterator[list[int]]:
     try:
         missing = missing_impacts(conn)
         for start in range(0, len(missing), batch):
-            ids = missing[start:start + batch]
+            ids = missing[start : start + batch]
             compute_impacts(conn, ids)
             yield ids
     finally:

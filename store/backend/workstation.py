@@ -41,9 +41,22 @@ from store.views.screens import (
 if TYPE_CHECKING:
     from store.reviewlog.events import Recorded, ReviewLog
 
-WriteKind = Literal["decide", "confirm", "flag", "rate", "undo", "redo", "propose", "accept",
-                    "reject", "preview_activation", "activate", "deactivate", "call",
-                    "new_plan"]
+WriteKind = Literal[
+    "decide",
+    "confirm",
+    "flag",
+    "rate",
+    "undo",
+    "redo",
+    "propose",
+    "accept",
+    "reject",
+    "preview_activation",
+    "activate",
+    "deactivate",
+    "call",
+    "new_plan",
+]
 
 
 T = TypeVar("T")
@@ -89,10 +102,10 @@ class WriteResult:
     """What a command that reads rather than decides returns (an activation preview)."""
 
 
-def _failed(command: WriteCommand, error: str | None, *, waiting: float | None = None
-            ) -> WriteResult:
-    return WriteResult(command, None, error, {}, {}, [], None, time.perf_counter(),
-                       waiting=waiting)
+def _failed(
+    command: WriteCommand, error: str | None, *, waiting: float | None = None
+) -> WriteResult:
+    return WriteResult(command, None, error, {}, {}, [], None, time.perf_counter(), waiting=waiting)
 
 
 class Backend:
@@ -118,8 +131,11 @@ class Backend:
         """
         self._impact = subprocess.Popen(
             [sys.executable, "-m", "store.backend.impact_worker", str(self.path)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-            text=True, cwd=Path(__file__).resolve().parents[2],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            cwd=Path(__file__).resolve().parents[2],
         )
         assert self._impact.stdout is not None
         for line in self._impact.stdout:
@@ -175,9 +191,7 @@ class Backend:
         return dirty
 
     def writer_loop(self, deliver: Callable[[WriteResult], object]) -> None:
-        """Run in a thread worker: apply commands in order until ``stop``.
-
-        """
+        """Run in a thread worker: apply commands in order until ``stop``."""
         # Imported here, in the writer's thread: pydantic and the scorers are not needed to
         # draw the first screen.
         from store.reviewlog.events import ReviewLog
@@ -197,24 +211,33 @@ class Backend:
         finally:
             conn.close()
 
-    def _apply_until_stored(self, conn: sqlite3.Connection, log: ReviewLog,
-                            command: WriteCommand,
-                            deliver: Callable[[WriteResult], object]) -> WriteResult:
+    def _apply_until_stored(
+        self,
+        conn: sqlite3.Connection,
+        log: ReviewLog,
+        command: WriteCommand,
+        deliver: Callable[[WriteResult], object],
+    ) -> WriteResult:
         """Apply one command; while another process holds the write lock, keep it (and every
         command behind it, in order) and say so, rather than drop it."""
         waited = 0.0
         while True:
             try:
-                if command.kind in RUN_COMMANDS:       # they manage their own transactions
+                if command.kind in RUN_COMMANDS:  # they manage their own transactions
                     return self._apply(conn, log, command)
                 with transaction(conn):
-                    before = conn.execute("SELECT coalesce(max(seq), 0) FROM review_event"
-                                          ).fetchone()[0]
+                    before = conn.execute(
+                        "SELECT coalesce(max(seq), 0) FROM review_event"
+                    ).fetchone()[0]
                     result = self._apply(conn, log, command)
-                    mine = [u for (u,) in conn.execute(
-                        "SELECT uuid FROM review_event WHERE seq > ?", (before,))]
-                    with self._dirty_lock:      # before the commit: the watcher never
-                        self.own_events.update(mine)    # sees them as another's
+                    mine = [
+                        u
+                        for (u,) in conn.execute(
+                            "SELECT uuid FROM review_event WHERE seq > ?", (before,)
+                        )
+                    ]
+                    with self._dirty_lock:  # before the commit: the watcher never
+                        self.own_events.update(mine)  # sees them as another's
                 return result
             except sqlite3.OperationalError as exc:
                 # Nothing was stored, so the cache may hold scores that never were: it would
@@ -223,14 +246,19 @@ class Backend:
                 if not is_busy(exc) or self._stopping.is_set():
                     return _failed(command, f"not stored: {exc}")
                 waited += self.busy_wait
-                deliver(replace(_failed(command, None, waiting=waited),
-                                note=describe_holder(self.path)))
+                deliver(
+                    replace(_failed(command, None, waiting=waited), note=describe_holder(self.path))
+                )
             except sqlite3.Error as exc:
                 self._score_cache.clear()
                 return _failed(command, f"not stored: {exc}")
 
-    def _apply(self, conn: sqlite3.Connection, log: ReviewLog, command: WriteCommand,
-) -> WriteResult:
+    def _apply(
+        self,
+        conn: sqlite3.Connection,
+        log: ReviewLog,
+        command: WriteCommand,
+    ) -> WriteResult:
         from store.reviewlog.events import ReviewError
 
         if command.kind in RUN_COMMANDS:
@@ -240,8 +268,9 @@ class Backend:
         if command.kind == "new_plan":
             from store.plans.design import new_plan_result
 
-            return replace(_failed(command, None), **new_plan_result(conn, self.reviewer,
-                                                                   command.value))
+            return replace(
+                _failed(command, None), **new_plan_result(conn, self.reviewer, command.value)
+            )
         if command.kind in ("propose", "accept", "reject"):
             # Accepting or rejecting rescores a task on this connection, past the cache.
             self._score_cache.clear()
@@ -253,8 +282,7 @@ class Backend:
             with self._dirty_lock:
                 self.dirty_reports.update(task_reports)
             scores = report_scores(conn, command.report_id) if command.report_id else []
-            return WriteResult(command, None, None, {}, {}, scores, None, time.perf_counter(),
-                               note)
+            return WriteResult(command, None, None, {}, {}, scores, None, time.perf_counter(), note)
         try:
             # The event and the scores it changes commit together: a crash between them
             # cannot leave stale scores, and a busy database leaves neither written.
@@ -265,7 +293,7 @@ class Backend:
         except ReviewError as exc:
             return _failed(command, str(exc))
         except sqlite3.Error:
-            self._score_cache.clear()     # it may hold a rolled-back system's scores
+            self._score_cache.clear()  # it may hold a rolled-back system's scores
             raise
         if recorded is None or recorded.report_id is None:
             return WriteResult(command, recorded, None, {}, {}, [], None, time.perf_counter())
@@ -275,25 +303,31 @@ class Backend:
         ids = [recorded.judgment_id] if recorded.judgment_id is not None else []
         scores = report_scores(conn, report_id)
         rank = None
-        system = conn.execute("SELECT system_id FROM report WHERE id = ?",
-                              (report_id,)).fetchone()
+        system = conn.execute("SELECT system_id FROM report WHERE id = ?", (report_id,)).fetchone()
         target = report_primary(conn, report_id)
         if system is not None and target is not None:
             rank = system_rank(conn, int(system[0]), *target)
-        return WriteResult(command, recorded, None, judgment_views(conn, ids),
-                           judgment_history(conn, ids), scores, rank, time.perf_counter())
-
+        return WriteResult(
+            command,
+            recorded,
+            None,
+            judgment_views(conn, ids),
+            judgment_history(conn, ids),
+            scores,
+            rank,
+            time.perf_counter(),
+        )
 
     def _call(self, conn: sqlite3.Connection, command: WriteCommand) -> WriteResult:
         action: Callable[[sqlite3.Connection], object]
         future: Future[object]
         action, future = command.value  # type: ignore[misc]
-        self._score_cache.clear()          # the action may rescore past the cache
+        self._score_cache.clear()  # the action may rescore past the cache
         try:
             result = action(conn)
         except sqlite3.OperationalError as exc:
             if is_busy(exc) and not self._stopping.is_set():
-                raise                      # the retry loop runs it again once the lock frees
+                raise  # the retry loop runs it again once the lock frees
             future.set_exception(exc)
         except Exception as exc:
             future.set_exception(exc)
@@ -323,12 +357,14 @@ class Backend:
         with self._dirty_lock:
             self.dirty_reports.update(touched)
         verb = "activated" if command.kind == "activate" else "retired"
-        return replace(_failed(command, None),
-                       note=f"run {run} {verb}: {len(touched)} reports rescored")
+        return replace(
+            _failed(command, None), note=f"run {run} {verb}: {len(touched)} reports rescored"
+        )
 
 
-def _proposal(conn: sqlite3.Connection, reviewer: str, command: WriteCommand
-              ) -> tuple[str, list[int]]:
+def _proposal(
+    conn: sqlite3.Connection, reviewer: str, command: WriteCommand
+) -> tuple[str, list[int]]:
     """Propose, accept or reject a ground-truth expansion; returns a note and the reports whose
     scores an accept or reject changed (every report of the task)."""
     from store.reviews import proposals
@@ -338,21 +374,34 @@ def _proposal(conn: sqlite3.Connection, reviewer: str, command: WriteCommand
         assert command.report_id is not None and isinstance(command.value, tuple)
         kind, text = command.value
         made = draft(conn, command.report_id, command.judgment_id, kind, text)
-        proposed = proposals.propose(conn, reviewer, made.task_id, made.report_id,
-                                     made.framework, made.kind, made.payload, made.span,
-                                     command.rationale, made.target)
+        proposed = proposals.propose(
+            conn,
+            reviewer,
+            made.task_id,
+            made.report_id,
+            made.framework,
+            made.kind,
+            made.payload,
+            made.span,
+            command.rationale,
+            made.target,
+        )
         note = f"proposed {made.kind} {proposed.proposal.uuid[:8]} ({made.framework})"
         if proposed.nearest is not None and proposed.nearest.is_duplicate:
-            note += (f"; it looks like {proposed.nearest.ref} (similarity "
-                     f"{proposed.nearest.score:.2f}): {proposed.nearest.text[:80]!r}")
+            note += (
+                f"; it looks like {proposed.nearest.ref} (similarity "
+                f"{proposed.nearest.score:.2f}): {proposed.nearest.text[:80]!r}"
+            )
         return note, []
     assert isinstance(command.value, str)
-    decided = (proposals.accept(conn, reviewer, command.value, command.rationale,
-                                force=command.force)
-               if command.kind == "accept"
-               else proposals.reject(conn, reviewer, command.value, command.rationale))
-    task_reports = [r for (r,) in conn.execute("SELECT id FROM report WHERE task_id = ?",
-                                               (decided.task_id,))]
+    decided = (
+        proposals.accept(conn, reviewer, command.value, command.rationale, force=command.force)
+        if command.kind == "accept"
+        else proposals.reject(conn, reviewer, command.value, command.rationale)
+    )
+    task_reports = [
+        r for (r,) in conn.execute("SELECT id FROM report WHERE task_id = ?", (decided.task_id,))
+    ]
     return f"{decided.status} proposal {decided.uuid[:8]}; the task is rescored", task_reports
 
 
@@ -369,5 +418,10 @@ def _write(log: ReviewLog, command: WriteCommand) -> Recorded | None:
         return log.confirm(command.judgment_id, command.rationale, only_if_undecided=command.guard)
     if command.kind == "flag":
         return log.flag(command.judgment_id, command.flag_on, command.rationale)
-    return log.decide(command.judgment_id, command.value, command.rationale, command.reason,
-                      adjudicate=command.adjudicate)
+    return log.decide(
+        command.judgment_id,
+        command.value,
+        command.rationale,
+        command.reason,
+        adjudicate=command.adjudicate,
+    )

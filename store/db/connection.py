@@ -32,8 +32,7 @@ def connect(path: str | Path, *, migrate_schema: bool = True) -> sqlite3.Connect
     process: the non-negotiable is that a decision on screen is never lost.
     """
     wait = busy_timeout()
-    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=True,
-                           timeout=wait)
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=True, timeout=wait)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA foreign_keys = ON")

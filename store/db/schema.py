@@ -17,6 +17,7 @@ from store.sqlite.tx import transaction
 
 Migration = list[str] | Callable[[sqlite3.Connection], None]
 
+
 def _subjects(conn: sqlite3.Connection) -> None:
     """Version 2: human decisions belong to subjects; judge runs are activated in order.
 
@@ -73,7 +74,8 @@ def _subjects(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
     rewritten = []
     for seq, target in conn.execute(
-            "SELECT seq, target FROM review_event WHERE target LIKE 'j:%'").fetchall():
+        "SELECT seq, target FROM review_event WHERE target LIKE 'j:%'"
+    ).fetchall():
         suite, report, run, kind, subject = target[2:].split("/", 4)
         rewritten.append((f"s:{suite}/{report}/{kind}/{subject}", run, seq))
     conn.executemany("UPDATE review_event SET target = ?, run = ? WHERE seq = ?", rewritten)
@@ -453,7 +455,7 @@ MIGRATIONS: list[Migration] = [
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
     PLANS,  # 3: review plans
     _suspicion,  # 4: suspicion flags per subject
-    [   # 5: each system's report scores as columns, beside the score rows (store.scores.columns)
+    [  # 5: each system's report scores as columns, beside the score rows (store.scores.columns)
         """CREATE TABLE score_columns (
             system_id INTEGER NOT NULL,
             framework TEXT NOT NULL,
@@ -462,7 +464,7 @@ MIGRATIONS: list[Migration] = [
             PRIMARY KEY (system_id, framework, variant)
         ) STRICT, WITHOUT ROWID""",
     ],
-    [   # 6: a report's scores in one row (store.scores.report_rows); a claim verdict carries its
+    [  # 6: a report's scores in one row (store.scores.report_rows); a claim verdict carries its
         # claim's citation fact (store.scores.claim_facts), so a full recompute joins nothing
         """CREATE TABLE report_score (
             report_id INTEGER NOT NULL,
@@ -535,8 +537,10 @@ def _rebuild_derived(conn: sqlite3.Connection, *, scores: bool) -> None:
     earlier one marks them behind, so that an upgrade stopped half-way — or one whose last
     step keeps derived tables — rebuilds them on the next open (:func:`store.scores.cache
     .ensure_scores`), whichever release opens it."""
-    if conn.execute("SELECT 1 FROM judgment LIMIT 1").fetchone() is None and \
-            conn.execute("SELECT 1 FROM review_event LIMIT 1").fetchone() is None:
+    if (
+        conn.execute("SELECT 1 FROM judgment LIMIT 1").fetchone() is None
+        and conn.execute("SELECT 1 FROM review_event LIMIT 1").fetchone() is None
+    ):
         return
     from store.reviewlog.events import rebuild_state
     from store.reviewlog.subjects import refresh_current

@@ -42,9 +42,28 @@ GOLD_DIFF_VERSION = 1
 # -- verdicts ----------------------------------------------------------------------------------
 
 VERDICT_COLUMNS = (
-    "target", "judgment", "suite", "task", "system", "report", "run", "model", "framework",
-    "kind", "dimension", "subject", "current", "judge_value", "judge_error", "effective_value",
-    "provenance", "decided_by", "rationale", "reason", "decided_at", "decisions",
+    "target",
+    "judgment",
+    "suite",
+    "task",
+    "system",
+    "report",
+    "run",
+    "model",
+    "framework",
+    "kind",
+    "dimension",
+    "subject",
+    "current",
+    "judge_value",
+    "judge_error",
+    "effective_value",
+    "provenance",
+    "decided_by",
+    "rationale",
+    "reason",
+    "decided_at",
+    "decisions",
 )
 
 _VERDICTS_SQL = """
@@ -67,6 +86,7 @@ _VERDICTS_SQL = """
     ORDER BY j.id
 """
 
+
 def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
     """Every judgment (all runs) with judge value, the human decisions on its subject and
     its effective value.
@@ -84,8 +104,9 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
         provenance = status or "judge-only"
         resolved = status is not None and status != "conflict"
         if status == "unanimous":
-            decided_by = ";".join(sorted({d["reviewer"] for d in mine
-                                          if d["action"] != "adjudicate"}))
+            decided_by = ";".join(
+                sorted({d["reviewer"] for d in mine if d["action"] != "adjudicate"})
+            )
         elif resolved:
             decided_by = display_name(conn, row[16], row[22])
         else:
@@ -96,13 +117,23 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
             framework = framework_of[row[7]] = kind.framework if kind else None
         yield {
             "target": row[21],
-            "judgment": jid, "suite": row[1], "task": row[2], "system": row[3],
-            "report": row[4], "run": row[5], "model": row[6],
-            "framework": framework, "kind": row[7],
-            "dimension": row[8], "subject": row[9], "current": bool(row[10]),
-            "judge_value": row[11], "judge_error": row[12],
+            "judgment": jid,
+            "suite": row[1],
+            "task": row[2],
+            "system": row[3],
+            "report": row[4],
+            "run": row[5],
+            "model": row[6],
+            "framework": framework,
+            "kind": row[7],
+            "dimension": row[8],
+            "subject": row[9],
+            "current": bool(row[10]),
+            "judge_value": row[11],
+            "judge_error": row[12],
             "effective_value": row[14] if resolved else row[11],
-            "provenance": provenance, "decided_by": decided_by,
+            "provenance": provenance,
+            "decided_by": decided_by,
             "rationale": row[17] if resolved else None,
             "reason": row[18] if resolved else None,
             "decided_at": row[19] if resolved else None,
@@ -113,8 +144,19 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
 # -- scores ------------------------------------------------------------------------------------
 
 SCORE_COLUMNS = (
-    "scope", "suite", "system", "task", "report", "framework", "metric", "part", "judge",
-    "adjudicated", "delta", "n_judge", "n_adjudicated",
+    "scope",
+    "suite",
+    "system",
+    "task",
+    "report",
+    "framework",
+    "metric",
+    "part",
+    "judge",
+    "adjudicated",
+    "delta",
+    "n_judge",
+    "n_adjudicated",
 )
 
 
@@ -132,9 +174,11 @@ def score_records(conn: sqlite3.Connection) -> Iterator[Record]:
             head = next(stored, None)
         if head is None or head[0] != rid:
             continue
-        rows = [(framework, metric, variant, value, 0 if value is None else 1)
-                for _, framework, variant, scores in head[1]
-                for metric, value in scores.items()]
+        rows = [
+            (framework, metric, variant, value, 0 if value is None else 1)
+            for _, framework, variant, scores in head[1]
+            for metric, value in scores.items()
+        ]
         rows.sort(key=itemgetter(0, 1, 2))
         yield from _scope_records(rows, "report", suite, system, task, report)
     systems = conn.execute(
@@ -150,29 +194,58 @@ def score_records(conn: sqlite3.Connection) -> Iterator[Record]:
         yield from _scope_records(rows, "system", suite, system, None, None)
 
 
-def _scope_records(rows: Iterable[tuple[str, str, str, float | None, int]], level: str,
-                   suite: str, system: str, task: str | None, report: str | None
-                   ) -> Iterator[Record]:
+def _scope_records(
+    rows: Iterable[tuple[str, str, str, float | None, int]],
+    level: str,
+    suite: str,
+    system: str,
+    task: str | None,
+    report: str | None,
+) -> Iterator[Record]:
     """One scope's records from its (framework, metric, variant, value, n) rows, in order."""
     for (framework, metric), group in groupby(rows, key=itemgetter(0, 1)):
         values = {variant: (value, n) for _, _, variant, value, n in group}
         judge, n_judge = values.get("judge", (None, None))
         adjudicated, n_adjudicated = values.get("adjudicated", (None, None))
         yield {
-            "scope": level, "suite": suite, "system": system, "task": task, "report": report,
-            "framework": framework, "metric": metric, "part": metric.startswith("_"),
-            "judge": judge, "adjudicated": adjudicated,
+            "scope": level,
+            "suite": suite,
+            "system": system,
+            "task": task,
+            "report": report,
+            "framework": framework,
+            "metric": metric,
+            "part": metric.startswith("_"),
+            "judge": judge,
+            "adjudicated": adjudicated,
             "delta": None if judge is None or adjudicated is None else adjudicated - judge,
-            "n_judge": n_judge, "n_adjudicated": n_adjudicated,
+            "n_judge": n_judge,
+            "n_adjudicated": n_adjudicated,
         }
 
 
 # -- ground-truth expansions -------------------------------------------------------------------
 
 GT_COLUMNS = (
-    "gt_version", "suite", "task", "framework", "kind", "effect", "target", "item", "proposal",
-    "system", "report", "span", "proposed_by", "proposed_at", "rationale", "accepted_by",
-    "accepted_at", "acceptance_rationale", "duplicate_of",
+    "gt_version",
+    "suite",
+    "task",
+    "framework",
+    "kind",
+    "effect",
+    "target",
+    "item",
+    "proposal",
+    "system",
+    "report",
+    "span",
+    "proposed_by",
+    "proposed_at",
+    "rationale",
+    "accepted_by",
+    "accepted_at",
+    "acceptance_rationale",
+    "duplicate_of",
 )
 
 _ACCEPTED_SQL = f"""
@@ -194,18 +267,34 @@ def _gold_items(conn: sqlite3.Connection) -> Iterator[tuple[int, str, str, Recor
     """(suite id, suite, suite version, item record) of every accepted proposal."""
     for row in conn.execute(_ACCEPTED_SQL):
         framework, kind, payload = row[4], row[5], json.loads(row[7])
-        yield row[0], row[1], row[2], {
-            "type": "item", "suite": row[1], "task": row[3], "framework": framework,
-            "kind": kind, "effect": effect(kind), "target": row[6],
-            "item": gold_item(framework, kind, payload),
-            "provenance": {
-                "proposal": row[8], "system": row[9], "report": row[10],
-                "span": [row[11], row[12]] if row[11] is not None else None,
-                "proposed_by": row[13], "proposed_at": row[14], "rationale": row[15],
-                "accepted_by": row[16], "accepted_at": row[17],
-                "acceptance_rationale": row[18], "duplicate_of": row[19],
+        yield (
+            row[0],
+            row[1],
+            row[2],
+            {
+                "type": "item",
+                "suite": row[1],
+                "task": row[3],
+                "framework": framework,
+                "kind": kind,
+                "effect": effect(kind),
+                "target": row[6],
+                "item": gold_item(framework, kind, payload),
+                "provenance": {
+                    "proposal": row[8],
+                    "system": row[9],
+                    "report": row[10],
+                    "span": [row[11], row[12]] if row[11] is not None else None,
+                    "proposed_by": row[13],
+                    "proposed_at": row[14],
+                    "rationale": row[15],
+                    "accepted_by": row[16],
+                    "accepted_at": row[17],
+                    "acceptance_rationale": row[18],
+                    "duplicate_of": row[19],
+                },
             },
-        }
+        )
 
 
 def _gold_headers(conn: sqlite3.Connection) -> dict[int, Record]:
@@ -220,10 +309,17 @@ def _gold_headers(conn: sqlite3.Connection) -> dict[int, Record]:
         header = headers.get(suite_id)
         if header is None:
             header = headers[suite_id] = {
-                "type": "gold_diff", "format": GOLD_DIFF_FORMAT,
-                "format_version": GOLD_DIFF_VERSION, "suite": suite, "base_version": version,
-                "gt_version": "", "items": 0, "new_items": 0, "alias_or_evidence": 0,
-                "frameworks": [], "source_systems": [],
+                "type": "gold_diff",
+                "format": GOLD_DIFF_FORMAT,
+                "format_version": GOLD_DIFF_VERSION,
+                "suite": suite,
+                "base_version": version,
+                "gt_version": "",
+                "items": 0,
+                "new_items": 0,
+                "alias_or_evidence": 0,
+                "frameworks": [],
+                "source_systems": [],
             }
             digests[suite_id] = hashlib.sha256()
         digests[suite_id].update(canonical_json(item).encode() + b"\n")
@@ -235,8 +331,10 @@ def _gold_headers(conn: sqlite3.Connection) -> dict[int, Record]:
         if system and system not in header["source_systems"]:
             header["source_systems"] = sorted([*header["source_systems"], system])
     for suite_id, header in headers.items():
-        header["gt_version"] = f"{header['base_version'] or 'v0'}+gt.{header['items']}." \
-                               f"{digests[suite_id].hexdigest()[:12]}"
+        header["gt_version"] = (
+            f"{header['base_version'] or 'v0'}+gt.{header['items']}."
+            f"{digests[suite_id].hexdigest()[:12]}"
+        )
     return headers
 
 
@@ -262,9 +360,14 @@ def _gt_csv_rows(conn: sqlite3.Connection) -> Iterator[Record]:
             continue
         provenance = record["provenance"]
         yield {
-            "gt_version": record["gt_version"], "suite": record["suite"],
-            "task": record["task"], "framework": record["framework"], "kind": record["kind"],
-            "effect": record["effect"], "target": record["target"], "item": record["item"],
+            "gt_version": record["gt_version"],
+            "suite": record["suite"],
+            "task": record["task"],
+            "framework": record["framework"],
+            "kind": record["kind"],
+            "effect": record["effect"],
+            "target": record["target"],
+            "item": record["item"],
             **{k: provenance[k] for k in GT_COLUMNS if k in provenance},
             "proposal": provenance["proposal"],
         }
@@ -272,9 +375,14 @@ def _gt_csv_rows(conn: sqlite3.Connection) -> Iterator[Record]:
 
 # -- writing -----------------------------------------------------------------------------------
 
-EXPORTS: dict[str, tuple[Callable[[sqlite3.Connection], Iterator[Record]],
-                         Callable[[sqlite3.Connection], Iterator[Record]],
-                         tuple[str, ...]]] = {
+EXPORTS: dict[
+    str,
+    tuple[
+        Callable[[sqlite3.Connection], Iterator[Record]],
+        Callable[[sqlite3.Connection], Iterator[Record]],
+        tuple[str, ...],
+    ],
+] = {
     "verdicts": (verdict_records, verdict_records, VERDICT_COLUMNS),
     "scores": (score_records, score_records, SCORE_COLUMNS),
     "gt-expansions": (gt_expansion_records, _gt_csv_rows, GT_COLUMNS),
@@ -298,7 +406,7 @@ def write_export(conn: sqlite3.Connection, kind: str, out: TextIO, fmt: str = "j
     elif fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
-        cells = itemgetter(*columns)                 # every row carries every column
+        cells = itemgetter(*columns)  # every row carries every column
         for row in rows(conn):
             writer.writerow(map(_csv_cell, cells(row)))
             n += 1
@@ -324,8 +432,12 @@ def write_parquet(conn: sqlite3.Connection, kind: str, path: Path) -> int:
         table = pa.Table.from_pylist(list(rows(conn)), schema=schema)
     else:
         table = pa.Table.from_pylist(
-            [{name: _parquet_cell(row[name], schema.field(name).type) for name in columns}
-             for row in rows(conn)], schema=schema)
+            [
+                {name: _parquet_cell(row[name], schema.field(name).type) for name in columns}
+                for row in rows(conn)
+            ],
+            schema=schema,
+        )
     pq.write_table(table, path)
     written: int = table.num_rows
     return written
@@ -345,11 +457,11 @@ def write_log_parquet(conn: sqlite3.Connection, path: Path) -> int:
     with pq.ParquetWriter(path, schema) as writer:
         for event in log_events(conn):
             batch.append(event.model_dump())
-            if len(batch) == 50_000:                  # bounded memory on a long log
+            if len(batch) == 50_000:  # bounded memory on a long log
                 writer.write_table(pa.Table.from_pylist(batch, schema=schema))
                 n += len(batch)
                 batch = []
-        if batch or n == 0:                           # an empty log still has its columns
+        if batch or n == 0:  # an empty log still has its columns
             writer.write_table(pa.Table.from_pylist(batch, schema=schema))
             n += len(batch)
     return n
@@ -366,14 +478,30 @@ def arrow_schema(kind: str) -> Any:
     if kind == "gold":
         return gold_arrow_schema()
     text, number, count, flag = pa.string(), pa.float64(), pa.int64(), pa.bool_()
-    decision = pa.struct([("reviewer", text), ("action", text), ("value", text),
-                          ("rationale", text), ("reason", text), ("created_at", text),
-                          ("run", text), ("event", text)])
+    decision = pa.struct(
+        [
+            ("reviewer", text),
+            ("action", text),
+            ("value", text),
+            ("rationale", text),
+            ("reason", text),
+            ("created_at", text),
+            ("run", text),
+            ("event", text),
+        ]
+    )
     types: dict[str, Any] = {
-        "judgment": count, "current": flag, "decisions": pa.list_(decision),
-        "part": flag, "judge": number, "adjudicated": number, "delta": number,
-        "n_judge": count, "n_adjudicated": count,
-        "item": text, "span": pa.list_(count),
+        "judgment": count,
+        "current": flag,
+        "decisions": pa.list_(decision),
+        "part": flag,
+        "judge": number,
+        "adjudicated": number,
+        "delta": number,
+        "n_judge": count,
+        "n_adjudicated": count,
+        "item": text,
+        "span": pa.list_(count),
     }
     return pa.schema([(name, types.get(name, text)) for name in EXPORTS[kind][2]])
 

@@ -88,7 +88,8 @@ def gold_version(conn: sqlite3.Connection) -> str:
     digest = hashlib.sha256()
     for target, value, status in conn.execute(
         """SELECT s.target, d.value, d.status FROM decision d JOIN subject s ON s.id = d.subject_id
-           WHERE d.status IN ('single', 'unanimous', 'adjudicated') ORDER BY s.target"""):
+           WHERE d.status IN ('single', 'unanimous', 'adjudicated') ORDER BY s.target"""
+    ):
         digest.update(json.dumps([target, value, status]).encode())
         digest.update(b"\n")
     return "gold-" + digest.hexdigest()[:12]
@@ -103,10 +104,30 @@ def gold_records(conn: sqlite3.Connection) -> Iterator[Record]:
     for row in conn.execute(_JUDGES_SQL):
         sid = int(row[0])
         texts.setdefault(sid, _subject_text(row))
-        judges[sid].append({"run": row[1], "model": row[2], "active": bool(row[3]),
-                            "current": bool(row[4]), "value": row[5], "error": row[6]})
-    for (sid, target, suite, task, system, report, kind, key, value, status, note,
-         flagged) in conn.execute(_SUBJECTS_SQL):
+        judges[sid].append(
+            {
+                "run": row[1],
+                "model": row[2],
+                "active": bool(row[3]),
+                "current": bool(row[4]),
+                "value": row[5],
+                "error": row[6],
+            }
+        )
+    for (
+        sid,
+        target,
+        suite,
+        task,
+        system,
+        report,
+        kind,
+        key,
+        value,
+        status,
+        note,
+        flagged,
+    ) in conn.execute(_SUBJECTS_SQL):
         spec = get_kind(kind)
         mine = decisions.get(int(sid), [])
         runs = judges.get(int(sid), [])
@@ -116,15 +137,24 @@ def gold_records(conn: sqlite3.Connection) -> Iterator[Record]:
         adjudication = next((d for d in reversed(mine) if d["action"] == "adjudicate"), None)
         dimension, text = texts.get(int(sid), ("", ""))
         yield {
-            "gold_version": version, "target": target, "suite": suite, "task": task,
-            "system": system, "report": report,
-            "framework": spec.framework if spec else None, "kind": kind,
-            "dimension": dimension, "subject": key, "subject_text": text,
+            "gold_version": version,
+            "target": target,
+            "suite": suite,
+            "task": task,
+            "system": system,
+            "report": report,
+            "framework": spec.framework if spec else None,
+            "kind": kind,
+            "dimension": dimension,
+            "subject": key,
+            "subject_text": text,
             "scale": spec.scale.name if spec else None,
-            "human_value": value, "human_value_number": _number(kind, value),
+            "human_value": value,
+            "human_value_number": _number(kind, value),
             "judge_value": current["value"] if current else None,
             "judge_value_number": current["value_number"] if current else None,
-            "judge_agrees": None if current is None or current["value"] is None
+            "judge_agrees": None
+            if current is None or current["value"] is None
             else current["value"] == value,
             "judges": runs,
             "status": status,
@@ -132,7 +162,8 @@ def gold_records(conn: sqlite3.Connection) -> Iterator[Record]:
             "adjudicated_by": adjudication["reviewer"] if adjudication else None,
             "decisions": mine,
             "reasons": sorted({d["reason"] for d in mine if d["reason"]}),
-            "flagged": bool(flagged), "flag_note": note,
+            "flagged": bool(flagged),
+            "flag_note": note,
         }
 
 
@@ -151,10 +182,31 @@ def gold_summary(conn: sqlite3.Connection) -> GoldSummary:
 
 
 GOLD_COLUMNS = (
-    "gold_version", "target", "suite", "task", "system", "report", "framework", "kind",
-    "dimension", "subject", "subject_text", "scale", "human_value", "human_value_number",
-    "judge_value", "judge_value_number", "judge_agrees", "judges", "status", "reviewers",
-    "adjudicated_by", "decisions", "reasons", "flagged", "flag_note",
+    "gold_version",
+    "target",
+    "suite",
+    "task",
+    "system",
+    "report",
+    "framework",
+    "kind",
+    "dimension",
+    "subject",
+    "subject_text",
+    "scale",
+    "human_value",
+    "human_value_number",
+    "judge_value",
+    "judge_value_number",
+    "judge_agrees",
+    "judges",
+    "status",
+    "reviewers",
+    "adjudicated_by",
+    "decisions",
+    "reasons",
+    "flagged",
+    "flag_note",
 )
 
 
@@ -163,15 +215,37 @@ def gold_arrow_schema() -> Any:
     import pyarrow as pa
 
     text = pa.string()
-    judge = pa.struct([("run", text), ("model", text), ("active", pa.bool_()),
-                       ("current", pa.bool_()), ("value", text), ("error", text),
-                       ("value_number", pa.float64())])
-    decision = pa.struct([("reviewer", text), ("action", text), ("value", text),
-                          ("rationale", text), ("reason", text), ("created_at", text),
-                          ("run", text), ("event", text)])
+    judge = pa.struct(
+        [
+            ("run", text),
+            ("model", text),
+            ("active", pa.bool_()),
+            ("current", pa.bool_()),
+            ("value", text),
+            ("error", text),
+            ("value_number", pa.float64()),
+        ]
+    )
+    decision = pa.struct(
+        [
+            ("reviewer", text),
+            ("action", text),
+            ("value", text),
+            ("rationale", text),
+            ("reason", text),
+            ("created_at", text),
+            ("run", text),
+            ("event", text),
+        ]
+    )
     fields = {
-        "human_value_number": pa.float64(), "judge_value_number": pa.float64(),
-        "judge_agrees": pa.bool_(), "judges": pa.list_(judge), "reviewers": pa.list_(text),
-        "decisions": pa.list_(decision), "reasons": pa.list_(text), "flagged": pa.bool_(),
+        "human_value_number": pa.float64(),
+        "judge_value_number": pa.float64(),
+        "judge_agrees": pa.bool_(),
+        "judges": pa.list_(judge),
+        "reviewers": pa.list_(text),
+        "decisions": pa.list_(decision),
+        "reasons": pa.list_(text),
+        "flagged": pa.bool_(),
     }
     return pa.schema([(name, fields.get(name, text)) for name in GOLD_COLUMNS])

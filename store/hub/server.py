@@ -50,8 +50,18 @@ PUSH_LOCK = 0x6761_7665_6C68_7562 & 0x7FFF_FFFF_FFFF_FFFF
 EVENT_FIELDS = (*SIGNED_FIELDS, "sig")
 """The columns of an event: what its signature covers, and the signature."""
 
-_ACTIONS = ("confirm", "override", "adjudicate", "flag", "rate", "propose", "accept", "reject",
-            "undo", "redo")
+_ACTIONS = (
+    "confirm",
+    "override",
+    "adjudicate",
+    "flag",
+    "rate",
+    "propose",
+    "accept",
+    "reject",
+    "undo",
+    "redo",
+)
 
 
 def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
@@ -95,10 +105,12 @@ def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
                     TG_OP, TG_TABLE_SCHEMA, TG_TABLE_NAME;
             END $$""",
         # Statement-level: even an UPDATE or DELETE that would touch no row is refused.
-        *(f"""CREATE OR REPLACE TRIGGER {table}_append_only
+        *(
+            f"""CREATE OR REPLACE TRIGGER {table}_append_only
               BEFORE UPDATE OR DELETE OR TRUNCATE ON {schema}.{table}
               FOR EACH STATEMENT EXECUTE FUNCTION {schema}.append_only()"""
-          for table in ("meta", "suite", "event")),
+            for table in ("meta", "suite", "event")
+        ),
         f"""INSERT INTO {schema}.meta VALUES ('hub_id', gen_random_uuid()::text)
             ON CONFLICT (key) DO NOTHING""",
         f"""INSERT INTO {schema}.meta VALUES ('schema_version', '{HUB_SCHEMA_VERSION}')
@@ -183,7 +195,7 @@ def safe_url(url: str) -> str:
     """A connection string as shown to people and written to logs: never its password."""
     try:
         from psycopg.conninfo import conninfo_to_dict
-    except ImportError:                                    # pragma: no cover - a dependency
+    except ImportError:  # pragma: no cover - a dependency
         return url.split("@")[-1]
     try:
         parts = conninfo_to_dict(url)
@@ -205,8 +217,15 @@ class PgHub:
     a vanished network turns into :class:`HubOffline` within seconds, never a hang.
     """
 
-    def __init__(self, url: str, *, connect_timeout: int = 5, statement_timeout: int = 60,
-                 application_name: str = "gavel", schema: str = HUB_SCHEMA) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_timeout: int = 5,
+        statement_timeout: int = 60,
+        application_name: str = "gavel",
+        schema: str = HUB_SCHEMA,
+    ) -> None:
         if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", schema):
             raise ValueError(f"not a plain PostgreSQL schema name: {schema!r}")
         self.url = url
@@ -233,11 +252,17 @@ class PgHub:
         self._hub_id = None
         try:
             self._conn = psycopg.connect(
-                self.url, connect_timeout=self.connect_timeout, autocommit=True,
+                self.url,
+                connect_timeout=self.connect_timeout,
+                autocommit=True,
                 application_name=self.application_name,
-                keepalives=1, keepalives_idle=5, keepalives_interval=2, keepalives_count=3,
+                keepalives=1,
+                keepalives_idle=5,
+                keepalives_interval=2,
+                keepalives_count=3,
                 tcp_user_timeout=max(1, self.statement_timeout) * 1000,
-                options=f"-c statement_timeout={self.statement_timeout * 1000}")
+                options=f"-c statement_timeout={self.statement_timeout * 1000}",
+            )
         except psycopg.OperationalError as exc:
             raise HubOffline(f"hub {self.name} unreachable: {_first_line(exc)}") from None
         except psycopg.Error as exc:
@@ -256,8 +281,10 @@ class PgHub:
             raise
         except (errors.UndefinedTable, errors.InvalidSchemaName):
             self.close()
-            raise HubRefused(f"{self.name} is not a Gavel hub (no {self.schema} tables): create "
-                             "it with `gavel hub init URL`") from None
+            raise HubRefused(
+                f"{self.name} is not a Gavel hub (no {self.schema} tables): create "
+                "it with `gavel hub init URL`"
+            ) from None
         except psycopg.OperationalError as exc:
             self.close()
             raise HubOffline(f"hub {self.name} unreachable: {_first_line(exc)}") from None
@@ -288,22 +315,31 @@ class PgHub:
                     role = sql.Identifier(grant)
                     schema = sql.Identifier(self.schema)
                     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(schema, role))
-                    conn.execute(sql.SQL("GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA {} "
-                                         "TO {}").format(schema, role))
-                    conn.execute(sql.SQL("REVOKE UPDATE, DELETE, TRUNCATE ON ALL TABLES IN "
-                                         "SCHEMA {} FROM {}").format(schema, role))
+                    conn.execute(
+                        sql.SQL("GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA {} TO {}").format(
+                            schema, role
+                        )
+                    )
+                    conn.execute(
+                        sql.SQL(
+                            "REVOKE UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA {} FROM {}"
+                        ).format(schema, role)
+                    )
         return self.hub_id()
 
     def hub_id(self) -> str:
         if self._hub_id is not None and self._conn is not None and not self._conn.closed:
             return self._hub_id
         with self._errors():
-            rows = dict(self._connect().execute(
-                f"SELECT key, value FROM {self.schema}.meta").fetchall())
+            rows = dict(
+                self._connect().execute(f"SELECT key, value FROM {self.schema}.meta").fetchall()
+            )
         version = int(rows.get("schema_version", "0"))
         if version > HUB_SCHEMA_VERSION:
-            raise HubRefused(f"hub {self.name} has schema version {version}, newer than this "
-                             f"Gavel's ({HUB_SCHEMA_VERSION}): upgrade Gavel")
+            raise HubRefused(
+                f"hub {self.name} has schema version {version}, newer than this "
+                f"Gavel's ({HUB_SCHEMA_VERSION}): upgrade Gavel"
+            )
         if "hub_id" not in rows:
             raise HubRefused(f"{self.name} is not a Gavel hub: run `gavel hub init URL`")
         self._hub_id = str(rows["hub_id"])
@@ -321,12 +357,16 @@ class PgHub:
                     f"""INSERT INTO {self.schema}.suite
                         (ext_id, name, frameworks, version, content_hash)
                         VALUES (%s, %s, %s, %s, %s) ON CONFLICT (ext_id) DO NOTHING""",
-                    [(s.ext_id, s.name, s.frameworks, s.version, s.content_hash)
-                     for s in suites])
-                known = {row[0]: row for row in cur.execute(
-                    f"""SELECT ext_id, name, frameworks, version, content_hash
+                    [(s.ext_id, s.name, s.frameworks, s.version, s.content_hash) for s in suites],
+                )
+                known = {
+                    row[0]: row
+                    for row in cur.execute(
+                        f"""SELECT ext_id, name, frameworks, version, content_hash
                         FROM {self.schema}.suite WHERE ext_id = ANY(%s)""",
-                    ([s.ext_id for s in suites],))}
+                        ([s.ext_id for s in suites],),
+                    )
+                }
         problems = []
         for suite in suites:
             there = known.get(suite.ext_id)
@@ -336,7 +376,8 @@ class PgHub:
                     f"(hub: {there[1]!r} {there[3]!r}, hash {there[4][:12]}; here: "
                     f"{suite.name!r} {suite.version!r}, hash {suite.content_hash[:12]}): one "
                     "suite id must name one benchmark run — import the changed run under a "
-                    "new suite id")
+                    "new suite id"
+                )
         return problems
 
     # -- events ------------------------------------------------------------------------------
@@ -356,17 +397,20 @@ class PgHub:
                                 ON COMMIT DROP""")
                 with cur.copy(f"COPY incoming (ord, suite, {columns}) FROM STDIN") as copy:
                     for ordinal, (suite, event) in enumerate(rows):
-                        copy.write_row((ordinal, suite,
-                                        *(event.get(name) for name in EVENT_FIELDS)))
+                        copy.write_row(
+                            (ordinal, suite, *(event.get(name) for name in EVENT_FIELDS))
+                        )
                 cur.execute(
                     f"""INSERT INTO {self.schema}.event (suite, {columns})
                         SELECT suite, {columns} FROM incoming ORDER BY ord
-                        ON CONFLICT (uuid) DO NOTHING""")
+                        ON CONFLICT (uuid) DO NOTHING"""
+                )
                 outcome.added = max(0, cur.rowcount)
                 outcome.already_there = len(rows) - outcome.added
                 if outcome.already_there:
-                    same = " AND ".join(f"e.{name} IS NOT DISTINCT FROM i.{name}"
-                                        for name in EVENT_FIELDS[1:])
+                    same = " AND ".join(
+                        f"e.{name} IS NOT DISTINCT FROM i.{name}" for name in EVENT_FIELDS[1:]
+                    )
                     cur.execute(f"""SELECT i.uuid FROM incoming i
                                     JOIN {self.schema}.event e ON e.uuid = i.uuid
                                     WHERE NOT ({same}) ORDER BY i.ord""")
@@ -376,11 +420,16 @@ class PgHub:
     def pull(self, after: int, limit: int) -> list[HubRow]:
         columns = ", ".join(EVENT_FIELDS)
         with self._errors():
-            rows = self._connect().execute(
-                f"""SELECT id, {columns} FROM {self.schema}.event
-                    WHERE id > %s ORDER BY id LIMIT %s""", (after, limit)).fetchall()
-        return [HubRow(int(row[0]), dict(zip(EVENT_FIELDS, row[1:], strict=True)))
-                for row in rows]
+            rows = (
+                self._connect()
+                .execute(
+                    f"""SELECT id, {columns} FROM {self.schema}.event
+                    WHERE id > %s ORDER BY id LIMIT %s""",
+                    (after, limit),
+                )
+                .fetchall()
+            )
+        return [HubRow(int(row[0]), dict(zip(EVENT_FIELDS, row[1:], strict=True))) for row in rows]
 
     def stats(self) -> HubStats:
         hub = self.hub_id()
@@ -388,13 +437,16 @@ class PgHub:
             conn = self._connect()
             events, last, reviewers = conn.execute(
                 f"""SELECT count(*), coalesce(max(id), 0), count(DISTINCT (reviewer, key))
-                    FROM {self.schema}.event""").fetchone() or (0, 0, 0)
+                    FROM {self.schema}.event"""
+            ).fetchone() or (0, 0, 0)
             suites = conn.execute(
                 f"""SELECT s.ext_id, count(e.id) FROM {self.schema}.suite s
                     LEFT JOIN {self.schema}.event e ON e.suite = s.ext_id
-                    GROUP BY s.ext_id ORDER BY s.ext_id""").fetchall()
-        return HubStats(hub, int(events), int(last), [(str(s), int(n)) for s, n in suites],
-                        int(reviewers))
+                    GROUP BY s.ext_id ORDER BY s.ext_id"""
+            ).fetchall()
+        return HubStats(
+            hub, int(events), int(last), [(str(s), int(n)) for s, n in suites], int(reviewers)
+        )
 
 
 def _first_line(exc: BaseException) -> str:

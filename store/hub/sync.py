@@ -145,33 +145,43 @@ def local_state(conn: sqlite3.Connection, hub_id: str | None = None) -> LocalSta
         total = int(conn.execute("SELECT count(*) FROM review_event").fetchone()[0])
         return LocalState(None, total, None, 0)
     if hub_id is None:
-        row = conn.execute("SELECT hub FROM hub_sync ORDER BY synced_at DESC LIMIT 1"
-                           ).fetchone()
+        row = conn.execute("SELECT hub FROM hub_sync ORDER BY synced_at DESC LIMIT 1").fetchone()
         hub_id = None if row is None else str(row[0])
     if hub_id is None:
         total = int(conn.execute("SELECT count(*) FROM review_event").fetchone()[0])
         return LocalState(None, total, None, 0)
     row = conn.execute("SELECT synced_at FROM hub_sync WHERE hub = ?", (hub_id,)).fetchone()
-    quarantined = int(conn.execute("SELECT count(*) FROM hub_rejected WHERE hub = ?",
-                                   (hub_id,)).fetchone()[0])
-    return LocalState(hub_id, pending_count(conn, hub_id), row[0] if row else None,
-                      quarantined)
+    quarantined = int(
+        conn.execute("SELECT count(*) FROM hub_rejected WHERE hub = ?", (hub_id,)).fetchone()[0]
+    )
+    return LocalState(hub_id, pending_count(conn, hub_id), row[0] if row else None, quarantined)
 
 
 def pending_count(conn: sqlite3.Connection, hub_id: str) -> int:
     """Local events not yet known to be on the hub."""
     row = conn.execute("SELECT pushed_seq FROM hub_sync WHERE hub = ?", (hub_id,)).fetchone()
     pushed = int(row[0]) if row else 0
-    total = int(conn.execute("SELECT count(*) FROM review_event WHERE seq > ?",
-                             (pushed,)).fetchone()[0])
-    pulled = int(conn.execute(
-        "SELECT coalesce(sum(hi - max(lo, ?)), 0) FROM hub_pulled WHERE hub = ? AND hi > ?",
-        (pushed, hub_id, pushed)).fetchone()[0])
+    total = int(
+        conn.execute("SELECT count(*) FROM review_event WHERE seq > ?", (pushed,)).fetchone()[0]
+    )
+    pulled = int(
+        conn.execute(
+            "SELECT coalesce(sum(hi - max(lo, ?)), 0) FROM hub_pulled WHERE hub = ? AND hi > ?",
+            (pushed, hub_id, pushed),
+        ).fetchone()[0]
+    )
     return total - pulled
 
 
-def sync(conn: sqlite3.Connection, hub: Hub, *, push: bool = True, pull: bool = True,
-         push_batch: int = PUSH_BATCH, pull_batch: int = PULL_BATCH) -> SyncResult:
+def sync(
+    conn: sqlite3.Connection,
+    hub: Hub,
+    *,
+    push: bool = True,
+    pull: bool = True,
+    push_batch: int = PUSH_BATCH,
+    pull_batch: int = PULL_BATCH,
+) -> SyncResult:
     """One sync with ``hub`` (see the module docstring). Raises :class:`store.hub.server.HubError`
     when the hub cannot be used; whatever was committed before stays (each step is whole)."""
     started = time.perf_counter()
@@ -179,8 +189,7 @@ def sync(conn: sqlite3.Connection, hub: Hub, *, push: bool = True, pull: bool = 
     hub_id = hub.hub_id()
     result = SyncResult(hub.name, hub_id)
     with transaction(conn):
-        conn.execute("INSERT OR IGNORE INTO hub_sync (hub, name) VALUES (?, ?)",
-                     (hub_id, hub.name))
+        conn.execute("INSERT OR IGNORE INTO hub_sync (hub, name) VALUES (?, ?)", (hub_id, hub.name))
     problems = hub.register_suites(local_suites(conn))
     if problems:
         raise HubRefused("; ".join(problems) + " (nothing was pushed or pulled)")
@@ -194,24 +203,34 @@ def sync(conn: sqlite3.Connection, hub: Hub, *, push: bool = True, pull: bool = 
             # Everything local is on the hub: fold the pulled ranges into the mark.
             conn.execute(
                 "UPDATE hub_sync SET pushed_seq = (SELECT coalesce(max(seq), 0) FROM "
-                "review_event) WHERE hub = ?", (hub_id,))
+                "review_event) WHERE hub = ?",
+                (hub_id,),
+            )
             conn.execute("DELETE FROM hub_pulled WHERE hub = ?", (hub_id,))
-        conn.execute("UPDATE hub_sync SET synced_at = ?, name = ? WHERE hub = ?",
-                     (now_iso(), hub.name, hub_id))
+        conn.execute(
+            "UPDATE hub_sync SET synced_at = ?, name = ? WHERE hub = ?",
+            (now_iso(), hub.name, hub_id),
+        )
     result.new_conflicts = sorted(set(result.new_conflicts))
     if result.merged:
-        result.conflicts = int(conn.execute(
-            "SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0])
-    result.quarantined = int(conn.execute("SELECT count(*) FROM hub_rejected WHERE hub = ?",
-                                          (hub_id,)).fetchone()[0])
+        result.conflicts = int(
+            conn.execute("SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0]
+        )
+    result.quarantined = int(
+        conn.execute("SELECT count(*) FROM hub_rejected WHERE hub = ?", (hub_id,)).fetchone()[0]
+    )
     result.reports = sorted(set(result.reports))
     result.seconds = time.perf_counter() - started
     return result
 
 
 def local_suites(conn: sqlite3.Connection) -> list[SuiteIdentity]:
-    return [SuiteIdentity(*row) for row in conn.execute(
-        "SELECT ext_id, name, frameworks, version, content_hash FROM suite ORDER BY ext_id")]
+    return [
+        SuiteIdentity(*row)
+        for row in conn.execute(
+            "SELECT ext_id, name, frameworks, version, content_hash FROM suite ORDER BY ext_id"
+        )
+    ]
 
 
 def _conflicted(conn: sqlite3.Connection, targets: Sequence[str]) -> set[str]:
@@ -220,11 +239,15 @@ def _conflicted(conn: sqlite3.Connection, targets: Sequence[str]) -> set[str]:
     found: set[str] = set()
     unique = sorted(set(targets))
     for start in range(0, len(unique), 500):
-        chunk = unique[start:start + 500]
-        found.update(str(row[0]) for row in conn.execute(
-            f"""SELECT s.target FROM subject s JOIN decision d ON d.subject_id = s.id
-                WHERE d.status = 'conflict' AND s.target IN ({','.join('?' * len(chunk))})""",
-            chunk))
+        chunk = unique[start : start + 500]
+        found.update(
+            str(row[0])
+            for row in conn.execute(
+                f"""SELECT s.target FROM subject s JOIN decision d ON d.subject_id = s.id
+                WHERE d.status = 'conflict' AND s.target IN ({",".join("?" * len(chunk))})""",
+                chunk,
+            )
+        )
     return found
 
 
@@ -241,12 +264,12 @@ _SELECT_UNPUSHED = f"""
 """
 
 
-def _push(conn: sqlite3.Connection, hub: Hub, hub_id: str, batch: int,
-          result: SyncResult) -> None:
+def _push(conn: sqlite3.Connection, hub: Hub, hub_id: str, batch: int, result: SyncResult) -> None:
     suites = _ProposalSuites(conn)
     while True:
-        pushed = int(conn.execute("SELECT pushed_seq FROM hub_sync WHERE hub = ?",
-                                  (hub_id,)).fetchone()[0])
+        pushed = int(
+            conn.execute("SELECT pushed_seq FROM hub_sync WHERE hub = ?", (hub_id,)).fetchone()[0]
+        )
         rows = conn.execute(_SELECT_UNPUSHED, (pushed, hub_id, batch)).fetchall()
         if not rows:
             return
@@ -257,8 +280,9 @@ def _push(conn: sqlite3.Connection, hub: Hub, hub_id: str, batch: int,
         result.diverged.extend(outcome.diverged)
         mark = int(rows[-1][0])
         with transaction(conn):
-            conn.execute("UPDATE hub_sync SET pushed_seq = max(pushed_seq, ?) WHERE hub = ?",
-                         (mark, hub_id))
+            conn.execute(
+                "UPDATE hub_sync SET pushed_seq = max(pushed_seq, ?) WHERE hub = ?", (mark, hub_id)
+            )
             conn.execute("DELETE FROM hub_pulled WHERE hub = ? AND hi <= ?", (hub_id, mark))
         if len(rows) < batch:
             return
@@ -280,8 +304,9 @@ class _ProposalSuites:
             return proposal_suite(event["value"])
         if target not in self.known:
             row = self.conn.execute(
-                "SELECT value FROM review_event WHERE target = ? AND action = 'propose' "
-                "LIMIT 1", (target,)).fetchone()
+                "SELECT value FROM review_event WHERE target = ? AND action = 'propose' LIMIT 1",
+                (target,),
+            ).fetchone()
             self.known[target] = proposal_suite(row[0]) if row else None
         return self.known[target]
 
@@ -289,11 +314,11 @@ class _ProposalSuites:
 # -- pull ----------------------------------------------------------------------------------------
 
 
-def _pull(conn: sqlite3.Connection, hub: Hub, hub_id: str, batch: int,
-          result: SyncResult) -> None:
+def _pull(conn: sqlite3.Connection, hub: Hub, hub_id: str, batch: int, result: SyncResult) -> None:
     while True:
-        after = int(conn.execute("SELECT pulled_id FROM hub_sync WHERE hub = ?",
-                                 (hub_id,)).fetchone()[0])
+        after = int(
+            conn.execute("SELECT pulled_id FROM hub_sync WHERE hub = ?", (hub_id,)).fetchone()[0]
+        )
         rows = hub.pull(after, batch)
         if not rows:
             return
@@ -303,8 +328,9 @@ def _pull(conn: sqlite3.Connection, hub: Hub, hub_id: str, batch: int,
             return
 
 
-def _parse(rows: Sequence[HubRow]) -> tuple[list[tuple[int, LogEvent]],
-                                             list[tuple[int, str | None, str]]]:
+def _parse(
+    rows: Sequence[HubRow],
+) -> tuple[list[tuple[int, LogEvent]], list[tuple[int, str | None, str]]]:
     events: list[tuple[int, LogEvent]] = []
     bad: list[tuple[int, str | None, str]] = []
     for row in rows:
@@ -327,8 +353,9 @@ def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _merge_rows(conn: sqlite3.Connection, hub: Hub, hub_id: str, rows: Sequence[HubRow],
-                result: SyncResult) -> None:
+def _merge_rows(
+    conn: sqlite3.Connection, hub: Hub, hub_id: str, rows: Sequence[HubRow], result: SyncResult
+) -> None:
     """Merge one pulled batch with its cursor move, in one local transaction; an event the
     merge refuses is quarantined and the batch merged again without it."""
     events, rejected = _parse(rows)
@@ -344,13 +371,18 @@ def _merge_rows(conn: sqlite3.Connection, hub: Hub, hub_id: str, rows: Sequence[
                 if top > mark:
                     conn.execute("INSERT INTO hub_pulled VALUES (?, ?, ?)", (hub_id, mark, top))
                     result.reports.extend(_touched_reports(conn, mark, top))
-                conn.executemany("INSERT OR IGNORE INTO hub_rejected VALUES (?, ?, ?, ?)",
-                                 [(hub_id, *bad) for bad in rejected])
-                conn.execute("UPDATE hub_sync SET pulled_id = max(pulled_id, ?) WHERE hub = ?",
-                             (last, hub_id))
+                conn.executemany(
+                    "INSERT OR IGNORE INTO hub_rejected VALUES (?, ?, ?, ?)",
+                    [(hub_id, *bad) for bad in rejected],
+                )
+                conn.execute(
+                    "UPDATE hub_sync SET pulled_id = max(pulled_id, ?) WHERE hub = ?",
+                    (last, hub_id),
+                )
         except InputError as exc:
-            position = next((i for i, (hub_event, _) in enumerate(events)
-                             if hub_event == exc.line), None)
+            position = next(
+                (i for i, (hub_event, _) in enumerate(events) if hub_event == exc.line), None
+            )
             if position is None:
                 raise
             hub_event, event = events.pop(position)
@@ -372,12 +404,16 @@ def _touched_reports(conn: sqlite3.Connection, lo: int, hi: int) -> Iterable[int
     """Reports whose review state the events in (lo, hi] change: their own report, or every
     report of a proposal's task."""
     for (report_id,) in conn.execute(
-            """SELECT DISTINCT report_id FROM review_event
-               WHERE seq > ? AND seq <= ? AND report_id IS NOT NULL""", (lo, hi)):
+        """SELECT DISTINCT report_id FROM review_event
+               WHERE seq > ? AND seq <= ? AND report_id IS NOT NULL""",
+        (lo, hi),
+    ):
         yield int(report_id)
     for (report_id,) in conn.execute(
-            """SELECT DISTINCT r.id FROM review_event e
+        """SELECT DISTINCT r.id FROM review_event e
                JOIN proposal p ON 'p:' || p.uuid = e.target
                JOIN report r ON r.task_id = p.task_id
-               WHERE e.seq > ? AND e.seq <= ? AND e.target LIKE 'p:%'""", (lo, hi)):
+               WHERE e.seq > ? AND e.seq <= ? AND e.target LIKE 'p:%'""",
+        (lo, hi),
+    ):
         yield int(report_id)

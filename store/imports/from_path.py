@@ -27,8 +27,9 @@ if TYPE_CHECKING:
     from reviewer.models import Suite
 
 
-def import_path(conn: sqlite3.Connection, path: Path, fmt: str = "native",
-                suite_id: str | None = None) -> ImportResult:
+def import_path(
+    conn: sqlite3.Connection, path: Path, fmt: str = "native", suite_id: str | None = None
+) -> ImportResult:
     """Read, check and store one run with its scores, in one transaction: a process killed at
     any point leaves either the run with its scores or nothing. Importing the same content
     again adds nothing, but still repairs a suite left without scores (by an older release
@@ -44,9 +45,13 @@ def import_path(conn: sqlite3.Connection, path: Path, fmt: str = "native",
                 raise
             # The bundle checks name the native files a reader's records would be in;
             # say which input they came from.
-            raise InputError(path, f"{exc.message} (in its {exc.file.removesuffix('.jsonl')}, "
-                             f"record {exc.line})" if exc.line else exc.message,
-                             field=exc.field) from None
+            raise InputError(
+                path,
+                f"{exc.message} (in its {exc.file.removesuffix('.jsonl')}, record {exc.line})"
+                if exc.line
+                else exc.message,
+                field=exc.field,
+            ) from None
         if result.created or suite_unscored(conn, result.suite_id):
             rebuild_scores(conn)
             if not result.created:
@@ -96,8 +101,9 @@ def _temp_on_disk(conn: sqlite3.Connection) -> Iterator[None]:
 def bundles_in(folder: Path) -> list[Path]:
     """Every bundle folder directly under ``folder`` (one holding a suite.json); names starting
     with ``_`` are set aside (drafts, fixtures)."""
-    return sorted(p.parent for p in folder.glob("*/suite.json")
-                  if not p.parent.name.startswith("_"))
+    return sorted(
+        p.parent for p in folder.glob("*/suite.json") if not p.parent.name.startswith("_")
+    )
 
 
 def build_demo(conn: sqlite3.Connection, folder: Path) -> list[ImportResult]:

@@ -46,19 +46,27 @@ INSERTS: dict[str, str] = {
     "judge_run": "INSERT INTO judge_run VALUES (?,?,?,?,?,?,?,?,?,?)",
     "subject": "INSERT INTO subject (id, report_id, kind, key, target) VALUES (?,?,?,?,?)",
     "judgment": "INSERT INTO judgment (id, run_id, report_id, kind, criterion_id, claim_id, "
-                "ref_idx, key, subject, value, explanation, evidence, raw, error, source_sha256, "
-                "current, subtask_id, claim_cited, subject_id) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    "ref_idx, key, subject, value, explanation, evidence, raw, error, source_sha256, "
+    "current, subtask_id, claim_cited, subject_id) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 }
 """Table -> INSERT, in foreign-key order (batches are flushed in this order)."""
 
 FTS_FILL = (
-    ("report", "INSERT INTO report_fts(rowid, markdown) SELECT id, markdown FROM report "
-               "WHERE id >= ?"),
-    ("claim", "INSERT INTO claim_fts(rowid, fact, extract) SELECT id, fact, extract FROM claim "
-              "WHERE id >= ?"),
-    ("source", "INSERT INTO source_fts(rowid, title, text) SELECT id, title, text FROM source "
-               "WHERE id >= ?"),
+    (
+        "report",
+        "INSERT INTO report_fts(rowid, markdown) SELECT id, markdown FROM report WHERE id >= ?",
+    ),
+    (
+        "claim",
+        "INSERT INTO claim_fts(rowid, fact, extract) SELECT id, fact, extract FROM claim "
+        "WHERE id >= ?",
+    ),
+    (
+        "source",
+        "INSERT INTO source_fts(rowid, title, text) SELECT id, title, text FROM source "
+        "WHERE id >= ?",
+    ),
 )
 
 BATCH_ROWS = 20_000
@@ -96,8 +104,9 @@ class ImportResult:
     """Already imported, but its scores were missing and are rebuilt now."""
 
 
-def insert_batch(conn: sqlite3.Connection, rows: dict[str, list[Row]],
-                 judgment_where: Sequence[Where]) -> None:
+def insert_batch(
+    conn: sqlite3.Connection, rows: dict[str, list[Row]], judgment_where: Sequence[Where]
+) -> None:
     """A batch of rows, table by table in foreign-key order; a verdict repeated in the bundle
     is named by its file and line (``judgment_where``: the batch's verdicts' places)."""
     for table, sql in INSERTS.items():
@@ -112,8 +121,12 @@ def insert_batch(conn: sqlite3.Connection, rows: dict[str, list[Row]],
             raise
 
 
-def _repeated_verdict(conn: sqlite3.Connection, table: str, rows: dict[str, list[Row]],
-                      judgment_where: Sequence[Where]) -> None:
+def _repeated_verdict(
+    conn: sqlite3.Connection,
+    table: str,
+    rows: dict[str, list[Row]],
+    judgment_where: Sequence[Where],
+) -> None:
     """Name the first verdict of the batch whose (run, report, kind, subject) is already
     stored: the rows of this batch before it went in, so a repeat is always found at its second
     occurrence. Returns when the failure was something else.
@@ -121,12 +134,13 @@ def _repeated_verdict(conn: sqlite3.Connection, table: str, rows: dict[str, list
     A bundle of one run writes each verdict's subject first, so there the repeat shows as a
     repeated subject (a subject row and its verdict's share their place in the batch)."""
     if table == "subject":
-        query = ("SELECT 1 FROM subject WHERE report_id = ? AND kind = ? AND key = ? "
-                 "AND id != ?")
+        query = "SELECT 1 FROM subject WHERE report_id = ? AND kind = ? AND key = ? AND id != ?"
         keys: list[Row] = [(row[1], row[2], row[3], row[0]) for row in rows["subject"]]
     else:
-        query = ("SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
-                 "AND subject = ? AND id != ?")
+        query = (
+            "SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
+            "AND subject = ? AND id != ?"
+        )
         keys = [(row[1], row[2], row[3], row[8], row[0]) for row in rows["judgment"]]
     # (Subject rows stop where a bundle's verdicts turned out not grouped by report.)
     for key, where in zip(keys, judgment_where, strict=False):
@@ -143,8 +157,13 @@ class _Pending:
 class Loader:
     """Turns checked records into rows and writes them in batches (caller holds the tx)."""
 
-    def __init__(self, conn: sqlite3.Connection | None, suite: Suite, content_hash: str,
-                 suite_file: str = "suite.json") -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection | None,
+        suite: Suite,
+        content_hash: str,
+        suite_file: str = "suite.json",
+    ) -> None:
         self.conn = conn
         # With a database, a repeated verdict is found by the judgment table's unique index
         # (see flush), not by a set of every verdict's identity.
@@ -184,10 +203,20 @@ class Loader:
         self._claim_cited = array("b")
         """Each claim's :func:`store.scores.claim_facts.claim_cited` flag, by claim row id
         likewise."""
-        self._add("suite", (
-            self.suite_id, suite.id, suite.name, _dumps(suite.frameworks), suite.version,
-            suite.source, suite.description, content_hash, self.stamp,
-        ))
+        self._add(
+            "suite",
+            (
+                self.suite_id,
+                suite.id,
+                suite.name,
+                _dumps(suite.frameworks),
+                suite.version,
+                suite.source,
+                suite.description,
+                content_hash,
+                self.stamp,
+            ),
+        )
         self.ids["suite"] += 1
 
     def _next_id(self, table: str) -> int:
@@ -244,18 +273,37 @@ class Loader:
     def task(self, task: Task, where: Where) -> None:
         self.checker.task(task, where)
         tid = self._take("task")
-        self._add("task", (
-            tid, self.suite_id, task.id, task.prompt, task.language, task.domain, task.category,
-            task.task_type, _dumps(task.metadata),
-        ))
+        self._add(
+            "task",
+            (
+                tid,
+                self.suite_id,
+                task.id,
+                task.prompt,
+                task.language,
+                task.domain,
+                task.category,
+                task.task_type,
+                _dumps(task.metadata),
+            ),
+        )
         subtasks: dict[str, int] = {}
         for ordinal, sub in enumerate(task.subtasks):
             sid = self._take("subtask")
             subtasks[sub.id] = sid
-            self._add("subtask", (
-                sid, tid, sub.id, ordinal, sub.text, sub.importance, sub.group,
-                _dumps(sub.constraint_types),
-            ))
+            self._add(
+                "subtask",
+                (
+                    sid,
+                    tid,
+                    sub.id,
+                    ordinal,
+                    sub.text,
+                    sub.importance,
+                    sub.group,
+                    _dumps(sub.constraint_types),
+                ),
+            )
         criteria: dict[str, int] = {}
         crit_subtask: dict[str, int | None] = {}
         for ordinal, crit in enumerate(task.criteria):
@@ -263,10 +311,23 @@ class Loader:
             criteria[crit.id] = cid
             sub_id = subtasks[crit.subtask] if crit.subtask is not None else None
             crit_subtask[crit.id] = sub_id
-            self._add("criterion", (
-                cid, tid, sub_id, crit.id, ordinal, crit.framework, crit.dimension, crit.text,
-                crit.explanation, crit.weight, crit.scale, _dumps(crit.metadata),
-            ))
+            self._add(
+                "criterion",
+                (
+                    cid,
+                    tid,
+                    sub_id,
+                    crit.id,
+                    ordinal,
+                    crit.framework,
+                    crit.dimension,
+                    crit.text,
+                    crit.explanation,
+                    crit.weight,
+                    crit.scale,
+                    _dumps(crit.metadata),
+                ),
+            )
         self._task[task.id] = (tid, subtasks, criteria)
         self._crit_subtask.update({criteria[k]: v for k, v in crit_subtask.items()})
 
@@ -274,53 +335,96 @@ class Loader:
         self.checker.system(system, where)
         sid = self._take("system")
         self._system[system.id] = sid
-        self._add("system", (
-            sid, self.suite_id, system.id, system.name or system.id, system.family,
-            system.version, system.collected_at, int(system.is_reference),
-        ))
+        self._add(
+            "system",
+            (
+                sid,
+                self.suite_id,
+                system.id,
+                system.name or system.id,
+                system.family,
+                system.version,
+                system.collected_at,
+                int(system.is_reference),
+            ),
+        )
 
     def report(self, report: Report, where: Where) -> None:
         resolved = self.checker.report(report, where)
         rid = self._take("report")
         tid, subtasks, criteria = self._task[report.task]
-        self._add("report", (
-            rid, tid, self._system[report.system], report.id, report.markdown, report.cleaned,
-            len(report.markdown.split()), _dumps(report.metadata),
-        ))
+        self._add(
+            "report",
+            (
+                rid,
+                tid,
+                self._system[report.system],
+                report.id,
+                report.markdown,
+                report.cleaned,
+                len(report.markdown.split()),
+                _dumps(report.metadata),
+            ),
+        )
         for index, title, url in resolved.references:
             self._add("reference", (rid, index, title, url))
         first_claim = self.ids["claim"]
-        for ordinal, (claim, where_claim) in enumerate(zip(report.claims, resolved.claims,
-                                                           strict=True)):
+        for ordinal, (claim, where_claim) in enumerate(
+            zip(report.claims, resolved.claims, strict=True)
+        ):
             kid = self._take("claim")
             span = where_claim.span
             cites = self._cites.get(where_claim.citations)
             if cites is None:
-                if len(self._cites) > 50_000:       # a memo, not a record of every claim
+                if len(self._cites) > 50_000:  # a memo, not a record of every claim
                     self._cites = {(): "[]"}
-                cites = self._cites[where_claim.citations] = json.dumps(
-                    list(where_claim.citations))
+                cites = self._cites[where_claim.citations] = json.dumps(list(where_claim.citations))
             # The subtask the claim is placed in: its own, else its criterion's (resolved by
             # the checker), so claims linked only through their fac rubric count for it.
             subtask = subtasks[where_claim.subtask] if where_claim.subtask is not None else None
             self._claim_subtask.append(subtask or 0)
             self._claim_cited.append(claim_cited(cites, claim.url))
-            self._add("claim", (
-                kid, rid, claim.id, ordinal, subtask,
-                criteria[claim.criterion] if claim.criterion is not None else None,
-                claim.fact, claim.extract or claim.fact,
-                span[0] if span else None, span[1] if span else None,
-                cites, claim.url, _dumps(claim.metadata),
-            ))
-        self._report[report.id] = (rid, report.task, first_claim,
-                                   tuple(c.id for c in report.claims))
+            self._add(
+                "claim",
+                (
+                    kid,
+                    rid,
+                    claim.id,
+                    ordinal,
+                    subtask,
+                    criteria[claim.criterion] if claim.criterion is not None else None,
+                    claim.fact,
+                    claim.extract or claim.fact,
+                    span[0] if span else None,
+                    span[1] if span else None,
+                    cites,
+                    claim.url,
+                    _dumps(claim.metadata),
+                ),
+            )
+        self._report[report.id] = (
+            rid,
+            report.task,
+            first_claim,
+            tuple(c.id for c in report.claims),
+        )
 
     def source(self, source: Source, where: Where) -> None:
         digest = self.checker.source(source, where)
-        self._add("source", (
-            self._take("source"), self.suite_id, source.url, source.title, source.fetched_at,
-            source.text, digest, source.error, _dumps(source.metadata),
-        ))
+        self._add(
+            "source",
+            (
+                self._take("source"),
+                self.suite_id,
+                source.url,
+                source.title,
+                source.fetched_at,
+                source.text,
+                digest,
+                source.error,
+                _dumps(source.metadata),
+            ),
+        )
 
     def run(self, run: JudgeRun, where: Where) -> None:
         self.checker.run(run, where)
@@ -329,10 +433,21 @@ class Loader:
         self._run[run.id] = (rid, order)
         if self._newest_run is None or order > self._run[self._newest_run][1]:
             self._newest_run = run.id
-        self._add("judge_run", (
-            rid, self.suite_id, run.id, run.model, run.prompt_version, _dumps(run.params),
-            run.created_at or self.stamp, run.description, 1, "{}",
-        ))
+        self._add(
+            "judge_run",
+            (
+                rid,
+                self.suite_id,
+                run.id,
+                run.model,
+                run.prompt_version,
+                _dumps(run.params),
+                run.created_at or self.stamp,
+                run.description,
+                1,
+                "{}",
+            ),
+        )
 
     def judgment(self, judgment: Judgment, where: Where) -> None:
         resolved = self.checker.judgment(judgment, where)
@@ -342,8 +457,10 @@ class Loader:
         claim_id = None
         if judgment.claim is not None:
             if self._claims_at[0] != judgment.report:
-                self._claims_at = (judgment.report, {
-                    ext: first_claim + n for n, ext in enumerate(claim_order)})
+                self._claims_at = (
+                    judgment.report,
+                    {ext: first_claim + n for n, ext in enumerate(claim_order)},
+                )
             claim_id = self._claims_at[1][judgment.claim]
         cited = None
         if claim_id is not None:
@@ -356,10 +473,25 @@ class Loader:
         else:
             subtask = None
         row = (
-            self._take("judgment"), self._run[judgment.run][0], report_id, judgment.kind,
-            crit_id, claim_id, judgment.ref, judgment.key, resolved.subject, resolved.value,
-            judgment.explanation, judgment.evidence, judgment.raw, judgment.error,
-            judgment.source_sha256, int(judgment.run == self._newest_run), subtask, cited)
+            self._take("judgment"),
+            self._run[judgment.run][0],
+            report_id,
+            judgment.kind,
+            crit_id,
+            claim_id,
+            judgment.ref,
+            judgment.key,
+            resolved.subject,
+            resolved.value,
+            judgment.explanation,
+            judgment.evidence,
+            judgment.raw,
+            judgment.error,
+            judgment.source_sha256,
+            int(judgment.run == self._newest_run),
+            subtask,
+            cited,
+        )
         if self._own_subjects is None:
             self._own_subjects = self.conn is not None and len(self._run) == 1
         if self._own_subjects:
@@ -393,9 +525,15 @@ class Loader:
         report = held[0][0][2]
         for (row, where), subject_id in zip(held, number, strict=True):
             # (Not a local name for the list: a flush below starts new ones.)
-            self.pending.rows["subject"].append((subject_id, report, row[3], row[8],
-                                                 subject_target(self.suite.id, self._held_ext,
-                                                                row[3], row[8])))
+            self.pending.rows["subject"].append(
+                (
+                    subject_id,
+                    report,
+                    row[3],
+                    row[8],
+                    subject_target(self.suite.id, self._held_ext, row[3], row[8]),
+                )
+            )
             self.pending.size += 1
             self._add_judgment((*row, subject_id), where)
         self._released_up_to = report
@@ -439,12 +577,17 @@ class Loader:
         subjects: Sequence[int] = range(self.first["subject"], self.ids["subject"])
         if not self._own_subjects:
             subjects = [*subjects, *ensure_subjects(self.conn, self.first["judgment"])]
-        base = int(self.conn.execute(
-            "SELECT coalesce(max(active), 0) FROM judge_run WHERE suite_id != ?",
-            (self.suite_id,)).fetchone()[0])
+        base = int(
+            self.conn.execute(
+                "SELECT coalesce(max(active), 0) FROM judge_run WHERE suite_id != ?",
+                (self.suite_id,),
+            ).fetchone()[0]
+        )
         ranked = sorted(self._run.values(), key=lambda v: v[1])
-        self.conn.executemany("UPDATE judge_run SET active = ? WHERE id = ?",
-                              [(base + n, rid) for n, (rid, _) in enumerate(ranked, start=1)])
+        self.conn.executemany(
+            "UPDATE judge_run SET active = ? WHERE id = ?",
+            [(base + n, rid) for n, (rid, _) in enumerate(ranked, start=1)],
+        )
         if len(self._run) > 1:
             refresh_current(self.conn, [row[0] for row in self._report.values()])
         return subjects
@@ -488,15 +631,24 @@ def import_records(
 
         loader.fill_search()
         refresh_suspicion(conn, loader.report_ids())
-    counts = {name: loader.counts[table] for name, table in (
-        ("tasks", "task"), ("subtasks", "subtask"), ("criteria", "criterion"),
-        ("systems", "system"), ("reports", "report"), ("claims", "claim"),
-        ("sources", "source"), ("runs", "judge_run"), ("judgments", "judgment"))}
+    counts = {
+        name: loader.counts[table]
+        for name, table in (
+            ("tasks", "task"),
+            ("subtasks", "subtask"),
+            ("criteria", "criterion"),
+            ("systems", "system"),
+            ("reports", "report"),
+            ("claims", "claim"),
+            ("sources", "source"),
+            ("runs", "judge_run"),
+            ("judgments", "judgment"),
+        )
+    }
     return ImportResult(loader.suite_id, suite.id, True, counts, tuple(loader.checker.warnings))
 
 
-def _apply_waiting_events(conn: sqlite3.Connection, suite_id: int, subjects: Sequence[int]
-                          ) -> None:
+def _apply_waiting_events(conn: sqlite3.Connection, suite_id: int, subjects: Sequence[int]) -> None:
     """Decisions, ratings and proposals merged before this suite was here apply now."""
     if conn.execute("SELECT 1 FROM review_event LIMIT 1").fetchone() is None:
         return
@@ -508,8 +660,9 @@ def _apply_waiting_events(conn: sqlite3.Connection, suite_id: int, subjects: Seq
     materialize_proposals(conn)
 
 
-def import_bundle(conn: sqlite3.Connection, bundle: Bundle, content_hash: str,
-                  label: str = "") -> ImportResult:
+def import_bundle(
+    conn: sqlite3.Connection, bundle: Bundle, content_hash: str, label: str = ""
+) -> ImportResult:
     """Import an in-memory bundle (formats that parse to a Bundle; tests)."""
     from reviewer.formats.native import bundle_records
 

@@ -113,8 +113,10 @@ class Plan:
             what += f" by {','.join(self.strata_by)} ({self.allocation})"
         elif self.design == "weighted":
             what += f" by {self.weight_by}, floor {self.floor:g}"
-        return (f"plan {self.name}: {what}, {self.budget} draws of {self.frame:,} subjects "
-                f"({self.suite}), seed {self.seed}")
+        return (
+            f"plan {self.name}: {what}, {self.budget} draws of {self.frame:,} subjects "
+            f"({self.suite}), seed {self.seed}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +146,11 @@ class Units:
     """The standing human value, None while undecided."""
 
     def label(self, i: int, by: Sequence[str]) -> str:
-        parts = {"framework": self.framework[i], "dimension": self.dimension[i],
-                 "system": self.system[i]}
+        parts = {
+            "framework": self.framework[i],
+            "dimension": self.dimension[i],
+            "system": self.system[i],
+        }
         return "/".join(parts[key] for key in by) if by else "all"
 
 
@@ -176,8 +181,9 @@ _UNITS_SQL = """
 """
 
 
-def run_units(conn: sqlite3.Connection, suite_id: int, names: Sequence[str]
-              ) -> tuple[Units, list[bool]]:
+def run_units(
+    conn: sqlite3.Connection, suite_id: int, names: Sequence[str]
+) -> tuple[Units, list[bool]]:
     """Every judged subject of the run's frameworks ``names``, and whether each is decided."""
     framework_of: dict[str, str | None] = {}
     wanted = set(names)
@@ -193,8 +199,11 @@ def run_units(conn: sqlite3.Connection, suite_id: int, names: Sequence[str]
         kind = row[3]
         if kind not in framework_of:
             verdict_kind = get_kind(kind)
-            framework_of[kind] = verdict_kind.framework if verdict_kind is not None and \
-                verdict_kind.framework in wanted else None
+            framework_of[kind] = (
+                verdict_kind.framework
+                if verdict_kind is not None and verdict_kind.framework in wanted
+                else None
+            )
         framework = framework_of[kind]
         if framework is None:
             continue
@@ -214,8 +223,9 @@ def _disagrees(judge: str | None, human: str | None) -> bool:
     return human is not None and human != judge
 
 
-def _spreads(units: Units, decided: list[bool], by: Sequence[str], labels: list[str]
-             ) -> tuple[list[float], bool]:
+def _spreads(
+    units: Units, decided: list[bool], by: Sequence[str], labels: list[str]
+) -> tuple[list[float], bool]:
     """Each stratum's expected spread of judge errors, sqrt(p(1 − p)) with p the
     Laplace-smoothed share of decided subjects (same stratum key) the humans overruled;
     whether any decision informed it."""
@@ -262,7 +272,7 @@ def _impact_weights(conn: sqlite3.Connection, units: Units, frame: list[int]) ->
     reports = sorted({units.report[i] for i in frame})
     per_metric: dict[str, dict[int, list[float]]] = defaultdict(dict)
     for start in range(0, len(reports), 200):
-        inputs = load_inputs(conn, reports[start:start + 200])
+        inputs = load_inputs(conn, reports[start : start + 200])
         for report in inputs.values():
             for name in {units.framework[i] for i in frame}:
                 fw = registry[name]
@@ -275,8 +285,9 @@ def _impact_weights(conn: sqlite3.Connection, units: Units, frame: list[int]) ->
     weights: dict[int, float] = {}
     for by_subject in per_metric.values():
         subjects = list(by_subject)
-        for subject, weight in zip(subjects, normalised_impacts(
-                [by_subject[s] for s in subjects]), strict=True):
+        for subject, weight in zip(
+            subjects, normalised_impacts([by_subject[s] for s in subjects]), strict=True
+        ):
             weights[subject] = weight
     return [weights.get(units.subject[i], 0.0) for i in frame]
 
@@ -289,32 +300,37 @@ def create_plan(conn: sqlite3.Connection, spec: PlanSpec, reviewer: str) -> Plan
         raise InputError("--budget", "a plan needs at least one draw")
     unknown = [key for key in spec.by if key not in STRATA_KEYS]
     if unknown:
-        raise InputError("--by", f"unknown stratum key {unknown[0]!r} (use "
-                         f"{', '.join(STRATA_KEYS)})")
+        raise InputError(
+            "--by", f"unknown stratum key {unknown[0]!r} (use {', '.join(STRATA_KEYS)})"
+        )
     if spec.design != "stratified" and spec.by:
-        raise InputError("--by", "strata belong to the stratified design "
-                         "(--design stratified)")
+        raise InputError("--by", "strata belong to the stratified design (--design stratified)")
     if spec.allocation not in ALLOCATIONS:
         raise InputError("--allocation", f"must be one of {', '.join(ALLOCATIONS)}")
     if spec.weight_by not in WEIGHT_BY:
         raise InputError("--weight", f"must be one of {', '.join(WEIGHT_BY)}")
     if spec.design == "weighted" and not 0.0 < spec.floor <= 1.0:
-        raise InputError("--floor", "the uniform floor must be in (0, 1]: every subject needs "
-                         "a chance to be drawn")
+        raise InputError(
+            "--floor",
+            "the uniform floor must be in (0, 1]: every subject needs a chance to be drawn",
+        )
     suite_id, suite, suite_frameworks = suite_row(conn, spec.suite)
     names = spec.frameworks or tuple(f for f in suite_frameworks if f in frameworks())
     missing = [f for f in names if f not in suite_frameworks]
     if missing:
-        raise InputError("--framework", f"{suite} is not scored by {missing[0]} (it has "
-                         f"{', '.join(suite_frameworks)})")
+        raise InputError(
+            "--framework",
+            f"{suite} is not scored by {missing[0]} (it has {', '.join(suite_frameworks)})",
+        )
     name = spec.name or _next_name(conn)
     if conn.execute("SELECT 1 FROM plan WHERE name = ?", (name,)).fetchone():
         raise InputError("--name", f"a plan named {name!r} exists already")
     units, decided = run_units(conn, suite_id, names)
     frame = [i for i, is_decided in enumerate(decided) if not is_decided]
     if not frame:
-        raise InputError("frame", f"every judged subject of {suite} is decided already: "
-                         "nothing left to sample")
+        raise InputError(
+            "frame", f"every judged subject of {suite} is decided already: nothing left to sample"
+        )
     seed = spec.seed if spec.seed is not None else secrets.randbelow(2**31)
     by = spec.by if spec.design == "stratified" else ()
     labels = sorted({units.label(i, by) for i in frame})
@@ -329,43 +345,85 @@ def create_plan(conn: sqlite3.Connection, spec: PlanSpec, reviewer: str) -> Plan
     elif spec.design == "stratified":
         spreads, informed = _spreads(units, decided, by, labels)
         if spec.allocation == "neyman" and not informed:
-            note = ("no decisions yet to estimate each stratum's spread: Neyman allocation "
-                    "is proportional until there are")
-        draws = draw_stratified(strata, spec.budget, seed, spec.allocation,
-                                np.array(spreads) if spec.allocation == "neyman" else None)
+            note = (
+                "no decisions yet to estimate each stratum's spread: Neyman allocation "
+                "is proportional until there are"
+            )
+        draws = draw_stratified(
+            strata,
+            spec.budget,
+            seed,
+            spec.allocation,
+            np.array(spreads) if spec.allocation == "neyman" else None,
+        )
     else:
-        weights = (_impact_weights(conn, units, frame) if spec.weight_by == "impact"
-                   else _uncertainty_weights(units, decided, frame))
-        draws = draw_weighted(np.array(weights, dtype=np.float64), spec.budget, seed,
-                              spec.floor)
+        weights = (
+            _impact_weights(conn, units, frame)
+            if spec.weight_by == "impact"
+            else _uncertainty_weights(units, decided, frame)
+        )
+        draws = draw_weighted(np.array(weights, dtype=np.float64), spec.budget, seed, spec.floor)
     sizes = np.bincount(strata, minlength=len(labels))
     with transaction(conn):
         cursor = conn.execute(
             """INSERT INTO plan (name, suite_id, design, strata, allocation, weight_by, floor,
                                  budget, seed, frameworks, frame, created_at, created_by, note)
                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-            (name, suite_id, spec.design, json.dumps(list(by)),
-             spec.allocation if spec.design == "stratified" else None,
-             spec.weight_by if spec.design == "weighted" else None,
-             spec.floor if spec.design == "weighted" else None,
-             len(draws.index), seed, json.dumps(list(names)), len(frame), now_iso(),
-             reviewer, note))
+            (
+                name,
+                suite_id,
+                spec.design,
+                json.dumps(list(by)),
+                spec.allocation if spec.design == "stratified" else None,
+                spec.weight_by if spec.design == "weighted" else None,
+                spec.floor if spec.design == "weighted" else None,
+                len(draws.index),
+                seed,
+                json.dumps(list(names)),
+                len(frame),
+                now_iso(),
+                reviewer,
+                note,
+            ),
+        )
         plan_id = int(cursor.lastrowid or 0)
         conn.executemany(
             "INSERT INTO plan_stratum VALUES (?,?,?,?,?,?)",
-            [(plan_id, h, label, int(sizes[h]),
-              int(draws.allocation[h]) if spec.design == "stratified" else
-              len(draws.index) if h == 0 else 0,
-              spreads[h] if spreads is not None else None)
-             for h, label in enumerate(labels)])
+            [
+                (
+                    plan_id,
+                    h,
+                    label,
+                    int(sizes[h]),
+                    int(draws.allocation[h])
+                    if spec.design == "stratified"
+                    else len(draws.index)
+                    if h == 0
+                    else 0,
+                    spreads[h] if spreads is not None else None,
+                )
+                for h, label in enumerate(labels)
+            ],
+        )
         conn.executemany(
             "INSERT INTO plan_frame VALUES (?,?,?)",
-            ((plan_id, units.subject[i], int(strata[k])) for k, i in enumerate(frame)))
+            ((plan_id, units.subject[i], int(strata[k])) for k, i in enumerate(frame)),
+        )
         conn.executemany(
             "INSERT INTO plan_draw VALUES (?,?,?,?,?,?,?)",
-            [(plan_id, position, units.subject[frame[int(k)]], int(strata[int(k)]),
-              float(draws.p[position]), float(draws.pi[position]), float(weights[int(k)]))
-             for position, k in enumerate(draws.index.tolist())])
+            [
+                (
+                    plan_id,
+                    position,
+                    units.subject[frame[int(k)]],
+                    int(strata[int(k)]),
+                    float(draws.p[position]),
+                    float(draws.pi[position]),
+                    float(weights[int(k)]),
+                )
+                for position, k in enumerate(draws.index.tolist())
+            ],
+        )
     return get_plan(conn, name)
 
 
@@ -387,36 +445,58 @@ def _plan(conn: sqlite3.Connection, row: tuple[Any, ...], with_strata: bool) -> 
     plan_id = int(row[0])
     strata: tuple[Stratum, ...] = ()
     if with_strata:
-        strata = tuple(Stratum(int(h), str(label), int(size), int(n), spread)
-                       for h, label, size, n, spread in conn.execute(
-                           "SELECT stratum, label, size, draws, spread FROM plan_stratum "
-                           "WHERE plan_id = ? ORDER BY stratum", (plan_id,)))
-    return Plan(plan_id, str(row[1]), str(row[2]), int(row[3]), row[4],
-                tuple(json.loads(row[5])), row[6], row[7], row[8], int(row[9]), int(row[10]),
-                tuple(json.loads(row[11])), int(row[12]), str(row[13]), str(row[14]),
-                str(row[15]), plan_progress(conn, plan_id), strata)
+        strata = tuple(
+            Stratum(int(h), str(label), int(size), int(n), spread)
+            for h, label, size, n, spread in conn.execute(
+                "SELECT stratum, label, size, draws, spread FROM plan_stratum "
+                "WHERE plan_id = ? ORDER BY stratum",
+                (plan_id,),
+            )
+        )
+    return Plan(
+        plan_id,
+        str(row[1]),
+        str(row[2]),
+        int(row[3]),
+        row[4],
+        tuple(json.loads(row[5])),
+        row[6],
+        row[7],
+        row[8],
+        int(row[9]),
+        int(row[10]),
+        tuple(json.loads(row[11])),
+        int(row[12]),
+        str(row[13]),
+        str(row[14]),
+        str(row[15]),
+        plan_progress(conn, plan_id),
+        strata,
+    )
 
 
 def list_plans(conn: sqlite3.Connection) -> list[Plan]:
     return [_plan(conn, row, False) for row in conn.execute(_PLAN_SQL + " ORDER BY p.id")]
 
 
-def get_plan(conn: sqlite3.Connection, name: str | None = None, suite_id: int | None = None
-             ) -> Plan:
+def get_plan(
+    conn: sqlite3.Connection, name: str | None = None, suite_id: int | None = None
+) -> Plan:
     """The named plan; without a name, the newest (of ``suite_id`` when given)."""
     if name is not None:
-        row = conn.execute(_PLAN_SQL + " WHERE p.name = ? OR CAST(p.id AS TEXT) = ?",
-                           (name, name)).fetchone()
+        row = conn.execute(
+            _PLAN_SQL + " WHERE p.name = ? OR CAST(p.id AS TEXT) = ?", (name, name)
+        ).fetchone()
         if row is None:
             known = ", ".join(p for (p,) in conn.execute("SELECT name FROM plan")) or "none"
-            raise InputError("--plan", f"no plan {name!r} (plans: {known}; make one with "
-                             "`gavel plan new`)")
+            raise InputError(
+                "--plan", f"no plan {name!r} (plans: {known}; make one with `gavel plan new`)"
+            )
         return _plan(conn, row, True)
     where = "" if suite_id is None else f" WHERE p.suite_id = {int(suite_id)}"
     row = conn.execute(_PLAN_SQL + where + " ORDER BY p.id DESC LIMIT 1").fetchone()
     if row is None:
-        raise InputError("--plan", "no review plan yet: make one with `gavel plan new "
-                         "--budget N`")
+        raise InputError("--plan", "no review plan yet: make one with `gavel plan new --budget N`")
     return _plan(conn, row, True)
 
 
@@ -434,28 +514,38 @@ def plan_progress(conn: sqlite3.Connection, plan_id: int) -> PlanProgress:
     rows = conn.execute(
         f"""SELECT f.first, f.n, d.status IS NOT NULL AND d.status != 'conflict'
             FROM ({_FIRST_DRAWS}) f LEFT JOIN decision d ON d.subject_id = f.subject_id
-            ORDER BY f.first""", (plan_id,)).fetchall()
+            ORDER BY f.first""",
+        (plan_id,),
+    ).fetchall()
     decided = [bool(r[2]) for r in rows]
     last = max((i for i, done in enumerate(decided) if done), default=-1)
     return PlanProgress(
-        draws=sum(int(r[1]) for r in rows), subjects=len(rows), decided=sum(decided),
+        draws=sum(int(r[1]) for r in rows),
+        subjects=len(rows),
+        decided=sum(decided),
         decided_draws=sum(int(r[1]) for r in rows if r[2]),
-        skipped=sum(1 for i in range(last) if not decided[i]))
+        skipped=sum(1 for i in range(last) if not decided[i]),
+    )
 
 
 def plan_items(conn: sqlite3.Connection, plan_id: int) -> list[PlanItem]:
     """The plan's subjects in review order (each once, at its first draw)."""
-    return [PlanItem(int(first), int(sid), int(rid), None if jid is None else int(jid),
-                     str(kind), bool(done))
-            for first, sid, rid, jid, kind, done in conn.execute(
-                f"""SELECT f.first, f.subject_id, sj.report_id, j.id, sj.kind,
+    return [
+        PlanItem(
+            int(first), int(sid), int(rid), None if jid is None else int(jid), str(kind), bool(done)
+        )
+        for first, sid, rid, jid, kind, done in conn.execute(
+            f"""SELECT f.first, f.subject_id, sj.report_id, j.id, sj.kind,
                            d.status IS NOT NULL AND d.status != 'conflict'
                     FROM ({_FIRST_DRAWS}) f
                     JOIN subject sj ON sj.id = f.subject_id
                     LEFT JOIN judgment j INDEXED BY judgment_subject
                          ON j.subject_id = f.subject_id AND j.current = 1
                     LEFT JOIN decision d ON d.subject_id = f.subject_id
-                    ORDER BY f.first""", (plan_id,))]
+                    ORDER BY f.first""",
+            (plan_id,),
+        )
+    ]
 
 
 def next_item(conn: sqlite3.Connection, plan_id: int) -> PlanItem | None:
@@ -463,8 +553,7 @@ def next_item(conn: sqlite3.Connection, plan_id: int) -> PlanItem | None:
     return next((item for item in plan_items(conn, plan_id) if not item.decided), None)
 
 
-EXPORT_COLUMNS = ("position", "target", "stratum", "p", "pi", "weight", "judge", "human",
-                  "decided")
+EXPORT_COLUMNS = ("position", "target", "stratum", "p", "pi", "weight", "judge", "human", "decided")
 
 
 def export_rows(conn: sqlite3.Connection, plan: Plan) -> Iterator[dict[str, Any]]:
@@ -472,31 +561,55 @@ def export_rows(conn: sqlite3.Connection, plan: Plan) -> Iterator[dict[str, Any]
     and inclusion probabilities, the design weight input, and where review stands."""
     labels = {s.index: s.label for s in plan.strata}
     for position, target, stratum, p, pi, weight, judge, human, status in conn.execute(
-            """SELECT pd.position, sj.target, pd.stratum, pd.p, pd.pi, pd.weight, j.value,
+        """SELECT pd.position, sj.target, pd.stratum, pd.p, pd.pi, pd.weight, j.value,
                       d.value, d.status
                FROM plan_draw pd JOIN subject sj ON sj.id = pd.subject_id
                LEFT JOIN judgment j INDEXED BY judgment_subject
                     ON j.subject_id = pd.subject_id AND j.current = 1
                LEFT JOIN decision d ON d.subject_id = pd.subject_id
-               WHERE pd.plan_id = ? ORDER BY pd.position""", (plan.id,)):
+               WHERE pd.plan_id = ? ORDER BY pd.position""",
+        (plan.id,),
+    ):
         is_decided = status is not None and status != "conflict"
-        yield {"position": position, "target": target, "stratum": labels.get(stratum, ""),
-               "p": p, "pi": pi, "weight": weight, "judge": judge,
-               "human": human if is_decided else None, "decided": is_decided}
+        yield {
+            "position": position,
+            "target": target,
+            "stratum": labels.get(stratum, ""),
+            "p": p,
+            "pi": pi,
+            "weight": weight,
+            "judge": judge,
+            "human": human if is_decided else None,
+            "decided": is_decided,
+        }
 
 
 def export_document(conn: sqlite3.Connection, plan: Plan) -> dict[str, Any]:
     """The whole plan as one JSON document: how it was drawn, its strata and its draws."""
     return {
-        "format": "gavel-plan", "format_version": 1,
-        "plan": {"name": plan.name, "suite": plan.suite, "design": plan.design,
-                 "strata_by": list(plan.strata_by), "allocation": plan.allocation,
-                 "weight_by": plan.weight_by, "floor": plan.floor, "budget": plan.budget,
-                 "seed": plan.seed, "frameworks": list(plan.frameworks), "frame": plan.frame,
-                 "with_replacement": plan.with_replacement, "created_at": plan.created_at,
-                 "created_by": plan.created_by, "note": plan.note},
-        "strata": [{"stratum": s.label, "size": s.size, "draws": s.draws, "spread": s.spread}
-                   for s in plan.strata],
+        "format": "gavel-plan",
+        "format_version": 1,
+        "plan": {
+            "name": plan.name,
+            "suite": plan.suite,
+            "design": plan.design,
+            "strata_by": list(plan.strata_by),
+            "allocation": plan.allocation,
+            "weight_by": plan.weight_by,
+            "floor": plan.floor,
+            "budget": plan.budget,
+            "seed": plan.seed,
+            "frameworks": list(plan.frameworks),
+            "frame": plan.frame,
+            "with_replacement": plan.with_replacement,
+            "created_at": plan.created_at,
+            "created_by": plan.created_by,
+            "note": plan.note,
+        },
+        "strata": [
+            {"stratum": s.label, "size": s.size, "draws": s.draws, "spread": s.spread}
+            for s in plan.strata
+        ],
         "draws": list(export_rows(conn, plan)),
     }
 

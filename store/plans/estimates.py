@@ -168,7 +168,9 @@ def _load_run(conn: sqlite3.Connection, suite_id: int, names: Sequence[str]) -> 
     rows = conn.execute(
         """SELECT r.id, r.system_id, r.task_id, y.ext_id FROM report r
            JOIN system y ON y.id = r.system_id
-           WHERE y.suite_id = ? AND y.is_reference = 0 ORDER BY r.id""", (suite_id,)).fetchall()
+           WHERE y.suite_id = ? AND y.is_reference = 0 ORDER BY r.id""",
+        (suite_id,),
+    ).fetchall()
     reports = [int(r[0]) for r in rows]
     system_of = {int(r[0]): int(r[1]) for r in rows}
     task_of = {int(r[0]): int(r[2]) for r in rows}
@@ -182,15 +184,25 @@ def _load_run(conn: sqlite3.Connection, suite_id: int, names: Sequence[str]) -> 
         if rid in wanted and (framework, variant) in scores:
             scores[(framework, variant)][rid] = values
     system_values: dict[tuple[str, str], dict[int, dict[str, float | None]]] = defaultdict(
-        lambda: defaultdict(dict))
+        lambda: defaultdict(dict)
+    )
     for scope, framework, variant, metric, value in conn.execute(
-            "SELECT scope, framework, variant, metric, value FROM score "
-            "WHERE scope >= 'system:' AND scope < 'system;'"):
+        "SELECT scope, framework, variant, metric, value FROM score "
+        "WHERE scope >= 'system:' AND scope < 'system;'"
+    ):
         sid = int(scope[7:])
         if sid in system_name:
             system_values[(framework, variant)][sid][metric] = value
-    return _Run(reports, system_of, task_of, sorted(system_name), system_name,
-                sorted(set(task_of.values())), dict(scores), system_values)
+    return _Run(
+        reports,
+        system_of,
+        task_of,
+        sorted(system_name),
+        system_name,
+        sorted(set(task_of.values())),
+        dict(scores),
+        system_values,
+    )
 
 
 def _number(value: object) -> float:
@@ -207,16 +219,19 @@ def _numeric(kind: str, code: str | None) -> float:
     number = _NUMBERS.get(key)
     if number is None:
         verdict_kind = get_kind(kind)
-        value = None if verdict_kind is None or code is None else \
-            verdict_kind.scale.numeric(code)
+        value = None if verdict_kind is None or code is None else verdict_kind.scale.numeric(code)
         number = _NUMBERS[key] = 0.0 if value is None else float(value)
         if len(_NUMBERS) > 100_000:
             _NUMBERS.clear()
     return number
 
 
-def _probe(framework: Framework, options: Mapping[str, str],
-           inputs: Mapping[int, ReportInput], metrics: Sequence[str]) -> dict[str, set[str]]:
+def _probe(
+    framework: Framework,
+    options: Mapping[str, str],
+    inputs: Mapping[int, ReportInput],
+    metrics: Sequence[str],
+) -> dict[str, set[str]]:
     """Which metrics a verdict of each kind can move: each kind's first verdicts in a few
     reports flipped to every other value, the one-report aggregate compared."""
     moves: dict[str, set[str]] = defaultdict(set)
@@ -232,17 +247,27 @@ def _probe(framework: Framework, options: Mapping[str, str],
                 verdicts = list(report.verdicts)
                 verdicts[index] = verdict._replace(effective=value)
                 after = aggregate_values(
-                    framework, [score_at(framework, report, verdicts, options)], options)
+                    framework, [score_at(framework, report, verdicts, options)], options
+                )
                 for metric in metrics:
                     if before.get(metric) != after.get(metric):
                         moves[verdict.kind].add(metric)
     return moves
 
 
-def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | None = None,
-             metrics: Sequence[str] = (), half_width: float = DEFAULT_HALF_WIDTH,
-             confidence: float = 0.95, resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-             ranks: bool = True, crossfit: bool = True) -> EstimateReport:
+def estimate(
+    conn: sqlite3.Connection,
+    plan: str | None = None,
+    *,
+    suite: str | None = None,
+    metrics: Sequence[str] = (),
+    half_width: float = DEFAULT_HALF_WIDTH,
+    confidence: float = 0.95,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    ranks: bool = True,
+    crossfit: bool = True,
+) -> EstimateReport:
     """Every headline metric (and ``metrics``) of the plan's run, corrected by the plan.
 
     Without a plan (none made yet) the judge and adjudicated values and their ranks are still
@@ -260,7 +285,8 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
         except Exception:
             chosen = None
     suite_id, suite_ext, suite_frameworks = suite_row(
-        conn, chosen.suite if chosen is not None else suite)
+        conn, chosen.suite if chosen is not None else suite
+    )
     registry = frameworks()
     names = [n for n in (chosen.frameworks if chosen else suite_frameworks) if n in registry]
     options = load_options(conn)
@@ -280,14 +306,21 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
     # -- the plan's sample, the outside decisions -------------------------------------------
     draws: list[tuple[int, int, int, float]] = []
     if chosen is not None:
-        draws = [(int(a), int(b), int(c), float(d)) for a, b, c, d in conn.execute(
-            "SELECT position, subject_id, stratum, p FROM plan_draw WHERE plan_id = ? "
-            "ORDER BY position", (chosen.id,))]
+        draws = [
+            (int(a), int(b), int(c), float(d))
+            for a, b, c, d in conn.execute(
+                "SELECT position, subject_id, stratum, p FROM plan_draw WHERE plan_id = ? "
+                "ORDER BY position",
+                (chosen.id,),
+            )
+        ]
     drawn = {subject for _, subject, _, _ in draws}
     outside = set(known) - drawn
     if outside:
-        notes.append(f"{len(outside):,} decisions outside the plan correct their own subjects "
-                     "exactly (not a random sample: they correct nothing else)")
+        notes.append(
+            f"{len(outside):,} decisions outside the plan correct their own subjects "
+            "exactly (not a random sample: they correct nothing else)"
+        )
     reviewed = [(pos, sid, stratum, p) for pos, sid, stratum, p in draws if sid in known]
     sampled = {sid for _, sid, _, _ in reviewed}
     if chosen is not None:
@@ -296,8 +329,9 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
     # -- the anchor: the adjudicated state, every decision applied ----------------------------
     # Each reviewed disagreement's influence is measured there (its human value against the
     # judge's, the others as decided), so only the reports holding one are loaded.
-    disagreeing = sorted({known[sid].report for sid in sampled
-                          if known[sid].human != known[sid].judge})
+    disagreeing = sorted(
+        {known[sid].report for sid in sampled if known[sid].human != known[sid].judge}
+    )
     inputs = load_inputs(conn, disagreeing) if disagreeing else {}
     anchor_verdicts: dict[int, list[VerdictIn]] = {}
     flips_by_fw: dict[str, list[tuple[int, Flip]]] = defaultdict(list)
@@ -321,11 +355,14 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
     collapsed: dict[tuple[str, str, int], Collapsed] = {}
     for name in names:
         wanted = sorted({t.metric for t in targets if t.framework == name})
-        for variant in (("judge", "adjudicated") if ranks else ("adjudicated",)):
+        for variant in ("judge", "adjudicated") if ranks else ("adjudicated",):
             for system in run.systems:
                 collapsed[(name, variant, system)] = collapse(
-                    registry[name], options[name],
-                    _by_task(run, run.scores[(name, variant)], system), wanted)
+                    registry[name],
+                    options[name],
+                    _by_task(run, run.scores[(name, variant)], system),
+                    wanted,
+                )
 
     # -- influences of the reviewed disagreements ------------------------------------------
     d_flips = np.zeros((len(flip_of_subject), len(targets)))
@@ -335,9 +372,17 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
         listed = flips_by_fw.get(name, [])
         if not listed or not mine:
             continue
-        block = influences(registry[name], options[name], inputs, anchor_verdicts,
-                           anchor_scores[name], run.system_of, [f for _, f in listed], mine,
-                           {s: collapsed[(name, "adjudicated", s)] for s in run.systems})
+        block = influences(
+            registry[name],
+            options[name],
+            inputs,
+            anchor_verdicts,
+            anchor_scores[name],
+            run.system_of,
+            [f for _, f in listed],
+            mine,
+            {s: collapsed[(name, "adjudicated", s)] for s in run.systems},
+        )
         flip_rows = [number for number, _ in listed]
         cols = [column_of[t] for t in mine]
         d_flips[np.ix_(flip_rows, cols)] = -block
@@ -348,8 +393,12 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
     moves: dict[tuple[str, str], set[str]] = {}
     for name in names:
         fw = registry[name]
-        found = _probe(fw, options[name], probe_inputs,
-                       sorted({t.metric for t in targets if t.framework == name}))
+        found = _probe(
+            fw,
+            options[name],
+            probe_inputs,
+            sorted({t.metric for t in targets if t.framework == name}),
+        )
         for kind_name in fw.kinds:
             moves[(name, kind_name)] = found.get(kind_name, set())
     for number_list in flips_by_fw.values():
@@ -357,32 +406,78 @@ def estimate(conn: sqlite3.Connection, plan: str | None = None, *, suite: str | 
             verdict = inputs[flip.report].verdicts[flip.index]
             kind = get_kind(verdict.kind)
             for j, target in enumerate(targets):
-                if kind is not None and target.framework == kind.framework \
-                        and d_flips[number, j] != 0:
+                if (
+                    kind is not None
+                    and target.framework == kind.framework
+                    and d_flips[number, j] != 0
+                ):
                     moves.setdefault((kind.framework, verdict.kind), set()).add(target.metric)
 
     correction: Correction | None = None
     pop_n = 0
     if chosen is not None and reviewed:
-        correction, pop_n = _correct(conn, chosen, kinds, known, reviewed, flip_of_subject,
-                                     d_flips, targets, run, moves, crossfit)
+        correction, pop_n = _correct(
+            conn,
+            chosen,
+            kinds,
+            known,
+            reviewed,
+            flip_of_subject,
+            d_flips,
+            targets,
+            run,
+            moves,
+            crossfit,
+        )
         gone = _gone(conn, chosen, outside, pop_n)
         if gone:
-            notes.append(f"{gone:,} subjects of plan {chosen.name}'s frame have no current "
-                         "verdict any more (left out)")
+            notes.append(
+                f"{gone:,} subjects of plan {chosen.name}'s frame have no current "
+                "verdict any more (left out)"
+            )
 
     # -- values, intervals, notes ----------------------------------------------------------
-    rows = _rows(targets, run, registry, options, correction, chosen, reviewed,
-                 pop_n, half_width, confidence, notes)
+    rows = _rows(
+        targets,
+        run,
+        registry,
+        options,
+        correction,
+        chosen,
+        reviewed,
+        pop_n,
+        half_width,
+        confidence,
+        notes,
+    )
     rank_rows: list[RankRow] = []
     if ranks:
-        rank_rows = _ranks(targets, run, registry, options, correction, rows, collapsed,
-                           [known[sid].report for _, sid, _, _ in reviewed], resamples, seed,
-                           confidence)
+        rank_rows = _ranks(
+            targets,
+            run,
+            registry,
+            options,
+            correction,
+            rows,
+            collapsed,
+            [known[sid].report for _, sid, _, _ in reviewed],
+            resamples,
+            seed,
+            confidence,
+        )
         rows = _mark_ranks(rows, rank_rows)
-    return EstimateReport(suite_ext, chosen, confidence, half_width, resamples, len(run.tasks),
-                          tuple(rows), tuple(rank_rows), tuple(notes),
-                          time.perf_counter() - started)
+    return EstimateReport(
+        suite_ext,
+        chosen,
+        confidence,
+        half_width,
+        resamples,
+        len(run.tasks),
+        tuple(rows),
+        tuple(rank_rows),
+        tuple(notes),
+        time.perf_counter() - started,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,22 +495,26 @@ def _decided(conn: sqlite3.Connection, suite_id: int, kinds: set[str]) -> dict[i
 
     CROSS JOIN keeps the decisions outermost: without statistics the planner walked every
     current verdict to find the few thousand decided ones (0.8 s at 25,500 reports)."""
-    return {int(sid): _Known(int(rid), str(kind), judge, human)
-            for sid, rid, kind, judge, human in conn.execute(
-                """SELECT sj.id, sj.report_id, sj.kind, j.value, d.value
+    return {
+        int(sid): _Known(int(rid), str(kind), judge, human)
+        for sid, rid, kind, judge, human in conn.execute(
+            """SELECT sj.id, sj.report_id, sj.kind, j.value, d.value
                    FROM decision d CROSS JOIN subject sj ON sj.id = d.subject_id
                    JOIN judgment j ON j.subject_id = sj.id AND j.current = 1
                    JOIN report r ON r.id = sj.report_id JOIN system y ON y.id = r.system_id
                    WHERE y.suite_id = ? AND y.is_reference = 0 AND d.status != 'conflict'""",
-                (suite_id,))
-            if kind in kinds}
+            (suite_id,),
+        )
+        if kind in kinds
+    }
 
 
-def _frame_notes(conn: sqlite3.Connection, plan: Plan, suite_id: int, kinds: set[str]
-                 ) -> list[str]:
+def _frame_notes(conn: sqlite3.Connection, plan: Plan, suite_id: int, kinds: set[str]) -> list[str]:
     notes = []
-    newer = sum(int(n) for kind, n in conn.execute(
-        """SELECT sj.kind, count(*) FROM subject sj
+    newer = sum(
+        int(n)
+        for kind, n in conn.execute(
+            """SELECT sj.kind, count(*) FROM subject sj
            JOIN report r ON r.id = sj.report_id JOIN system y ON y.id = r.system_id
            JOIN judgment j INDEXED BY judgment_subject ON j.subject_id = sj.id
                 AND j.current = 1
@@ -424,10 +523,16 @@ def _frame_notes(conn: sqlite3.Connection, plan: Plan, suite_id: int, kinds: set
                           WHERE plan_id = ?)
              AND y.suite_id = ? AND y.is_reference = 0
              AND (d.status IS NULL OR d.status = 'conflict')
-           GROUP BY sj.kind""", (plan.id, suite_id)) if kind in kinds)
+           GROUP BY sj.kind""",
+            (plan.id, suite_id),
+        )
+        if kind in kinds
+    )
     if newer:
-        notes.append(f"{newer:,} undecided subjects were judged after plan {plan.name} was "
-                     "drawn: their judge values stand uncorrected")
+        notes.append(
+            f"{newer:,} undecided subjects were judged after plan {plan.name} was "
+            "drawn: their judge values stand uncorrected"
+        )
     return notes
 
 
@@ -449,20 +554,38 @@ report and kind are its subject's: reading them from the verdict's index spares 
 every subject, 0.6 s of 4.5 at 25,500 reports.)"""
 
 
-def _correct(conn: sqlite3.Connection, plan: Plan, kinds: list[str], known: dict[int, _Known],
-             reviewed: list[tuple[int, int, int, float]], flip_of_subject: dict[int, int],
-             d_flips: Floats, targets: list[Target], run: _Run,
-             moves: dict[tuple[str, str], set[str]], crossfit: bool) -> tuple[Correction, int]:
+def _correct(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    kinds: list[str],
+    known: dict[int, _Known],
+    reviewed: list[tuple[int, int, int, float]],
+    flip_of_subject: dict[int, int],
+    d_flips: Floats,
+    targets: list[Target],
+    run: _Run,
+    moves: dict[tuple[str, str], set[str]],
+    crossfit: bool,
+) -> tuple[Correction, int]:
     kind_index = {k: i for i, k in enumerate(kinds)}
     system_index = {s: i for i, s in enumerate(run.systems)}
-    counted = [(int(h), system_index[int(sid)], kind_index[kind], _numeric(kind, value), int(n))
-               for h, sid, kind, value, n in conn.execute(FRAME_SQL, (plan.id,))
-               if kind in kind_index and int(sid) in system_index]
-    stratum, system, kind_of, x, count = (np.array(c) for c in zip(*counted, strict=True)) \
-        if counted else (np.zeros(0, dtype=np.int64),) * 5
-    frame = Frame(stratum=stratum.astype(np.int64), system=system.astype(np.int64),
-                  group=(system * len(kinds) + kind_of).astype(np.int64),
-                  x=x.astype(np.float64), count=count.astype(np.float64))
+    counted = [
+        (int(h), system_index[int(sid)], kind_index[kind], _numeric(kind, value), int(n))
+        for h, sid, kind, value, n in conn.execute(FRAME_SQL, (plan.id,))
+        if kind in kind_index and int(sid) in system_index
+    ]
+    stratum, system, kind_of, x, count = (
+        (np.array(c) for c in zip(*counted, strict=True))
+        if counted
+        else (np.zeros(0, dtype=np.int64),) * 5
+    )
+    frame = Frame(
+        stratum=stratum.astype(np.int64),
+        system=system.astype(np.int64),
+        group=(system * len(kinds) + kind_of).astype(np.int64),
+        x=x.astype(np.float64),
+        count=count.astype(np.float64),
+    )
     rows = len(reviewed)
     d_rows = np.zeros((rows, len(targets)))
     r_system = np.zeros(rows, dtype=np.int64)
@@ -479,25 +602,32 @@ def _correct(conn: sqlite3.Connection, plan: Plan, kinds: list[str], known: dict
             d_rows[r] = d_flips[flip_of_subject[sid]]
     reviews = Reviews(
         stratum=np.array([stratum for _, _, stratum, _ in reviewed], dtype=np.int64),
-        system=r_system, group=r_group, x=r_x,
-        weight=np.array([1.0 / p if plan.with_replacement else 1.0
-                         for _, _, _, p in reviewed]),
-        dx=dx, d=d_rows,
-        fold=np.array([pos % 2 for pos, _, _, _ in reviewed], dtype=np.int64))
+        system=r_system,
+        group=r_group,
+        x=r_x,
+        weight=np.array([1.0 / p if plan.with_replacement else 1.0 for _, _, _, p in reviewed]),
+        dx=dx,
+        d=d_rows,
+        fold=np.array([pos % 2 for pos, _, _, _ in reviewed], dtype=np.int64),
+    )
     groups = len(run.systems) * len(kinds)
     group_system = np.arange(groups, dtype=np.int64) // max(1, len(kinds))
-    target_system = np.array([-1 if t.system is None else system_index[t.system]
-                              for t in targets], dtype=np.int64)
+    target_system = np.array(
+        [-1 if t.system is None else system_index[t.system] for t in targets], dtype=np.int64
+    )
     relevant = np.zeros((groups, len(targets)), dtype=bool)
     for g in range(groups):
         kind = kinds[g % len(kinds)]
         verdict_kind = get_kind(kind)
         for j, target in enumerate(targets):
-            relevant[g, j] = verdict_kind is not None and \
-                verdict_kind.framework == target.framework and \
-                target.metric in moves.get((target.framework, kind), set())
-    sample, population = assemble(frame, reviews, group_system, target_system, relevant,
-                                  fpc=not plan.with_replacement)
+            relevant[g, j] = (
+                verdict_kind is not None
+                and verdict_kind.framework == target.framework
+                and target.metric in moves.get((target.framework, kind), set())
+            )
+    sample, population = assemble(
+        frame, reviews, group_system, target_system, relevant, fpc=not plan.with_replacement
+    )
     return correct(sample, population, crossfit), int(frame.count.sum())
 
 
@@ -507,24 +637,39 @@ def _gone(conn: sqlite3.Connection, plan: Plan, outside: set[int], population: i
     ids = sorted(outside)
     in_frame = 0
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        in_frame += int(conn.execute(
-            f"SELECT count(*) FROM plan_frame WHERE plan_id = ? AND subject_id IN "
-            f"({','.join('?' * len(chunk))})", (plan.id, *chunk)).fetchone()[0])
+        chunk = ids[start : start + 500]
+        in_frame += int(
+            conn.execute(
+                f"SELECT count(*) FROM plan_frame WHERE plan_id = ? AND subject_id IN "
+                f"({','.join('?' * len(chunk))})",
+                (plan.id, *chunk),
+            ).fetchone()[0]
+        )
     return max(0, plan.frame - population - in_frame)
 
 
-def _aggregate(framework: Framework, options: Mapping[str, str],
-               scores: Mapping[int, ReportScores], rids: Sequence[int]
-               ) -> dict[str, float | None]:
+def _aggregate(
+    framework: Framework,
+    options: Mapping[str, str],
+    scores: Mapping[int, ReportScores],
+    rids: Sequence[int],
+) -> dict[str, float | None]:
     return aggregate_values(framework, [scores[r] for r in rids], options)
 
 
-def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
-          options: Mapping[str, Mapping[str, str]],
-          correction: Correction | None, plan: Plan | None,
-          reviewed: list[tuple[int, int, int, float]], pop_n: int, half_width: float,
-          confidence: float, notes: list[str]) -> list[MetricEstimate]:
+def _rows(
+    targets: list[Target],
+    run: _Run,
+    registry: Mapping[str, Framework],
+    options: Mapping[str, Mapping[str, str]],
+    correction: Correction | None,
+    plan: Plan | None,
+    reviewed: list[tuple[int, int, int, float]],
+    pop_n: int,
+    half_width: float,
+    confidence: float,
+    notes: list[str],
+) -> list[MetricEstimate]:
     by_system: dict[int, list[int]] = defaultdict(list)
     for rid in run.reports:
         by_system[run.system_of[rid]].append(rid)
@@ -544,17 +689,22 @@ def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
     n_reviewed = len(reviewed)
     out: list[MetricEstimate] = []
     if plan is None:
-        notes.append("no review plan: only decisions made so far correct the judge, and only "
-                     "their own subjects; draw one with `gavel plan new --budget N`")
+        notes.append(
+            "no review plan: only decisions made so far correct the judge, and only "
+            "their own subjects; draw one with `gavel plan new --budget N`"
+        )
     elif not reviewed:
-        notes.append(f"no subject of plan {plan.name} is decided yet: review it (queue: L) "
-                     "and the estimates follow")
+        notes.append(
+            f"no subject of plan {plan.name} is decided yet: review it (queue: L) "
+            "and the estimates follow"
+        )
     for j, target in enumerate(targets):
         fw = registry[target.framework]
         metric = next(m for m in fw.metrics if m.name == target.metric)
         judge = _value(values(target.framework, "judge", target.system).get(target.metric))
-        adjudicated = _value(values(target.framework, "adjudicated", target.system)
-                             .get(target.metric))
+        adjudicated = _value(
+            values(target.framework, "adjudicated", target.system).get(target.metric)
+        )
         base = adjudicated
         name = OVERALL if target.system is None else run.system_name[target.system]
         reasons: list[str] = []
@@ -579,19 +729,35 @@ def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
             half = interval_half_width(var, disagreements, confidence)
             lam = float(correction.lam[j])
             human = base + float(correction.human[j])
-            human_half = interval_half_width(float(correction.var_human[j]), disagreements,
-                                             confidence)
+            human_half = interval_half_width(
+                float(correction.var_human[j]), disagreements, confidence
+            )
             # A forecast from a handful of disagreements is noise: none below the weak line;
             # the target is met when the interval shown (t quantile) is narrow enough.
             if disagreements >= MIN_DISAGREEMENTS:
-                needed = 0 if half <= half_width else max(1, reviews_needed(
-                    var, n_reviewed, pop_n, half_width, confidence,
-                    not plan.with_replacement) or 1)
+                needed = (
+                    0
+                    if half <= half_width
+                    else max(
+                        1,
+                        reviews_needed(
+                            var,
+                            n_reviewed,
+                            pop_n,
+                            half_width,
+                            confidence,
+                            not plan.with_replacement,
+                        )
+                        or 1,
+                    )
+                )
             anytime = cs_half_width(var, n_reviewed, plan.budget, confidence)
             if correction.empty_population[j] > 0:
                 status = "undefined"
-                reasons.append(f"{int(correction.empty_population[j]):,} verdicts that move it "
-                               "are in strata without a review")
+                reasons.append(
+                    f"{int(correction.empty_population[j]):,} verdicts that move it "
+                    "are in strata without a review"
+                )
             elif reviews == 0:
                 status = "undefined"
                 reasons.append("no reviewed verdict can move it")
@@ -601,19 +767,25 @@ def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
             else:
                 if disagreements == 0:
                     status = "weak"
-                    reasons.append(f"none of {reviews} reviews moved it: nothing to measure a "
-                                   f"spread from (errors that move it could still be up to "
-                                   f"~{min(1.0, 3 / reviews):.0%} of these verdicts)")
+                    reasons.append(
+                        f"none of {reviews} reviews moved it: nothing to measure a "
+                        f"spread from (errors that move it could still be up to "
+                        f"~{min(1.0, 3 / reviews):.0%} of these verdicts)"
+                    )
                     half = None
                 elif disagreements < MIN_INTERVAL_DISAGREEMENTS:
                     status = "weak"
-                    reasons.append(f"one disagreement in {reviews} reviews: too little to "
-                                   "measure a spread from (no interval)")
+                    reasons.append(
+                        f"one disagreement in {reviews} reviews: too little to "
+                        "measure a spread from (no interval)"
+                    )
                     half = None
                 elif disagreements < MIN_DISAGREEMENTS:
                     status = "weak"
-                    reasons.append(f"{disagreements} disagreements < {MIN_DISAGREEMENTS}: a "
-                                   f"rough interval (t, {df} df)")
+                    reasons.append(
+                        f"{disagreements} disagreements < {MIN_DISAGREEMENTS}: a "
+                        f"rough interval (t, {df} df)"
+                    )
                 if reviews < MIN_REVIEWS:
                     status = "weak"
                     reasons.append(f"{reviews} reviews < {MIN_REVIEWS}")
@@ -622,15 +794,16 @@ def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
                     reasons.append("a stratum with a single review (no variance there)")
                 if not metric.additive:
                     status = "weak"
-                    reasons.append("first-order: errors that cross a level together are "
-                                   "not seen")
+                    reasons.append("first-order: errors that cross a level together are not seen")
             if half is not None:
                 lower, upper = corrected - half, corrected + half
                 human_lo, human_hi = human - human_half, human + human_half
             if metric.bounds is not None:
                 low, high = metric.bounds
-                clipped = [None if v is None else min(high, max(low, v))
-                           for v in (corrected, lower, upper, human, human_lo, human_hi)]
+                clipped = [
+                    None if v is None else min(high, max(low, v))
+                    for v in (corrected, lower, upper, human, human_lo, human_hi)
+                ]
                 if clipped != [corrected, lower, upper, human, human_lo, human_hi]:
                     reasons.append(f"clipped to the metric's range [{low:g}, {high:g}]")
                 corrected, lower, upper, human, human_lo, human_hi = clipped
@@ -642,16 +815,37 @@ def _rows(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
                 corrected = lower = upper = human = human_lo = human_hi = None
                 needed = None
                 anytime = None
-        out.append(MetricEstimate(
-            framework=target.framework, metric=target.metric, label=metric.label,
-            digits=metric.digits, system=name, system_id=target.system, judge=judge,
-            adjudicated=adjudicated, corrected=corrected, lower=lower, upper=upper,
-            se=se if status != "undefined" else None, bias=bias, bias_lower=bias_lo,
-            bias_upper=bias_hi, human=human, human_lower=human_lo, human_upper=human_hi,
-            lam=lam if status != "undefined" else None, reviews=reviews,
-            disagreements=disagreements, half_width=half if status != "undefined" else None,
-            needed=needed, anytime=anytime, status=status, notes=tuple(reasons),
-            additive=metric.additive))
+        out.append(
+            MetricEstimate(
+                framework=target.framework,
+                metric=target.metric,
+                label=metric.label,
+                digits=metric.digits,
+                system=name,
+                system_id=target.system,
+                judge=judge,
+                adjudicated=adjudicated,
+                corrected=corrected,
+                lower=lower,
+                upper=upper,
+                se=se if status != "undefined" else None,
+                bias=bias,
+                bias_lower=bias_lo,
+                bias_upper=bias_hi,
+                human=human,
+                human_lower=human_lo,
+                human_upper=human_hi,
+                lam=lam if status != "undefined" else None,
+                reviews=reviews,
+                disagreements=disagreements,
+                half_width=half if status != "undefined" else None,
+                needed=needed,
+                anytime=anytime,
+                status=status,
+                notes=tuple(reasons),
+                additive=metric.additive,
+            )
+        )
     return out
 
 
@@ -662,12 +856,19 @@ def _value(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _ranks(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
-           options: Mapping[str, Mapping[str, str]],
-           correction: Correction | None, rows: list[MetricEstimate],
-           collapsed: Mapping[tuple[str, str, int], Collapsed],
-           reviewed_reports: list[int], resamples: int, seed: int, confidence: float
-           ) -> list[RankRow]:
+def _ranks(
+    targets: list[Target],
+    run: _Run,
+    registry: Mapping[str, Framework],
+    options: Mapping[str, Mapping[str, str]],
+    correction: Correction | None,
+    rows: list[MetricEstimate],
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+    reviewed_reports: list[int],
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> list[RankRow]:
     """Adjacent systems per framework, metric and variant: paired bootstrap over tasks."""
     task_index = {t: i for i, t in enumerate(run.tasks)}
     n_tasks = len(run.tasks)
@@ -694,7 +895,8 @@ def _ranks(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
                     influence[:, s, :] = model.task_influence()[:, columns]
                 else:
                     influence[:, s, :] = jackknife_influence(
-                        fw, options[name], _by_task(run, scores, system), metrics)
+                        fw, options[name], _by_task(run, scores, system), metrics
+                    )
                 if variant == "corrected" and correction is not None and reviewed_reports:
                     for k, metric in enumerate(metrics):
                         j = column_of[Target(name, metric, system)]
@@ -703,22 +905,38 @@ def _ranks(targets: list[Target], run: _Run, registry: Mapping[str, Framework],
                 values: list[float | None] = []
                 for system in run.systems:
                     row = value_of[(name, metric, system)]
-                    values.append(row.judge if variant == "judge" else
-                                  row.adjudicated if variant == "adjudicated" else
-                                  row.corrected)
+                    values.append(
+                        row.judge
+                        if variant == "judge"
+                        else row.adjudicated
+                        if variant == "adjudicated"
+                        else row.corrected
+                    )
                 filled = np.array([0.0 if v is None else v for v in values])
                 reps = replicates(filled, influence[:, :, k], weights)
                 for pair in adjacent_pairs(values, reps, n_tasks, confidence):
-                    out.append(RankRow(
-                        name, metric, variant, run.system_name[run.systems[pair.upper]],
-                        run.system_name[run.systems[pair.lower]], pair.difference,
-                        pair.lower_bound, pair.upper_bound, pair.p_swap, pair.could_swap,
-                        pair.status, pair.note))
+                    out.append(
+                        RankRow(
+                            name,
+                            metric,
+                            variant,
+                            run.system_name[run.systems[pair.upper]],
+                            run.system_name[run.systems[pair.lower]],
+                            pair.difference,
+                            pair.lower_bound,
+                            pair.upper_bound,
+                            pair.p_swap,
+                            pair.could_swap,
+                            pair.status,
+                            pair.note,
+                        )
+                    )
     return out
 
 
-def _by_task(run: _Run, scores: Mapping[int, ReportScores], system: int
-             ) -> list[list[ReportScores]]:
+def _by_task(
+    run: _Run, scores: Mapping[int, ReportScores], system: int
+) -> list[list[ReportScores]]:
     """One system's report scores grouped by task, in the run's task order (a task the
     system did not answer is an empty group: resamples stay paired across systems)."""
     tasks: list[list[ReportScores]] = [[] for _ in run.tasks]
@@ -729,8 +947,7 @@ def _by_task(run: _Run, scores: Mapping[int, ReportScores], system: int
     return tasks
 
 
-def _mark_ranks(rows: list[MetricEstimate], rank_rows: list[RankRow]
-                ) -> list[MetricEstimate]:
+def _mark_ranks(rows: list[MetricEstimate], rank_rows: list[RankRow]) -> list[MetricEstimate]:
     swap: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
     for pair in rank_rows:
         if pair.could_swap:
@@ -744,15 +961,23 @@ def _mark_ranks(rows: list[MetricEstimate], rank_rows: list[RankRow]
     rank: dict[tuple[str, str, str, str], int] = {}
     for (name, metric), members in groups.items():
         for variant in VARIANTS:
+
             def value(r: MetricEstimate, v: str = variant) -> float | None:
-                return r.judge if v == "judge" else r.adjudicated if v == "adjudicated" \
+                return (
+                    r.judge
+                    if v == "judge"
+                    else r.adjudicated
+                    if v == "adjudicated"
                     else r.corrected
+                )
+
             present = [r for r in members if value(r) is not None]
             for r in present:
                 mine = value(r)
                 assert mine is not None
                 rank[(name, metric, variant, r.system)] = 1 + sum(
-                    1 for o in present if (value(o) or 0.0) > mine)
+                    1 for o in present if (value(o) or 0.0) > mine
+                )
     for row in rows:
         if row.system_id is None:
             out.append(row)
@@ -766,8 +991,9 @@ def _mark_ranks(rows: list[MetricEstimate], rank_rows: list[RankRow]
     return out
 
 
-def _with(row: MetricEstimate, ranks: dict[str, int | None], swaps: dict[str, str]
-          ) -> MetricEstimate:
+def _with(
+    row: MetricEstimate, ranks: dict[str, int | None], swaps: dict[str, str]
+) -> MetricEstimate:
     from dataclasses import replace
 
     return replace(row, ranks=ranks, swaps=swaps)
@@ -780,12 +1006,20 @@ def report_json(report: EstimateReport) -> dict[str, object]:
     plan = report.plan
     return {
         "suite": report.suite,
-        "plan": None if plan is None else {
-            "name": plan.name, "design": plan.design, "budget": plan.budget,
-            "seed": plan.seed, "reviewed": plan.progress.decided,
-            "subjects": plan.progress.subjects},
-        "confidence": report.confidence, "target_half_width": report.target_half_width,
-        "resamples": report.resamples, "tasks": report.tasks,
+        "plan": None
+        if plan is None
+        else {
+            "name": plan.name,
+            "design": plan.design,
+            "budget": plan.budget,
+            "seed": plan.seed,
+            "reviewed": plan.progress.decided,
+            "subjects": plan.progress.subjects,
+        },
+        "confidence": report.confidence,
+        "target_half_width": report.target_half_width,
+        "resamples": report.resamples,
+        "tasks": report.tasks,
         "estimates": [asdict(r) | {"notes": list(r.notes)} for r in report.rows],
         "ranks": [asdict(r) for r in report.ranks],
         "notes": list(report.notes),

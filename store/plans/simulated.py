@@ -19,13 +19,24 @@ from store.sqlite.tx import transaction
 
 def truth_values(conn: sqlite3.Connection, run: str) -> dict[int, str | None]:
     """Subject id -> the named run's value."""
-    return {int(sid): value for sid, value in conn.execute(
-        """SELECT j.subject_id, j.value FROM judgment j JOIN judge_run r ON r.id = j.run_id
-           WHERE r.ext_id = ?""", (run,))}
+    return {
+        int(sid): value
+        for sid, value in conn.execute(
+            """SELECT j.subject_id, j.value FROM judgment j JOIN judge_run r ON r.id = j.run_id
+           WHERE r.ext_id = ?""",
+            (run,),
+        )
+    }
 
 
-def review_plan(conn: sqlite3.Connection, plan: Plan, run: str | None, count: int,
-                reviewer: str = "truth-reviewer", overrule_every: int = 10) -> int:
+def review_plan(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    run: str | None,
+    count: int,
+    reviewer: str = "truth-reviewer",
+    overrule_every: int = 10,
+) -> int:
     """Decide the first ``count`` undecided subjects of the plan — with ``run``'s values, or
     without a run the judge's own value except every ``overrule_every``-th, which gets
     another value of its scale — in one transaction, then rebuild the scores; returns how
@@ -44,8 +55,9 @@ def review_plan(conn: sqlite3.Connection, plan: Plan, run: str | None, count: in
             if run is not None:
                 value = truth.get(item.subject_id)
             else:
-                judge = conn.execute("SELECT value FROM judgment WHERE id = ?",
-                                     (item.judgment_id,)).fetchone()[0]
+                judge = conn.execute(
+                    "SELECT value FROM judgment WHERE id = ?", (item.judgment_id,)
+                ).fetchone()[0]
                 kind = get_kind(item.kind)
                 value = judge
                 if kind is not None and (judge is None or done % overrule_every == 0):

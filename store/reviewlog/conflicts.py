@@ -49,10 +49,23 @@ def standing_decisions(
         events = list(group)
         notes = {row[1]: (row[8], row[9]) for row in events}
         standing = _standing([_as_row(row) for row in events])
-        yield int(subject_id), sorted(
-            (Side(display_name(conn, row[1], row[2]), row[4], notes[row[0]][0],
-                  notes[row[0]][1], row[5], row[0]) for row in standing.values()),
-            key=lambda side: side.reviewer)
+        yield (
+            int(subject_id),
+            sorted(
+                (
+                    Side(
+                        display_name(conn, row[1], row[2]),
+                        row[4],
+                        notes[row[0]][0],
+                        notes[row[0]][1],
+                        row[5],
+                        row[0],
+                    )
+                    for row in standing.values()
+                ),
+                key=lambda side: side.reviewer,
+            ),
+        )
 
 
 def _as_row(row: tuple[Any, ...]) -> Row:
@@ -85,9 +98,16 @@ def decisions_by_subject(conn: sqlite3.Connection) -> dict[int, list[Record]]:
         ]
         standing.sort(key=lambda item: (item[1][5], item[1][0]))
         out[int(sid)] = [
-            {"reviewer": display_name(conn, row[1], row[2]), "action": row[3], "value": row[4],
-             "rationale": extra[row[0]][8], "reason": extra[row[0]][9], "created_at": row[5],
-             "run": extra[row[0]][10], "event": row[0]}
+            {
+                "reviewer": display_name(conn, row[1], row[2]),
+                "action": row[3],
+                "value": row[4],
+                "rationale": extra[row[0]][8],
+                "reason": extra[row[0]][9],
+                "created_at": row[5],
+                "run": extra[row[0]][10],
+                "event": row[0],
+            }
             for who, row in standing
         ]
     return out
@@ -129,8 +149,19 @@ def conflicts(conn: sqlite3.Connection) -> list[Conflict]:
         return []
     sides = dict(standing_decisions(conn, [h[0] for h in heads]))
     return [
-        Conflict(sid, jid, target, suite, task, system, report, kind, subject, judge,
-                 tuple(sides.get(sid, [])))
+        Conflict(
+            sid,
+            jid,
+            target,
+            suite,
+            task,
+            system,
+            report,
+            kind,
+            subject,
+            judge,
+            tuple(sides.get(sid, [])),
+        )
         for sid, jid, target, suite, task, system, report, kind, subject, judge in heads
     ]
 
@@ -154,5 +185,6 @@ def adjudicate(
     ref = judgment_ref(conn, judgment_id)  # an unknown id fails before anything else
     sides = next(iter(standing_decisions(conn, [ref.subject_id])), (ref.subject_id, []))[1]
     text = adjudication_rationale(rationale, sides)
-    return ReviewLog(conn, reviewer, identity).decide(judgment_id, value, text, reason,
-                                                      adjudicate=True)
+    return ReviewLog(conn, reviewer, identity).decide(
+        judgment_id, value, text, reason, adjudicate=True
+    )

@@ -80,8 +80,9 @@ def judgment_ref(conn: sqlite3.Connection, judgment_id: int) -> JudgmentRef:
     ).fetchone()
     if row is None:
         raise ReviewError(f"no judgment with id {judgment_id}")
-    return JudgmentRef(int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4]),
-                       str(row[5]), str(row[6]))
+    return JudgmentRef(
+        int(row[0]), int(row[1]), str(row[2]), row[3], int(row[4]), str(row[5]), str(row[6])
+    )
 
 
 def report_target(conn: sqlite3.Connection, report_id: int) -> str:
@@ -109,7 +110,9 @@ def report_frameworks(conn: sqlite3.Connection, report_id: int) -> list[str]:
     """The frameworks of the report's suite, in the suite's order."""
     row = conn.execute(
         """SELECT s.frameworks FROM report r JOIN system y ON y.id = r.system_id
-           JOIN suite s ON s.id = y.suite_id WHERE r.id = ?""", (report_id,)).fetchone()
+           JOIN suite s ON s.id = y.suite_id WHERE r.id = ?""",
+        (report_id,),
+    ).fetchone()
     names: list[str] = json.loads(row[0]) if row else []
     return names
 
@@ -123,8 +126,9 @@ def may_reverse(name: str, key: str | None, of_name: str, of_key: str | None) ->
 class ReviewLog:
     """Writes events for one reviewer identity on one connection (its owner's)."""
 
-    def __init__(self, conn: sqlite3.Connection, reviewer: str,
-                 identity: Identity | None = None) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, reviewer: str, identity: Identity | None = None
+    ) -> None:
         name = reviewer.strip()
         if not name:
             raise ReviewError("a reviewer name is required")
@@ -166,8 +170,9 @@ class ReviewLog:
             action = "confirm" if code == ref.value else "override"
         return self._decision(ref, action, code, rationale, reason)
 
-    def confirm(self, judgment_id: int, rationale: str = "", *,
-                only_if_undecided: bool = False) -> Recorded:
+    def confirm(
+        self, judgment_id: int, rationale: str = "", *, only_if_undecided: bool = False
+    ) -> Recorded:
         """The judge is right. ``only_if_undecided`` refuses where this reviewer already
         decided the subject (the workstation's enter key must never revert an override)."""
         ref = judgment_ref(self.conn, judgment_id)
@@ -179,15 +184,26 @@ class ReviewLog:
         if only_if_undecided:
             mine = self._mine(ref.target)
             if mine is not None:
-                raise ReviewError(f"you already decided this ({mine[0]} → {mine[1]}): press a "
-                                  "value key or r to change it")
+                raise ReviewError(
+                    f"you already decided this ({mine[0]} → {mine[1]}): press a "
+                    "value key or r to change it"
+                )
         return self._decision(ref, "confirm", ref.value, rationale, None)
 
     def flag(self, judgment_id: int, on: bool = True, rationale: str = "") -> Recorded:
         """Flag the subject for discussion; the rationale is the flag's note."""
         ref = judgment_ref(self.conn, judgment_id)
-        return self._write(ref.target, "flag", "on" if on else "off", rationale, None,
-                           judgment_id, ref.report_id, ref.subject_id, ref.run)
+        return self._write(
+            ref.target,
+            "flag",
+            "on" if on else "off",
+            rationale,
+            None,
+            judgment_id,
+            ref.report_id,
+            ref.subject_id,
+            ref.run,
+        )
 
     def rate(self, report_id: int, value: object, rationale: str = "") -> Recorded:
         """An overall rating of a whole report on its benchmark's scale (DailyReport's 1–4
@@ -210,20 +226,36 @@ class ReviewLog:
                 WHERE e.target = ? AND l.live = 1 AND e.reviewer = ?
                   AND (e.key = ? OR e.key IS NULL) AND e.action IN ({_in(DECISION_ACTIONS)})
                 ORDER BY e.created_at DESC, e.uuid DESC LIMIT 1""",
-            (target, self.reviewer, self.key)).fetchone()
+            (target, self.reviewer, self.key),
+        ).fetchone()
         return None if row is None else (str(row[0]), row[1])
 
-    def _decision(self, ref: JudgmentRef, action: str, code: str, rationale: str,
-                  reason: str | None) -> Recorded:
-        recorded = self._write(ref.target, action, code, rationale, reason, ref.id,
-                               ref.report_id, ref.subject_id, ref.run)
-        status = self.conn.execute("SELECT status FROM decision WHERE subject_id = ?",
-                                   (ref.subject_id,)).fetchone()
+    def _decision(
+        self, ref: JudgmentRef, action: str, code: str, rationale: str, reason: str | None
+    ) -> Recorded:
+        recorded = self._write(
+            ref.target,
+            action,
+            code,
+            rationale,
+            reason,
+            ref.id,
+            ref.report_id,
+            ref.subject_id,
+            ref.run,
+        )
+        status = self.conn.execute(
+            "SELECT status FROM decision WHERE subject_id = ?", (ref.subject_id,)
+        ).fetchone()
         if status is not None and status[0] == "conflict":
-            others = sorted({who for who, value in standing_values(self.conn, ref.target)
-                             if value != code})
-            return replace(recorded, note=f"{', '.join(others)} decided this differently: "
-                                          "it is a conflict to adjudicate")
+            others = sorted(
+                {who for who, value in standing_values(self.conn, ref.target) if value != code}
+            )
+            return replace(
+                recorded,
+                note=f"{', '.join(others)} decided this differently: "
+                "it is a conflict to adjudicate",
+            )
         return recorded
 
     # -- undo / redo -----------------------------------------------------------------------
@@ -242,8 +274,18 @@ class ReviewLog:
         ).fetchone()
         if row is None:
             return None
-        recorded = self._write(row[1], "undo", None, "", None, row[2], row[3],
-                               _subject_id(self.conn, row[1]), row[5], supersedes=row[0])
+        recorded = self._write(
+            row[1],
+            "undo",
+            None,
+            "",
+            None,
+            row[2],
+            row[3],
+            _subject_id(self.conn, row[1]),
+            row[5],
+            supersedes=row[0],
+        )
         return replace(recorded, reverted=str(row[4]))
 
     def redo(self, report_id: int | None = None) -> Recorded | None:
@@ -267,8 +309,18 @@ class ReviewLog:
         ).fetchone()
         if row is None:
             return None
-        recorded = self._write(row[1], "redo", None, "", None, row[2], row[3],
-                               _subject_id(self.conn, row[1]), row[5], supersedes=row[0])
+        recorded = self._write(
+            row[1],
+            "redo",
+            None,
+            "",
+            None,
+            row[2],
+            row[3],
+            _subject_id(self.conn, row[1]),
+            row[5],
+            supersedes=row[0],
+        )
         return replace(recorded, reverted=str(row[4]))
 
     # -- writing ---------------------------------------------------------------------------
@@ -299,26 +351,48 @@ class ReviewLog:
                     (target, self.reviewer, self.key),
                 ).fetchone()
                 supersedes = previous[0] if previous else None
-            event = {"uuid": event_uuid, "target": target, "reviewer": self.reviewer,
-                     "action": action, "value": value, "rationale": rationale,
-                     "reason": reason, "created_at": now_iso(), "supersedes": supersedes,
-                     "run": run, "key": self.key}
+            event = {
+                "uuid": event_uuid,
+                "target": target,
+                "reviewer": self.reviewer,
+                "action": action,
+                "value": value,
+                "rationale": rationale,
+                "reason": reason,
+                "created_at": now_iso(),
+                "supersedes": supersedes,
+                "run": run,
+                "key": self.key,
+            }
             signature = self.identity.sign(event)
             self.conn.execute(
                 """INSERT INTO review_event
                    (uuid, target, judgment_id, report_id, reviewer, action, value, rationale,
                     reason, created_at, supersedes, run, key, sig)
                    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (event_uuid, target, judgment_id, report_id, self.reviewer, action, value,
-                 rationale, reason, event["created_at"], supersedes, run, self.key, signature),
+                (
+                    event_uuid,
+                    target,
+                    judgment_id,
+                    report_id,
+                    self.reviewer,
+                    action,
+                    value,
+                    rationale,
+                    reason,
+                    event["created_at"],
+                    supersedes,
+                    run,
+                    self.key,
+                    signature,
+                ),
             )
             apply_event(self.conn, event_uuid, action, supersedes)
             if note_identity(self.conn, self.reviewer, self.key):
                 rebuild_state(self.conn)
             else:
                 refresh_target(self.conn, target)
-        return Recorded(event_uuid, action, judgment_id, report_id, value,
-                        subject_id=subject_id)
+        return Recorded(event_uuid, action, judgment_id, report_id, value, subject_id=subject_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,14 +406,15 @@ class Undoable:
     subject: str
 
 
-def latest_undoable(conn: sqlite3.Connection, reviewer: str, key: str | None
-                    ) -> Undoable | None:
+def latest_undoable(conn: sqlite3.Connection, reviewer: str, key: str | None) -> Undoable | None:
     row = conn.execute(
         f"""SELECT e.report_id, e.target, e.action, e.value
             FROM review_event e JOIN event_live l ON l.uuid = e.uuid
             WHERE e.reviewer = ? AND (e.key = ? OR e.key IS NULL) AND l.live = 1
               AND e.action IN ({_in(UNDOABLE_ACTIONS)})
-            ORDER BY e.seq DESC LIMIT 1""", (reviewer, key)).fetchone()
+            ORDER BY e.seq DESC LIMIT 1""",
+        (reviewer, key),
+    ).fetchone()
     if row is None:
         return None
     parts = str(row[1])[2:].split("/", 3)
@@ -360,26 +435,40 @@ def _subject_id(conn: sqlite3.Connection, target: str) -> int | None:
 def note_identity(conn: sqlite3.Connection, name: str, key: str | None) -> bool:
     """Record who wrote an event; True when this makes a name ambiguous (a second identity
     of the same name), after which every shown name must be recomputed."""
-    added = conn.execute("INSERT OR IGNORE INTO reviewer_identity VALUES (?, ?)",
-                         (name, key or "")).rowcount
+    added = conn.execute(
+        "INSERT OR IGNORE INTO reviewer_identity VALUES (?, ?)", (name, key or "")
+    ).rowcount
     if not added:
         return False
-    return int(conn.execute("SELECT count(*) FROM reviewer_identity WHERE name = ?",
-                            (name,)).fetchone()[0]) == 2
+    return (
+        int(
+            conn.execute(
+                "SELECT count(*) FROM reviewer_identity WHERE name = ?", (name,)
+            ).fetchone()[0]
+        )
+        == 2
+    )
 
 
 def display_name(conn: sqlite3.Connection, name: str, key: str | None) -> str:
     """A reviewer as shown: the name alone, unless two identities share it (``ana#1f2e3d4c``,
     and ``ana (unsigned)`` for events from before signing)."""
-    shared = int(conn.execute("SELECT count(*) FROM reviewer_identity WHERE name = ?",
-                              (name,)).fetchone()[0]) > 1
+    shared = (
+        int(
+            conn.execute(
+                "SELECT count(*) FROM reviewer_identity WHERE name = ?", (name,)
+            ).fetchone()[0]
+        )
+        > 1
+    )
     if not shared:
         return name
     return label(name, key) if key else f"{name} (unsigned)"
 
 
-def apply_event(conn: sqlite3.Connection, event_uuid: str, action: str,
-                supersedes: str | None) -> None:
+def apply_event(
+    conn: sqlite3.Connection, event_uuid: str, action: str, supersedes: str | None
+) -> None:
     """Update ``event_live`` for one new event (its effect on liveness only). The caller has
     checked that an undo or redo reverses its own identity's event."""
     if action in UNDOABLE_ACTIONS:
@@ -412,7 +501,8 @@ def _report_of(conn: sqlite3.Connection, target: str) -> int | None:
     row = conn.execute(
         """SELECT r.id FROM report r JOIN system y ON y.id = r.system_id
            JOIN suite s ON s.id = y.suite_id WHERE s.ext_id = ? AND r.ext_id = ?""",
-        (suite, report)).fetchone()
+        (suite, report),
+    ).fetchone()
     return None if row is None else int(row[0])
 
 
@@ -430,8 +520,12 @@ def _standing(rows: Sequence[Row]) -> dict[str, Row]:
     unsigned event claiming a name stands beside that reviewer, as a conflict, never for them.
     """
     by_uuid = {row[0]: row for row in rows}
-    retired = {old for row in rows if (old := row[6]) in by_uuid
-               and may_reverse(row[1], row[2], by_uuid[old][1], by_uuid[old][2])}
+    retired = {
+        old
+        for row in rows
+        if (old := row[6]) in by_uuid
+        and may_reverse(row[1], row[2], by_uuid[old][1], by_uuid[old][2])
+    }
     latest: dict[str, Row] = {}
     for row in rows:
         if row[0] in retired:
@@ -452,7 +546,7 @@ def _order(row: Row) -> tuple[datetime, str]:
 def _instant(stamp: str) -> datetime:
     try:
         return datetime.fromisoformat(stamp).astimezone(UTC)
-    except ValueError:          # never merged (checked); a hand-edited database at worst
+    except ValueError:  # never merged (checked); a hand-edited database at worst
         return datetime.min.replace(tzinfo=UTC)
 
 
@@ -469,8 +563,7 @@ def standing_values(conn: sqlite3.Connection, target: str) -> list[tuple[str, st
     """(identity, value) of each reviewer's standing decision on a subject (adjudications
     apart), in identity order."""
     rows = [r for r in _live(conn, target, DECISION_ACTIONS) if r[3] != "adjudicate"]
-    return sorted((display_name(conn, row[1], row[2]), row[4])
-                  for row in _standing(rows).values())
+    return sorted((display_name(conn, row[1], row[2]), row[4]) for row in _standing(rows).values())
 
 
 def refresh_decision(conn: sqlite3.Connection, subject_id: int, target: str) -> None:
@@ -495,20 +588,21 @@ def refresh_decision(conn: sqlite3.Connection, subject_id: int, target: str) -> 
         status = "adjudicated" if adjudicators else ("single" if count == 1 else "unanimous")
     else:
         value, status = None, "conflict"
-    conn.execute("INSERT OR REPLACE INTO decision VALUES (?,?,?,?,?)",
-                 (subject_id, value, status, count, newest[0]))
+    conn.execute(
+        "INSERT OR REPLACE INTO decision VALUES (?,?,?,?,?)",
+        (subject_id, value, status, count, newest[0]),
+    )
 
 
 def refresh_flag(conn: sqlite3.Connection, subject_id: int, target: str) -> None:
     """Flagged while any identity's latest flag event says 'on'; the newest such note shows."""
-    raised = [row for row in _standing(_live(conn, target, ("flag",))).values()
-              if row[4] == "on"]
+    raised = [row for row in _standing(_live(conn, target, ("flag",))).values() if row[4] == "on"]
     if raised:
         newest = max(raised, key=_order)
-        note = conn.execute("SELECT rationale FROM review_event WHERE uuid = ?",
-                            (newest[0],)).fetchone()[0]
-        conn.execute("INSERT OR REPLACE INTO flag VALUES (?, ?, ?)",
-                     (subject_id, newest[0], note))
+        note = conn.execute(
+            "SELECT rationale FROM review_event WHERE uuid = ?", (newest[0],)
+        ).fetchone()[0]
+        conn.execute("INSERT OR REPLACE INTO flag VALUES (?, ?, ?)", (subject_id, newest[0], note))
     else:
         conn.execute("DELETE FROM flag WHERE subject_id = ?", (subject_id,))
 
@@ -517,8 +611,10 @@ def refresh_ratings(conn: sqlite3.Connection, report_id: int, target: str) -> No
     conn.execute("DELETE FROM report_rating WHERE report_id = ?", (report_id,))
     conn.executemany(
         "INSERT INTO report_rating (report_id, reviewer, value, event_uuid) VALUES (?,?,?,?)",
-        [(report_id, display_name(conn, row[1], row[2]), row[4], row[0])
-         for _, row in sorted(_standing(_live(conn, target, ("rate",))).items())],
+        [
+            (report_id, display_name(conn, row[1], row[2]), row[4], row[0])
+            for _, row in sorted(_standing(_live(conn, target, ("rate",))).items())
+        ],
     )
 
 
@@ -534,20 +630,20 @@ def rebuild_state(conn: sqlite3.Connection) -> None:
         conn.execute("DELETE FROM flag")
         conn.execute("DELETE FROM report_rating")
         conn.execute("DELETE FROM reviewer_identity")
-        conn.execute("INSERT INTO reviewer_identity SELECT DISTINCT reviewer, coalesce(key, '') "
-                     "FROM review_event")
+        conn.execute(
+            "INSERT INTO reviewer_identity SELECT DISTINCT reviewer, coalesce(key, '') "
+            "FROM review_event"
+        )
         live: dict[str, int] = {}
         author: dict[str, tuple[str, str | None]] = {}
         undone_by: dict[str, str] = {}
         targets: set[str] = set()
         for event_uuid, action, supersedes, target, reviewer, key in conn.execute(
-            "SELECT uuid, action, supersedes, target, reviewer, key FROM review_event "
-            "ORDER BY seq"
+            "SELECT uuid, action, supersedes, target, reviewer, key FROM review_event ORDER BY seq"
         ):
             author[event_uuid] = (reviewer, key)
             reversed_author = author.get(supersedes) if supersedes else None
-            allowed = reversed_author is not None and may_reverse(reviewer, key,
-                                                                  *reversed_author)
+            allowed = reversed_author is not None and may_reverse(reviewer, key, *reversed_author)
             if action in UNDOABLE_ACTIONS:
                 live[event_uuid] = 1
                 targets.add(target)
@@ -570,7 +666,9 @@ def refresh_subjects(conn: sqlite3.Connection, subject_ids: Iterable[int]) -> in
     waiting = conn.execute(
         f"""SELECT DISTINCT s.id, s.target FROM subject s
             JOIN review_event e ON e.target = s.target
-            WHERE s.id IN ({','.join('?' * len(ids))})""", ids).fetchall()
+            WHERE s.id IN ({",".join("?" * len(ids))})""",
+        ids,
+    ).fetchall()
     with transaction(conn):
         for subject_id, target in waiting:
             refresh_decision(conn, int(subject_id), str(target))
@@ -586,20 +684,25 @@ def refresh_suite_ratings(conn: sqlite3.Connection, suite_id: int) -> None:
                JOIN report r ON e.target = 'r:' || (SELECT ext_id FROM suite WHERE id = ?)
                                          || '/' || r.ext_id
                JOIN system y ON y.id = r.system_id AND y.suite_id = ?
-               WHERE e.action = 'rate'""", (suite_id, suite_id)).fetchall():
+               WHERE e.action = 'rate'""",
+            (suite_id, suite_id),
+        ).fetchall():
             refresh_ratings(conn, int(report_id), str(target))
 
 
 def pending_events(conn: sqlite3.Connection) -> int:
     """Events about subjects or reports this database does not have (yet)."""
-    return int(conn.execute(
-        """SELECT count(*) FROM review_event e
+    return int(
+        conn.execute(
+            """SELECT count(*) FROM review_event e
            WHERE (e.target LIKE 's:%' AND NOT EXISTS
                     (SELECT 1 FROM subject s WHERE s.target = e.target))
               OR (e.target LIKE 'r:%' AND NOT EXISTS
                     (SELECT 1 FROM report r JOIN system y ON y.id = r.system_id
                      JOIN suite s ON s.id = y.suite_id
-                     WHERE s.ext_id || '/' || r.ext_id = substr(e.target, 3)))""").fetchone()[0])
+                     WHERE s.ext_id || '/' || r.ext_id = substr(e.target, 3)))"""
+        ).fetchone()[0]
+    )
 
 
 def effective_value(conn: sqlite3.Connection, judgment_id: int) -> str | None:

@@ -35,9 +35,13 @@ def ensure_subjects(conn: sqlite3.Connection, first_judgment: int = 0) -> list[i
     ids of subjects that did not exist before (events already waiting for them apply now)."""
     before = int(conn.execute("SELECT coalesce(max(id), 0) FROM subject").fetchone()[0])
     with transaction(conn):
-        runs = [run for (run,) in conn.execute(
-            "SELECT DISTINCT run_id FROM judgment WHERE id >= ? AND subject_id IS NULL",
-            (first_judgment,))]
+        runs = [
+            run
+            for (run,) in conn.execute(
+                "SELECT DISTINCT run_id FROM judgment WHERE id >= ? AND subject_id IS NULL",
+                (first_judgment,),
+            )
+        ]
         if len(runs) == 1:
             # One run (an import, a judging run): its verdicts' subjects are distinct, and the
             # judgment table's unique index on (run, report, kind, subject) yields them in the
@@ -51,7 +55,9 @@ def ensure_subjects(conn: sqlite3.Connection, first_judgment: int = 0) -> list[i
                    JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
                    WHERE j.run_id = ? AND j.id >= ? AND j.subject_id IS NULL
                    ORDER BY j.report_id, j.kind, j.subject
-                   ON CONFLICT DO NOTHING""", (runs[0], first_judgment))
+                   ON CONFLICT DO NOTHING""",
+                (runs[0], first_judgment),
+            )
         elif runs:
             conn.execute(
                 """INSERT INTO subject (report_id, kind, key, target)
@@ -61,14 +67,20 @@ def ensure_subjects(conn: sqlite3.Connection, first_judgment: int = 0) -> list[i
                    JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
                    WHERE j.id >= ? AND j.subject_id IS NULL
                    GROUP BY j.report_id, j.kind, j.subject
-                   ON CONFLICT DO NOTHING""", (first_judgment,))
+                   ON CONFLICT DO NOTHING""",
+                (first_judgment,),
+            )
         conn.execute(
             """UPDATE judgment SET subject_id = (
                    SELECT s.id FROM subject s WHERE s.report_id = judgment.report_id
                    AND s.kind = judgment.kind AND s.key = judgment.subject)
-               WHERE id >= ? AND subject_id IS NULL""", (first_judgment,))
-    return [int(sid) for (sid,) in conn.execute(
-        "SELECT id FROM subject WHERE id > ? ORDER BY id", (before,))]
+               WHERE id >= ? AND subject_id IS NULL""",
+            (first_judgment,),
+        )
+    return [
+        int(sid)
+        for (sid,) in conn.execute("SELECT id FROM subject WHERE id > ? ORDER BY id", (before,))
+    ]
 
 
 def _ids_table(conn: sqlite3.Connection, name: str, ids: Iterable[int]) -> None:
@@ -98,25 +110,32 @@ def refresh_current(conn: sqlite3.Connection, report_ids: Iterable[int] | None =
                     FROM judgment j JOIN judge_run r ON r.id = j.run_id
                     WHERE r.active > 0 AND {scope}
                       AND j.id NOT IN (SELECT id FROM _ineligible))
-                WHERE rn = 1""")
+                WHERE rn = 1"""
+        )
         conn.execute(
             f"""UPDATE judgment AS j SET current = (j.id IN (SELECT id FROM _chosen))
-                WHERE {scope} AND j.current != (j.id IN (SELECT id FROM _chosen))""")
+                WHERE {scope} AND j.current != (j.id IN (SELECT id FROM _chosen))"""
+        )
 
 
 def _foreign_claim_verdicts(conn: sqlite3.Connection, scope: str) -> list[int]:
     """Judgments on claims that are not the working claims of their report for their kind:
     where an active run extracted claims for a report, the kinds it judged there count only
     on its own claims."""
-    active = {(suite, ext): (rank, rid) for rid, suite, ext, rank in conn.execute(
-        "SELECT id, suite_id, ext_id, active FROM judge_run WHERE active > 0")}
+    active = {
+        (suite, ext): (rank, rid)
+        for rid, suite, ext, rank in conn.execute(
+            "SELECT id, suite_id, ext_id, active FROM judge_run WHERE active > 0"
+        )
+    }
     working: dict[int, tuple[int, int, str]] = {}
     for report_id, suite_id, run_ext in conn.execute(
         f"""SELECT DISTINCT c.report_id, y.suite_id, json_extract(c.metadata, '$.{RUN_CLAIM_KEY}')
             FROM claim c JOIN report r ON r.id = c.report_id
             JOIN system y ON y.id = r.system_id
             WHERE json_extract(c.metadata, '$.{RUN_CLAIM_KEY}') IS NOT NULL
-              AND {scope.replace('j.report_id', 'c.report_id')}"""):
+              AND {scope.replace("j.report_id", "c.report_id")}"""
+    ):
         found = active.get((suite_id, run_ext))
         if found is not None and (report_id not in working or found[0] > working[report_id][0]):
             working[report_id] = (found[0], found[1], run_ext)
@@ -125,18 +144,27 @@ def _foreign_claim_verdicts(conn: sqlite3.Connection, scope: str) -> list[int]:
     out: list[int] = []
     kinds: dict[int, set[str]] = defaultdict(set)
     for report_id, (_, run_row, _) in working.items():
-        kinds[report_id].update(kind for (kind,) in conn.execute(
-            "SELECT DISTINCT kind FROM judgment WHERE run_id = ? AND report_id = ? "
-            "AND claim_id IS NOT NULL", (run_row, report_id)))
+        kinds[report_id].update(
+            kind
+            for (kind,) in conn.execute(
+                "SELECT DISTINCT kind FROM judgment WHERE run_id = ? AND report_id = ? "
+                "AND claim_id IS NOT NULL",
+                (run_row, report_id),
+            )
+        )
     for report_id, (_, _, run_ext) in working.items():
         if not kinds[report_id]:
             continue
         marks = ",".join("?" * len(kinds[report_id]))
-        out.extend(jid for (jid,) in conn.execute(
-            f"""SELECT j.id FROM judgment j JOIN claim c ON c.id = j.claim_id
+        out.extend(
+            jid
+            for (jid,) in conn.execute(
+                f"""SELECT j.id FROM judgment j JOIN claim c ON c.id = j.claim_id
                 WHERE j.report_id = ? AND j.kind IN ({marks})
                   AND coalesce(json_extract(c.metadata, '$.{RUN_CLAIM_KEY}'), '') != ?""",
-            (report_id, *sorted(kinds[report_id]), run_ext)))
+                (report_id, *sorted(kinds[report_id]), run_ext),
+            )
+        )
     return out
 
 
@@ -146,8 +174,9 @@ times over: then a query starts from its rows (each finds its verdict through th
 ``judgment_subject`` index) rather than scanning every verdict in force."""
 
 
-def verdicts_of(conn: sqlite3.Connection, table: Literal["decision", "flag"], alias: str = "d"
-                ) -> str:
+def verdicts_of(
+    conn: sqlite3.Connection, table: Literal["decision", "flag"], alias: str = "d"
+) -> str:
     """``FROM`` clause joining ``table`` (``decision`` or ``flag``: rows keyed by subject) to
     the verdicts of its subjects as ``j``, in the order that reads least: SQLite has no
     statistics to choose by, and a scan of 2.5 million verdicts for 2,000 decisions took
@@ -155,6 +184,8 @@ def verdicts_of(conn: sqlite3.Connection, table: Literal["decision", "flag"], al
     rows = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     verdicts = conn.execute("SELECT coalesce(max(id), 0) FROM judgment").fetchone()[0]
     if rows * FEW < verdicts:
-        return (f"{table} {alias} CROSS JOIN judgment j INDEXED BY judgment_subject "
-                f"ON j.subject_id = {alias}.subject_id")
+        return (
+            f"{table} {alias} CROSS JOIN judgment j INDEXED BY judgment_subject "
+            f"ON j.subject_id = {alias}.subject_id"
+        )
     return f"{table} {alias} JOIN judgment j ON j.subject_id = {alias}.subject_id"

@@ -34,13 +34,14 @@ class HeadlineChange:
         return self.after - self.before
 
 
-def report_headlines(conn: sqlite3.Connection, report_id: int
-                     ) -> dict[tuple[str, str], float | None]:
+def report_headlines(
+    conn: sqlite3.Connection, report_id: int
+) -> dict[tuple[str, str], float | None]:
     """(framework, metric) -> the report's adjudicated score, for every headline metric."""
     out: dict[tuple[str, str], float | None] = {}
     heads: dict[str, set[str]] = {}
     for _, framework, _, scores in report_scores.read(conn, [report_id], variant="adjudicated"):
-        if framework not in heads:      # only the report's frameworks are imported
+        if framework not in heads:  # only the report's frameworks are imported
             fw = find_framework(framework)
             heads[framework] = {m.name for m in fw.metrics if m.headline} if fw else set()
         for metric, value in scores.items():
@@ -57,12 +58,15 @@ def rescore(conn: sqlite3.Connection, recorded: Recorded) -> list[HeadlineChange
         return []
     before = report_headlines(conn, report_id)
     update_scores(conn, [report_id])
-    return [HeadlineChange(fw, metric, before.get((fw, metric)), value)
-            for (fw, metric), value in sorted(report_headlines(conn, report_id).items())]
+    return [
+        HeadlineChange(fw, metric, before.get((fw, metric)), value)
+        for (fw, metric), value in sorted(report_headlines(conn, report_id).items())
+    ]
 
 
-def record(conn: sqlite3.Connection, write: Callable[[], Recorded | None]
-           ) -> tuple[Recorded | None, list[HeadlineChange]]:
+def record(
+    conn: sqlite3.Connection, write: Callable[[], Recorded | None]
+) -> tuple[Recorded | None, list[HeadlineChange]]:
     """Run ``write`` (a :class:`store.reviewlog.events.ReviewLog` call) and rescore what it touched,
     committed together or not at all."""
     with transaction(conn):

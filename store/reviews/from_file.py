@@ -60,8 +60,9 @@ class BatchError(InputError):
     def __init__(self, file: Path, problems: list[InputError]) -> None:
         self.problems = problems
         shown = "\n".join(f"  {p}" for p in problems[:MAX_REPORTED])
-        more = (f"\n  … and {len(problems) - MAX_REPORTED} more"
-                if len(problems) > MAX_REPORTED else "")
+        more = (
+            f"\n  … and {len(problems) - MAX_REPORTED} more" if len(problems) > MAX_REPORTED else ""
+        )
         count = f"{len(problems)} bad line{'s' if len(problems) != 1 else ''}"
         super().__init__(file, f"{count}:\n{shown}{more}")
 
@@ -78,14 +79,21 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
                 reader = csv.DictReader(handle)
                 unknown = [f for f in reader.fieldnames or () if f not in FIELDS]
                 if reader.fieldnames is None or "id" not in reader.fieldnames or unknown:
-                    raise InputError(path, f"the header must name the columns id, value, "
-                                     f"rationale and optionally reason (got "
-                                     f"{', '.join(reader.fieldnames or ()) or 'nothing'})",
-                                     line=1)
+                    raise InputError(
+                        path,
+                        f"the header must name the columns id, value, "
+                        f"rationale and optionally reason (got "
+                        f"{', '.join(reader.fieldnames or ()) or 'nothing'})",
+                        line=1,
+                    )
                 for row in reader:
                     if None in row:
-                        yield reader.line_num, InputError(
-                            path, "more cells than the header has columns", line=reader.line_num)
+                        yield (
+                            reader.line_num,
+                            InputError(
+                                path, "more cells than the header has columns", line=reader.line_num
+                            ),
+                        )
                         continue
                     yield reader.line_num, {k: v for k, v in row.items() if v not in ("", None)}
                 return
@@ -157,8 +165,7 @@ def read_decisions(path: Path) -> tuple[list[Line], list[InputError]]:
     return lines, problems
 
 
-def check_decisions(conn: sqlite3.Connection, path: Path, lines: list[Line]
-                    ) -> list[InputError]:
+def check_decisions(conn: sqlite3.Connection, path: Path, lines: list[Line]) -> list[InputError]:
     """What is wrong with lines whose judgment does not exist or whose value is off its
     judgment's scale (read only)."""
     problems: list[InputError] = []
@@ -170,8 +177,14 @@ def check_decisions(conn: sqlite3.Connection, path: Path, lines: list[Line]
             continue
         kind = get_kind(ref.kind, report_frameworks(conn, ref.report_id))
         if kind is None:
-            problems.append(InputError(path, f"judgment {line.judgment_id} has unknown kind "
-                                       f"{ref.kind}", line=line.line, field="id"))
+            problems.append(
+                InputError(
+                    path,
+                    f"judgment {line.judgment_id} has unknown kind {ref.kind}",
+                    line=line.line,
+                    field="id",
+                )
+            )
             continue
         try:
             kind.scale.normalize(line.value)
@@ -193,8 +206,9 @@ def decide_from(conn: sqlite3.Connection, log: ReviewLog, path: Path) -> list[Re
     with transaction(conn):
         for line in lines:
             try:
-                recorded.append(log.decide(line.judgment_id, line.value, line.rationale,
-                                           line.reason))
+                recorded.append(
+                    log.decide(line.judgment_id, line.value, line.rationale, line.reason)
+                )
             except ReviewError as exc:
                 raise BatchError(path, [InputError(path, str(exc), line=line.line)]) from None
         update_scores(conn, {r.report_id for r in recorded if r.report_id is not None})

@@ -58,8 +58,10 @@ from store.scores.cache import rebuild_scores, update_scores
 from store.sqlite.tx import transaction
 from store.sqlite.writelock import announced
 
-_COLUMNS = ("uuid, target, reviewer, action, value, rationale, reason, created_at, supersedes, "
-            "run, key, sig")
+_COLUMNS = (
+    "uuid, target, reviewer, action, value, rationale, reason, created_at, supersedes, "
+    "run, key, sig"
+)
 INCREMENTAL_LIMIT = 2_000
 """Up to this many new events a merge updates only what they touch (a hub sync brings a few at
 a time, and a rebuild would also throw away the workstation's impact cache); above it, a
@@ -140,13 +142,19 @@ class _Resolver:
             self.suites[ext] = None if row is None else int(row[0])
             if row is not None:
                 sid = int(row[0])
-                self.reports[ext] = dict(self.conn.execute(
-                    "SELECT r.ext_id, r.id FROM report r JOIN system y ON y.id = r.system_id "
-                    "WHERE y.suite_id = ?", (sid,)))
-                self.runs[ext] = dict(self.conn.execute(
-                    "SELECT ext_id, id FROM judge_run WHERE suite_id = ?", (sid,)))
-                self.tasks[ext] = dict(self.conn.execute(
-                    "SELECT ext_id, id FROM task WHERE suite_id = ?", (sid,)))
+                self.reports[ext] = dict(
+                    self.conn.execute(
+                        "SELECT r.ext_id, r.id FROM report r JOIN system y ON y.id = r.system_id "
+                        "WHERE y.suite_id = ?",
+                        (sid,),
+                    )
+                )
+                self.runs[ext] = dict(
+                    self.conn.execute("SELECT ext_id, id FROM judge_run WHERE suite_id = ?", (sid,))
+                )
+                self.tasks[ext] = dict(
+                    self.conn.execute("SELECT ext_id, id FROM task WHERE suite_id = ?", (sid,))
+                )
         return self.suites[ext]
 
     def report(self, suite: str, report: str) -> int | None:
@@ -156,8 +164,9 @@ class _Resolver:
 
     def subject(self, target: str) -> tuple[int, int] | None:
         """(subject id, report id) of a subject target, if this database has it."""
-        row = self.conn.execute("SELECT id, report_id FROM subject WHERE target = ?",
-                                (target,)).fetchone()
+        row = self.conn.execute(
+            "SELECT id, report_id FROM subject WHERE target = ?", (target,)
+        ).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
 
     def task(self, suite: str, task: str) -> int | None:
@@ -194,18 +203,24 @@ def merge_events(
             ).fetchone()
             if existing is not None:
                 if tuple(existing) != _row(event):
-                    raise InputError(source, f"event {event.uuid} is already in this database "
-                                     "with different content (a corrupted or edited log)",
-                                     line=line, field="uuid")
+                    raise InputError(
+                        source,
+                        f"event {event.uuid} is already in this database "
+                        "with different content (a corrupted or edited log)",
+                        line=line,
+                        field="uuid",
+                    )
                 result.already_present += 1
                 continue
             if event.uuid in added:
-                raise InputError(source, f"event {event.uuid} appears twice in the log",
-                                 line=line, field="uuid")
+                raise InputError(
+                    source, f"event {event.uuid} appears twice in the log", line=line, field="uuid"
+                )
             _check_author(conn, event, line, source, added)
             try:
-                report_id, pending = _locate(conn, resolver, event, line, source, added,
-                                             skipped_uuids)
+                report_id, pending = _locate(
+                    conn, resolver, event, line, source, added, skipped_uuids
+                )
             except _Unknown as exc:
                 if not skip_unknown:
                     raise InputError(source, str(exc), line=line, field="supersedes") from None
@@ -241,8 +256,9 @@ def merge_events(
             _apply_added(conn, list(added.values()), touched)
     result.reviewers = sorted(reviewers)
     result.adjudicators = sorted(adjudicators)
-    result.conflicts = int(conn.execute(
-        "SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0])
+    result.conflicts = int(
+        conn.execute("SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0]
+    )
     return result
 
 
@@ -262,31 +278,61 @@ def _apply_added(conn: sqlite3.Connection, events: list[LogEvent], reports: set[
     else:
         for target in dict.fromkeys(event.target for event in events):
             refresh_target(conn, target)
-    decided = sorted({event.target[2:] for event in events
-                      if event.action in ("accept", "reject")})
-    tasks = sorted({int(row[0]) for row in conn.execute(
-        f"SELECT DISTINCT task_id FROM proposal WHERE uuid IN ({','.join('?' * len(decided))})",
-        decided)}) if decided else []
-    rescored = {int(r[0]) for task in tasks
-                for r in conn.execute("SELECT id FROM report WHERE task_id = ?", (task,))}
+    decided = sorted({event.target[2:] for event in events if event.action in ("accept", "reject")})
+    tasks = (
+        sorted(
+            {
+                int(row[0])
+                for row in conn.execute(
+                    "SELECT DISTINCT task_id FROM proposal "
+                    f"WHERE uuid IN ({','.join('?' * len(decided))})",
+                    decided,
+                )
+            }
+        )
+        if decided
+        else []
+    )
+    rescored = {
+        int(r[0])
+        for task in tasks
+        for r in conn.execute("SELECT id FROM report WHERE task_id = ?", (task,))
+    }
     update_scores(conn, reports - rescored)
     for task in tasks:
         rescore_task(conn, task)
 
 
 def _row(event: LogEvent) -> tuple[Any, ...]:
-    return (event.uuid, event.target, event.reviewer, event.action, event.value,
-            event.rationale, event.reason, event.created_at, event.supersedes, event.run,
-            event.key, event.sig)
+    return (
+        event.uuid,
+        event.target,
+        event.reviewer,
+        event.action,
+        event.value,
+        event.rationale,
+        event.reason,
+        event.created_at,
+        event.supersedes,
+        event.run,
+        event.key,
+        event.sig,
+    )
 
 
-def _check_author(conn: sqlite3.Connection, event: LogEvent, line: int, source: str,
-                  added: dict[str, LogEvent]) -> None:
+def _check_author(
+    conn: sqlite3.Connection, event: LogEvent, line: int, source: str, added: dict[str, LogEvent]
+) -> None:
     """The event speaks only for its author: a key's signature verifies, and what it undoes,
     redoes or supersedes is its own identity's."""
     if event.key is not None and not verify(event.model_dump()):
-        raise InputError(source, f"event {event.uuid} by {event.reviewer!r}: its signature does "
-                         "not verify (a forged or edited event)", line=line, field="sig")
+        raise InputError(
+            source,
+            f"event {event.uuid} by {event.reviewer!r}: its signature does "
+            "not verify (a forged or edited event)",
+            line=line,
+            field="sig",
+        )
     if event.key is None and event.sig is not None:
         raise InputError(source, "a signature without a key", line=line, field="key")
     if event.supersedes is None:
@@ -295,19 +341,31 @@ def _check_author(conn: sqlite3.Connection, event: LogEvent, line: int, source: 
     if previous is not None:
         author: tuple[str, str | None] | None = (previous.reviewer, previous.key)
     else:
-        row = conn.execute("SELECT reviewer, key FROM review_event WHERE uuid = ?",
-                           (event.supersedes,)).fetchone()
+        row = conn.execute(
+            "SELECT reviewer, key FROM review_event WHERE uuid = ?", (event.supersedes,)
+        ).fetchone()
         author = None if row is None else (str(row[0]), row[1])
     if author is not None and not may_reverse(event.reviewer, event.key, *author):
         verb = event.action if event.action in ("undo", "redo") else "supersede"
-        raise InputError(source, f"event {event.uuid} by {label(event.reviewer, event.key)} "
-                         f"would {verb} an event by {label(*author)}: an event can only undo "
-                         "or supersede its own author's events", line=line, field="supersedes")
+        raise InputError(
+            source,
+            f"event {event.uuid} by {label(event.reviewer, event.key)} "
+            f"would {verb} an event by {label(*author)}: an event can only undo "
+            "or supersede its own author's events",
+            line=line,
+            field="supersedes",
+        )
 
 
-def _locate(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line: int,
-            source: str, added: dict[str, LogEvent],
-            skipped: set[str]) -> tuple[int | None, bool]:
+def _locate(
+    conn: sqlite3.Connection,
+    resolver: _Resolver,
+    event: LogEvent,
+    line: int,
+    source: str,
+    added: dict[str, LogEvent],
+    skipped: set[str],
+) -> tuple[int | None, bool]:
     """Local report id (if any) and whether the event waits for its subject, after checking
     it fits this database."""
     try:
@@ -321,22 +379,33 @@ def _locate(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line
         earlier = added.get(event.supersedes)
         reversed_target = earlier.target if earlier is not None else None
         if reversed_target is None:
-            row = conn.execute("SELECT target FROM review_event WHERE uuid = ?",
-                               (event.supersedes,)).fetchone()
+            row = conn.execute(
+                "SELECT target FROM review_event WHERE uuid = ?", (event.supersedes,)
+            ).fetchone()
             reversed_target = None if row is None else str(row[0])
         if reversed_target is None:
-            raise InputError(source, f"{event.action} names event {event.supersedes}, which is "
-                             "neither in this database nor earlier in the log",
-                             line=line, field="supersedes")
+            raise InputError(
+                source,
+                f"{event.action} names event {event.supersedes}, which is "
+                "neither in this database nor earlier in the log",
+                line=line,
+                field="supersedes",
+            )
         if reversed_target != event.target:
-            raise InputError(source, f"{event.action} targets {event.target} but the event it "
-                             f"reverses targets {reversed_target}", line=line, field="target")
+            raise InputError(
+                source,
+                f"{event.action} targets {event.target} but the event it "
+                f"reverses targets {reversed_target}",
+                line=line,
+                field="target",
+            )
     if target.type == "subject":
         if event.action in DECISION_ACTIONS:
             kind = get_kind(target.parts[2])
             if kind is None:
-                raise InputError(source, f"unknown verdict kind {target.parts[2]!r}",
-                                 line=line, field="target")
+                raise InputError(
+                    source, f"unknown verdict kind {target.parts[2]!r}", line=line, field="target"
+                )
             _check_value(event, line, source, kind.scale.normalize)
         elif event.action == "flag" and event.value not in ("on", "off"):
             raise InputError(source, "a flag's value is 'on' or 'off'", line=line, field="value")
@@ -346,11 +415,18 @@ def _locate(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line
         rated = resolver.report(*target.parts)
         if event.action == "rate":
             rating = report_rating(conn, rated) if rated is not None else None
-            scales = [rating.scale] if rating is not None else [
-                fw.rating.scale for fw in frameworks().values() if fw.rating is not None]
+            scales = (
+                [rating.scale]
+                if rating is not None
+                else [fw.rating.scale for fw in frameworks().values() if fw.rating is not None]
+            )
             if not scales:
-                raise InputError(source, "a rating, but no benchmark here rates reports",
-                                 line=line, field="action")
+                raise InputError(
+                    source,
+                    "a rating, but no benchmark here rates reports",
+                    line=line,
+                    field="action",
+                )
             _check_value(event, line, source, _any_of(scales))
         return rated, rated is None
     # proposals: the propose event brings the proposal; the others need it (or its propose)
@@ -370,6 +446,7 @@ def _any_of(scales: list[Any]) -> Any:
             except ScaleError:
                 continue
         raise ScaleError(f"{value!r} is not a rating")
+
     return normalize
 
 
@@ -379,8 +456,12 @@ def _check_value(event: LogEvent, line: int, source: str, normalize: Any) -> Non
     except ScaleError:
         ok = False
     if not ok:
-        raise InputError(source, f"value {event.value!r} is not a value of this judgment's "
-                         "scale (in its stored form)", line=line, field="value")
+        raise InputError(
+            source,
+            f"value {event.value!r} is not a value of this judgment's scale (in its stored form)",
+            line=line,
+            field="value",
+        )
 
 
 def _proposal_spec(event: LogEvent, line: int, source: str) -> dict[str, Any]:
@@ -390,11 +471,16 @@ def _proposal_spec(event: LogEvent, line: int, source: str) -> dict[str, Any]:
         if missing:
             raise KeyError(missing[0])
     except (json.JSONDecodeError, KeyError, TypeError):
-        raise InputError(source, "a propose event's value is the proposal as JSON (task, "
-                         "framework, kind, payload, …)", line=line, field="value") from None
+        raise InputError(
+            source,
+            "a propose event's value is the proposal as JSON (task, framework, kind, payload, …)",
+            line=line,
+            field="value",
+        ) from None
     if not isinstance(spec, dict):
-        raise InputError(source, "a propose event's value is a JSON object", line=line,
-                         field="value")
+        raise InputError(
+            source, "a propose event's value is a JSON object", line=line, field="value"
+        )
     return spec
 
 
@@ -404,8 +490,9 @@ def _proposal_task_known(resolver: _Resolver, event: LogEvent, line: int, source
     return resolver.task(suite, task) is not None
 
 
-def _insert_proposal(conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line: int,
-                     source: str) -> None:
+def _insert_proposal(
+    conn: sqlite3.Connection, resolver: _Resolver, event: LogEvent, line: int, source: str
+) -> None:
     proposal_uuid = event.target[2:]
     if conn.execute("SELECT 1 FROM proposal WHERE uuid = ?", (proposal_uuid,)).fetchone():
         return
@@ -413,15 +500,24 @@ def _insert_proposal(conn: sqlite3.Connection, resolver: _Resolver, event: LogEv
     suite, _, task = str(spec["task"]).partition("/")
     task_id = resolver.task(suite, task)
     if task_id is None:
-        return                                   # pending: materialize_proposals adds it
+        return  # pending: materialize_proposals adds it
     report_id = None
     if spec.get("report"):
         rsuite, _, report = str(spec["report"]).partition("/")
         report_id = resolver.report(rsuite, report)
     suite_id = resolver.suite(suite)
     assert suite_id is not None
-    insert_proposal(conn, proposal_uuid, spec, suite_id, task_id, report_id, event.reviewer,
-                    event.rationale, event.created_at)
+    insert_proposal(
+        conn,
+        proposal_uuid,
+        spec,
+        suite_id,
+        task_id,
+        report_id,
+        event.reviewer,
+        event.rationale,
+        event.created_at,
+    )
 
 
 def materialize_proposals(conn: sqlite3.Connection) -> int:
@@ -431,7 +527,8 @@ def materialize_proposals(conn: sqlite3.Connection) -> int:
     for row in conn.execute(
         f"""SELECT {_COLUMNS} FROM review_event e WHERE e.action = 'propose'
             AND NOT EXISTS (SELECT 1 FROM proposal p WHERE 'p:' || p.uuid = e.target)
-            ORDER BY e.seq""").fetchall():
+            ORDER BY e.seq"""
+    ).fetchall():
         event = LogEvent.model_construct(**dict(zip(_NAMES, row, strict=True)))
         before = conn.execute("SELECT count(*) FROM proposal").fetchone()[0]
         _insert_proposal(conn, resolver, event, 0, "review log")
@@ -459,15 +556,15 @@ def database_events(path: Path) -> Iterator[tuple[int, LogEvent]]:
             except ValidationError as exc:
                 first = exc.errors(include_url=False)[0]
                 field = ".".join(str(p) for p in first["loc"]) or None
-                raise InputError(path, f"event {data.get('uuid')}: {first['msg']}",
-                                 line=position, field=field) from None
+                raise InputError(
+                    path, f"event {data.get('uuid')}: {first['msg']}", line=position, field=field
+                ) from None
             yield position, event
     finally:
         other.close()
 
 
-def merge_path(conn: sqlite3.Connection, path: Path, *, skip_unknown: bool = False
-               ) -> MergeResult:
+def merge_path(conn: sqlite3.Connection, path: Path, *, skip_unknown: bool = False) -> MergeResult:
     """Merge a review log file (JSONL) or another Gavel database (told apart by content)."""
     if not path.is_file():
         raise InputError(path, "no such file")
@@ -477,7 +574,8 @@ def merge_path(conn: sqlite3.Connection, path: Path, *, skip_unknown: bool = Fal
         return merge_events(conn, database_events(path), str(path), skip_unknown=skip_unknown)
     with path.open(encoding="utf-8") as handle:
         try:
-            return merge_events(conn, read_events(handle, str(path)), str(path),
-                                skip_unknown=skip_unknown)
+            return merge_events(
+                conn, read_events(handle, str(path)), str(path), skip_unknown=skip_unknown
+            )
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not UTF-8 text ({exc.reason})") from None

@@ -31,8 +31,9 @@ class Draft:
     span: tuple[int, int] | None
 
 
-def draft(conn: sqlite3.Connection, report_id: int, judgment_id: int | None, kind: str,
-          text: str) -> Draft:
+def draft(
+    conn: sqlite3.Connection, report_id: int, judgment_id: int | None, kind: str, text: str
+) -> Draft:
     """The proposal a reviewer means, or a ProposalError saying what is missing."""
     if kind not in PROPOSAL_KINDS:
         raise ProposalError(f"unknown proposal kind {kind!r}")
@@ -45,8 +46,11 @@ def draft(conn: sqlite3.Connection, report_id: int, judgment_id: int | None, kin
     if head is None:
         raise ProposalError(f"no report {report_id}")
     task_id, report_ext, markdown, frameworks_json, task_meta = head
-    selected = (_selected(conn, judgment_id, report_ext, json.loads(task_meta))
-                if judgment_id is not None else None)
+    selected = (
+        _selected(conn, judgment_id, report_ext, json.loads(task_meta))
+        if judgment_id is not None
+        else None
+    )
     framework = selected[0] if selected else json.loads(frameworks_json)[0]
     selection = selected[1] if selected else None
     rules = get_framework(framework).proposals
@@ -57,14 +61,24 @@ def draft(conn: sqlite3.Connection, report_id: int, judgment_id: int | None, kin
         if kind in ATTACHED_KINDS:
             if selection is None:
                 raise DraftError("select the judgment whose item the alias or evidence is for")
-            target = (f"criterion:{selection.criterion}" if selection.criterion else
-                      f"claim:{report_ext}/{selection.claim}" if selection.claim else None)
+            target = (
+                f"criterion:{selection.criterion}"
+                if selection.criterion
+                else f"claim:{report_ext}/{selection.claim}"
+                if selection.claim
+                else None
+            )
             if target is None:
                 raise DraftError("the selected judgment names no criterion or claim")
             if not text:
                 raise DraftError("type the alias or quote the evidence")
-            payload: Any = (rules.attached(kind, selection, target, text) if rules.attached
-                            else {"text": text} if kind == "alias" else {"quote": text})
+            payload: Any = (
+                rules.attached(kind, selection, target, text)
+                if rules.attached
+                else {"text": text}
+                if kind == "alias"
+                else {"quote": text}
+            )
             return Draft(task_id, report_id, framework, kind, payload, target, span)
         if rules.draft is None:
             raise no_text() if not text else needs_json(kind, framework)
@@ -74,8 +88,9 @@ def draft(conn: sqlite3.Connection, report_id: int, judgment_id: int | None, kin
     return Draft(task_id, report_id, framework, kind, payload, None, span)
 
 
-def _selected(conn: sqlite3.Connection, judgment_id: int, report_ext: str,
-              task_metadata: dict[str, Any]) -> tuple[str, Selection] | None:
+def _selected(
+    conn: sqlite3.Connection, judgment_id: int, report_ext: str, task_metadata: dict[str, Any]
+) -> tuple[str, Selection] | None:
     """The selected judgment's framework and what a proposal can take from it."""
     row = conn.execute(
         """SELECT j.kind, c.ext_id, c.dimension, k.ext_id, k.metadata, st.ext_id,
@@ -95,6 +110,12 @@ def _selected(conn: sqlite3.Connection, judgment_id: int, report_ext: str,
     if framework is None:
         return None
     return framework, Selection(
-        report_ext=report_ext, task_metadata=task_metadata, kind=row[0], criterion=row[1],
-        dimension=row[2], claim=row[3], claim_metadata=json.loads(row[4]) if row[4] else None,
-        subtask=row[5])
+        report_ext=report_ext,
+        task_metadata=task_metadata,
+        kind=row[0],
+        criterion=row[1],
+        dimension=row[2],
+        claim=row[3],
+        claim_metadata=json.loads(row[4]) if row[4] else None,
+        subtask=row[5],
+    )

@@ -117,16 +117,19 @@ def propose(
     frameworks = json.loads(task["frameworks"])
     framework = framework or frameworks[0]
     if framework not in frameworks:
-        raise ProposalError(f"task {task['ext']} belongs to a suite scored by "
-                            f"{', '.join(frameworks)}, not {framework!r}")
+        raise ProposalError(
+            f"task {task['ext']} belongs to a suite scored by "
+            f"{', '.join(frameworks)}, not {framework!r}"
+        )
     try:
         check_payload(framework, kind, payload, target)
     except PayloadError as exc:
         raise ProposalError(f"{exc} ({exc.field})" if exc.field else str(exc)) from None
     report_ext = None
     if report_id is not None:
-        row = conn.execute("SELECT ext_id, task_id FROM report WHERE id = ?",
-                           (report_id,)).fetchone()
+        row = conn.execute(
+            "SELECT ext_id, task_id FROM report WHERE id = ?", (report_id,)
+        ).fetchone()
         if row is None or row[1] != task_id:
             raise ProposalError(f"report {report_id} is not a report of task {task['ext']}")
         report_ext = str(row[0])
@@ -134,30 +137,50 @@ def propose(
         raise ProposalError(f"span {span[0]}:{span[1]} is not a range of characters")
     target = target or payload_target(framework, payload)
     canonical_target = _resolve_target(conn, task_id, target) if target else None
-    nearest = find_duplicate(conn, task_id, report_id, framework, kind, payload,
-                             canonical_target)
+    nearest = find_duplicate(conn, task_id, report_id, framework, kind, payload, canonical_target)
     duplicate = nearest if nearest is not None and nearest.is_duplicate else None
     proposal_uuid = str(uuidlib.uuid4())
     spec = {
         "task": f"{task['suite']}/{task['ext']}",
         "report": f"{task['suite']}/{report_ext}" if report_ext else None,
-        "framework": framework, "kind": kind, "target": canonical_target, "payload": payload,
+        "framework": framework,
+        "kind": kind,
+        "target": canonical_target,
+        "payload": payload,
         "span": list(span) if span is not None else None,
         "duplicate_of": duplicate.ref if duplicate else None,
         "similarity": round(duplicate.score, 6) if duplicate else None,
     }
     created_at = now_iso()
     with transaction(conn):
-        insert_proposal(conn, proposal_uuid, spec, task["suite_id"], task_id, report_id,
-                        reviewer, rationale, created_at)
-        _event(conn, proposal_uuid, reviewer, "propose", canonical_json(spec), rationale,
-               created_at)
+        insert_proposal(
+            conn,
+            proposal_uuid,
+            spec,
+            task["suite_id"],
+            task_id,
+            report_id,
+            reviewer,
+            rationale,
+            created_at,
+        )
+        _event(
+            conn, proposal_uuid, reviewer, "propose", canonical_json(spec), rationale, created_at
+        )
     return Proposed(get_proposal(conn, proposal_uuid), nearest)
 
 
-def insert_proposal(conn: sqlite3.Connection, proposal_uuid: str, spec: dict[str, Any],
-                    suite_id: int, task_id: int, report_id: int | None, reviewer: str,
-                    rationale: str, created_at: str) -> None:
+def insert_proposal(
+    conn: sqlite3.Connection,
+    proposal_uuid: str,
+    spec: dict[str, Any],
+    suite_id: int,
+    task_id: int,
+    report_id: int | None,
+    reviewer: str,
+    rationale: str,
+    created_at: str,
+) -> None:
     """Write the immutable row of a proposal (also used when a merge brings one in)."""
     span = spec.get("span")
     payload = spec["payload"]
@@ -166,30 +189,67 @@ def insert_proposal(conn: sqlite3.Connection, proposal_uuid: str, spec: dict[str
                payload, normalized, span_start, span_end, reviewer, rationale, duplicate_of,
                created_at)
            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-        (proposal_uuid, suite_id, task_id, report_id, spec["framework"], spec["kind"],
-         spec.get("target"), canonical_json(payload),
-         normalize_text(payload_text(spec["framework"], spec["kind"], payload)),
-         span[0] if span else None, span[1] if span else None, reviewer, rationale,
-         spec.get("duplicate_of"), created_at),
+        (
+            proposal_uuid,
+            suite_id,
+            task_id,
+            report_id,
+            spec["framework"],
+            spec["kind"],
+            spec.get("target"),
+            canonical_json(payload),
+            normalize_text(payload_text(spec["framework"], spec["kind"], payload)),
+            span[0] if span else None,
+            span[1] if span else None,
+            reviewer,
+            rationale,
+            spec.get("duplicate_of"),
+            created_at,
+        ),
     )
 
 
-def _event(conn: sqlite3.Connection, proposal_uuid: str, reviewer: str, action: str,
-           value: str | None, rationale: str, created_at: str) -> str:
+def _event(
+    conn: sqlite3.Connection,
+    proposal_uuid: str,
+    reviewer: str,
+    action: str,
+    value: str | None,
+    rationale: str,
+    created_at: str,
+) -> str:
     """A signed proposal event (see :mod:`reviewer.identity`)."""
     from store.reviewlog.identity import load_identity
 
     identity = load_identity(reviewer)
-    event = {"uuid": str(uuidlib.uuid4()), "target": f"p:{proposal_uuid}",
-             "reviewer": reviewer, "action": action, "value": value, "rationale": rationale,
-             "reason": None, "created_at": created_at, "supersedes": None, "run": None,
-             "key": identity.public_key}
+    event = {
+        "uuid": str(uuidlib.uuid4()),
+        "target": f"p:{proposal_uuid}",
+        "reviewer": reviewer,
+        "action": action,
+        "value": value,
+        "rationale": rationale,
+        "reason": None,
+        "created_at": created_at,
+        "supersedes": None,
+        "run": None,
+        "key": identity.public_key,
+    }
     conn.execute(
         """INSERT INTO review_event (uuid, target, judgment_id, report_id, reviewer, action,
                value, rationale, reason, created_at, supersedes, run, key, sig)
            VALUES (?, ?, NULL, NULL, ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, ?)""",
-        (event["uuid"], event["target"], reviewer, action, value, rationale, created_at,
-         event["key"], identity.sign(event)),
+        (
+            event["uuid"],
+            event["target"],
+            reviewer,
+            action,
+            value,
+            rationale,
+            created_at,
+            event["key"],
+            identity.sign(event),
+        ),
     )
     note_identity(conn, reviewer, identity.public_key)
     return str(event["uuid"])
@@ -224,8 +284,9 @@ def _resolve_target(conn: sqlite3.Connection, task_id: int, target: str) -> str:
         prefix, sep, rest = "", "", target
     name = rest if sep else target
     if not sep or prefix == "criterion":
-        row = conn.execute("SELECT 1 FROM criterion WHERE task_id = ? AND ext_id = ?",
-                           (task_id, name)).fetchone()
+        row = conn.execute(
+            "SELECT 1 FROM criterion WHERE task_id = ? AND ext_id = ?", (task_id, name)
+        ).fetchone()
         if row is not None:
             return f"criterion:{name}"
     if not sep or prefix == "claim":
@@ -239,12 +300,15 @@ def _resolve_target(conn: sqlite3.Connection, task_id: int, target: str) -> str:
             if row is not None:
                 return f"claim:{report}/{claim}"
     if sep and prefix in ("p", "proposal"):
-        row = conn.execute("SELECT 1 FROM proposal WHERE task_id = ? AND uuid = ?",
-                           (task_id, name)).fetchone()
+        row = conn.execute(
+            "SELECT 1 FROM proposal WHERE task_id = ? AND uuid = ?", (task_id, name)
+        ).fetchone()
         if row is not None:
             return f"proposal:{name}"
-    raise ProposalError(f"target {target!r} is not a criterion, claim (<report>/<claim>) or "
-                        "proposal (p:<uuid>) of this task")
+    raise ProposalError(
+        f"target {target!r} is not a criterion, claim (<report>/<claim>) or "
+        "proposal (p:<uuid>) of this task"
+    )
 
 
 # -- duplicates --------------------------------------------------------------------------------
@@ -264,17 +328,26 @@ def find_duplicate(
 ) -> DuplicateMatch | None:
     """The existing item most similar to a payload (see the module docstring for which)."""
     text = payload_text(framework, kind, payload)
-    return best_duplicate(text, _candidates(conn, task_id, report_id, framework, kind, target,
-                                            exclude, accepted_only))
+    return best_duplicate(
+        text, _candidates(conn, task_id, report_id, framework, kind, target, exclude, accepted_only)
+    )
 
 
-def _candidates(conn: sqlite3.Connection, task_id: int, report_id: int | None, framework: str,
-                kind: str, target: str | None, exclude: str | None,
-                accepted_only: bool) -> Iterator[Candidate]:
+def _candidates(
+    conn: sqlite3.Connection,
+    task_id: int,
+    report_id: int | None,
+    framework: str,
+    kind: str,
+    target: str | None,
+    exclude: str | None,
+    accepted_only: bool,
+) -> Iterator[Candidate]:
     if kind in NEW_ITEM_KINDS:
         for ext, text, metadata in conn.execute(
             "SELECT ext_id, text, metadata FROM criterion WHERE task_id = ? AND framework = ? "
-            "ORDER BY ordinal", (task_id, framework),
+            "ORDER BY ordinal",
+            (task_id, framework),
         ):
             # A ground-truth claim stored as a criterion keeps the claim itself in metadata.
             claim = json.loads(metadata).get("claim") if metadata != "{}" else None
@@ -282,12 +355,16 @@ def _candidates(conn: sqlite3.Connection, task_id: int, report_id: int | None, f
         # Where claims are extracted per report (predictions checked for truth), a proposed
         # claim is compared with its report's claims; elsewhere (LiveDRBench) report claims
         # are predictions scored *against* the ground truth and are not compared.
-        if kind == "new_claim" and report_id is not None and \
-                get_framework(framework).proposals.report_claims:
+        if (
+            kind == "new_claim"
+            and report_id is not None
+            and get_framework(framework).proposals.report_claims
+        ):
             for report, ext, fact, extract in conn.execute(
                 """SELECT r.ext_id, k.ext_id, k.fact, k.extract FROM claim k
                    JOIN report r ON r.id = k.report_id WHERE k.report_id = ?
-                   ORDER BY k.ordinal""", (report_id,),
+                   ORDER BY k.ordinal""",
+                (report_id,),
             ):
                 yield Candidate(f"claim:{report}/{ext}", fact)
                 if extract and extract != fact:
@@ -301,15 +378,22 @@ def _candidates(conn: sqlite3.Connection, task_id: int, report_id: int | None, f
             continue
         if other.framework != framework or (kind in ATTACHED_KINDS and other.target != target):
             continue
-        yield Candidate(f"proposal:{other.uuid}",
-                        payload_text(other.framework, other.kind, other.payload))
+        yield Candidate(
+            f"proposal:{other.uuid}", payload_text(other.framework, other.kind, other.payload)
+        )
 
 
 # -- deciding ----------------------------------------------------------------------------------
 
 
-def accept(conn: sqlite3.Connection, reviewer: str, proposal_uuid: str, rationale: str = "",
-           *, force: bool = False) -> Proposal:
+def accept(
+    conn: sqlite3.Connection,
+    reviewer: str,
+    proposal_uuid: str,
+    rationale: str = "",
+    *,
+    force: bool = False,
+) -> Proposal:
     """Accept a proposal into the ground truth and rescore its task.
 
     A new item that now duplicates the ground truth or an accepted proposal is refused unless
@@ -317,9 +401,17 @@ def accept(conn: sqlite3.Connection, reviewer: str, proposal_uuid: str, rational
     """
     proposal = get_proposal(conn, proposal_uuid)
     if proposal.kind in NEW_ITEM_KINDS and not force:
-        match = find_duplicate(conn, proposal.task_id, proposal.report_id, proposal.framework,
-                               proposal.kind, proposal.payload, proposal.target,
-                               exclude=proposal.uuid, accepted_only=True)
+        match = find_duplicate(
+            conn,
+            proposal.task_id,
+            proposal.report_id,
+            proposal.framework,
+            proposal.kind,
+            proposal.payload,
+            proposal.target,
+            exclude=proposal.uuid,
+            accepted_only=True,
+        )
         if match is not None and match.is_duplicate:
             raise ProposalError(
                 f"proposal {proposal.uuid} duplicates {match.ref} (similarity "
@@ -329,13 +421,15 @@ def accept(conn: sqlite3.Connection, reviewer: str, proposal_uuid: str, rational
     return _decide(conn, reviewer, proposal, "accept", rationale)
 
 
-def reject(conn: sqlite3.Connection, reviewer: str, proposal_uuid: str,
-           rationale: str = "") -> Proposal:
+def reject(
+    conn: sqlite3.Connection, reviewer: str, proposal_uuid: str, rationale: str = ""
+) -> Proposal:
     return _decide(conn, reviewer, get_proposal(conn, proposal_uuid), "reject", rationale)
 
 
-def _decide(conn: sqlite3.Connection, reviewer: str, proposal: Proposal, action: str,
-            rationale: str) -> Proposal:
+def _decide(
+    conn: sqlite3.Connection, reviewer: str, proposal: Proposal, action: str, rationale: str
+) -> Proposal:
     reviewer = _reviewer(reviewer)
     with transaction(conn):
         _event(conn, proposal.uuid, reviewer, action, None, rationale, now_iso())
@@ -344,8 +438,9 @@ def _decide(conn: sqlite3.Connection, reviewer: str, proposal: Proposal, action:
 
 
 def rescore_task(conn: sqlite3.Connection, task_id: int) -> None:
-    report_ids = [rid for (rid,) in conn.execute("SELECT id FROM report WHERE task_id = ?",
-                                                 (task_id,))]
+    report_ids = [
+        rid for (rid,) in conn.execute("SELECT id FROM report WHERE task_id = ?", (task_id,))
+    ]
     update_scores(conn, report_ids, variants=("judge", "adjudicated"))
 
 
@@ -368,12 +463,12 @@ _SELECT = f"""
               ) pe ON pe.proposal = p.uuid
 """
 
-_STATUS = {None: "proposed", "accept": "accepted", "reject": "rejected",
-           "conflict": "in conflict"}
+_STATUS = {None: "proposed", "accept": "accepted", "reject": "rejected", "conflict": "in conflict"}
 
 
-def _proposal_rows(conn: sqlite3.Connection, *, task_id: int | None = None,
-                   uuid: str | None = None) -> Iterator[Proposal]:
+def _proposal_rows(
+    conn: sqlite3.Connection, *, task_id: int | None = None, uuid: str | None = None
+) -> Iterator[Proposal]:
     where: list[str] = ["1"]
     params: list[object] = []
     if task_id is not None:
@@ -386,33 +481,51 @@ def _proposal_rows(conn: sqlite3.Connection, *, task_id: int | None = None,
     for row in conn.execute(sql, params):
         spec = json.loads(row[21]) if row[21] else {}
         yield Proposal(
-            uuid=row[0], suite=row[1], task=row[2], task_id=row[3], report=row[4],
-            report_id=row[5], system=row[6], framework=row[7], kind=row[8], target=row[9],
+            uuid=row[0],
+            suite=row[1],
+            task=row[2],
+            task_id=row[3],
+            report=row[4],
+            report_id=row[5],
+            system=row[6],
+            framework=row[7],
+            kind=row[8],
+            target=row[9],
             payload=json.loads(row[10]),
             span=(row[11], row[12]) if row[11] is not None else None,
-            reviewer=row[13], rationale=row[14], duplicate_of=row[15],
-            similarity=spec.get("similarity"), created_at=row[16], status=_STATUS[row[17]],
-            decided_by=row[18], decided_at=row[19], decision_rationale=row[20],
+            reviewer=row[13],
+            rationale=row[14],
+            duplicate_of=row[15],
+            similarity=spec.get("similarity"),
+            created_at=row[16],
+            status=_STATUS[row[17]],
+            decided_by=row[18],
+            decided_at=row[19],
+            decision_rationale=row[20],
         )
 
 
-def proposals(conn: sqlite3.Connection, task_id: int | None = None,
-              status: str | None = None) -> list[Proposal]:
+def proposals(
+    conn: sqlite3.Connection, task_id: int | None = None, status: str | None = None
+) -> list[Proposal]:
     """Proposals (of one task, with one status) in task, time order."""
     if status is not None and status not in _STATUS.values():
         raise ProposalError(f"status must be one of {', '.join(_STATUS.values())}")
-    return [p for p in _proposal_rows(conn, task_id=task_id)
-            if status is None or p.status == status]
+    return [
+        p for p in _proposal_rows(conn, task_id=task_id) if status is None or p.status == status
+    ]
 
 
 def task_id_by_name(conn: sqlite3.Connection, name: str) -> int:
     """A task by ``TASK`` (unique across suites), ``SUITE/TASK`` or row id."""
     suite, slash, task = name.rpartition("/")
-    select = ("SELECT t.id, s.ext_id || '/' || t.ext_id FROM task t "
-              "JOIN suite s ON s.id = t.suite_id ")
+    select = (
+        "SELECT t.id, s.ext_id || '/' || t.ext_id FROM task t JOIN suite s ON s.id = t.suite_id "
+    )
     if slash:
-        rows = conn.execute(select + "WHERE s.ext_id = ? AND t.ext_id = ?",
-                            (suite, task)).fetchall()
+        rows = conn.execute(
+            select + "WHERE s.ext_id = ? AND t.ext_id = ?", (suite, task)
+        ).fetchall()
     else:
         rows = conn.execute(select + "WHERE t.ext_id = ? ORDER BY s.ext_id", (name,)).fetchall()
         if not rows and name.isdigit():
@@ -420,8 +533,10 @@ def task_id_by_name(conn: sqlite3.Connection, name: str) -> int:
     if not rows:
         raise ProposalError(f"no task {name!r}")
     if len(rows) > 1:
-        raise ProposalError(f"task {name!r} exists in several suites: name it SUITE/TASK "
-                            f"({' or '.join(str(r[1]) for r in rows)})")
+        raise ProposalError(
+            f"task {name!r} exists in several suites: name it SUITE/TASK "
+            f"({' or '.join(str(r[1]) for r in rows)})"
+        )
     return int(rows[0][0])
 
 
@@ -432,10 +547,13 @@ def get_proposal(conn: sqlite3.Connection, proposal_uuid: str) -> Proposal:
     if found is not None:
         return found
     if len(key) >= 6:
-        matches = [u for (u,) in conn.execute(
-            "SELECT uuid FROM proposal WHERE uuid LIKE ? || '%' ESCAPE '\\' ORDER BY uuid",
-            (key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"),),
-        )]
+        matches = [
+            u
+            for (u,) in conn.execute(
+                "SELECT uuid FROM proposal WHERE uuid LIKE ? || '%' ESCAPE '\\' ORDER BY uuid",
+                (key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_"),),
+            )
+        ]
         if len(matches) == 1:
             return next(_proposal_rows(conn, uuid=matches[0]))
         if len(matches) > 1:

@@ -43,7 +43,9 @@ def _gold(conn: sqlite3.Connection, where: str, params: tuple[object, ...]) -> G
     for kind, subject, value, gold in conn.execute(
         f"""SELECT j.kind, j.subject_id, j.value, d.value FROM judgment j
             JOIN decision d ON d.subject_id = j.subject_id AND d.status IN {HUMAN}
-            WHERE {where}""", params):
+            WHERE {where}""",
+        params,
+    ):
         judged.append(ItemVerdict(kind, (subject,), value))
         human.append(ItemVerdict(kind, (subject,), gold))
     kinds = [k for k in agreement_by_kind(judged, human) if k.n or k.failed_a]
@@ -61,9 +63,12 @@ def current_against_gold(conn: sqlite3.Connection, run: str) -> GoldAgreement:
     """What counts now, on the subjects ``run`` judged (the fair comparison for it)."""
     rows = run_rows(conn, run)
     marks = ",".join("?" * len(rows))
-    return _gold(conn, f"""j.current = 1 AND j.subject_id IN (
+    return _gold(
+        conn,
+        f"""j.current = 1 AND j.subject_id IN (
                                SELECT subject_id FROM judgment WHERE run_id IN ({marks}))""",
-                 tuple(rows))
+        tuple(rows),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +115,9 @@ def _headlines(conn: sqlite3.Connection, suite_ids: list[int]) -> dict[Key, floa
     for suite, system, framework, metric, variant, value in conn.execute(
         f"""SELECT su.ext_id, y.ext_id, s.framework, s.metric, s.variant, s.value FROM score s
             JOIN system y ON s.scope = 'system:' || y.id JOIN suite su ON su.id = y.suite_id
-            WHERE y.suite_id IN ({marks})""", suite_ids):
+            WHERE y.suite_id IN ({marks})""",
+        suite_ids,
+    ):
         if (framework, metric) in heads:
             out[(suite, system, framework, metric, variant)] = value
     return out
@@ -136,11 +143,24 @@ def preview(conn: sqlite3.Connection, run: str) -> ActivationPreview:
     active, judgments, errors, reports = conn.execute(
         f"""SELECT max(r.active), count(j.id), count(j.error), count(DISTINCT j.report_id)
             FROM judge_run r LEFT JOIN judgment j ON j.run_id = r.id
-            WHERE r.id IN ({marks})""", rows).fetchone()
-    suite_ids = [int(s) for (s,) in conn.execute(
-        f"SELECT DISTINCT suite_id FROM judge_run WHERE id IN ({marks})", rows)]
-    result = ActivationPreview(run, bool(active), judgments, errors, reports,
-                               run_against_gold(conn, run), current_against_gold(conn, run))
+            WHERE r.id IN ({marks})""",
+        rows,
+    ).fetchone()
+    suite_ids = [
+        int(s)
+        for (s,) in conn.execute(
+            f"SELECT DISTINCT suite_id FROM judge_run WHERE id IN ({marks})", rows
+        )
+    ]
+    result = ActivationPreview(
+        run,
+        bool(active),
+        judgments,
+        errors,
+        reports,
+        run_against_gold(conn, run),
+        current_against_gold(conn, run),
+    )
     before = _headlines(conn, suite_ids)
     if conn.in_transaction:
         raise RuntimeError("preview needs a connection outside any transaction")
@@ -152,15 +172,22 @@ def preview(conn: sqlite3.Connection, run: str) -> ActivationPreview:
         conn.execute("ROLLBACK")
     rank_before, rank_after = _ranks(before), _ranks(after)
     for key in sorted(set(before) | set(after)):
-        result.changes.append(SystemChange(*key, before.get(key), after.get(key),
-                                           rank_before.get(key), rank_after.get(key)))
+        result.changes.append(
+            SystemChange(
+                *key, before.get(key), after.get(key), rank_before.get(key), rank_after.get(key)
+            )
+        )
     if errors:
-        result.reasons.append(f"{errors} of its {judgments} verdicts errored (those subjects "
-                              "keep another active run's valid verdict)")
+        result.reasons.append(
+            f"{errors} of its {judgments} verdicts errored (those subjects "
+            "keep another active run's valid verdict)"
+        )
     gold, now = result.gold.accuracy, result.current.accuracy
     if gold is not None and now is not None and gold < now:
-        result.reasons.append(f"it agrees with the human labels less than what counts now "
-                              f"({gold:.3f} vs {now:.3f} on {result.gold.n} decided subjects)")
+        result.reasons.append(
+            f"it agrees with the human labels less than what counts now "
+            f"({gold:.3f} vs {now:.3f} on {result.gold.n} decided subjects)"
+        )
     return result
 
 
@@ -193,9 +220,10 @@ class RunStanding:
 def runs_against_gold(conn: sqlite3.Connection) -> list[RunStanding]:
     """Every run, best agreement with the human labels first (runs with no decided subject
     last: nothing to measure them by)."""
-    out = [RunStanding(ext, model, bool(active), run_against_gold(conn, ext))
-           for ext, model, active in conn.execute(
-               "SELECT ext_id, max(model), max(active) FROM judge_run GROUP BY ext_id "
-               "ORDER BY min(id)")]
-    return sorted(out, key=lambda s: (s.gold.accuracy is None, -(s.gold.accuracy or 0.0),
-                                      s.run))
+    out = [
+        RunStanding(ext, model, bool(active), run_against_gold(conn, ext))
+        for ext, model, active in conn.execute(
+            "SELECT ext_id, max(model), max(active) FROM judge_run GROUP BY ext_id ORDER BY min(id)"
+        )
+    ]
+    return sorted(out, key=lambda s: (s.gold.accuracy is None, -(s.gold.accuracy or 0.0), s.run))

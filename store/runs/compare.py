@@ -72,20 +72,27 @@ class RunComparison:
 
 def check_runs(runs: Sequence[str]) -> None:
     if len(runs) < 2 or len(set(runs)) != len(runs):
-        raise InputError("command line", "compare needs two or more different runs",
-                         field="RUN")
+        raise InputError("command line", "compare needs two or more different runs", field="RUN")
 
 
-def compare_runs(conn: sqlite3.Connection, runs: Sequence[str],
-                 metrics: Sequence[tuple[str, str]], variant: Variant = "judge",
-                 std: str = "sample") -> RunComparison:
+def compare_runs(
+    conn: sqlite3.Connection,
+    runs: Sequence[str],
+    metrics: Sequence[tuple[str, str]],
+    variant: Variant = "judge",
+    std: str = "sample",
+) -> RunComparison:
     """Compare two or more different runs on ``metrics`` ((framework, metric) pairs; those of
     frameworks no run scored are left out)."""
     runs = list(runs)
     check_runs(runs)
     ensure_scores(conn)
-    verdicts = {run: [ItemVerdict(v.kind, (v.report_id, v.subject), v.value)
-                      for v in run_verdicts(conn, run)] for run in runs}
+    verdicts = {
+        run: [
+            ItemVerdict(v.kind, (v.report_id, v.subject), v.value) for v in run_verdicts(conn, run)
+        ]
+        for run in runs
+    }
     shared = set.intersection(*(set(run_report_ids(conn, run)) for run in runs))
     scores = {run: run_scores(conn, run, sorted(shared), variant) for run in runs}
     used = {fw for s in scores.values() for (_, fw) in s.systems}
@@ -95,13 +102,23 @@ def compare_runs(conn: sqlite3.Connection, runs: Sequence[str],
     agreement: list[RunAgreement] = []
     matrices: list[tuple[str, ConfusionMatrix]] = []
     for i, first in enumerate(runs):
-        for second in runs[i + 1:]:
+        for second in runs[i + 1 :]:
             for agreed in agreement_by_kind(verdicts[first], verdicts[second]):
-                agreement.append(RunAgreement(
-                    first, second, agreed.kind, agreed.n, agreed.accuracy.value,
-                    agreed.kappa.value if agreed.kappa else None,
-                    agreed.weighted_kappa.value if agreed.weighted_kappa else None,
-                    agreed.only_a, agreed.only_b, agreed.failed_a, agreed.failed_b))
+                agreement.append(
+                    RunAgreement(
+                        first,
+                        second,
+                        agreed.kind,
+                        agreed.n,
+                        agreed.accuracy.value,
+                        agreed.kappa.value if agreed.kappa else None,
+                        agreed.weighted_kappa.value if agreed.weighted_kappa else None,
+                        agreed.only_a,
+                        agreed.only_b,
+                        agreed.failed_a,
+                        agreed.failed_b,
+                    )
+                )
                 if agreed.confusion is not None and agreed.n and len(runs) == 2:
                     matrices.append((agreed.kind, agreed.confusion))
 
@@ -115,12 +132,16 @@ def compare_runs(conn: sqlite3.Connection, runs: Sequence[str],
         for system in systems:
             for fw, metric in metrics:
                 va, vb = value(a, system, fw, metric), value(b, system, fw, metric)
-                differences.append(ScoreDifference(
-                    system, metric, va, vb, None if va is None or vb is None else vb - va))
+                differences.append(
+                    ScoreDifference(
+                        system, metric, va, vb, None if va is None or vb is None else vb - va
+                    )
+                )
     robustness: list[ScoreSpread] = []
     for system in systems:
         for fw, metric in metrics:
             spread = mean_sd([value(run, system, fw, metric) for run in runs], std)
             robustness.append(ScoreSpread(system, metric, spread.mean, spread.sd, spread.n))
-    return RunComparison(runs, len(shared), variant, std, agreement, matrices, differences,
-                         robustness)
+    return RunComparison(
+        runs, len(shared), variant, std, agreement, matrices, differences, robustness
+    )

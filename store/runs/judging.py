@@ -108,6 +108,7 @@ Headlines = dict[tuple[str, str], float | None]
 
 # -- what to judge --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class Selection:
     """Reports by id, systems by id or name, tasks by id (each empty: all), at most ``limit``
@@ -119,14 +120,21 @@ class Selection:
     limit: int | None = None
 
 
-def selected_reports(conn: sqlite3.Connection, selection: Selection,
-                     framework: str = DEFAULT_FRAMEWORK) -> list[int]:
+def selected_reports(
+    conn: sqlite3.Connection, selection: Selection, framework: str = DEFAULT_FRAMEWORK
+) -> list[int]:
     """The selected reports of suites scored by ``framework``; a name that matches nothing is
     an error."""
     if selection.limit is not None and selection.limit < 1:
         raise InputError("command line", "--limit must be at least 1", field="--limit")
-    return select_reports(conn, reports=selection.reports, systems=selection.systems,
-                          tasks=selection.tasks, framework=framework, limit=selection.limit)
+    return select_reports(
+        conn,
+        reports=selection.reports,
+        systems=selection.systems,
+        tasks=selection.tasks,
+        framework=framework,
+        limit=selection.limit,
+    )
 
 
 def parse_price(text: str | None) -> Price | None:
@@ -136,8 +144,9 @@ def parse_price(text: str | None) -> Price | None:
     try:
         low, high = (float(x) for x in text.split(","))
     except ValueError:
-        raise InputError("command line", "--price takes IN,OUT, e.g. 0.15,0.60",
-                         field="--price") from None
+        raise InputError(
+            "command line", "--price takes IN,OUT, e.g. 0.15,0.60", field="--price"
+        ) from None
     return Price(low, high)
 
 
@@ -156,8 +165,9 @@ def spec_for(framework: str) -> PipelineSpec:
     if fw is None or fw.rejudge is None or not fw.rejudge.pipeline:
         known = ", ".join(sorted(judgeable()))
         what = "is not a framework" if fw is None else "has no judge pipeline"
-        raise InputError("command line", f"{framework!r} {what} (judge pipelines: {known})",
-                         field="--framework")
+        raise InputError(
+            "command line", f"{framework!r} {what} (judge pipelines: {known})", field="--framework"
+        )
     try:
         return load_spec(fw.rejudge.pipeline)
     except PipelineError as exc:
@@ -165,6 +175,7 @@ def spec_for(framework: str) -> PipelineSpec:
 
 
 # -- the request ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class JudgeRequest:
@@ -232,48 +243,74 @@ class PreparedJudge:
 def check_request(request: JudgeRequest) -> PipelineSpec:
     """Raise :class:`InputError` naming the field at fault (before anything is opened)."""
     if not request.model:
-        raise InputError("command line", "name the model: --model NAME (or set GAVEL_MODEL)",
-                         field="--model")
+        raise InputError(
+            "command line", "name the model: --model NAME (or set GAVEL_MODEL)", field="--model"
+        )
     base = urlsplit(request.base_url)
     if base.scheme not in ("http", "https") or not base.hostname:
-        raise InputError("command line", f"--base-url must be an http(s) URL, got "
-                         f"{public_url(request.base_url)!r}", field="--base-url")
+        raise InputError(
+            "command line",
+            f"--base-url must be an http(s) URL, got {public_url(request.base_url)!r}",
+            field="--base-url",
+        )
     spec = spec_for(request.framework)
     steps = request.steps if request.steps is not None else frozenset(spec.defaults)
     unknown = sorted(steps - set(spec.steps))
     if unknown or not steps:
-        raise InputError("command line", f"unknown step(s) {', '.join(unknown) or '(none)'} "
-                         f"for {request.framework}; choose from {', '.join(spec.steps)}",
-                         field="--only")
+        raise InputError(
+            "command line",
+            f"unknown step(s) {', '.join(unknown) or '(none)'} "
+            f"for {request.framework}; choose from {', '.join(spec.steps)}",
+            field="--only",
+        )
     if request.sources not in (None, "fetch", "stored", "none"):
-        raise InputError("command line", "--sources is fetch, stored or none",
-                         field="--sources")
+        raise InputError("command line", "--sources is fetch, stored or none", field="--sources")
     return spec
 
 
-def prepare_judge(conn: sqlite3.Connection, request: JudgeRequest,
-                  api_key: str | None) -> PreparedJudge:
+def prepare_judge(
+    conn: sqlite3.Connection, request: JudgeRequest, api_key: str | None
+) -> PreparedJudge:
     """Check the request, select and load the reports. The key is handed in, never read here
     (see :func:`reviewer.judge.client.api_key_from_env`)."""
     spec = check_request(request)
     ensure_scores(conn)
     ids = selected_reports(conn, request.selection, request.framework)
-    loaded = load_jobs(conn, ids, reference=spec.needs_reference,
-                       sources=spec.needs_sources) if ids else []
+    loaded = (
+        load_jobs(conn, ids, reference=spec.needs_reference, sources=spec.needs_sources)
+        if ids
+        else []
+    )
     config = ClientConfig(
-        base_url=request.base_url, model=request.model or "",
-        concurrency=max(1, request.concurrency), timeout=request.timeout,
-        max_retries=max(0, request.max_retries), temperature=request.temperature,
-        max_tokens=request.max_tokens, json_mode=request.json_mode, price=request.price,
-        time_budget=request.time_budget, max_reply_bytes=request.max_reply_bytes,
-        retry_after_max=request.retry_after_max)
+        base_url=request.base_url,
+        model=request.model or "",
+        concurrency=max(1, request.concurrency),
+        timeout=request.timeout,
+        max_retries=max(0, request.max_retries),
+        temperature=request.temperature,
+        max_tokens=request.max_tokens,
+        json_mode=request.json_mode,
+        price=request.price,
+        time_budget=request.time_budget,
+        max_reply_bytes=request.max_reply_bytes,
+        retry_after_max=request.retry_after_max,
+    )
     today = request.today or datetime.now(UTC).date().isoformat()
     suites = sorted({lj.suite_id for lj in loaded})
     sources = request.sources or spec.sources
     stored = stored_pages(conn, suites) if sources == "stored" and suites else {}
     steps = request.steps if request.steps is not None else frozenset(spec.defaults)
-    return PreparedJudge(request, spec, config, PipelineOptions(steps=steps, today=today),
-                         sources, api_key, loaded, suites, stored)
+    return PreparedJudge(
+        request,
+        spec,
+        config,
+        PipelineOptions(steps=steps, today=today),
+        sources,
+        api_key,
+        loaded,
+        suites,
+        stored,
+    )
 
 
 def _cache(conn: sqlite3.Connection, prepared: PreparedJudge) -> SqliteJudgeCache | None:
@@ -281,6 +318,7 @@ def _cache(conn: sqlite3.Connection, prepared: PreparedJudge) -> SqliteJudgeCach
 
 
 # -- a dry run ------------------------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class StepPlan:
@@ -318,8 +356,9 @@ class JudgePlan:
 
 def plan_judge(conn: sqlite3.Connection, prepared: PreparedJudge) -> JudgePlan:
     """The calls :func:`run_judge` would make, per step, sending nothing."""
-    client = ChatClient(prepared.config, prompt_version=prepared.spec.prompt_version,
-                        cache=_cache(conn, prepared))
+    client = ChatClient(
+        prepared.config, prompt_version=prepared.spec.prompt_version, cache=_cache(conn, prepared)
+    )
     pipeline = prepared.spec.build(client, None, "dry-run", prepared.options)
     steps: dict[str, StepPlan] = {}
     for lj in prepared.loaded:
@@ -337,13 +376,17 @@ def plan_judge(conn: sqlite3.Connection, prepared: PreparedJudge) -> JudgePlan:
     uncached_out = sum(r.output_tokens * (r.calls - r.cached) // max(1, r.calls) for r in rows)
     price = price_for(prepared.config.model, prepared.config.price)
     return JudgePlan(
-        reports=len(prepared.loaded), steps=rows,
+        reports=len(prepared.loaded),
+        steps=rows,
         input_tokens=sum(r.input_tokens for r in rows),
         output_tokens=sum(r.output_tokens for r in rows),
-        cost=None if price is None else price.cost(uncached_in, uncached_out), price=price)
+        cost=None if price is None else price.cost(uncached_in, uncached_out),
+        price=price,
+    )
 
 
 # -- a run ----------------------------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class JudgeTally:
@@ -414,6 +457,7 @@ The command line writes on its own connection; the workstation hands in its sing
 def direct(conn: sqlite3.Connection) -> Write:
     def write(action: Callable[[sqlite3.Connection], Any]) -> Any:
         return action(conn)
+
     return write
 
 
@@ -448,15 +492,19 @@ class _PinnedPages:
 
 def store_outcomes(conn: sqlite3.Connection) -> OutcomeSink:
     """The sink that writes each report's results through ``conn``."""
+
     def sink(report_id: int, run_row: int, outcome: ReportOutcome) -> None:
         write_outcome(conn, run_row, report_id, outcome)
+
     return sink
 
 
 def store_pages(conn: sqlite3.Connection) -> PageSink:
     """The sink that records each fetched page through ``conn``."""
+
     def sink(suite_id: int, run_row: int | None, page: Page) -> None:
         record_page(conn, suite_id, run_row, page)
+
     return sink
 
 
@@ -464,15 +512,22 @@ def _run_params(prepared: PreparedJudge) -> dict[str, Any]:
     """Everything needed to carry the run on from another process (``resume_judge``)."""
     request, config = prepared.request, prepared.config
     return {
-        **config.params(), "framework": request.framework,
+        **config.params(),
+        "framework": request.framework,
         "base_url": public_url(request.base_url),
-        "steps": sorted(prepared.options.steps), "sources": prepared.sources,
-        "concurrency": config.concurrency, "today": prepared.options.today,
-        "timeout": config.timeout, "max_retries": config.max_retries,
-        "time_budget": config.time_budget, "max_reply_bytes": config.max_reply_bytes,
-        "json_mode": config.json_mode, "use_cache": request.use_cache,
+        "steps": sorted(prepared.options.steps),
+        "sources": prepared.sources,
+        "concurrency": config.concurrency,
+        "today": prepared.options.today,
+        "timeout": config.timeout,
+        "max_retries": config.max_retries,
+        "time_budget": config.time_budget,
+        "max_reply_bytes": config.max_reply_bytes,
+        "json_mode": config.json_mode,
+        "use_cache": request.use_cache,
         "price": None if request.price is None else [request.price.input, request.price.output],
-        "batch": request.batch, "reports": prepared.report_ids,
+        "batch": request.batch,
+        "reports": prepared.report_ids,
         "fetch": asdict(request.fetch),
     }
 
@@ -544,12 +599,26 @@ def run_judge(
     write = write or direct(conn)
     write(lambda c: mark_stale_runs(c))
     run_id = unique_run_id(conn, request.run_id or default_run_id(request.model))
-    run = new_run(prepared.spec, run_id, request.model, _run_params(prepared), stamp(),
-                  request.description)
+    run = new_run(
+        prepared.spec, run_id, request.model, _run_params(prepared), stamp(), request.description
+    )
     rows: dict[int, int] = write(lambda c: create_run(c, prepared.suites, run))
     state = BatchState() if request.batch else None
-    return _execute(conn, prepared, run_id, rows, write, sink, page_sink, progress, stop,
-                    state, RunUsage(), wait, poll_seconds)
+    return _execute(
+        conn,
+        prepared,
+        run_id,
+        rows,
+        write,
+        sink,
+        page_sink,
+        progress,
+        stop,
+        state,
+        RunUsage(),
+        wait,
+        poll_seconds,
+    )
 
 
 def resume_judge(
@@ -574,22 +643,32 @@ def resume_judge(
     rows = run_rows(conn, run)
     found = conn.execute(
         f"SELECT ext_id, model, params, usage FROM judge_run WHERE id IN "
-        f"({','.join('?' * len(rows))}) ORDER BY id", rows).fetchone()
+        f"({','.join('?' * len(rows))}) ORDER BY id",
+        rows,
+    ).fetchone()
     ext, model, params_text, usage_text = found
     params = json.loads(params_text)
     usage = json.loads(usage_text)
     if not params.get("batch"):
-        raise InputError("command line", f"run {ext} was not a batch run; re-run it with "
-                         "`gavel judge` (every reply it received is cached)", field="RUN")
+        raise InputError(
+            "command line",
+            f"run {ext} was not a batch run; re-run it with "
+            "`gavel judge` (every reply it received is cached)",
+            field="RUN",
+        )
     status = usage.get("status")
     if status in ("complete", "failed"):
         raise InputError("command line", f"run {ext} is already {status}", field="RUN")
     if status == "running":
-        raise InputError("command line", f"run {ext} is running in process "
-                         f"{usage.get('pid')} on {usage.get('host')}", field="RUN")
+        raise InputError(
+            "command line",
+            f"run {ext} is running in process {usage.get('pid')} on {usage.get('host')}",
+            field="RUN",
+        )
     stored_price = params.get("price")
     request = JudgeRequest(
-        model=model, base_url=params.get("base_url") or DEFAULT_BASE_URL,
+        model=model,
+        base_url=params.get("base_url") or DEFAULT_BASE_URL,
         framework=params.get("framework", DEFAULT_FRAMEWORK),
         selection=Selection(reports=[str(r) for r in params.get("reports", [])]),
         steps=frozenset(params.get("steps") or ()) or None,
@@ -597,58 +676,99 @@ def resume_judge(
         timeout=float(params.get("timeout", 120.0)),
         max_retries=int(params.get("max_retries", 4)),
         temperature=float(params.get("temperature", 0.0)),
-        max_tokens=params.get("max_tokens"), json_mode=bool(params.get("json_mode")),
+        max_tokens=params.get("max_tokens"),
+        json_mode=bool(params.get("json_mode")),
         price=price or (Price(*stored_price) if stored_price else None),
         sources=params.get("sources"),
         fetch=FetchConfig(**params.get("fetch", {})),
-        use_cache=True, run_id=ext, today=params.get("today"),
+        use_cache=True,
+        run_id=ext,
+        today=params.get("today"),
         time_budget=params.get("time_budget"),
-        max_reply_bytes=int(params.get("max_reply_bytes", 2_000_000)), batch=True,
-        batch_dir=batch_dir)
+        max_reply_bytes=int(params.get("max_reply_bytes", 2_000_000)),
+        batch=True,
+        batch_dir=batch_dir,
+    )
     prepared = prepare_judge(conn, request, api_key)
     state = BatchState.from_json(usage.get("batch"))
-    written = {int(r) for (r,) in conn.execute(
-        f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN "
-        f"({','.join('?' * len(rows))})", rows)}
+    written = {
+        int(r)
+        for (r,) in conn.execute(
+            f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN "
+            f"({','.join('?' * len(rows))})",
+            rows,
+        )
+    }
     state.finished = sorted(set(state.finished) | written)
     previous = RunUsage.from_json(usage)
     suite_of = {lj.suite_id for lj in prepared.loaded}
-    by_suite = {int(s): int(r) for r, s in conn.execute(
-        f"SELECT id, suite_id FROM judge_run WHERE id IN ({','.join('?' * len(rows))})", rows)}
+    by_suite = {
+        int(s): int(r)
+        for r, s in conn.execute(
+            f"SELECT id, suite_id FROM judge_run WHERE id IN ({','.join('?' * len(rows))})", rows
+        )
+    }
     missing = suite_of - set(by_suite)
     if missing:
-        raise InputError("command line", f"run {ext} does not cover every suite it selects",
-                         field="RUN")
+        raise InputError(
+            "command line", f"run {ext} does not cover every suite it selects", field="RUN"
+        )
     write(lambda c: _set_status(c, rows, "running", restart=True))
-    return _execute(conn, prepared, ext, by_suite, write, None, None, progress, stop, state,
-                    previous, wait, poll_seconds)
+    return _execute(
+        conn,
+        prepared,
+        ext,
+        by_suite,
+        write,
+        None,
+        None,
+        progress,
+        stop,
+        state,
+        previous,
+        wait,
+        poll_seconds,
+    )
 
 
-def _set_status(conn: sqlite3.Connection, rows: Sequence[int], status: str, *,
-                restart: bool = False) -> None:
+def _set_status(
+    conn: sqlite3.Connection, rows: Sequence[int], status: str, *, restart: bool = False
+) -> None:
     from store.runs.records import running_usage
 
     with transaction(conn):
         for row, usage in conn.execute(
-                f"SELECT id, usage FROM judge_run WHERE id IN ({','.join('?' * len(rows))})",
-                list(rows)).fetchall():
+            f"SELECT id, usage FROM judge_run WHERE id IN ({','.join('?' * len(rows))})", list(rows)
+        ).fetchall():
             data = json.loads(usage)
             data.update(running_usage() if restart else {"status": status})
-            conn.execute("UPDATE judge_run SET usage = ? WHERE id = ?",
-                         (json.dumps(data, ensure_ascii=False, sort_keys=True), row))
+            conn.execute(
+                "UPDATE judge_run SET usage = ? WHERE id = ?",
+                (json.dumps(data, ensure_ascii=False, sort_keys=True), row),
+            )
 
 
-def _execute(conn: sqlite3.Connection, prepared: PreparedJudge, run_id: str,
-             rows: dict[int, int], write: Write, sink: OutcomeSink | None,
-             page_sink: PageSink | None, progress: Callable[[JudgeTally], None] | None,
-             stop: threading.Event | None, state: BatchState | None, previous: RunUsage,
-             wait: bool, poll_seconds: float) -> JudgeResult:
+def _execute(
+    conn: sqlite3.Connection,
+    prepared: PreparedJudge,
+    run_id: str,
+    rows: dict[int, int],
+    write: Write,
+    sink: OutcomeSink | None,
+    page_sink: PageSink | None,
+    progress: Callable[[JudgeTally], None] | None,
+    stop: threading.Event | None,
+    state: BatchState | None,
+    previous: RunUsage,
+    wait: bool,
+    poll_seconds: float,
+) -> JudgeResult:
     request = prepared.request
     framework = request.framework
-    sink = sink or (lambda rid, row, outcome: write(
-        lambda c: write_outcome(c, row, rid, outcome)))
-    page_sink = page_sink or (lambda sid, row, page: write(
-        lambda c: record_page(c, sid, row, page)))
+    sink = sink or (lambda rid, row, outcome: write(lambda c: write_outcome(c, row, rid, outcome)))
+    page_sink = page_sink or (
+        lambda sid, row, page: write(lambda c: record_page(c, sid, row, page))
+    )
     stop = stop or threading.Event()
     before = system_headlines(conn, framework)
     tally = JudgeTally(selected=len(prepared.loaded))
@@ -661,12 +781,28 @@ def _execute(conn: sqlite3.Connection, prepared: PreparedJudge, run_id: str,
         if progress is not None:
             progress(tally)
 
-    client = ChatClient(prepared.config, prompt_version=prepared.spec.prompt_version,
-                        api_key=prepared.api_key,
-                        cache=_RoutedCache(conn, write) if request.use_cache else None,
-                        on_request=on_request)
-    ctx = _Context(conn, prepared, run_id, rows, write, sink, page_sink, progress, stop, tally,
-                   client, previous, state)
+    client = ChatClient(
+        prepared.config,
+        prompt_version=prepared.spec.prompt_version,
+        api_key=prepared.api_key,
+        cache=_RoutedCache(conn, write) if request.use_cache else None,
+        on_request=on_request,
+    )
+    ctx = _Context(
+        conn,
+        prepared,
+        run_id,
+        rows,
+        write,
+        sink,
+        page_sink,
+        progress,
+        stop,
+        tally,
+        client,
+        previous,
+        state,
+    )
     if state is not None:
         tally.finished.extend(state.finished)
     url_suites = cited_url_suites(conn, prepared.report_ids)
@@ -682,10 +818,12 @@ def _execute(conn: sqlite3.Connection, prepared: PreparedJudge, run_id: str,
         async with client:
             if prepared.sources == "fetch":
                 async with PageFetcher(request.fetch, on_fetch=on_fetch) as fetcher:
-                    return await _drive(ctx, _PinnedPages(fetcher, pinned), wait,
-                                        poll_seconds)
-            pages: PageSource | None = (MappingPages({**prepared.stored, **pinned})
-                                        if prepared.sources == "stored" else None)
+                    return await _drive(ctx, _PinnedPages(fetcher, pinned), wait, poll_seconds)
+            pages: PageSource | None = (
+                MappingPages({**prepared.stored, **pinned})
+                if prepared.sources == "stored"
+                else None
+            )
             return await _drive(ctx, pages, wait, poll_seconds)
 
     status = "complete"
@@ -708,10 +846,11 @@ def _execute(conn: sqlite3.Connection, prepared: PreparedJudge, run_id: str,
         status = "failed"
     usage = _finish(ctx, status)
     after = system_headlines(conn, framework)
-    changes = [ScoreChange(system, metric, before.get((system, metric)), value)
-               for (system, metric), value in sorted(after.items())]
-    return JudgeResult(run_id, status, usage, changes, framework,
-                       prepared.spec.prompt_version)
+    changes = [
+        ScoreChange(system, metric, before.get((system, metric)), value)
+        for (system, metric), value in sorted(after.items())
+    ]
+    return JudgeResult(run_id, status, usage, changes, framework, prepared.spec.prompt_version)
 
 
 def _all_calls_failed(usage: RunUsage, previous: RunUsage) -> bool:
@@ -728,11 +867,24 @@ def _run_pages(conn: sqlite3.Connection, rows: Sequence[int]) -> dict[str, Page]
         return out
     for url, final, fetched, status, ctype, title, text, sha, error in conn.execute(
         f"""SELECT url, final_url, fetched_at, status, content_type, title, text, sha256, error
-            FROM page_fetch WHERE run_id IN ({','.join('?' * len(rows))})
-            ORDER BY id""", list(rows)):
-        out.setdefault(url, Page(url=url, text=text, sha256=sha, error=error, title=title,
-                                 final_url=final, status=status, content_type=ctype,
-                                 fetched_at=fetched))
+            FROM page_fetch WHERE run_id IN ({",".join("?" * len(rows))})
+            ORDER BY id""",
+        list(rows),
+    ):
+        out.setdefault(
+            url,
+            Page(
+                url=url,
+                text=text,
+                sha256=sha,
+                error=error,
+                title=title,
+                final_url=final,
+                status=status,
+                content_type=ctype,
+                fetched_at=fetched,
+            ),
+        )
     return out
 
 
@@ -745,13 +897,26 @@ def _finish(ctx: _Context, status: str) -> dict[str, Any]:
     counts = _stored_counts(ctx.conn, rows)
     finished = sorted(set(tally.finished))
     usage.update(
-        status=status, framework=ctx.prepared.request.framework,
-        reports=len(finished), reports_selected=tally.selected,
-        judgments=counts[0], judge_errors=counts[1],
-        claims=counts[2], pages=tally.pages, page_errors=tally.page_errors,
-        step_errors=[{"report": e.report, "step": e.step, "subject": e.subject,
-                      "error": client.redact(e.error)} for e in tally.step_errors[:ERRORS_KEPT]],
-        step_errors_total=len(tally.step_errors))
+        status=status,
+        framework=ctx.prepared.request.framework,
+        reports=len(finished),
+        reports_selected=tally.selected,
+        judgments=counts[0],
+        judge_errors=counts[1],
+        claims=counts[2],
+        pages=tally.pages,
+        page_errors=tally.page_errors,
+        step_errors=[
+            {
+                "report": e.report,
+                "step": e.step,
+                "subject": e.subject,
+                "error": client.redact(e.error),
+            }
+            for e in tally.step_errors[:ERRORS_KEPT]
+        ],
+        step_errors_total=len(tally.step_errors),
+    )
     if ctx.state is not None:
         usage["batch"] = ctx.state.to_json()
     write_usage: dict[str, Any] = usage
@@ -759,8 +924,9 @@ def _finish(ctx: _Context, status: str) -> dict[str, Any]:
     return usage
 
 
-def _stored_counts(conn: sqlite3.Connection, rows: Sequence[int]
-                   ) -> tuple[dict[str, int], int, int]:
+def _stored_counts(
+    conn: sqlite3.Connection, rows: Sequence[int]
+) -> tuple[dict[str, int], int, int]:
     """(verdicts per kind, errored verdicts, claims) the run has written, from the database
     (so a run carried on by several processes counts everything once)."""
     if not rows:
@@ -769,19 +935,25 @@ def _stored_counts(conn: sqlite3.Connection, rows: Sequence[int]
     kinds: dict[str, int] = {}
     errors = 0
     for kind, count, failed in conn.execute(
-            f"SELECT kind, count(*), count(error) FROM judgment WHERE run_id IN ({marks}) "
-            "GROUP BY kind", list(rows)):
+        f"SELECT kind, count(*), count(error) FROM judgment WHERE run_id IN ({marks}) "
+        "GROUP BY kind",
+        list(rows),
+    ):
         kinds[kind] = count
         errors += failed
-    ext = conn.execute(f"SELECT ext_id FROM judge_run WHERE id IN ({marks}) LIMIT 1",
-                       list(rows)).fetchone()
+    ext = conn.execute(
+        f"SELECT ext_id FROM judge_run WHERE id IN ({marks}) LIMIT 1", list(rows)
+    ).fetchone()
     claims = 0
     if ext is not None:
         from reviewer.models import RUN_CLAIM_KEY
 
-        claims = int(conn.execute(
-            f"SELECT count(*) FROM claim WHERE json_extract(metadata, '$.{RUN_CLAIM_KEY}') = ?",
-            (ext[0],)).fetchone()[0])
+        claims = int(
+            conn.execute(
+                f"SELECT count(*) FROM claim WHERE json_extract(metadata, '$.{RUN_CLAIM_KEY}') = ?",
+                (ext[0],),
+            ).fetchone()[0]
+        )
     return kinds, errors, claims
 
 
@@ -798,8 +970,7 @@ async def _watch(ctx: _Context) -> None:
                 ctx.write(lambda c: heartbeat(c, rows))
 
 
-async def _drive(ctx: _Context, pages: PageSource | None, wait: bool,
-                 poll_seconds: float) -> str:
+async def _drive(ctx: _Context, pages: PageSource | None, wait: bool, poll_seconds: float) -> str:
     """Run the pipeline until done or stopped: no new report starts, the ones in flight are
     cancelled, the finished ones are already stored. Returns the run's status."""
     loop = asyncio.get_running_loop()
@@ -834,15 +1005,19 @@ async def _direct(ctx: _Context, pages: PageSource | None) -> None:
     prepared = ctx.prepared
     pipeline = prepared.spec.build(ctx.client, pages, ctx.run_id, prepared.options)
     by_job = {id(lj.job): lj for lj in prepared.loaded}
-    await drive(pipeline, (lj.job for lj in prepared.loaded),
-                lambda job, outcome: ctx.done(by_job[id(job)], outcome),
-                workers=prepared.config.concurrency, stopped=ctx.stop.is_set)
+    await drive(
+        pipeline,
+        (lj.job for lj in prepared.loaded),
+        lambda job, outcome: ctx.done(by_job[id(job)], outcome),
+        workers=prepared.config.concurrency,
+        stopped=ctx.stop.is_set,
+    )
 
 
 # -- batch runs -----------------------------------------------------------------------------------
 
-async def _batched(ctx: _Context, pages: PageSource | None, wait: bool,
-                   poll_seconds: float) -> str:
+
+async def _batched(ctx: _Context, pages: PageSource | None, wait: bool, poll_seconds: float) -> str:
     """Rounds of: wait for the open batch, ingest it, a pass over the unfinished reports, and
     submit what the pass could not answer from the cache."""
     state = ctx.state
@@ -851,9 +1026,9 @@ async def _batched(ctx: _Context, pages: PageSource | None, wait: bool,
     api = BatchApi(prepared.config, prepared.api_key)
     try:
         while True:
-            while (batch := state.open) is not None:      # every batch of the round first
+            while (batch := state.open) is not None:  # every batch of the round first
                 if not batch.get("id") and not batch.get("input_file_id"):
-                    _abandon(state, batch)    # died before uploading: collect it again
+                    _abandon(state, batch)  # died before uploading: collect it again
                     _save_state(ctx)
                     continue
                 ended = await _await_batch(ctx, api, batch, wait, poll_seconds)
@@ -864,8 +1039,12 @@ async def _batched(ctx: _Context, pages: PageSource | None, wait: bool,
                 output = await api.download(ended.get("output_file_id"))
                 errors = await api.download(ended.get("error_file_id"))
                 got = ingest(state, ctx.client, output, errors, ended)
-                ended.update(answered=got.answered, invalid=got.invalid, retried=got.retried,
-                             failed=got.failed)
+                ended.update(
+                    answered=got.answered,
+                    invalid=got.invalid,
+                    retried=got.retried,
+                    failed=got.failed,
+                )
                 _save_state(ctx)
             requests = await _pass(ctx, pages)
             if ctx.stop.is_set():
@@ -888,19 +1067,23 @@ async def _pass(ctx: _Context, pages: PageSource | None) -> list[Any]:
     ctx.tally.phase = "collecting"
     ctx.report()
     collector = BatchCollector(ctx.client, state)
-    pipeline: JudgePipeline = prepared.spec.build(collector, pages, ctx.run_id,
-                                                  prepared.options)
+    pipeline: JudgePipeline = prepared.spec.build(collector, pages, ctx.run_id, prepared.options)
     done = set(state.finished)
     todo = [lj for lj in prepared.loaded if lj.report_id not in done]
     by_job = {id(lj.job): lj for lj in todo}
 
     def on_done(job: JudgeJob, outcome: ReportOutcome) -> None:
         if job.report.id in collector.deferred:
-            return          # something still waits in a batch: judge it again next pass
+            return  # something still waits in a batch: judge it again next pass
         ctx.done(by_job[id(job)], outcome)
 
-    await drive(_ReportScoped(pipeline), (lj.job for lj in todo), on_done,
-                workers=prepared.config.concurrency, stopped=ctx.stop.is_set)
+    await drive(
+        _ReportScoped(pipeline),
+        (lj.job for lj in todo),
+        on_done,
+        workers=prepared.config.concurrency,
+        stopped=ctx.stop.is_set,
+    )
     _save_state(ctx)
     return list(collector.requests.values())
 
@@ -932,8 +1115,12 @@ async def _submit(ctx: _Context, api: BatchApi, requests: list[Any]) -> None:
     parts = split_round(requests)
     entries: list[tuple[dict[str, Any], list[Any]]] = []
     for part, chunk in enumerate(parts, 1):
-        entry: dict[str, Any] = {"round": state.round, "part": part, "requests": len(chunk),
-                                 "submitted_at": stamp()}
+        entry: dict[str, Any] = {
+            "round": state.round,
+            "part": part,
+            "requests": len(chunk),
+            "submitted_at": stamp(),
+        }
         remember(state, chunk, batch_name(entry))
         state.batches.append(entry)
         entries.append((entry, chunk))
@@ -967,8 +1154,9 @@ def _metadata(ctx: _Context, batch: dict[str, Any]) -> dict[str, str]:
     return {"gavel_run": ctx.run_id[:64], "gavel_batch": batch_name(batch)}
 
 
-async def _await_batch(ctx: _Context, api: BatchApi, batch: dict[str, Any], wait: bool,
-                       poll_seconds: float) -> dict[str, Any] | None:
+async def _await_batch(
+    ctx: _Context, api: BatchApi, batch: dict[str, Any], wait: bool, poll_seconds: float
+) -> dict[str, Any] | None:
     """The open batch once it has ended (completed, expired, failed, cancelled); None when
     not waiting and it has not ended yet."""
     state = ctx.state
@@ -980,13 +1168,19 @@ async def _await_batch(ctx: _Context, api: BatchApi, batch: dict[str, Any], wait
             found = await api.create(batch["input_file_id"], _metadata(ctx, batch))
         batch.update(id=found["id"], status=found["status"])
         _save_state(ctx)
-    ctx.tally.waiting = sum(1 for item in state.waiting.values()
-                            if item.get("batch", batch_name(batch)) == batch_name(batch))
+    ctx.tally.waiting = sum(
+        1
+        for item in state.waiting.values()
+        if item.get("batch", batch_name(batch)) == batch_name(batch)
+    )
     while True:
         current = await api.retrieve(batch["id"])
-        batch.update(status=current["status"], counts=current.get("counts", {}),
-                     output_file_id=current.get("output_file_id"),
-                     error_file_id=current.get("error_file_id"))
+        batch.update(
+            status=current["status"],
+            counts=current.get("counts", {}),
+            output_file_id=current.get("output_file_id"),
+            error_file_id=current.get("error_file_id"),
+        )
         ctx.tally.phase = f"batch {current['status']}"
         ctx.report()
         if current["status"] in ("completed", "failed", "expired", "cancelled"):
@@ -1032,30 +1226,38 @@ def _save_state(ctx: _Context) -> None:
     def save(conn: sqlite3.Connection) -> None:
         with transaction(conn):
             for row, usage in conn.execute(
-                    f"SELECT id, usage FROM judge_run WHERE id IN ({','.join('?' * len(rows))})",
-                    rows).fetchall():
+                f"SELECT id, usage FROM judge_run WHERE id IN ({','.join('?' * len(rows))})", rows
+            ).fetchall():
                 current = json.loads(usage)
                 current["batch"] = data
-                conn.execute("UPDATE judge_run SET usage = ? WHERE id = ?",
-                             (json.dumps(current, ensure_ascii=False, sort_keys=True), row))
+                conn.execute(
+                    "UPDATE judge_run SET usage = ? WHERE id = ?",
+                    (json.dumps(current, ensure_ascii=False, sort_keys=True), row),
+                )
+
     ctx.write(save)
 
 
-def system_headlines(conn: sqlite3.Connection, framework: str = DEFAULT_FRAMEWORK
-                     ) -> Headlines:
+def system_headlines(conn: sqlite3.Connection, framework: str = DEFAULT_FRAMEWORK) -> Headlines:
     """The judged framework's headline metrics per system, judge variant."""
     fw = frameworks().get(framework)
     heads = [m.name for m in fw.metrics if m.headline] if fw else []
     if not heads:
         return {}
-    return {(system, metric): value for system, metric, value in conn.execute(
-        f"""SELECT y.ext_id, s.metric, s.value FROM score s
+    return {
+        (system, metric): value
+        for system, metric, value in conn.execute(
+            f"""SELECT y.ext_id, s.metric, s.value FROM score s
             JOIN system y ON s.scope = 'system:' || y.id
             WHERE s.framework = ? AND s.variant = 'judge'
-              AND s.metric IN ({','.join('?' * len(heads))})""", [framework, *heads])}
+              AND s.metric IN ({",".join("?" * len(heads))})""",
+            [framework, *heads],
+        )
+    }
 
 
 # -- fetching cited pages -------------------------------------------------------------------------
+
 
 def cited_url_suites(conn: sqlite3.Connection, report_ids: Sequence[int]) -> dict[str, list[int]]:
     """URL -> the suites whose selected reports cite it (a page is recorded per suite)."""
@@ -1103,4 +1305,3 @@ def fetch_pages(
     except KeyboardInterrupt:
         interrupted = True
     return FetchResult(sorted(pages, key=lambda p: p.url), interrupted)
-

@@ -62,25 +62,40 @@ def source_framework(conn: sqlite3.Connection, run: str) -> str:
         framework = json.loads(params).get("framework")
         if isinstance(framework, str) and framework in frameworks():
             return framework
-    kinds = Counter(kind for kind, in conn.execute(
-        f"SELECT kind FROM judgment WHERE run_id IN ({marks})", rows))
+    kinds = Counter(
+        kind
+        for (kind,) in conn.execute(f"SELECT kind FROM judgment WHERE run_id IN ({marks})", rows)
+    )
     found = {k.framework for name in kinds if (k := get_kind(name)) is not None}
-    judged = {f for f in found if (fw := frameworks().get(f)) is not None
-              and fw.rejudge is not None and fw.rejudge.pipeline}
+    judged = {
+        f
+        for f in found
+        if (fw := frameworks().get(f)) is not None
+        and fw.rejudge is not None
+        and fw.rejudge.pipeline
+    }
     if len(judged) != 1:
         what = ", ".join(sorted(found)) or "no verdicts"
-        raise InputError("command line", f"run {run} judged {what}: name the framework to "
-                         "migrate with --framework", field="--from")
+        raise InputError(
+            "command line",
+            f"run {run} judged {what}: name the framework to migrate with --framework",
+            field="--from",
+        )
     return judged.pop()
 
 
-def _steps(spec: PipelineSpec, framework: str, conn: sqlite3.Connection, run: str
-           ) -> frozenset[str]:
+def _steps(
+    spec: PipelineSpec, framework: str, conn: sqlite3.Connection, run: str
+) -> frozenset[str]:
     """The steps that re-judge what the source run judged, never extraction."""
     rows = run_rows(conn, run)
-    kinds = {k for (k,) in conn.execute(
-        f"SELECT DISTINCT kind FROM judgment WHERE run_id IN ({','.join('?' * len(rows))})",
-        rows)}
+    kinds = {
+        k
+        for (k,) in conn.execute(
+            f"SELECT DISTINCT kind FROM judgment WHERE run_id IN ({','.join('?' * len(rows))})",
+            rows,
+        )
+    }
     rejudge = frameworks()[framework].rejudge
     mapped = {rejudge.steps.get(k, k) for k in kinds} if rejudge is not None else set()
     chosen = frozenset(s for s in spec.gold_steps if s in mapped)
@@ -93,12 +108,19 @@ def gold_reports(conn: sqlite3.Connection, run: str) -> tuple[list[int], int]:
     found = conn.execute(
         f"""SELECT DISTINCT j.report_id, j.subject_id FROM judgment j
             JOIN decision d ON d.subject_id = j.subject_id AND d.status IN {HUMAN}
-            WHERE j.run_id IN ({','.join('?' * len(rows))})""", rows).fetchall()
+            WHERE j.run_id IN ({",".join("?" * len(rows))})""",
+        rows,
+    ).fetchall()
     return sorted({int(r) for r, _ in found}), len({s for _, s in found})
 
 
-def plan_migration(conn: sqlite3.Connection, source: str, request: JudgeRequest,
-                   api_key: str | None, framework: str | None = None) -> MigrationPlan:
+def plan_migration(
+    conn: sqlite3.Connection,
+    source: str,
+    request: JudgeRequest,
+    api_key: str | None,
+    framework: str | None = None,
+) -> MigrationPlan:
     """Both phases prepared and costed; nothing is sent."""
     name = framework or source_framework(conn, source)
     spec = spec_for(name)
@@ -108,14 +130,32 @@ def plan_migration(conn: sqlite3.Connection, source: str, request: JudgeRequest,
     if not reports:
         raise InputError("command line", f"run {source} judged no report", field="--from")
     base = replace(request, framework=name, steps=steps)
-    full = prepare_judge(conn, replace(
-        base, selection=Selection(reports=[str(r) for r in reports]),
-        run_id=request.run_id), api_key)
-    gold_request = replace(base, selection=Selection(reports=[str(r) for r in gold]),
-                           run_id=(request.run_id + "-gold") if request.run_id else None,
-                           description=(request.description or "")
-                           + f" (migration from {source}: the labelled reports)")
-    gold_prepared = prepare_judge(conn, gold_request, api_key) if gold else replace(
-        full, loaded=[], suites=[])
-    return MigrationPlan(source, name, steps, reports, gold, labelled, gold_prepared, full,
-                         plan_judge(conn, gold_prepared), plan_judge(conn, full))
+    full = prepare_judge(
+        conn,
+        replace(
+            base, selection=Selection(reports=[str(r) for r in reports]), run_id=request.run_id
+        ),
+        api_key,
+    )
+    gold_request = replace(
+        base,
+        selection=Selection(reports=[str(r) for r in gold]),
+        run_id=(request.run_id + "-gold") if request.run_id else None,
+        description=(request.description or "")
+        + f" (migration from {source}: the labelled reports)",
+    )
+    gold_prepared = (
+        prepare_judge(conn, gold_request, api_key) if gold else replace(full, loaded=[], suites=[])
+    )
+    return MigrationPlan(
+        source,
+        name,
+        steps,
+        reports,
+        gold,
+        labelled,
+        gold_prepared,
+        full,
+        plan_judge(conn, gold_prepared),
+        plan_judge(conn, full),
+    )

@@ -66,6 +66,7 @@ def _in(ids: Sequence[int]) -> str:
 
 # -- what to judge ------------------------------------------------------------------------------
 
+
 def select_reports(
     conn: sqlite3.Connection,
     *,
@@ -78,8 +79,10 @@ def select_reports(
     """Report ids of suites scored by ``framework``, filtered by report (``SUITE/REPORT``, or
     ``REPORT`` when one suite has it), system and task (ext id, or a system's name), in import
     order. A name that matches nothing, or a report id several suites share, is an error."""
-    where = ["y.is_reference = 0", "EXISTS (SELECT 1 FROM json_each(s.frameworks) f "
-             "WHERE f.value = ?)"]
+    where = [
+        "y.is_reference = 0",
+        "EXISTS (SELECT 1 FROM json_each(s.frameworks) f WHERE f.value = ?)",
+    ]
     params: list[object] = [framework]
     if reports:
         ids = [resolve_report(conn, name) for name in reports]
@@ -97,7 +100,7 @@ def select_reports(
         _check_known(conn, label, values)
     sql = f"""SELECT r.id FROM report r JOIN task t ON t.id = r.task_id
               JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
-              WHERE {' AND '.join(where)} ORDER BY r.id"""
+              WHERE {" AND ".join(where)} ORDER BY r.id"""
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
     return [int(rid) for (rid,) in conn.execute(sql, params)]
@@ -107,10 +110,13 @@ def _check_known(conn: sqlite3.Connection, label: str, values: Sequence[str]) ->
     table, extra = {"system": ("system", "OR name = ?"), "task": ("task", "")}[label]
     for value in values:
         args = (value, value) if extra else (value,)
-        if conn.execute(f"SELECT 1 FROM {table} WHERE ext_id = ? {extra} LIMIT 1",
-                        args).fetchone() is None:
-            raise InputError("command line", f"no {label} {value!r} in this database",
-                             field=f"--{label}")
+        if (
+            conn.execute(f"SELECT 1 FROM {table} WHERE ext_id = ? {extra} LIMIT 1", args).fetchone()
+            is None
+        ):
+            raise InputError(
+                "command line", f"no {label} {value!r} in this database", field=f"--{label}"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +126,13 @@ class LoadedJob:
     job: JudgeJob
 
 
-def load_jobs(conn: sqlite3.Connection, report_ids: Sequence[int], *,
-              reference: bool = False, sources: bool = False) -> list[LoadedJob]:
+def load_jobs(
+    conn: sqlite3.Connection,
+    report_ids: Sequence[int],
+    *,
+    reference: bool = False,
+    sources: bool = False,
+) -> list[LoadedJob]:
     """The pipeline's view of each report: its task as a bundle record, its text, references
     and working claims; with ``reference``, the task's reference-system report beside it
     (RACE); with ``sources``, the suite's stored sources without their text (DR3-Eval).
@@ -136,15 +147,21 @@ def load_jobs(conn: sqlite3.Connection, report_ids: Sequence[int], *,
     tasks = _load_tasks(conn, sorted({row[2] for row in rows}))
     taken: dict[int, set[str]] = defaultdict(set)
     for rid, ext in conn.execute(
-        f"SELECT report_id, ext_id FROM claim WHERE report_id IN ({_in(ids)})", ids):
+        f"SELECT report_id, ext_id FROM claim WHERE report_id IN ({_in(ids)})", ids
+    ):
         taken[rid].add(ext)
     references: dict[tuple[int, int], Report] = {}
     if reference:
-        refs = {(int(sid), int(tid)): int(rid) for rid, sid, tid in conn.execute(
-            f"""SELECT r.id, y.suite_id, r.task_id FROM report r
+        refs = {
+            (int(sid), int(tid)): int(rid)
+            for rid, sid, tid in conn.execute(
+                f"""SELECT r.id, y.suite_id, r.task_id FROM report r
                 JOIN system y ON y.id = r.system_id
                 WHERE y.is_reference = 1 AND r.task_id IN
-                    (SELECT task_id FROM report WHERE id IN ({_in(ids)}))""", ids)}
+                    (SELECT task_id FROM report WHERE id IN ({_in(ids)}))""",
+                ids,
+            )
+        }
         if refs:
             built, _ = _reports(conn, sorted(set(refs.values())))
             references = {key: built[rid] for key, rid in refs.items() if rid in built}
@@ -154,29 +171,45 @@ def load_jobs(conn: sqlite3.Connection, report_ids: Sequence[int], *,
             stored[suite_id] = tuple(
                 Source(url=url, title=title, metadata=json.loads(metadata), error=error)
                 for url, title, metadata, error in conn.execute(
-                    "SELECT url, title, metadata, error FROM source WHERE suite_id = ? "
-                    "ORDER BY id", (suite_id,)))
+                    "SELECT url, title, metadata, error FROM source WHERE suite_id = ? ORDER BY id",
+                    (suite_id,),
+                )
+            )
     out = []
     for rid, _ext, task_id, _task_ext, _system_ext, suite_id, *_rest in rows:
         task = tasks[task_id][0]
-        out.append(LoadedJob(rid, suite_id, JudgeJob(
-            task, reports[rid], frozenset(taken[rid]),
-            reference=references.get((suite_id, task_id)),
-            sources=stored.get(suite_id, ()))))
+        out.append(
+            LoadedJob(
+                rid,
+                suite_id,
+                JudgeJob(
+                    task,
+                    reports[rid],
+                    frozenset(taken[rid]),
+                    reference=references.get((suite_id, task_id)),
+                    sources=stored.get(suite_id, ()),
+                ),
+            )
+        )
     return out
 
 
-def _reports(conn: sqlite3.Connection, ids: Sequence[int]
-             ) -> tuple[dict[int, Report], list[tuple[Any, ...]]]:
+def _reports(
+    conn: sqlite3.Connection, ids: Sequence[int]
+) -> tuple[dict[int, Report], list[tuple[Any, ...]]]:
     rows = conn.execute(
         f"""SELECT r.id, r.ext_id, r.task_id, t.ext_id, y.ext_id, y.suite_id, r.markdown,
                    r.cleaned, r.metadata
             FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
-            WHERE r.id IN ({_in(ids)}) ORDER BY r.id""", ids).fetchall()
+            WHERE r.id IN ({_in(ids)}) ORDER BY r.id""",
+        ids,
+    ).fetchall()
     refs: dict[int, list[Reference]] = defaultdict(list)
     for rid, idx, title, url in conn.execute(
         f"SELECT report_id, idx, title, url FROM reference WHERE report_id IN ({_in(ids)}) "
-        "ORDER BY report_id, idx", ids):
+        "ORDER BY report_id, idx",
+        ids,
+    ):
         refs[rid].append(Reference(index=idx, title=title, url=url))
     claims = _working_claims(conn, ids)
     names = _claim_names(conn, sorted({row[2] for row in rows}))
@@ -184,59 +217,107 @@ def _reports(conn: sqlite3.Connection, ids: Sequence[int]
     for rid, ext, task_id, task_ext, system_ext, _suite, markdown, cleaned, metadata in rows:
         sub_ext, crit_ext = names.get(task_id, ({}, {}))
         out[rid] = Report(
-            id=ext, task=task_ext, system=system_ext, markdown=markdown, cleaned=cleaned,
-            references=refs.get(rid, []), metadata=json.loads(metadata),
+            id=ext,
+            task=task_ext,
+            system=system_ext,
+            markdown=markdown,
+            cleaned=cleaned,
+            references=refs.get(rid, []),
+            metadata=json.loads(metadata),
             claims=[_claim(row, sub_ext, crit_ext) for row in claims.get(rid, [])],
         )
     return out, rows
 
 
-def _claim_names(conn: sqlite3.Connection, task_ids: Sequence[int]
-                 ) -> dict[int, tuple[dict[int, str], dict[int, str]]]:
+def _claim_names(
+    conn: sqlite3.Connection, task_ids: Sequence[int]
+) -> dict[int, tuple[dict[int, str], dict[int, str]]]:
     """task -> (subtask row -> ext id, criterion row -> ext id)."""
     out: dict[int, tuple[dict[int, str], dict[int, str]]] = defaultdict(lambda: ({}, {}))
     if not task_ids:
         return out
     for sid, tid, ext in conn.execute(
-            f"SELECT id, task_id, ext_id FROM subtask WHERE task_id IN ({_in(task_ids)})",
-            task_ids):
+        f"SELECT id, task_id, ext_id FROM subtask WHERE task_id IN ({_in(task_ids)})", task_ids
+    ):
         out[tid][0][sid] = ext
     for cid, tid, ext in conn.execute(
-            f"SELECT id, task_id, ext_id FROM criterion WHERE task_id IN ({_in(task_ids)})",
-            task_ids):
+        f"SELECT id, task_id, ext_id FROM criterion WHERE task_id IN ({_in(task_ids)})", task_ids
+    ):
         out[tid][1][cid] = ext
     return out
 
 
-def _load_tasks(conn: sqlite3.Connection, task_ids: Sequence[int]
-                ) -> dict[int, tuple[Task, dict[int, str], dict[int, str]]]:
+def _load_tasks(
+    conn: sqlite3.Connection, task_ids: Sequence[int]
+) -> dict[int, tuple[Task, dict[int, str], dict[int, str]]]:
     subtasks: dict[int, list[Subtask]] = defaultdict(list)
     sub_ext: dict[int, str] = {}
     for sid, tid, ext, text, importance, grp, types in conn.execute(
         f"SELECT id, task_id, ext_id, text, importance, grp, constraint_types FROM subtask "
-        f"WHERE task_id IN ({_in(task_ids)}) ORDER BY task_id, ordinal", task_ids):
+        f"WHERE task_id IN ({_in(task_ids)}) ORDER BY task_id, ordinal",
+        task_ids,
+    ):
         sub_ext[sid] = ext
-        subtasks[tid].append(Subtask(id=ext, text=text, importance=importance, group=grp,
-                                     constraint_types=json.loads(types)))
+        subtasks[tid].append(
+            Subtask(
+                id=ext,
+                text=text,
+                importance=importance,
+                group=grp,
+                constraint_types=json.loads(types),
+            )
+        )
     criteria: dict[int, list[Criterion]] = defaultdict(list)
     crit_ext: dict[int, str] = {}
-    for (cid, tid, subtask_id, ext, framework, dimension, text, explanation, weight, scale,
-         metadata) in conn.execute(
+    for (
+        cid,
+        tid,
+        subtask_id,
+        ext,
+        framework,
+        dimension,
+        text,
+        explanation,
+        weight,
+        scale,
+        metadata,
+    ) in conn.execute(
         f"""SELECT id, task_id, subtask_id, ext_id, framework, dimension, text, explanation,
                    weight, scale, metadata FROM criterion WHERE task_id IN ({_in(task_ids)})
-            ORDER BY task_id, ordinal""", task_ids):
+            ORDER BY task_id, ordinal""",
+        task_ids,
+    ):
         crit_ext[cid] = ext
-        criteria[tid].append(Criterion(
-            id=ext, subtask=sub_ext.get(subtask_id) if subtask_id else None,
-            framework=framework, dimension=dimension, text=text, explanation=explanation,
-            weight=weight, scale=scale, metadata=json.loads(metadata)))
+        criteria[tid].append(
+            Criterion(
+                id=ext,
+                subtask=sub_ext.get(subtask_id) if subtask_id else None,
+                framework=framework,
+                dimension=dimension,
+                text=text,
+                explanation=explanation,
+                weight=weight,
+                scale=scale,
+                metadata=json.loads(metadata),
+            )
+        )
     out: dict[int, tuple[Task, dict[int, str], dict[int, str]]] = {}
     for tid, ext, prompt, language, domain, category, task_type, metadata in conn.execute(
         f"""SELECT id, ext_id, prompt, language, domain, category, task_type, metadata
-            FROM task WHERE id IN ({_in(task_ids)})""", task_ids):
-        task = Task(id=ext, prompt=prompt, language=language, domain=domain, category=category,
-                    task_type=task_type, metadata=json.loads(metadata),
-                    subtasks=subtasks.get(tid, []), criteria=criteria.get(tid, []))
+            FROM task WHERE id IN ({_in(task_ids)})""",
+        task_ids,
+    ):
+        task = Task(
+            id=ext,
+            prompt=prompt,
+            language=language,
+            domain=domain,
+            category=category,
+            task_type=task_type,
+            metadata=json.loads(metadata),
+            subtasks=subtasks.get(tid, []),
+            criteria=criteria.get(tid, []),
+        )
         out[tid] = (task, sub_ext, crit_ext)
     return out
 
@@ -245,8 +326,12 @@ _ClaimRow = tuple[Any, ...]
 
 
 def _working_claims(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, list[_ClaimRow]]:
-    active = {(suite, ext): rank for suite, ext, rank in conn.execute(
-        "SELECT suite_id, ext_id, active FROM judge_run WHERE active > 0")}
+    active = {
+        (suite, ext): rank
+        for suite, ext, rank in conn.execute(
+            "SELECT suite_id, ext_id, active FROM judge_run WHERE active > 0"
+        )
+    }
     by_report: dict[int, dict[str | None, list[_ClaimRow]]] = defaultdict(lambda: defaultdict(list))
     # A claim's subtask is its own or, when it names only its criterion, the criterion's
     # (rows imported before claims were placed through their criterion have only the latter).
@@ -256,25 +341,48 @@ def _working_claims(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, l
                    y.suite_id, json_extract(c.metadata, '$.{RUN_CLAIM_KEY}')
             FROM claim c JOIN report r ON r.id = c.report_id JOIN system y ON y.id = r.system_id
             LEFT JOIN criterion k ON k.id = c.criterion_id
-            WHERE c.report_id IN ({_in(ids)}) ORDER BY c.report_id, c.ordinal""", ids):
+            WHERE c.report_id IN ({_in(ids)}) ORDER BY c.report_id, c.ordinal""",
+        ids,
+    ):
         by_report[row[0]][row[12]].append(row)
     out: dict[int, list[_ClaimRow]] = {}
     for rid, groups in by_report.items():
-        runs = [(active[(rows[0][11], run)], run) for run, rows in groups.items()
-                if run is not None and (rows[0][11], run) in active]
+        runs = [
+            (active[(rows[0][11], run)], run)
+            for run, rows in groups.items()
+            if run is not None and (rows[0][11], run) in active
+        ]
         chosen = max(runs)[1] if runs else None
         out[rid] = groups.get(chosen, [])
     return out
 
 
 def _claim(row: _ClaimRow, sub_ext: Mapping[int, str], crit_ext: Mapping[int, str]) -> Claim:
-    (_, ext, subtask_id, criterion_id, fact, extract, start, end, citations, url, metadata,
-     *_rest) = row
+    (
+        _,
+        ext,
+        subtask_id,
+        criterion_id,
+        fact,
+        extract,
+        start,
+        end,
+        citations,
+        url,
+        metadata,
+        *_rest,
+    ) = row
     return Claim(
-        id=ext, subtask=sub_ext.get(subtask_id) if subtask_id else None,
-        criterion=crit_ext.get(criterion_id) if criterion_id else None, fact=fact,
-        extract=extract, span=(start, end) if start is not None else None,
-        citations=json.loads(citations), url=url, metadata=json.loads(metadata))
+        id=ext,
+        subtask=sub_ext.get(subtask_id) if subtask_id else None,
+        criterion=crit_ext.get(criterion_id) if criterion_id else None,
+        fact=fact,
+        extract=extract,
+        span=(start, end) if start is not None else None,
+        citations=json.loads(citations),
+        url=url,
+        metadata=json.loads(metadata),
+    )
 
 
 def stored_pages(conn: sqlite3.Connection, suite_ids: Iterable[int]) -> dict[str, Page]:
@@ -290,16 +398,30 @@ def stored_pages(conn: sqlite3.Connection, suite_ids: Iterable[int]) -> dict[str
     bad: dict[str, Page] = {}
     for url, final, fetched, status, ctype, title, text, sha, error in conn.execute(
         f"""SELECT url, final_url, fetched_at, status, content_type, title, text, sha256, error
-            FROM page_fetch WHERE suite_id IN ({_in(ids)}) ORDER BY fetched_at, id""", ids):
-        page = Page(url=url, text=text, sha256=sha, error=error, title=title, final_url=final,
-                    status=status, content_type=ctype, fetched_at=fetched)
+            FROM page_fetch WHERE suite_id IN ({_in(ids)}) ORDER BY fetched_at, id""",
+        ids,
+    ):
+        page = Page(
+            url=url,
+            text=text,
+            sha256=sha,
+            error=error,
+            title=title,
+            final_url=final,
+            status=status,
+            content_type=ctype,
+            fetched_at=fetched,
+        )
         (bad if error else good)[url] = page
     out: dict[str, Page] = dict(bad)
     for url, title, fetched, text, sha, error in conn.execute(
         f"SELECT url, title, fetched_at, text, sha256, error FROM source "
-        f"WHERE suite_id IN ({_in(ids)})", ids):
-        out[url] = Page(url=url, text=text, sha256=sha, error=error, title=title,
-                        fetched_at=fetched)
+        f"WHERE suite_id IN ({_in(ids)})",
+        ids,
+    ):
+        out[url] = Page(
+            url=url, text=text, sha256=sha, error=error, title=title, fetched_at=fetched
+        )
     out.update(good)
     return out
 
@@ -308,9 +430,14 @@ def suite_of_reports(conn: sqlite3.Connection, report_ids: Sequence[int]) -> dic
     ids = sorted(set(report_ids))
     if not ids:
         return {}
-    return {rid: sid for rid, sid in conn.execute(
-        f"SELECT r.id, y.suite_id FROM report r JOIN system y ON y.id = r.system_id "
-        f"WHERE r.id IN ({_in(ids)})", ids)}
+    return {
+        rid: sid
+        for rid, sid in conn.execute(
+            f"SELECT r.id, y.suite_id FROM report r JOIN system y ON y.id = r.system_id "
+            f"WHERE r.id IN ({_in(ids)})",
+            ids,
+        )
+    }
 
 
 def cited_urls(conn: sqlite3.Connection, report_ids: Sequence[int]) -> list[tuple[int, str]]:
@@ -318,14 +445,20 @@ def cited_urls(conn: sqlite3.Connection, report_ids: Sequence[int]) -> list[tupl
     ids = sorted(set(report_ids))
     if not ids:
         return []
-    return [(sid, url) for sid, url in conn.execute(
-        f"""SELECT DISTINCT y.suite_id, rf.url FROM reference rf
+    return [
+        (sid, url)
+        for sid, url in conn.execute(
+            f"""SELECT DISTINCT y.suite_id, rf.url FROM reference rf
             JOIN report r ON r.id = rf.report_id JOIN system y ON y.id = r.system_id
             WHERE rf.report_id IN ({_in(ids)}) AND rf.url IS NOT NULL AND rf.url != ''
-            ORDER BY y.suite_id, rf.url""", ids)]
+            ORDER BY y.suite_id, rf.url""",
+            ids,
+        )
+    ]
 
 
 # -- the response cache -------------------------------------------------------------------------
+
 
 class SqliteJudgeCache:
     """:class:`reviewer.judge.cache.JudgeCache` on the ``judge_cache`` table."""
@@ -334,8 +467,9 @@ class SqliteJudgeCache:
         self.conn = conn
 
     def get(self, key: str) -> CachedReply | None:
-        row = self.conn.execute("SELECT response, usage FROM judge_cache WHERE key = ?",
-                                (key,)).fetchone()
+        row = self.conn.execute(
+            "SELECT response, usage FROM judge_cache WHERE key = ?", (key,)
+        ).fetchone()
         if row is None:
             return None
         return CachedReply(row[0], json.loads(row[1]))
@@ -344,16 +478,22 @@ class SqliteJudgeCache:
         with transaction(self.conn):
             self.conn.execute(
                 "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?, ?, ?, ?)",
-                (key, model, prompt_version, reply.content, _dumps(reply.usage), now_iso()))
+                (key, model, prompt_version, reply.content, _dumps(reply.usage), now_iso()),
+            )
 
 
 # -- writing a run ------------------------------------------------------------------------------
 
+
 def unique_run_id(conn: sqlite3.Connection, base: str) -> str:
     """``base``, or ``base-2``, ``base-3``, … when a run of that id exists (in any suite)."""
     base = re.sub(r"[\s/]+", "-", base).strip("-") or "judge"
-    taken = {ext for (ext,) in conn.execute(
-        "SELECT ext_id FROM judge_run WHERE ext_id = ? OR ext_id LIKE ?", (base, base + "-%"))}
+    taken = {
+        ext
+        for (ext,) in conn.execute(
+            "SELECT ext_id FROM judge_run WHERE ext_id = ? OR ext_id LIKE ?", (base, base + "-%")
+        )
+    }
     if base not in taken:
         return base
     n = 2
@@ -365,12 +505,16 @@ def unique_run_id(conn: sqlite3.Connection, base: str) -> str:
 def running_usage(**extra: Any) -> dict[str, Any]:
     """A starting run's usage: who runs it (host, pid) and when it last showed life, so a run
     whose process died is recognised as interrupted (:func:`mark_stale_runs`)."""
-    return {"status": "running", "host": socket.gethostname(), "pid": os.getpid(),
-            "heartbeat": now_iso(), **extra}
+    return {
+        "status": "running",
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "heartbeat": now_iso(),
+        **extra,
+    }
 
 
-def create_run(conn: sqlite3.Connection, suite_ids: Iterable[int], run: JudgeRun
-               ) -> dict[int, int]:
+def create_run(conn: sqlite3.Connection, suite_ids: Iterable[int], run: JudgeRun) -> dict[int, int]:
     """Add the run to each suite; returns suite id -> ``judge_run`` row id."""
     out: dict[int, int] = {}
     with transaction(conn):
@@ -378,8 +522,17 @@ def create_run(conn: sqlite3.Connection, suite_ids: Iterable[int], run: JudgeRun
             cursor = conn.execute(
                 "INSERT INTO judge_run (suite_id, ext_id, model, prompt_version, params, "
                 "created_at, description, active, usage) VALUES (?,?,?,?,?,?,?,0,?)",
-                (suite_id, run.id, run.model, run.prompt_version, _dumps(run.params),
-                 run.created_at, run.description, _dumps(running_usage())))
+                (
+                    suite_id,
+                    run.id,
+                    run.model,
+                    run.prompt_version,
+                    _dumps(run.params),
+                    run.created_at,
+                    run.description,
+                    _dumps(running_usage()),
+                ),
+            )
             out[suite_id] = int(cursor.lastrowid or 0)
     return out
 
@@ -390,26 +543,40 @@ class Written:
     judgments: int
 
 
-def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
-                  outcome: ReportOutcome) -> Written:
+def write_outcome(
+    conn: sqlite3.Connection, run_row: int, report_id: int, outcome: ReportOutcome
+) -> Written:
     """One report's results, with its new claims, in one transaction. The run is a candidate
     until activated, so nothing it says counts yet; the subjects it judged are created, and
     decisions waiting for them (merged before they existed) apply."""
     with transaction(conn):
-        task_id = conn.execute("SELECT task_id FROM report WHERE id = ?",
-                               (report_id,)).fetchone()[0]
-        subtasks = dict(conn.execute("SELECT ext_id, id FROM subtask WHERE task_id = ?",
-                                     (task_id,)).fetchall())
-        criteria = {ext: (cid, sid) for ext, cid, sid in conn.execute(
-            "SELECT ext_id, id, subtask_id FROM criterion WHERE task_id = ?", (task_id,))}
-        ordinal = conn.execute("SELECT coalesce(max(ordinal), -1) + 1 FROM claim "
-                               "WHERE report_id = ?", (report_id,)).fetchone()[0]
-        known_refs = {int(i) for (i,) in conn.execute(
-            "SELECT idx FROM reference WHERE report_id = ?", (report_id,))}
+        task_id = conn.execute("SELECT task_id FROM report WHERE id = ?", (report_id,)).fetchone()[
+            0
+        ]
+        subtasks = dict(
+            conn.execute("SELECT ext_id, id FROM subtask WHERE task_id = ?", (task_id,)).fetchall()
+        )
+        criteria = {
+            ext: (cid, sid)
+            for ext, cid, sid in conn.execute(
+                "SELECT ext_id, id, subtask_id FROM criterion WHERE task_id = ?", (task_id,)
+            )
+        }
+        ordinal = conn.execute(
+            "SELECT coalesce(max(ordinal), -1) + 1 FROM claim WHERE report_id = ?", (report_id,)
+        ).fetchone()[0]
+        known_refs = {
+            int(i)
+            for (i,) in conn.execute("SELECT idx FROM reference WHERE report_id = ?", (report_id,))
+        }
         conn.executemany(
             "INSERT INTO reference (report_id, idx, title, url) VALUES (?, ?, ?, ?)",
-            [(report_id, r.index, r.title, r.url) for r in outcome.references
-             if r.index not in known_refs])
+            [
+                (report_id, r.index, r.title, r.url)
+                for r in outcome.references
+                if r.index not in known_refs
+            ],
+        )
         for claim in outcome.claims:
             criterion = criteria.get(claim.criterion) if claim.criterion else None
             # Placed in its own subtask, else in its criterion's (as the importer does).
@@ -420,19 +587,34 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
                 "INSERT INTO claim (report_id, ext_id, ordinal, subtask_id, criterion_id, fact, "
                 "extract, span_start, span_end, citations, url, metadata) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (report_id, claim.id, ordinal, subtask,
-                 criterion[0] if criterion is not None else None,
-                 claim.fact, claim.extract or claim.fact,
-                 claim.span[0] if claim.span else None, claim.span[1] if claim.span else None,
-                 json.dumps(list(claim.citations or [])), claim.url, _dumps(claim.metadata)))
-            conn.execute("INSERT INTO claim_fts(rowid, fact, extract) VALUES (?, ?, ?)",
-                         (cursor.lastrowid, claim.fact, claim.extract or claim.fact))
+                (
+                    report_id,
+                    claim.id,
+                    ordinal,
+                    subtask,
+                    criterion[0] if criterion is not None else None,
+                    claim.fact,
+                    claim.extract or claim.fact,
+                    claim.span[0] if claim.span else None,
+                    claim.span[1] if claim.span else None,
+                    json.dumps(list(claim.citations or [])),
+                    claim.url,
+                    _dumps(claim.metadata),
+                ),
+            )
+            conn.execute(
+                "INSERT INTO claim_fts(rowid, fact, extract) VALUES (?, ?, ?)",
+                (cursor.lastrowid, claim.fact, claim.extract or claim.fact),
+            )
             ordinal += 1
-        claims = {ext: (cid, sid, claim_cited(cites, url)) for ext, cid, sid, cites, url in
-                  conn.execute(
-            "SELECT c.ext_id, c.id, coalesce(c.subtask_id, k.subtask_id), c.citations, c.url "
-            "FROM claim c LEFT JOIN criterion k ON k.id = c.criterion_id WHERE c.report_id = ?",
-            (report_id,))}
+        claims = {
+            ext: (cid, sid, claim_cited(cites, url))
+            for ext, cid, sid, cites, url in conn.execute(
+                "SELECT c.ext_id, c.id, coalesce(c.subtask_id, k.subtask_id), c.citations, c.url "
+                "FROM claim c LEFT JOIN criterion k ON k.id = c.criterion_id WHERE c.report_id = ?",
+                (report_id,),
+            )
+        }
         rows = []
         for j in outcome.judgments:
             kind = get_kind(j.kind)
@@ -442,20 +624,37 @@ def write_outcome(conn: sqlite3.Connection, run_row: int, report_id: int,
             crit = criteria.get(j.criterion) if j.criterion else None
             claim_row = claims.get(j.claim) if j.claim else None
             subtask = crit[1] if crit else (claim_row[1] if claim_row else None)
-            rows.append((
-                run_row, report_id, j.kind, crit[0] if crit else None,
-                claim_row[0] if claim_row else None, j.ref, j.key, subject_of(j), value,
-                clip(j.explanation), clip(j.evidence), j.raw[:RAW_LIMIT],
-                clip(j.error) if j.error is not None else None, j.source_sha256, subtask,
-                None if claim_row is None else verdict_cited(claim_row[2], subtask, claim_row[1])))
+            rows.append(
+                (
+                    run_row,
+                    report_id,
+                    j.kind,
+                    crit[0] if crit else None,
+                    claim_row[0] if claim_row else None,
+                    j.ref,
+                    j.key,
+                    subject_of(j),
+                    value,
+                    clip(j.explanation),
+                    clip(j.evidence),
+                    j.raw[:RAW_LIMIT],
+                    clip(j.error) if j.error is not None else None,
+                    j.source_sha256,
+                    subtask,
+                    None
+                    if claim_row is None
+                    else verdict_cited(claim_row[2], subtask, claim_row[1]),
+                )
+            )
         first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM judgment").fetchone()[0])
         conn.executemany(
             "INSERT INTO judgment (run_id, report_id, kind, criterion_id, claim_id, ref_idx, "
             "key, subject, value, explanation, evidence, raw, error, source_sha256, current, "
-            "subtask_id, claim_cited) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)", rows)
+            "subtask_id, claim_cited) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?)",
+            rows,
+        )
         refresh_subjects(conn, ensure_subjects(conn, first))
-        if conn.execute("SELECT active FROM judge_run WHERE id = ?",
-                        (run_row,)).fetchone()[0] > 0:
+        if conn.execute("SELECT active FROM judge_run WHERE id = ?", (run_row,)).fetchone()[0] > 0:
             refresh_current(conn, [report_id])
     return Written(len(outcome.claims), len(rows))
 
@@ -474,7 +673,8 @@ def heartbeat(conn: sqlite3.Connection, run_rows: Iterable[int], **extra: Any) -
         return
     with transaction(conn):
         for row, usage in conn.execute(
-                f"SELECT id, usage FROM judge_run WHERE id IN ({_in(rows)})", rows).fetchall():
+            f"SELECT id, usage FROM judge_run WHERE id IN ({_in(rows)})", rows
+        ).fetchall():
             data = json.loads(usage)
             if data.get("status") != "running":
                 continue
@@ -494,8 +694,12 @@ def _alive(pid: object) -> bool:
     return True
 
 
-def mark_stale_runs(conn: sqlite3.Connection, *, now: datetime | None = None,
-                    stale_after: float = STALE_AFTER_SECONDS) -> list[str]:
+def mark_stale_runs(
+    conn: sqlite3.Connection,
+    *,
+    now: datetime | None = None,
+    stale_after: float = STALE_AFTER_SECONDS,
+) -> list[str]:
     """Mark ``running`` runs whose process is gone as ``interrupted``; returns their ids.
 
     On this host a run is stale when its process no longer exists (or is another program
@@ -506,7 +710,8 @@ def mark_stale_runs(conn: sqlite3.Connection, *, now: datetime | None = None,
     moment = now or datetime.now(UTC)
     stale: dict[int, tuple[str, str]] = {}
     for row, ext, usage in conn.execute(
-            "SELECT id, ext_id, usage FROM judge_run WHERE usage LIKE '%\"running\"%'"):
+        "SELECT id, ext_id, usage FROM judge_run WHERE usage LIKE '%\"running\"%'"
+    ):
         data = json.loads(usage)
         if data.get("status") != "running":
             continue
@@ -515,14 +720,18 @@ def mark_stale_runs(conn: sqlite3.Connection, *, now: datetime | None = None,
         if data.get("host") == host and not _alive(data.get("pid")):
             stale[int(row)] = (ext, f"its process {data.get('pid')} on {host} is gone")
         elif age > stale_after and (data.get("host") != host or age > 4 * stale_after):
-            stale[int(row)] = (ext, f"no sign of life for {age:.0f} s (last heartbeat "
-                                    f"{data.get('heartbeat') or 'never'})")
+            stale[int(row)] = (
+                ext,
+                f"no sign of life for {age:.0f} s (last heartbeat "
+                f"{data.get('heartbeat') or 'never'})",
+            )
     if not stale:
         return []
     with transaction(conn):
         for row, (_, why) in stale.items():
-            data = json.loads(conn.execute("SELECT usage FROM judge_run WHERE id = ?",
-                                           (row,)).fetchone()[0])
+            data = json.loads(
+                conn.execute("SELECT usage FROM judge_run WHERE id = ?", (row,)).fetchone()[0]
+            )
             if data.get("status") != "running":
                 continue
             data.update(status="interrupted", interrupted=why, marked_at=now_iso())
@@ -540,28 +749,50 @@ def _parse_time(value: object) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
-def record_page(conn: sqlite3.Connection, suite_id: int, run_row: int | None, page: Page
-                ) -> None:
+def record_page(conn: sqlite3.Connection, suite_id: int, run_row: int | None, page: Page) -> None:
     with transaction(conn):
         conn.execute(
             "INSERT INTO page_fetch (suite_id, run_id, url, final_url, fetched_at, status, "
             "content_type, title, text, sha256, error) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (suite_id, run_row, page.url, page.final_url, page.fetched_at or now_iso(),
-             page.status, page.content_type, page.title, page.text, page.sha256, page.error))
+            (
+                suite_id,
+                run_row,
+                page.url,
+                page.final_url,
+                page.fetched_at or now_iso(),
+                page.status,
+                page.content_type,
+                page.title,
+                page.text,
+                page.sha256,
+                page.error,
+            ),
+        )
 
 
-def finish_run(conn: sqlite3.Connection, run_rows: Iterable[int], usage: Mapping[str, Any],
-               report_ids: Iterable[int]) -> None:
+def finish_run(
+    conn: sqlite3.Connection,
+    run_rows: Iterable[int],
+    usage: Mapping[str, Any],
+    report_ids: Iterable[int],
+) -> None:
     """Store the run's usage and status; when the run is active (a candidate is not), bring
     the score cache up to date for the reports it judged (both variants: the judge's values
     changed, and so may the effective ones where no human decided)."""
     rows = sorted(set(run_rows))
     ids = sorted(set(report_ids))
     with transaction(conn):
-        conn.executemany("UPDATE judge_run SET usage = ? WHERE id = ?",
-                         [(_dumps(dict(usage)), row) for row in rows])
-        active = conn.execute(f"SELECT max(active) FROM judge_run WHERE id IN ({_in(rows)})",
-                              rows).fetchone()[0] if rows else 0
+        conn.executemany(
+            "UPDATE judge_run SET usage = ? WHERE id = ?",
+            [(_dumps(dict(usage)), row) for row in rows],
+        )
+        active = (
+            conn.execute(
+                f"SELECT max(active) FROM judge_run WHERE id IN ({_in(rows)})", rows
+            ).fetchone()[0]
+            if rows
+            else 0
+        )
         if ids and active:
             refresh_current(conn, ids)
             update_scores(conn, ids, variants=("judge", "adjudicated"))
@@ -572,6 +803,7 @@ def finish_run(conn: sqlite3.Connection, run_rows: Iterable[int], usage: Mapping
 
 
 # -- listing and activation ---------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class RunInfo:
@@ -594,31 +826,54 @@ class RunInfo:
 def list_runs(conn: sqlite3.Connection) -> list[RunInfo]:
     """Every judge run (imported or Gavel's own), oldest first, with counts."""
     runs: dict[str, RunInfo] = {}
-    for row_id, ext, suite, model, version, created, description, active, params, usage in (
-        conn.execute(
-            """SELECT jr.id, jr.ext_id, s.ext_id, jr.model, jr.prompt_version, jr.created_at,
+    for (
+        row_id,
+        ext,
+        suite,
+        model,
+        version,
+        created,
+        description,
+        active,
+        params,
+        usage,
+    ) in conn.execute(
+        """SELECT jr.id, jr.ext_id, s.ext_id, jr.model, jr.prompt_version, jr.created_at,
                       jr.description, jr.active, jr.params, jr.usage
                FROM judge_run jr JOIN suite s ON s.id = jr.suite_id
-               ORDER BY jr.created_at, jr.id""")):
+               ORDER BY jr.created_at, jr.id"""
+    ):
         info = runs.get(ext)
         if info is None:
-            info = runs[ext] = RunInfo(ext, [], model, version, created, description,
-                                       bool(active), json.loads(params), json.loads(usage))
+            info = runs[ext] = RunInfo(
+                ext,
+                [],
+                model,
+                version,
+                created,
+                description,
+                bool(active),
+                json.loads(params),
+                json.loads(usage),
+            )
         info.suites.append(suite)
         info.row_ids.append(row_id)
         info.active = info.active or bool(active)
     by_row = {row: info for info in runs.values() for row in info.row_ids}
     for row, kind, count, errors in conn.execute(
-        "SELECT run_id, kind, count(*), count(error) FROM judgment GROUP BY run_id, kind"):
+        "SELECT run_id, kind, count(*), count(error) FROM judgment GROUP BY run_id, kind"
+    ):
         info = by_row[row]
         info.judgments[kind] = info.judgments.get(kind, 0) + count
         info.errors += errors
     for row, reports in conn.execute(
-        "SELECT run_id, count(DISTINCT report_id) FROM judgment GROUP BY run_id"):
+        "SELECT run_id, count(DISTINCT report_id) FROM judgment GROUP BY run_id"
+    ):
         by_row[row].reports += reports
     for ext, count in conn.execute(
         f"SELECT json_extract(metadata, '$.{RUN_CLAIM_KEY}'), count(*) FROM claim "
-        f"WHERE json_extract(metadata, '$.{RUN_CLAIM_KEY}') IS NOT NULL GROUP BY 1"):
+        f"WHERE json_extract(metadata, '$.{RUN_CLAIM_KEY}') IS NOT NULL GROUP BY 1"
+    ):
         if ext in runs:
             runs[ext].claims = count
     return list(runs.values())
@@ -626,14 +881,23 @@ def list_runs(conn: sqlite3.Connection) -> list[RunInfo]:
 
 def run_rows(conn: sqlite3.Connection, run: str) -> list[int]:
     """``judge_run`` row ids of a run named by external id (or a row id); error if none."""
-    rows = [int(r) for (r,) in conn.execute(
-        "SELECT id FROM judge_run WHERE ext_id = ? OR CAST(id AS TEXT) = ? ORDER BY id",
-        (run, run))]
+    rows = [
+        int(r)
+        for (r,) in conn.execute(
+            "SELECT id FROM judge_run WHERE ext_id = ? OR CAST(id AS TEXT) = ? ORDER BY id",
+            (run, run),
+        )
+    ]
     if not rows:
-        known = ", ".join(ext for (ext,) in conn.execute(
-            "SELECT DISTINCT ext_id FROM judge_run ORDER BY created_at LIMIT 20"))
-        raise InputError("command line", f"no judge run {run!r} (runs: {known or 'none'})",
-                         field="RUN")
+        known = ", ".join(
+            ext
+            for (ext,) in conn.execute(
+                "SELECT DISTINCT ext_id FROM judge_run ORDER BY created_at LIMIT 20"
+            )
+        )
+        raise InputError(
+            "command line", f"no judge run {run!r} (runs: {known or 'none'})", field="RUN"
+        )
     return rows
 
 
@@ -643,12 +907,18 @@ def set_active(conn: sqlite3.Connection, run: str, active: bool) -> list[int]:
     Returns the ids of the reports whose current verdicts were re-chosen."""
     rows = run_rows(conn, run)
     with transaction(conn):
-        rank = (int(conn.execute("SELECT coalesce(max(active), 0) FROM judge_run")
-                    .fetchone()[0]) + 1) if active else 0
-        conn.execute(f"UPDATE judge_run SET active = ? WHERE id IN ({_in(rows)})",
-                     [rank, *rows])
-        ids = [int(r) for (r,) in conn.execute(
-            f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN ({_in(rows)})", rows)]
+        rank = (
+            (int(conn.execute("SELECT coalesce(max(active), 0) FROM judge_run").fetchone()[0]) + 1)
+            if active
+            else 0
+        )
+        conn.execute(f"UPDATE judge_run SET active = ? WHERE id IN ({_in(rows)})", [rank, *rows])
+        ids = [
+            int(r)
+            for (r,) in conn.execute(
+                f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN ({_in(rows)})", rows
+            )
+        ]
         if ids:
             refresh_current(conn, ids)
             update_scores(conn, ids, variants=("judge", "adjudicated"))
@@ -657,6 +927,7 @@ def set_active(conn: sqlite3.Connection, run: str, active: bool) -> list[int]:
 
 
 # -- one run on its own (comparisons) -----------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class RunVerdict:
@@ -679,7 +950,9 @@ def run_verdicts(conn: sqlite3.Connection, run: str) -> list[RunVerdict]:
             FROM judgment j JOIN report r ON r.id = j.report_id
             LEFT JOIN criterion c ON c.id = j.criterion_id
             LEFT JOIN claim k ON k.id = j.claim_id
-            WHERE j.run_id IN ({_in(rows)}) ORDER BY j.id""", rows):
+            WHERE j.run_id IN ({_in(rows)}) ORDER BY j.id""",
+        rows,
+    ):
         if crit is not None:
             name = "c=" + crit
         elif fact is not None:
@@ -694,9 +967,13 @@ def run_verdicts(conn: sqlite3.Connection, run: str) -> list[RunVerdict]:
 
 def run_report_ids(conn: sqlite3.Connection, run: str) -> list[int]:
     rows = run_rows(conn, run)
-    return [int(r) for (r,) in conn.execute(
-        f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN ({_in(rows)}) ORDER BY 1",
-        rows)]
+    return [
+        int(r)
+        for (r,) in conn.execute(
+            f"SELECT DISTINCT report_id FROM judgment WHERE run_id IN ({_in(rows)}) ORDER BY 1",
+            rows,
+        )
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -709,8 +986,12 @@ class RunScores:
     """(system ext id, framework) -> aggregates over the reports scored."""
 
 
-def run_scores(conn: sqlite3.Connection, run: str, report_ids: Sequence[int] | None = None,
-               variant: Variant = "judge") -> RunScores:
+def run_scores(
+    conn: sqlite3.Connection,
+    run: str,
+    report_ids: Sequence[int] | None = None,
+    variant: Variant = "judge",
+) -> RunScores:
     """Score the reports ``run`` judged (restricted to ``report_ids`` when given) from that
     run's judgments alone, computed on the fly with each framework's ``score_report``.
 
@@ -726,14 +1007,16 @@ def run_scores(conn: sqlite3.Connection, run: str, report_ids: Sequence[int] | N
         return RunScores({}, {})
     inputs = load_inputs(conn, ids)
     metas = report_meta(conn, ids)
-    decided = dict(conn.execute("SELECT subject_id, value FROM decision "
-                                "WHERE status != 'conflict'").fetchall())
+    decided = dict(
+        conn.execute("SELECT subject_id, value FROM decision WHERE status != 'conflict'").fetchall()
+    )
     own: dict[int, list[VerdictIn]] = defaultdict(list)
     for row in conn.execute(
         f"""SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, ref_idx, key,
                    value, value, error, subject_id FROM judgment
             WHERE run_id IN ({_in(rows)}) AND report_id IN ({_in(ids)}) ORDER BY id""",
-        [*rows, *ids]):
+        [*rows, *ids],
+    ):
         verdict = VerdictIn._make(row)
         if verdict.subject in decided:
             verdict = verdict._replace(effective=decided[verdict.subject])
@@ -750,11 +1033,17 @@ def run_scores(conn: sqlite3.Connection, run: str, report_ids: Sequence[int] | N
         mine = own.get(rid, [])
         kinds = {v.kind for v in mine}
         report = ReportInput(
-            report_id=base.report_id, task_id=base.task_id, system_id=base.system_id,
-            task_metadata=base.task_metadata, report_metadata=base.report_metadata,
-            subtasks=base.subtasks, criteria=base.criteria, claims=base.claims,
+            report_id=base.report_id,
+            task_id=base.task_id,
+            system_id=base.system_id,
+            task_metadata=base.task_metadata,
+            report_metadata=base.report_metadata,
+            subtasks=base.subtasks,
+            criteria=base.criteria,
+            claims=base.claims,
             verdicts=[v for v in base.verdicts if v.kind not in kinds] + mine,
-            expansions=base.expansions)
+            expansions=base.expansions,
+        )
         for name in metas[rid].frameworks:
             fw = registry.get(name)
             if fw is None:
@@ -762,6 +1051,7 @@ def run_scores(conn: sqlite3.Connection, run: str, report_ids: Sequence[int] | N
             scores = fw.score_report(report, variant, options[name])
             reports[(rid, name)] = scores
             grouped[(systems[base.system_id], name)].append(scores)
-    aggregates = {key: registry[key[1]].aggregate(values, options[key[1]])
-                  for key, values in grouped.items()}
+    aggregates = {
+        key: registry[key[1]].aggregate(values, options[key[1]]) for key, values in grouped.items()
+    }
     return RunScores(reports, aggregates)

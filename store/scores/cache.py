@@ -42,9 +42,7 @@ from store.sqlite.tx import transaction
 OPTIONS_KEY = "options"
 SCORES_BEHIND = "scores_behind"
 """``meta`` key: present while the score cache is known to lag the inputs (value: why)."""
-_INSERT = (
-    "INSERT INTO score (scope, framework, variant, metric, value, n) VALUES (?,?,?,?,?,?)"
-)
+_INSERT = "INSERT INTO score (scope, framework, variant, metric, value, n) VALUES (?,?,?,?,?,?)"
 
 
 def report_scope(report_id: int) -> str:
@@ -55,19 +53,24 @@ def system_scope(system_id: int) -> str:
     return f"system:{system_id}"
 
 
-def load_options(conn: sqlite3.Connection, names: Iterable[str] | None = None
-                 ) -> dict[str, dict[str, str]]:
+def load_options(
+    conn: sqlite3.Connection, names: Iterable[str] | None = None
+) -> dict[str, dict[str, str]]:
     """Resolved options per framework: stored overrides on top of each framework's defaults
     (every framework, or those of ``names`` that exist)."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (OPTIONS_KEY,)).fetchone()
     stored: dict[str, dict[str, str]] = json.loads(row[0]) if row else {}
-    chosen = (frameworks() if names is None
-              else {name: fw for name in names if (fw := find_framework(name)) is not None})
+    chosen = (
+        frameworks()
+        if names is None
+        else {name: fw for name in names if (fw := find_framework(name)) is not None}
+    )
     return {name: resolve_options(fw, stored.get(name, {})) for name, fw in chosen.items()}
 
 
-def set_options(conn: sqlite3.Connection, framework: str, overrides: Mapping[str, str], *,
-                rebuild: bool = True) -> None:
+def set_options(
+    conn: sqlite3.Connection, framework: str, overrides: Mapping[str, str], *, rebuild: bool = True
+) -> None:
     """Store option overrides for one framework and rebuild the cache under them (a caller that
     sets several in its own transaction passes ``rebuild=False`` and rebuilds once)."""
     fw = frameworks()[framework]
@@ -75,11 +78,14 @@ def set_options(conn: sqlite3.Connection, framework: str, overrides: Mapping[str
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (OPTIONS_KEY,)).fetchone()
     stored: dict[str, dict[str, str]] = json.loads(row[0]) if row else {}
     merged = {**stored.get(framework, {}), **overrides}
-    stored[framework] = {k: v for k, v in merged.items()
-                         if v != next(o.default for o in fw.options if o.name == k)}
+    stored[framework] = {
+        k: v for k, v in merged.items() if v != next(o.default for o in fw.options if o.name == k)
+    }
     with transaction(conn):
-        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                     (OPTIONS_KEY, json.dumps(stored, sort_keys=True)))
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            (OPTIONS_KEY, json.dumps(stored, sort_keys=True)),
+        )
         if rebuild:
             rebuild_scores(conn)
         else:
@@ -116,14 +122,15 @@ def _table(conn: sqlite3.Connection, scored: Iterable[Scored]) -> ScoreTable:
     by_system: dict[tuple[int, str, Variant], dict[int, ReportScores]] = defaultdict(dict)
     for rid, system_id, name, judge, adjudicated in scored:
         both: tuple[tuple[Variant, ReportScores], ...] = (
-            ("judge", judge), ("adjudicated", adjudicated))
+            ("judge", judge),
+            ("adjudicated", adjudicated),
+        )
         for variant, scores in both:
             reports[(rid, name, variant)] = scores
             by_system[(system_id, name, variant)][rid] = scores
     registry, options = frameworks(), load_options(conn)
     systems = {
-        key: _aggregate(registry[key[1]], [values[rid] for rid in sorted(values)],
-                        options[key[1]])
+        key: _aggregate(registry[key[1]], [values[rid] for rid in sorted(values)], options[key[1]])
         for key, values in by_system.items()
     }
     return ScoreTable(dict(sorted(reports.items())), systems)
@@ -151,13 +158,16 @@ def _score_all(conn: sqlite3.Connection) -> Iterator[Scored]:
                 if judge is None or adjudicated is None:
                     from_rows[rid].append(name)
                     continue
-                yield (rid, wanted[rid].system_id, name,
-                       *both_scored(spec, judge, adjudicated, options[name]))
+                yield (
+                    rid,
+                    wanted[rid].system_id,
+                    name,
+                    *both_scored(spec, judge, adjudicated, options[name]),
+                )
     yield from _score_rows(conn, from_rows)
 
 
-def _score_rows(conn: sqlite3.Connection, pairs: Mapping[int, Sequence[str]]
-                ) -> Iterator[Scored]:
+def _score_rows(conn: sqlite3.Connection, pairs: Mapping[int, Sequence[str]]) -> Iterator[Scored]:
     """The given (report, frameworks) scored from their rows, a chunk at a time.
 
     A report no human has decided on has identical verdicts in both variants, so its judge
@@ -168,33 +178,41 @@ def _score_rows(conn: sqlite3.Connection, pairs: Mapping[int, Sequence[str]]
     options = load_options(conn)
     registry = frameworks()
     decided = {
-        rid for (rid,) in conn.execute(
+        rid
+        for (rid,) in conn.execute(
             "SELECT DISTINCT s.report_id FROM decision d JOIN subject s ON s.id = d.subject_id"
         )
     }
     ids = sorted(pairs)
     for start in range(0, len(ids), _CHUNK):
-        inputs = load_inputs(conn, ids[start:start + _CHUNK])
+        inputs = load_inputs(conn, ids[start : start + _CHUNK])
         for rid, report in inputs.items():
             for name in pairs[rid]:
                 fw = registry[name]
                 judge = fw.score_report(report, "judge", options[name])
                 # Contract: a score depends on the variant only through verdict values, so an
                 # undecided report's adjudicated scores are its judge scores.
-                adjudicated = (fw.score_report(report, "adjudicated", options[name])
-                               if rid in decided or report.expansions else judge)
+                adjudicated = (
+                    fw.score_report(report, "adjudicated", options[name])
+                    if rid in decided or report.expansions
+                    else judge
+                )
                 yield rid, report.system_id, name, judge, adjudicated
 
 
-def _aggregate(fw: Framework, values: Sequence[ReportScores], options: Mapping[str, str]
-               ) -> dict[str, tuple[float | None, int]]:
+def _aggregate(
+    fw: Framework, values: Sequence[ReportScores], options: Mapping[str, str]
+) -> dict[str, tuple[float | None, int]]:
     return {m: (a.value, a.n) for m, a in fw.aggregate(values, options).items()}
 
 
-def _aggregate_columns(fw: ColumnAggregating, columns: SystemColumns,
-                       options: Mapping[str, str]) -> dict[str, tuple[float | None, int]]:
-    return {m: (a.value, a.n) for m, a in
-            fw.aggregate_columns(columns.columns, len(columns.ids), options).items()}
+def _aggregate_columns(
+    fw: ColumnAggregating, columns: SystemColumns, options: Mapping[str, str]
+) -> dict[str, tuple[float | None, int]]:
+    return {
+        m: (a.value, a.n)
+        for m, a in fw.aggregate_columns(columns.columns, len(columns.ids), options).items()
+    }
 
 
 def rebuild_scores(conn: sqlite3.Connection) -> None:
@@ -236,8 +254,10 @@ def _rebuild(conn: sqlite3.Connection) -> None:
             aggregates = _aggregate_columns(by_columns, values, options[name])
         else:
             aggregates = _aggregate(fw, [values[rid] for rid in sorted(values)], options[name])
-        conn.executemany(_INSERT, [(system_scope(sid), name, variant, m, v, n)
-                                   for m, (v, n) in aggregates.items()])
+        conn.executemany(
+            _INSERT,
+            [(system_scope(sid), name, variant, m, v, n) for m, (v, n) in aggregates.items()],
+        )
     conn.execute("DELETE FROM meta WHERE key = ?", (SCORES_BEHIND,))
 
 
@@ -253,9 +273,11 @@ class _Systems:
     rows)."""
 
     slices: dict[tuple[int, str, Variant], list[SystemColumns]] = field(
-        default_factory=lambda: defaultdict(list))
+        default_factory=lambda: defaultdict(list)
+    )
     scores: dict[tuple[int, str, Variant], dict[int, ReportScores]] = field(
-        default_factory=lambda: defaultdict(dict))
+        default_factory=lambda: defaultdict(dict)
+    )
 
     def add(self, name: str, part: Part) -> None:
         for (sid, variant), columns in part.columns.items():
@@ -263,12 +285,13 @@ class _Systems:
         for (sid, variant), scores in part.scores.items():
             self.scores[(sid, name, variant)].update(scores)
 
-    def merged(self, registry: Mapping[str, Framework]
-               ) -> dict[tuple[int, str, Variant], SystemColumns | dict[int, ReportScores]]:
+    def merged(
+        self, registry: Mapping[str, Framework]
+    ) -> dict[tuple[int, str, Variant], SystemColumns | dict[int, ReportScores]]:
         """Each system's columns where its framework aggregates from columns, else its
         report scores."""
         out: dict[tuple[int, str, Variant], SystemColumns | dict[int, ReportScores]] = {}
-        for key in sorted({*self.slices, *self.scores}):     # the same order every time
+        for key in sorted({*self.slices, *self.scores}):  # the same order every time
             by_columns = column_aggregating(registry[key[1]])
             scores = self.scores.get(key, {})
             if by_columns is None:
@@ -329,8 +352,12 @@ def update_scores(
         _update(conn, ids, variants, cache)
 
 
-def _update(conn: sqlite3.Connection, ids: list[int], variants: Sequence[Variant],
-            cache: SystemScoreCache | None) -> None:
+def _update(
+    conn: sqlite3.Connection,
+    ids: list[int],
+    variants: Sequence[Variant],
+    cache: SystemScoreCache | None,
+) -> None:
     if cache is not None:
         cache.check(conn)
     fresh: dict[tuple[int, str, str], dict[int, ReportScores]] = defaultdict(dict)
@@ -359,11 +386,14 @@ def _update(conn: sqlite3.Connection, ids: list[int], variants: Sequence[Variant
             by_columns = column_aggregating(fw)
             if by_columns is not None:
                 aggregates = _aggregate_columns(
-                    by_columns, _system_columns(conn, key, by_columns, fresh[key], cache),
-                    options[name])
+                    by_columns,
+                    _system_columns(conn, key, by_columns, fresh[key], cache),
+                    options[name],
+                )
             else:
-                aggregates = _aggregate(fw, _system_reports(conn, key, fresh[key], cache),
-                                        options[name])
+                aggregates = _aggregate(
+                    fw, _system_reports(conn, key, fresh[key], cache), options[name]
+                )
             scope = system_scope(system_id)
             conn.execute(
                 "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
@@ -375,28 +405,35 @@ def _update(conn: sqlite3.Connection, ids: list[int], variants: Sequence[Variant
             )
 
 
-def _system_reports(conn: sqlite3.Connection, key: tuple[int, str, Variant],
-                    fresh: Mapping[int, ReportScores], cache: SystemScoreCache | None
-                    ) -> list[ReportScores]:
+def _system_reports(
+    conn: sqlite3.Connection,
+    key: tuple[int, str, Variant],
+    fresh: Mapping[int, ReportScores],
+    cache: SystemScoreCache | None,
+) -> list[ReportScores]:
     """A system's report scores with ``fresh`` in place, in report-id order (as the full
     recompute sums them: floating point)."""
     known = cache.systems.get(key) if cache is not None else None
     if known is None:
-        known = system_report_scores(conn, *key)    # already holds the fresh rows
+        known = system_report_scores(conn, *key)  # already holds the fresh rows
         if cache is not None:
             cache.systems[key] = known
     else:
         for rid, scores in fresh.items():
             if scores:
                 known[rid] = scores
-            else:                   # no report row: absent, as when read back
+            else:  # no report row: absent, as when read back
                 known.pop(rid, None)
     return [known[rid] for rid in sorted(known)]
 
 
-def _system_columns(conn: sqlite3.Connection, key: tuple[int, str, Variant],
-                    fw: ColumnAggregating, fresh: Mapping[int, ReportScores],
-                    cache: SystemScoreCache | None) -> SystemColumns:
+def _system_columns(
+    conn: sqlite3.Connection,
+    key: tuple[int, str, Variant],
+    fw: ColumnAggregating,
+    fresh: Mapping[int, ReportScores],
+    cache: SystemScoreCache | None,
+) -> SystemColumns:
     """A system's columns with ``fresh`` in place, stored back for the next reader: from the
     cache, else its stored columns, else (missing or malformed) its report rows."""
     columns = cache.columns.get(key) if cache is not None else None
@@ -412,8 +449,9 @@ def _system_columns(conn: sqlite3.Connection, key: tuple[int, str, Variant],
     return columns
 
 
-def system_report_scores(conn: sqlite3.Connection, system_id: int, framework: str,
-                         variant: str) -> dict[int, ReportScores]:
+def system_report_scores(
+    conn: sqlite3.Connection, system_id: int, framework: str, variant: str
+) -> dict[int, ReportScores]:
     """The cached per-report scores of one system, by report id."""
     return report_scores.system_reports(conn, system_id, framework, variant)
 
@@ -441,8 +479,9 @@ def ensure_scores(conn: sqlite3.Connection) -> bool:
     """
     behind = conn.execute("SELECT 1 FROM meta WHERE key = ?", (SCORES_BEHIND,)).fetchone()
     if behind is None:
-        has_scores = report_scores.has_any(conn) or conn.execute(
-            "SELECT 1 FROM score LIMIT 1").fetchone()
+        has_scores = (
+            report_scores.has_any(conn) or conn.execute("SELECT 1 FROM score LIMIT 1").fetchone()
+        )
         has_reports = conn.execute("SELECT 1 FROM report LIMIT 1").fetchone()
         if not has_reports or has_scores:
             return False
@@ -453,9 +492,13 @@ def ensure_scores(conn: sqlite3.Connection) -> bool:
 def suite_unscored(conn: sqlite3.Connection, suite_id: int) -> bool:
     """Whether none of a suite's reports has a score: what a process killed between an import
     and its scores left behind before imports and scores committed together."""
-    return bool(conn.execute(
-        """SELECT EXISTS (SELECT 1 FROM report r JOIN system y ON y.id = r.system_id
+    return bool(
+        conn.execute(
+            """SELECT EXISTS (SELECT 1 FROM report r JOIN system y ON y.id = r.system_id
                           WHERE y.suite_id = ?)
               AND NOT EXISTS (SELECT 1 FROM report r JOIN system y ON y.id = r.system_id
                               JOIN report_score s ON s.report_id = r.id
-                              WHERE y.suite_id = ?)""", (suite_id, suite_id)).fetchone()[0])
+                              WHERE y.suite_id = ?)""",
+            (suite_id, suite_id),
+        ).fetchone()[0]
+    )

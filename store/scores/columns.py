@@ -29,8 +29,9 @@ from reviewer.framework import ReportScores, columns_of
 
 _MAGIC = b"GVC1"
 _HEAD = struct.Struct("<4sI")
-_UPSERT = ("INSERT OR REPLACE INTO score_columns (system_id, framework, variant, data) "
-           "VALUES (?,?,?,?)")
+_UPSERT = (
+    "INSERT OR REPLACE INTO score_columns (system_id, framework, variant, data) VALUES (?,?,?,?)"
+)
 
 
 @dataclass(slots=True)
@@ -45,8 +46,13 @@ class SystemColumns:
     @classmethod
     def of(cls, reports: Mapping[int, ReportScores], names: Iterable[str]) -> SystemColumns:
         ids = sorted(rid for rid, scores in reports.items() if scores)
-        return cls(ids, {name: array("d", column) for name, column in
-                         columns_of([reports[rid] for rid in ids], names).items()})
+        return cls(
+            ids,
+            {
+                name: array("d", column)
+                for name, column in columns_of([reports[rid] for rid in ids], names).items()
+            },
+        )
 
     @classmethod
     def merged(cls, slices: Sequence[SystemColumns]) -> SystemColumns:
@@ -65,8 +71,9 @@ class SystemColumns:
         if any(b <= a for a, b in pairwise(ids)):
             order = sorted(range(len(ids)), key=ids.__getitem__)
             ids = [ids[i] for i in order]
-            columns = {name: array("d", [column[i] for i in order])
-                       for name, column in columns.items()}
+            columns = {
+                name: array("d", [column[i] for i in order]) for name, column in columns.items()
+            }
         return cls(ids, columns)
 
     def put(self, rid: int, scores: ReportScores) -> None:
@@ -104,11 +111,15 @@ class SystemColumns:
             magic, size = _HEAD.unpack_from(data)
             if magic != _MAGIC:
                 return None
-            header = json.loads(data[_HEAD.size:_HEAD.size + size])
+            header = json.loads(data[_HEAD.size : _HEAD.size + size])
             n, names = header["n"], header["metrics"]
-            if not (isinstance(n, int) and n >= 0 and isinstance(names, list)
-                    and all(isinstance(name, str) for name in names)
-                    and len(set(names)) == len(names)):
+            if not (
+                isinstance(n, int)
+                and n >= 0
+                and isinstance(names, list)
+                and all(isinstance(name, str) for name in names)
+                and len(set(names)) == len(names)
+            ):
                 return None
             at = _HEAD.size + size
             if len(data) != at + 8 * n * (1 + len(names)):
@@ -133,20 +144,23 @@ def _native(values: array[Any]) -> bytes:
 
 
 def _read(into: array[Any], data: bytes, at: int, n: int) -> array[Any]:
-    into.frombytes(data[at:at + 8 * n])
+    into.frombytes(data[at : at + 8 * n])
     if sys.byteorder != "little":
         into.byteswap()
     return into
 
 
-def load_columns(conn: sqlite3.Connection, system_id: int, framework: str, variant: str
-                 ) -> SystemColumns | None:
+def load_columns(
+    conn: sqlite3.Connection, system_id: int, framework: str, variant: str
+) -> SystemColumns | None:
     row = conn.execute(
         "SELECT data FROM score_columns WHERE system_id = ? AND framework = ? AND variant = ?",
-        (system_id, framework, variant)).fetchone()
+        (system_id, framework, variant),
+    ).fetchone()
     return SystemColumns.decode(row[0]) if row is not None else None
 
 
-def store_columns(conn: sqlite3.Connection, system_id: int, framework: str, variant: str,
-                  columns: SystemColumns) -> None:
+def store_columns(
+    conn: sqlite3.Connection, system_id: int, framework: str, variant: str, columns: SystemColumns
+) -> None:
     conn.execute(_UPSERT, (system_id, framework, variant, columns.encode()))

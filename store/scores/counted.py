@@ -21,8 +21,9 @@ from store.scores.inputs import ReportMeta, report_meta, task_structure
 
 EncodedRow = tuple[int, str, str, str, bytes]
 """A ``report_score`` row: (report id, framework, variant, metrics, data)."""
-Structure = tuple[Mapping[int, dict[str, Any]], Mapping[int, list[SubtaskIn]],
-                  Mapping[int, list[CriterionIn]]]
+Structure = tuple[
+    Mapping[int, dict[str, Any]], Mapping[int, list[SubtaskIn]], Mapping[int, list[CriterionIn]]
+]
 """Each task's metadata, subtasks and criteria (:func:`store.scores.inputs.task_structure`)."""
 SystemKey = tuple[int, Variant]
 """(system id, variant)."""
@@ -45,33 +46,46 @@ class Part:
     """Reports the counts cannot describe: the caller scores them from their rows."""
 
 
-def both_scored(spec: BulkSpec, judge: ReportCounts, adjudicated: ReportCounts,
-                options: Mapping[str, str]) -> tuple[ReportScores, ReportScores]:
+def both_scored(
+    spec: BulkSpec, judge: ReportCounts, adjudicated: ReportCounts, options: Mapping[str, str]
+) -> tuple[ReportScores, ReportScores]:
     """A report's judge and adjudicated scores from its counts: the same object twice where
     no decision moved a count (:func:`store.scores.counts.count_reports` says so by identity)."""
     judge_scores = spec.score(judge, options)
-    return judge_scores, (judge_scores if adjudicated is judge
-                          else spec.score(adjudicated, options))
+    return judge_scores, (
+        judge_scores if adjudicated is judge else spec.score(adjudicated, options)
+    )
 
 
-def encoded_rows(rid: int, name: str, judge: ReportScores, adjudicated: ReportScores
-                 ) -> list[EncodedRow]:
+def encoded_rows(
+    rid: int, name: str, judge: ReportScores, adjudicated: ReportScores
+) -> list[EncodedRow]:
     """A report's rows (none for a variant without scores); an adjudicated variant that is the
     judge's own scores (the same object) reuses its encoding."""
     rows: list[EncodedRow] = []
     if judge:
         rows.append((rid, name, "judge", *report_scores.encode(judge)))
     if adjudicated:
-        rows.append((rid, name, "adjudicated",
-                     *(rows[-1][3:] if adjudicated is judge
-                       else report_scores.encode(adjudicated))))
+        rows.append(
+            (
+                rid,
+                name,
+                "adjudicated",
+                *(rows[-1][3:] if adjudicated is judge else report_scores.encode(adjudicated)),
+            )
+        )
     return rows
 
 
-def score_part(conn: sqlite3.Connection, name: str, spec: BulkSpec,
-               wanted: Mapping[int, ReportMeta], structure: Structure,
-               options: Mapping[str, str],
-               write: Callable[[list[EncodedRow]], None] | None = None) -> Part:
+def score_part(
+    conn: sqlite3.Connection,
+    name: str,
+    spec: BulkSpec,
+    wanted: Mapping[int, ReportMeta],
+    structure: Structure,
+    options: Mapping[str, str],
+    write: Callable[[list[EncodedRow]], None] | None = None,
+) -> Part:
     """``wanted``'s reports counted and scored in both variants. With ``write`` the rows go
     out in batches as they are made (``Part.rows`` is left with none); without, they stay in
     the part (a child's, sent back whole)."""
@@ -97,8 +111,10 @@ def score_part(conn: sqlite3.Connection, name: str, spec: BulkSpec,
     if by_columns is None:
         part.scores = dict(by_system)
     else:
-        part.columns = {key: SystemColumns.of(values, by_columns.aggregated)
-                        for key, values in by_system.items()}
+        part.columns = {
+            key: SystemColumns.of(values, by_columns.aggregated)
+            for key, values in by_system.items()
+        }
     return part
 
 
@@ -117,8 +133,9 @@ def bulk_spec(fw: object) -> BulkSpec | None:
     return spec if isinstance(spec, BulkSpec) else None
 
 
-def plan(metas: Mapping[int, ReportMeta], registry: Mapping[str, object]
-         ) -> tuple[dict[str, dict[int, ReportMeta]], dict[int, list[str]]]:
+def plan(
+    metas: Mapping[int, ReportMeta], registry: Mapping[str, object]
+) -> tuple[dict[str, dict[int, ReportMeta]], dict[int, list[str]]]:
     """Which (report, framework) pairs are counted by SQL (by framework) and which are scored
     from their rows (by report)."""
     from_rows: dict[int, list[str]] = defaultdict(list)
@@ -135,8 +152,11 @@ def plan(metas: Mapping[int, ReportMeta], registry: Mapping[str, object]
     return counted, from_rows
 
 
-def count_all(conn: sqlite3.Connection, options: Mapping[str, Mapping[str, str]],
-              write: Callable[[list[EncodedRow]], None] | None = None) -> Counted:
+def count_all(
+    conn: sqlite3.Connection,
+    options: Mapping[str, Mapping[str, str]],
+    write: Callable[[list[EncodedRow]], None] | None = None,
+) -> Counted:
     """Every report counted and scored where its frameworks allow it (:func:`score_part`)."""
     registry = frameworks()
     counted, from_rows = plan(report_meta(conn), registry)

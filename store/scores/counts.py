@@ -76,9 +76,12 @@ class _Grouped:
 
 
 def count_reports(
-    conn: sqlite3.Connection, spec: BulkSpec, metas: Mapping[int, ReportMeta],
-    structure: tuple[Mapping[int, dict[str, Any]], Mapping[int, list[SubtaskIn]],
-                     Mapping[int, list[CriterionIn]]],
+    conn: sqlite3.Connection,
+    spec: BulkSpec,
+    metas: Mapping[int, ReportMeta],
+    structure: tuple[
+        Mapping[int, dict[str, Any]], Mapping[int, list[SubtaskIn]], Mapping[int, list[CriterionIn]]
+    ],
 ) -> Iterator[tuple[int, ReportCounts | None, ReportCounts | None]]:
     """(report id, judge counts, adjudicated counts) for every report of ``metas``, in report
     order. The adjudicated counts are the judge counts themselves (the same object) where no
@@ -96,41 +99,62 @@ def count_reports(
     queries: list[tuple[str, tuple[Any, ...]]] = []
     if not metas:
         return
-    span = (min(metas), max(metas))     # a caller may count a range of the reports
+    span = (min(metas), max(metas))  # a caller may count a range of the reports
     if claim_kind is not None:
         # (The covering unique index on (report_id, ext_id): the wide rows are not read.)
-        queries.append(("SELECT report_id, count(*) FROM claim WHERE report_id BETWEEN ? AND ? "
-                        "GROUP BY report_id ORDER BY report_id", span))
+        queries.append(
+            (
+                "SELECT report_id, count(*) FROM claim WHERE report_id BETWEEN ? AND ? "
+                "GROUP BY report_id ORDER BY report_id",
+                span,
+            )
+        )
     if counted:
-        queries.append((
-            f"""SELECT report_id, kind, subtask_id, claim_cited, value, count(*)
+        queries.append(
+            (
+                f"""SELECT report_id, kind, subtask_id, claim_cited, value, count(*)
                 FROM judgment INDEXED BY judgment_scoring
                 WHERE current = 1 AND report_id BETWEEN ? AND ?
-                  AND kind IN ({','.join('?' * len(counted))})
+                  AND kind IN ({",".join("?" * len(counted))})
                 GROUP BY report_id, kind, subtask_id, claim_cited, value
-                ORDER BY report_id, kind, subtask_id, claim_cited, value""", (*span, *counted)))
+                ORDER BY report_id, kind, subtask_id, claim_cited, value""",
+                (*span, *counted),
+            )
+        )
     streams = [conn.execute(sql, params) for sql, params in queries]
     claims = _Grouped(iter(()))
     from_runs: set[int] = set()
     if claim_kind is not None:
         claims = _Grouped(streams.pop(0))
         # Claims a judge run extracted (a partial index holds the few with metadata).
-        from_runs = {rid for (rid,) in conn.execute(
-            f"""SELECT DISTINCT report_id FROM claim WHERE metadata != '{{}}'
-                AND json_extract(metadata, '$.{RUN_CLAIM_KEY}') IS NOT NULL""")}
+        from_runs = {
+            rid
+            for (rid,) in conn.execute(
+                f"""SELECT DISTINCT report_id FROM claim WHERE metadata != '{{}}'
+                AND json_extract(metadata, '$.{RUN_CLAIM_KEY}') IS NOT NULL"""
+            )
+        }
     verdicts = _Grouped(streams.pop(0) if streams else iter(()))
     deltas = _decided(conn, counted, claim_kind)
     for rid in sorted(metas):
         meta = metas[rid]
         report = ReportInput(
-            report_id=rid, task_id=meta.task_id, system_id=meta.system_id,
-            task_metadata=task_meta.get(meta.task_id, {}), report_metadata=meta.metadata,
-            subtasks=subtasks.get(meta.task_id, []), criteria=criteria.get(meta.task_id, []))
+            report_id=rid,
+            task_id=meta.task_id,
+            system_id=meta.system_id,
+            task_metadata=task_meta.get(meta.task_id, {}),
+            report_metadata=meta.metadata,
+            subtasks=subtasks.get(meta.task_id, []),
+            criteria=criteria.get(meta.task_id, []),
+        )
         judge = ReportCounts(report)
         judged = 0
         describable = True
         kind_verdicts, claim_values, cited_values = (
-            judge.verdicts, judge.claim_values, judge.cited_values)
+            judge.verdicts,
+            judge.claim_values,
+            judge.cited_values,
+        )
         for _, kind, subtask, cited, value, n in verdicts.take(rid):
             bucket = value if value is None or value in code_set else OTHER
             if kind != claim_kind:
@@ -140,7 +164,7 @@ def count_reports(
                 hist[bucket] = hist.get(bucket, 0) + n
                 continue
             if cited is None or cited < 0:
-                describable = False     # no claim, or one counts cannot describe
+                describable = False  # no claim, or one counts cannot describe
             judged += n
             hist = claim_values.get(subtask)
             if hist is None:
@@ -161,9 +185,13 @@ def count_reports(
             yield rid, judge, judge
             continue
         adjudicated = ReportCounts(
-            report, {key: dict(hist) for key, hist in judge.verdicts.items()}, judge.claims,
-            judge.cited, {key: dict(hist) for key, hist in judge.claim_values.items()},
-            dict(judge.cited_values))
+            report,
+            {key: dict(hist) for key, hist in judge.verdicts.items()},
+            judge.claims,
+            judge.cited,
+            {key: dict(hist) for key, hist in judge.claim_values.items()},
+            dict(judge.cited_values),
+        )
         for move in moves:
             old, new = _bucket(move.old, code_set), _bucket(move.new, code_set)
             if old == new:
@@ -187,8 +215,9 @@ def _move(hist: Hist, old: Value, new: Value) -> None:
     hist[new] = hist.get(new, 0) + 1
 
 
-def _decided(conn: sqlite3.Connection, kinds: Sequence[str], claim_kind: str | None
-             ) -> dict[int, list[_Delta]]:
+def _decided(
+    conn: sqlite3.Connection, kinds: Sequence[str], claim_kind: str | None
+) -> dict[int, list[_Delta]]:
     """Every verdict in force that a decision changes, by report: its judge value and the
     decision's (a decision in conflict changes nothing)."""
     out: dict[int, list[_Delta]] = defaultdict(list)
@@ -199,8 +228,10 @@ def _decided(conn: sqlite3.Connection, kinds: Sequence[str], claim_kind: str | N
                    j.claim_cited IS NOT NULL, coalesce(j.claim_cited = 1, 0)
             FROM {verdicts_of(conn, "decision")}
             WHERE d.status != 'conflict' AND j.current = 1
-              AND j.kind IN ({','.join('?' * len(kinds))})""", tuple(kinds)):
+              AND j.kind IN ({",".join("?" * len(kinds))})""",
+        tuple(kinds),
+    ):
         if old == new or (kind == claim_kind and not has_claim):
-            continue        # unchanged, or a claim verdict the counts leave out (no claim)
+            continue  # unchanged, or a claim verdict the counts leave out (no claim)
         out[rid].append(_Delta(kind, subtask, old, new, bool(cited)))
     return out

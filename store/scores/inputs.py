@@ -18,9 +18,7 @@ from typing import Any
 
 from reviewer.inputs import ClaimIn, CriterionIn, ReportInput, SubtaskIn, VerdictIn
 
-EFFECTIVE_SQL = (
-    "CASE WHEN d.status IS NULL OR d.status = 'conflict' THEN j.value ELSE d.value END"
-)
+EFFECTIVE_SQL = "CASE WHEN d.status IS NULL OR d.status = 'conflict' THEN j.value ELSE d.value END"
 """The effective verdict: a resolved human decision, else the judge's value."""
 
 RUN_CLAIM_KEY = "gavel_judge_run"
@@ -63,8 +61,9 @@ class ReportMeta:
     metadata: dict[str, Any]
 
 
-def report_meta(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
-                ) -> dict[int, ReportMeta]:
+def report_meta(
+    conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+) -> dict[int, ReportMeta]:
     """The scored reports' metadata (of ``report_ids`` if given)."""
     where, params = _where("r.id", report_ids)
     rows = conn.execute(
@@ -79,8 +78,9 @@ def report_meta(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
         frameworks = cache.get(fw)
         if frameworks is None:
             frameworks = cache[fw] = tuple(json.loads(fw))
-        out[rid] = ReportMeta(rid, tid, sid, suite_id, frameworks,
-                              json.loads(metadata) if metadata != "{}" else {})
+        out[rid] = ReportMeta(
+            rid, tid, sid, suite_id, frameworks, json.loads(metadata) if metadata != "{}" else {}
+        )
     return out
 
 
@@ -91,9 +91,9 @@ def _where(column: str, ids: Sequence[int] | None) -> tuple[str, list[int]]:
     return f"AND {column} IN ({','.join('?' * len(unique))})", unique
 
 
-def task_structure(conn: sqlite3.Connection, task_ids: Sequence[int] | None = None
-                   ) -> tuple[dict[int, dict[str, Any]], dict[int, list[SubtaskIn]],
-                              dict[int, list[CriterionIn]]]:
+def task_structure(
+    conn: sqlite3.Connection, task_ids: Sequence[int] | None = None
+) -> tuple[dict[int, dict[str, Any]], dict[int, list[SubtaskIn]], dict[int, list[CriterionIn]]]:
     """Each task's metadata, subtasks and criteria (in order): shared by its reports."""
     twhere, tparams = _where("task_id", task_ids)
     task_meta: dict[int, dict[str, Any]] = {}
@@ -118,8 +118,9 @@ def task_structure(conn: sqlite3.Connection, task_ids: Sequence[int] | None = No
     return task_meta, subtasks, criteria
 
 
-def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
-                ) -> dict[int, ReportInput]:
+def load_inputs(
+    conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+) -> dict[int, ReportInput]:
     """ReportInput for the given reports (all scored reports when None)."""
     metas = report_meta(conn, report_ids)
     if not metas:
@@ -135,34 +136,49 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
     for tid, kind, framework, payload, target, puuid in conn.execute(
         f"""SELECT p.task_id, p.kind, p.framework, p.payload, p.target, p.uuid
             FROM proposal p JOIN ({PROPOSAL_STATUS_SQL}) s ON s.proposal = p.uuid AND s.rn = 1
-            WHERE s.action = 'accept' {_where('p.task_id', task_ids)[0]}
+            WHERE s.action = 'accept' {_where("p.task_id", task_ids)[0]}
             ORDER BY p.task_id, p.created_at, p.uuid""",
         tparams,
     ):
-        expansions[tid].append({"kind": kind, "framework": framework,
-                                "payload": json.loads(payload), "target": target,
-                                "proposal": puuid})
+        expansions[tid].append(
+            {
+                "kind": kind,
+                "framework": framework,
+                "payload": json.loads(payload),
+                "target": target,
+                "proposal": puuid,
+            }
+        )
 
     inputs: dict[int, ReportInput] = {}
     for rid, meta in metas.items():
         inputs[rid] = ReportInput(
-            report_id=rid, task_id=meta.task_id, system_id=meta.system_id,
-            task_metadata=task_meta.get(meta.task_id, {}), report_metadata=meta.metadata,
-            subtasks=subtasks.get(meta.task_id, []), criteria=criteria.get(meta.task_id, []),
+            report_id=rid,
+            task_id=meta.task_id,
+            system_id=meta.system_id,
+            task_metadata=task_meta.get(meta.task_id, {}),
+            report_metadata=meta.metadata,
+            subtasks=subtasks.get(meta.task_id, []),
+            criteria=criteria.get(meta.task_id, []),
             expansions=expansions.get(meta.task_id, []),
         )
 
     rwhere, rparams = _where("report_id", ids)
     cites_cache: dict[str, tuple[int, ...]] = {"[]": ()}
-    ranks = {ext: int(rank) for ext, rank in conn.execute(
-        "SELECT ext_id, max(active) FROM judge_run GROUP BY ext_id")}
-    for rid, rows in groupby(conn.execute(
-        f"SELECT report_id, id, subtask_id, criterion_id, citations, url, "
-        f"CASE WHEN metadata = '{{}}' THEN NULL "
-        f"ELSE json_extract(metadata, '$.{RUN_CLAIM_KEY}') END FROM claim "
-        f"WHERE 1 {rwhere} ORDER BY report_id, ordinal",
-        rparams,
-    ), key=itemgetter(0)):
+    ranks = {
+        ext: int(rank)
+        for ext, rank in conn.execute("SELECT ext_id, max(active) FROM judge_run GROUP BY ext_id")
+    }
+    for rid, rows in groupby(
+        conn.execute(
+            f"SELECT report_id, id, subtask_id, criterion_id, citations, url, "
+            f"CASE WHEN metadata = '{{}}' THEN NULL "
+            f"ELSE json_extract(metadata, '$.{RUN_CLAIM_KEY}') END FROM claim "
+            f"WHERE 1 {rwhere} ORDER BY report_id, ordinal",
+            rparams,
+        ),
+        key=itemgetter(0),
+    ):
         target = inputs.get(rid)
         if target is None:
             continue
@@ -171,8 +187,17 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
             cites = cites_cache.get(citations)
             if cites is None:
                 cites = cites_cache[citations] = tuple(json.loads(citations))
-            claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url, origin,
-                                  ranks.get(origin, 0) if origin is not None else 0))
+            claims.append(
+                ClaimIn(
+                    kid,
+                    subtask_id,
+                    criterion_id,
+                    cites,
+                    url,
+                    origin,
+                    ranks.get(origin, 0) if origin is not None else 0,
+                )
+            )
 
     # Judge values come from one scan of a covering index; the human decisions are patched
     # in afterwards instead of joining every row against the decision table. For a few
@@ -180,20 +205,26 @@ def load_inputs(conn: sqlite3.Connection, report_ids: Sequence[int] | None = Non
     # decided a whole run holds ~10⁵ of them, and reading all would cost every keypress.
     swhere, sparams = _where("s.report_id", ids)
     decided = {
-        jid: value for jid, value in conn.execute(
+        jid: value
+        for jid, value in conn.execute(
             "SELECT d.subject_id, d.value FROM decision d "
             + ("" if ids is None else "JOIN subject s ON s.id = d.subject_id ")
-            + f"WHERE d.status != 'conflict' {swhere}", sparams)
+            + f"WHERE d.status != 'conflict' {swhere}",
+            sparams,
+        )
     }
     make = VerdictIn._make
     jwhere, jparams = _where("report_id", ids)
-    for rid, rows in groupby(conn.execute(
-        f"""SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, ref_idx, key,
+    for rid, rows in groupby(
+        conn.execute(
+            f"""SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, ref_idx, key,
                    value, value, error, subject_id
             FROM judgment INDEXED BY judgment_scoring
             WHERE current = 1 {jwhere} ORDER BY report_id""",
-        jparams,
-    ), key=itemgetter(1)):
+            jparams,
+        ),
+        key=itemgetter(1),
+    ):
         target = inputs.get(rid)
         if target is None:
             continue

@@ -25,8 +25,10 @@ from functools import lru_cache
 
 from reviewer.framework import ReportScores
 
-_UPSERT = ("INSERT OR REPLACE INTO report_score (report_id, framework, variant, metrics, data) "
-           "VALUES (?,?,?,?,?)")
+_UPSERT = (
+    "INSERT OR REPLACE INTO report_score (report_id, framework, variant, metrics, data) "
+    "VALUES (?,?,?,?,?)"
+)
 _LITTLE = sys.byteorder == "little"
 Row = tuple[int, str, str, ReportScores]
 """(report id, framework, variant, scores)."""
@@ -45,8 +47,11 @@ def _names(text: str) -> tuple[str, ...] | None:
         names = json.loads(text)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names) \
-            or len(set(names)) != len(names):
+    if (
+        not isinstance(names, list)
+        or not all(isinstance(n, str) for n in names)
+        or len(set(names)) != len(names)
+    ):
         return None
     return tuple(names)
 
@@ -69,13 +74,15 @@ def decode(metrics: str, data: bytes) -> ReportScores | None:
     values.frombytes(data)
     if not _LITTLE:
         values.byteswap()
-    return {name: None if value != value else value
-            for name, value in zip(names, values, strict=True)}
+    return {
+        name: None if value != value else value for name, value in zip(names, values, strict=True)
+    }
 
 
 @lru_cache(maxsize=1024)
-def _offsets(metrics: str, wanted: tuple[str, ...]
-             ) -> tuple[int, tuple[tuple[str, int], ...]] | None:
+def _offsets(
+    metrics: str, wanted: tuple[str, ...]
+) -> tuple[int, tuple[tuple[str, int], ...]] | None:
     """The blob's length for ``metrics``, and where each wanted metric it has lies in it."""
     names = _names(metrics)
     if names is None:
@@ -111,20 +118,26 @@ def write(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
             gone.append((rid, framework, variant))
     if gone:
         conn.executemany(
-            "DELETE FROM report_score WHERE report_id = ? AND framework = ? AND variant = ?",
-            gone)
+            "DELETE FROM report_score WHERE report_id = ? AND framework = ? AND variant = ?", gone
+        )
     if put:
         conn.executemany(_UPSERT, put)
 
 
-def insert_encoded(conn: sqlite3.Connection,
-                   rows: Sequence[tuple[int, str, str, str, bytes]]) -> None:
+def insert_encoded(
+    conn: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str, bytes]]
+) -> None:
     """Rows already encoded (a full recompute, into an emptied table)."""
     conn.executemany(_UPSERT, rows)
 
 
-def read(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None, *,
-         framework: str | None = None, variant: str | None = None) -> Iterator[Row]:
+def read(
+    conn: sqlite3.Connection,
+    report_ids: Sequence[int] | None = None,
+    *,
+    framework: str | None = None,
+    variant: str | None = None,
+) -> Iterator[Row]:
     """Stored scores in report, framework, variant order: of the given reports (else all),
     of one framework and one variant if given. Malformed rows are skipped."""
     for rid, fw, var, metrics, data in _rows(conn, report_ids, framework, variant):
@@ -133,9 +146,14 @@ def read(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None, *,
             yield rid, fw, var, scores
 
 
-def read_metrics(conn: sqlite3.Connection, wanted: Iterable[str],
-                 report_ids: Sequence[int] | None = None, *, framework: str | None = None,
-                 variant: str | None = None) -> Iterator[Row]:
+def read_metrics(
+    conn: sqlite3.Connection,
+    wanted: Iterable[str],
+    report_ids: Sequence[int] | None = None,
+    *,
+    framework: str | None = None,
+    variant: str | None = None,
+) -> Iterator[Row]:
     """As :func:`read`, each row cut to the ``wanted`` metrics it has."""
     names = tuple(sorted(set(wanted)))
     for rid, fw, var, metrics, data in _rows(conn, report_ids, framework, variant):
@@ -146,8 +164,12 @@ _MANY = 10_000
 """More report ids than this are filtered in Python, not bound as SQL parameters."""
 
 
-def _rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None, framework: str | None,
-          variant: str | None) -> Iterator[tuple[int, str, str, str, bytes]]:
+def _rows(
+    conn: sqlite3.Connection,
+    report_ids: Sequence[int] | None,
+    framework: str | None,
+    variant: str | None,
+) -> Iterator[tuple[int, str, str, str, bytes]]:
     terms: list[str] = []
     params: list[object] = []
     keep: set[int] | None = None
@@ -161,22 +183,28 @@ def _rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None, framework:
             terms.append(f"{column} = ?")
             params.append(value)
     where = " WHERE " + " AND ".join(terms) if terms else ""
-    rows = conn.execute("SELECT report_id, framework, variant, metrics, data FROM report_score"
-                        f"{where} ORDER BY report_id, framework, variant", params)
+    rows = conn.execute(
+        "SELECT report_id, framework, variant, metrics, data FROM report_score"
+        f"{where} ORDER BY report_id, framework, variant",
+        params,
+    )
     if keep is None:
         yield from rows
     else:
         yield from (row for row in rows if row[0] in keep)
 
 
-def system_reports(conn: sqlite3.Connection, system_id: int, framework: str, variant: str
-                   ) -> dict[int, ReportScores]:
+def system_reports(
+    conn: sqlite3.Connection, system_id: int, framework: str, variant: str
+) -> dict[int, ReportScores]:
     """One system's stored report scores, by report id (in id order)."""
     out: dict[int, ReportScores] = {}
     for rid, metrics, data in conn.execute(
-            """SELECT s.report_id, s.metrics, s.data FROM report r
+        """SELECT s.report_id, s.metrics, s.data FROM report r
                JOIN report_score s ON s.report_id = r.id AND s.framework = ? AND s.variant = ?
-               WHERE r.system_id = ? ORDER BY r.id""", (framework, variant, system_id)):
+               WHERE r.system_id = ? ORDER BY r.id""",
+        (framework, variant, system_id),
+    ):
         scores = decode(metrics, data)
         if scores is not None:
             out[rid] = scores
@@ -185,4 +213,3 @@ def system_reports(conn: sqlite3.Connection, system_id: int, framework: str, var
 
 def has_any(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM report_score LIMIT 1").fetchone() is not None
-

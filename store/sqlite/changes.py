@@ -44,8 +44,9 @@ class ChangeWatcher:
 
     def __post_init__(self) -> None:
         self.version = self._version()
-        self.seq = int(self.conn.execute(
-            "SELECT coalesce(max(seq), 0) FROM review_event").fetchone()[0])
+        self.seq = int(
+            self.conn.execute("SELECT coalesce(max(seq), 0) FROM review_event").fetchone()[0]
+        )
         self.shape = tuple(self.conn.execute(_SHAPE).fetchone())
 
     def _version(self) -> int:
@@ -60,15 +61,22 @@ class ChangeWatcher:
             """SELECT e.seq, e.uuid, e.reviewer, e.action,
                       coalesce(s.report_id, e.report_id)
                FROM review_event e LEFT JOIN subject s ON s.target = e.target
-               WHERE e.seq > ? ORDER BY e.seq""", (self.seq,)).fetchall()
+               WHERE e.seq > ? ORDER BY e.seq""",
+            (self.seq,),
+        ).fetchall()
         if rows:
             self.seq = int(rows[-1][0])
         foreign = [r for r in rows if not self.is_own(str(r[1]))]
         shape = tuple(self.conn.execute(_SHAPE).fetchone())
         structural = shape != self.shape or any(
-            r[3] in ("propose", "accept", "reject") for r in foreign)
+            r[3] in ("propose", "accept", "reject") for r in foreign
+        )
         self.shape = shape
         if not foreign and not structural:
             return None
-        return Change(frozenset(int(r[4]) for r in foreign if r[4] is not None),
-                      tuple(sorted({str(r[2]) for r in foreign})), len(foreign), structural)
+        return Change(
+            frozenset(int(r[4]) for r in foreign if r[4] is not None),
+            tuple(sorted({str(r[2]) for r in foreign})),
+            len(foreign),
+            structural,
+        )

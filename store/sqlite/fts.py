@@ -40,19 +40,28 @@ def search_reports(conn: sqlite3.Connection, text: str) -> set[int]:
     match = to_match(text)
     if match is None:
         return set()
-    found = {rid for (rid,) in conn.execute(
-        "SELECT rowid FROM report_fts WHERE report_fts MATCH ?", (match,)
-    )}
-    found.update(rid for (rid,) in conn.execute(
-        "SELECT DISTINCT c.report_id FROM claim_fts JOIN claim c ON c.id = claim_fts.rowid "
-        "WHERE claim_fts MATCH ?",
-        (match,),
-    ))
-    found.update(rid for (rid,) in conn.execute(
-        """SELECT DISTINCT rf.report_id FROM source_fts
+    found = {
+        rid
+        for (rid,) in conn.execute(
+            "SELECT rowid FROM report_fts WHERE report_fts MATCH ?", (match,)
+        )
+    }
+    found.update(
+        rid
+        for (rid,) in conn.execute(
+            "SELECT DISTINCT c.report_id FROM claim_fts JOIN claim c ON c.id = claim_fts.rowid "
+            "WHERE claim_fts MATCH ?",
+            (match,),
+        )
+    )
+    found.update(
+        rid
+        for (rid,) in conn.execute(
+            """SELECT DISTINCT rf.report_id FROM source_fts
            JOIN source s ON s.id = source_fts.rowid
            JOIN reference rf ON rf.url = s.url
            WHERE source_fts MATCH ?""",
-        (match,),
-    ))
+            (match,),
+        )
+    )
     return found

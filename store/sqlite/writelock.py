@@ -82,8 +82,11 @@ def announced(conn: sqlite3.Connection, command: str) -> Iterator[None]:
     note = note_path(path) if path is not None else None
     written = False
     if note is not None:
-        body = {"pid": os.getpid(), "command": command,
-                "since": datetime.now(UTC).isoformat(timespec="seconds")}
+        body = {
+            "pid": os.getpid(),
+            "command": command,
+            "since": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
         try:
             note.write_text(json.dumps(body), encoding="utf-8")
             written = True
@@ -166,6 +169,6 @@ def lock_holder(database: Path) -> Holder | None:
 
 
 def describe_holder(database: Path | None) -> str:
-    """"held by …" text for a waiting message."""
+    """ "held by …" text for a waiting message."""
     holder = lock_holder(database) if database is not None else None
     return f"held by {holder.describe()}" if holder else "held by another process"

@@ -18,8 +18,9 @@ from store.scores.inputs import load_inputs, report_meta
 from store.sqlite.tx import transaction
 
 
-def cached_impacts(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
-                   ) -> dict[int, Impact]:
+def cached_impacts(
+    conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+) -> dict[int, Impact]:
     where, params = "", list(report_ids or [])
     if report_ids is not None:
         where = f"WHERE report_id IN ({','.join('?' * len(params))})"
@@ -33,10 +34,13 @@ def cached_impacts(conn: sqlite3.Connection, report_ids: Sequence[int] | None = 
 
 
 def missing_impacts(conn: sqlite3.Connection) -> list[int]:
-    return [rid for (rid,) in conn.execute(
-        "SELECT r.id FROM report r JOIN system y ON y.id = r.system_id "
-        "WHERE y.is_reference = 0 AND r.id NOT IN (SELECT report_id FROM impact) ORDER BY r.id"
-    )]
+    return [
+        rid
+        for (rid,) in conn.execute(
+            "SELECT r.id FROM report r JOIN system y ON y.id = r.system_id "
+            "WHERE y.is_reference = 0 AND r.id NOT IN (SELECT report_id FROM impact) ORDER BY r.id"
+        )
+    ]
 
 
 def compute_impacts(conn: sqlite3.Connection, report_ids: Sequence[int]) -> dict[int, Impact]:

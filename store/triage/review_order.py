@@ -46,21 +46,32 @@ def candidates(conn: sqlite3.Connection, suite: str) -> list[Candidate]:
            JOIN report r ON r.id = j.report_id JOIN system y ON y.id = r.system_id
            JOIN suite s ON s.id = y.suite_id
            WHERE s.ext_id = ? AND y.is_reference = 0 AND j.current = 1 ORDER BY j.id""",
-        (suite,)).fetchall()
+        (suite,),
+    ).fetchall()
     weights: dict[int, list[float]] = defaultdict(list)
     rules: dict[int, list[str]] = defaultdict(list)
     for sid, rule, weight in conn.execute(
-            """SELECT x.subject_id, x.rule, x.weight FROM suspicion x
+        """SELECT x.subject_id, x.rule, x.weight FROM suspicion x
                JOIN subject s ON s.id = x.subject_id JOIN report r ON r.id = s.report_id
                JOIN system y ON y.id = r.system_id JOIN suite u ON u.id = y.suite_id
-               WHERE u.ext_id = ?""", (suite,)):
+               WHERE u.ext_id = ?""",
+        (suite,),
+    ):
         weights[sid].append(weight)
         rules[sid].append(rule)
     impacts = judgment_impacts(conn, sorted({r[2] for r in rows}))
     none = Impact(0.0, 0.0, None)
-    return [Candidate(sid, jid, rid, suspicion(weights.get(sid, [])),
-                      impacts.get(jid, none).key(), tuple(sorted(rules.get(sid, []))))
-            for sid, jid, rid in rows]
+    return [
+        Candidate(
+            sid,
+            jid,
+            rid,
+            suspicion(weights.get(sid, [])),
+            impacts.get(jid, none).key(),
+            tuple(sorted(rules.get(sid, []))),
+        )
+        for sid, jid, rid in rows
+    ]
 
 
 def judgment_impacts(conn: sqlite3.Connection, report_ids: Sequence[int]) -> dict[int, Impact]:
@@ -100,27 +111,33 @@ def random_order(found: Sequence[Candidate], seed: int) -> list[int]:
     return subjects
 
 
-def resolve(conn: sqlite3.Connection, suite: str, planted: Sequence[Planted]
-            ) -> dict[Planted, int | None]:
+def resolve(
+    conn: sqlite3.Connection, suite: str, planted: Sequence[Planted]
+) -> dict[Planted, int | None]:
     """The subject of each listed error in a suite (None when no counting verdict matches)."""
     rows = conn.execute(
         """SELECT r.ext_id, j.kind, c.ext_id, k.ext_id, j.ref_idx, j.key, j.subject_id
            FROM judgment j JOIN report r ON r.id = j.report_id
            JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id
            LEFT JOIN criterion c ON c.id = j.criterion_id LEFT JOIN claim k ON k.id = j.claim_id
-           WHERE s.ext_id = ? AND j.current = 1""", (suite,)).fetchall()
-    index: dict[tuple[str, str], list[tuple[str | None, str | None, int | None, str | None,
-                                            int]]] = defaultdict(list)
+           WHERE s.ext_id = ? AND j.current = 1""",
+        (suite,),
+    ).fetchall()
+    index: dict[
+        tuple[str, str], list[tuple[str | None, str | None, int | None, str | None, int]]
+    ] = defaultdict(list)
     for report, kind, crit, claim, ref, key, sid in rows:
         index[(report, kind)].append((crit, claim, ref, key, sid))
     out: dict[Planted, int | None] = {}
     for item in planted:
         match = None
         for crit, claim, ref, key, sid in index.get((item.report, item.kind), []):
-            if (item.criterion is None or item.criterion == crit) and \
-                    (item.claim is None or item.claim == claim) and \
-                    (item.ref is None or item.ref == ref) and \
-                    (item.key is None or item.key == key):
+            if (
+                (item.criterion is None or item.criterion == crit)
+                and (item.claim is None or item.claim == claim)
+                and (item.ref is None or item.ref == ref)
+                and (item.key is None or item.key == key)
+            ):
                 match = sid
                 break
         out[item] = match
@@ -147,8 +164,9 @@ class Recall:
             counts[1] += t
 
 
-def recall(order: Sequence[int], errors: dict[Planted, int | None], budget: float = BUDGET
-           ) -> Recall:
+def recall(
+    order: Sequence[int], errors: dict[Planted, int | None], budget: float = BUDGET
+) -> Recall:
     """Share of ``errors`` whose subject is in the first ``budget`` share of ``order``."""
     size = max(1, round(budget * len(order)))
     reached_subjects = set(order[:size])
@@ -211,19 +229,25 @@ class OrderFigures:
     seeds: int = 0
 
 
-def measure(conn: sqlite3.Connection, suite: str, planted: Sequence[Planted], seeds: int = 200,
-            budget: float = BUDGET) -> OrderFigures:
+def measure(
+    conn: sqlite3.Connection,
+    suite: str,
+    planted: Sequence[Planted],
+    seeds: int = 200,
+    budget: float = BUDGET,
+) -> OrderFigures:
     """Every figure for one suite; random order is the mean over ``seeds`` shuffles."""
     found = candidates(conn, suite)
     errors = resolve(conn, suite, planted)
-    figures = OrderFigures(verdicts=len(found), budget=max(1, round(budget * len(found))),
-                           seeds=seeds)
+    figures = OrderFigures(
+        verdicts=len(found), budget=max(1, round(budget * len(found))), seeds=seeds
+    )
     figures.suspicion = recall(suspicion_order(found), errors, budget)
     figures.impact = recall(impact_order(found), errors, budget)
     mean = Recall()
     for seed in range(seeds):
         mean.add(recall(random_order(found, seed), errors, budget))
-    figures.random = mean        # summed over the seeds: its value is the mean recall
+    figures.random = mean  # summed over the seeds: its value is the mean recall
     figures.precision = precision(found, errors)
     return figures
 

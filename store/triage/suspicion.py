@@ -67,13 +67,14 @@ def _gradings(names: Iterable[str]) -> list[Grading]:
 def _citations(text: str) -> tuple[int, ...]:
     """A claim's citations column ('[3, 4]'), without the cost of a JSON parser per claim."""
     inner = text.strip()[1:-1]
-    return tuple(int(part) for part in inner.split(",") if part.strip()) if inner.strip() \
-        else ()
+    return tuple(int(part) for part in inner.split(",") if part.strip()) if inner.strip() else ()
 
 
-def evidence(conn: sqlite3.Connection, report_ids: Sequence[int],
-             with_text: Callable[[Sequence[str]], bool] = lambda names: True,
-             ) -> Iterator[tuple[int, list[str], str, Evidence]]:
+def evidence(
+    conn: sqlite3.Connection,
+    report_ids: Sequence[int],
+    with_text: Callable[[Sequence[str]], bool] = lambda names: True,
+) -> Iterator[tuple[int, list[str], str, Evidence]]:
     """(report id, framework names, task prompt, evidence) of each report, loaded in one query
     per table; the report text only where ``with_text(framework names)`` says so."""
     ids = sorted(set(report_ids))
@@ -82,33 +83,48 @@ def evidence(conn: sqlite3.Connection, report_ids: Sequence[int],
     heads = conn.execute(
         f"""SELECT r.id, r.ext_id, r.task_id, t.prompt, t.metadata, s.frameworks, s.id
             FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
-            JOIN suite s ON s.id = y.suite_id WHERE r.id IN ({_in(ids)})""", ids).fetchall()
+            JOIN suite s ON s.id = y.suite_id WHERE r.id IN ({_in(ids)})""",
+        ids,
+    ).fetchall()
     reading = [h[0] for h in heads if with_text(json.loads(h[5]))]
-    texts: dict[int, str] = dict(conn.execute(
-        f"SELECT id, markdown FROM report WHERE id IN ({_in(reading)})", reading).fetchall()) \
-        if reading else {}
+    texts: dict[int, str] = (
+        dict(
+            conn.execute(
+                f"SELECT id, markdown FROM report WHERE id IN ({_in(reading)})", reading
+            ).fetchall()
+        )
+        if reading
+        else {}
+    )
     task_ids = sorted({h[2] for h in heads})
     criteria: dict[int, dict[str, Criterion]] = defaultdict(dict)
     for task, ext, dim, text, expl, meta in conn.execute(
-            f"SELECT task_id, ext_id, dimension, text, explanation, metadata FROM criterion "
-            f"WHERE task_id IN ({_in(task_ids)})", task_ids):
+        f"SELECT task_id, ext_id, dimension, text, explanation, metadata FROM criterion "
+        f"WHERE task_id IN ({_in(task_ids)})",
+        task_ids,
+    ):
         criteria[task][ext] = Criterion(ext, dim, text, expl, _json(meta))
     claim_rows = conn.execute(
         f"SELECT report_id, ext_id, fact, extract, citations, url, metadata FROM claim "
-        f"WHERE report_id IN ({_in(ids)})", ids).fetchall()
+        f"WHERE report_id IN ({_in(ids)})",
+        ids,
+    ).fetchall()
     references: dict[int, dict[int, str]] = defaultdict(dict)
     for rid, idx, url in conn.execute(
-            f"SELECT report_id, idx, url FROM reference WHERE report_id IN ({_in(ids)}) "
-            "AND url IS NOT NULL", ids):
+        f"SELECT report_id, idx, url FROM reference WHERE report_id IN ({_in(ids)}) "
+        "AND url IS NOT NULL",
+        ids,
+    ):
         references[rid][idx] = url
     # The pages of each task: those any report on it cites (a reference or a claim's URL).
     task_urls: dict[int, set[str]] = defaultdict(set)
     for task, url in conn.execute(
-            f"""SELECT r.task_id, x.url FROM report r JOIN reference x ON x.report_id = r.id
+        f"""SELECT r.task_id, x.url FROM report r JOIN reference x ON x.report_id = r.id
                 WHERE r.task_id IN ({_in(task_ids)}) AND x.url IS NOT NULL
                 UNION SELECT r.task_id, c.url FROM report r JOIN claim c ON c.report_id = r.id
                 WHERE r.task_id IN ({_in(task_ids)}) AND c.url IS NOT NULL""",
-            (*task_ids, *task_ids)):
+        (*task_ids, *task_ids),
+    ):
         task_urls[task].add(url)
     wanted: dict[int, set[str]] = defaultdict(set)
     suite_of = {h[0]: h[6] for h in heads}
@@ -118,32 +134,42 @@ def evidence(conn: sqlite3.Connection, report_ids: Sequence[int],
     for suite, urls in wanted.items():
         ordered = sorted(urls)
         for start in range(0, len(ordered), 500):
-            chunk = ordered[start:start + 500]
+            chunk = ordered[start : start + 500]
             for url, title, text, error, meta in conn.execute(
-                    f"SELECT url, title, text, error, metadata FROM source WHERE suite_id = ? "
-                    f"AND url IN ({_in(chunk)})", (suite, *chunk)):
+                f"SELECT url, title, text, error, metadata FROM source WHERE suite_id = ? "
+                f"AND url IN ({_in(chunk)})",
+                (suite, *chunk),
+            ):
                 pages[suite][url] = Page(url, title, text, error, _json(meta))
     # Citations matter only where a cited page is unreachable: parsing them for every claim
     # of a large import would cost more than every rule together.
-    dead = {rid for rid in ids if any(
-        (page := pages[suite_of.get(rid, 0)].get(url)) is not None and page.unreachable
-        for url in references[rid].values())}
+    dead = {
+        rid
+        for rid in ids
+        if any(
+            (page := pages[suite_of.get(rid, 0)].get(url)) is not None and page.unreachable
+            for url in references[rid].values()
+        )
+    }
     claims: dict[int, dict[str, Claim]] = defaultdict(dict)
     for rid, ext, fact, extract, cites, url, meta in claim_rows:
-        claims[rid][ext] = Claim(ext, fact, extract, _citations(cites) if rid in dead else (),
-                                 url, _json(meta))
+        claims[rid][ext] = Claim(
+            ext, fact, extract, _citations(cites) if rid in dead else (), url, _json(meta)
+        )
     current: dict[int, list[Verdict]] = defaultdict(list)
     others: dict[int, list[Verdict]] = defaultdict(list)
     make = Verdict._make
     for row in conn.execute(
-            f"""SELECT j.report_id, j.id, j.subject_id, j.kind,
+        f"""SELECT j.report_id, j.id, j.subject_id, j.kind,
                        CASE WHEN j.error IS NULL THEN j.value END, j.explanation, j.evidence,
                        jr.ext_id, c.ext_id, k.ext_id, j.ref_idx, j.key, jr.model, j.current,
                        jr.active > 0
                 FROM judgment j JOIN judge_run jr ON jr.id = j.run_id
                 LEFT JOIN criterion c ON c.id = j.criterion_id
                 LEFT JOIN claim k ON k.id = j.claim_id
-                WHERE j.report_id IN ({_in(ids)}) AND j.subject_id IS NOT NULL""", ids):
+                WHERE j.report_id IN ({_in(ids)}) AND j.subject_id IS NOT NULL""",
+        ids,
+    ):
         (current if row[13] else others)[row[0]].append(make(row[1:]))
     # Each report sees its task's pages, whichever reports share its batch: the flags must not
     # depend on how a refresh is cut into batches (in parallel they are smaller).
@@ -151,11 +177,27 @@ def evidence(conn: sqlite3.Connection, report_ids: Sequence[int],
     for rid, rext, task, prompt, tmeta, fws, suite in heads:
         if task not in of_task:
             stored = pages[suite]
-            of_task[task] = {url: page for url in sorted(task_urls[task])
-                             if (page := stored.get(url)) is not None}
-        yield rid, list(json.loads(fws)), prompt, Evidence(
-            rext, texts.get(rid, ""), _json(tmeta), criteria[task], claims[rid],
-            references[rid], of_task[task], current[rid], others[rid])
+            of_task[task] = {
+                url: page
+                for url in sorted(task_urls[task])
+                if (page := stored.get(url)) is not None
+            }
+        yield (
+            rid,
+            list(json.loads(fws)),
+            prompt,
+            Evidence(
+                rext,
+                texts.get(rid, ""),
+                _json(tmeta),
+                criteria[task],
+                claims[rid],
+                references[rid],
+                of_task[task],
+                current[rid],
+                others[rid],
+            ),
+        )
 
 
 Found = list[tuple[int, list[str], str, Evidence]]
@@ -178,17 +220,20 @@ class _Rules:
         return any(g.reads_text for g in self.gradings(names))
 
     def flags(self, found: Found) -> dict[int, list[Flag]]:
-        return {rid: flags(evidence, self.gradings(names), prompt)
-                for rid, names, prompt, evidence in found}
+        return {
+            rid: flags(evidence, self.gradings(names), prompt)
+            for rid, names, prompt, evidence in found
+        }
 
 
-def computed_batches(conn: sqlite3.Connection, ids: Sequence[int]
-                     ) -> Iterator[tuple[list[int], dict[int, list[Flag]]]]:
+def computed_batches(
+    conn: sqlite3.Connection, ids: Sequence[int]
+) -> Iterator[tuple[list[int], dict[int, list[Flag]]]]:
     """(report ids, their flags) for every batch of ``ids``, in order: one batch's evidence
     in memory at a time."""
     rules = _Rules()
     for begin in range(0, len(ids), BATCH):
-        batch = list(ids[begin:begin + BATCH])
+        batch = list(ids[begin : begin + BATCH])
         yield batch, rules.flags(list(evidence(conn, batch, rules.reads_text)))
 
 
@@ -204,41 +249,53 @@ def refresh_suspicion(conn: sqlite3.Connection, report_ids: Iterable[int] | None
         for batch, found in computed_batches(conn, ids):
             conn.execute(
                 f"DELETE FROM suspicion WHERE subject_id IN (SELECT id FROM subject "
-                f"WHERE report_id IN ({_in(batch)}))", batch)
-            rows = [(f.subject, f.rule, f.weight, f.reason)
-                    for flagged in found.values() for f in flagged]
+                f"WHERE report_id IN ({_in(batch)}))",
+                batch,
+            )
+            rows = [
+                (f.subject, f.rule, f.weight, f.reason)
+                for flagged in found.values()
+                for f in flagged
+            ]
             conn.executemany("INSERT OR REPLACE INTO suspicion VALUES (?,?,?,?)", rows)
             written += len(rows)
     return written
 
 
-def subject_suspicions(conn: sqlite3.Connection, subject_ids: Sequence[int]
-                       ) -> dict[int, list[Suspicion]]:
+def subject_suspicions(
+    conn: sqlite3.Connection, subject_ids: Sequence[int]
+) -> dict[int, list[Suspicion]]:
     """Subject id -> its flags, strongest first."""
     out: dict[int, list[Suspicion]] = defaultdict(list)
     ids = sorted(set(subject_ids))
     for start in range(0, len(ids), 900):
-        chunk = ids[start:start + 900]
+        chunk = ids[start : start + 900]
         for sid, rule, weight, reason in conn.execute(
-                f"SELECT subject_id, rule, weight, reason FROM suspicion "
-                f"WHERE subject_id IN ({_in(chunk)}) ORDER BY weight DESC, rule", chunk):
+            f"SELECT subject_id, rule, weight, reason FROM suspicion "
+            f"WHERE subject_id IN ({_in(chunk)}) ORDER BY weight DESC, rule",
+            chunk,
+        ):
             out[sid].append(Suspicion(rule, weight, reason))
     return out
 
 
-def report_suspicion(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
-                     ) -> dict[int, tuple[int, float]]:
+def report_suspicion(
+    conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+) -> dict[int, tuple[int, float]]:
     """Report id -> (undecided suspicious subjects, their summed suspicion): what the queue
     shows and orders by (of ``report_ids`` only, when given). A decided subject has been
     looked at: it no longer counts."""
     weights: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     only = "" if report_ids is None else f"AND s.report_id IN ({_in(report_ids)})"
     for rid, sid, weight in conn.execute(
-            f"""SELECT s.report_id, x.subject_id, x.weight FROM suspicion x
+        f"""SELECT s.report_id, x.subject_id, x.weight FROM suspicion x
                JOIN subject s ON s.id = x.subject_id
                LEFT JOIN decision d ON d.subject_id = x.subject_id
                WHERE (d.subject_id IS NULL OR d.status = 'conflict') {only}""",
-            () if report_ids is None else tuple(report_ids)):
+        () if report_ids is None else tuple(report_ids),
+    ):
         weights[rid][sid].append(weight)
-    return {rid: (len(subjects), sum(suspicion(w) for w in subjects.values()))
-            for rid, subjects in weights.items()}
+    return {
+        rid: (len(subjects), sum(suspicion(w) for w in subjects.values()))
+        for rid, subjects in weights.items()
+    }

@@ -49,6 +49,7 @@ from store.scores import report_rows as report_scores
 
 HUMAN_STATUSES = ("single", "unanimous", "adjudicated")
 
+
 @dataclass(frozen=True, slots=True)
 class Disagreement:
     judgment_id: int
@@ -166,8 +167,9 @@ _JUDGE_HUMAN_SQL = f"""
 """
 
 
-def _judge_vs_human(conn: sqlite3.Connection, framework: str | None, n_resamples: int,
-                    seed: int) -> list[JudgeHumanGroup]:
+def _judge_vs_human(
+    conn: sqlite3.Connection, framework: str | None, n_resamples: int, seed: int
+) -> list[JudgeHumanGroup]:
     groups: dict[tuple[str, str, str, str], list[tuple[Any, ...]]] = defaultdict(list)
     models: dict[str, str] = {}
     for row in conn.execute(_JUDGE_HUMAN_SQL):
@@ -178,8 +180,14 @@ def _judge_vs_human(conn: sqlite3.Connection, framework: str | None, n_resamples
         models[row[3]] = row[4]
     # A unanimous decision was made by every reviewer who decided: name them all.
     unanimous = [int(r[16]) for rows in groups.values() for r in rows if r[7] == "unanimous"]
-    deciders = {sid: ";".join(s.reviewer for s in sides)
-                for sid, sides in standing_decisions(conn, unanimous)} if unanimous else {}
+    deciders = (
+        {
+            sid: ";".join(s.reviewer for s in sides)
+            for sid, sides in standing_decisions(conn, unanimous)
+        }
+        if unanimous
+        else {}
+    )
     order = _order()
     out: list[JudgeHumanGroup] = []
     for key in sorted(groups, key=lambda k: (order.get((k[0], k[2]), 1 << 30), k)):
@@ -195,25 +203,48 @@ def _judge_vs_human(conn: sqlite3.Connection, framework: str | None, n_resamples
         if level == "interval":
             continuous = compare_continuous([float(v) for v in judge], [float(v) for v in human])
         else:
-            categorical = compare_categorical(judge, human, scale_labels(kind.scale),
-                                              ordinal=level == "ordinal",
-                                              n_resamples=n_resamples, seed=seed)
+            categorical = compare_categorical(
+                judge,
+                human,
+                scale_labels(kind.scale),
+                ordinal=level == "ordinal",
+                n_resamples=n_resamples,
+                seed=seed,
+            )
         disagreements = tuple(
             Disagreement(
                 judgment_id=int(r[0]),
                 target=str(r[17]),
-                task=str(r[9]), system=str(r[10]), report=str(r[11]), subject=str(r[12]),
-                judge=str(r[5]), human=str(r[6]), status=str(r[7]),
+                task=str(r[9]),
+                system=str(r[10]),
+                report=str(r[11]),
+                subject=str(r[12]),
+                judge=str(r[5]),
+                human=str(r[6]),
+                status=str(r[7]),
                 decided_by=deciders.get(int(r[16]), display_name(conn, str(r[13] or ""), r[18])),
-                rationale=str(r[14] or ""), reason=None if r[15] is None else str(r[15]),
+                rationale=str(r[14] or ""),
+                reason=None if r[15] is None else str(r[15]),
             )
-            for r in valid if _differs(level, str(r[5]), str(r[6]))
+            for r in valid
+            if _differs(level, str(r[5]), str(r[6]))
         )
-        out.append(JudgeHumanGroup(
-            framework=fw_name, dimension=dimension, kind=kind_name, run=run, model=models[run],
-            scale=kind.scale.name, level=level, n=len(valid), judge_failed=len(rows) - len(valid),
-            categorical=categorical, continuous=continuous, disagreements=disagreements,
-        ))
+        out.append(
+            JudgeHumanGroup(
+                framework=fw_name,
+                dimension=dimension,
+                kind=kind_name,
+                run=run,
+                model=models[run],
+                scale=kind.scale.name,
+                level=level,
+                n=len(valid),
+                judge_failed=len(rows) - len(valid),
+                categorical=categorical,
+                continuous=continuous,
+                disagreements=disagreements,
+            )
+        )
     return out
 
 
@@ -223,8 +254,9 @@ def _differs(level: Level, judge: str, human: str) -> bool:
     return judge != human
 
 
-def _reviewer_vs_reviewer(conn: sqlite3.Connection, framework: str | None
-                          ) -> Iterable[ReviewerGroup]:
+def _reviewer_vs_reviewer(
+    conn: sqlite3.Connection, framework: str | None
+) -> Iterable[ReviewerGroup]:
     shared: dict[int, dict[str, str]] = {}
     for subject_id, sides in standing_decisions(conn):
         if len(sides) >= 2:
@@ -234,9 +266,12 @@ def _reviewer_vs_reviewer(conn: sqlite3.Connection, framework: str | None
     kinds: dict[int, str] = {}
     ids = sorted(shared)
     for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        kinds.update(conn.execute(
-            f"SELECT id, kind FROM subject WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        chunk = ids[start : start + 500]
+        kinds.update(
+            conn.execute(
+                f"SELECT id, kind FROM subject WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            )
+        )
     by_kind: dict[str, list[dict[str, str]]] = defaultdict(list)
     for jid in ids:
         by_kind[kinds[jid]].append(shared[jid])
@@ -258,8 +293,9 @@ def _fw_kind(kind_name: str) -> tuple[str, str]:
     return (kind.framework if kind else "", kind_name)
 
 
-def _ratings(conn: sqlite3.Connection, framework: str | None, n_resamples: int,
-             seed: int) -> Iterable[RatingAgreement]:
+def _ratings(
+    conn: sqlite3.Connection, framework: str | None, n_resamples: int, seed: int
+) -> Iterable[RatingAgreement]:
     ratings = conn.execute(
         "SELECT report_id, reviewer, value FROM report_rating ORDER BY report_id, reviewer"
     ).fetchall()
@@ -271,19 +307,29 @@ def _ratings(conn: sqlite3.Connection, framework: str | None, n_resamples: int,
         labels = scale_labels(scale)
         for variant in ("adjudicated", "judge"):
             computed_of = {
-                rid: value for rid, _, _, scores in report_scores.read_metrics(
-                    conn, (metric,), rated_reports, framework=fw_name, variant=variant)
-                if (value := scores.get(metric)) is not None}
-            pairs = [(rid, reviewer, value, computed_of[rid])
-                     for rid, reviewer, value in ratings if rid in computed_of]
+                rid: value
+                for rid, _, _, scores in report_scores.read_metrics(
+                    conn, (metric,), rated_reports, framework=fw_name, variant=variant
+                )
+                if (value := scores.get(metric)) is not None
+            }
+            pairs = [
+                (rid, reviewer, value, computed_of[rid])
+                for rid, reviewer, value in ratings
+                if rid in computed_of
+            ]
             if not pairs:
                 continue
             computed = [scale.normalize(float(p[3])) for p in pairs]
             rated = [str(p[2]) for p in pairs]
             yield RatingAgreement(
-                framework=fw_name, metric=metric, variant=variant, n=len(pairs),
+                framework=fw_name,
+                metric=metric,
+                variant=variant,
+                n=len(pairs),
                 reports=len({p[0] for p in pairs}),
                 raters=tuple(sorted({str(p[1]) for p in pairs})),
-                comparison=compare_categorical(computed, rated, labels, ordinal=True,
-                                               n_resamples=n_resamples, seed=seed),
+                comparison=compare_categorical(
+                    computed, rated, labels, ordinal=True, n_resamples=n_resamples, seed=seed
+                ),
             )

@@ -62,16 +62,25 @@ def score_rows(
     return [ScoreRow(*row) for row in conn.execute(sql, params)]
 
 
-def _report_score_rows(conn: sqlite3.Connection, framework: str | None, system: str | None,
-                       include_parts: bool) -> list[ScoreRow]:
+def _report_score_rows(
+    conn: sqlite3.Connection, framework: str | None, system: str | None, include_parts: bool
+) -> list[ScoreRow]:
     """Per-report scores in both variants, ordered by framework, system, task and metric."""
     where = " WHERE y.ext_id = ? OR y.name = ?" if system else ""
-    placed = {int(rid): (str(sys_ext), str(task), str(report)) for rid, sys_ext, task, report in
-              conn.execute("SELECT r.id, y.ext_id, t.ext_id, r.ext_id FROM report r "
-                           "JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id"
-                           + where, (system, system) if system else ())}
-    adjudicated = {(rid, fw): scores for rid, fw, _, scores in
-                   report_scores.read(conn, framework=framework, variant="adjudicated")}
+    placed = {
+        int(rid): (str(sys_ext), str(task), str(report))
+        for rid, sys_ext, task, report in conn.execute(
+            "SELECT r.id, y.ext_id, t.ext_id, r.ext_id FROM report r "
+            "JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id" + where,
+            (system, system) if system else (),
+        )
+    }
+    adjudicated = {
+        (rid, fw): scores
+        for rid, fw, _, scores in report_scores.read(
+            conn, framework=framework, variant="adjudicated"
+        )
+    }
     out: list[ScoreRow] = []
     for rid, fw, _, scores in report_scores.read(conn, framework=framework, variant="judge"):
         where_from = placed.get(rid)
@@ -81,8 +90,9 @@ def _report_score_rows(conn: sqlite3.Connection, framework: str | None, system: 
         for metric, value in scores.items():
             if include_parts or not metric.startswith("_"):
                 after = adj.get(metric)
-                out.append(ScoreRow(fw, *where_from, metric, value, after,
-                                    0 if after is None else 1))
+                out.append(
+                    ScoreRow(fw, *where_from, metric, value, after, 0 if after is None else 1)
+                )
     out.sort(key=lambda r: (r.framework, r.system, r.task or "", r.metric, r.report or ""))
     return out
 
@@ -153,8 +163,9 @@ def verdict_rows(
         params.extend(ids)
     sql = VERDICT_SQL + " WHERE " + " AND ".join(where) + " ORDER BY j.id"
     return [
-        VerdictRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
-                   bool(r[11]), r[12])
+        VerdictRow(
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], bool(r[11]), r[12]
+        )
         for r in conn.execute(sql, params)
     ]
 
@@ -179,28 +190,43 @@ def resolve_report(conn: sqlite3.Connection, name: str) -> int:
     resolved to one of them.
     """
     suite, slash, report = name.rpartition("/")
-    select = ("SELECT r.id, s.ext_id || '/' || r.ext_id FROM report r "
-              "JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id ")
+    select = (
+        "SELECT r.id, s.ext_id || '/' || r.ext_id FROM report r "
+        "JOIN system y ON y.id = r.system_id JOIN suite s ON s.id = y.suite_id "
+    )
     if slash:
-        rows = conn.execute(select + "WHERE s.ext_id = ? AND r.ext_id = ?",
-                            (suite, report)).fetchall()
+        rows = conn.execute(
+            select + "WHERE s.ext_id = ? AND r.ext_id = ?", (suite, report)
+        ).fetchall()
     else:
-        rows = conn.execute(select + "WHERE r.ext_id = ? ORDER BY s.ext_id",
-                            (name,)).fetchall()
+        rows = conn.execute(select + "WHERE r.ext_id = ? ORDER BY s.ext_id", (name,)).fetchall()
         if not rows and name.isdigit():
             rows = conn.execute(select + "WHERE r.id = ?", (int(name),)).fetchall()
     if not rows:
         raise InputError("command line", f"no report {name!r} in this database", field="report")
     if len(rows) > 1:
-        raise InputError("command line", f"report {name!r} is in {len(rows)} suites: name it "
-                         f"as {' or '.join(str(r[1]) for r in rows)}", field="report")
+        raise InputError(
+            "command line",
+            f"report {name!r} is in {len(rows)} suites: name it "
+            f"as {' or '.join(str(r[1]) for r in rows)}",
+            field="report",
+        )
     return int(rows[0][0])
 
 
 def counts(conn: sqlite3.Connection) -> dict[str, int]:
     out: dict[str, int] = {}
-    for table in ("suite", "task", "system", "report", "claim", "source", "judge_run",
-                  "judgment", "review_event"):
+    for table in (
+        "suite",
+        "task",
+        "system",
+        "report",
+        "claim",
+        "source",
+        "judge_run",
+        "judgment",
+        "review_event",
+    ):
         out[table] = int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
     out["decided"] = int(conn.execute("SELECT count(*) FROM decision").fetchone()[0])
     return out

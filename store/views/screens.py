@@ -82,8 +82,7 @@ _FEW_REPORTS = 1_000
 """More reports than this are read with the rest (bound parameters have a limit)."""
 
 
-def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
-               ) -> list[QueueRow]:
+def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None) -> list[QueueRow]:
     """Every scored report with headline scores (both variants) and review progress; only
     those of ``report_ids`` when given (the rows a decision changed: reading all 25,500 to
     keep one took seconds)."""
@@ -108,16 +107,19 @@ def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
                   s.frameworks, r.words
            FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
            JOIN suite s ON s.id = y.suite_id
-           WHERE y.is_reference = 0{only('r.id')} ORDER BY s.id, t.id, y.id""", ids
+           WHERE y.is_reference = 0{only("r.id")} ORDER BY s.id, t.id, y.id""",
+        ids,
     ):
-        rows[rid] = QueueRow(rid, suite, rext, text, sext, domain, ttype, tuple(json.loads(fws)),
-                             words)
+        rows[rid] = QueueRow(
+            rid, suite, rext, text, sext, domain, ttype, tuple(json.loads(fws)), words
+        )
     heads = {f"{h.framework}.{h.metric}" for h in headlines()}
     # Only headline metrics are unpacked: a report has a dozen or two cached metrics, the queue
     # shows four, and this read is most of the time the queue takes to open.
     metrics = {h.metric for h in headlines()}
     for rid, framework, variant, values in stored_scores.read_metrics(
-            conn, metrics, None if report_ids is None else ids):
+        conn, metrics, None if report_ids is None else ids
+    ):
         row = rows.get(rid)
         if row is None:
             continue
@@ -128,7 +130,8 @@ def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
                 into[name] = value
     for rid, total in conn.execute(
         "SELECT report_id, count(*) FROM judgment INDEXED BY judgment_scoring "
-        f"WHERE current = 1{only('report_id')} GROUP BY report_id", ids
+        f"WHERE current = 1{only('report_id')} GROUP BY report_id",
+        ids,
     ):
         if rid in rows:
             rows[rid].total = total
@@ -137,20 +140,23 @@ def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
                   sum(d.status != 'conflict' AND d.value IS NOT j.value),
                   sum(d.status = 'conflict')
            FROM {whole("decision")}
-           WHERE j.current = 1{only('j.report_id')} GROUP BY j.report_id""", ids
+           WHERE j.current = 1{only("j.report_id")} GROUP BY j.report_id""",
+        ids,
     ):
         if rid in rows:
             row = rows[rid]
             row.decided, row.differs, row.conflicts = decided, differs or 0, conflicts or 0
     for rid, flags in conn.execute(
         f"SELECT j.report_id, count(*) FROM {whole('flag')} "
-        f"WHERE j.current = 1{only('j.report_id')} GROUP BY j.report_id", ids
+        f"WHERE j.current = 1{only('j.report_id')} GROUP BY j.report_id",
+        ids,
     ):
         if rid in rows:
             rows[rid].flags = flags
     for rid, value in conn.execute(
         "SELECT report_id, group_concat(reviewer || ':' || value, ' ') FROM report_rating "
-        f"WHERE 1{only('report_id')} GROUP BY report_id", ids
+        f"WHERE 1{only('report_id')} GROUP BY report_id",
+        ids,
     ):
         if rid in rows:
             rows[rid].rated = value
@@ -297,8 +303,22 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
     ).fetchone()
     if head is None:
         raise KeyError(f"no report {report_id}")
-    (rext, text, task_id, sext, system_id, prompt, domain, category, ttype, markdown, cleaned,
-     fws, suite_id, task_meta) = head
+    (
+        rext,
+        text,
+        task_id,
+        sext,
+        system_id,
+        prompt,
+        domain,
+        category,
+        ttype,
+        markdown,
+        cleaned,
+        fws,
+        suite_id,
+        task_meta,
+    ) = head
     subtasks = [
         SubtaskView(sid, ext, ordinal, stext, importance, grp, tuple(json.loads(ctypes)))
         for sid, ext, ordinal, stext, importance, grp, ctypes in conn.execute(
@@ -316,9 +336,17 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
         )
     }
     claims = {
-        kid: ClaimView(kid, ext, sub, fact, extract,
-                       (start, end) if start is not None else None,
-                       tuple(json.loads(cites)), url, _meta(meta))
+        kid: ClaimView(
+            kid,
+            ext,
+            sub,
+            fact,
+            extract,
+            (start, end) if start is not None else None,
+            tuple(json.loads(cites)),
+            url,
+            _meta(meta),
+        )
         for kid, ext, sub, fact, extract, start, end, cites, url, meta in conn.execute(
             "SELECT id, ext_id, subtask_id, fact, extract, span_start, span_end, citations, url, "
             "metadata FROM claim WHERE report_id = ? ORDER BY ordinal",
@@ -326,7 +354,8 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
         )
     }
     references = {
-        idx: (title, url) for idx, title, url in conn.execute(
+        idx: (title, url)
+        for idx, title, url in conn.execute(
             "SELECT idx, title, url FROM reference WHERE report_id = ? ORDER BY idx",
             (report_id,),
         )
@@ -341,8 +370,9 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
             f"WHERE suite_id = ? AND url IN ({','.join('?' * len(ordered))})",
             (suite_id, *ordered),
         ):
-            sources[url] = SourceView(url, title, stext, sha, error, fetched,
-                                      json.loads(meta) if meta != "{}" else {})
+            sources[url] = SourceView(
+                url, title, stext, sha, error, fetched, json.loads(meta) if meta != "{}" else {}
+            )
         # Pages fetched by `gavel judge` / `gavel fetch` (newest first) for URLs the bundle
         # itself had no page for.
         missing = [u for u in ordered if u not in sources]
@@ -354,17 +384,43 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
                 (suite_id, *missing),
             ):
                 sources.setdefault(url, SourceView(url, title, ptext, sha, error, fetched))
-    judgments = _with_suspicions(conn, [_judgment_view(row) for row in conn.execute(
-        f"{_JUDGMENT_VIEW_SQL} WHERE j.report_id = ? AND j.current = 1 ORDER BY j.id",
-        (report_id,),
-    )])
-    ratings = dict(conn.execute(
-        "SELECT reviewer, value FROM report_rating WHERE report_id = ?", (report_id,)
-    ).fetchall())
+    judgments = _with_suspicions(
+        conn,
+        [
+            _judgment_view(row)
+            for row in conn.execute(
+                f"{_JUDGMENT_VIEW_SQL} WHERE j.report_id = ? AND j.current = 1 ORDER BY j.id",
+                (report_id,),
+            )
+        ],
+    )
+    ratings = dict(
+        conn.execute(
+            "SELECT reviewer, value FROM report_rating WHERE report_id = ?", (report_id,)
+        ).fetchall()
+    )
     return ReportView(
-        report_id, rext, text, task_id, sext, system_id, prompt, domain, category, ttype,
-        markdown, cleaned, tuple(json.loads(fws)), subtasks, criteria, claims, references,
-        sources, judgments, ratings, _meta(task_meta),
+        report_id,
+        rext,
+        text,
+        task_id,
+        sext,
+        system_id,
+        prompt,
+        domain,
+        category,
+        ttype,
+        markdown,
+        cleaned,
+        tuple(json.loads(fws)),
+        subtasks,
+        criteria,
+        claims,
+        references,
+        sources,
+        judgments,
+        ratings,
+        _meta(task_meta),
     )
 
 
@@ -375,8 +431,7 @@ def _meta(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _with_suspicions(conn: sqlite3.Connection, views: list[JudgmentView]
-                     ) -> list[JudgmentView]:
+def _with_suspicions(conn: sqlite3.Connection, views: list[JudgmentView]) -> list[JudgmentView]:
     found = subject_suspicions(conn, [v.subject_id for v in views])
     for view in views:
         view.suspicions = tuple(found.get(view.subject_id, ()))
@@ -387,8 +442,15 @@ def judgment_views(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Judgme
     """Fresh views of a few judgments (after a decision), without reloading the report."""
     if not ids:
         return {}
-    views = _with_suspicions(conn, [_judgment_view(row) for row in conn.execute(
-        f"{_JUDGMENT_VIEW_SQL} WHERE j.id IN ({','.join('?' * len(ids))})", ids)])
+    views = _with_suspicions(
+        conn,
+        [
+            _judgment_view(row)
+            for row in conn.execute(
+                f"{_JUDGMENT_VIEW_SQL} WHERE j.id IN ({','.join('?' * len(ids))})", ids
+            )
+        ],
+    )
     return {view.id: view for view in views}
 
 
@@ -407,9 +469,27 @@ _JUDGMENT_VIEW_SQL = f"""
 def _judgment_view(row: tuple[Any, ...]) -> JudgmentView:
     kind = get_kind(row[1])
     return JudgmentView(
-        row[0], row[1], kind.scale.name if kind else "", row[2], row[3], row[4], row[5],
-        row[6], row[7], row[8], row[9], row[10], bool(row[11]), row[12], row[13], row[14],
-        row[15], row[16], row[17], row[18], row[19],
+        row[0],
+        row[1],
+        kind.scale.name if kind else "",
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        row[9],
+        row[10],
+        bool(row[11]),
+        row[12],
+        row[13],
+        row[14],
+        row[15],
+        row[16],
+        row[17],
+        row[18],
+        row[19],
     )
 
 
@@ -433,11 +513,16 @@ def report_scores(conn: sqlite3.Connection, report_id: int) -> list[ScoreLine]:
     for fw in frameworks().values():
         for metric in sorted(fw.metrics, key=lambda m: not m.headline):
             if (fw.name, metric.name, "judge") in values:
-                out.append(ScoreLine(
-                    fw.name, metric.name, metric.label, metric.digits,
-                    values[(fw.name, metric.name, "judge")],
-                    values.get((fw.name, metric.name, "adjudicated")),
-                ))
+                out.append(
+                    ScoreLine(
+                        fw.name,
+                        metric.name,
+                        metric.label,
+                        metric.digits,
+                        values[(fw.name, metric.name, "judge")],
+                        values.get((fw.name, metric.name, "adjudicated")),
+                    )
+                )
     return out
 
 
@@ -504,7 +589,7 @@ def judgment_history(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Hist
             FROM judgment j JOIN subject s ON s.id = j.subject_id
             JOIN review_event e ON e.target = s.target
             JOIN event_live l ON l.uuid = e.uuid
-            WHERE l.live = 1 AND j.id IN ({','.join('?' * len(ids))})
+            WHERE l.live = 1 AND j.id IN ({",".join("?" * len(ids))})
             ORDER BY j.id, e.created_at, e.uuid""",
         ids,
     ):
@@ -513,12 +598,15 @@ def judgment_history(conn: sqlite3.Connection, ids: list[int]) -> dict[int, Hist
 
 
 def report_history(conn: sqlite3.Connection, report_id: int) -> dict[int, History]:
-    ids = [jid for (jid,) in conn.execute(
-        """SELECT j.id FROM judgment j JOIN subject s ON s.id = j.subject_id
+    ids = [
+        jid
+        for (jid,) in conn.execute(
+            """SELECT j.id FROM judgment j JOIN subject s ON s.id = j.subject_id
            WHERE j.report_id = ? AND j.current = 1
              AND EXISTS (SELECT 1 FROM review_event e WHERE e.target = s.target)""",
-        (report_id,)
-    )]
+            (report_id,),
+        )
+    ]
     return judgment_history(conn, ids)
 
 
@@ -533,8 +621,9 @@ class OtherVerdict:
     """False for a candidate run (it does not count until activated)."""
 
 
-def other_run_verdicts(conn: sqlite3.Connection, report_id: int
-                       ) -> dict[tuple[str, str], list[OtherVerdict]]:
+def other_run_verdicts(
+    conn: sqlite3.Connection, report_id: int
+) -> dict[tuple[str, str], list[OtherVerdict]]:
     """Every run's verdict per (kind, subject) of a report, for runs side by side.
 
     Keyed by (kind, subject) because a judgment's subject text is the same in every run.
@@ -547,8 +636,9 @@ def other_run_verdicts(conn: sqlite3.Connection, report_id: int
            WHERE j.report_id = ? ORDER BY r.created_at, r.id""",
         (report_id,),
     ):
-        out[(kind, subject)].append(OtherVerdict(run, model, value, explanation, bool(current),
-                                                 bool(active)))
+        out[(kind, subject)].append(
+            OtherVerdict(run, model, value, explanation, bool(current), bool(active))
+        )
     return {key: runs for key, runs in out.items() if len(runs) > 1}
 
 
@@ -568,5 +658,7 @@ def primary_metric(frameworks: tuple[str, ...]) -> tuple[str, str] | None:
 def report_primary(conn: sqlite3.Connection, report_id: int) -> tuple[str, str] | None:
     row = conn.execute(
         "SELECT s.frameworks FROM report r JOIN system y ON y.id = r.system_id "
-        "JOIN suite s ON s.id = y.suite_id WHERE r.id = ?", (report_id,)).fetchone()
+        "JOIN suite s ON s.id = y.suite_id WHERE r.id = ?",
+        (report_id,),
+    ).fetchone()
     return primary_metric(tuple(json.loads(row[0]))) if row else None

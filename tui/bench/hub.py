@@ -54,7 +54,8 @@ def signed_events(conn: sqlite3.Connection, n: int, seed: int = 1) -> list[dict[
     keys = [p.public_key for p in people]
     subjects = conn.execute(
         "SELECT s.target, s.kind, min(j.value) FROM subject s JOIN judgment j "
-        "ON j.subject_id = s.id GROUP BY s.id ORDER BY s.id").fetchall()
+        "ON j.subject_id = s.id GROUP BY s.id ORDER BY s.id"
+    ).fetchall()
     out: list[dict[str, Any]] = []
     for i in range(n):
         target, kind_name, judged = subjects[i % len(subjects)]
@@ -63,10 +64,18 @@ def signed_events(conn: sqlite3.Connection, n: int, seed: int = 1) -> list[dict[
         assert kind is not None
         value = rng.choice(kind.scale.choices).code
         event: dict[str, Any] = {
-            "uuid": str(uuidlib.UUID(int=rng.getrandbits(128), version=4)), "target": target,
-            "reviewer": people[who].name, "action": "confirm" if value == judged else "override",
-            "value": value, "rationale": "bench", "reason": None, "created_at": now_iso(),
-            "supersedes": None, "run": None, "key": keys[who]}
+            "uuid": str(uuidlib.UUID(int=rng.getrandbits(128), version=4)),
+            "target": target,
+            "reviewer": people[who].name,
+            "action": "confirm" if value == judged else "override",
+            "value": value,
+            "rationale": "bench",
+            "reason": None,
+            "created_at": now_iso(),
+            "supersedes": None,
+            "run": None,
+            "key": keys[who],
+        }
         event["sig"] = people[who].sign(event)
         out.append(event)
     return out
@@ -78,8 +87,9 @@ def _time(fn: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def hub_figures(db: Path, url: str, n: int, root: Path,
-                say: Callable[[str], object] = lambda _: None) -> list[dict[str, Any]]:
+def hub_figures(
+    db: Path, url: str, n: int, root: Path, say: Callable[[str], object] = lambda _: None
+) -> list[dict[str, Any]]:
     """Every hub figure as a dict (name, value, unit, baseline name, baseline)."""
     import psycopg
 
@@ -88,41 +98,61 @@ def hub_figures(db: Path, url: str, n: int, root: Path,
     hub.init()
     figures: list[dict[str, Any]] = []
 
-    def figure(name: str, value: float, unit: str, baseline_name: str = "—",
-               baseline: float | None = None) -> None:
-        figures.append({"name": name, "value": value, "unit": unit,
-                        "baseline_name": baseline_name, "baseline": baseline})
+    def figure(
+        name: str, value: float, unit: str, baseline_name: str = "—", baseline: float | None = None
+    ) -> None:
+        figures.append(
+            {
+                "name": name,
+                "value": value,
+                "unit": unit,
+                "baseline_name": baseline_name,
+                "baseline": baseline,
+            }
+        )
 
     try:
         say(f"signing {n:,} synthetic decisions…")
         a = copy_db(db, root / "hub-a.db")
         events = signed_events(a, n)
         say("merging them into reviewer A's database…")
-        merge_events(a, ((i, LogEvent.model_validate(e)) for i, e in enumerate(events, 1)),
-                     "bench")
+        merge_events(a, ((i, LogEvent.model_validate(e)) for i, e in enumerate(events, 1)), "bench")
 
         say(f"pushing {n:,} events…")
         push = _time(lambda: sync(a, hub, pull=False))
         bare_copy = _bare_copy(url, schema, events)
-        figure(f"push {n:,} events (A → hub)", n / push, "events/s",
-               "bare COPY of the same rows", n / bare_copy)
+        figure(
+            f"push {n:,} events (A → hub)",
+            n / push,
+            "events/s",
+            "bare COPY of the same rows",
+            n / bare_copy,
+        )
 
         say("fetching them back…")
         fetch = _time(lambda: _fetch_all(hub))
         bare_fetch = _time(lambda: _bare_fetch(url, schema))
-        figure(f"fetch {n:,} events (hub → client, no merge)", n / fetch, "events/s",
-               "bare SELECT of the same rows", n / bare_fetch)
+        figure(
+            f"fetch {n:,} events (hub → client, no merge)",
+            n / fetch,
+            "events/s",
+            "bare SELECT of the same rows",
+            n / bare_fetch,
+        )
 
         say(f"a new database pulls all {n:,} events…")
         b = copy_db(db, root / "hub-b.db")
         pull = _time(lambda: sync(b, hub))
-        log = io.StringIO("".join(event_line(LogEvent.model_validate(e)) + "\n"
-                                  for e in events))
+        log = io.StringIO("".join(event_line(LogEvent.model_validate(e)) + "\n" for e in events))
         c = copy_db(db, root / "hub-c.db")
-        file_merge = _time(lambda: merge_events(c, read_events(log, "bench.jsonl"),
-                                                "bench.jsonl"))
-        figure(f"new database pulls {n:,} events (verified, merged, rescored)", pull, "s",
-               "gavel merge of the same events from a file", file_merge)
+        file_merge = _time(lambda: merge_events(c, read_events(log, "bench.jsonl"), "bench.jsonl"))
+        figure(
+            f"new database pulls {n:,} events (verified, merged, rescored)",
+            pull,
+            "s",
+            "gavel merge of the same events from a file",
+            file_merge,
+        )
         figure("… as a rate", n / pull, "events/s", "file merge", n / file_merge)
 
         say("round trips of single decisions…")
@@ -146,8 +176,8 @@ def _bare_copy(url: str, schema: str, events: list[dict[str, Any]]) -> float:
         with conn.transaction():
             conn.execute(f"CREATE TABLE {schema}.bare (LIKE {schema}.event)")
             with conn.cursor().copy(
-                    f"COPY {schema}.bare ({', '.join(EVENT_FIELDS)}, id, pushed_at) "
-                    "FROM STDIN") as copy:
+                f"COPY {schema}.bare ({', '.join(EVENT_FIELDS)}, id, pushed_at) FROM STDIN"
+            ) as copy:
                 for i, event in enumerate(events):
                     copy.write_row((*(event.get(k) for k in EVENT_FIELDS), i, "now"))
         elapsed = time.perf_counter() - started
@@ -171,14 +201,20 @@ def _bare_fetch(url: str, schema: str) -> None:
         conn.execute(f"SELECT {', '.join(EVENT_FIELDS)} FROM {schema}.event").fetchall()
 
 
-def _round_trips(a: sqlite3.Connection, b: sqlite3.Connection, hub: PgHub,
-                 n: int = 15) -> tuple[float, float]:
+def _round_trips(
+    a: sqlite3.Connection, b: sqlite3.Connection, hub: PgHub, n: int = 15
+) -> tuple[float, float]:
     """Median time from a decision stored in A to it being merged in B (A syncs, then B),
     and the median cost of a sync that finds nothing to do."""
     log = ReviewLog(a, "latency", Identity("latency", new_secret()))
-    picks = [int(r[0]) for r in a.execute(
-        "SELECT id FROM judgment WHERE kind = 'claim' AND value = 'correct' AND current = 1 "
-        "ORDER BY id DESC LIMIT ?", (n,))]
+    picks = [
+        int(r[0])
+        for r in a.execute(
+            "SELECT id FROM judgment WHERE kind = 'claim' AND value = 'correct' AND current = 1 "
+            "ORDER BY id DESC LIMIT ?",
+            (n,),
+        )
+    ]
     trips, idle = [], []
     sync(a, hub)
     sync(b, hub)

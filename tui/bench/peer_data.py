@@ -60,16 +60,21 @@ def report_tasks(bundle: Path) -> Iterator[ReportTask]:
             if not line.strip():
                 continue
             j = json.loads(line)
-            verdicts.setdefault(str(j["report"]), []).append(Verdict(
-                _subject(j), value_label(j.get("value")), str(j.get("explanation") or "")))
+            verdicts.setdefault(str(j["report"]), []).append(
+                Verdict(_subject(j), value_label(j.get("value")), str(j.get("explanation") or ""))
+            )
     with open(bundle / "reports.jsonl", encoding="utf-8") as lines:
         for line in lines:
             if not line.strip():
                 continue
             r = json.loads(line)
             rid = str(r["id"])
-            yield ReportTask(rid, f"{r.get('task', '?')} by {r.get('system', '?')}",
-                             str(r.get("markdown") or ""), tuple(verdicts.pop(rid, [])))
+            yield ReportTask(
+                rid,
+                f"{r.get('task', '?')} by {r.get('system', '?')}",
+                str(r.get("markdown") or ""),
+                tuple(verdicts.pop(rid, [])),
+            )
 
 
 CHOICES = ("correct", "incorrect", "unknown", "support", "conflict", "1", "0.5", "0")
@@ -94,23 +99,33 @@ def label_studio_config() -> str:
         '  <Choices name="decision" toName="report" choice="single" showInline="true">\n'
         f"{choices}\n"
         "  </Choices>\n"
-        "</View>\n")
+        "</View>\n"
+    )
 
 
 def label_studio_task(task: ReportTask) -> dict[str, object]:
-    return {"data": {
-        "report_id": task.id, "title": task.title, "report": task.markdown,
-        "verdicts": [{"verdict": f"{v.subject} = {v.value}", "text": v.explanation}
-                     for v in task.verdicts],
-    }}
+    return {
+        "data": {
+            "report_id": task.id,
+            "title": task.title,
+            "report": task.markdown,
+            "verdicts": [
+                {"verdict": f"{v.subject} = {v.value}", "text": v.explanation}
+                for v in task.verdicts
+            ],
+        }
+    }
 
 
 def potato_item(task: ReportTask) -> dict[str, object]:
     """A line of Potato's data file: shown through ``instance_display`` text fields, which
     escape markup (its plain ``text_key`` display lets HTML through)."""
-    return {"id": task.id, "title": task.title, "text": task.markdown,
-            "verdicts": "\n".join(f"{v.subject} = {v.value}: {v.explanation}"
-                                  for v in task.verdicts)}
+    return {
+        "id": task.id,
+        "title": task.title,
+        "text": task.markdown,
+        "verdicts": "\n".join(f"{v.subject} = {v.value}: {v.explanation}" for v in task.verdicts),
+    }
 
 
 POTATO_ADMIN_KEY = "gavel-bench-admin"
@@ -130,23 +145,34 @@ def potato_config(data_file: str) -> str:
         "require_password": False,
         "admin_api_key": POTATO_ADMIN_KEY,
         "user_config": {"allow_all_users": True},
-        "instance_display": {"fields": [
-            {"key": "title", "type": "text", "label": "Report"},
-            {"key": "text", "type": "text", "label": "Report text"},
-            {"key": "verdicts", "type": "text", "label": "Judge verdicts"},
-        ]},
+        "instance_display": {
+            "fields": [
+                {"key": "title", "type": "text", "label": "Report"},
+                {"key": "text", "type": "text", "label": "Report text"},
+                {"key": "verdicts", "type": "text", "label": "Judge verdicts"},
+            ]
+        },
         "annotation_schemes": [
-            {"annotation_type": "radio", "name": "decision",
-             "description": "The verdict should be", "labels": list(CHOICES)},
-            {"annotation_type": "text", "name": "verdict",
-             "description": "Which verdict (e.g. claim c1)"},
+            {
+                "annotation_type": "radio",
+                "name": "decision",
+                "description": "The verdict should be",
+                "labels": list(CHOICES),
+            },
+            {
+                "annotation_type": "text",
+                "name": "verdict",
+                "description": "Which verdict (e.g. claim c1)",
+            },
         ],
     }
     return json.dumps(config, indent=2) + "\n"
 
 
-SCALES = {"claim": ("correct", "incorrect", "unknown"),
-          "consistency": ("support", "conflict", "unknown")}
+SCALES = {
+    "claim": ("correct", "incorrect", "unknown"),
+    "consistency": ("support", "conflict", "unknown"),
+}
 """Each verdict kind's values (any other kind is a 0 / 0.5 / 1 rubric)."""
 
 
@@ -176,7 +202,7 @@ def _parent_pids() -> dict[int, int]:
         except OSError:
             continue
         # The command name is in parentheses and may hold spaces: split after its last ')'.
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         if len(fields) > 1:
             parents[int(entry.name)] = int(fields[1])
     return parents
@@ -241,8 +267,12 @@ class TreeSampler:
         self._thread.start()
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         self._stop.set()
         self._thread.join()
 

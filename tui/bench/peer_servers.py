@@ -74,14 +74,21 @@ def installed_version(python: Path, distribution: str) -> str | None:
     if not python.exists():
         return None
     done = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m, sys; "
-                            f"print(m.version({distribution!r}))"],
-        capture_output=True, text=True, check=False)
+        [
+            str(python),
+            "-c",
+            f"import importlib.metadata as m, sys; print(m.version({distribution!r}))",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
-def ensure_installed(package: str, distribution: str, venv: Path, base_python: str,
-                     say: Say) -> tuple[str, float | None]:
+def ensure_installed(
+    package: str, distribution: str, venv: Path, base_python: str, say: Say
+) -> tuple[str, float | None]:
     """(the installed version, the seconds the install took; None when the venv already
     had it). Raises :class:`PeerError` with the end of pip's output when it fails."""
     python = venv / "bin" / "python"
@@ -92,9 +99,10 @@ def ensure_installed(package: str, distribution: str, venv: Path, base_python: s
     log = venv.parent / "install.log"
     venv.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    for step, argv in (("venv", [base_python, "-m", "venv", str(venv)]),
-                       ("pip", [str(python), "-m", "pip", "install",
-                                "--disable-pip-version-check", package])):
+    for step, argv in (
+        ("venv", [base_python, "-m", "venv", str(venv)]),
+        ("pip", [str(python), "-m", "pip", "install", "--disable-pip-version-check", package]),
+    ):
         say(f"installing ({step})…")
         try:
             done = subprocess.run(argv, capture_output=True, text=True, check=False)
@@ -103,8 +111,7 @@ def ensure_installed(package: str, distribution: str, venv: Path, base_python: s
         with open(log, "a", encoding="utf-8") as out:
             out.write(f"$ {' '.join(argv)}\n{done.stdout}{done.stderr}\n")
         if done.returncode != 0:
-            raise PeerError(f"{step} exited {done.returncode}: "
-                            f"{tail(done.stderr or done.stdout)}")
+            raise PeerError(f"{step} exited {done.returncode}: {tail(done.stderr or done.stdout)}")
     took = time.perf_counter() - started
     version = installed_version(python, distribution)
     if version is None:
@@ -132,9 +139,15 @@ class Server:
 
     def __enter__(self) -> Server:
         with open(self.log, "wb") as out:
-            self.proc = subprocess.Popen(self.argv, cwd=self.cwd, env=self.env, stdout=out,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         return self
 
     @property
@@ -149,8 +162,12 @@ class Server:
             text = self.log.read_text(encoding="utf-8", errors="replace")
             raise PeerError(f"the server exited ({self.proc.returncode}): {tail(text)}")
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
         if self.proc is None:
             return
         for sig, wait in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
@@ -173,34 +190,43 @@ class Http:
         self.base = base
         self.headers = headers or {}
         self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
 
-    def request(self, method: str, path: str, body: object = None, form: bool = False,
-                raw: bytes | None = None, timeout: float = 600.0) -> tuple[int, bytes]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: object = None,
+        form: bool = False,
+        raw: bytes | None = None,
+        timeout: float = 600.0,
+    ) -> tuple[int, bytes]:
         headers = dict(self.headers)
         data = raw
         if body is not None and form:
-            data = urllib.parse.urlencode(body).encode()   # type: ignore[arg-type]
+            data = urllib.parse.urlencode(body).encode()  # type: ignore[arg-type]
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         elif body is not None:
             data = json.dumps(body).encode()
         if raw is not None or (body is not None and not form):
             headers["Content-Type"] = "application/json"
-        req = urllib.request.Request(self.base + path, data=data, headers=headers,
-                                     method=method)
+        req = urllib.request.Request(self.base + path, data=data, headers=headers, method=method)
         try:
             with self.opener.open(req, timeout=timeout) as response:
                 return int(response.status), bytes(response.read())
         except urllib.error.HTTPError as error:
-            raise PeerError(f"{method} {path}: HTTP {error.code}: "
-                            f"{error.read()[:300]!r}") from error
+            raise PeerError(
+                f"{method} {path}: HTTP {error.code}: {error.read()[:300]!r}"
+            ) from error
 
     def json(self, method: str, path: str, body: object = None) -> Any:
         return json.loads(self.request(method, path, body)[1])
 
 
-def wait_for(server: Server, probe: Callable[[], bool], what: str,
-             timeout: float = START_TIMEOUT) -> None:
+def wait_for(
+    server: Server, probe: Callable[[], bool], what: str, timeout: float = START_TIMEOUT
+) -> None:
     """Call ``probe`` every 50 ms until it is true (connection errors count as not yet)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -250,8 +276,7 @@ def label_studio_chunks(tasks: Iterator[ReportTask], folder: Path) -> tuple[list
     return files, count
 
 
-def _keeping(tasks: Iterator[ReportTask], kept: list[ReportTask],
-             n: int) -> Iterator[ReportTask]:
+def _keeping(tasks: Iterator[ReportTask], kept: list[ReportTask], n: int) -> Iterator[ReportTask]:
     """The tasks, keeping the first ``n`` in ``kept`` on the way."""
     for task in tasks:
         if len(kept) < n:
@@ -259,36 +284,53 @@ def _keeping(tasks: Iterator[ReportTask], kept: list[ReportTask],
         yield task
 
 
-def _measure_label_studio(bundle: Path, venv: Path, folder: Path, result: PeerResult,
-                          say: Say) -> None:
+def _measure_label_studio(
+    bundle: Path, venv: Path, folder: Path, result: PeerResult, say: Say
+) -> None:
     say("writing its tasks…")
     shutil.rmtree(folder / "tasks", ignore_errors=True)
     (folder / "tasks").mkdir(parents=True)
     kept: list[ReportTask] = []
-    files, count = label_studio_chunks(_keeping(report_tasks(bundle), kept, DECISIONS),
-                                       folder / "tasks")
+    files, count = label_studio_chunks(
+        _keeping(report_tasks(bundle), kept, DECISIONS), folder / "tasks"
+    )
     first = kept[0]
     decisions = {t.id: decision_for(t) for t in kept}
     data = folder / "data"
     shutil.rmtree(data, ignore_errors=True)
     data.mkdir()
     port = free_port()
-    env = {**os.environ, "LABEL_STUDIO_BASE_DATA_DIR": str(data),
-           "LABEL_STUDIO_USERNAME": LS_USER, "LABEL_STUDIO_PASSWORD": "gavel-bench-pass",
-           "LABEL_STUDIO_USER_TOKEN": LS_TOKEN, "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
-           "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true", "COLLECT_ANALYTICS": "false"}
-    argv = [str(venv / "bin" / "label-studio"), "start", "--no-browser", "--host",
-            "127.0.0.1", "--port", str(port), "--data-dir", str(data)]
+    env = {
+        **os.environ,
+        "LABEL_STUDIO_BASE_DATA_DIR": str(data),
+        "LABEL_STUDIO_USERNAME": LS_USER,
+        "LABEL_STUDIO_PASSWORD": "gavel-bench-pass",
+        "LABEL_STUDIO_USER_TOKEN": LS_TOKEN,
+        "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
+        "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+        "COLLECT_ANALYTICS": "false",
+    }
+    argv = [
+        str(venv / "bin" / "label-studio"),
+        "start",
+        "--no-browser",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data),
+    ]
     api = Http(f"http://127.0.0.1:{port}", {"Authorization": f"Token {LS_TOKEN}"})
 
     @contextmanager
     def serving(log: str) -> Iterator[tuple[float, TreeSampler]]:
         """The server started until its API answers: (seconds that took, its sampler)."""
         started = time.perf_counter()
-        with Server(argv, folder, env, folder / log) as server, \
-                TreeSampler(server.pid) as sampler:
-            wait_for(server, lambda: api.request("GET", "/api/projects")[0] == 200,
-                     "Label Studio's API")
+        with Server(argv, folder, env, folder / log) as server, TreeSampler(server.pid) as sampler:
+            wait_for(
+                server, lambda: api.request("GET", "/api/projects")[0] == 200, "Label Studio's API"
+            )
             yield time.perf_counter() - started, sampler
 
     say("starting its server on a fresh database (migrations)…")
@@ -299,8 +341,11 @@ def _measure_label_studio(bundle: Path, venv: Path, folder: Path, result: PeerRe
     restarted = time.perf_counter()
     with serving("server.log") as (warm_start, sampler):
         say(f"importing {count:,} tasks…")
-        project = api.json("POST", "/api/projects", {"title": "Gavel peer bench",
-                                                     "label_config": label_studio_config()})
+        project = api.json(
+            "POST",
+            "/api/projects",
+            {"title": "Gavel peer bench", "label_config": label_studio_config()},
+        )
         pid = project["id"]
         for path in files:
             api.request("POST", f"/api/projects/{pid}/import", raw=path.read_bytes())
@@ -314,13 +359,15 @@ def _measure_label_studio(bundle: Path, venv: Path, folder: Path, result: PeerRe
             raise PeerError("the first task read back is not the first report")
         stats = api.json("GET", f"/api/projects/{pid}")
         if stats.get("task_number") != count:
-            result.notes.append(f"tasks in the project: {stats.get('task_number')}, "
-                                f"expected {count}")
+            result.notes.append(
+                f"tasks in the project: {stats.get('task_number')}, expected {count}"
+            )
         result.notes.append(
             f"server start alone {result.start_s:.1f} s on a fresh database (migrations "
             f"included), {warm_start:.1f} s on its migrated database; the import and the first "
             f"task {result.warm_load_s - warm_start:.1f} s ({len(files)} import request(s)); "
-            "load = the fresh start + the import, measured on a restart")
+            "load = the fresh start + the import, measured on a restart"
+        )
         say("decisions…")
         listing = api.json("GET", f"/api/tasks?project={pid}&page=1&page_size={DECISIONS}")
         listed = listing["tasks"] if isinstance(listing, dict) else listing
@@ -328,31 +375,48 @@ def _measure_label_studio(bundle: Path, venv: Path, folder: Path, result: PeerRe
         stored = []
         for item in listed:
             verdict, value = decisions.get(item["data"]["report_id"], ("report", "correct"))
-            body = {"result": [
-                {"from_name": "decision", "to_name": "report", "type": "choices",
-                 "value": {"choices": [value]}},
-                {"from_name": "verdict", "to_name": "report", "type": "textarea",
-                 "value": {"text": [verdict]}}]}
+            body = {
+                "result": [
+                    {
+                        "from_name": "decision",
+                        "to_name": "report",
+                        "type": "choices",
+                        "value": {"choices": [value]},
+                    },
+                    {
+                        "from_name": "verdict",
+                        "to_name": "report",
+                        "type": "textarea",
+                        "value": {"text": [verdict]},
+                    },
+                ]
+            }
             posted = time.perf_counter()
             answer = api.json("POST", f"/api/tasks/{item['id']}/annotations/", body)
             result.decision_s.append(time.perf_counter() - posted)
             stored.append((answer, value))
         answer, value = stored[0]
         back = api.json("GET", f"/api/annotations/{answer['id']}")
-        result.read_back = any(r.get("value", {}).get("choices") == [value]
-                               for r in back.get("result", []))
+        result.read_back = any(
+            r.get("value", {}).get("choices") == [value] for r in back.get("result", [])
+        )
         after = api.json("GET", f"/api/projects/{pid}")
-        result.aggregate = _aggregate(before, after, ("num_tasks_with_annotations",
-                                                      "total_annotations_number"))
-        result.notes.append(f"decision read back: {'yes' if result.read_back else 'NO'}; "
-                            "the aggregates are counts of annotated tasks, none is computed "
-                            "from the chosen value")
+        result.aggregate = _aggregate(
+            before, after, ("num_tasks_with_annotations", "total_annotations_number")
+        )
+        result.notes.append(
+            f"decision read back: {'yes' if result.read_back else 'NO'}; "
+            "the aggregates are counts of annotated tasks, none is computed "
+            "from the chosen value"
+        )
 
 
-def _aggregate(before: dict[str, Any], after: dict[str, Any],
-               keys: tuple[str, ...]) -> tuple[bool, str]:
-    changed = [f"{k} {before.get(k)} → {after.get(k)}" for k in keys
-               if before.get(k) != after.get(k)]
+def _aggregate(
+    before: dict[str, Any], after: dict[str, Any], keys: tuple[str, ...]
+) -> tuple[bool, str]:
+    changed = [
+        f"{k} {before.get(k)} → {after.get(k)}" for k in keys if before.get(k) != after.get(k)
+    ]
     if changed:
         return True, "counts only: " + ", ".join(changed)
     return False, "unchanged: " + ", ".join(f"{k} {after.get(k)}" for k in keys)
@@ -362,8 +426,7 @@ def _aggregate(before: dict[str, Any], after: dict[str, Any],
 # Potato
 
 
-def _measure_potato(bundle: Path, venv: Path, folder: Path, result: PeerResult,
-                    say: Say) -> None:
+def _measure_potato(bundle: Path, venv: Path, folder: Path, result: PeerResult, say: Say) -> None:
     say("writing its data file…")
     project = folder / "project"
     shutil.rmtree(project, ignore_errors=True)
@@ -376,18 +439,27 @@ def _measure_potato(bundle: Path, venv: Path, folder: Path, result: PeerResult,
                 tasks.append((task.id, decision_for(task)))
     (project / "config.yaml").write_text(potato_config("data.jsonl"), encoding="utf-8")
     port = free_port()
-    argv = [str(venv / "bin" / "potato"), "start", "config.yaml", "-p", str(port), "--host",
-            "127.0.0.1"]
+    argv = [
+        str(venv / "bin" / "potato"),
+        "start",
+        "config.yaml",
+        "-p",
+        str(port),
+        "--host",
+        "127.0.0.1",
+    ]
     web = Http(f"http://127.0.0.1:{port}")
     admin = Http(f"http://127.0.0.1:{port}", {"X-API-Key": POTATO_ADMIN_KEY})
     first = tasks[0][0]
     say("starting its server with the data file…")
     started = time.perf_counter()
-    with Server(argv, project, dict(os.environ), folder / "server.log") as server, \
-            TreeSampler(server.pid) as sampler:
+    with (
+        Server(argv, project, dict(os.environ), folder / "server.log") as server,
+        TreeSampler(server.pid) as sampler,
+    ):
+
         def first_page() -> bool:
-            status, body = web.request("POST", "/auth", {"email": "bench", "pass": ""},
-                                       form=True)
+            status, body = web.request("POST", "/auth", {"email": "bench", "pass": ""}, form=True)
             return status == 200 and f'value="{first}"' in body.decode("utf-8", "replace")
 
         wait_for(server, first_page, "Potato's first item page")
@@ -396,8 +468,10 @@ def _measure_potato(bundle: Path, venv: Path, folder: Path, result: PeerResult,
         say("decisions…")
         before = admin.json("GET", "/admin/api/overview")["overview"]
         for item, (verdict, value) in tasks[1:]:
-            body = {"instance_id": item,
-                    "annotations": {f"decision:{value}": "true", "verdict:text_box": verdict}}
+            body = {
+                "instance_id": item,
+                "annotations": {f"decision:{value}": "true", "verdict:text_box": verdict},
+            }
             posted = time.perf_counter()
             answer = web.json("POST", "/updateinstance", body)
             took = time.perf_counter() - posted
@@ -407,13 +481,16 @@ def _measure_potato(bundle: Path, venv: Path, folder: Path, result: PeerResult,
         state = admin.request("GET", "/admin/user_state/bench")[1].decode("utf-8", "replace")
         result.read_back = tasks[1][0] in state and tasks[1][1][1] in state
         after = admin.json("GET", "/admin/api/overview")["overview"]
-        result.aggregate = _aggregate(before, after, ("items_with_annotations",
-                                                      "total_annotations"))
+        result.aggregate = _aggregate(
+            before, after, ("items_with_annotations", "total_annotations")
+        )
         result.peak_mb = max(result.peak_mb, sampler.peak_mb)
-        result.notes.append(f"decision read back (admin user state): "
-                            f"{'yes' if result.read_back else 'NO'}; load is the server's "
-                            "start with the data file until the first item page answers a "
-                            "logged-in reviewer; the dashboard's aggregates are counts")
+        result.notes.append(
+            f"decision read back (admin user state): "
+            f"{'yes' if result.read_back else 'NO'}; load is the server's "
+            "start with the data file until the first item page answers a "
+            "logged-in reviewer; the dashboard's aggregates are counts"
+        )
 
 
 PEERS = (
@@ -423,15 +500,15 @@ PEERS = (
 _MEASURE = {"label-studio": _measure_label_studio, "potato": _measure_potato}
 
 
-def measure_peer(peer: Peer, bundle: Path, folder: Path, say: Say,
-                 base_python: str) -> PeerResult:
+def measure_peer(peer: Peer, bundle: Path, folder: Path, say: Say, base_python: str) -> PeerResult:
     """Install (or reuse) the peer, measure it, and return the result; a failure is in the
     result's ``error``, never raised (Ctrl-C is)."""
     result = PeerResult(peer.name)
     folder.mkdir(parents=True, exist_ok=True)
     try:
         result.version, result.install_s = ensure_installed(
-            peer.package, peer.distribution, folder / "venv", base_python, say)
+            peer.package, peer.distribution, folder / "venv", base_python, say
+        )
     except PeerError as error:
         result.error = f"could not install: {error}"
         return result
@@ -439,6 +516,6 @@ def measure_peer(peer: Peer, bundle: Path, folder: Path, say: Say,
         _MEASURE[peer.key](bundle, folder / "venv", folder, result, say)
     except PeerError as error:
         result.error = f"could not measure: {error}"
-    except Exception as error:   # a peer's surprise never stops the bench (Ctrl-C does)
+    except Exception as error:  # a peer's surprise never stops the bench (Ctrl-C does)
         result.error = f"could not measure: {type(error).__name__}: {error}"
     return result

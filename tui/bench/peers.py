@@ -54,6 +54,7 @@ from tui.bench.run import (
 @dataclass(frozen=True, slots=True)
 class GavelSide:
     """Gavel's figures from the same run (:func:`tui.bench.run.run_bench`'s, or measured here)."""
+
     import_s: float
     """``gavel import`` wall time, a process of its own (read, check, store, FTS, scores)."""
     import_peak_mb: float
@@ -71,6 +72,7 @@ class GavelSide:
     @classmethod
     def from_figures(cls, figures: Sequence[Figure], reports: int) -> GavelSide | None:
         """From ``run_bench``'s figures; None without the import and decide figures."""
+
         def find(prefix: str) -> Figure | None:
             return next((f for f in figures if f.name.startswith(prefix)), None)
 
@@ -81,8 +83,14 @@ class GavelSide:
             return None
         screen = find("start-up to first interactive screen")
         key = find("keypress → stored decision")
-        return cls(imp.value, mem.value, decide.median,
-                   screen.median if screen else None, key.median if key else None, reports)
+        return cls(
+            imp.value,
+            mem.value,
+            decide.median,
+            screen.median if screen else None,
+            key.median if key else None,
+            reports,
+        )
 
 
 def ratio(gavel: float | None, peer: float | None) -> float | None:
@@ -113,9 +121,10 @@ def peer_rows(gavel: GavelSide, peers: Sequence[PeerResult]) -> list[list[str]]:
     header = ["", "Gavel"]
     for p in peers:
         header += [p.label, f"Gavel ÷ {p.name}"]
-    load_name = (f"load ({gavel.reports:,} reports)" if gavel.reports else "load")
-    gavel_load = _secs(gavel.load_s) + ("" if gavel.first_screen_s is not None
-                                        else " (import only)")
+    load_name = f"load ({gavel.reports:,} reports)" if gavel.reports else "load"
+    gavel_load = _secs(gavel.load_s) + (
+        "" if gavel.first_screen_s is not None else " (import only)"
+    )
     rows: list[list[str]] = [
         header,
         ["install (not counted in load)", "—"],
@@ -149,26 +158,37 @@ def peer_rows(gavel: GavelSide, peers: Sequence[PeerResult]) -> list[list[str]]:
         for row, (value, r) in zip(rows[1:], cells, strict=True):
             row += [value, r]
     if gavel.keypress_s is not None:
-        rows.append(["the workstation: keypress → stored → score on screen",
-                     _secs(gavel.keypress_s)] + ["—", ""] * len(peers))
+        rows.append(
+            ["the workstation: keypress → stored → score on screen", _secs(gavel.keypress_s)]
+            + ["—", ""] * len(peers)
+        )
     return rows
 
 
 def print_peers(console: Console, gavel: GavelSide, peers: Sequence[PeerResult]) -> None:
     rows = peer_rows(gavel, peers)
-    table = Table(title="The same review workload in Gavel and its peers (same run)",
-                  header_style="bold")
+    table = Table(
+        title="The same review workload in Gavel and its peers (same run)", header_style="bold"
+    )
     for i, name in enumerate(rows[0]):
-        table.add_column(name, justify="left" if i == 0 else "right",
-                         overflow="fold", max_width=None if i == 0 else 40)
+        table.add_column(
+            name,
+            justify="left" if i == 0 else "right",
+            overflow="fold",
+            max_width=None if i == 0 else 40,
+        )
     for row in rows[1:]:
         table.add_row(*row)
     console.print(table)
     notes = [
         f"Gavel: load is `gavel import` in a process of its own (with search index and "
         f"scores, {_secs(gavel.import_s)})"
-        + (f" plus the workstation's start to its first screen ({_secs(gavel.first_screen_s)})"
-           if gavel.first_screen_s is not None else "") + "; memory its peak RSS "
+        + (
+            f" plus the workstation's start to its first screen ({_secs(gavel.first_screen_s)})"
+            if gavel.first_screen_s is not None
+            else ""
+        )
+        + "; memory its peak RSS "
         "(VmHWM); a decision is one whole `gavel decide` process (start-up, decision stored "
         "with fsync, scores recomputed), median of fresh processes",
         "peers: load is the server's start (fresh data folder) plus the import until the first "
@@ -187,8 +207,14 @@ def print_peers(console: Console, gavel: GavelSide, peers: Sequence[PeerResult])
 # Running
 
 
-def run_peers(console: Console, bundle: Path, workdir: Path, gavel: GavelSide,
-              only: Sequence[str] = (), base_python: str | None = None) -> list[PeerResult]:
+def run_peers(
+    console: Console,
+    bundle: Path,
+    workdir: Path,
+    gavel: GavelSide,
+    only: Sequence[str] = (),
+    base_python: str | None = None,
+) -> list[PeerResult]:
     """Install, load and measure each peer in ``workdir/peers``, print the table beside
     ``gavel``'s figures, and return the results. Never raises for a peer that fails (its
     result carries the reason); Ctrl-C still stops the servers and propagates."""
@@ -200,14 +226,18 @@ def run_peers(console: Console, bundle: Path, workdir: Path, gavel: GavelSide,
             continue
         with console.status(f"{peer.name}…") as status:
             say = functools.partial(_say, status, peer.name)
-            results.append(measure_peer(peer, bundle, folder / peer.key, say,
-                                        base_python=base_python or sys.executable))
+            results.append(
+                measure_peer(
+                    peer, bundle, folder / peer.key, say, base_python=base_python or sys.executable
+                )
+            )
     print_peers(console, gavel, results)
     return results
 
 
-def after_bench(console: Console, bundle: Path, root: Path, figures: Sequence[Figure],
-                reports: int) -> None:
+def after_bench(
+    console: Console, bundle: Path, root: Path, figures: Sequence[Figure], reports: int
+) -> None:
     """What ``gavel bench --peers`` runs after Gavel's own figures (``BenchOptions.peers``):
     the peers on the same synthetic run, beside those figures."""
     side = GavelSide.from_figures(figures, reports)
@@ -229,8 +259,10 @@ def measure_gavel(bundle: Path, workdir: Path, ui: bool) -> GavelSide:
     db = root / "peers-gavel.db"
     _unlink_db(db)
     elapsed, rss = _measured_child(_IMPORT_SCRIPT.format(bundle=str(bundle), db=str(db)), root)
-    figures = [Figure("`gavel import` wall time", elapsed, "s", "", None, "", None),
-               Figure("`gavel import` peak memory", rss, "MB", "", None, "", None)]
+    figures = [
+        Figure("`gavel import` wall time", elapsed, "s", "", None, "", None),
+        Figure("`gavel import` peak memory", rss, "MB", "", None, "", None),
+    ]
     figures += _cli_figures(db, root, calls=["gavel decide ID VALUE"])
     if ui:
         figures += _ui_figures(db)
@@ -244,17 +276,30 @@ def measure_gavel(bundle: Path, workdir: Path, ui: bool) -> GavelSide:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tui.bench.peers",
-        description="Gavel beside Label Studio and Potato on the same synthetic run.")
-    parser.add_argument("--bundle", type=Path, required=True,
-                        help="a synthetic run's bundle folder (gavel bench --workdir DIR "
-                             "leaves one in DIR/bundle)")
-    parser.add_argument("--workdir", type=Path, default=None,
-                        help="where the peers' venvs (kept, reused) and data go (default: a "
-                             "temporary folder, removed afterwards)")
-    parser.add_argument("--only", action="append", default=[],
-                        help="label-studio or potato (repeatable; default both)")
-    parser.add_argument("--skip-ui", action="store_true",
-                        help="Gavel's load without the workstation's start-up")
+        description="Gavel beside Label Studio and Potato on the same synthetic run.",
+    )
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        required=True,
+        help="a synthetic run's bundle folder (gavel bench --workdir DIR leaves one in DIR/bundle)",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="where the peers' venvs (kept, reused) and data go (default: a "
+        "temporary folder, removed afterwards)",
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="label-studio or potato (repeatable; default both)",
+    )
+    parser.add_argument(
+        "--skip-ui", action="store_true", help="Gavel's load without the workstation's start-up"
+    )
     args = parser.parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 200)
     if args.workdir is None:
@@ -263,14 +308,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _main(console, args.bundle, args.workdir, args.only, not args.skip_ui)
 
 
-def _main(console: Console, bundle: Path, workdir: Path, only: Sequence[str],
-          ui: bool) -> int:
+def _main(console: Console, bundle: Path, workdir: Path, only: Sequence[str], ui: bool) -> int:
     started = time.perf_counter()
     with console.status("Gavel: `gavel import` and `gavel decide`…"):
         gavel = measure_gavel(bundle.resolve(), workdir.resolve(), ui)
     run_peers(console, bundle.resolve(), workdir.resolve(), gavel, only)
-    console.print(f"[dim]peer comparison took {time.perf_counter() - started:.0f} s; work "
-                  f"folder {workdir}[/dim]")
+    console.print(
+        f"[dim]peer comparison took {time.perf_counter() - started:.0f} s; work "
+        f"folder {workdir}[/dim]"
+    )
     return 0
 
 

@@ -47,8 +47,9 @@ def sample_figures(root: Path, folder: Path) -> tuple[OrderFigures, dict[str, Or
         suite, records = iter_records(bundle)
         import_records(conn, suite, records, f"sample-{name}")
         rebuild_scores(conn)
-        parts[name] = measure(conn, suite.id, read_planted_path(bundle / "MISTAKES.md"),
-                              RANDOM_SEEDS)
+        parts[name] = measure(
+            conn, suite.id, read_planted_path(bundle / "MISTAKES.md"), RANDOM_SEEDS
+        )
     conn.close()
     return combine(list(parts.values())), parts
 
@@ -66,8 +67,18 @@ def synthetic_figures(root: Path, seeds: int, tasks: int) -> OrderFigures:
     parts = []
     for seed in range(1, seeds + 1):
         cascade = root / f"recall-cascade-{seed}"
-        write_synthetic(cascade, SyntheticSpec(tasks=tasks, systems=6, seed=seed, words=400,
-                                               plant=0.02, second_run=0.3, unreachable=0.08))
+        write_synthetic(
+            cascade,
+            SyntheticSpec(
+                tasks=tasks,
+                systems=6,
+                seed=seed,
+                words=400,
+                plant=0.02,
+                second_run=0.3,
+                unreachable=0.08,
+            ),
+        )
         dr3 = root / f"recall-dr3-{seed}"
         write_dr3_synthetic(dr3, tasks=max(4, tasks - 2), seed=seed, plant=0.08)
         conn = connect(root / f"recall-{seed}.db")
@@ -75,14 +86,16 @@ def synthetic_figures(root: Path, seeds: int, tasks: int) -> OrderFigures:
             suite, records = iter_records(bundle)
             import_records(conn, suite, records, bundle.name)
             rebuild_scores(conn)
-            parts.append(measure(conn, suite.id, read_planted_path(planted_path(bundle)),
-                                 RANDOM_SEEDS))
+            parts.append(
+                measure(conn, suite.id, read_planted_path(planted_path(bundle)), RANDOM_SEEDS)
+            )
         conn.close()
     return combine(parts)
 
 
-def recall_figures(root: Path | None, sample: Path, seeds: int = 3, tasks: int = 12
-                   ) -> RecallFigures:
+def recall_figures(
+    root: Path | None, sample: Path, seeds: int = 3, tasks: int = 12
+) -> RecallFigures:
     if root is None:
         with tempfile.TemporaryDirectory(prefix="gavel-recall-") as folder:
             return recall_figures(Path(folder), sample, seeds, tasks)
@@ -102,16 +115,30 @@ def _counts(recall: Recall) -> str:
 
 
 def print_recall(console: Console, figures: RecallFigures) -> None:
-    table = Table(title=f"Known judge errors reached with {BUDGET:.0%} of the verdicts "
-                        "(review-order recall)", header_style="bold")
-    for column in ("measured on", "verdicts", "errors", "suspicion order", "impact order",
-                   f"random (mean of {RANDOM_SEEDS})"):
+    table = Table(
+        title=f"Known judge errors reached with {BUDGET:.0%} of the verdicts (review-order recall)",
+        header_style="bold",
+    )
+    for column in (
+        "measured on",
+        "verdicts",
+        "errors",
+        "suspicion order",
+        "impact order",
+        f"random (mean of {RANDOM_SEEDS})",
+    ):
         table.add_column(column, justify="left" if column == "measured on" else "right")
 
     def row(label: str, f: OrderFigures, style: str = "") -> None:
-        table.add_row(label, f"{f.verdicts:,}", str(f.suspicion.total),
-                      f"{_pct(f.suspicion)} ({_counts(f.suspicion)})",
-                      f"{_pct(f.impact)} ({_counts(f.impact)})", _pct(f.random), style=style)
+        table.add_row(
+            label,
+            f"{f.verdicts:,}",
+            str(f.suspicion.total),
+            f"{_pct(f.suspicion)} ({_counts(f.suspicion)})",
+            f"{_pct(f.impact)} ({_counts(f.impact)})",
+            _pct(f.random),
+            style=style,
+        )
 
     row("sample data (MISTAKES.md lists)", figures.sample, "bold")
     for name, part in figures.sample_parts.items():
@@ -121,25 +148,36 @@ def print_recall(console: Console, figures: RecallFigures) -> None:
     for name, (reached, total) in sorted(synthetic.suspicion.by_type.items()):
         imp = synthetic.impact.by_type.get(name, [0, 0])
         rnd = synthetic.random.by_type.get(name, [0, 1])
-        table.add_row(f"  {name}", "", str(total),
-                      f"{100 * reached / total:.0f}% ({reached}/{total})" if total else "—",
-                      f"{100 * imp[0] / imp[1]:.0f}% ({imp[0]}/{imp[1]})" if imp[1] else "—",
-                      f"{100 * rnd[0] / rnd[1]:.0f}%" if rnd[1] else "—")
+        table.add_row(
+            f"  {name}",
+            "",
+            str(total),
+            f"{100 * reached / total:.0f}% ({reached}/{total})" if total else "—",
+            f"{100 * imp[0] / imp[1]:.0f}% ({imp[0]}/{imp[1]})" if imp[1] else "—",
+            f"{100 * rnd[0] / rnd[1]:.0f}%" if rnd[1] else "—",
+        )
     console.print(table)
-    flags = Table(title="Suspicion flags: share that are known errors (precision)",
-                  header_style="bold")
+    flags = Table(
+        title="Suspicion flags: share that are known errors (precision)", header_style="bold"
+    )
     for column in ("rule", "sample", "synthetic"):
         flags.add_column(column, justify="left" if column == "rule" else "right")
     sample, synth = figures.sample.precision, figures.synthetic.precision
-    flags.add_row("every flagged verdict", _ratio(sample.right, sample.flagged),
-                  _ratio(synth.right, synth.flagged), style="bold")
+    flags.add_row(
+        "every flagged verdict",
+        _ratio(sample.right, sample.flagged),
+        _ratio(synth.right, synth.flagged),
+        style="bold",
+    )
     for rule in sorted(set(sample.by_rule) | set(synth.by_rule)):
         a = sample.by_rule.get(rule, [0, 0])
         b = synth.by_rule.get(rule, [0, 0])
         flags.add_row(f"  {rule}", _ratio(*a), _ratio(*b))
     console.print(flags)
-    console.print("[dim]A contradiction flags both sides of it, so at most half of those flags "
-                  "can be errors; 'silent' errors leave no trace a flag could see.[/dim]")
+    console.print(
+        "[dim]A contradiction flags both sides of it, so at most half of those flags "
+        "can be errors; 'silent' errors leave no trace a flag could see.[/dim]"
+    )
 
 
 def _ratio(right: int, total: int) -> str:

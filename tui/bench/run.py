@@ -35,8 +35,21 @@ from store.reviewlog.events import ReviewLog
 from store.scores.cache import SystemScoreCache, rebuild_scores, update_scores
 from store.sqlite.tx import transaction
 
-TABLES = ("suite", "task", "subtask", "criterion", "system", "report", "reference", "claim",
-          "source", "judge_run", "subject", "judgment", "suspicion")
+TABLES = (
+    "suite",
+    "task",
+    "subtask",
+    "criterion",
+    "system",
+    "report",
+    "reference",
+    "claim",
+    "source",
+    "judge_run",
+    "subject",
+    "judgment",
+    "suspicion",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +84,31 @@ class Figure:
         return self.baseline
 
     @classmethod
-    def of(cls, name: str, samples: Sequence[float], unit: str, baseline_name: str,
-           baseline_samples: Sequence[float], target: str,
-           met: Callable[[Figure], bool] | None) -> Figure:
+    def of(
+        cls,
+        name: str,
+        samples: Sequence[float],
+        unit: str,
+        baseline_name: str,
+        baseline_samples: Sequence[float],
+        target: str,
+        met: Callable[[Figure], bool] | None,
+    ) -> Figure:
         """A figure from its repeats: ``value`` and ``baseline`` are the best of them (the
         minimum of a time, the maximum of a rate), ``met`` is judged on the result."""
         best = best_of(samples, unit)
         base = best_of(baseline_samples, unit) if baseline_samples else None
-        figure = cls(name, best, unit, baseline_name, base, target, None,
-                     tuple(samples), tuple(baseline_samples))
+        figure = cls(
+            name,
+            best,
+            unit,
+            baseline_name,
+            base,
+            target,
+            None,
+            tuple(samples),
+            tuple(baseline_samples),
+        )
         if met is None:
             return figure
         return dataclasses.replace(figure, met=met(figure))
@@ -209,12 +238,13 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
     stages = StagePeaks()
     tasks = options.task_count
     repeats = options.repeats
-    spec = SyntheticSpec(tasks=tasks, systems=options.systems, long_report_words=40_000,
-                         long_report_claims=300)
+    spec = SyntheticSpec(
+        tasks=tasks, systems=options.systems, long_report_words=40_000, long_report_claims=300
+    )
     root.mkdir(parents=True, exist_ok=True)
     bundle = root / "bundle"
     if (bundle / "suite.json").exists() and not _bundle_is(bundle, spec):
-        shutil.rmtree(bundle)   # a kept work folder from a run of another size
+        shutil.rmtree(bundle)  # a kept work folder from a run of another size
     figures: list[Figure] = []
     with console.status("generating a synthetic run…"):
         if not (bundle / "suite.json").exists():
@@ -222,8 +252,10 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
         else:
             counts = {"reports": tasks * options.systems}
     stages.mark("synthetic run")
-    console.print(f"synthetic run: {tasks} tasks × {options.systems} systems = "
-                  f"{counts['reports']:,} reports in {bundle}")
+    console.print(
+        f"synthetic run: {tasks} tasks × {options.systems} systems = "
+        f"{counts['reports']:,} reports in {bundle}"
+    )
 
     db = root / "bench.db"
     imports: list[float] = []
@@ -236,12 +268,10 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
         with console.status(f"importing ({attempt + 1} of 2)…"):
             conn, took = _import(bundle, target)
             imports.append(took)
-        with console.status(f"baseline: bare executemany of the same rows ({attempt + 1} of "
-                            "2)…"):
+        with console.status(f"baseline: bare executemany of the same rows ({attempt + 1} of 2)…"):
             bare_imports.append(_bare_executemany(conn, root / "bare.db"))
         if attempt == 0:
-            rows = sum(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
-                       for t in TABLES)
+            rows = sum(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES)
             main_conn = conn
         else:
             conn.close()
@@ -249,56 +279,109 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
     _unlink_db(root / "bare.db")
     conn = main_conn
     stages.mark("import and its baseline")
-    figures.append(Figure.of(
-        "import (rows/s)", [rows / t for t in imports], "rows/s",
-        "bare executemany of the same rows", [rows / t for t in bare_imports],
-        "≥ 50% of the bare rate", lambda f: (f.ratio or 0) >= 0.5,
-    ))
+    figures.append(
+        Figure.of(
+            "import (rows/s)",
+            [rows / t for t in imports],
+            "rows/s",
+            "bare executemany of the same rows",
+            [rows / t for t in bare_imports],
+            "≥ 50% of the bare rate",
+            lambda f: (f.ratio or 0) >= 0.5,
+        )
+    )
 
     with console.status("import as `gavel import` does it, in a process of its own…"):
         figures.extend(_import_process_figures(bundle, root, db))
 
     with console.status(f"full recompute ({repeats} times, and its baseline)…"):
-        full, fetch = _interleaved([lambda: rebuild_scores(conn), lambda: _bare_fetch(conn)],
-                                   repeats)
+        full, fetch = _interleaved(
+            [lambda: rebuild_scores(conn), lambda: _bare_fetch(conn)], repeats
+        )
     stages.mark("full recompute")
     # DESIGN.md §5: < 1 s at DailyReport size, < 5 s at 10×, and ≤ 1.2× the bare fetch, in
     # one process.
     design_size = tasks * options.systems <= 2_550
     limit = 1.0 if design_size else 5.0
-    figures.append(Figure.of("full recompute of every score (one process)", full, "s",
-                             "bare fetch of the rows it reads", fetch,
-                             f"< {limit:g} s and ≤ 1.2× the bare fetch",
-                             lambda f: f.median < limit and (f.ratio or 0) <= 1.2))
+    figures.append(
+        Figure.of(
+            "full recompute of every score (one process)",
+            full,
+            "s",
+            "bare fetch of the rows it reads",
+            fetch,
+            f"< {limit:g} s and ≤ 1.2× the bare fetch",
+            lambda f: f.median < limit and (f.ratio or 0) <= 1.2,
+        )
+    )
 
     with console.status("decisions and incremental recompute…"):
         inc = _incremental(conn)
     stages.mark("decisions")
-    figures.append(Figure.of("incremental recompute after one decision", inc.recompute, "s",
-                             "bare read of the report's current verdicts", inc.read,
-                             "< 10 ms", lambda f: f.median < 0.010))
-    figures.append(Figure.of("… the first decision in a system (cache cold)", inc.cold, "s",
-                             "bare read of the report's current verdicts", inc.read,
-                             "< 10 ms", lambda f: f.median < 0.010))
-    figures.append(Figure.of("store one decision (committed, fsync)", inc.decide, "s",
-                             "bare INSERT + COMMIT", inc.commit, "durable before shown", None))
+    figures.append(
+        Figure.of(
+            "incremental recompute after one decision",
+            inc.recompute,
+            "s",
+            "bare read of the report's current verdicts",
+            inc.read,
+            "< 10 ms",
+            lambda f: f.median < 0.010,
+        )
+    )
+    figures.append(
+        Figure.of(
+            "… the first decision in a system (cache cold)",
+            inc.cold,
+            "s",
+            "bare read of the report's current verdicts",
+            inc.read,
+            "< 10 ms",
+            lambda f: f.median < 0.010,
+        )
+    )
+    figures.append(
+        Figure.of(
+            "store one decision (committed, fsync)",
+            inc.decide,
+            "s",
+            "bare INSERT + COMMIT",
+            inc.commit,
+            "durable before shown",
+            None,
+        )
+    )
 
     with console.status("a review plan, 2,000 of its subjects decided, a full estimate…"):
         estimate_times, estimate_base, reviewed = _estimate_figure(conn, repeats=repeats)
     stages.mark("estimate")
     # DESIGN.md §5 sets the estimate's target at DailyReport size only (its row comes after
     # "all of the above at 10×"): larger runs print the figure without judging it.
-    figures.append(Figure.of(
-        f"full estimate (PPI++ on {reviewed:,} reviews, 1,000-resample ranks)",
-        estimate_times, "s",
-        "bare read of the rows it reads (scores, frame)", estimate_base,
-        "< 2 s" if design_size else "measured (§5: < 2 s at 2,550 reports)",
-        (lambda f: f.median < 2.0) if design_size else None))
+    figures.append(
+        Figure.of(
+            f"full estimate (PPI++ on {reviewed:,} reviews, 1,000-resample ranks)",
+            estimate_times,
+            "s",
+            "bare read of the rows it reads (scores, frame)",
+            estimate_base,
+            "< 2 s" if design_size else "measured (§5: < 2 s at 2,550 reports)",
+            (lambda f: f.median < 2.0) if design_size else None,
+        )
+    )
 
     rss = _rss_of([sys.executable, "-c", _RSS_SCRIPT.format(db=str(db))])
     bare_rss = _rss_of([sys.executable, "-c", "import sqlite3, textual.app; print('ok')"])
-    figures.append(Figure("memory: scores + queue + a report loaded", rss, "MB",
-                          "bare interpreter with textual", bare_rss, "< 300 MB", rss < 300))
+    figures.append(
+        Figure(
+            "memory: scores + queue + a report loaded",
+            rss,
+            "MB",
+            "bare interpreter with textual",
+            bare_rss,
+            "< 300 MB",
+            rss < 300,
+        )
+    )
 
     with console.status("command-line start-up…"):
         figures.extend(_cli_figures(db, root))
@@ -307,28 +390,57 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
         from tui.bench.hub import hub_figures
 
         with console.status("review hub…") as status:
-            for f in hub_figures(db, options.hub, options.hub_events, root,
-                                 lambda text: status.update(f"review hub: {text}")):
-                figures.append(Figure(f["name"], f["value"], f["unit"], f["baseline_name"],
-                                      f["baseline"], "measured, no target", None))
+            for f in hub_figures(
+                db,
+                options.hub,
+                options.hub_events,
+                root,
+                lambda text: status.update(f"review hub: {text}"),
+            ):
+                figures.append(
+                    Figure(
+                        f["name"],
+                        f["value"],
+                        f["unit"],
+                        f["baseline_name"],
+                        f["baseline"],
+                        "measured, no target",
+                        None,
+                    )
+                )
         stages.mark("review hub")
     if not options.skip_ui:
         with console.status("workstation start-up, report switch, keypress → score…"):
             figures.extend(_ui_figures(db))
     conn.close()
     stages.mark("the rest")
-    figures.append(Figure("memory: this bench process at its peak", stages.peak, "MB",
-                          "—", None, "< 1 GB", stages.peak < 1024))
+    figures.append(
+        Figure(
+            "memory: this bench process at its peak",
+            stages.peak,
+            "MB",
+            "—",
+            None,
+            "< 1 GB",
+            stages.peak < 1024,
+        )
+    )
     _print(console, figures)
-    console.print("[dim]bench process peak by stage: "
-                  + ", ".join(f"{k} {v:,.0f} MB" for k, v in stages.peaks.items())
-                  + "[/dim]")
+    console.print(
+        "[dim]bench process peak by stage: "
+        + ", ".join(f"{k} {v:,.0f} MB" for k, v in stages.peaks.items())
+        + "[/dim]"
+    )
     from tui.bench.recall import print_recall, recall_figures
     from tui.paths import sample_data_dir
 
     with console.status("review orders: recall of known judge errors at a 10% budget…"):
-        recall = recall_figures(root / "recall", sample_data_dir(), seeds=2 if options.quick
-                                else 3, tasks=8 if options.quick else 12)
+        recall = recall_figures(
+            root / "recall",
+            sample_data_dir(),
+            seeds=2 if options.quick else 3,
+            tasks=8 if options.quick else 12,
+        )
     print_recall(console, recall)
     if options.peers is not None:
         options.peers(console, bundle, root, figures, counts["reports"])
@@ -346,9 +458,11 @@ def _import(bundle: Path, target: Path) -> tuple[sqlite3.Connection, float]:
 
 def _print_header(console: Console, options: BenchOptions) -> None:
     reports = options.task_count * options.systems
-    console.print(f"[bold]gavel bench[/bold]  scale {options.scale}: {options.task_count} tasks "
-                  f"× {options.systems} systems = {reports:,} reports; expensive figures "
-                  f"repeated {options.repeats}×, the rest more; min and median of the repeats")
+    console.print(
+        f"[bold]gavel bench[/bold]  scale {options.scale}: {options.task_count} tasks "
+        f"× {options.systems} systems = {reports:,} reports; expensive figures "
+        f"repeated {options.repeats}×, the rest more; min and median of the repeats"
+    )
     for key, value in machine_header():
         console.print(f"  {key}: {value}")
 
@@ -389,7 +503,7 @@ def _bare_executemany(source: sqlite3.Connection, path: Path) -> float:
             del rows
         started = time.perf_counter()
         for table, sql in FTS_FILL:
-            bulk_fts_fill(target, f"{table}_fts", sql, 0)   # as the import fills it
+            bulk_fts_fill(target, f"{table}_fts", sql, 0)  # as the import fills it
         elapsed += time.perf_counter() - started
         # The commit (with its fsync) is part of the import being compared.
         started = time.perf_counter()
@@ -398,8 +512,9 @@ def _bare_executemany(source: sqlite3.Connection, path: Path) -> float:
     return elapsed
 
 
-def _estimate_figure(conn: sqlite3.Connection, reviews: int = 2000, repeats: int = 2
-                     ) -> tuple[list[float], list[float], int]:
+def _estimate_figure(
+    conn: sqlite3.Connection, reviews: int = 2000, repeats: int = 2
+) -> tuple[list[float], list[float], int]:
     """A uniform plan over the run, its first ``reviews`` subjects decided (every tenth
     overruled), then ``gavel estimate``'s full computation ``repeats`` times, and the bare
     SQL reads of what it reads."""
@@ -415,8 +530,9 @@ def _estimate_figure(conn: sqlite3.Connection, reviews: int = 2000, repeats: int
         # Read and dropped row by row, as the estimate streams them.
         for _ in conn.execute("SELECT scope, framework, variant, metric, value FROM score"):
             pass
-        for _ in conn.execute("SELECT report_id, framework, variant, metrics, data "
-                              "FROM report_score"):
+        for _ in conn.execute(
+            "SELECT report_id, framework, variant, metrics, data FROM report_score"
+        ):
             pass
         for _ in conn.execute(FRAME_SQL, (plan.id,)):
             pass
@@ -427,17 +543,21 @@ def _estimate_figure(conn: sqlite3.Connection, reviews: int = 2000, repeats: int
 def _bare_fetch(conn: sqlite3.Connection) -> None:
     """Every row a full recompute would read, fetched into Python one at a time (and
     dropped: the recompute streams too, so a list of them all is no baseline)."""
-    for _ in conn.execute("SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, "
-                          "ref_idx, key, value, error FROM judgment WHERE current = 1"):
+    for _ in conn.execute(
+        "SELECT id, report_id, kind, subtask_id, criterion_id, claim_id, "
+        "ref_idx, key, value, error FROM judgment WHERE current = 1"
+    ):
         pass
-    for _ in conn.execute("SELECT report_id, id, subtask_id, criterion_id, citations, url "
-                          "FROM claim"):
+    for _ in conn.execute(
+        "SELECT report_id, id, subtask_id, criterion_id, citations, url FROM claim"
+    ):
         pass
 
 
 @dataclass(frozen=True, slots=True)
 class Incremental:
     """Samples of the decision figures, in seconds."""
+
     decide: list[float]
     recompute: list[float]
     cold: list[float]
@@ -459,12 +579,14 @@ def _incremental(conn: sqlite3.Connection, n: int = 30) -> Incremental:
     cold_times: list[float] = []
     read_times: list[float] = []
     for system in rng.sample(systems, 3):
-        report = rng.choice([r[0] for r in conn.execute(
-            "SELECT id FROM report WHERE system_id = ?", (system,))])
+        report = rng.choice(
+            [r[0] for r in conn.execute("SELECT id FROM report WHERE system_id = ?", (system,))]
+        )
         picks = conn.execute(
             "SELECT id, kind FROM judgment WHERE report_id = ? AND current = 1 "
             f"AND kind IN ({','.join('?' * len(BENCH_KINDS))}) ORDER BY id",
-            (report, *BENCH_KINDS)).fetchall()
+            (report, *BENCH_KINDS),
+        ).fetchall()
         for i, (jid, kind) in enumerate(rng.sample(picks, min(n // 3, len(picks)))):
             spec = get_kind(kind)
             assert spec is not None
@@ -476,9 +598,11 @@ def _incremental(conn: sqlite3.Connection, n: int = 30) -> Incremental:
             (cold_times if i == 0 else recompute_times).append(time.perf_counter() - decided)
             decide_times.append(decided - started)
             started = time.perf_counter()
-            conn.execute("SELECT id, kind, subtask_id, criterion_id, claim_id, key, value, "
-                         "error FROM judgment WHERE report_id = ? AND current = 1",
-                         (recorded.report_id,)).fetchall()
+            conn.execute(
+                "SELECT id, kind, subtask_id, criterion_id, claim_id, key, value, "
+                "error FROM judgment WHERE report_id = ? AND current = 1",
+                (recorded.report_id,),
+            ).fetchall()
             read_times.append(time.perf_counter() - started)
     conn.execute("CREATE TABLE IF NOT EXISTS bench_scratch (x INTEGER)")
     commits = []
@@ -523,9 +647,14 @@ print(_bare_executemany(connect({source!r}), Path({target!r})))
 
 def _measured_child(script: str, root: Path) -> tuple[float, float]:
     """(the seconds the script prints last but one, the peak memory of its process in MB)."""
-    done = subprocess.run([sys.executable, "-c", script + "\n" + PEAK_RSS], capture_output=True,
-                          text=True, check=True, cwd=Path(__file__).resolve().parents[2],
-                          env=_child_env(root))
+    done = subprocess.run(
+        [sys.executable, "-c", script + "\n" + PEAK_RSS],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+        env=_child_env(root),
+    )
     lines = done.stdout.strip().splitlines()
     return float(lines[-2]), int(lines[-1]) / 1024
 
@@ -538,10 +667,10 @@ def _import_process_figures(bundle: Path, root: Path, db: Path) -> list[Figure]:
     for path in (target, bare):
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
-    elapsed, rss = _measured_child(_IMPORT_SCRIPT.format(bundle=str(bundle), db=str(target)),
-                                   root)
+    elapsed, rss = _measured_child(_IMPORT_SCRIPT.format(bundle=str(bundle), db=str(target)), root)
     bare_elapsed, bare_rss = _measured_child(
-        _BARE_SCRIPT.format(source=str(db), target=str(bare)), root)
+        _BARE_SCRIPT.format(source=str(db), target=str(bare)), root
+    )
     reports = sqlite3.connect(db).execute("SELECT count(*) FROM report").fetchone()[0]
     limit = 300 if reports <= 2_550 else 500
     for path in (target, bare):
@@ -551,12 +680,24 @@ def _import_process_figures(bundle: Path, root: Path, db: Path) -> list[Figure]:
     # row); the whole command (start-up, search index, suspicion, scores) is shown beside the
     # same bare insert for the record, not judged against a target of its own.
     return [
-        Figure("`gavel import` wall time (with FTS and scores)", elapsed, "s",
-               "bare executemany of the rows, read into memory", bare_elapsed,
-               "measured (§5 judges the import by its rate: first row)", None),
-        Figure("`gavel import` peak memory (its processes)", rss, "MB",
-               "bare executemany of the rows, read into memory", bare_rss,
-               f"< {limit} MB", rss < limit),
+        Figure(
+            "`gavel import` wall time (with FTS and scores)",
+            elapsed,
+            "s",
+            "bare executemany of the rows, read into memory",
+            bare_elapsed,
+            "measured (§5 judges the import by its rate: first row)",
+            None,
+        ),
+        Figure(
+            "`gavel import` peak memory (its processes)",
+            rss,
+            "MB",
+            "bare executemany of the rows, read into memory",
+            bare_rss,
+            f"< {limit} MB",
+            rss < limit,
+        ),
     ]
 
 
@@ -569,8 +710,9 @@ CLI_CALLS: dict[str, list[str]] = {
 }
 
 
-def _cli_figures(db: Path, root: Path, repeats: int = 7,
-                 calls: Sequence[str] = tuple(CLI_CALLS)) -> list[Figure]:
+def _cli_figures(
+    db: Path, root: Path, repeats: int = 7, calls: Sequence[str] = tuple(CLI_CALLS)
+) -> list[Figure]:
     """Each command's wall time (those of ``calls``, names of :data:`CLI_CALLS`), median of
     ``repeats`` fresh processes (after one warm-up that writes the bytecode caches), beside
     ``python -c pass`` timed the same way."""
@@ -580,9 +722,14 @@ def _cli_figures(db: Path, root: Path, repeats: int = 7,
     with sqlite3.connect(db) as source, sqlite3.connect(work) as copy:
         source.backup(copy)
     # A judgment of its own for every run of decide and confirm (each one a new decision).
-    picks = sqlite3.connect(work).execute(
-        "SELECT id, value FROM judgment WHERE value IS NOT NULL ORDER BY id LIMIT ?",
-        (2 * (repeats + 1),)).fetchall()
+    picks = (
+        sqlite3.connect(work)
+        .execute(
+            "SELECT id, value FROM judgment WHERE value IS NOT NULL ORDER BY id LIMIT ?",
+            (2 * (repeats + 1),),
+        )
+        .fetchall()
+    )
     env = {**_child_env(root), "GAVEL_DB": str(work)}
 
     def median(argv: Callable[[int], list[str]]) -> float:
@@ -590,12 +737,19 @@ def _cli_figures(db: Path, root: Path, repeats: int = 7,
         for attempt in range(repeats + 1):
             args = argv(attempt)
             started = time.perf_counter()
-            done = subprocess.run(args, env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True, check=False, cwd=root)
+            done = subprocess.run(
+                args,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                check=False,
+                cwd=root,
+            )
             took = time.perf_counter() - started
             if done.returncode != 0:
                 raise RuntimeError(f"{' '.join(args)} failed: {done.stderr[-500:]}")
-            if attempt:                 # the first run writes the bytecode caches
+            if attempt:  # the first run writes the bytecode caches
                 times.append(took)
         return statistics.median(times)
 
@@ -606,12 +760,25 @@ def _cli_figures(db: Path, root: Path, repeats: int = 7,
 
         def argv(attempt: int, args: list[str] = args, offset: int = offset) -> list[str]:
             judgment, value = picks[(attempt + offset * (repeats + 1)) % len(picks)]
-            return [sys.executable, "-m", "tui.cli",
-                    *(a.format(judgment=judgment, value=value) for a in args)]
+            return [
+                sys.executable,
+                "-m",
+                "tui.cli",
+                *(a.format(judgment=judgment, value=value) for a in args),
+            ]
 
         took = median(argv)
-        figures.append(Figure(f"{name} (wall, median of {repeats})", took, "s",
-                              "python -c pass", bare, "< 150 ms", took < 0.150))
+        figures.append(
+            Figure(
+                f"{name} (wall, median of {repeats})",
+                took,
+                "s",
+                "python -c pass",
+                bare,
+                "< 150 ms",
+                took < 0.150,
+            )
+        )
     return figures
 
 
@@ -645,8 +812,9 @@ def peak_rss_mb() -> float:
 
 def _rss_of(command: list[str]) -> float:
     command = [*command[:-1], command[-1] + "\n" + PEAK_RSS]
-    out = subprocess.run(command, capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[2])
+    out = subprocess.run(
+        command, capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2]
+    )
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
@@ -661,8 +829,13 @@ def _ui_figures(db: Path) -> list[Figure]:
             # Process start to the first interactive screen, on the wall clock both processes
             # share: what comes after (the figures below, tear-down) is not start-up.
             started = time.time()
-            out = subprocess.run([sys.executable, str(script), mode, str(db)],
-                                 capture_output=True, text=True, env=env, check=True)
+            out = subprocess.run(
+                [sys.executable, str(script), mode, str(db)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            )
             data = json.loads(out.stdout.strip().splitlines()[-1])
             samples.append(data.pop("ready_wall") - started)
             if mode == "gavel":
@@ -673,32 +846,77 @@ def _ui_figures(db: Path) -> list[Figure]:
         samples_of[f"start_{mode}"] = samples
     start_bare = samples_of["start_bare"]
     return [
-        Figure.of("start-up to first interactive screen", samples_of["start_gavel"], "s",
-                  "bare Textual app, one DataTable of the same rows", start_bare,
-                  "< 1.5× the bare app", lambda f: (f.ratio or 0) < 1.5),
-        Figure.of("switch to the next report", samples_of["switch"], "s", "—", (),
-                  "< 100 ms", lambda f: f.median < 0.1),
-        Figure.of("switch to the 40,000-word report", samples_of["long_report"], "s", "—", (),
-                  "< 100 ms", lambda f: f.median < 0.1),
-        Figure.of("keypress → stored decision → score on screen", samples_of["keypress"], "s",
-                  "—", (), "< 50 ms", lambda f: f.median < 0.05),
-        Figure("memory of the running workstation (largest of 3)", results["rss"], "MB", "—",
-               None, "< 300 MB", results["rss"] < 300),
+        Figure.of(
+            "start-up to first interactive screen",
+            samples_of["start_gavel"],
+            "s",
+            "bare Textual app, one DataTable of the same rows",
+            start_bare,
+            "< 1.5× the bare app",
+            lambda f: (f.ratio or 0) < 1.5,
+        ),
+        Figure.of(
+            "switch to the next report",
+            samples_of["switch"],
+            "s",
+            "—",
+            (),
+            "< 100 ms",
+            lambda f: f.median < 0.1,
+        ),
+        Figure.of(
+            "switch to the 40,000-word report",
+            samples_of["long_report"],
+            "s",
+            "—",
+            (),
+            "< 100 ms",
+            lambda f: f.median < 0.1,
+        ),
+        Figure.of(
+            "keypress → stored decision → score on screen",
+            samples_of["keypress"],
+            "s",
+            "—",
+            (),
+            "< 50 ms",
+            lambda f: f.median < 0.05,
+        ),
+        Figure(
+            "memory of the running workstation (largest of 3)",
+            results["rss"],
+            "MB",
+            "—",
+            None,
+            "< 300 MB",
+            results["rss"] < 300,
+        ),
     ]
 
 
 def _print(console: Console, figures: list[Figure]) -> None:
     table = Table(title="Gavel performance (DESIGN.md §5)", header_style="bold")
-    for column in ("figure", "n", "best / median", "baseline (same run): best / median",
-                   "ratio of bests", "target", "met"):
-        table.add_column(column, justify="right" if column in ("n", "best / median",
-                                                                "ratio of bests") else "left")
+    for column in (
+        "figure",
+        "n",
+        "best / median",
+        "baseline (same run): best / median",
+        "ratio of bests",
+        "target",
+        "met",
+    ):
+        table.add_column(
+            column,
+            justify="right" if column in ("n", "best / median", "ratio of bests") else "left",
+        )
     for row in figure_rows(figures):
         table.add_row(*row)
     console.print(table)
-    console.print("[dim]best: the shortest time of the repeats (a rate: the highest); "
-                  "targets are judged on the median, ratio targets on the bests; n: "
-                  "repeats of the figure / of its baseline[/dim]")
+    console.print(
+        "[dim]best: the shortest time of the repeats (a rate: the highest); "
+        "targets are judged on the median, ratio targets on the bests; n: "
+        "repeats of the figure / of its baseline[/dim]"
+    )
 
 
 def figure_rows(figures: list[Figure]) -> list[tuple[str, ...]]:

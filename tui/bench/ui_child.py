@@ -40,11 +40,14 @@ class BareApp(App[None]):
         values: dict[int, dict[str, float | None]] = {}
         for rid, _, _, scores in read_metrics(conn, heads, variant="adjudicated"):
             values.setdefault(rid, {}).update(scores)
-        rows = [(task, system, domain, *(values.get(rid, {}).get(h) for h in heads))
-                for rid, task, system, domain in conn.execute(
-                    """SELECT r.id, t.ext_id, y.ext_id, t.domain FROM report r
+        rows = [
+            (task, system, domain, *(values.get(rid, {}).get(h) for h in heads))
+            for rid, task, system, domain in conn.execute(
+                """SELECT r.id, t.ext_id, y.ext_id, t.domain FROM report r
                        JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
-                       ORDER BY r.id""")]
+                       ORDER BY r.id"""
+            )
+        ]
         table = self.query_one(DataTable)
         table.add_columns("Task", "System", "Domain", "UserPref", "Ins", "Fac", "Rat")
         for row in rows:
@@ -121,7 +124,7 @@ async def gavel(db: Path) -> dict[str, Any]:
             assert app.report_shown_at is not None
             return _first_frame_after(app.report_shown_at) - before
 
-        await open_and_time(("down", "enter"))         # the second row; the first is 40k words
+        await open_and_time(("down", "enter"))  # the second row; the first is 40k words
         longs = []
         for _ in range(3):
             longs.append(await open_and_time(("p",)))  # switch to the 40,000-word report
@@ -158,7 +161,7 @@ async def gavel(db: Path) -> dict[str, Any]:
             await pilot.pause()
             assert app.stored_at is not None
             keypress.append(_first_frame_after(app.stored_at) - before)
-            await pilot.press("k")                     # back onto the claim just decided
+            await pilot.press("k")  # back onto the claim just decided
         out["keypress"] = statistics.median(keypress)
         out["keypress_all"] = keypress
         from tui.bench.run import peak_rss_mb

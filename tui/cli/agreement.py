@@ -20,20 +20,31 @@ from tui.cli.output import print_json
 from tui.render.agreement import DISAGREEMENTS_SHOWN, agreement_renderables
 
 
-@click.command(help="Agreement of the judge with the human decisions (accuracy, Cohen's and "
-               "weighted kappa with 95% bootstrap intervals, confusion matrices, the items "
-               "that disagree), of reviewers with each other, and of the computed UserPref "
-               "level with reviewers' overall ratings. Exits 1 when nobody has decided yet.")
+@click.command(
+    help="Agreement of the judge with the human decisions (accuracy, Cohen's and "
+    "weighted kappa with 95% bootstrap intervals, confusion matrices, the items "
+    "that disagree), of reviewers with each other, and of the computed UserPref "
+    "level with reviewers' overall ratings. Exits 1 when nobody has decided yet."
+)
 @db_option
 @click.option("--framework", default=None, help="only this framework (cascade, race, …)")
-@click.option("--resamples", type=int, default=1000,
-              help="bootstrap resamples for the 95% intervals (default 1000)")
-@click.option("--disagreements", type=int, default=DISAGREEMENTS_SHOWN, metavar="N",
-              help=f"disagreeing items listed per group (default {DISAGREEMENTS_SHOWN}; "
-                   "-1 lists all)")
+@click.option(
+    "--resamples",
+    type=int,
+    default=1000,
+    help="bootstrap resamples for the 95% intervals (default 1000)",
+)
+@click.option(
+    "--disagreements",
+    type=int,
+    default=DISAGREEMENTS_SHOWN,
+    metavar="N",
+    help=f"disagreeing items listed per group (default {DISAGREEMENTS_SHOWN}; -1 lists all)",
+)
 @format_option("table", "json")
-def agreement(db: Path | None, framework: str | None, resamples: int, disagreements: int,
-              fmt: str) -> int:
+def agreement(
+    db: Path | None, framework: str | None, resamples: int, disagreements: int, fmt: str
+) -> int:
     conn = open_db(db)
     ensure_scores(conn)
     report = agreement_report(conn, framework, n_resamples=resamples)
@@ -41,8 +52,11 @@ def agreement(db: Path | None, framework: str | None, resamples: int, disagreeme
         print_json(asdict(report))
         return 0
     if not (report.judge_human or report.reviewers or report.ratings):
-        print("no human decisions or ratings yet: decide with `gavel decide`, rate reports with "
-              "`gavel rate`, or merge a reviewer's log with `gavel merge`", file=sys.stderr)
+        print(
+            "no human decisions or ratings yet: decide with `gavel decide`, rate reports with "
+            "`gavel rate`, or merge a reviewer's log with `gavel merge`",
+            file=sys.stderr,
+        )
         return 1
     console = Console()
     for renderable in agreement_renderables(report, disagreements):

@@ -8,41 +8,79 @@ from pathlib import Path
 import click
 
 
-@click.command(help="Performance figures beside baselines measured in the same run: import, "
-               "full and incremental recompute, a full estimate from a review plan (PPI++ "
-               "and the rank bootstrap), memory, and the workstation's start-up, report "
-               "switch and keypress → score; with --hub, the review hub's sync throughput "
-               "and latency.")
-@click.option("--tasks", type=int, default=150,
-              help="synthetic tasks (default 150, DailyReport's size)")
-@click.option("--systems", type=int, default=17,
-              help="synthetic systems, each reporting on every task (default 17)")
+@click.command(
+    help="Performance figures beside baselines measured in the same run: import, "
+    "full and incremental recompute, a full estimate from a review plan (PPI++ "
+    "and the rank bootstrap), memory, and the workstation's start-up, report "
+    "switch and keypress → score; with --hub, the review hub's sync throughput "
+    "and latency."
+)
+@click.option(
+    "--tasks", type=int, default=150, help="synthetic tasks (default 150, DailyReport's size)"
+)
+@click.option(
+    "--systems",
+    type=int,
+    default=17,
+    help="synthetic systems, each reporting on every task (default 17)",
+)
 @click.option("--quick", is_flag=True, help="a 1/10 run for a fast look")
-@click.option("--scale", type=click.IntRange(min=1), default=1, show_default=True,
-              help="multiply the task count: --scale 10 is the 10× run (1,500 tasks × 17 "
-                   "systems = 25,500 reports)")
-@click.option("--workdir", type=click.Path(path_type=Path), default=None,
-              help="keep the synthetic run and databases here, and reuse the run next time "
-                   "(default: a temporary folder, removed afterwards)")
+@click.option(
+    "--scale",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="multiply the task count: --scale 10 is the 10× run (1,500 tasks × 17 "
+    "systems = 25,500 reports)",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="keep the synthetic run and databases here, and reuse the run next time "
+    "(default: a temporary folder, removed afterwards)",
+)
 @click.option("--skip-ui", is_flag=True, help="skip the TUI figures")
-@click.option("--hub", "hub", metavar="URL", default=None,
-              help="also measure a review hub on this PostgreSQL database: push and pull "
-                   "throughput, a new database pulling --hub-events events, the round trip of "
-                   "one decision (works in a scratch schema it drops afterwards)")
-@click.option("--hub-events", type=int, default=100_000,
-              help="events for the hub figures (default 100,000)")
-@click.option("--peers", is_flag=True,
-              help="also load the same run into Label Studio and Potato, each installed into a "
-                   "throwaway venv under the work folder (needs the package registry), and "
-                   "print Gavel's load, memory and decision figures beside theirs")
-def bench(tasks: int, systems: int, quick: bool, scale: int, workdir: Path | None,
-          skip_ui: bool, hub: str | None, hub_events: int, peers: bool) -> int:
+@click.option(
+    "--hub",
+    "hub",
+    metavar="URL",
+    default=None,
+    help="also measure a review hub on this PostgreSQL database: push and pull "
+    "throughput, a new database pulling --hub-events events, the round trip of "
+    "one decision (works in a scratch schema it drops afterwards)",
+)
+@click.option(
+    "--hub-events", type=int, default=100_000, help="events for the hub figures (default 100,000)"
+)
+@click.option(
+    "--peers",
+    is_flag=True,
+    help="also load the same run into Label Studio and Potato, each installed into a "
+    "throwaway venv under the work folder (needs the package registry), and "
+    "print Gavel's load, memory and decision figures beside theirs",
+)
+def bench(
+    tasks: int,
+    systems: int,
+    quick: bool,
+    scale: int,
+    workdir: Path | None,
+    skip_ui: bool,
+    hub: str | None,
+    hub_events: int,
+    peers: bool,
+) -> int:
     from tui.bench.run import BenchOptions, run_bench
 
     if not peers:
-        return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events,
-                                      scale=scale))
+        return run_bench(
+            BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events, scale=scale)
+        )
     from tui.bench.peers import after_bench
 
-    return run_bench(BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events,
-                                  scale=scale, peers=after_bench))
+    return run_bench(
+        BenchOptions(
+            tasks, systems, quick, workdir, skip_ui, hub, hub_events, scale=scale, peers=after_bench
+        )
+    )

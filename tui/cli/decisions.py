@@ -48,8 +48,9 @@ def _open(db: Path | None, reviewer: str | None) -> tuple[sqlite3.Connection, Re
     return conn, ReviewLog(conn, reviewer_name(reviewer))
 
 
-def print_recorded(conn: sqlite3.Connection, write: Callable[[], Recorded | None], fmt: str,
-                   command: str) -> int:
+def print_recorded(
+    conn: sqlite3.Connection, write: Callable[[], Recorded | None], fmt: str, command: str
+) -> int:
     """Write the event with its report's scores (one transaction) and say what it did (exit 1:
     nothing to undo or redo)."""
     recorded, changes = record(conn, write)
@@ -60,13 +61,25 @@ def print_recorded(conn: sqlite3.Connection, write: Callable[[], Recorded | None
             print(f"nothing to {command}")
         return 1
     if fmt == "json":
-        print_json({
-            "event": recorded.uuid, "action": recorded.action, "judgment": recorded.judgment_id,
-            "report": recorded.report_id, "value": recorded.value,
-            "reverted": recorded.reverted,
-            "scores": [{"framework": c.framework, "metric": c.metric, "before": c.before,
-                        "after": c.after} for c in changes],
-        })
+        print_json(
+            {
+                "event": recorded.uuid,
+                "action": recorded.action,
+                "judgment": recorded.judgment_id,
+                "report": recorded.report_id,
+                "value": recorded.value,
+                "reverted": recorded.reverted,
+                "scores": [
+                    {
+                        "framework": c.framework,
+                        "metric": c.metric,
+                        "before": c.before,
+                        "after": c.after,
+                    }
+                    for c in changes
+                ],
+            }
+        )
         return 0
     what = recorded.action + (f" of {recorded.reverted}" if recorded.reverted else "")
     if recorded.judgment_id:
@@ -77,39 +90,77 @@ def print_recorded(conn: sqlite3.Connection, write: Callable[[], Recorded | None
     value = f" = {recorded.value}" if recorded.value is not None else ""
     print(f"recorded {what} on {target}{value}  (event {recorded.uuid[:8]}, committed)")
     if changes:
-        emit([{"metric": f"{c.framework}.{c.metric}", "before": fmt_number(c.before),
-               "after": fmt_number(c.after), "delta": fmt_delta(c.delta)} for c in changes],
-             ["metric", "before", "after", "delta"], "table",
-             title="report scores (adjudicated)", numeric=("before", "after", "delta"))
+        emit(
+            [
+                {
+                    "metric": f"{c.framework}.{c.metric}",
+                    "before": fmt_number(c.before),
+                    "after": fmt_number(c.after),
+                    "delta": fmt_delta(c.delta),
+                }
+                for c in changes
+            ],
+            ["metric", "before", "after", "delta"],
+            "table",
+            title="report scores (adjudicated)",
+            numeric=("before", "after", "delta"),
+        )
     return 0
 
 
-@click.command(help="Record a human verdict on a judgment: a confirmation when it equals the "
-               "judge's value, else an override. Prints the report's scores before → after.\n\n"
-               "With --from FILE, records every decision of a file instead (.jsonl: one JSON "
-               "object per line; .csv: a header row), each line with the fields id, value, "
-               "rationale and optionally reason: all lines are checked first and written in one "
-               "transaction; any bad line writes nothing and is listed with its line number "
-               "and field.")
+@click.command(
+    help="Record a human verdict on a judgment: a confirmation when it equals the "
+    "judge's value, else an override. Prints the report's scores before → after.\n\n"
+    "With --from FILE, records every decision of a file instead (.jsonl: one JSON "
+    "object per line; .csv: a header row), each line with the fields id, value, "
+    "rationale and optionally reason: all lines are checked first and written in one "
+    "transaction; any bad line writes nothing and is listed with its line number "
+    "and field."
+)
 @click.argument("id", type=int, required=False, help="judgment id (see `gavel verdicts`)")
-@click.argument("value", required=False,
-                help="a value on the judgment's scale (e.g. 0, 0.5, 1, correct)")
+@click.argument(
+    "value", required=False, help="a value on the judgment's scale (e.g. 0, 0.5, 1, correct)"
+)
 @click.option("--rationale", default=None, help=RATIONALE_REQUIRED + "; required without --from")
 @click.option("--reason", default=None, help=REASON_HELP)
-@click.option("--adjudicate", "as_adjudication", is_flag=True,
-              help="an adjudication: resolves a conflict between reviewers")
-@click.option("--from", "source", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="decisions from a .jsonl or .csv file (fields id, value, rationale, reason), "
-                   "all or nothing")
+@click.option(
+    "--adjudicate",
+    "as_adjudication",
+    is_flag=True,
+    help="an adjudication: resolves a conflict between reviewers",
+)
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="decisions from a .jsonl or .csv file (fields id, value, rationale, reason), "
+    "all or nothing",
+)
 @_writer
-def decide(id: int | None, value: str | None, rationale: str | None, reason: str | None,
-           as_adjudication: bool, source: Path | None, db: Path | None, reviewer: str | None,
-           fmt: str) -> int:
+def decide(
+    id: int | None,
+    value: str | None,
+    rationale: str | None,
+    reason: str | None,
+    as_adjudication: bool,
+    source: Path | None,
+    db: Path | None,
+    reviewer: str | None,
+    fmt: str,
+) -> int:
     if source is not None:
-        if id is not None or value is not None or rationale is not None or reason is not None \
-                or as_adjudication:
-            raise click.UsageError("--from takes the decisions from the file: give no ID, "
-                                   "VALUE, --rationale, --reason or --adjudicate with it")
+        if (
+            id is not None
+            or value is not None
+            or rationale is not None
+            or reason is not None
+            or as_adjudication
+        ):
+            raise click.UsageError(
+                "--from takes the decisions from the file: give no ID, "
+                "VALUE, --rationale, --reason or --adjudicate with it"
+            )
         return decide_batch(source, db, reviewer, fmt)
     if id is None or value is None:
         raise click.UsageError("give a judgment ID and a VALUE (or --from FILE)")
@@ -120,8 +171,12 @@ def decide(id: int | None, value: str | None, rationale: str | None, reason: str
         from store.reviewlog.conflicts import adjudicate as adjudicate_judgment
 
         # An adjudication records the sides it resolves (reviewer, value, rationale) with it.
-        return print_recorded(conn, lambda: adjudicate_judgment(
-            conn, log.reviewer, id, value, rationale, reason), fmt, "decide")
+        return print_recorded(
+            conn,
+            lambda: adjudicate_judgment(conn, log.reviewer, id, value, rationale, reason),
+            fmt,
+            "decide",
+        )
     return print_recorded(conn, lambda: log.decide(id, value, rationale, reason), fmt, "decide")
 
 
@@ -136,17 +191,29 @@ def decide_batch(source: Path, db: Path | None, reviewer: str | None, fmt: str) 
     with transaction(conn), announced(conn, f"decide --from {source}"):
         recorded = decide_from(conn, log, source)
     if fmt == "json":
-        print_json([{"event": r.uuid, "action": r.action, "judgment": r.judgment_id,
-                     "report": r.report_id, "value": r.value} for r in recorded])
+        print_json(
+            [
+                {
+                    "event": r.uuid,
+                    "action": r.action,
+                    "judgment": r.judgment_id,
+                    "report": r.report_id,
+                    "value": r.value,
+                }
+                for r in recorded
+            ]
+        )
         return 0
     actions: dict[str, int] = {}
     for r in recorded:
         actions[r.action] = actions.get(r.action, 0) + 1
     kinds = ", ".join(f"{n} {a}{'s' if n != 1 else ''}" for a, n in sorted(actions.items()))
     reports = len({r.report_id for r in recorded})
-    print(f"recorded {len(recorded)} decision{'s' if len(recorded) != 1 else ''} ({kinds}) on "
-          f"{reports} report{'s' if reports != 1 else ''} from {source}  (one transaction, "
-          "committed; `gavel scores` shows the new scores)")
+    print(
+        f"recorded {len(recorded)} decision{'s' if len(recorded) != 1 else ''} ({kinds}) on "
+        f"{reports} report{'s' if reports != 1 else ''} from {source}  (one transaction, "
+        "committed; `gavel scores` shows the new scores)"
+    )
     return 0
 
 
@@ -159,32 +226,48 @@ def confirm(id: int, rationale: str, db: Path | None, reviewer: str | None, fmt:
     return print_recorded(conn, lambda: log.confirm(id, rationale), fmt, "confirm")
 
 
-@click.command(help="Resolve a conflict between reviewers; the event records every side it "
-               "resolves (reviewer, value, rationale).")
+@click.command(
+    help="Resolve a conflict between reviewers; the event records every side it "
+    "resolves (reviewer, value, rationale)."
+)
 @click.argument("id", type=int, help="judgment id (see `gavel conflicts`)")
 @click.argument("value", help="the adjudicated value on the judgment's scale")
 @click.option("--rationale", required=True, help="why")
 @click.option("--reason", default=None, help=REASON_HELP)
 @_writer
-def adjudicate(id: int, value: str, rationale: str, reason: str | None, db: Path | None,
-               reviewer: str | None, fmt: str) -> int:
+def adjudicate(
+    id: int,
+    value: str,
+    rationale: str,
+    reason: str | None,
+    db: Path | None,
+    reviewer: str | None,
+    fmt: str,
+) -> int:
     from store.reviewlog.conflicts import adjudicate as adjudicate_judgment
 
     conn = open_db(db)
     ensure_scores(conn)
     name = reviewer_name(reviewer)
-    return print_recorded(conn, lambda: adjudicate_judgment(conn, name, id, value, rationale,
-                                                            reason), fmt, "adjudicate")
+    return print_recorded(
+        conn,
+        lambda: adjudicate_judgment(conn, name, id, value, rationale, reason),
+        fmt,
+        "adjudicate",
+    )
 
 
-@click.command(help="Rate a whole report 1–4 on the UserPref scale (compared with the computed "
-               "level by `gavel agreement`).")
+@click.command(
+    help="Rate a whole report 1–4 on the UserPref scale (compared with the computed "
+    "level by `gavel agreement`)."
+)
 @click.argument("report", help=REPORT_HELP)
 @click.argument("value", help="1 Unhelpful, 2 Deficient, 3 Acceptable, 4 Perfect")
 @click.option("--rationale", default="", help="optional note")
 @_writer
-def rate(report: str, value: str, rationale: str, db: Path | None, reviewer: str | None,
-         fmt: str) -> int:
+def rate(
+    report: str, value: str, rationale: str, db: Path | None, reviewer: str | None, fmt: str
+) -> int:
     conn, log = _open(db, reviewer)
     report_id = resolve_report(conn, report)
     return print_recorded(conn, lambda: log.rate(report_id, value, rationale), fmt, "rate")
@@ -206,6 +289,5 @@ def redo(db: Path | None, reviewer: str | None, fmt: str) -> int:
 
 @click.command(help="List the judge-error reason codes a decision can give (--reason).")
 def reasons() -> int:
-    emit([{"code": k, "meaning": v} for k, v in REASON_CODES.items()], ["code", "meaning"],
-         "table")
+    emit([{"code": k, "meaning": v} for k, v in REASON_CODES.items()], ["code", "meaning"], "table")
     return 0

@@ -19,71 +19,114 @@ from tui.cli.options import db_option, reviewer_option
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "review": ("tui.cli.workstation:review", "open the review workstation (the default)"),
-    "demo": ("tui.cli.importing:demo",
-             "build a database from sample_data/ (idempotent) and show its scores"),
+    "demo": (
+        "tui.cli.importing:demo",
+        "build a database from sample_data/ (idempotent) and show its scores",
+    ),
     "import": ("tui.cli.importing:import_run", "import a benchmark run"),
-    "schema": ("tui.cli.importing:schema",
-               "print the JSON Schema of the native bundle records"),
-    "scores": ("tui.cli.scores:scores",
-               "every metric in both variants (judge, adjudicated) with the delta"),
+    "schema": ("tui.cli.importing:schema", "print the JSON Schema of the native bundle records"),
+    "scores": (
+        "tui.cli.scores:scores",
+        "every metric in both variants (judge, adjudicated) with the delta",
+    ),
     "verdicts": ("tui.cli.verdicts:verdicts", "list judgments with judge and effective value"),
-    "decide": ("tui.cli.decisions:decide",
-               "record a human verdict on a judgment (or a file of them: --from FILE)"),
+    "decide": (
+        "tui.cli.decisions:decide",
+        "record a human verdict on a judgment (or a file of them: --from FILE)",
+    ),
     "confirm": ("tui.cli.decisions:confirm", "confirm the judge's verdict"),
     "rate": ("tui.cli.decisions:rate", "rate a whole report 1–4 (UserPref scale)"),
     "undo": ("tui.cli.decisions:undo", "undo your last decision (persistent)"),
     "redo": ("tui.cli.decisions:redo", "redo your last undone decision"),
     "reasons": ("tui.cli.decisions:reasons", "list the judge-error reason codes"),
-    "keys": ("tui.cli.workstation:keys",
-             "list every key binding by id (remap them in the config file)"),
-    "options": ("tui.cli.scores:options",
-                "show or set the named scoring options ([CHOICE]s of the specs)"),
-    "rebuild": ("tui.cli.scores:rebuild",
-                "rebuild every derived table (decisions, scores) from inputs and log"),
-    "bench": ("tui.cli.bench:bench",
-              "performance figures beside baselines measured in the same run"),
-    "agreement": ("tui.cli.agreement:agreement",
-                  "judge vs human, reviewer vs reviewer, UserPref vs overall ratings"),
+    "keys": (
+        "tui.cli.workstation:keys",
+        "list every key binding by id (remap them in the config file)",
+    ),
+    "options": (
+        "tui.cli.scores:options",
+        "show or set the named scoring options ([CHOICE]s of the specs)",
+    ),
+    "rebuild": (
+        "tui.cli.scores:rebuild",
+        "rebuild every derived table (decisions, scores) from inputs and log",
+    ),
+    "bench": (
+        "tui.cli.bench:bench",
+        "performance figures beside baselines measured in the same run",
+    ),
+    "agreement": (
+        "tui.cli.agreement:agreement",
+        "judge vs human, reviewer vs reviewer, UserPref vs overall ratings",
+    ),
     "log": ("tui.cli.logs:log", "the review log (export as JSONL)"),
-    "merge": ("tui.cli.logs:merge",
-              "merge another reviewer's log (a .jsonl export or a gavel database)"),
-    "hub": ("tui.cli.hub:hub",
-            "a review hub on PostgreSQL: `hub init URL` creates it, `hub status` shows it"),
-    "sync": ("tui.cli.hub:sync",
-             "push this database's review events to the hub and pull everyone else's"),
-    "conflicts": ("tui.cli.logs:conflicts_",
-                  "judgments reviewers decided differently, with both sides"),
-    "adjudicate": ("tui.cli.decisions:adjudicate",
-                   "resolve a conflict; the event records every side it resolves"),
-    "export": ("tui.cli.exports:export",
-               "export the gold labels, verdicts, scores or ground-truth expansions (JSONL, "
-               "CSV or Parquet)"),
-    "propose": ("tui.cli.proposals:propose",
-                "propose a ground-truth expansion (new claim or rubric item, alias, extra "
-                "evidence)"),
+    "merge": (
+        "tui.cli.logs:merge",
+        "merge another reviewer's log (a .jsonl export or a gavel database)",
+    ),
+    "hub": (
+        "tui.cli.hub:hub",
+        "a review hub on PostgreSQL: `hub init URL` creates it, `hub status` shows it",
+    ),
+    "sync": (
+        "tui.cli.hub:sync",
+        "push this database's review events to the hub and pull everyone else's",
+    ),
+    "conflicts": (
+        "tui.cli.logs:conflicts_",
+        "judgments reviewers decided differently, with both sides",
+    ),
+    "adjudicate": (
+        "tui.cli.decisions:adjudicate",
+        "resolve a conflict; the event records every side it resolves",
+    ),
+    "export": (
+        "tui.cli.exports:export",
+        "export the gold labels, verdicts, scores or ground-truth expansions (JSONL, "
+        "CSV or Parquet)",
+    ),
+    "propose": (
+        "tui.cli.proposals:propose",
+        "propose a ground-truth expansion (new claim or rubric item, alias, extra evidence)",
+    ),
     "proposals": ("tui.cli.proposals:proposals_", "list ground-truth proposals"),
-    "accept": ("tui.cli.proposals:accept",
-               "accept a proposal into the ground truth (rescores the task)"),
+    "accept": (
+        "tui.cli.proposals:accept",
+        "accept a proposal into the ground truth (rescores the task)",
+    ),
     "reject": ("tui.cli.proposals:reject", "reject a proposal"),
-    "judge": ("tui.cli.judge:judge",
-              "judge reports with any framework's pipeline and an OpenAI-compatible model "
-              "(a new candidate run; --batch for the Batch API)"),
-    "fetch": ("tui.cli.judge:fetch",
-              "fetch the pages the selected reports cite (kept in page_fetch)"),
-    "migrate-judge": ("tui.cli.migrate:migrate_judge",
-                      "re-judge a run's reports with a new model: the human-labelled ones "
-                      "first, checked against the labels, then the rest"),
-    "runs": ("tui.cli.runs:runs",
-             "list judge runs, rank them against the human labels, activate or retire one"),
-    "plan": ("tui.cli.plans:plan",
-             "review plans: draw a random sample of subjects to review (new, list, show, "
-             "export)"),
-    "estimate": ("tui.cli.plans:estimate",
-                 "judge scores corrected by a plan's reviews (PPI++), with intervals, judge "
-                 "bias, reviews needed and ranks that could swap"),
-    "compare": ("tui.cli.runs:compare",
-                "verdict agreement and score differences between judge runs; mean ± sd of "
-                "system scores over runs"),
+    "judge": (
+        "tui.cli.judge:judge",
+        "judge reports with any framework's pipeline and an OpenAI-compatible model "
+        "(a new candidate run; --batch for the Batch API)",
+    ),
+    "fetch": (
+        "tui.cli.judge:fetch",
+        "fetch the pages the selected reports cite (kept in page_fetch)",
+    ),
+    "migrate-judge": (
+        "tui.cli.migrate:migrate_judge",
+        "re-judge a run's reports with a new model: the human-labelled ones "
+        "first, checked against the labels, then the rest",
+    ),
+    "runs": (
+        "tui.cli.runs:runs",
+        "list judge runs, rank them against the human labels, activate or retire one",
+    ),
+    "plan": (
+        "tui.cli.plans:plan",
+        "review plans: draw a random sample of subjects to review (new, list, show, export)",
+    ),
+    "estimate": (
+        "tui.cli.plans:estimate",
+        "judge scores corrected by a plan's reviews (PPI++), with intervals, judge "
+        "bias, reviews needed and ranks that could swap",
+    ),
+    "compare": (
+        "tui.cli.runs:compare",
+        "verdict agreement and score differences between judge runs; mean ± sd of "
+        "system scores over runs",
+    ),
 }
 """Subcommand -> (where it is defined, its line in ``gavel --help``)."""
 
@@ -122,19 +165,23 @@ class GavelGroup(LazyGroup):
     (2 for bad input, 75 for a database another process kept busy, 130 for ctrl+c), never a
     traceback."""
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         # With $_GAVEL_COMPLETE set, print shell completions and exit (as click's own main).
         self._main_shell_completion(extra, prog_name or "gavel", complete_var)
-        code = self.run(list(sys.argv[1:] if args is None else args), prog_name or "gavel",
-                        **extra)
+        code = self.run(list(sys.argv[1:] if args is None else args), prog_name or "gavel", **extra)
         if standalone_mode:
             sys.exit(code)
         return code
 
     def run(self, args: list[str], prog_name: str, **extra: Any) -> int:
-        if sys.stdout.isatty():         # nothing a command prints drives the terminal
+        if sys.stdout.isatty():  # nothing a command prints drives the terminal
             from tui.cli.terminal import guard_terminal
 
             guard_terminal()
@@ -171,8 +218,10 @@ def _known_error(exc: Exception, command: str | None) -> int | None:
 
     if isinstance(exc, InputError):
         print(f"gavel: bad input: {printable(str(exc))}", file=sys.stderr)
-        print("nothing was imported." if command == "import" else "nothing was changed.",
-              file=sys.stderr)
+        print(
+            "nothing was imported." if command == "import" else "nothing was changed.",
+            file=sys.stderr,
+        )
         return 2
     if isinstance(exc, ReviewError | ConfigError | SchemaError):
         print(f"gavel: {printable(str(exc))}", file=sys.stderr)
@@ -184,20 +233,28 @@ def _known_error(exc: Exception, command: str | None) -> int | None:
 
         held = printable(describe_holder(opened_database()))
         if command in PARTIAL_WRITERS:
-            print(f"gavel: database busy ({held}): stopped; what was stored before it stays",
-                  file=sys.stderr)
+            print(
+                f"gavel: database busy ({held}): stopped; what was stored before it stays",
+                file=sys.stderr,
+            )
         else:
-            print(f"gavel: database busy ({held}), nothing changed; try again when it "
-                  "finishes", file=sys.stderr)
+            print(
+                f"gavel: database busy ({held}), nothing changed; try again when it finishes",
+                file=sys.stderr,
+            )
         return EXIT_BUSY
     return None
 
 
 @click.group(
-    cls=GavelGroup, lazy=COMMANDS, invoke_without_command=True, epilog=EPILOG,
+    cls=GavelGroup,
+    lazy=COMMANDS,
+    invoke_without_command=True,
+    epilog=EPILOG,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Gavel: adjudicate LLM-judge evaluations of deep-research reports, by keyboard, "
-         "with every benchmark score recomputed as you decide.")
+    "with every benchmark score recomputed as you decide.",
+)
 @db_option
 @reviewer_option
 @click.pass_context

@@ -43,8 +43,9 @@ def hub_url(url: str | None) -> str:
     configured = load_config().hub
     if configured:
         return configured
-    raise click.UsageError("no hub: give its URL, set $GAVEL_HUB, or put hub = \"postgresql://…\" "
-                           "in the config file")
+    raise click.UsageError(
+        'no hub: give its URL, set $GAVEL_HUB, or put hub = "postgresql://…" in the config file'
+    )
 
 
 def _fail(exc: Exception, pending: int | None = None) -> int:
@@ -53,30 +54,44 @@ def _fail(exc: Exception, pending: int | None = None) -> int:
     print(f"gavel: {shown(str(exc))}", file=sys.stderr)
     if isinstance(exc, HubOffline):
         waiting = f" ({pending:,} events wait here)" if pending is not None else ""
-        print(f"nothing is lost: decisions stay in the local database{waiting} and go to the "
-              "hub with the next sync that reaches it.", file=sys.stderr)
+        print(
+            f"nothing is lost: decisions stay in the local database{waiting} and go to the "
+            "hub with the next sync that reaches it.",
+            file=sys.stderr,
+        )
         return EXIT_OFFLINE
     return EXIT_REFUSED if isinstance(exc, HubRefused) else 1
 
 
-@click.group(help="A review hub: one PostgreSQL database through which several reviewers' Gavel "
-             "databases sync their review logs (decisions, flags, ratings, proposals). Each "
-             "reviewer keeps working on a local database; `gavel sync` (or the workstation, "
-             "every `sync_every` seconds when the config names a `hub`) pushes local events "
-             "and pulls everyone else's, merged with the same rules as `gavel merge`: union "
-             "by event, signatures checked, conflicts surfaced, never last-write-wins.")
+@click.group(
+    help="A review hub: one PostgreSQL database through which several reviewers' Gavel "
+    "databases sync their review logs (decisions, flags, ratings, proposals). Each "
+    "reviewer keeps working on a local database; `gavel sync` (or the workstation, "
+    "every `sync_every` seconds when the config names a `hub`) pushes local events "
+    "and pulls everyone else's, merged with the same rules as `gavel merge`: union "
+    "by event, signatures checked, conflicts surfaced, never last-write-wins."
+)
 def hub() -> None:
     pass
 
 
-@hub.command("init", short_help="create a hub's append-only tables on PostgreSQL",
-             help="Create the hub's tables on a PostgreSQL database (idempotent): one "
-             "append-only event table (UPDATE, DELETE and TRUNCATE are refused by triggers) and "
-             "the suites it serves, in the schema gavel_hub. Needs PostgreSQL 14 or later.")
-@click.argument("url", help="postgresql://user@host:port/dbname of a database you may create "
-                "tables in")
-@click.option("--grant", "grant", metavar="ROLE", default=None,
-              help="also give ROLE (the reviewers' login role) SELECT and INSERT only")
+@hub.command(
+    "init",
+    short_help="create a hub's append-only tables on PostgreSQL",
+    help="Create the hub's tables on a PostgreSQL database (idempotent): one "
+    "append-only event table (UPDATE, DELETE and TRUNCATE are refused by triggers) and "
+    "the suites it serves, in the schema gavel_hub. Needs PostgreSQL 14 or later.",
+)
+@click.argument(
+    "url", help="postgresql://user@host:port/dbname of a database you may create tables in"
+)
+@click.option(
+    "--grant",
+    "grant",
+    metavar="ROLE",
+    default=None,
+    help="also give ROLE (the reviewers' login role) SELECT and INSERT only",
+)
 def hub_init(url: str, grant: str | None) -> int:
     from store.hub.server import HubError, PgHub
 
@@ -87,15 +102,20 @@ def hub_init(url: str, grant: str | None) -> int:
         return _fail(exc)
     finally:
         target.close()
-    print(f"hub ready at {target.name} (hub id {hub_id})"
-          + (f"; role {grant} may read and append" if grant else ""))
-    print("reviewers: `gavel sync URL`, or hub = \"URL\" in the config file for the workstation")
+    print(
+        f"hub ready at {target.name} (hub id {hub_id})"
+        + (f"; role {grant} may read and append" if grant else "")
+    )
+    print('reviewers: `gavel sync URL`, or hub = "URL" in the config file for the workstation')
     return 0
 
 
-@hub.command("status", short_help="events per suite, and what this database has not pushed",
-             help="The hub's events per suite, and this database's place in it "
-             "(events not yet pushed, last sync, quarantined hub events).")
+@hub.command(
+    "status",
+    short_help="events per suite, and what this database has not pushed",
+    help="The hub's events per suite, and this database's place in it "
+    "(events not yet pushed, last sync, quarantined hub events).",
+)
 @db_option
 @click.argument("url", required=False, help=URL_HELP)
 @format_option("table", "json")
@@ -113,26 +133,31 @@ def hub_status(db: Path | None, url: str | None, fmt: str) -> int:
         target.close()
     here = local_state(conn, stats.hub_id)
     if fmt == "json":
-        print(json.dumps({"hub": target.name, **asdict(stats), "local": asdict(here)},
-                         indent=2))
+        print(json.dumps({"hub": target.name, **asdict(stats), "local": asdict(here)}, indent=2))
         return 0
-    print(f"hub {target.name} (id {stats.hub_id}): {stats.events:,} events from "
-          f"{stats.reviewers:,} reviewer identities")
+    print(
+        f"hub {target.name} (id {stats.hub_id}): {stats.events:,} events from "
+        f"{stats.reviewers:,} reviewer identities"
+    )
     for suite, n in stats.suites:
         print(f"  {shown(suite)}: {n:,} events")
-    print(f"this database: {here.pending:,} events not yet on the hub; last synced "
-          f"{here.synced_at or 'never'}"
-          + (f"; {here.quarantined:,} hub events quarantined" if here.quarantined else ""))
+    print(
+        f"this database: {here.pending:,} events not yet on the hub; last synced "
+        f"{here.synced_at or 'never'}"
+        + (f"; {here.quarantined:,} hub events quarantined" if here.quarantined else "")
+    )
     return 0
 
 
-@click.command(help="Sync this database with a review hub: push local events the hub lacks, "
-               "pull everyone else's and merge them (union by event uuid, signatures and "
-               "authorship checked, events about subjects not here kept until they appear). "
-               "Reviewers who decided a subject differently become a conflict in every "
-               "database, never a last-write-wins. A hub event this database refuses (forged, "
-               "edited) is quarantined and reported, and the sync goes on. Safe to interrupt "
-               "and to repeat.")
+@click.command(
+    help="Sync this database with a review hub: push local events the hub lacks, "
+    "pull everyone else's and merge them (union by event uuid, signatures and "
+    "authorship checked, events about subjects not here kept until they appear). "
+    "Reviewers who decided a subject differently become a conflict in every "
+    "database, never a last-write-wins. A hub event this database refuses (forged, "
+    "edited) is quarantined and reported, and the sync goes on. Safe to interrupt "
+    "and to repeat."
+)
 @db_option
 @click.argument("url", required=False, help=URL_HELP)
 @format_option("table", "json")
@@ -154,11 +179,17 @@ def sync(db: Path | None, url: str | None, fmt: str) -> int:
     if fmt == "json":
         print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
         return 0
-    print(f"synced with {result.hub} in {result.seconds:.2f} s: pushed {result.pushed:,} "
-          f"events ({result.already_on_hub:,} were there already), pulled {result.pulled:,} "
-          f"({result.merged:,} new here"
-          + (f", {result.pending_subjects:,} waiting for subjects this database lacks"
-             if result.pending_subjects else "") + ")")
+    print(
+        f"synced with {result.hub} in {result.seconds:.2f} s: pushed {result.pushed:,} "
+        f"events ({result.already_on_hub:,} were there already), pulled {result.pulled:,} "
+        f"({result.merged:,} new here"
+        + (
+            f", {result.pending_subjects:,} waiting for subjects this database lacks"
+            if result.pending_subjects
+            else ""
+        )
+        + ")"
+    )
     print(f"pending: {result.pending:,} local events not yet on the hub")
     if result.new_conflicts:
         print(f"new conflicts: {len(result.new_conflicts):,}")
@@ -168,17 +199,27 @@ def sync(db: Path | None, url: str | None, fmt: str) -> int:
             print(f"  … and {len(result.new_conflicts) - 20:,} more")
     conflicts = result.conflicts
     if conflicts is None:
-        conflicts = int(conn.execute(
-            "SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0])
-    print(f"conflicts now: {conflicts:,}"
-          + ("  (list them with `gavel conflicts`, resolve with `gavel adjudicate`)"
-             if conflicts else ""))
+        conflicts = int(
+            conn.execute("SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0]
+        )
+    print(
+        f"conflicts now: {conflicts:,}"
+        + (
+            "  (list them with `gavel conflicts`, resolve with `gavel adjudicate`)"
+            if conflicts
+            else ""
+        )
+    )
     for hub_event, uuid, why in result.rejected[:20]:
         print(f"quarantined hub event {hub_event} ({shown(uuid or '?')}): {shown(why)}")
     if result.quarantined:
-        print(f"quarantined: {result.quarantined:,} hub events refused here in all (never "
-              "merged; `gavel hub status` counts them)")
+        print(
+            f"quarantined: {result.quarantined:,} hub events refused here in all (never "
+            "merged; `gavel hub status` counts them)"
+        )
     for uuid in result.diverged[:20]:
-        print(f"warning: the hub holds event {shown(uuid)} with different content; the hub's "
-              "copy stands")
+        print(
+            f"warning: the hub holds event {shown(uuid)} with different content; the hub's "
+            "copy stands"
+        )
     return 0

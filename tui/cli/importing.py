@@ -25,8 +25,9 @@ class FormatOption(click.Option):
         record = super().get_help_record(ctx)
         if record is None:
             return None
-        return record[0], "; ".join(f"{name}: {text}"
-                                    for name, text in format_descriptions().items())
+        return record[0], "; ".join(
+            f"{name}: {text}" for name, text in format_descriptions().items()
+        )
 
 
 def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -38,18 +39,29 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
     return value
 
 
-@click.command("import",
-               help="Import a benchmark run: read and check every record, then store it in one "
-               "transaction (bad input names the file, line and field, and imports nothing). "
-               "Importing the same files again does nothing. A run of 16 MB or more is read "
-               "on a second core while this process writes it (GAVEL_IMPORT_PIPELINE=never "
-               "reads and writes in turn; =always pipelines any size).")
+@click.command(
+    "import",
+    help="Import a benchmark run: read and check every record, then store it in one "
+    "transaction (bad input names the file, line and field, and imports nothing). "
+    "Importing the same files again does nothing. A run of 16 MB or more is read "
+    "on a second core while this process writes it (GAVEL_IMPORT_PIPELINE=never "
+    "reads and writes in turn; =always pipelines any size).",
+)
 @db_option
-@click.argument("path", type=click.Path(path_type=Path),
-                help="a bundle folder or .jsonl file, or a DRB repository")
-@click.option("--format", "input_format", cls=FormatOption, metavar="FORMAT",
-              default="native", callback=_known_format,
-              help="the run's format (default: native)")
+@click.argument(
+    "path",
+    type=click.Path(path_type=Path),
+    help="a bundle folder or .jsonl file, or a DRB repository",
+)
+@click.option(
+    "--format",
+    "input_format",
+    cls=FormatOption,
+    metavar="FORMAT",
+    default="native",
+    callback=_known_format,
+    help="the run's format (default: native)",
+)
 @click.option("--suite-id", default=None, help="suite id for formats that do not carry one")
 def import_run(db: Path | None, path: Path, input_format: str, suite_id: str | None) -> int:
     from store.imports.from_path import import_path
@@ -85,15 +97,16 @@ def demo(db: Path | None, quiet: bool) -> int:
         state = "imported" if result.created else "already present"
         print(f"{result.suite}: {state}")
     print()
-    print_scores(conn, per="system", framework=None, system=None, include_parts=False,
-                 fmt="table")
+    print_scores(conn, per="system", framework=None, system=None, include_parts=False, fmt="table")
     path = db or default_path()
     print(f"\ndatabase: {path}   open it with:  gavel review --db {path}")
     return 0
 
 
-@click.command(help="Print the JSON Schema of the native bundle records: one document with a "
-               "definition per record type (docs/format.md explains them).")
+@click.command(
+    help="Print the JSON Schema of the native bundle records: one document with a "
+    "definition per record type (docs/format.md explains them)."
+)
 def schema() -> int:
     from reviewer.models import RECORD_TYPES
 
@@ -107,7 +120,7 @@ def schema() -> int:
         "title": "Gavel native bundle (format_version 1)",
         "description": "Record types of a gavel-bundle: see docs/format.md. Folder form: "
         "suite.json + tasks/systems/reports/sources/runs/judgments.jsonl; single-file form: "
-        "JSONL lines tagged with \"type\".",
+        'JSONL lines tagged with "type".',
         "oneOf": [{"$ref": f"#/$defs/{m.__name__}"} for m in RECORD_TYPES.values()],
         "x-record-types": {tag: m.__name__ for tag, m in RECORD_TYPES.items()},
         "$defs": defs,

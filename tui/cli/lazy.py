@@ -19,8 +19,13 @@ class LazyGroup(click.Group):
     """``lazy`` maps a command name to ``("package.module:attribute", "one-line help")``; the
     table's order is the order ``--help`` lists them in."""
 
-    def __init__(self, name: str | None = None, *,
-                 lazy: Mapping[str, tuple[str, str]] | None = None, **attrs: Any) -> None:
+    def __init__(
+        self,
+        name: str | None = None,
+        *,
+        lazy: Mapping[str, tuple[str, str]] | None = None,
+        **attrs: Any,
+    ) -> None:
         super().__init__(name, **attrs)
         self.lazy: dict[str, tuple[str, str]] = dict(lazy or {})
 
@@ -38,9 +43,15 @@ class LazyGroup(click.Group):
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, self.lazy[name][1] if name in self.lazy
-                 else self.commands[name].get_short_help_str(200))
-                for name in self.list_commands(ctx)]
+        rows = [
+            (
+                name,
+                self.lazy[name][1]
+                if name in self.lazy
+                else self.commands[name].get_short_help_str(200),
+            )
+            for name in self.list_commands(ctx)
+        ]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)

@@ -19,8 +19,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 DB_HELP = "database file (default: $GAVEL_DB or ./gavel.db)"
 REVIEWER_HELP = "reviewer name (default: config file, $GAVEL_REVIEWER, login name)"
-REPORT_HELP = ("report: SUITE/REPORT, or REPORT when only one suite has it, or its row id "
-               "(an id several suites share is refused, listing them)")
+REPORT_HELP = (
+    "report: SUITE/REPORT, or REPORT when only one suite has it, or its row id "
+    "(an id several suites share is refused, listing them)"
+)
 
 
 def _inherited(ctx: click.Context, param: click.Parameter, value: object) -> object:
@@ -33,20 +35,25 @@ def _inherited(ctx: click.Context, param: click.Parameter, value: object) -> obj
 
 
 def db_option(func: F) -> F:
-    return click.option("--db", type=click.Path(path_type=Path), default=None,
-                        callback=_inherited, help=DB_HELP)(func)
+    return click.option(
+        "--db", type=click.Path(path_type=Path), default=None, callback=_inherited, help=DB_HELP
+    )(func)
 
 
 def reviewer_option(func: F) -> F:
-    return click.option("--reviewer", default=None, callback=_inherited,
-                        help=REVIEWER_HELP)(func)
+    return click.option("--reviewer", default=None, callback=_inherited, help=REVIEWER_HELP)(func)
 
 
 def format_option(*choices: str) -> Callable[[F], F]:
     """``--format``, one of ``choices`` (default: table, json, csv), the first the default."""
     names = choices or ("table", "json", "csv")
-    return click.option("--format", "fmt", type=click.Choice(names), default=names[0],
-                        help=f"output format (default: {names[0]})")
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(names),
+        default=names[0],
+        help=f"output format (default: {names[0]})",
+    )
 
 
 _opened: list[Path] = []

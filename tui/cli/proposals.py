@@ -46,8 +46,9 @@ def _payload(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(source, f"the payload is not JSON ({exc.msg})", line=exc.lineno,
-                         field="payload") from None
+        raise InputError(
+            source, f"the payload is not JSON ({exc.msg})", line=exc.lineno, field="payload"
+        ) from None
 
 
 def _span(text: str | None) -> tuple[int, int] | None:
@@ -59,61 +60,110 @@ def _span(text: str | None) -> tuple[int, int] | None:
     return int(start), int(end)
 
 
-@click.command(help="Propose a ground-truth expansion: a new claim or rubric item the "
-               "benchmark lacks, an alias of an existing item, or extra evidence for one. "
-               "Prints the nearest existing item, and flags a likely duplicate.")
+@click.command(
+    help="Propose a ground-truth expansion: a new claim or rubric item the "
+    "benchmark lacks, an alias of an existing item, or extra evidence for one. "
+    "Prints the nearest existing item, and flags a likely duplicate."
+)
 @db_option
 @click.argument("task", help="task id (TASK or SUITE/TASK)")
-@click.option("--kind", required=True, type=click.Choice(PROPOSAL_KINDS),
-              help="what is proposed")
-@click.option("--payload", required=True,
-              help="the item as JSON in the benchmark's shape, or @FILE")
-@click.option("--framework", default=None,
-              help="the benchmark it belongs to (default: the suite's first framework)")
-@click.option("--report", default=None,
-              help="the report it was found in: SUITE/REPORT, or REPORT when one suite has it")
-@click.option("--target", default=None,
-              help="alias/extra evidence: the existing item (criterion id, REPORT/CLAIM, "
-                   "or p:UUID)")
-@click.option("--span", default=None, metavar="START:END",
-              help="character span of the evidence in the report")
+@click.option("--kind", required=True, type=click.Choice(PROPOSAL_KINDS), help="what is proposed")
+@click.option(
+    "--payload", required=True, help="the item as JSON in the benchmark's shape, or @FILE"
+)
+@click.option(
+    "--framework",
+    default=None,
+    help="the benchmark it belongs to (default: the suite's first framework)",
+)
+@click.option(
+    "--report",
+    default=None,
+    help="the report it was found in: SUITE/REPORT, or REPORT when one suite has it",
+)
+@click.option(
+    "--target",
+    default=None,
+    help="alias/extra evidence: the existing item (criterion id, REPORT/CLAIM, or p:UUID)",
+)
+@click.option(
+    "--span", default=None, metavar="START:END", help="character span of the evidence in the report"
+)
 @click.option("--rationale", required=True, help="why it belongs in the ground truth")
 @reviewer_option
 @format_option("table", "json")
-def propose(db: Path | None, task: str, kind: str, payload: str, framework: str | None,
-            report: str | None, target: str | None, span: str | None, rationale: str,
-            reviewer: str | None, fmt: str) -> int:
+def propose(
+    db: Path | None,
+    task: str,
+    kind: str,
+    payload: str,
+    framework: str | None,
+    report: str | None,
+    target: str | None,
+    span: str | None,
+    rationale: str,
+    reviewer: str | None,
+    fmt: str,
+) -> int:
     conn = open_db(db)
     ensure_scores(conn)
     task_id = task_id_by_name(conn, task)
     report_id = None
     if report is not None:
         report_id = resolve_report(conn, report)
-    result = propose_item(conn, reviewer_name(reviewer), task_id, report_id, framework, kind,
-                          _payload(payload), _span(span), rationale, target)
+    result = propose_item(
+        conn,
+        reviewer_name(reviewer),
+        task_id,
+        report_id,
+        framework,
+        kind,
+        _payload(payload),
+        _span(span),
+        rationale,
+        target,
+    )
     near = result.nearest
     if fmt == "json":
-        print_json({"proposal": asdict(result.proposal),
-                    "nearest": asdict(near) if near else None,
-                    "duplicate": bool(near and near.is_duplicate)})
+        print_json(
+            {
+                "proposal": asdict(result.proposal),
+                "nearest": asdict(near) if near else None,
+                "duplicate": bool(near and near.is_duplicate),
+            }
+        )
         return 0
     p = result.proposal
-    print(f"proposed {p.kind} for task {p.suite}/{p.task} ({p.framework}): {p.uuid}  "
-          f"(event committed; status {p.status})")
+    print(
+        f"proposed {p.kind} for task {p.suite}/{p.task} ({p.framework}): {p.uuid}  "
+        f"(event committed; status {p.status})"
+    )
     if near is not None:
         verdict = "DUPLICATE" if near.is_duplicate else "nearest existing item"
-        print(f"{verdict}: {near.ref} (similarity {near.score:.2f}, threshold "
-              f"{DUPLICATE_THRESHOLD:.2f}): {near.text!r}")
+        print(
+            f"{verdict}: {near.ref} (similarity {near.score:.2f}, threshold "
+            f"{DUPLICATE_THRESHOLD:.2f}): {near.text!r}"
+        )
     return 0
 
 
 def _proposal_rows(found: Sequence[Proposal]) -> list[dict[str, Any]]:
     return [
-        {"uuid": p.uuid, "task": p.task, "framework": p.framework, "kind": p.kind,
-         "effect": p.effect, "status": p.status, "by": p.reviewer,
-         "decided_by": p.decided_by or "", "report": p.report or "",
-         "item": json.dumps(p.payload, ensure_ascii=False), "target": p.target or "",
-         "duplicate_of": p.duplicate_of or "", "rationale": p.rationale}
+        {
+            "uuid": p.uuid,
+            "task": p.task,
+            "framework": p.framework,
+            "kind": p.kind,
+            "effect": p.effect,
+            "status": p.status,
+            "by": p.reviewer,
+            "decided_by": p.decided_by or "",
+            "report": p.report or "",
+            "item": json.dumps(p.payload, ensure_ascii=False),
+            "target": p.target or "",
+            "duplicate_of": p.duplicate_of or "",
+            "rationale": p.rationale,
+        }
         for p in found
     ]
 
@@ -121,9 +171,12 @@ def _proposal_rows(found: Sequence[Proposal]) -> list[dict[str, Any]]:
 @click.command("proposals", help="List ground-truth proposals (uuid prefixes work as ids).")
 @db_option
 @click.option("--task", default=None, help="only this task")
-@click.option("--status", type=click.Choice(("proposed", "accepted", "rejected", "in conflict")),
-              default=None,
-              help="only proposals with this status")
+@click.option(
+    "--status",
+    type=click.Choice(("proposed", "accepted", "rejected", "in conflict")),
+    default=None,
+    help="only proposals with this status",
+)
 @format_option()
 def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) -> int:
     conn = open_db(db)
@@ -135,8 +188,21 @@ def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) 
     if fmt == "table" and not found:
         print("no proposals")
         return 0
-    columns = ["uuid", "task", "framework", "kind", "effect", "status", "by", "decided_by",
-               "report", "item", "target", "duplicate_of", "rationale"]
+    columns = [
+        "uuid",
+        "task",
+        "framework",
+        "kind",
+        "effect",
+        "status",
+        "by",
+        "decided_by",
+        "report",
+        "item",
+        "target",
+        "duplicate_of",
+        "rationale",
+    ]
     rows = _proposal_rows(found)
     if fmt == "table":
         columns = ["uuid", "task", "kind", "status", "by", "item", "duplicate_of"]
@@ -153,26 +219,31 @@ def _decided(proposal: Proposal, before: str, fmt: str, verb: str) -> int:
     if fmt == "json":
         print_json(asdict(proposal))
         return 0
-    print(f"{verb} proposal {proposal.uuid} ({proposal.kind}, task "
-          f"{proposal.suite}/{proposal.task}): {before} → {proposal.status}; the task's "
-          "reports were rescored (both variants)")
+    print(
+        f"{verb} proposal {proposal.uuid} ({proposal.kind}, task "
+        f"{proposal.suite}/{proposal.task}): {before} → {proposal.status}; the task's "
+        "reports were rescored (both variants)"
+    )
     return 0
 
 
 PROPOSAL_HELP = "proposal uuid (or a unique prefix)"
 
 
-@click.command(help="Accept a proposal into the ground truth; the task's reports are rescored "
-               "(both variants).")
+@click.command(
+    help="Accept a proposal into the ground truth; the task's reports are rescored (both variants)."
+)
 @db_option
 @click.argument("proposal", help=PROPOSAL_HELP)
 @click.option("--rationale", default="", help="why")
-@click.option("--force", is_flag=True,
-              help="accept a new item even though it duplicates an existing one")
+@click.option(
+    "--force", is_flag=True, help="accept a new item even though it duplicates an existing one"
+)
 @reviewer_option
 @format_option("table", "json")
-def accept(db: Path | None, proposal: str, rationale: str, force: bool, reviewer: str | None,
-           fmt: str) -> int:
+def accept(
+    db: Path | None, proposal: str, rationale: str, force: bool, reviewer: str | None, fmt: str
+) -> int:
     conn = open_db(db)
     ensure_scores(conn)
     before = get_proposal(conn, proposal).status
@@ -186,8 +257,7 @@ def accept(db: Path | None, proposal: str, rationale: str, force: bool, reviewer
 @click.option("--rationale", default="", help="why")
 @reviewer_option
 @format_option("table", "json")
-def reject(db: Path | None, proposal: str, rationale: str, reviewer: str | None,
-           fmt: str) -> int:
+def reject(db: Path | None, proposal: str, rationale: str, reviewer: str | None, fmt: str) -> int:
     conn = open_db(db)
     ensure_scores(conn)
     before = get_proposal(conn, proposal).status

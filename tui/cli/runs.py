@@ -25,14 +25,20 @@ from tui.render.tables import fmt_delta, fmt_number
 if TYPE_CHECKING:
     from store.runs.activation import ActivationPreview
 
-@click.group(invoke_without_command=True,
-             help="Judge runs (imported and Gavel's own) with their counts, tokens and cost. A "
-                  "run Gavel makes is a candidate: nothing it says counts until it is "
-                  "activated, after its agreement with the human labels and the scores it "
-                  "would change are shown (`gavel runs activate RUN`).")
+
+@click.group(
+    invoke_without_command=True,
+    help="Judge runs (imported and Gavel's own) with their counts, tokens and cost. A "
+    "run Gavel makes is a candidate: nothing it says counts until it is "
+    "activated, after its agreement with the human labels and the scores it "
+    "would change are shown (`gavel runs activate RUN`).",
+)
 @db_option
-@click.option("--against-gold", is_flag=True,
-              help="rank the runs by agreement with the human decisions, best first")
+@click.option(
+    "--against-gold",
+    is_flag=True,
+    help="rank the runs by agreement with the human decisions, best first",
+)
 @format_option("table", "json", "csv")
 @click.pass_context
 def runs(ctx: click.Context, db: Path | None, against_gold: bool, fmt: str) -> int:
@@ -40,33 +46,60 @@ def runs(ctx: click.Context, db: Path | None, against_gold: bool, fmt: str) -> i
         return 0
     conn = open_db(db)
     ensure_scores(conn)
-    mark_stale_runs(conn)          # a run whose process died shows as interrupted
+    mark_stale_runs(conn)  # a run whose process died shows as interrupted
     if against_gold:
         return _against_gold(conn, fmt)
     records = []
     for info in list_runs(conn):
         usage = info.usage
-        records.append({
-            "run": info.id, "model": info.model, "prompt_version": info.prompt_version,
-            "created": info.created_at[:19].replace("T", " "),
-            "active": "yes" if info.active else "candidate",
-            "status": usage.get("status", "imported"), "reports": info.reports,
-            "judgments": " ".join(f"{k}:{n}" for k, n in sorted(info.judgments.items())),
-            "errors": info.errors, "claims": info.claims,
-            "tokens": (f"{usage.get('prompt_tokens', 0):,}/{usage.get('completion_tokens', 0):,}"
-                       if "prompt_tokens" in usage else ""),
-            "cost_usd": usage.get("cost_usd"), "suites": ",".join(info.suites),
-            "usage": usage if fmt == "json" else None,
-        })
-    columns = ["run", "model", "prompt_version", "created", "active", "status", "reports",
-               "judgments", "errors", "claims", "tokens", "cost_usd"]
+        records.append(
+            {
+                "run": info.id,
+                "model": info.model,
+                "prompt_version": info.prompt_version,
+                "created": info.created_at[:19].replace("T", " "),
+                "active": "yes" if info.active else "candidate",
+                "status": usage.get("status", "imported"),
+                "reports": info.reports,
+                "judgments": " ".join(f"{k}:{n}" for k, n in sorted(info.judgments.items())),
+                "errors": info.errors,
+                "claims": info.claims,
+                "tokens": (
+                    f"{usage.get('prompt_tokens', 0):,}/{usage.get('completion_tokens', 0):,}"
+                    if "prompt_tokens" in usage
+                    else ""
+                ),
+                "cost_usd": usage.get("cost_usd"),
+                "suites": ",".join(info.suites),
+                "usage": usage if fmt == "json" else None,
+            }
+        )
+    columns = [
+        "run",
+        "model",
+        "prompt_version",
+        "created",
+        "active",
+        "status",
+        "reports",
+        "judgments",
+        "errors",
+        "claims",
+        "tokens",
+        "cost_usd",
+    ]
     if fmt == "json":
         columns += ["suites", "usage"]
     if not records:
         print("no judge runs", file=sys.stderr)
         return 1
-    emit(records, columns, fmt, numeric=("reports", "errors", "claims", "cost_usd"),
-         console=wide_console() if fmt == "table" else None)
+    emit(
+        records,
+        columns,
+        fmt,
+        numeric=("reports", "errors", "claims", "cost_usd"),
+        console=wide_console() if fmt == "table" else None,
+    )
     return 0
 
 
@@ -74,32 +107,61 @@ def _against_gold(conn: sqlite3.Connection, fmt: str) -> int:
     from store.runs.activation import runs_against_gold
 
     rows: list[dict[str, Any]] = [
-        {"run": s.run, "model": s.model, "active": "yes" if s.active else "candidate",
-         "decided_subjects": s.gold.n, "agreed": s.gold.agreed, "accuracy": s.gold.accuracy,
-         "kinds": " ".join(f"{k.kind}:{k.n}" for k in s.gold.kinds)}
-        for s in runs_against_gold(conn)]
+        {
+            "run": s.run,
+            "model": s.model,
+            "active": "yes" if s.active else "candidate",
+            "decided_subjects": s.gold.n,
+            "agreed": s.gold.agreed,
+            "accuracy": s.gold.accuracy,
+            "kinds": " ".join(f"{k.kind}:{k.n}" for k in s.gold.kinds),
+        }
+        for s in runs_against_gold(conn)
+    ]
     if fmt == "table":
-        rows = [{**r, "accuracy": fmt_number(r["accuracy"]) if r["decided_subjects"]
-                 else "n/a (no decided subject)"} for r in rows]
-    emit(rows, ["run", "model", "active", "decided_subjects", "agreed", "accuracy", "kinds"],
-         fmt, numeric=("decided_subjects", "agreed"),
-         title="judge runs against the human labels (subjects both judged; best first)",
-         console=wide_console() if fmt == "table" else None)
+        rows = [
+            {
+                **r,
+                "accuracy": fmt_number(r["accuracy"])
+                if r["decided_subjects"]
+                else "n/a (no decided subject)",
+            }
+            for r in rows
+        ]
+    emit(
+        rows,
+        ["run", "model", "active", "decided_subjects", "agreed", "accuracy", "kinds"],
+        fmt,
+        numeric=("decided_subjects", "agreed"),
+        title="judge runs against the human labels (subjects both judged; best first)",
+        console=wide_console() if fmt == "table" else None,
+    )
     return 0
 
 
-@runs.command(help="Activate a judge run: from now on it counts, subject by subject, above "
-                   "every run activated before it (a subject it judged with an error keeps "
-                   "another active run's valid verdict). Shows first its agreement with the "
-                   "human labels beside what counts now, its errors and every system's "
-                   "headline scores and rank before → after; asks for confirmation when it "
-                   "has errors or agrees with the humans less than what counts now.")
+@runs.command(
+    help="Activate a judge run: from now on it counts, subject by subject, above "
+    "every run activated before it (a subject it judged with an error keeps "
+    "another active run's valid verdict). Shows first its agreement with the "
+    "human labels beside what counts now, its errors and every system's "
+    "headline scores and rank before → after; asks for confirmation when it "
+    "has errors or agrees with the humans less than what counts now."
+)
 @db_option
 @click.argument("run", help="the judge run's id (see `gavel runs`)")
-@click.option("--yes", "-y", "confirmed", is_flag=True,
-              help="activate without asking, whatever the preview says")
-@click.option("--preview", "only_preview", is_flag=True,
-              help="show what activating would change, change nothing")
+@click.option(
+    "--yes",
+    "-y",
+    "confirmed",
+    is_flag=True,
+    help="activate without asking, whatever the preview says",
+)
+@click.option(
+    "--preview",
+    "only_preview",
+    is_flag=True,
+    help="show what activating would change, change nothing",
+)
 @format_option("table", "json")
 def activate(db: Path | None, run: str, confirmed: bool, only_preview: bool, fmt: str) -> int:
     from store.runs.activation import activate as make_active
@@ -112,28 +174,38 @@ def activate(db: Path | None, run: str, confirmed: bool, only_preview: bool, fmt
     if only_preview:
         return 0
     if seen.needs_confirmation and not confirmed:
-        print("gavel: activating needs a confirmation: " + printable("; ".join(seen.reasons)),
-              file=sys.stderr)
-        if not sys.stdin.isatty() or not click.confirm("activate it anyway?", default=False,
-                                                       err=True):
+        print(
+            "gavel: activating needs a confirmation: " + printable("; ".join(seen.reasons)),
+            file=sys.stderr,
+        )
+        if not sys.stdin.isatty() or not click.confirm(
+            "activate it anyway?", default=False, err=True
+        ):
             print("nothing changed (run again with --yes to activate)", file=sys.stderr)
             return 1
     touched = make_active(conn, run, confirmed=True)
-    print(f"run {run} is active; current verdicts and scores recomputed for {len(touched)} "
-          "reports", file=sys.stderr)
+    print(
+        f"run {run} is active; current verdicts and scores recomputed for {len(touched)} reports",
+        file=sys.stderr,
+    )
     return 0
 
 
-@runs.command(help="Retire a judge run: it stops counting (subjects fall back to the other "
-                   "active runs); its verdicts stay, and it can be activated again.")
+@runs.command(
+    help="Retire a judge run: it stops counting (subjects fall back to the other "
+    "active runs); its verdicts stay, and it can be activated again."
+)
 @db_option
 @click.argument("run", help="the judge run's id (see `gavel runs`)")
 def deactivate(db: Path | None, run: str) -> int:
     conn = open_db(db)
     ensure_scores(conn)
     touched = set_active(conn, run, False)
-    print(f"run {run} no longer counts; current verdicts and scores recomputed for "
-          f"{len(touched)} reports", file=sys.stderr)
+    print(
+        f"run {run} no longer counts; current verdicts and scores recomputed for "
+        f"{len(touched)} reports",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -159,70 +231,164 @@ def _metrics(names: tuple[str, ...]) -> list[tuple[str, str]]:
             if dot:
                 out.append((framework, metric))
                 continue
-            owners = [fw for fw, spec in registry.items()
-                      if any(m.name == name for m in spec.metrics)]
+            owners = [
+                fw for fw, spec in registry.items() if any(m.name == name for m in spec.metrics)
+            ]
             if len(owners) != 1:
                 where = f"it is in {', '.join(owners)}" if owners else "no framework has it"
-                raise click.BadParameter(f"{name!r}: write FRAMEWORK.METRIC ({where})",
-                                         param_hint="--metric")
+                raise click.BadParameter(
+                    f"{name!r}: write FRAMEWORK.METRIC ({where})", param_hint="--metric"
+                )
             out.append((owners[0], name))
         return out
-    return [(name, m.name) for name, fw in registry.items() for m in fw.metrics
-            if m.headline or m.compare]
+    return [
+        (name, m.name)
+        for name, fw in registry.items()
+        for m in fw.metrics
+        if m.headline or m.compare
+    ]
 
 
-@click.command(help="Verdict agreement and score differences between judge runs, and the mean "
-               "± sd of system scores over them, on the reports every run judged.")
+@click.command(
+    help="Verdict agreement and score differences between judge runs, and the mean "
+    "± sd of system scores over them, on the reports every run judged."
+)
 @db_option
-@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...",
-                help="two or more judge run ids")
-@click.option("--metric", "metrics", multiple=True,
-              help="system metric to compare (repeatable; default: headline metrics, "
-                   "SubTaskPass and Refer_Claim_Consistency)")
-@click.option("--std", type=click.Choice(tuple(STD_CHOICES)), default=DEFAULT_STD,
-              help="sample (n-1, default) or population (n) standard deviation")
-@click.option("--variant", type=click.Choice(("judge", "adjudicated")), default="judge",
-              help="score each run from its own values (default) or with human decisions")
+@click.argument(
+    "run_ids", nargs=-1, required=True, metavar="RUN...", help="two or more judge run ids"
+)
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    help="system metric to compare (repeatable; default: headline metrics, "
+    "SubTaskPass and Refer_Claim_Consistency)",
+)
+@click.option(
+    "--std",
+    type=click.Choice(tuple(STD_CHOICES)),
+    default=DEFAULT_STD,
+    help="sample (n-1, default) or population (n) standard deviation",
+)
+@click.option(
+    "--variant",
+    type=click.Choice(("judge", "adjudicated")),
+    default="judge",
+    help="score each run from its own values (default) or with human decisions",
+)
 @format_option("table", "json")
-def compare(db: Path | None, run_ids: tuple[str, ...], metrics: tuple[str, ...], std: str,
-            variant: str, fmt: str) -> int:
+def compare(
+    db: Path | None,
+    run_ids: tuple[str, ...],
+    metrics: tuple[str, ...],
+    std: str,
+    variant: str,
+    fmt: str,
+) -> int:
     check_runs(run_ids)
     conn = open_db(db)
-    found = compare_runs(conn, run_ids, _metrics(metrics),
-                         "adjudicated" if variant == "adjudicated" else "judge", std)
+    found = compare_runs(
+        conn,
+        run_ids,
+        _metrics(metrics),
+        "adjudicated" if variant == "adjudicated" else "judge",
+        std,
+    )
     if fmt == "json":
-        emit([{"runs": found.runs, "reports": found.reports, "variant": found.variant,
-               "std": found.std, "agreement": [asdict(a) for a in found.agreement],
-               "confusion": [{"kind": k, "labels": list(m.labels), "counts": m.counts}
-                             for k, m in found.confusion],
-               "score_differences": [asdict(d) for d in found.differences],
-               "robustness": [asdict(s) for s in found.robustness]}], [], "json")
+        emit(
+            [
+                {
+                    "runs": found.runs,
+                    "reports": found.reports,
+                    "variant": found.variant,
+                    "std": found.std,
+                    "agreement": [asdict(a) for a in found.agreement],
+                    "confusion": [
+                        {"kind": k, "labels": list(m.labels), "counts": m.counts}
+                        for k, m in found.confusion
+                    ],
+                    "score_differences": [asdict(d) for d in found.differences],
+                    "robustness": [asdict(s) for s in found.robustness],
+                }
+            ],
+            [],
+            "json",
+        )
         return 0
     console = wide_console()
-    emit([{**asdict(a), **{k: fmt_number(getattr(a, k))
-                           for k in ("accuracy", "kappa", "weighted_kappa")}}
-          for a in found.agreement],
-         ["a", "b", "kind", "n", "accuracy", "kappa", "weighted_kappa", "only_a", "only_b",
-          "errors_a", "errors_b"], "table",
-         title="verdict agreement between runs (items both judged; errors left out)",
-         numeric=("n", "accuracy", "kappa", "weighted_kappa", "only_a", "only_b"),
-         console=console)
+    emit(
+        [
+            {
+                **asdict(a),
+                **{k: fmt_number(getattr(a, k)) for k in ("accuracy", "kappa", "weighted_kappa")},
+            }
+            for a in found.agreement
+        ],
+        [
+            "a",
+            "b",
+            "kind",
+            "n",
+            "accuracy",
+            "kappa",
+            "weighted_kappa",
+            "only_a",
+            "only_b",
+            "errors_a",
+            "errors_b",
+        ],
+        "table",
+        title="verdict agreement between runs (items both judged; errors left out)",
+        numeric=("n", "accuracy", "kappa", "weighted_kappa", "only_a", "only_b"),
+        console=console,
+    )
     for kind, matrix in found.confusion:
         labels = [str(label) for label in matrix.labels]
         rows: list[dict[str, Any]] = [
             {"a \\ b": labels[i], **{labels[j]: matrix.counts[i][j] for j in range(len(labels))}}
-            for i in range(len(labels))]
-        emit(rows, ["a \\ b", *labels], "table", title=f"{kind}: a in rows, b in columns",
-             numeric=labels, console=console)
+            for i in range(len(labels))
+        ]
+        emit(
+            rows,
+            ["a \\ b", *labels],
+            "table",
+            title=f"{kind}: a in rows, b in columns",
+            numeric=labels,
+            console=console,
+        )
     if found.differences:
-        emit([{"system": d.system, "metric": d.metric, "a": fmt_number(d.a),
-               "b": fmt_number(d.b), "delta": fmt_delta(d.delta)} for d in found.differences],
-             ["system", "metric", "a", "b", "delta"], "table",
-             title=f"system scores, {variant} variant, {found.reports} reports both judged",
-             numeric=("a", "b", "delta"), console=console)
-    emit([{"system": s.system, "metric": s.metric,
-           "mean ± sd": f"{fmt_number(s.mean)} ± {fmt_number(s.sd)}", "runs": s.runs}
-          for s in found.robustness], ["system", "metric", "mean ± sd", "runs"], "table",
-         title=f"robustness over {len(run_ids)} runs ({std} standard deviation, "
-         f"{found.reports} reports every run judged)", numeric=("runs",), console=console)
+        emit(
+            [
+                {
+                    "system": d.system,
+                    "metric": d.metric,
+                    "a": fmt_number(d.a),
+                    "b": fmt_number(d.b),
+                    "delta": fmt_delta(d.delta),
+                }
+                for d in found.differences
+            ],
+            ["system", "metric", "a", "b", "delta"],
+            "table",
+            title=f"system scores, {variant} variant, {found.reports} reports both judged",
+            numeric=("a", "b", "delta"),
+            console=console,
+        )
+    emit(
+        [
+            {
+                "system": s.system,
+                "metric": s.metric,
+                "mean ± sd": f"{fmt_number(s.mean)} ± {fmt_number(s.sd)}",
+                "runs": s.runs,
+            }
+            for s in found.robustness
+        ],
+        ["system", "metric", "mean ± sd", "runs"],
+        "table",
+        title=f"robustness over {len(run_ids)} runs ({std} standard deviation, "
+        f"{found.reports} reports every run judged)",
+        numeric=("runs",),
+        console=console,
+    )
     return 0

@@ -23,37 +23,69 @@ from tui.cli.output import emit
 from tui.render.tables import fmt_delta, fmt_number
 
 
-@click.command(help="Every metric in both variants (judge, adjudicated) with the delta, per "
-               "system or per report. Exits 1 when no score matches.")
+@click.command(
+    help="Every metric in both variants (judge, adjudicated) with the delta, per "
+    "system or per report. Exits 1 when no score matches."
+)
 @db_option
 @click.option("--framework", default=None, help="only this framework (cascade, race, …)")
 @click.option("--system", default=None, help="only this system (id or name)")
-@click.option("--per", type=click.Choice(("system", "report")), default="system",
-              help="aggregate per system (default) or list every report")
-@click.option("--all", "include_parts", is_flag=True,
-              help="include the hidden aggregation parts (metrics starting with _)")
+@click.option(
+    "--per",
+    type=click.Choice(("system", "report")),
+    default="system",
+    help="aggregate per system (default) or list every report",
+)
+@click.option(
+    "--all",
+    "include_parts",
+    is_flag=True,
+    help="include the hidden aggregation parts (metrics starting with _)",
+)
 @format_option()
-def scores(db: Path | None, framework: str | None, system: str | None, per: str,
-           include_parts: bool, fmt: str) -> int:
+def scores(
+    db: Path | None,
+    framework: str | None,
+    system: str | None,
+    per: str,
+    include_parts: bool,
+    fmt: str,
+) -> int:
     conn = open_db(db)
     ensure_scores(conn)
-    return print_scores(conn, per=per, framework=framework, system=system,
-                        include_parts=include_parts, fmt=fmt)
+    return print_scores(
+        conn, per=per, framework=framework, system=system, include_parts=include_parts, fmt=fmt
+    )
 
 
-def print_scores(conn: sqlite3.Connection, *, per: str, framework: str | None,
-                 system: str | None, include_parts: bool, fmt: str) -> int:
-    rows = score_rows(conn, per=per, framework=framework, system=system,
-                      include_parts=include_parts)
+def print_scores(
+    conn: sqlite3.Connection,
+    *,
+    per: str,
+    framework: str | None,
+    system: str | None,
+    include_parts: bool,
+    fmt: str,
+) -> int:
+    rows = score_rows(
+        conn, per=per, framework=framework, system=system, include_parts=include_parts
+    )
     if not rows:
-        filters = [f"--{name} {value}" for name, value in
-                   (("framework", framework), ("system", system)) if value]
+        filters = [
+            f"--{name} {value}"
+            for name, value in (("framework", framework), ("system", system))
+            if value
+        ]
         if filters and conn.execute("SELECT 1 FROM score LIMIT 1").fetchone():
-            print(f"no scores match {' '.join(filters)} (gavel scores without them lists what "
-                  "there is)", file=sys.stderr)
+            print(
+                f"no scores match {' '.join(filters)} (gavel scores without them lists what "
+                "there is)",
+                file=sys.stderr,
+            )
         else:
-            print("no scores: import a run first (gavel import PATH, or gavel demo)",
-                  file=sys.stderr)
+            print(
+                "no scores: import a run first (gavel import PATH, or gavel demo)", file=sys.stderr
+            )
         return 1
     records: list[dict[str, Any]] = []
     for row in rows:
@@ -61,45 +93,72 @@ def print_scores(conn: sqlite3.Connection, *, per: str, framework: str | None,
         if per == "report":
             record["task"] = row.task
             record["report"] = row.report
-        record.update(metric=row.metric, judge=row.judge, adjudicated=row.adjudicated,
-                      delta=row.delta, n=row.n)
+        record.update(
+            metric=row.metric,
+            judge=row.judge,
+            adjudicated=row.adjudicated,
+            delta=row.delta,
+            n=row.n,
+        )
         records.append(record)
-    columns = ["framework", "system"] + (["task"] if per == "report" else []) + [
-        "metric", "judge", "adjudicated", "delta", "n"]
+    columns = (
+        ["framework", "system"]
+        + (["task"] if per == "report" else [])
+        + ["metric", "judge", "adjudicated", "delta", "n"]
+    )
     if fmt != "table":
         emit(records, columns, fmt)
         return 0
     console = None
-    if sys.stdout.isatty():             # piped: plain tables, without Rich (tui.cli.output)
+    if sys.stdout.isatty():  # piped: plain tables, without Rich (tui.cli.output)
         from rich.console import Console
 
         console = Console()
     for name in dict.fromkeys(r["framework"] for r in records):
-        fw = find_framework(name)           # only the benchmarks these scores are from
+        fw = find_framework(name)  # only the benchmarks these scores are from
         order = {m.name: i for i, m in enumerate(fw.metrics)} if fw else {}
         digits = {m.name: m.digits for m in fw.metrics} if fw else {}
         subset = sorted(
             (r for r in records if r["framework"] == name),
-            key=lambda r: (r["system"], r.get("task") or "", order.get(r["metric"], 999),
-                           r["metric"]),
+            key=lambda r: (
+                r["system"],
+                r.get("task") or "",
+                order.get(r["metric"], 999),
+                r["metric"],
+            ),
         )
         shown = [
-            {**r, "judge": fmt_number(r["judge"], digits.get(r["metric"], 3)),
-             "adjudicated": fmt_number(r["adjudicated"], digits.get(r["metric"], 3)),
-             "delta": fmt_delta(r["delta"], max(digits.get(r["metric"], 3), 2))}
+            {
+                **r,
+                "judge": fmt_number(r["judge"], digits.get(r["metric"], 3)),
+                "adjudicated": fmt_number(r["adjudicated"], digits.get(r["metric"], 3)),
+                "delta": fmt_delta(r["delta"], max(digits.get(r["metric"], 3), 2)),
+            }
             for r in subset
         ]
         label = fw.label if fw else name
-        emit(shown, columns[1:], "table", title=f"{label} ({name}) — judge → adjudicated",
-             numeric=("judge", "adjudicated", "delta", "n"), console=console)
+        emit(
+            shown,
+            columns[1:],
+            "table",
+            title=f"{label} ({name}) — judge → adjudicated",
+            numeric=("judge", "adjudicated", "delta", "n"),
+            console=console,
+        )
     return 0
 
 
-@click.command(help="Show or set the named scoring options (the [CHOICE]s of the specs); "
-               "setting one rebuilds the scores.")
+@click.command(
+    help="Show or set the named scoring options (the [CHOICE]s of the specs); "
+    "setting one rebuilds the scores."
+)
 @db_option
-@click.argument("settings", nargs=-1, metavar="FRAMEWORK.OPTION=VALUE...",
-                help="e.g. cascade.v2_without_groups=literal (rebuilds the scores)")
+@click.argument(
+    "settings",
+    nargs=-1,
+    metavar="FRAMEWORK.OPTION=VALUE...",
+    help="e.g. cascade.v2_without_groups=literal (rebuilds the scores)",
+)
 @format_option()
 def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
     conn = open_db(db)
@@ -110,8 +169,9 @@ def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
                 name, sep, value = setting.partition("=")
                 framework, dot, option = name.partition(".")
                 if not sep or not dot:
-                    raise InputError("command line",
-                                     f"expected FRAMEWORK.OPTION=VALUE, got {setting!r}")
+                    raise InputError(
+                        "command line", f"expected FRAMEWORK.OPTION=VALUE, got {setting!r}"
+                    )
                 try:
                     set_options(conn, framework, {option: value}, rebuild=False)
                 except (KeyError, ValueError) as exc:
@@ -121,17 +181,24 @@ def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
     records = []
     for name, fw in frameworks().items():
         for spec in fw.options:
-            records.append({
-                "framework": name, "option": spec.name, "value": current[name][spec.name],
-                "default": spec.default, "choices": " | ".join(spec.choices),
-                "meaning": spec.description,
-            })
+            records.append(
+                {
+                    "framework": name,
+                    "option": spec.name,
+                    "value": current[name][spec.name],
+                    "default": spec.default,
+                    "choices": " | ".join(spec.choices),
+                    "meaning": spec.description,
+                }
+            )
     emit(records, ["framework", "option", "value", "default", "choices", "meaning"], fmt)
     return 0
 
 
-@click.command(help="Rebuild every derived table (decisions, scores, suspicion flags) from the "
-               "inputs and the review log.")
+@click.command(
+    help="Rebuild every derived table (decisions, scores, suspicion flags) from the "
+    "inputs and the review log."
+)
 @db_option
 def rebuild(db: Path | None) -> int:
     conn = open_db(db)
@@ -144,6 +211,8 @@ def rebuild(db: Path | None) -> int:
         rebuild_scores(conn)
         flagged = refresh_suspicion(conn)
     n = counts(conn)
-    print(f"rebuilt {n['decided']:,} decisions from {n['review_event']:,} events, every "
-          f"score and {flagged:,} suspicion flags in {time.perf_counter() - started:.2f} s")
+    print(
+        f"rebuilt {n['decided']:,} decisions from {n['review_event']:,} events, every "
+        f"score and {flagged:,} suspicion flags in {time.perf_counter() - started:.2f} s"
+    )
     return 0

@@ -21,7 +21,7 @@ def to_terminal(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     try:
         return bool(isatty()) if isatty is not None else False
-    except ValueError:                  # a closed stream
+    except ValueError:  # a closed stream
         return False
 
 
@@ -87,5 +87,3 @@ def unguard_terminal() -> None:
     """The real stdout again (the workstation draws the screen with control sequences)."""
     if isinstance(sys.stdout, Guard):
         sys.stdout = sys.stdout.inner
-
-

@@ -13,9 +13,11 @@ from tui.cli.options import REPORT_HELP, db_option, format_option, open_db
 from tui.cli.output import emit
 
 
-@click.command(help="List judgments with the judge's value, the effective value (the latest "
-               "live human decision, else the judge's) and whether a human decided. Exits 1 "
-               "when none match.")
+@click.command(
+    help="List judgments with the judge's value, the effective value (the latest "
+    "live human decision, else the judge's) and whether a human decided. Exits 1 "
+    "when none match."
+)
 @db_option
 @click.option("--report", default=None, help=REPORT_HELP)
 @click.option("--kind", default=None, help="verdict kind (ins, rat, claim, consistency, …)")
@@ -23,23 +25,36 @@ from tui.cli.output import emit
 @click.option("--differs", is_flag=True, help="only those where human ≠ judge")
 @click.option("--all-runs", is_flag=True, help="include non-current judge runs")
 @format_option()
-def verdicts(db: Path | None, report: str | None, kind: str | None, undecided: bool,
-             differs: bool, all_runs: bool, fmt: str) -> int:
+def verdicts(
+    db: Path | None,
+    report: str | None,
+    kind: str | None,
+    undecided: bool,
+    differs: bool,
+    all_runs: bool,
+    fmt: str,
+) -> int:
     conn = open_db(db)
-    rows = verdict_rows(conn, report=report, kind=kind, undecided=undecided, differs=differs,
-                        include_stale=all_runs)
+    rows = verdict_rows(
+        conn, report=report, kind=kind, undecided=undecided, differs=differs, include_stale=all_runs
+    )
     kinds = verdict_kinds()
     records = [
         {
-            "id": r.id, "report": r.report, "kind": r.kind, "subject": r.subject,
-            "judge_value": r.judge_value, "value": r.value,
-            "decided": r.status or "", "scale": kinds[r.kind].scale.name if r.kind in kinds else "",
-            "run": r.run, "error": r.error,
+            "id": r.id,
+            "report": r.report,
+            "kind": r.kind,
+            "subject": r.subject,
+            "judge_value": r.judge_value,
+            "value": r.value,
+            "decided": r.status or "",
+            "scale": kinds[r.kind].scale.name if r.kind in kinds else "",
+            "run": r.run,
+            "error": r.error,
         }
         for r in rows
     ]
-    columns = ["id", "report", "kind", "subject", "judge_value", "value", "decided", "scale",
-               "run"]
+    columns = ["id", "report", "kind", "subject", "judge_value", "value", "decided", "scale", "run"]
     if fmt == "table":
         columns = columns[:-1]
         if not records:

@@ -30,25 +30,29 @@ def open_workstation(db: Path | None, reviewer: str | None) -> int:
     ensure_scores(conn)
     conn.close()
     config = load_config(reviewer=reviewer)
-    unguard_terminal()          # the workstation draws with control sequences of its own
+    unguard_terminal()  # the workstation draws with control sequences of its own
     return run_app(path, config)
 
 
-@click.command(help="Open the review workstation (the default): the queue of reports, each "
-               "report beside its judgments, agreement and proposals screens. Keys worth "
-               "knowing first: ? lists every key; S orders the queue by suspicion (verdicts the "
-               "flags point to) and w shows only flagged reports; in a report ] goes to the next "
-               "undecided verdict, v opens the whole cited source page, A adjudicates, q goes "
-               "back. On first run the database is built from the bundled sample data.")
+@click.command(
+    help="Open the review workstation (the default): the queue of reports, each "
+    "report beside its judgments, agreement and proposals screens. Keys worth "
+    "knowing first: ? lists every key; S orders the queue by suspicion (verdicts the "
+    "flags point to) and w shows only flagged reports; in a report ] goes to the next "
+    "undecided verdict, v opens the whole cited source page, A adjudicates, q goes "
+    "back. On first run the database is built from the bundled sample data."
+)
 @db_option
 @reviewer_option
 def review(db: Path | None, reviewer: str | None) -> int:
     return open_workstation(db, reviewer)
 
 
-@click.command(help="List every key binding by id, with the key in force and its default; "
-               "remap them in the config file's [keys] table. Exits 1 when the config's "
-               "bindings collide or name unknown ids.")
+@click.command(
+    help="List every key binding by id, with the key in force and its default; "
+    "remap them in the config file's [keys] table. Exits 1 when the config's "
+    "bindings collide or name unknown ids."
+)
 @format_option()
 def keys(fmt: str) -> int:
     from tui.config import load_config
@@ -57,8 +61,13 @@ def keys(fmt: str) -> int:
     config = load_config()
     current = effective_keys(normalise_keymap(config.keys))
     rows = [
-        {"id": k.id, "key": display_key(current[k.id]), "default": display_key(k.key),
-         "screen": k.context, "does": k.description}
+        {
+            "id": k.id,
+            "key": display_key(current[k.id]),
+            "default": display_key(k.key),
+            "screen": k.context,
+            "does": k.description,
+        }
         for k in KEYS
     ]
     emit(rows, ["id", "key", "default", "screen", "does"], fmt)

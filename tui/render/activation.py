@@ -27,32 +27,62 @@ def preview_renderables(seen: ActivationPreview) -> list[RenderableType]:
     state = "already active" if seen.active else "a candidate"
     head = Text()
     head.append(f"run {seen.run}", "bold")
-    head.append(f" ({state}): {seen.judgments:,} verdicts on {seen.reports} reports, "
-                f"{seen.errors} errored\n")
-    head.append(f"against the human labels: {gold_line(seen.gold)}; what counts now on the "
-                f"same subjects: {gold_line(seen.current)}")
+    head.append(
+        f" ({state}): {seen.judgments:,} verdicts on {seen.reports} reports, "
+        f"{seen.errors} errored\n"
+    )
+    head.append(
+        f"against the human labels: {gold_line(seen.gold)}; what counts now on the "
+        f"same subjects: {gold_line(seen.current)}"
+    )
     out: list[RenderableType] = [head]
     for reason in seen.reasons:
         out.append(Text(f"needs a confirmation: {reason}", style="bold yellow"))
     if seen.gold.kinds:
-        out.append(data_table(
-            [{"kind": k.kind, "n": k.n, "accuracy": fmt_number(k.accuracy.value),
-              "kappa": fmt_number(k.kappa.value) if k.kappa else "", "errors": k.failed_a}
-             for k in seen.gold.kinds],
-            ["kind", "n", "accuracy", "kappa", "errors"],
-            title="the run against the human labels, per kind", numeric=("n", "errors")))
+        out.append(
+            data_table(
+                [
+                    {
+                        "kind": k.kind,
+                        "n": k.n,
+                        "accuracy": fmt_number(k.accuracy.value),
+                        "kappa": fmt_number(k.kappa.value) if k.kappa else "",
+                        "errors": k.failed_a,
+                    }
+                    for k in seen.gold.kinds
+                ],
+                ["kind", "n", "accuracy", "kappa", "errors"],
+                title="the run against the human labels, per kind",
+                numeric=("n", "errors"),
+            )
+        )
         for k in seen.gold.kinds:
             if k.confusion is not None and k.n:
-                out.append(confusion_table(k.confusion, f"{k.kind}: run × human", "run",
-                                           "human", label_for(k.kind)))
+                out.append(
+                    confusion_table(
+                        k.confusion, f"{k.kind}: run × human", "run", "human", label_for(k.kind)
+                    )
+                )
     moved = [c for c in seen.changes if c.before != c.after or c.rank_before != c.rank_after]
-    out.append(data_table(
-        [{"system": c.system, "metric": c.metric, "variant": c.variant,
-          "before": fmt_number(c.before), "after": fmt_number(c.after),
-          "delta": fmt_delta(None if c.before is None or c.after is None
-                             else c.after - c.before),
-          "rank": _rank(c.rank_before, c.rank_after)} for c in moved],
-        ["system", "metric", "variant", "before", "after", "delta", "rank"],
-        title=f"headline scores that would change ({len(moved)} of {len(seen.changes)})",
-        numeric=("before", "after", "delta")))
+    out.append(
+        data_table(
+            [
+                {
+                    "system": c.system,
+                    "metric": c.metric,
+                    "variant": c.variant,
+                    "before": fmt_number(c.before),
+                    "after": fmt_number(c.after),
+                    "delta": fmt_delta(
+                        None if c.before is None or c.after is None else c.after - c.before
+                    ),
+                    "rank": _rank(c.rank_before, c.rank_after),
+                }
+                for c in moved
+            ],
+            ["system", "metric", "variant", "before", "after", "delta", "rank"],
+            title=f"headline scores that would change ({len(moved)} of {len(seen.changes)})",
+            numeric=("before", "after", "delta"),
+        )
+    )
     return out

@@ -32,8 +32,9 @@ DISAGREEMENTS_SHOWN = 10
 """Disagreeing items listed per group unless asked for more (a negative limit lists all)."""
 
 
-def agreement_renderables(report: AgreementReport,
-                          limit: int = DISAGREEMENTS_SHOWN) -> list[RenderableType]:
+def agreement_renderables(
+    report: AgreementReport, limit: int = DISAGREEMENTS_SHOWN
+) -> list[RenderableType]:
     """Every table of the report, in reading order; ``limit`` disagreements per group (all
     when negative). An empty report gives an empty list."""
     out: list[RenderableType] = []
@@ -49,52 +50,114 @@ def _judge_human(report: AgreementReport, limit: int) -> list[RenderableType]:
     rows = []
     for g in report.judge_human:
         row: dict[str, Any] = {
-            "framework": g.framework, "dimension": g.dimension or "—", "kind": g.kind,
-            "run": f"{g.run} ({g.model})", "n": g.n,
+            "framework": g.framework,
+            "dimension": g.dimension or "—",
+            "kind": g.kind,
+            "run": f"{g.run} ({g.model})",
+            "n": g.n,
             "disagree": len(g.disagreements),
         }
         if g.categorical is not None:
             c = g.categorical
-            row.update(accuracy=_ci(c.accuracy), kappa=_kappa(c), weighted=_ci(c.weighted_kappa),
-                       ac1=_value(c.ac1))
+            row.update(
+                accuracy=_ci(c.accuracy),
+                kappa=_kappa(c),
+                weighted=_ci(c.weighted_kappa),
+                ac1=_value(c.ac1),
+            )
         elif g.continuous is not None:
             m = g.continuous
-            row.update(accuracy=_value(m.exact), kappa=f"MAE {_value(m.mae)}",
-                       weighted=f"r {_value(m.pearson)}", ac1=f"ρ {_value(m.spearman)}")
+            row.update(
+                accuracy=_value(m.exact),
+                kappa=f"MAE {_value(m.mae)}",
+                weighted=f"r {_value(m.pearson)}",
+                ac1=f"ρ {_value(m.spearman)}",
+            )
         if g.judge_failed:
             row["disagree"] = f"{len(g.disagreements)} (+{g.judge_failed} judge failed)"
         rows.append(row)
-    out: list[RenderableType] = [data_table(
-        rows, ["framework", "dimension", "kind", "run", "n", "accuracy", "kappa", "weighted",
-               "ac1", "disagree"],
-        title=f"Judge vs human (effective human decision; 95% bootstrap CI, "
-              f"{report.n_resamples} resamples; weighted = quadratic κ, ordinal scales)",
-        numeric=("n",))]
-    caveats = caveat_text([(f"{g.framework} · {g.kind}"
-                            + (f" · {g.dimension}" if g.dimension and g.dimension != g.kind
-                               else "") + f" · {g.run}", g.categorical.caveats)
-                           for g in report.judge_human if g.categorical is not None])
+    out: list[RenderableType] = [
+        data_table(
+            rows,
+            [
+                "framework",
+                "dimension",
+                "kind",
+                "run",
+                "n",
+                "accuracy",
+                "kappa",
+                "weighted",
+                "ac1",
+                "disagree",
+            ],
+            title=f"Judge vs human (effective human decision; 95% bootstrap CI, "
+            f"{report.n_resamples} resamples; weighted = quadratic κ, ordinal scales)",
+            numeric=("n",),
+        )
+    ]
+    caveats = caveat_text(
+        [
+            (
+                f"{g.framework} · {g.kind}"
+                + (f" · {g.dimension}" if g.dimension and g.dimension != g.kind else "")
+                + f" · {g.run}",
+                g.categorical.caveats,
+            )
+            for g in report.judge_human
+            if g.categorical is not None
+        ]
+    )
     if caveats is not None:
         out.append(caveats)
     for g in report.judge_human:
-        where = f"{g.framework} · {g.kind}" + (f" · {g.dimension}" if g.dimension
-                                               and g.dimension != g.kind else "")
+        where = f"{g.framework} · {g.kind}" + (
+            f" · {g.dimension}" if g.dimension and g.dimension != g.kind else ""
+        )
         if g.categorical is not None:
-            out.append(confusion_table(g.categorical.confusion,
-                                       f"{where} · {g.run}: judge × human", "judge", "human",
-                                       label_for(g.kind)))
+            out.append(
+                confusion_table(
+                    g.categorical.confusion,
+                    f"{where} · {g.run}: judge × human",
+                    "judge",
+                    "human",
+                    label_for(g.kind),
+                )
+            )
         shown = g.disagreements if limit < 0 else g.disagreements[:limit]
         if shown:
-            out.append(data_table(
-                [{"id": d.judgment_id, "report": d.report, "subject": subject_name(d.subject),
-                  "judge": d.judge, "human": d.human, "status": d.status, "by": d.decided_by,
-                  "reason": d.reason or "", "rationale": _own_words(d.rationale)}
-                 for d in shown],
-                ["id", "report", "subject", "judge", "human", "status", "by", "reason",
-                 "rationale"],
-                title=f"{where} · {g.run}: disagreements ({len(shown)} of "
-                      f"{len(g.disagreements)})",
-                numeric=("id",)))
+            out.append(
+                data_table(
+                    [
+                        {
+                            "id": d.judgment_id,
+                            "report": d.report,
+                            "subject": subject_name(d.subject),
+                            "judge": d.judge,
+                            "human": d.human,
+                            "status": d.status,
+                            "by": d.decided_by,
+                            "reason": d.reason or "",
+                            "rationale": _own_words(d.rationale),
+                        }
+                        for d in shown
+                    ],
+                    [
+                        "id",
+                        "report",
+                        "subject",
+                        "judge",
+                        "human",
+                        "status",
+                        "by",
+                        "reason",
+                        "rationale",
+                    ],
+                    title=f"{where} · {g.run}: disagreements ({len(shown)} of "
+                    f"{len(g.disagreements)})",
+                    numeric=("id",),
+                )
+            )
     return out
 
 
@@ -102,54 +165,100 @@ def _reviewers(report: AgreementReport) -> list[RenderableType]:
     if not report.reviewers:
         return []
     groups = data_table(
-        [{"framework": r.framework, "kind": r.kind, "level": r.stats.level,
-          "reviewers": ", ".join(r.stats.reviewers), "items": r.stats.n_items,
-          "differ": r.differing, "alpha": _value(r.stats.alpha), "ac1": _value(r.stats.ac1)}
-         for r in report.reviewers],
+        [
+            {
+                "framework": r.framework,
+                "kind": r.kind,
+                "level": r.stats.level,
+                "reviewers": ", ".join(r.stats.reviewers),
+                "items": r.stats.n_items,
+                "differ": r.differing,
+                "alpha": _value(r.stats.alpha),
+                "ac1": _value(r.stats.ac1),
+            }
+            for r in report.reviewers
+        ],
         ["framework", "kind", "level", "reviewers", "items", "differ", "alpha", "ac1"],
         title="Reviewer vs reviewer (items decided by ≥ 2 reviewers; "
-              "Krippendorff's α at the scale's level, Gwet's AC1)",
-        numeric=("items", "differ", "alpha", "ac1"))
+        "Krippendorff's α at the scale's level, Gwet's AC1)",
+        numeric=("items", "differ", "alpha", "ac1"),
+    )
     pairs = data_table(
-        [{"kind": r.kind, "a": p.a, "b": p.b, "n": p.n, "agreement": _value(p.accuracy),
-          "kappa": _pair_kappa(p.kappa) if p.kappa else "",
-          "weighted": _value(p.weighted_kappa) if p.weighted_kappa else "",
-          "pearson": _value(p.pearson) if p.pearson else ""}
-         for r in report.reviewers for p in r.stats.pairs],
+        [
+            {
+                "kind": r.kind,
+                "a": p.a,
+                "b": p.b,
+                "n": p.n,
+                "agreement": _value(p.accuracy),
+                "kappa": _pair_kappa(p.kappa) if p.kappa else "",
+                "weighted": _value(p.weighted_kappa) if p.weighted_kappa else "",
+                "pearson": _value(p.pearson) if p.pearson else "",
+            }
+            for r in report.reviewers
+            for p in r.stats.pairs
+        ],
         ["kind", "a", "b", "n", "agreement", "kappa", "weighted", "pearson"],
         title="Reviewer pairs (Cohen's κ; weighted = quadratic)",
-        numeric=("n", "agreement", "kappa", "weighted", "pearson"))
+        numeric=("n", "agreement", "kappa", "weighted", "pearson"),
+    )
     return [groups, pairs]
 
 
 def _ratings(report: AgreementReport) -> list[RenderableType]:
     if not report.ratings:
         return []
-    out: list[RenderableType] = [data_table(
-        [{"metric": f"{r.framework}.{r.metric}", "variant": r.variant, "pairs": r.n,
-          "reports": r.reports, "raters": ", ".join(r.raters),
-          "accuracy": _ci(r.comparison.accuracy),
-          "weighted kappa": _ci(r.comparison.weighted_kappa),
-          "kappa": _ci(r.comparison.kappa)}
-         for r in report.ratings],
-        ["metric", "variant", "pairs", "reports", "raters", "accuracy", "weighted kappa",
-         "kappa"],
-        title="Computed report level vs reviewers' overall 1–4 ratings "
-              "(DailyReport §5.5: quadratic-weighted κ, paper 0.859)",
-        numeric=("pairs", "reports"))]
-    caveats = caveat_text([(f"{r.framework}.{r.metric} ({r.variant})", r.comparison.caveats)
-                           for r in report.ratings])
+    out: list[RenderableType] = [
+        data_table(
+            [
+                {
+                    "metric": f"{r.framework}.{r.metric}",
+                    "variant": r.variant,
+                    "pairs": r.n,
+                    "reports": r.reports,
+                    "raters": ", ".join(r.raters),
+                    "accuracy": _ci(r.comparison.accuracy),
+                    "weighted kappa": _ci(r.comparison.weighted_kappa),
+                    "kappa": _ci(r.comparison.kappa),
+                }
+                for r in report.ratings
+            ],
+            [
+                "metric",
+                "variant",
+                "pairs",
+                "reports",
+                "raters",
+                "accuracy",
+                "weighted kappa",
+                "kappa",
+            ],
+            title="Computed report level vs reviewers' overall 1–4 ratings "
+            "(DailyReport §5.5: quadratic-weighted κ, paper 0.859)",
+            numeric=("pairs", "reports"),
+        )
+    ]
+    caveats = caveat_text(
+        [(f"{r.framework}.{r.metric} ({r.variant})", r.comparison.caveats) for r in report.ratings]
+    )
     if caveats is not None:
         out.append(caveats)
     for r in report.ratings:
-        out.append(confusion_table(r.comparison.confusion,
-                                   f"{r.framework}.{r.metric} ({r.variant}) × overall rating",
-                                   r.metric, "rating", str))
+        out.append(
+            confusion_table(
+                r.comparison.confusion,
+                f"{r.framework}.{r.metric} ({r.variant}) × overall rating",
+                r.metric,
+                "rating",
+                str,
+            )
+        )
     return out
 
 
-def confusion_table(matrix: ConfusionMatrix, title: str, rows: str, columns: str,
-                    label: Callable[[str], str]) -> Table:
+def confusion_table(
+    matrix: ConfusionMatrix, title: str, rows: str, columns: str, label: Callable[[str], str]
+) -> Table:
     names = [label(str(code)) for code in matrix.labels]
     table = Table(title=title, header_style="bold")
     table.add_column(f"{rows} ↓ / {columns} →")
@@ -205,8 +314,14 @@ def _pair_kappa(kappa: ChanceCorrected) -> str:
         return "n/a: one class"
     text = _value(kappa)
     chance, observed = kappa.chance_agreement, kappa.observed_agreement
-    if chance is not None and observed is not None and kappa.value is not None \
-            and chance >= PREVALENCE_CHANCE and observed >= 0.8 and kappa.value < 0.5:
+    if (
+        chance is not None
+        and observed is not None
+        and kappa.value is not None
+        and chance >= PREVALENCE_CHANCE
+        and observed >= 0.8
+        and kappa.value < 0.5
+    ):
         text += f" ⚠ prevalence (pₑ {chance:.2f}, {observed:.0%} agree)"
     return text
 
@@ -241,5 +356,6 @@ def label_for(kind_name: str) -> Callable[[str], str]:
     kind = get_kind(kind_name)
     if kind is None:
         return str
-    return lambda code: code if kind.scale.label_of(code) == code else \
-        f"{code} ({kind.scale.label_of(code)})"
+    return lambda code: (
+        code if kind.scale.label_of(code) == code else f"{code} ({kind.scale.label_of(code)})"
+    )

@@ -24,8 +24,9 @@ def fmt_value(value: float | None, digits: int) -> str:
     return f"{value:.{max(digits, 2)}f}" if value is not None else "n/a"
 
 
-def fmt_interval(value: float | None, lower: float | None, upper: float | None,
-                 digits: int, status: str = "ok") -> str:
+def fmt_interval(
+    value: float | None, lower: float | None, upper: float | None, digits: int, status: str = "ok"
+) -> str:
     """``0.902 [0.874, 0.931]``; ``0.902 (no interval)`` when none could be computed; a
     trailing ``?`` when it is weak."""
     if value is None:
@@ -40,8 +41,7 @@ def fmt_interval(value: float | None, lower: float | None, upper: float | None,
     return f"{shown} [{lower:.{places}f}, {upper:.{places}f}]{mark}"
 
 
-def fmt_signed(value: float | None, lower: float | None, upper: float | None,
-               digits: int) -> str:
+def fmt_signed(value: float | None, lower: float | None, upper: float | None, digits: int) -> str:
     """A bias with its interval; without one, no number (a bare +0.00 would claim the judge
     is unbiased when nothing was measured)."""
     if value is None:
@@ -62,8 +62,9 @@ def plan_line(report: EstimateReport) -> Text:
     progress = plan.progress
     text.append(progress.describe(plan.name), "bold")
     text.append(f" · {plan.summary()}")
-    text.append(f" · {int(report.confidence * 100)}% intervals, target ±"
-                f"{report.target_half_width:g}", "dim")
+    text.append(
+        f" · {int(report.confidence * 100)}% intervals, target ±{report.target_half_width:g}", "dim"
+    )
     return text
 
 
@@ -71,11 +72,14 @@ def needed_text(row: MetricEstimate, report: EstimateReport) -> str:
     if row.status == "undefined":
         return ""
     if row.needed is None:
-        return "?"          # no forecast from fewer than ten disagreements
+        return "?"  # no forecast from fewer than ten disagreements
     if row.needed == 0:
         return "reached"
-    left = 0 if report.plan is None else max(0, report.plan.progress.subjects
-                                              - report.plan.progress.decided)
+    left = (
+        0
+        if report.plan is None
+        else max(0, report.plan.progress.subjects - report.plan.progress.decided)
+    )
     suffix = "" if row.needed <= left else " (beyond the plan)"
     return f"+{row.needed:,}{suffix}"
 
@@ -88,22 +92,34 @@ def _rank_text(row: MetricEstimate) -> Text:
     text.append(f"#{judge}{row.swaps.get('judge', '')}")
     if corrected is not None and row.corrected is not None:
         text.append(" → ")
-        text.append(f"#{corrected}{row.swaps.get('corrected', '')}",
-                    "bold magenta" if corrected != judge else "")
+        text.append(
+            f"#{corrected}{row.swaps.get('corrected', '')}",
+            "bold magenta" if corrected != judge else "",
+        )
     return text
 
 
-def metric_table(report: EstimateReport, framework: str, metric: str,
-                 anytime: bool = False) -> Table:
+def metric_table(
+    report: EstimateReport, framework: str, metric: str, anytime: bool = False
+) -> Table:
     rows = report.rows_for(framework, metric)
     first = rows[0]
-    table = Table(title=f"{first.label} ({framework}.{metric}): judge → corrected",
-                  header_style="bold", title_justify="left")
-    for name, justify in (("system", "left"), ("judge", "right"), ("corrected [CI]", "right"),
-                          ("bias (judge − corr.)", "right"), ("human only", "right"),
-                          ("reviews (≠)", "right"),
-                          (f"more for ±{report.target_half_width:g}", "right"),
-                          ("rank", "left"), ("", "left")):
+    table = Table(
+        title=f"{first.label} ({framework}.{metric}): judge → corrected",
+        header_style="bold",
+        title_justify="left",
+    )
+    for name, justify in (
+        ("system", "left"),
+        ("judge", "right"),
+        ("corrected [CI]", "right"),
+        ("bias (judge − corr.)", "right"),
+        ("human only", "right"),
+        ("reviews (≠)", "right"),
+        (f"more for ±{report.target_half_width:g}", "right"),
+        ("rank", "left"),
+        ("", "left"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     if anytime:
         table.add_column("anytime ±", justify="right")
@@ -113,16 +129,26 @@ def metric_table(report: EstimateReport, framework: str, metric: str,
             Text(row.system, style),
             Text(fmt_value(row.judge, row.digits)),
             _interval_cell(row),
-            Text(fmt_signed(row.bias, row.bias_lower, row.bias_upper, row.digits),
-                 _bias_style(row)),
-            Text(fmt_interval(row.human, row.human_lower, row.human_upper, row.digits,
-                              row.status) if row.human is not None else "", "dim"),
-            Text(f"{row.reviews:,} ({row.disagreements})" if row.status != "undefined"
-                 or row.reviews else ""),
+            Text(
+                fmt_signed(row.bias, row.bias_lower, row.bias_upper, row.digits), _bias_style(row)
+            ),
+            Text(
+                fmt_interval(row.human, row.human_lower, row.human_upper, row.digits, row.status)
+                if row.human is not None
+                else "",
+                "dim",
+            ),
+            Text(
+                f"{row.reviews:,} ({row.disagreements})"
+                if row.status != "undefined" or row.reviews
+                else ""
+            ),
             Text(needed_text(row, report)),
             _rank_text(row),
-            Text(row.status if row.status != "ok" else "",
-                 "yellow" if row.status == "weak" else "red"),
+            Text(
+                row.status if row.status != "ok" else "",
+                "yellow" if row.status == "weak" else "red",
+            ),
         ]
         if anytime:
             places = max(row.digits, 2)
@@ -177,16 +203,23 @@ def rank_table(report: EstimateReport, framework: str, metric: str) -> Table | N
     if not pairs:
         return None
     digits = report.rows_for(framework, metric)[0].digits
-    table = Table(title=f"adjacent ranks ({framework}.{metric}): paired bootstrap over "
-                        f"{report.tasks} tasks, {report.resamples:,} resamples",
-                  header_style="bold", title_justify="left")
+    table = Table(
+        title=f"adjacent ranks ({framework}.{metric}): paired bootstrap over "
+        f"{report.tasks} tasks, {report.resamples:,} resamples",
+        header_style="bold",
+        title_justify="left",
+    )
     for name in ("variant", "higher", "lower", "difference [CI]", "P(swap)", "could swap"):
         table.add_column(name, justify="right" if name in ("P(swap)",) else "left")
     for pair in pairs:
-        table.add_row(Text(VARIANT_LABEL[pair.variant]), Text(pair.upper), Text(pair.lower),
-                      Text(_pair_interval(pair, digits)),
-                      Text("" if pair.p_swap is None else f"{pair.p_swap:.3f}"),
-                      _swap_cell(pair))
+        table.add_row(
+            Text(VARIANT_LABEL[pair.variant]),
+            Text(pair.upper),
+            Text(pair.lower),
+            Text(_pair_interval(pair, digits)),
+            Text("" if pair.p_swap is None else f"{pair.p_swap:.3f}"),
+            _swap_cell(pair),
+        )
     return table
 
 
@@ -194,8 +227,10 @@ def _pair_interval(pair: RankRow, digits: int) -> str:
     places = max(digits, 2)
     if pair.lower_bound is None or pair.upper_bound is None:
         return f"{pair.difference:+.{places}f} (no interval)"
-    return (f"{pair.difference:+.{places}f} [{pair.lower_bound:+.{places}f}, "
-            f"{pair.upper_bound:+.{places}f}]")
+    return (
+        f"{pair.difference:+.{places}f} [{pair.lower_bound:+.{places}f}, "
+        f"{pair.upper_bound:+.{places}f}]"
+    )
 
 
 def _swap_cell(pair: RankRow) -> Text:
@@ -207,8 +242,9 @@ def _swap_cell(pair: RankRow) -> Text:
     return text
 
 
-def estimate_renderables(report: EstimateReport, *, anytime: bool = False,
-                         ranks: bool = True, timing: bool = True) -> list[RenderableType]:
+def estimate_renderables(
+    report: EstimateReport, *, anytime: bool = False, ranks: bool = True, timing: bool = True
+) -> list[RenderableType]:
     out: list[RenderableType] = [plan_line(report)]
     for note in report.notes:
         out.append(Text(f"  {note}", "dim"))
@@ -227,17 +263,44 @@ def estimate_renderables(report: EstimateReport, *, anytime: bool = False,
             if table is not None:
                 out.append(table)
     took = f"computed in {report.elapsed:.2f} s · " if timing else ""
-    out.append(Text(f"\n{took}bias = judge − corrected (positive: the judge scores higher "
-                    "than humans would) · ? = weak (see the notes) · docs/estimates.md", "dim"))
+    out.append(
+        Text(
+            f"\n{took}bias = judge − corrected (positive: the judge scores higher "
+            "than humans would) · ? = weak (see the notes) · docs/estimates.md",
+            "dim",
+        )
+    )
     return out
 
 
-CSV_COLUMNS = ("framework", "metric", "system", "judge", "adjudicated", "corrected", "lower",
-               "upper", "bias", "bias_lower", "bias_upper", "human", "human_lower",
-               "human_upper", "lam", "reviews", "disagreements", "half_width", "needed",
-               "anytime", "status", "notes")
+CSV_COLUMNS = (
+    "framework",
+    "metric",
+    "system",
+    "judge",
+    "adjudicated",
+    "corrected",
+    "lower",
+    "upper",
+    "bias",
+    "bias_lower",
+    "bias_upper",
+    "human",
+    "human_lower",
+    "human_upper",
+    "lam",
+    "reviews",
+    "disagreements",
+    "half_width",
+    "needed",
+    "anytime",
+    "status",
+    "notes",
+)
 
 
 def csv_rows(report: EstimateReport) -> list[dict[str, Any]]:
-    return [{**{c: getattr(r, c) for c in CSV_COLUMNS if c != "notes"},
-             "notes": "; ".join(r.notes)} for r in report.rows]
+    return [
+        {**{c: getattr(r, c) for c in CSV_COLUMNS if c != "notes"}, "notes": "; ".join(r.notes)}
+        for r in report.rows
+    ]

@@ -60,8 +60,12 @@ def data_table(
     table = Table(title=title, header_style="bold", show_lines=False, expand=False)
     for column in columns:
         # fold, never "…": a cut identifier (an option name, a report id) is useless to type.
-        table.add_column(column, justify="right" if column in numeric else "left",
-                         style=(styles or {}).get(column), overflow="fold")
+        table.add_column(
+            column,
+            justify="right" if column in numeric else "left",
+            style=(styles or {}).get(column),
+            overflow="fold",
+        )
     for row in rows:
         table.add_row(*(Text(cell(row.get(c))) for c in columns))
     return table

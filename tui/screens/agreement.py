@@ -40,8 +40,9 @@ class AgreementScreen(GavelScreen):
     def on_mount(self) -> None:
         self.title = "Agreement"
         self.sub_title = "judge vs human · reviewer vs reviewer · UserPref vs ratings"
-        self.query_one(TextView).set_content(Text("computing… (bootstrap confidence intervals)",
-                                                  style="dim"))
+        self.query_one(TextView).set_content(
+            Text("computing… (bootstrap confidence intervals)", style="dim")
+        )
         self.compute()
 
     @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
@@ -51,9 +52,15 @@ class AgreementScreen(GavelScreen):
 
         report = agreement(self.gavel.backend.reader())
         if not (report.judge_human or report.reviewers or report.ratings):
-            self.post_message(self.Rendered(Text(
-                "No human decisions or ratings yet. Decide verdicts and rate reports (o) on the "
-                "report screen, or merge another reviewer's log with `gavel merge`.")))
+            self.post_message(
+                self.Rendered(
+                    Text(
+                        "No human decisions or ratings yet. Decide verdicts and rate reports "
+                        "(o) on the report screen, or merge another reviewer's log with "
+                        "`gavel merge`."
+                    )
+                )
+            )
             return
         self.post_message(self.Rendered(Group(*agreement_renderables(report, self.limit))))
 

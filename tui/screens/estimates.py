@@ -30,8 +30,9 @@ class EstimatesScreen(GavelScreen):
     BINDINGS = bindings(KEY_CONTEXT)
 
     class Rendered(Message):
-        def __init__(self, content: RenderableType, plans: list[str], plan: str | None,
-                     suite: str | None) -> None:
+        def __init__(
+            self, content: RenderableType, plans: list[str], plan: str | None, suite: str | None
+        ) -> None:
             super().__init__()
             self.content = content
             self.plans = plans
@@ -56,9 +57,12 @@ class EstimatesScreen(GavelScreen):
     def on_mount(self) -> None:
         self.title = "Estimates"
         self.sub_title = "judge scores corrected by a review plan (PPI++) · ranks that could swap"
-        self.query_one(TextView).set_content(Text(
-            "computing… (influences of the reviewed verdicts, 1,000 task resamples)",
-            style="dim"))
+        self.query_one(TextView).set_content(
+            Text(
+                "computing… (influences of the reviewed verdicts, 1,000 task resamples)",
+                style="dim",
+            )
+        )
         self.compute()
 
     @work(thread=True, exclusive=True, group="estimates", exit_on_error=False)
@@ -70,12 +74,19 @@ class EstimatesScreen(GavelScreen):
         conn = self.gavel.backend.reader()
         report = estimate(conn, self.plan, half_width=self.half_width)
         parts = estimate_renderables(report, anytime=self.anytime, timing=False)
-        parts.append(Text("\nE estimates · p choose a plan · n draw a plan · L review it · "
-                          "w target ± · a anytime interval · r recompute", style="dim"))
+        parts.append(
+            Text(
+                "\nE estimates · p choose a plan · n draw a plan · L review it · "
+                "w target ± · a anytime interval · r recompute",
+                style="dim",
+            )
+        )
         plans = [p.name for p in list_plans(conn)]
-        self.post_message(self.Rendered(Group(*parts), plans,
-                                        report.plan.name if report.plan else None,
-                                        report.suite))
+        self.post_message(
+            self.Rendered(
+                Group(*parts), plans, report.plan.name if report.plan else None, report.suite
+            )
+        )
 
     @on(Rendered)
     def rendered(self, message: Rendered) -> None:
@@ -128,8 +139,9 @@ class EstimatesScreen(GavelScreen):
                 self.plan = name
                 self.compute()
 
-        self.app.push_screen(Picker("Estimate with plan", self.plans, self.plan,
-                                    clear="(the newest)"), done)
+        self.app.push_screen(
+            Picker("Estimate with plan", self.plans, self.plan, clear="(the newest)"), done
+        )
 
     def action_new_plan(self) -> None:
         from tui.screens.plan_dialog import NewPlanDialog

@@ -40,8 +40,16 @@ class RationaleEditor(ModalScreen[Rationale | None]):
 
     BINDINGS = bindings("editor")
 
-    def __init__(self, subject: str, scale: Scale, value: str | None, *,
-                 require_rationale: bool, judge_value: str | None, blind: bool = False) -> None:
+    def __init__(
+        self,
+        subject: str,
+        scale: Scale,
+        value: str | None,
+        *,
+        require_rationale: bool,
+        judge_value: str | None,
+        blind: bool = False,
+    ) -> None:
         super().__init__()
         self.blind = blind
         self.subject = subject
@@ -74,8 +82,10 @@ class RationaleEditor(ModalScreen[Rationale | None]):
                 needed = " (required: blind mode)" if self.blind else " (required for an override)"
             yield Label("Rationale" + needed)
             yield TextArea(id="editor-text", soft_wrap=True, tab_behavior="focus")
-            yield Static("a value key chooses · ctrl+s or ctrl+enter save · tab next field · "
-                         "escape cancel", id="editor-help")
+            yield Static(
+                "a value key chooses · ctrl+s or ctrl+enter save · tab next field · escape cancel",
+                id="editor-help",
+            )
 
     def on_mount(self) -> None:
         self.query_one("#editor-reason", OptionList).highlighted = 0
@@ -83,8 +93,9 @@ class RationaleEditor(ModalScreen[Rationale | None]):
             self.query_one("#editor-value", Input).focus()
             return
         values = self.query_one("#editor-value", OptionList)
-        values.highlighted = (values.get_option_index(self.initial)
-                              if self.initial is not None else 0)
+        values.highlighted = (
+            values.get_option_index(self.initial) if self.initial is not None else 0
+        )
         values.focus()
 
     def _value(self) -> str | None:
@@ -105,12 +116,16 @@ class RationaleEditor(ModalScreen[Rationale | None]):
             return
         text = self.query_one("#editor-text", TextArea).text.strip()
         if self.require_rationale and not text and (self.blind or value != self.judge_value):
-            self.notify("a rationale is required (require_rationale is on"
-                        + (", blind mode)" if self.blind else ")"), severity="error")
+            self.notify(
+                "a rationale is required (require_rationale is on"
+                + (", blind mode)" if self.blind else ")"),
+                severity="error",
+            )
             return
         reason_option = self.query_one("#editor-reason", OptionList).highlighted_option
-        reason = None if reason_option is None or reason_option.id in (None, "-") \
-            else reason_option.id
+        reason = (
+            None if reason_option is None or reason_option.id in (None, "-") else reason_option.id
+        )
         self.dismiss(Rationale(value, reason, text))
 
     def action_cancel(self) -> None:
@@ -119,8 +134,11 @@ class RationaleEditor(ModalScreen[Rationale | None]):
     def on_key(self, event: events.Key) -> None:
         """On the value list a scale key chooses the value and moves on to the reason; other
         typing while a list has focus goes to the rationale instead of being lost."""
-        if not isinstance(self.focused, OptionList) or not event.is_printable \
-                or not event.character:
+        if (
+            not isinstance(self.focused, OptionList)
+            or not event.is_printable
+            or not event.character
+        ):
             return
         choice = self.scale.by_key(event.character) if not self.scale.continuous else None
         if choice is not None and self.focused.id == "editor-value":
@@ -143,8 +161,7 @@ class ConfirmDialog(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "No", id="confirm.no"),
     ]
 
-    def __init__(self, title: str, body: RenderableType, verb: str, *,
-                 question: str = "") -> None:
+    def __init__(self, title: str, body: RenderableType, verb: str, *, question: str = "") -> None:
         super().__init__()
         self.heading = title
         self.body = body
@@ -157,8 +174,10 @@ class ConfirmDialog(ModalScreen[bool]):
         with Vertical(id="confirm"):
             yield Label(Text(self.heading, style="bold"))
             yield TextView(id="confirm-body")
-            yield Static(f"{self.question + ' ' if self.question else ''}"
-                         f"y {self.verb} · n or escape cancel", classes="hint")
+            yield Static(
+                f"{self.question + ' ' if self.question else ''}y {self.verb} · n or escape cancel",
+                classes="hint",
+            )
 
     def on_mount(self) -> None:
         from tui.widgets.text_view import TextView
@@ -228,19 +247,24 @@ class ProposeDialog(ModalScreen[ProposalDraft | None]):
         # Imported here: the dialog is not part of start-up.
         from reviewer.proposals import NEW_ITEM_KINDS, PROPOSAL_KINDS
 
-        options = [Option(f"{k}  {KIND_TEXT.get(k, k)} ("
-                          + ("raises recall denominators" if k in NEW_ITEM_KINDS
-                             else "no denominator change") + ")", id=k)
-                   for k in PROPOSAL_KINDS]
+        options = [
+            Option(
+                f"{k}  {KIND_TEXT.get(k, k)} ("
+                + ("raises recall denominators" if k in NEW_ITEM_KINDS else "no denominator change")
+                + ")",
+                id=k,
+            )
+            for k in PROPOSAL_KINDS
+        ]
         with Vertical(id="editor"):
-            yield Label(Text(f"Propose a ground-truth expansion from {self.report}",
-                             style="bold"))
+            yield Label(Text(f"Propose a ground-truth expansion from {self.report}", style="bold"))
             yield OptionList(*options, id="propose-kind")
             yield Label("Text (claim, rubric item, alias, or the evidence quote)")
             # An editor shows what it holds: the selection's hidden characters, made visible,
             # are what the reviewer sees and proposes.
-            yield TextArea(visible(self.text), id="propose-text", soft_wrap=True,
-                           tab_behavior="focus")
+            yield TextArea(
+                visible(self.text), id="propose-text", soft_wrap=True, tab_behavior="focus"
+            )
             yield Label("Rationale")
             yield TextArea(id="editor-text", soft_wrap=True, tab_behavior="focus")
             yield Static("ctrl+s save · tab next field · escape cancel", id="editor-help")
@@ -255,8 +279,13 @@ class ProposeDialog(ModalScreen[ProposalDraft | None]):
         if option is None or option.id is None:
             self.notify("choose what to propose", severity="error")
             return
-        self.dismiss(ProposalDraft(option.id, self.query_one("#propose-text", TextArea).text,
-                                   self.query_one("#editor-text", TextArea).text.strip()))
+        self.dismiss(
+            ProposalDraft(
+                option.id,
+                self.query_one("#propose-text", TextArea).text,
+                self.query_one("#editor-text", TextArea).text.strip(),
+            )
+        )
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -267,13 +296,16 @@ class RatingDialog(ModalScreen[str | None]):
     user-preference levels), beside the level the benchmark computed."""
 
     BINDINGS = [
-        *(Binding(str(n), f"choose('{n}')", f"{n}", id=f"rating.{n}", show=False)
-          for n in range(1, 10)),
+        *(
+            Binding(str(n), f"choose('{n}')", f"{n}", id=f"rating.{n}", show=False)
+            for n in range(1, 10)
+        ),
         Binding("escape", "cancel", "Cancel", id="rating.cancel"),
     ]
 
-    def __init__(self, report: str, rating: Rating, computed: str | None,
-                 current: str | None) -> None:
+    def __init__(
+        self, report: str, rating: Rating, computed: str | None, current: str | None
+    ) -> None:
         super().__init__()
         self.report = report
         self.rating = rating
@@ -286,8 +318,10 @@ class RatingDialog(ModalScreen[str | None]):
             yield Label(Text(f"Your overall rating of {self.report}", style="bold"))
             lines = Text()
             for choice in choices:
-                lines.append(f"  {choice.key}  {choice.label}\n",
-                             "bold" if choice.code == self.current else "")
+                lines.append(
+                    f"  {choice.key}  {choice.label}\n",
+                    "bold" if choice.code == self.current else "",
+                )
             if self.computed is not None:
                 lines.append(f"\nThe computed {self.rating.metric} is {self.computed}.", "dim")
             if self.current is not None:
@@ -310,8 +344,15 @@ class Picker(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="picker.cancel")]
 
-    def __init__(self, title: str, choices: Sequence[str], current: str | None, *,
-                 labels: Mapping[str, str] | None = None, clear: str = "(all)") -> None:
+    def __init__(
+        self,
+        title: str,
+        choices: Sequence[str],
+        current: str | None,
+        *,
+        labels: Mapping[str, str] | None = None,
+        clear: str = "(all)",
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.choices = list(choices)
@@ -322,9 +363,11 @@ class Picker(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="picker"):
             yield Label(Text(self.title_text, style="bold"))
-            yield OptionList(Option(self.clear, id="\0"),
-                             *(Option(Text(self.labels.get(c, c)), id=c) for c in self.choices),
-                             id="picker-list")
+            yield OptionList(
+                Option(self.clear, id="\0"),
+                *(Option(Text(self.labels.get(c, c)), id=c) for c in self.choices),
+                id="picker-list",
+            )
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
@@ -351,8 +394,9 @@ class SearchDialog(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="search"):
             yield Label(Text(self.title_text, style="bold"))
-            yield Input(self.current, placeholder="words (all must match; empty clears)",
-                        id="search-input")
+            yield Input(
+                self.current, placeholder="words (all must match; empty clears)", id="search-input"
+            )
 
     @on(Input.Submitted)
     def submitted(self, event: Input.Submitted) -> None:
@@ -375,9 +419,15 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         keys = effective_keys(self.keymap)
         text = Text()
-        titles = {"app": "Everywhere", "queue": "Queue", "report": "Report review",
-                  "editor": "Rationale editor", "agreement": "Agreement",
-                  "proposals": "Ground-truth proposals", "estimates": "Estimates"}
+        titles = {
+            "app": "Everywhere",
+            "queue": "Queue",
+            "report": "Report review",
+            "editor": "Rationale editor",
+            "agreement": "Agreement",
+            "proposals": "Ground-truth proposals",
+            "estimates": "Estimates",
+        }
         contexts = ["app", self.context] + (["editor"] if self.context == "report" else [])
         for context in contexts:
             text.append(f"{titles.get(context, context)}\n", "bold underline")
@@ -389,8 +439,7 @@ class HelpScreen(ModalScreen[None]):
                 text.append(f"   {key_def.id}\n", "dim")
             text.append("\n")
         if self.context == "report":
-            text.append("Verdict keys (apply to the selected judgment's scale)\n",
-                        "bold underline")
+            text.append("Verdict keys (apply to the selected judgment's scale)\n", "bold underline")
             codes = verdict_codes()
             for vid, (_, meaning) in VERDICT_KEYS.items():
                 scales = ", ".join(f"{s}={c}" for s, c in sorted(codes[vid].items()))

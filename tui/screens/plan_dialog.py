@@ -17,7 +17,7 @@ DESIGNS = {
     "uniform": "uniform — a simple random sample of every undecided verdict",
     "stratified": "stratified — a share of the budget per stratum (below)",
     "weighted": "weighted by impact — more draws where a verdict can move a score "
-                "(with a uniform floor)",
+    "(with a uniform floor)",
 }
 
 
@@ -36,8 +36,9 @@ class NewPlanDialog(ModalScreen[PlanSpec | None]):
             yield Label("Budget (subjects to review)")
             yield Input("100", id="plan-budget", type="integer")
             yield Label("Design")
-            yield OptionList(*(Option(text, id=name) for name, text in DESIGNS.items()),
-                             id="plan-design")
+            yield OptionList(
+                *(Option(text, id=name) for name, text in DESIGNS.items()), id="plan-design"
+            )
             yield Label(f"Strata of a stratified plan ({', '.join(STRATA_KEYS)})")
             yield Input("system", id="plan-by")
             yield Label("Seed (empty: a fresh one, recorded with the plan)")
@@ -53,8 +54,9 @@ class NewPlanDialog(ModalScreen[PlanSpec | None]):
         seed = self.query_one("#plan-seed", Input).value.strip()
         option = self.query_one("#plan-design", OptionList).highlighted_option
         design = option.id if option is not None and option.id else "uniform"
-        by = tuple(k.strip() for k in self.query_one("#plan-by", Input).value.split(",")
-                   if k.strip())
+        by = tuple(
+            k.strip() for k in self.query_one("#plan-by", Input).value.split(",") if k.strip()
+        )
         if not budget.isdigit() or int(budget) < 1:
             self.notify("the budget is a whole number of subjects", severity="error")
             return
@@ -62,10 +64,15 @@ class NewPlanDialog(ModalScreen[PlanSpec | None]):
         if design == "stratified" and (unknown or not by):
             self.notify(f"strata: any of {', '.join(STRATA_KEYS)}", severity="error")
             return
-        self.dismiss(PlanSpec(
-            budget=int(budget), design=design,  # type: ignore[arg-type]
-            by=by if design == "stratified" else (),
-            seed=int(seed) if seed.lstrip("-").isdigit() else None, suite=self.suite))
+        self.dismiss(
+            PlanSpec(
+                budget=int(budget),
+                design=design,  # type: ignore[arg-type]
+                by=by if design == "stratified" else (),
+                seed=int(seed) if seed.lstrip("-").isdigit() else None,
+                suite=self.suite,
+            )
+        )
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -47,8 +47,7 @@ class PlanReviewScreen(ReportScreen):
             super().__init__()
             self.line = line
 
-    def __init__(self, plan: str | None = None, half_width: float = DEFAULT_HALF_WIDTH
-                 ) -> None:
+    def __init__(self, plan: str | None = None, half_width: float = DEFAULT_HALF_WIDTH) -> None:
         super().__init__([], 0)
         self.plan_name = plan
         self.plan: Plan | None = None
@@ -136,8 +135,9 @@ class PlanReviewScreen(ReportScreen):
 
         if self.plan is None:
             return
-        report = estimate(self.gavel.backend.reader(), self.plan.name,
-                          half_width=self.half_width, ranks=False)
+        report = estimate(
+            self.gavel.backend.reader(), self.plan.name, half_width=self.half_width, ranks=False
+        )
         rows = [r for r in report.rows if r.system_id is None]
         additive = [r for r in rows if r.additive]
         line = Text()
@@ -146,16 +146,26 @@ class PlanReviewScreen(ReportScreen):
             line.append("no metric to estimate", "dim")
         else:
             line.append(f"{chosen.label} overall ", "bold")
-            line.append(fmt_interval(chosen.corrected, chosen.lower, chosen.upper,
-                                     chosen.digits, chosen.status) if chosen.corrected
-                        is not None else "— (" + "; ".join(chosen.notes) + ")")
-            line.append(f"  judge {chosen.judge:.{max(chosen.digits, 2)}f}" if chosen.judge
-                        is not None else "", "dim")
+            line.append(
+                fmt_interval(
+                    chosen.corrected, chosen.lower, chosen.upper, chosen.digits, chosen.status
+                )
+                if chosen.corrected is not None
+                else "— (" + "; ".join(chosen.notes) + ")"
+            )
+            line.append(
+                f"  judge {chosen.judge:.{max(chosen.digits, 2)}f}"
+                if chosen.judge is not None
+                else "",
+                "dim",
+            )
             needed = [r.needed for r in report.rows if r.additive and r.needed is not None]
             if chosen.needed is not None:
-                line.append(f"  ±{self.half_width:g}: "
-                            + ("reached" if chosen.needed == 0 else
-                               f"~{chosen.needed:,} more reviews"), "bold cyan")
+                line.append(
+                    f"  ±{self.half_width:g}: "
+                    + ("reached" if chosen.needed == 0 else f"~{chosen.needed:,} more reviews"),
+                    "bold cyan",
+                )
             elif chosen.corrected is not None:
                 line.append("  ±: no spread seen yet", "dim")
             if needed and max(needed) > (chosen.needed or 0):
@@ -181,15 +191,16 @@ class PlanReviewScreen(ReportScreen):
             text.append(f" ({skipped} skipped: review in order)", "yellow")
         if self.items:
             item = self.items[self.index]
-            text.append(f" · #{self.index + 1} {item.kind}"
-                        + (" (decided)" if item.decided else ""), "dim")
+            text.append(
+                f" · #{self.index + 1} {item.kind}" + (" (decided)" if item.decided else ""), "dim"
+            )
         text.append("\n ")
         text.append_text(self.estimate_line)
         self.query_one("#plan-bar", Static).update(text)
 
     def _skipped(self) -> int:
         last = max((i for i, item in enumerate(self.items) if item.decided), default=-1)
-        return sum(1 for item in self.items[:max(last, 0)] if not item.decided)
+        return sum(1 for item in self.items[: max(last, 0)] if not item.decided)
 
     @on(ReportLoaded)
     def select_item(self, message: ReportLoaded) -> None:
@@ -254,18 +265,18 @@ class PlanReviewScreen(ReportScreen):
         recorded = result.recorded
         if recorded is None or recorded.judgment_id is None or not self.items:
             return handled
-        deciding = recorded.action in DECIDING or (recorded.action == "redo"
-                                                   and recorded.reverted in DECIDING)
+        deciding = recorded.action in DECIDING or (
+            recorded.action == "redo" and recorded.reverted in DECIDING
+        )
         for position, item in enumerate(self.items):
             if item.judgment_id == recorded.judgment_id:
                 self.items[position] = replace(item, decided=deciding)
         current = self.items[self.index]
         if current.judgment_id == recorded.judgment_id and current.decided:
             if all(item.decided for item in self.items):
-                self.notify(f"plan {self.plan_name} is complete: see the estimates (E)",
-                            timeout=8)
+                self.notify(f"plan {self.plan_name} is complete: see the estimates (E)", timeout=8)
             else:
                 self._go(self._next_undecided(self.index, 1))
         self._bar()
-        self.load_plan()       # the decided marks as the database has them (undo, conflicts)
+        self.load_plan()  # the decided marks as the database has them (undo, conflicts)
         return handled

@@ -18,8 +18,12 @@ from tui.screens.base import GavelScreen
 if TYPE_CHECKING:
     from store.reviews.proposals import Proposal
 
-STATUS_STYLE = {"proposed": "yellow", "accepted": "green", "rejected": "red",
-                "in conflict": "bold magenta"}
+STATUS_STYLE = {
+    "proposed": "yellow",
+    "accepted": "green",
+    "rejected": "red",
+    "in conflict": "bold magenta",
+}
 
 
 class ProposalsScreen(GavelScreen):
@@ -44,10 +48,18 @@ class ProposalsScreen(GavelScreen):
     def on_mount(self) -> None:
         self.title = "Ground-truth proposals"
         table = self.query_one(DataTable)
-        for label, key in (("id", "id"), ("task", "task"), ("report", "report"),
-                           ("framework", "framework"), ("kind", "kind"), ("effect", "effect"),
-                           ("status", "status"), ("by", "by"), ("looks like", "dup"),
-                           ("proposal", "text")):
+        for label, key in (
+            ("id", "id"),
+            ("task", "task"),
+            ("report", "report"),
+            ("framework", "framework"),
+            ("kind", "kind"),
+            ("effect", "effect"),
+            ("status", "status"),
+            ("by", "by"),
+            ("looks like", "dup"),
+            ("proposal", "text"),
+        ):
             table.add_column(label, key=key)
         self.action_reload()
 
@@ -67,29 +79,45 @@ class ProposalsScreen(GavelScreen):
         table.clear()
         for p in self.found:
             table.add_row(
-                Text(p.uuid[:8]), Text(p.task), Text(p.report or "—"), Text(p.framework),
-                Text(p.kind), Text(p.effect), Text(p.status, style=STATUS_STYLE.get(p.status, "")),
+                Text(p.uuid[:8]),
+                Text(p.task),
+                Text(p.report or "—"),
+                Text(p.framework),
+                Text(p.kind),
+                Text(p.effect),
+                Text(p.status, style=STATUS_STYLE.get(p.status, "")),
                 Text(p.decided_by or p.reviewer),
-                Text(f"{p.duplicate_of} ({p.similarity:.2f})" if p.duplicate_of and p.similarity
-                     else ""),
+                Text(
+                    f"{p.duplicate_of} ({p.similarity:.2f})"
+                    if p.duplicate_of and p.similarity
+                    else ""
+                ),
                 Text(payload_text(p.framework, p.kind, p.payload)[:120]),
                 key=p.uuid,
             )
         if self.found:
             table.move_cursor(row=min(max(current, 0), len(self.found) - 1))
         counts = {s: sum(1 for p in self.found if p.status == s) for s in STATUS_STYLE}
-        self.query_one("#proposals-status", Static).update(Text(
-            "  ".join(f"{n} {s}" for s, n in counts.items())
-            + "   ·   y accept (Y even if a duplicate) · n reject"
-            + " · new proposals: key a on the report screen"))
+        self.query_one("#proposals-status", Static).update(
+            Text(
+                "  ".join(f"{n} {s}" for s, n in counts.items())
+                + "   ·   y accept (Y even if a duplicate) · n reject"
+                + " · new proposals: key a on the report screen"
+            )
+        )
 
     def action_decide(self, action: str) -> None:
         table = self.query_one(DataTable)
         if not self.found or table.cursor_row < 0:
             return
         proposal = self.found[table.cursor_row]
-        self.gavel.backend.submit(WriteCommand("reject" if action == "reject" else "accept",
-                                               value=proposal.uuid, force=action == "force"))
+        self.gavel.backend.submit(
+            WriteCommand(
+                "reject" if action == "reject" else "accept",
+                value=proposal.uuid,
+                force=action == "force",
+            )
+        )
 
     def show_result(self, result: WriteResult) -> bool:
         if result.error:

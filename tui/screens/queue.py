@@ -46,8 +46,11 @@ def score_cell(judge: float | None, adjudicated: float | None, digits: int) -> T
     def fmt(value: float | None) -> str:
         if value is None:
             return "n/a"
-        return str(round(value)) if digits == 0 or (digits <= 2 and value.is_integer()) \
+        return (
+            str(round(value))
+            if digits == 0 or (digits <= 2 and value.is_integer())
             else f"{value:.{digits}f}"
+        )
 
     if judge == adjudicated or adjudicated is None:
         return shared_text(fmt(judge), justify="right")
@@ -184,7 +187,7 @@ class QueueScreen(GavelScreen):
         if before != after:
             kept = set(after)
             if table.row_count != len(before):
-                return False        # rows still being added by index: removing would skip one
+                return False  # rows still being added by index: removing would skip one
             if len(kept) == len(after) and [rid for rid in before if rid in kept] == after:
                 gone = [rid for rid in before if rid not in kept]
             else:
@@ -198,8 +201,9 @@ class QueueScreen(GavelScreen):
         for rid, row in fresh.items():
             key = str(rid)
             if key in table.rows:
-                for (column, heading), cell in zip(table.columns.items(), self._cells(row),
-                                                   strict=True):
+                for (column, heading), cell in zip(
+                    table.columns.items(), self._cells(row), strict=True
+                ):
                     # Measured only when it may widen its column: Textual re-measures the
                     # whole column (25,500 cells) for a cell narrower than the widest.
                     wider = not isinstance(cell, RichText) or cell.cell_len > heading.content_width
@@ -266,30 +270,42 @@ class QueueScreen(GavelScreen):
         if generation != self._generation:
             return
         table = self.query_one(DataTable)
-        for row in self.shown[start:start + count]:
+        for row in self.shown[start : start + count]:
             table.add_row(*self._cells(row), key=str(row.report_id))
-        if current is not None and str(current) in table.rows \
-                and table.get_row_index(str(current)) >= start:
+        if (
+            current is not None
+            and str(current) in table.rows
+            and table.get_row_index(str(current)) >= start
+        ):
             table.move_cursor(row=table.get_row_index(str(current)))
         if start + count < len(self.shown):
-            self.call_after_refresh(self._add_rows, generation, start + count, LATER_ROWS,
-                                    current)
+            self.call_after_refresh(self._add_rows, generation, start + count, LATER_ROWS, current)
 
     def _cells(self, row: QueueRow) -> list[Any]:
         cells: list[Any] = [shared_text(row.task), shared_text(row.system)]
-        cells.append(shared_text(f"{row.decided}/{row.total}", justify="right",
-                                 style="green" if row.status == "done" else ""))
-        cells.append(shared_text(str(row.differs) if row.differs else "", justify="right",
-                                 style="magenta"))
+        cells.append(
+            shared_text(
+                f"{row.decided}/{row.total}",
+                justify="right",
+                style="green" if row.status == "done" else "",
+            )
+        )
+        cells.append(
+            shared_text(str(row.differs) if row.differs else "", justify="right", style="magenta")
+        )
         marks = ("⚑" * min(row.flags, 1)) + ("⚠" if row.conflicts else "")
         cells.append(shared_text(marks, style="yellow"))
-        cells.append(shared_text(str(row.suspects) if row.suspects else "", justify="right",
-                                 style="bold yellow"))
+        cells.append(
+            shared_text(
+                str(row.suspects) if row.suspects else "", justify="right", style="bold yellow"
+            )
+        )
         for head in self.heads:
             name = f"{head.framework}.{head.metric}"
             if head.framework in row.frameworks:
-                cells.append(score_cell(row.judge.get(name), row.adjudicated.get(name),
-                                        head.digits))
+                cells.append(
+                    score_cell(row.judge.get(name), row.adjudicated.get(name), head.digits)
+                )
             else:
                 cells.append(shared_text(""))
         cells.append(shared_text(row.domain))
@@ -314,9 +330,12 @@ class QueueScreen(GavelScreen):
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
         text.append("\n " + self.filter.describe(self._column_labels()), "cyan")
         if self.filter.sort != "impact":
-            text.append(f"  ·  Impact: the most one verdict flip moves "
-                        f"{self.heads[0].label if self.heads else 'the first score'} / the "
-                        "other headline scores", "dim")
+            text.append(
+                f"  ·  Impact: the most one verdict flip moves "
+                f"{self.heads[0].label if self.heads else 'the first score'} / the "
+                "other headline scores",
+                "dim",
+            )
         self.query_one("#queue-status", Static).update(text)
         self.sub_title = f"{self.gavel.backend.path.name} · reviewer {self.gavel.config.reviewer}"
 
@@ -340,8 +359,9 @@ class QueueScreen(GavelScreen):
         order = [r.report_id for r in self.shown]
         from tui.screens.report import ReportScreen
 
-        self.app.push_screen(ReportScreen(order, order.index(rid),
-                                          suspicion_first=self.filter.sort == "suspicion"))
+        self.app.push_screen(
+            ReportScreen(order, order.index(rid), suspicion_first=self.filter.sort == "suspicion")
+        )
 
     @on(DataTable.RowSelected)
     def row_selected(self, event: DataTable.RowSelected) -> None:
@@ -381,8 +401,11 @@ class QueueScreen(GavelScreen):
         """Pick the column to order by; picking the current one again reverses the order."""
         labels = self._column_labels()
         # The one-glyph headings say what they count in the picker.
-        spelled = {"differs": "≠ judge≠human", "flags": "⚑ flagged",
-                   "suspects": f"{SUSPECT} suspicious undecided verdicts"}
+        spelled = {
+            "differs": "≠ judge≠human",
+            "flags": "⚑ flagged",
+            "suspects": f"{SUSPECT} suspicious undecided verdicts",
+        }
         labels = {key: spelled.get(key, label) for key, label in labels.items()}
 
         def done(column: str | None) -> None:
@@ -393,8 +416,16 @@ class QueueScreen(GavelScreen):
             self.set_filter(replace(self.filter, sort=column, descending=descending))
 
         current = self.filter.sort if self.filter.sort in labels else None
-        self.app.push_screen(Picker("Order by (the same column again reverses)", list(labels),
-                                    current, labels=labels, clear="(default order)"), done)
+        self.app.push_screen(
+            Picker(
+                "Order by (the same column again reverses)",
+                list(labels),
+                current,
+                labels=labels,
+                clear="(default order)",
+            ),
+            done,
+        )
 
     def _column_labels(self) -> dict[str, str]:
         """Column key -> heading, as the table shows it."""
@@ -407,13 +438,17 @@ class QueueScreen(GavelScreen):
 
     def action_pick_system(self) -> None:
         systems = sorted({r.system for r in self._in_suite()})
-        self.app.push_screen(Picker("Filter by system", systems, self.filter.system),
-                             lambda value: self.set_filter(replace(self.filter, system=value)))
+        self.app.push_screen(
+            Picker("Filter by system", systems, self.filter.system),
+            lambda value: self.set_filter(replace(self.filter, system=value)),
+        )
 
     def action_pick_domain(self) -> None:
         domains = sorted({r.domain for r in self._in_suite() if r.domain})
-        self.app.push_screen(Picker("Filter by domain", domains, self.filter.domain),
-                             lambda value: self.set_filter(replace(self.filter, domain=value)))
+        self.app.push_screen(
+            Picker("Filter by domain", domains, self.filter.domain),
+            lambda value: self.set_filter(replace(self.filter, domain=value)),
+        )
 
     def action_search(self) -> None:
         def done(query: str | None) -> None:
@@ -424,8 +459,9 @@ class QueueScreen(GavelScreen):
             else:
                 self.run_search(query)
 
-        self.app.push_screen(SearchDialog("Search reports, claims and cited sources",
-                                          self.filter.search), done)
+        self.app.push_screen(
+            SearchDialog("Search reports, claims and cited sources", self.filter.search), done
+        )
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, query: str) -> None:
@@ -434,8 +470,9 @@ class QueueScreen(GavelScreen):
 
     @on(SearchDone)
     def search_done(self, message: SearchDone) -> None:
-        self.set_filter(replace(self.filter, search=message.query,
-                                matches=frozenset(message.report_ids)))
+        self.set_filter(
+            replace(self.filter, search=message.query, matches=frozenset(message.report_ids))
+        )
 
 
 def impact_cell(impact: Impact | None) -> Text:
@@ -443,8 +480,11 @@ def impact_cell(impact: Impact | None) -> Text:
         return shared_text("…", style="dim", justify="right")
     if impact.primary == 0 and impact.secondary == 0:
         return shared_text("0", style="dim", justify="right")
-    return shared_text(f"{_short(impact.primary)} / {_short(impact.secondary)}",
-                       justify="right", style="bold" if impact.primary >= 1 else "")
+    return shared_text(
+        f"{_short(impact.primary)} / {_short(impact.secondary)}",
+        justify="right",
+        style="bold" if impact.primary >= 1 else "",
+    )
 
 
 def _short(value: float) -> str:

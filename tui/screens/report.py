@@ -140,8 +140,7 @@ class ReportScreen(GavelScreen):
         rank = system_rank(conn, view.system_id, *target) if target else None
         history = report_history(conn, report_id)
         self.runs = other_run_verdicts(conn, report_id)
-        self.post_message(ReportLoaded(view, scores, rank, history,
-                                       time.perf_counter() - started))
+        self.post_message(ReportLoaded(view, scores, rank, history, time.perf_counter() - started))
 
     @on(ReportLoaded)
     def loaded(self, message: ReportLoaded) -> None:
@@ -155,9 +154,13 @@ class ReportScreen(GavelScreen):
         self.find_hits = []
         view = message.view
         self.title = f"{view.task} · {view.system}"
-        parts = [f"report {view.report} ({self.index + 1}/{len(self.order)})", view.domain,
-                 view.task_type, f"reviewer {self.gavel.config.reviewer}",
-                 "BLIND" if self.gavel.config.blind else ""]
+        parts = [
+            f"report {view.report} ({self.index + 1}/{len(self.order)})",
+            view.domain,
+            view.task_type,
+            f"reviewer {self.gavel.config.reviewer}",
+            "BLIND" if self.gavel.config.blind else "",
+        ]
         self.sub_title = " · ".join(p for p in parts if p)
         prompt = Text()
         prompt.append(f"{view.task}: ", "bold")
@@ -185,8 +188,11 @@ class ReportScreen(GavelScreen):
             text = self.view.cleaned
         spans: list[Span] = []
         if not cleaned:
-            spans = [Span(c.span[0], c.span[1], "claim", c.id)
-                     for c in self.view.claims.values() if c.span is not None]
+            spans = [
+                Span(c.span[0], c.span[1], "claim", c.id)
+                for c in self.view.claims.values()
+                if c.span is not None
+            ]
             spans += [Span(m.start, m.end, "cite") for m in find_markers(text)]
             spans += _keyword_spans(self.view)
         spans += [Span(at, at + len(self.find_query), "match") for at in self.find_hits]
@@ -216,9 +222,15 @@ class ReportScreen(GavelScreen):
         if judgment is None or self.view is None:
             detail.set_content(Text("no judgments on this report" if self.view else ""))
             return
-        detail.set_content(detail_text(self.view, judgment, blind=self.gavel.config.blind,
-                                       history=self.history.get(judgment.id),
-                                       runs=self.runs.get((judgment.kind, judgment.subject))))
+        detail.set_content(
+            detail_text(
+                self.view,
+                judgment,
+                blind=self.gavel.config.blind,
+                history=self.history.get(judgment.id),
+                runs=self.runs.get((judgment.kind, judgment.subject)),
+            )
+        )
 
     def _score_bar(self) -> None:
         line = Text()
@@ -262,13 +274,16 @@ class ReportScreen(GavelScreen):
             _VERDICT_CODES.update(verdict_codes())
         code = _VERDICT_CODES.get(binding_id, {}).get(judgment.scale)
         if code is None:
-            self.notify(f"that key means nothing on the {judgment.scale} scale "
-                        f"(press ? for the keys)", severity="warning")
+            self.notify(
+                f"that key means nothing on the {judgment.scale} scale (press ? for the keys)",
+                severity="warning",
+            )
             return
         # Blind: whether a key "overrides" would reveal the hidden verdict, so with
         # require_rationale every decision asks for one.
-        if self.gavel.config.require_rationale and (self._hidden(judgment)
-                                                     or code != judgment.judge):
+        if self.gavel.config.require_rationale and (
+            self._hidden(judgment) or code != judgment.judge
+        ):
             self._edit(judgment, code)
             return
         self.submit(WriteCommand("decide", judgment_id=judgment.id, value=code))
@@ -281,12 +296,14 @@ class ReportScreen(GavelScreen):
         if judgment is None:
             return
         if self._hidden(judgment):
-            self.notify("blind mode: choose a verdict key (the judge is hidden)",
-                        severity="warning")
+            self.notify(
+                "blind mode: choose a verdict key (the judge is hidden)", severity="warning"
+            )
             return
         if judgment.status is not None:
-            decided = ("in conflict" if judgment.status == "conflict"
-                       else f"decided: {judgment.effective}")
+            decided = (
+                "in conflict" if judgment.status == "conflict" else f"decided: {judgment.effective}"
+            )
             self.notify(f"already {decided}; a value key or r changes it", timeout=3)
         else:
             self.submit(WriteCommand("confirm", judgment_id=judgment.id, guard=True))
@@ -295,8 +312,11 @@ class ReportScreen(GavelScreen):
     def action_rationale(self) -> None:
         judgment = self.selected()
         if judgment is not None:
-            start = judgment.effective if judgment.decided else (
-                None if self._hidden(judgment) else judgment.judge)
+            start = (
+                judgment.effective
+                if judgment.decided
+                else (None if self._hidden(judgment) else judgment.judge)
+            )
             self._edit(judgment, start)
 
     def _hidden(self, judgment: JudgmentView) -> bool:
@@ -309,14 +329,25 @@ class ReportScreen(GavelScreen):
 
         def done(result: Rationale | None) -> None:
             if result is not None:
-                self.submit(WriteCommand("decide", judgment_id=judgment.id, value=result.value,
-                                         rationale=result.rationale, reason=result.reason))
+                self.submit(
+                    WriteCommand(
+                        "decide",
+                        judgment_id=judgment.id,
+                        value=result.value,
+                        rationale=result.rationale,
+                        reason=result.reason,
+                    )
+                )
 
         self.app.push_screen(
-            RationaleEditor(subject_label(self.view, judgment), scale, value,
-                            require_rationale=self.gavel.config.require_rationale,
-                            judge_value=None if self._hidden(judgment) else judgment.judge,
-                            blind=self._hidden(judgment)),
+            RationaleEditor(
+                subject_label(self.view, judgment),
+                scale,
+                value,
+                require_rationale=self.gavel.config.require_rationale,
+                judge_value=None if self._hidden(judgment) else judgment.judge,
+                blind=self._hidden(judgment),
+            ),
             done,
         )
 
@@ -333,8 +364,9 @@ class ReportScreen(GavelScreen):
             if note is not None:
                 self.submit(WriteCommand("flag", judgment_id=judgment.id, rationale=note))
 
-        self.app.push_screen(NoteDialog(f"Flag {subject_label(self.view, judgment)} — why?",
-                                        "what to discuss"), done)
+        self.app.push_screen(
+            NoteDialog(f"Flag {subject_label(self.view, judgment)} — why?", "what to discuss"), done
+        )
 
     def action_undo(self) -> None:
         """Undo your latest decision in this report (never one in another report)."""
@@ -351,17 +383,21 @@ class ReportScreen(GavelScreen):
         if self.view is None:
             return
         judgment = self.selected()
-        claim = self.view.claims.get(judgment.claim_id) if judgment and judgment.claim_id \
-            else None
+        claim = self.view.claims.get(judgment.claim_id) if judgment and judgment.claim_id else None
         text = claim.fact if claim is not None else ""
         report_id = self.view.report_id
 
         def done(result: ProposalDraft | None) -> None:
             if result is not None:
-                self.submit(WriteCommand("propose", report_id=report_id,
-                                         judgment_id=judgment.id if judgment else None,
-                                         value=(result.kind, result.text),
-                                         rationale=result.rationale))
+                self.submit(
+                    WriteCommand(
+                        "propose",
+                        report_id=report_id,
+                        judgment_id=judgment.id if judgment else None,
+                        value=(result.kind, result.text),
+                        rationale=result.rationale,
+                    )
+                )
 
         self.app.push_screen(ProposeDialog(self.view.report, text), done)
 
@@ -379,15 +415,24 @@ class ReportScreen(GavelScreen):
         kind = get_kind(judgment.kind)
         rejudge = get_framework(kind.framework).rejudge if kind is not None else None
         if kind is None or rejudge is None or judgment.kind not in rejudge.kinds:
-            can = (f"re-judges {', '.join(sorted(rejudge.kinds))} verdicts" if rejudge
-                   else "has no judge pipeline")
-            self.notify(f"{kind.framework if kind else 'this benchmark'}'s judge runner {can}, "
-                        f"not {judgment.kind}", severity="warning")
+            can = (
+                f"re-judges {', '.join(sorted(rejudge.kinds))} verdicts"
+                if rejudge
+                else "has no judge pipeline"
+            )
+            self.notify(
+                f"{kind.framework if kind else 'this benchmark'}'s judge runner {can}, "
+                f"not {judgment.kind}",
+                severity="warning",
+            )
             return
         step = rejudge.steps.get(judgment.kind, judgment.kind)
         if not os.environ.get("GAVEL_MODEL"):
-            self.notify("set GAVEL_MODEL (and GAVEL_BASE_URL, GAVEL_API_KEY) to re-judge",
-                        severity="warning", timeout=8)
+            self.notify(
+                "set GAVEL_MODEL (and GAVEL_BASE_URL, GAVEL_API_KEY) to re-judge",
+                severity="warning",
+                timeout=8,
+            )
             return
         self.notify(f"re-judging {step} on {self.view.report} in the background…")
         self._rejudge(self.view.report_id, self.view.report, kind.framework, step)
@@ -414,19 +459,23 @@ class ReportScreen(GavelScreen):
             request = JudgeRequest(
                 model=os.environ.get("GAVEL_MODEL"),
                 base_url=os.environ.get("GAVEL_BASE_URL") or DEFAULT_BASE_URL,
-                framework=framework, selection=Selection(reports=(report,)),
-                steps=frozenset({step}), sources=sources,
-                run_id=f"rejudge-{time.strftime('%Y%m%d-%H%M%S')}")
+                framework=framework,
+                selection=Selection(reports=(report,)),
+                steps=frozenset({step}),
+                sources=sources,
+                run_id=f"rejudge-{time.strftime('%Y%m%d-%H%M%S')}",
+            )
             check_request(request)
             prepared = prepare_judge(conn, request, api_key_from_env())
             result = run_judge(conn, prepared, write=self.gavel.backend.call)
         except (InputError, RuntimeError, OSError) as exc:
-            self.app.call_from_thread(self._rejudged, report_id, f"re-judging failed: {exc}",
-                                      False)
+            self.app.call_from_thread(self._rejudged, report_id, f"re-judging failed: {exc}", False)
             return
-        message = (f"candidate run {result.run_id} judged {step} on {report} "
-                   f"({result.status}): see 'Every judge run' in the detail pane; R to "
-                   "activate it")
+        message = (
+            f"candidate run {result.run_id} judged {step} on {report} "
+            f"({result.status}): see 'Every judge run' in the detail pane; R to "
+            "activate it"
+        )
         self.app.call_from_thread(self._rejudged, report_id, message, True)
 
     def _rejudged(self, report_id: int, message: str, ok: bool) -> None:
@@ -437,16 +486,25 @@ class ReportScreen(GavelScreen):
     def action_rate(self) -> None:
         if self.view is None:
             return
-        rating = next((fw.rating for name in self.view.frameworks
-                       if (fw := get_framework(name)).rating is not None), None)
+        rating = next(
+            (
+                fw.rating
+                for name in self.view.frameworks
+                if (fw := get_framework(name)).rating is not None
+            ),
+            None,
+        )
         if rating is None:
-            self.notify("an overall rating belongs to DailyReport's user-preference scale; this "
-                        f"report is scored by {', '.join(self.view.frameworks)}, which has none",
-                        severity="warning")
+            self.notify(
+                "an overall rating belongs to DailyReport's user-preference scale; this "
+                f"report is scored by {', '.join(self.view.frameworks)}, which has none",
+                severity="warning",
+            )
             return
         computed = next((s for s in self.scores if s.metric == rating.metric), None)
-        shown = None if computed is None or self.gavel.config.blind else \
-            _fmt(computed.adjudicated, 0)
+        shown = (
+            None if computed is None or self.gavel.config.blind else _fmt(computed.adjudicated, 0)
+        )
         current = self.view.ratings.get(self.gavel.config.reviewer)
         report_id = self.view.report_id
 
@@ -459,14 +517,17 @@ class ReportScreen(GavelScreen):
     def show_result(self, result: WriteResult) -> bool:
         """Redraw from a committed write (the app hands over the writer's message)."""
         if result.command.kind == "call":
-            return True     # a judge run's own writes: the worker reports when it is done
+            return True  # a judge run's own writes: the worker reports when it is done
         if result.error is not None:
             self.notify(result.error, severity="error", timeout=6)
             return True
         if result.note is not None:
             self.notify(result.note, timeout=8)
-            if result.scores and self.view is not None \
-                    and result.command.report_id == self.view.report_id:
+            if (
+                result.scores
+                and self.view is not None
+                and result.command.report_id == self.view.report_id
+            ):
                 self.scores = result.scores
                 self._score_bar()
             self.gavel.stored_at = time.perf_counter()
@@ -474,15 +535,15 @@ class ReportScreen(GavelScreen):
         recorded = result.recorded
         if recorded is None:
             where = " in this report" if result.command.kind in ("undo", "redo") else ""
-            self.notify(f"nothing of yours to {result.command.kind}{where}",
-                        severity="warning")
+            self.notify(f"nothing of yours to {result.command.kind}{where}", severity="warning")
             return True
         if recorded.note is not None:
             self.notify(recorded.note, title="Conflict", severity="warning", timeout=10)
         if self.view is None or recorded.report_id != self.view.report_id:
             if recorded.report_id is not None:
-                self.notify(f"{recorded.action} applied to another report "
-                            f"(id {recorded.report_id})")
+                self.notify(
+                    f"{recorded.action} applied to another report (id {recorded.report_id})"
+                )
             return True
         old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
         self.scores = result.scores
@@ -521,14 +582,18 @@ class ReportScreen(GavelScreen):
         order = undecided_order(judgments.order, status, self.suspicion_first)
         current = judgments.selected_id
         position = order.index(current) if current in order else -1
-        if self.suspicion_first and step > 0 and current in status and \
-                not status[current].suspicious and \
-                any(j.suspicious and not j.decided for j in status.values()):
-            position = -1                # from an unflagged verdict, ] goes to the strongest
+        if (
+            self.suspicion_first
+            and step > 0
+            and current in status
+            and not status[current].suspicious
+            and any(j.suspicious and not j.decided for j in status.values())
+        ):
+            position = -1  # from an unflagged verdict, ] goes to the strongest
         count = len(order)
         for offset in range(1, count + 1):
             if position < 0 and step < 0 and offset == 1:
-                position = 0             # from outside the order, [ starts at its end
+                position = 0  # from outside the order, [ starts at its end
             jid = order[(position + step * offset) % count]
             if not status[jid].decided:
                 judgments.select_id(jid)
@@ -537,8 +602,11 @@ class ReportScreen(GavelScreen):
 
     def action_toggle_undecided_order(self) -> None:
         self.suspicion_first = not self.suspicion_first
-        self.notify("] goes to the most suspicious undecided verdict first"
-                    if self.suspicion_first else "] goes to the next undecided verdict in the list")
+        self.notify(
+            "] goes to the most suspicious undecided verdict first"
+            if self.suspicion_first
+            else "] goes to the next undecided verdict in the list"
+        )
 
     def action_view_source(self) -> None:
         """The whole stored page the selected verdict is about, scrollable, with the cited
@@ -562,21 +630,38 @@ class ReportScreen(GavelScreen):
         if judgment is None or self.view is None:
             return
         if judgment.status != "conflict":
-            self.notify("this subject is not in conflict (no two reviewers disagree on it): an "
-                        "adjudication will outrank every reviewer's decision on it",
-                        title="Not a conflict", severity="warning", timeout=8)
+            self.notify(
+                "this subject is not in conflict (no two reviewers disagree on it): an "
+                "adjudication will outrank every reviewer's decision on it",
+                title="Not a conflict",
+                severity="warning",
+                timeout=8,
+            )
         scale = get_scale(judgment.scale)
 
         def done(result: Rationale | None) -> None:
             if result is not None:
-                self.submit(WriteCommand("decide", judgment_id=judgment.id, value=result.value,
-                                         rationale=result.rationale, reason=result.reason,
-                                         adjudicate=True))
+                self.submit(
+                    WriteCommand(
+                        "decide",
+                        judgment_id=judgment.id,
+                        value=result.value,
+                        rationale=result.rationale,
+                        reason=result.reason,
+                        adjudicate=True,
+                    )
+                )
 
         self.app.push_screen(
-            RationaleEditor(f"{subject_label(self.view, judgment)} (adjudication)", scale,
-                            judgment.effective if judgment.decided else judgment.judge,
-                            require_rationale=True, judge_value=judgment.judge), done)
+            RationaleEditor(
+                f"{subject_label(self.view, judgment)} (adjudication)",
+                scale,
+                judgment.effective if judgment.decided else judgment.judge,
+                require_rationale=True,
+                judge_value=judgment.judge,
+            ),
+            done,
+        )
 
     def action_step_report(self, step: int) -> None:
         target = self.index + step
@@ -633,15 +718,18 @@ class ReportScreen(GavelScreen):
         widget.scroll_to_offset(self.find_hits[0])
 
 
-def undecided_order(listed: list[int], status: dict[int, JudgmentView],
-                    suspicion_first: bool) -> list[int]:
+def undecided_order(
+    listed: list[int], status: dict[int, JudgmentView], suspicion_first: bool
+) -> list[int]:
     """The order ] and [ walk: the list's, or with ``suspicion_first`` the verdicts suspicion
     flags point to first (most suspicious first), then the rest in list order."""
     if not suspicion_first:
         return list(listed)
     position = {jid: i for i, jid in enumerate(listed)}
-    flagged = sorted((jid for jid in listed if status[jid].suspicious),
-                     key=lambda jid: (-status[jid].suspicion, position[jid]))
+    flagged = sorted(
+        (jid for jid in listed if status[jid].suspicious),
+        key=lambda jid: (-status[jid].suspicion, position[jid]),
+    )
     return flagged + [jid for jid in listed if not status[jid].suspicious]
 
 
@@ -668,8 +756,12 @@ def _is_headline(score: ScoreLine) -> bool:
     return fw is not None and any(m.name == score.metric and m.headline for m in fw.metrics)
 
 
-def _delta_text(old: dict[tuple[str, str], float | None], new: list[ScoreLine], action: str,
-                reverted: str | None) -> Text:
+def _delta_text(
+    old: dict[tuple[str, str], float | None],
+    new: list[ScoreLine],
+    action: str,
+    reverted: str | None,
+) -> Text:
     text = Text()
     text.append(action + (f" {reverted}" if reverted else "") + ": ", "bold")
     changed = False

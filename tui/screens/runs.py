@@ -47,8 +47,7 @@ class RunsScreen(GavelScreen):
         self.title = "Judge runs"
         self.sub_title = "a candidate counts once activated · agreement with the human labels"
         table = self.query_one(DataTable)
-        table.add_columns("run", "model", "state", "status", "reports", "errors",
-                          "against humans")
+        table.add_columns("run", "model", "state", "status", "reports", "errors", "against humans")
         table.loading = True
         self.load()
 
@@ -63,14 +62,21 @@ class RunsScreen(GavelScreen):
         rows = []
         for info in list_runs(conn):
             gold = run_against_gold(conn, info.id)
-            rows.append({
-                "run": info.id, "model": info.model,
-                "state": "active" if info.active else "candidate",
-                "status": info.usage.get("status", "imported"), "reports": info.reports,
-                "errors": info.errors,
-                "gold": (f"{gold.agreed}/{gold.n} ({gold.accuracy:.3f})" if gold.n
-                         and gold.accuracy is not None else "no decided subject"),
-            })
+            rows.append(
+                {
+                    "run": info.id,
+                    "model": info.model,
+                    "state": "active" if info.active else "candidate",
+                    "status": info.usage.get("status", "imported"),
+                    "reports": info.reports,
+                    "errors": info.errors,
+                    "gold": (
+                        f"{gold.agreed}/{gold.n} ({gold.accuracy:.3f})"
+                        if gold.n and gold.accuracy is not None
+                        else "no decided subject"
+                    ),
+                }
+            )
         self.post_message(self.Loaded(rows))
 
     @on(Loaded)
@@ -81,13 +87,18 @@ class RunsScreen(GavelScreen):
         table.clear()
         for row in self.rows:
             # Text, never str: a DataTable reads a str cell as markup.
-            table.add_row(*(Text(str(row[k])) for k in ("run", "model", "state", "status",
-                                                         "reports", "errors", "gold")))
+            table.add_row(
+                *(
+                    Text(str(row[k]))
+                    for k in ("run", "model", "state", "status", "reports", "errors", "gold")
+                )
+            )
         table.focus()
         candidates = sum(1 for r in self.rows if r["state"] == "candidate")
         self.query_one("#runs-status", Static).update(
             f"{len(self.rows)} runs, {candidates} candidate(s) · a activate (shows what it "
-            "would change first) · d retire · r reload")
+            "would change first) · d retire · r reload"
+        )
 
     def _selected(self) -> str | None:
         table = self.query_one(DataTable)
@@ -110,9 +121,14 @@ class RunsScreen(GavelScreen):
             if yes:
                 self.gavel.backend.submit(WriteCommand("deactivate", value=run))
 
-        self.app.push_screen(ConfirmDialog(f"Retire {run}?",
-                                           "Its verdicts stop counting; subjects fall back "
-                                           "to the other active runs.", "retire"), done)
+        self.app.push_screen(
+            ConfirmDialog(
+                f"Retire {run}?",
+                "Its verdicts stop counting; subjects fall back to the other active runs.",
+                "retire",
+            ),
+            done,
+        )
 
     def action_reload(self) -> None:
         self.load()
@@ -139,10 +155,16 @@ class RunsScreen(GavelScreen):
                 if yes:
                     self.gavel.backend.submit(WriteCommand("activate", value=run, force=True))
 
-            question = ("Activate it anyway?" if seen.needs_confirmation else "Activate it?")
-            self.app.push_screen(ConfirmDialog(f"Activate {run}?",
-                                               Group(*preview_renderables(seen)),
-                                               "activate", question=question), done)
+            question = "Activate it anyway?" if seen.needs_confirmation else "Activate it?"
+            self.app.push_screen(
+                ConfirmDialog(
+                    f"Activate {run}?",
+                    Group(*preview_renderables(seen)),
+                    "activate",
+                    question=question,
+                ),
+                done,
+            )
             return True
         if result.note is not None:
             self.notify(result.note, timeout=6)

@@ -100,11 +100,11 @@ class SourceScreen(GavelScreen):
         if source is None:
             head.append("not fetched: no stored page for this URL", "yellow")
         elif source.error:
-            head.append(f"could not be fetched ({visible(source.error)}): nothing to read",
-                        "bold red")
+            head.append(
+                f"could not be fetched ({visible(source.error)}): nothing to read", "bold red"
+            )
         else:
-            head.append(f"{len(text):,} characters, fetched {source.fetched_at or '?'}.  ",
-                        "dim")
+            head.append(f"{len(text):,} characters, fetched {source.fetched_at or '?'}.  ", "dim")
             head.append(" evidence ", "black on yellow")
             head.append(" the judge's quote" + ("" if self.evidence else " (not on this page)"))
             head.append("   ")

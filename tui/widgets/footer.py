@@ -23,8 +23,11 @@ class GavelFooter(Footer):
         if not self._bindings_ready:
             return
         active = self.screen.active_bindings
-        shown = [(binding, enabled, tooltip)
-                 for (_, binding, enabled, tooltip) in active.values() if binding.show]
+        shown = [
+            (binding, enabled, tooltip)
+            for (_, binding, enabled, tooltip) in active.values()
+            if binding.show
+        ]
         rank = {bid: i for i, bid in enumerate(FIRST)}
         shown.sort(key=lambda item: rank.get(item[0].id or "", len(FIRST)))
         seen: set[str] = set()
@@ -33,19 +36,31 @@ class GavelFooter(Footer):
             if binding.action in seen:
                 continue
             seen.add(binding.action)
-            keys.append(FooterKey(binding.key, self.app.get_key_display(binding),
-                                  binding.description, binding.action, disabled=not enabled,
-                                  tooltip=tooltip).data_bind(compact=Footer.compact))
+            keys.append(
+                FooterKey(
+                    binding.key,
+                    self.app.get_key_display(binding),
+                    binding.description,
+                    binding.action,
+                    disabled=not enabled,
+                    tooltip=tooltip,
+                ).data_bind(compact=Footer.compact)
+            )
         self.styles.grid_size_columns = len(keys)
         yield from keys
         if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
             found = active.get(self.app.COMMAND_PALETTE_BINDING)
             if found is not None:
                 _, binding, enabled, _ = found
-                yield FooterKey(binding.key, self.app.get_key_display(binding),
-                                binding.description, binding.action,
-                                classes="-command-palette", disabled=not enabled,
-                                tooltip=binding.tooltip or binding.description)
+                yield FooterKey(
+                    binding.key,
+                    self.app.get_key_display(binding),
+                    binding.description,
+                    binding.action,
+                    classes="-command-palette",
+                    disabled=not enabled,
+                    tooltip=binding.tooltip or binding.description,
+                )
 
     def on_resize(self) -> None:
         self.compact = self.size.width < NARROW

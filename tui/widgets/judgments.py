@@ -54,8 +54,9 @@ COMPACT = 58
 list is about 35 columns wide, and the subject id is what tells rows apart."""
 
 
-def judgment_prompt(view: ReportView, judgment: JudgmentView, blind: bool = False,
-                    width: int = 200) -> Text:
+def judgment_prompt(
+    view: ReportView, judgment: JudgmentView, blind: bool = False, width: int = 200
+) -> Text:
     """glyph, kind, judge → effective value, subject (claims with the start of their text);
     narrow: glyph, kind, subject, values."""
     glyph, style = status_glyph(judgment, blind)
@@ -118,8 +119,7 @@ def ordered(view: ReportView) -> list[tuple[str, list[JudgmentView]]]:
         groups[group_key(view, judgment)].append(judgment)
     out: list[tuple[str, list[JudgmentView]]] = []
     for (_, header), items in sorted(groups.items()):
-        items.sort(key=lambda j: (kind_order(j.kind), j.claim_id or 0, j.ref_idx or 0,
-                                  j.id))
+        items.sort(key=lambda j: (kind_order(j.kind), j.claim_id or 0, j.ref_idx or 0, j.id))
         out.append((header, items))
     return out
 
@@ -256,8 +256,11 @@ class JudgmentList(ScrollView, can_focus=True):
         target = self.cursor + direction * max(1, self.size.height - 2)
         target = max(0, min(len(self._rows) - 1, target))
         if self._rows and self._rows[target].judgment_id is None:
-            target = self._step(target, direction) if self._step(target, direction) != target \
+            target = (
+                self._step(target, direction)
+                if self._step(target, direction) != target
                 else self._step(target, -direction)
+            )
         self.cursor = target
 
     def action_edge(self, direction: int) -> None:
@@ -294,8 +297,7 @@ class JudgmentList(ScrollView, can_focus=True):
             style = self.get_component_rich_style("judgment-list--header")
         else:
             text = judgment_prompt(self.view, self._by_id[entry.judgment_id], self.blind, width)
-            style = self.get_component_rich_style("judgment-list--cursor") if selected \
-                else Style()
+            style = self.get_component_rich_style("judgment-list--cursor") if selected else Style()
         text.style = base
         text.truncate(width, overflow="ellipsis", pad=True)
         if entry.judgment_id is None or selected:

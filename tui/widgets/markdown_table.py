@@ -42,7 +42,7 @@ class Composed:
     """Indices of pieces shown as headings (a record's column names)."""
 
     def plain(self, text: str) -> str:
-        return "".join(p if isinstance(p, str) else text[p[0]:p[1]] for p in self.pieces)
+        return "".join(p if isinstance(p, str) else text[p[0] : p[1]] for p in self.pieces)
 
 
 def starts_table(text: str, lines: list[tuple[int, int]], index: int) -> bool:
@@ -57,7 +57,7 @@ def starts_table(text: str, lines: list[tuple[int, int]], index: int) -> bool:
 def table_end(text: str, lines: list[tuple[int, int]], index: int) -> int:
     """One past the last physical line of the table headed at ``index``."""
     end = index + 2
-    while end < len(lines) and ROW.match(text[lines[end][0]:lines[end][1]]):
+    while end < len(lines) and ROW.match(text[lines[end][0] : lines[end][1]]):
         end += 1
     return end
 
@@ -141,8 +141,9 @@ def _rule(widths: list[int], left: str, middle: str, right: str) -> str:
     return left + middle.join("─" * (w + 2) for w in widths) + right
 
 
-def layout_table(text: str, rows: list[tuple[int, int]], width: int
-                 ) -> list[tuple[tuple[int, int], Composed]]:
+def layout_table(
+    text: str, rows: list[tuple[int, int]], width: int
+) -> list[tuple[tuple[int, int], Composed]]:
     """Display lines of one table: (the original range they stand for, their pieces).
 
     ``rows`` are the table's physical lines, the separator second.
@@ -162,16 +163,18 @@ def layout_table(text: str, rows: list[tuple[int, int]], width: int
     align = _alignments(text, *separator, n)
     table_start, table_end_offset = rows[0][0], rows[-1][1]
     out: list[tuple[tuple[int, int], Composed]] = [
-        ((table_start, table_start), Composed([_rule(widths, "┌", "┬", "┐")]))]
+        ((table_start, table_start), Composed([_rule(widths, "┌", "┬", "┐")]))
+    ]
     for number, (row, cells) in enumerate(zip([header, *body], parsed, strict=True)):
-        wrapped = [_wrap_cell(text, *cells[i], widths[i]) if i < len(cells) else [(0, 0)]
-                   for i in range(n)]
+        wrapped = [
+            _wrap_cell(text, *cells[i], widths[i]) if i < len(cells) else [(0, 0)] for i in range(n)
+        ]
         height = max(len(w) for w in wrapped)
         for k in range(height):
             line = Composed(["│"], header=number == 0)
             for i in range(n):
                 part = wrapped[i][k] if k < len(wrapped[i]) and i < len(cells) else None
-                used = cell_len(text[part[0]:part[1]]) if part is not None else 0
+                used = cell_len(text[part[0] : part[1]]) if part is not None else 0
                 pad = widths[i] - used
                 left = pad // 2 if align[i] == "center" else (pad if align[i] == "right" else 0)
                 line.pieces.append(" " + " " * left)
@@ -185,8 +188,9 @@ def layout_table(text: str, rows: list[tuple[int, int]], width: int
     return out
 
 
-def _records(text: str, rows: list[tuple[int, int]], parsed: list[list[tuple[int, int]]],
-             width: int) -> list[tuple[tuple[int, int], Composed]]:
+def _records(
+    text: str, rows: list[tuple[int, int]], parsed: list[list[tuple[int, int]]], width: int
+) -> list[tuple[tuple[int, int], Composed]]:
     """A table too wide for the pane, one record per row: each cell under its heading
     ("Heading: value" when the heading leaves room, else the value on the lines below)."""
     headings = parsed[0]
@@ -196,7 +200,7 @@ def _records(text: str, rows: list[tuple[int, int]], parsed: list[list[tuple[int
         out.append(((row[0], row[0]), Composed([rule])))
         for i, cell in enumerate(cells):
             name = headings[i] if i < len(headings) else (row[0], row[0])
-            room = width - cell_len(text[name[0]:name[1]]) - 2
+            room = width - cell_len(text[name[0] : name[1]]) - 2
             if room >= 12:
                 first = _wrap_cell(text, cell[0], cell[1], room)[0]
                 out.append((row, Composed([name, ": ", first], strong=frozenset({0}))))

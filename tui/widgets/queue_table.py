@@ -54,11 +54,12 @@ class QueueTable(DataTable[Any]):
     """A DataTable for single-line cells (no auto-height rows, no row labels)."""
 
     @property
-    def _y_offsets(self) -> Any:       # the base class's list, as a view (see the module)
+    def _y_offsets(self) -> Any:  # the base class's list, as a view (see the module)
         return _Lines(self)
 
-    def add_row(self, *cells: CellType, height: int | None = 1, key: str | None = None,
-                label: Any = None) -> RowKey:
+    def add_row(
+        self, *cells: CellType, height: int | None = 1, key: str | None = None, label: Any = None
+    ) -> RowKey:
         if height != 1 or label is not None:
             raise ValueError("queue rows are one line high and have no label")
         return super().add_row(*cells, height=height, key=key, label=label)
@@ -67,7 +68,7 @@ class QueueTable(DataTable[Any]):
         columns = self.ordered_columns
         for row_key in new_rows:
             cells = self._data.get(row_key)
-            if cells is None:           # removed before the table went idle
+            if cells is None:  # removed before the table went idle
                 continue
             for column in columns:
                 cell = cells.get(column.key)

@@ -89,14 +89,13 @@ def _wrap_ascii(line: str, offset: int, width: int, lines: list[tuple[int, int]]
         if word_end - line_start > width and word_start > line_start:
             lines.append((offset + line_start, offset + word_start))
             line_start = word_start
-        while word_end - line_start > width:        # a word longer than the line
+        while word_end - line_start > width:  # a word longer than the line
             lines.append((offset + line_start, offset + line_start + width))
             line_start += width
     lines.append((offset + line_start, offset + len(line)))
 
 
-def _wrap_cells(text: str, start: int, end: int, width: int,
-                lines: list[tuple[int, int]]) -> None:
+def _wrap_cells(text: str, start: int, end: int, width: int, lines: list[tuple[int, int]]) -> None:
     """Wrap a line with wide (CJK) characters by terminal cells."""
     line_start = start
     cells = 0
@@ -113,8 +112,7 @@ def _wrap_cells(text: str, start: int, end: int, width: int,
                 lines.append((line_start, i))
                 line_start = i
             cells = sum(
-                get_character_cell_size(c) if not c.isascii() else 1
-                for c in text[line_start:i]
+                get_character_cell_size(c) if not c.isascii() else 1 for c in text[line_start:i]
             )
             last_space = -1
         if char == " ":
@@ -178,8 +176,9 @@ class ReportText(ScrollView, can_focus=True):
         target: Span | None = None
         for span in self._spans:
             if span.kind == "claim" and span.key in (previous, claim_id):
-                for line in range(self.first_line_of(span.start),
-                                  self.line_of(max(span.start, span.end - 1)) + 1):
+                for line in range(
+                    self.first_line_of(span.start), self.line_of(max(span.start, span.end - 1)) + 1
+                ):
                     self._cache.discard(line)
                 if span.key == claim_id:
                     target = span
@@ -201,8 +200,11 @@ class ReportText(ScrollView, can_focus=True):
     def first_line_of(self, offset: int) -> int:
         """The first display line showing ``offset`` (a wrapped table row spans several)."""
         line = self.line_of(offset)
-        while line > 0 and self._line_starts[line - 1] == self._line_starts[line] \
-                and line - 1 in self._composed:
+        while (
+            line > 0
+            and self._line_starts[line - 1] == self._line_starts[line]
+            and line - 1 in self._composed
+        ):
             line -= 1
         return line
 
@@ -216,8 +218,9 @@ class ReportText(ScrollView, can_focus=True):
     def visible_text(self) -> str:
         """The lines currently on screen (tests and screen readers)."""
         top = self.scroll_offset.y
-        return "\n".join(self.display_line(i)
-                         for i in range(top, min(len(self._lines), top + self.size.height)))
+        return "\n".join(
+            self.display_line(i) for i in range(top, min(len(self._lines), top + self.size.height))
+        )
 
     def display_line(self, index: int) -> str:
         """One display line as shown (a table row with its borders and padding)."""
@@ -273,12 +276,18 @@ class ReportText(ScrollView, can_focus=True):
             if span.end <= start or span.start >= end:
                 continue
             if span.kind == "claim":
-                name = ("report-text--claim-selected" if span.key == self._selected
-                        else "report-text--claim")
+                name = (
+                    "report-text--claim-selected"
+                    if span.key == self._selected
+                    else "report-text--claim"
+                )
             else:
                 name = f"report-text--{span.kind}"
-            text.stylize(self.get_component_rich_style(name),
-                         max(0, span.start - start), min(end, span.end) - start)
+            text.stylize(
+                self.get_component_rich_style(name),
+                max(0, span.start - start),
+                min(end, span.end) - start,
+            )
         return Strip(text.render(self.app.console), text.cell_len)
 
     def _render_composed(self, line: Composed, base: Style) -> Strip:
@@ -293,8 +302,10 @@ class ReportText(ScrollView, can_focus=True):
                 text.append(piece, border)
                 continue
             placed.append((len(text), piece[0], piece[1]))
-            text.append(self._text[piece[0]:piece[1]],
-                        heading if line.header or number in line.strong else "")
+            text.append(
+                self._text[piece[0] : piece[1]],
+                heading if line.header or number in line.strong else "",
+            )
         for at, start, end in placed:
             lo = bisect.bisect_left(self._starts, start - self._longest)
             hi = bisect.bisect_right(self._starts, end)
@@ -302,10 +313,16 @@ class ReportText(ScrollView, can_focus=True):
                 if span.end <= start or span.start >= end:
                     continue
                 if span.kind == "claim":
-                    name = ("report-text--claim-selected" if span.key == self._selected
-                            else "report-text--claim")
+                    name = (
+                        "report-text--claim-selected"
+                        if span.key == self._selected
+                        else "report-text--claim"
+                    )
                 else:
                     name = f"report-text--{span.kind}"
-                text.stylize(self.get_component_rich_style(name),
-                             at + max(0, span.start - start), at + min(end, span.end) - start)
+                text.stylize(
+                    self.get_component_rich_style(name),
+                    at + max(0, span.start - start),
+                    at + min(end, span.end) - start,
+                )
         return Strip(text.render(self.app.console), text.cell_len)

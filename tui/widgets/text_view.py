@@ -42,8 +42,9 @@ class TextView(ScrollView, can_focus=True):
             return
         self._width = width
         options = self.app.console.options.update_width(width)
-        lines = self.app.console.render_lines(self._content, options, style=self.rich_style,
-                                              pad=False)
+        lines = self.app.console.render_lines(
+            self._content, options, style=self.rich_style, pad=False
+        )
         self._strips = [Strip(line) for line in lines]
         size = Size(width, len(self._strips))
         if size != self.virtual_size:

@@ -25,10 +25,11 @@ def levels(criterion: Criterion) -> dict[str, str]:
 GRADING = Grading(
     levels=levels,
     level_kinds=frozenset(LEVEL_DIMENSIONS),
-    entailments=(Entailment("claim", "consistency",
-                            {"support": "correct", "conflict": "incorrect"}),),
+    entailments=(
+        Entailment("claim", "consistency", {"support": "correct", "conflict": "incorrect"}),
+    ),
     unreachable={"consistency": "unknown", "claim": "unknown"},
     evidence_kinds=frozenset({"claim", "consistency"}),
     method="Rubric level texts come from each criterion's explanation; a claim's verdict must "
-           "agree with its consistency verdicts when they all agree.",
+    "agree with its consistency verdicts when they all agree.",
 )

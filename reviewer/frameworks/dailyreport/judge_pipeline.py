@@ -125,8 +125,13 @@ class _Draft:
 
 
 class Pipeline:
-    def __init__(self, client: Completer, pages: PageSource | None, run_id: str,
-                 options: PipelineOptions | None = None) -> None:
+    def __init__(
+        self,
+        client: Completer,
+        pages: PageSource | None,
+        run_id: str,
+        options: PipelineOptions | None = None,
+    ) -> None:
         self.client = client
         self.pages = pages
         self.run_id = run_id
@@ -141,7 +146,7 @@ class Pipeline:
             if "claims" in steps:
                 claims = await self._extract(job, out)
                 if out.deferred:
-                    return      # claims still wait in a batch: nothing depends on them yet
+                    return  # claims still wait in a batch: nothing depends on them yet
                 out.claims.extend(claims)
             async with asyncio.TaskGroup() as group:
                 if "consistency" in steps:
@@ -171,8 +176,9 @@ class Pipeline:
         if not criteria:
             return None
         numbered = [(n, c.text, c.explanation) for n, c in enumerate(criteria, 1)]
-        prompt = ins_prompt(job.task.prompt, job.report.markdown, numbered,
-                            self._cur_date(job.task))
+        prompt = ins_prompt(
+            job.task.prompt, job.report.markdown, numbered, self._cur_date(job.task)
+        )
         return prompt, criteria
 
     async def _ins(self, job: JudgeJob, out: ReportOutcome) -> None:
@@ -183,21 +189,36 @@ class Pipeline:
         result = await self.client.complete(prompt, InsReply)
         if result.value is None:
             for criterion in criteria:
-                out.judgments.append(self._judgment(
-                    job, "ins", criterion=criterion.id, error=result.error,
-                    raw=result.content))
+                out.judgments.append(
+                    self._judgment(
+                        job, "ins", criterion=criterion.id, error=result.error, raw=result.content
+                    )
+                )
             return
         scores = {s.id: s for s in result.value.scores}
         for n, criterion in enumerate(criteria, 1):
             score = scores.get(n)
             if score is None:
-                out.judgments.append(self._judgment(
-                    job, "ins", criterion=criterion.id,
-                    error=f"the reply has no score for criterion {n}", raw=result.content))
+                out.judgments.append(
+                    self._judgment(
+                        job,
+                        "ins",
+                        criterion=criterion.id,
+                        error=f"the reply has no score for criterion {n}",
+                        raw=result.content,
+                    )
+                )
             else:
-                out.judgments.append(self._judgment(
-                    job, "ins", criterion=criterion.id, value=score.score,
-                    explanation=score.explanation, raw=_raw(score)))
+                out.judgments.append(
+                    self._judgment(
+                        job,
+                        "ins",
+                        criterion=criterion.id,
+                        value=score.score,
+                        explanation=score.explanation,
+                        raw=_raw(score),
+                    )
+                )
 
     # -- claims -------------------------------------------------------------------------------
 
@@ -209,14 +230,12 @@ class Pipeline:
             sub = subtasks.get(criterion.subtask or "")
             if sub is not None:
                 question += f"\nThe part of the task it belongs to: {sub.text}"
-            out.append((criterion, extract_prompt(job.task.prompt, job.report.markdown,
-                                                  question)))
+            out.append((criterion, extract_prompt(job.task.prompt, job.report.markdown, question)))
         return out
 
     async def _extract(self, job: JudgeJob, out: ReportOutcome) -> list[Claim]:
         prompts = self._extract_prompts(job)
-        results = await asyncio.gather(*(self.client.complete(p, ExtractReply)
-                                         for _, p in prompts))
+        results = await asyncio.gather(*(self.client.complete(p, ExtractReply) for _, p in prompts))
         markdown = job.report.markdown
         drafts: list[_Draft] = []
         seen: set[str] = set()
@@ -225,8 +244,9 @@ class Pipeline:
             return []
         for (criterion, _), result in zip(prompts, results, strict=True):
             if result.value is None:
-                out.errors.append(StepError(job.report.id, "claims", criterion.id,
-                                            result.error or "no reply"))
+                out.errors.append(
+                    StepError(job.report.id, "claims", criterion.id, result.error or "no reply")
+                )
                 continue
             for item in result.value.claims:
                 fact = item.fact.strip()
@@ -239,8 +259,9 @@ class Pipeline:
                 seen.update(keys)
                 span = locate(markdown, fact)
                 cites = citations_near(markdown, *span) if span else ()
-                drafts.append(_Draft(fact, extract, criterion, span, cites,
-                                     "text" if span else "none"))
+                drafts.append(
+                    _Draft(fact, extract, criterion, span, cites, "text" if span else "none")
+                )
         unlocated = [d for d in drafts if d.span is None]
         if unlocated:
             await self._match(job, unlocated, out)
@@ -248,10 +269,20 @@ class Pipeline:
                 return []
         ids = self._claim_ids(job)
         return [
-            Claim(id=next(ids), subtask=d.criterion.subtask, criterion=d.criterion.id,
-                  fact=d.fact, extract=d.extract, span=d.span, citations=list(d.citations),
-                  metadata={RUN_CLAIM_KEY: self.run_id, "located_by": d.located_by,
-                            **({"extracted_fact": d.extracted_fact} if d.extracted_fact else {})})
+            Claim(
+                id=next(ids),
+                subtask=d.criterion.subtask,
+                criterion=d.criterion.id,
+                fact=d.fact,
+                extract=d.extract,
+                span=d.span,
+                citations=list(d.citations),
+                metadata={
+                    RUN_CLAIM_KEY: self.run_id,
+                    "located_by": d.located_by,
+                    **({"extracted_fact": d.extracted_fact} if d.extracted_fact else {}),
+                },
+            )
             for d in drafts
         ]
 
@@ -259,16 +290,20 @@ class Pipeline:
         size = max(1, CLAIMS_PER_MATCH_CALL)
         markdown = job.report.markdown
         for start in range(0, len(drafts), size):
-            chunk = drafts[start:start + size]
-            prompt = match_prompt(markdown, [(n, d.fact, d.extract)
-                                             for n, d in enumerate(chunk, 1)])
+            chunk = drafts[start : start + size]
+            prompt = match_prompt(
+                markdown, [(n, d.fact, d.extract) for n, d in enumerate(chunk, 1)]
+            )
             result = await self.client.complete(prompt, MatchReply)
             if result.deferred:
                 out.deferred = True
                 continue
             if result.value is None:
-                out.errors.append(StepError(job.report.id, "match", f"{len(chunk)} claims",
-                                            result.error or "no reply"))
+                out.errors.append(
+                    StepError(
+                        job.report.id, "match", f"{len(chunk)} claims", result.error or "no reply"
+                    )
+                )
                 continue
             matches = {m.id: m for m in result.value.matches}
             for n, draft in enumerate(chunk, 1):
@@ -280,10 +315,11 @@ class Pipeline:
                     continue
                 # The fact must be report text: keep the model's version only as metadata.
                 draft.extracted_fact = draft.fact
-                draft.fact = markdown[span[0]:span[1]]
+                draft.fact = markdown[span[0] : span[1]]
                 draft.span = span
-                draft.citations = (tuple(match.references) if match.references
-                                   else citations_near(markdown, *span))
+                draft.citations = (
+                    tuple(match.references) if match.references else citations_near(markdown, *span)
+                )
                 draft.located_by = "judge"
 
     def _claim_ids(self, job: JudgeJob) -> Iterator[str]:
@@ -308,20 +344,30 @@ class Pipeline:
                     groups.setdefault(index, []).append(claim)
         return dict(sorted(groups.items()))
 
-    async def _consistency(self, job: JudgeJob, claims: Sequence[Claim],
-                           out: ReportOutcome) -> None:
+    async def _consistency(
+        self, job: JudgeJob, claims: Sequence[Claim], out: ReportOutcome
+    ) -> None:
         groups = self._groups(job, claims)
         async with asyncio.TaskGroup() as group:
             for index, cited in groups.items():
                 group.create_task(self._consistency_ref(job, job.references[index], cited, out))
 
-    async def _consistency_ref(self, job: JudgeJob, ref: Reference, claims: Sequence[Claim],
-                               out: ReportOutcome) -> None:
+    async def _consistency_ref(
+        self, job: JudgeJob, ref: Reference, claims: Sequence[Claim], out: ReportOutcome
+    ) -> None:
         def unknown(reason: str, sha: str | None) -> None:
             for claim in claims:
-                out.judgments.append(self._judgment(
-                    job, "consistency", claim=claim.id, ref=ref.index, value="unknown",
-                    explanation=f"Not sent to the model: {reason}.", source_sha256=sha))
+                out.judgments.append(
+                    self._judgment(
+                        job,
+                        "consistency",
+                        claim=claim.id,
+                        ref=ref.index,
+                        value="unknown",
+                        explanation=f"Not sent to the model: {reason}.",
+                        source_sha256=sha,
+                    )
+                )
 
         if not ref.url:
             unknown(f"reference [{ref.index}] has no URL", None)
@@ -338,46 +384,85 @@ class Pipeline:
             return
         size = max(1, STATEMENTS_PER_CALL)
         for start in range(0, len(claims), size):
-            chunk = claims[start:start + size]
+            chunk = claims[start : start + size]
             prompt = self._consistency_prompt(ref, page, chunk)
             result = await self.client.complete(prompt, ConsistencyReply)
             verdicts = {} if result.value is None else {r.idx: r for r in result.value.results}
             for n, claim in enumerate(chunk, 1):
                 verdict = verdicts.get(n)
                 if result.value is None:
-                    out.judgments.append(self._judgment(
-                        job, "consistency", claim=claim.id, ref=ref.index, error=result.error,
-                        raw=result.content, source_sha256=page.sha256))
+                    out.judgments.append(
+                        self._judgment(
+                            job,
+                            "consistency",
+                            claim=claim.id,
+                            ref=ref.index,
+                            error=result.error,
+                            raw=result.content,
+                            source_sha256=page.sha256,
+                        )
+                    )
                 elif verdict is None:
-                    out.judgments.append(self._judgment(
-                        job, "consistency", claim=claim.id, ref=ref.index,
-                        error=f"the reply has no verdict for statement {n}",
-                        raw=result.content, source_sha256=page.sha256))
+                    out.judgments.append(
+                        self._judgment(
+                            job,
+                            "consistency",
+                            claim=claim.id,
+                            ref=ref.index,
+                            error=f"the reply has no verdict for statement {n}",
+                            raw=result.content,
+                            source_sha256=page.sha256,
+                        )
+                    )
                 else:
-                    out.judgments.append(self._judgment(
-                        job, "consistency", claim=claim.id, ref=ref.index, value=verdict.result,
-                        explanation=verdict.explanation, evidence=verdict.context,
-                        raw=_raw(verdict), source_sha256=page.sha256))
+                    out.judgments.append(
+                        self._judgment(
+                            job,
+                            "consistency",
+                            claim=claim.id,
+                            ref=ref.index,
+                            value=verdict.result,
+                            explanation=verdict.explanation,
+                            evidence=verdict.context,
+                            raw=_raw(verdict),
+                            source_sha256=page.sha256,
+                        )
+                    )
 
     def _consistency_prompt(self, ref: Reference, page: Page, claims: Sequence[Claim]) -> Prompt:
         text = page.text[: self.options.max_source_chars]
         statements = [(n, c.extract or c.fact) for n, c in enumerate(claims, 1)]
-        return consistency_prompt(ref.index, page.title or ref.title, ref.url or page.url, text,
-                                  statements)
+        return consistency_prompt(
+            ref.index, page.title or ref.title, ref.url or page.url, text, statements
+        )
 
     # -- rationality --------------------------------------------------------------------------
 
-    def _rat_prompts(self, job: JudgeJob, claims: Sequence[Claim]
-                     ) -> list[tuple[Criterion, Prompt]]:
+    def _rat_prompts(
+        self, job: JudgeJob, claims: Sequence[Claim]
+    ) -> list[tuple[Criterion, Prompt]]:
         ins = {c.subtask: c for c in cascade_criteria(job.task, "ins")}
         out = []
         for criterion in cascade_criteria(job.task, "rat"):
             instruction = ins.get(criterion.subtask)
-            related = [c.extract or c.fact for c in claims
-                       if criterion.subtask is not None and c.subtask == criterion.subtask]
-            out.append((criterion, rat_prompt(
-                job.task.prompt, job.report.markdown, _question(criterion),
-                instruction.text if instruction else "", related, self._cur_date(job.task))))
+            related = [
+                c.extract or c.fact
+                for c in claims
+                if criterion.subtask is not None and c.subtask == criterion.subtask
+            ]
+            out.append(
+                (
+                    criterion,
+                    rat_prompt(
+                        job.task.prompt,
+                        job.report.markdown,
+                        _question(criterion),
+                        instruction.text if instruction else "",
+                        related,
+                        self._cur_date(job.task),
+                    ),
+                )
+            )
         return out
 
     async def _rat(self, job: JudgeJob, claims: Sequence[Claim], out: ReportOutcome) -> None:
@@ -386,24 +471,34 @@ class Pipeline:
         for (criterion, _), result in zip(prompts, results, strict=True):
             reply = result.value
             if reply is None:
-                out.judgments.append(self._judgment(job, "rat", criterion=criterion.id,
-                                                    error=result.error, raw=result.content))
+                out.judgments.append(
+                    self._judgment(
+                        job, "rat", criterion=criterion.id, error=result.error, raw=result.content
+                    )
+                )
                 continue
             notes = [reply.explanation] if reply.explanation else []
             for p in reply.paragraphs:
                 if not p.reasonable:
                     head = " ".join(p.paragraph.split())[:80]
                     notes.append(f"Unreasonable: “{head}…” — {p.reason}")
-            out.judgments.append(self._judgment(
-                job, "rat", criterion=criterion.id, value=reply.score,
-                explanation="\n".join(notes),
-                evidence="\n\n".join(p.paragraph for p in reply.paragraphs),
-                raw=result.content))
+            out.judgments.append(
+                self._judgment(
+                    job,
+                    "rat",
+                    criterion=criterion.id,
+                    value=reply.score,
+                    explanation="\n".join(notes),
+                    evidence="\n\n".join(p.paragraph for p in reply.paragraphs),
+                    raw=result.content,
+                )
+            )
 
     # -- dry run ------------------------------------------------------------------------------
 
-    def plan(self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
-             ) -> list[PlannedCall]:
+    def plan(
+        self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
+    ) -> list[PlannedCall]:
         """The calls :meth:`judge` would make, with token estimates, without making any.
 
         Prompts that depend on the run's own results are estimated with stand-ins: the
@@ -440,10 +535,13 @@ class Pipeline:
                 stand_in = page or Page(url=ref.url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
                 size = max(1, STATEMENTS_PER_CALL)
                 for start in range(0, len(cited), size):
-                    chunk = cited[start:start + size]
-                    add("consistency", self._consistency_prompt(ref, stand_in, chunk),
+                    chunk = cited[start : start + size]
+                    add(
+                        "consistency",
+                        self._consistency_prompt(ref, stand_in, chunk),
                         _OUTPUT_TOKENS["consistency"] * len(chunk),
-                        page is not None and not extracting)
+                        page is not None and not extracting,
+                    )
         if "rat" in steps:
             for _, prompt in self._rat_prompts(job, claims):
                 add("rat", prompt, _OUTPUT_TOKENS["rat"], not extracting)
@@ -451,10 +549,13 @@ class Pipeline:
 
 
 SPEC = PipelineSpec(
-    framework=FRAMEWORK, prompt_version=PROMPT_VERSION, steps=STEPS,
+    framework=FRAMEWORK,
+    prompt_version=PROMPT_VERSION,
+    steps=STEPS,
     build=lambda client, pages, run_id, options: Pipeline(client, pages, run_id, options),
-    extraction_steps=frozenset({"claims"}), sources="fetch",
+    extraction_steps=frozenset({"claims"}),
+    sources="fetch",
     description="DailyReport (App. C): instruction following, claim extraction, claim ↔ "
-                "reference consistency, rationality",
+    "reference consistency, rationality",
 )
 """What ``cascade``'s ``Rejudge.pipeline`` names."""

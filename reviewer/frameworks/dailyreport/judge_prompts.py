@@ -25,6 +25,7 @@ PROMPT_VERSION = "gavel-dailyreport-2"
 STEPS = ("ins", "extract", "match", "consistency", "rat")
 """The kinds of call the pipeline makes; ``extract`` + ``match`` make up the ``claims`` step."""
 
+
 def _system(template: str, fences: Fences) -> str:
     return template.replace("@@DATA_RULE@@", fences.rule)
 
@@ -63,18 +64,23 @@ When a criterion comes with a scoring note, apply the note.
 Give exactly one entry per criterion, in the order given."""
 
 
-def ins_prompt(question: str, document: str, criteria: Sequence[tuple[int, str, str]],
-               cur_date: str) -> Prompt:
+def ins_prompt(
+    question: str, document: str, criteria: Sequence[tuple[int, str, str]], cur_date: str
+) -> Prompt:
     """``criteria`` are (number, criterion text, scoring note) triples."""
-    items = [{"id": n, "criterion": text, **({"scoring_note": note} if note else {})}
-             for n, text, note in criteria]
+    items = [
+        {"id": n, "criterion": text, **({"scoring_note": note} if note else {})}
+        for n, text, note in criteria
+    ]
     f = fences_for((question, document, items))
-    user = "\n\n".join((
-        f.block("question", question),
-        f.block("document", document),
-        f.json_block("criteria", items),
-        f"Score all {len(items)} criteria.",
-    ))
+    user = "\n\n".join(
+        (
+            f.block("question", question),
+            f.block("document", document),
+            f.json_block("criteria", items),
+            f"Score all {len(items)} criteria.",
+        )
+    )
     return Prompt("ins", _system(_INS_SYSTEM.format(cur_date=cur_date), f), user)
 
 
@@ -112,11 +118,13 @@ Reply {{"claims": []}} when the document has no claim on the question."""
 
 def extract_prompt(task_prompt: str, document: str, accuracy_question: str) -> Prompt:
     f = fences_for((task_prompt, accuracy_question, document))
-    user = "\n\n".join((
-        f.block("request", task_prompt),
-        f.block("accuracy_question", accuracy_question),
-        f.block("document", document),
-    ))
+    user = "\n\n".join(
+        (
+            f.block("request", task_prompt),
+            f.block("accuracy_question", accuracy_question),
+            f.block("document", document),
+        )
+    )
     return Prompt("extract", _system(_EXTRACT_SYSTEM, f), user)
 
 
@@ -150,11 +158,13 @@ def match_prompt(document: str, claims: Sequence[tuple[int, str, str]]) -> Promp
     """``claims`` are (number, fact, extract) triples."""
     items = [{"id": n, "fact": fact, "extract": extract} for n, fact, extract in claims]
     f = fences_for((document, items))
-    user = "\n\n".join((
-        f.block("document", document),
-        f.json_block("claims", items),
-        f"Match all {len(items)} claims.",
-    ))
+    user = "\n\n".join(
+        (
+            f.block("document", document),
+            f.json_block("claims", items),
+            f"Match all {len(items)} claims.",
+        )
+    )
     return Prompt("match", _system(_MATCH_SYSTEM, f), user)
 
 
@@ -181,17 +191,20 @@ Base every verdict on the page alone, not on your own knowledge.
 Give exactly one entry per statement."""
 
 
-def consistency_prompt(ref_index: int, title: str, url: str, page_text: str,
-                       statements: Sequence[tuple[int, str]]) -> Prompt:
+def consistency_prompt(
+    ref_index: int, title: str, url: str, page_text: str, statements: Sequence[tuple[int, str]]
+) -> Prompt:
     items = [{"idx": n, "statement": text} for n, text in statements]
     header = f"Reference [{ref_index}]: {title or '(no title)'} — {url}"
     f = fences_for((header, page_text, items))
-    user = "\n\n".join((
-        f.block("reference_header", header),
-        f.block("reference", page_text),
-        f.json_block("statements", items),
-        f"Judge all {len(items)} statements.",
-    ))
+    user = "\n\n".join(
+        (
+            f.block("reference_header", header),
+            f.block("reference", page_text),
+            f.json_block("statements", items),
+            f"Judge all {len(items)} statements.",
+        )
+    )
     return Prompt("consistency", _system(_CONSISTENCY_SYSTEM, f), user)
 
 
@@ -231,14 +244,22 @@ already checked separately for that part.
   "reason": "<why>"}}}}, ...], "score": <0, 0.5 or 1>, "explanation": "<why this score>"}}}}"""
 
 
-def rat_prompt(task_prompt: str, document: str, question: str, instruction: str,
-               claims: Sequence[str], cur_date: str) -> Prompt:
+def rat_prompt(
+    task_prompt: str,
+    document: str,
+    question: str,
+    instruction: str,
+    claims: Sequence[str],
+    cur_date: str,
+) -> Prompt:
     f = fences_for((task_prompt, question, instruction, list(claims), document))
-    user = "\n\n".join((
-        f.block("request", task_prompt),
-        f.block("rationality_question", question),
-        f.block("instruction", instruction or "(none given)"),
-        f.json_block("claims", list(claims)),
-        f.block("document", document),
-    ))
+    user = "\n\n".join(
+        (
+            f.block("request", task_prompt),
+            f.block("rationality_question", question),
+            f.block("instruction", instruction or "(none given)"),
+            f.json_block("claims", list(claims)),
+            f.block("document", document),
+        )
+    )
     return Prompt("rat", _system(_RAT_SYSTEM.format(cur_date=cur_date), f), user)

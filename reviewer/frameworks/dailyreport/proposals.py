@@ -26,14 +26,21 @@ def gold(kind: str, payload: dict[str, Any]) -> Any:
     """A claim's ``extract`` (the context-completed statement) defaults to its fact."""
     if kind != "new_claim":
         return None
-    return {"subtask": payload["subtask"], "fact": payload["fact"],
-            "extract": payload.get("extract") or payload["fact"]}
+    return {
+        "subtask": payload["subtask"],
+        "fact": payload["fact"],
+        "extract": payload.get("extract") or payload["fact"],
+    }
 
 
 PROPOSALS = Proposals(
     shapes={
-        "new_rubric": Shape(("subtask", "dimension", "text"), ("explanation",), ("text",),
-                            choices={"dimension": DIMENSIONS}),
+        "new_rubric": Shape(
+            ("subtask", "dimension", "text"),
+            ("explanation",),
+            ("text",),
+            choices={"dimension": DIMENSIONS},
+        ),
         "new_claim": Shape(("subtask", "fact"), ("extract",), ("extract", "fact")),
     },
     report_claims=True,

@@ -134,15 +134,34 @@ OPTIONS = (
 )
 
 METRICS = (
-    Metric("UserPref", "UserPref", headline=True, digits=2, description="Algorithm 1 level 1–4",
-           additive=False, bounds=(1.0, 4.0)),
+    Metric(
+        "UserPref",
+        "UserPref",
+        headline=True,
+        digits=2,
+        description="Algorithm 1 level 1–4",
+        additive=False,
+        bounds=(1.0, 4.0),
+    ),
     Metric("Ins", "InstFollow", headline=True, description="Eq. 2", bounds=(0.0, 1.0)),
-    Metric("Fac", "Factuality", headline=True, description="Eq. 3, cascade-weighted",
-           bounds=(0.0, 1.0)),
-    Metric("Rat", "Rationality", headline=True, description="Eq. 4, cascade-weighted",
-           bounds=(0.0, 1.0)),
-    Metric("SubTaskPass", "SubTask Pass", description="share of subtasks meeting every rubric",
-           additive=False, bounds=(0.0, 1.0), compare=True),
+    Metric(
+        "Fac", "Factuality", headline=True, description="Eq. 3, cascade-weighted", bounds=(0.0, 1.0)
+    ),
+    Metric(
+        "Rat",
+        "Rationality",
+        headline=True,
+        description="Eq. 4, cascade-weighted",
+        bounds=(0.0, 1.0),
+    ),
+    Metric(
+        "SubTaskPass",
+        "SubTask Pass",
+        description="share of subtasks meeting every rubric",
+        additive=False,
+        bounds=(0.0, 1.0),
+        compare=True,
+    ),
     Metric("Reference_Ratio", "Reference ratio", description="claims citing a reference"),
     Metric("Reference_Support", "Reference support", description="accuracy of cited claims"),
     Metric(
@@ -154,21 +173,41 @@ METRICS = (
         description="share of claim×reference pairs judged support",
         compare=True,
     ),
-    Metric("Search_Calls", "Avg search calls", digits=1,
-           description="search-tool calls per report (Fig. 4: web search + web content "
-           "mining), from the report's trace counts; n/a: not in this run"),
-    Metric("Web_Search", "Web search", digits=1,
-           description="web-search calls per report (Table 6), from trace counts"),
-    Metric("Web_Content_Mining", "Web content mining", digits=1,
-           description="page-fetch calls per report (Table 6), from trace counts"),
-    Metric("NeedsReview", "Needs review", digits=0,
-           description="reports with a fac subtask without claims, a claim, ins or rat "
-           "criterion without a usable verdict, or a subtask without an ins criterion"),
+    Metric(
+        "Search_Calls",
+        "Avg search calls",
+        digits=1,
+        description="search-tool calls per report (Fig. 4: web search + web content "
+        "mining), from the report's trace counts; n/a: not in this run",
+    ),
+    Metric(
+        "Web_Search",
+        "Web search",
+        digits=1,
+        description="web-search calls per report (Table 6), from trace counts",
+    ),
+    Metric(
+        "Web_Content_Mining",
+        "Web content mining",
+        digits=1,
+        description="page-fetch calls per report (Table 6), from trace counts",
+    ),
+    Metric(
+        "NeedsReview",
+        "Needs review",
+        digits=0,
+        description="reports with a fac subtask without claims, a claim, ins or rat "
+        "criterion without a usable verdict, or a subtask without an ins criterion",
+    ),
     Metric("Fac_na", "Fac n/a", digits=0, description="reports where Fac is undefined"),
     Metric("Rat_na", "Rat n/a", digits=0, description="reports where Rat is undefined"),
-    Metric("Trace_na", "Trace counts not in this run", digits=0,
-           description="reports whose metadata carries no trace counts (metadata.trace): "
-           "the search metrics are not in this run for them"),
+    Metric(
+        "Trace_na",
+        "Trace counts not in this run",
+        digits=0,
+        description="reports whose metadata carries no trace counts (metadata.trace): "
+        "the search metrics are not in this run for them",
+    ),
 )
 
 SEARCH_METRICS = ("Search_Calls", "Web_Search", "Web_Content_Mining")
@@ -220,15 +259,22 @@ class ReviewFlags:
     """subtasks without an ins criterion (option missing_ins)"""
 
     def __bool__(self) -> bool:
-        return bool(self.empty_fac or self.unjudged_claims or self.failed_verdicts
-                    or self.missing_ins)
+        return bool(
+            self.empty_fac or self.unjudged_claims or self.failed_verdicts or self.missing_ins
+        )
 
     def parts(self) -> dict[str, float]:
         """The non-zero counts as hidden score parts (``_review_<reason>``)."""
-        return {f"_review_{name}": float(count) for name, count in (
-            ("empty_fac", self.empty_fac), ("unjudged_claims", self.unjudged_claims),
-            ("failed_verdicts", self.failed_verdicts), ("missing_ins", self.missing_ins),
-        ) if count}
+        return {
+            f"_review_{name}": float(count)
+            for name, count in (
+                ("empty_fac", self.empty_fac),
+                ("unjudged_claims", self.unjudged_claims),
+                ("failed_verdicts", self.failed_verdicts),
+                ("missing_ins", self.missing_ins),
+            )
+            if count
+        }
 
 
 @dataclass(slots=True)
@@ -255,7 +301,7 @@ def _combine(halves: list[int], how: str) -> Q:
 
 def _o(ins: N, fac: N | None, rat: N | None, zero_missing: bool, zero: N) -> N:
     """Eq. 5, o_k = ½·ins_k·(fac_k + rat_k), with the missing_dimension reading."""
-    if zero_missing:        # literal: a missing dimension is 0, an ins-only subtask scores 0
+    if zero_missing:  # literal: a missing dimension is 0, an ins-only subtask scores 0
         return ins * ((zero if fac is None else fac) + (zero if rat is None else rat)) / 2
     if fac is None and rat is None:
         return ins
@@ -325,8 +371,9 @@ class _Claims:
     correct_noref: int
 
 
-def _count_claims(report: ReportInput, shape: _TaskShape, values: dict[int | None, str | None]
-                  ) -> _Claims:
+def _count_claims(
+    report: ReportInput, shape: _TaskShape, values: dict[int | None, str | None]
+) -> _Claims:
     """Every extracted claim counts, judged or not (Eq. 6: "the proportion of verified correct
     claims among all extracted claims"): a claim without a verdict, or whose verdict failed,
     is not verified correct. A claim belongs to its subtask, else to its criterion's.
@@ -345,7 +392,7 @@ def _count_claims(report: ReportInput, shape: _TaskShape, values: dict[int | Non
         for claim in claims:
             origin = claim.origin
             if origin is not None and counted is None:
-                break       # a judge run's claims are here: choose the extraction, start over
+                break  # a judge run's claims are here: choose the extraction, start over
             if counted is not None and origin not in counted:
                 continue
             sub = claim.subtask_id
@@ -416,8 +463,9 @@ def subtask_scores(
     return _subtasks(report, _read(report, variant, options), options)
 
 
-def _criteria_value(halves: list[int] | None, expected: int, how: str, exclude_failed: bool,
-                    flags: ReviewFlags) -> Q | None:
+def _criteria_value(
+    halves: list[int] | None, expected: int, how: str, exclude_failed: bool, flags: ReviewFlags
+) -> Q | None:
     """One dimension of one subtask from the usable verdicts of its ``expected`` criteria;
     the missing ones count as 0 or are left out (option failed_verdict). None: no value."""
     values = halves or []
@@ -429,8 +477,9 @@ def _criteria_value(halves: list[int] | None, expected: int, how: str, exclude_f
     return _combine(values, how) if values else None
 
 
-def _subtasks(report: ReportInput, read: _Verdicts, options: Mapping[str, str]
-              ) -> tuple[list[SubtaskScore], ReviewFlags]:
+def _subtasks(
+    report: ReportInput, read: _Verdicts, options: Mapping[str, str]
+) -> tuple[list[SubtaskScore], ReviewFlags]:
     how = options["several_criteria"]
     shape = _shape(report)
     ins_vals, rat_vals = read.ins, read.rat
@@ -447,7 +496,7 @@ def _subtasks(report: ReportInput, read: _Verdicts, options: Mapping[str, str]
         values = ins_vals.get(sid)
         ins_q: Q | None
         if expected == 1 and values is not None and len(values) == 1:
-            ins_q = (values[0], 2)                      # the common case: one ins verdict
+            ins_q = (values[0], 2)  # the common case: one ins verdict
         elif expected or values:
             ins_q = _criteria_value(values, expected, how, exclude_failed, flags)
         else:
@@ -484,8 +533,20 @@ def _subtasks(report: ReportInput, read: _Verdicts, options: Mapping[str, str]
                 rat = rat_q[0] / rat_q[1]
         o = _o(ins, fac, rat, zero_missing, 0.0)
         passed = ins == 1.0 and (fac is None or fac == 1.0) and (rat is None or rat == 1.0)
-        out.append(SubtaskScore(sid, subtask.importance, subtask.group, ins, fac, rat, o, passed,
-                                fac_empty, (ins_q, fac_q, rat_q)))
+        out.append(
+            SubtaskScore(
+                sid,
+                subtask.importance,
+                subtask.group,
+                ins,
+                fac,
+                rat,
+                o,
+                passed,
+                fac_empty,
+                (ins_q, fac_q, rat_q),
+            )
+        )
     return out, flags
 
 
@@ -503,7 +564,8 @@ on the right side in floats."""
 
 
 def user_pref(
-    subtasks: Sequence[tuple[str, str | None, N]], options: Mapping[str, str],
+    subtasks: Sequence[tuple[str, str | None, N]],
+    options: Mapping[str, str],
     exact: bool | None = None,
 ) -> UserPrefTrace:
     """Algorithm 1 (User-Centric Aggregation) over (importance, group, o_k) triples.
@@ -543,14 +605,14 @@ def user_pref(
     if subtasks and all(o == 1 for _, _, o in subtasks):
         return trace(4, "every o_k = 1")
     if c0 == 0 or c1 < low or (c0 < half and c1 < half):
-        return trace(1, "c0 = 0" if c0 == 0 else ("c1 < 0.3" if c1 < low
-                                                   else "c0 < 0.5 ∧ c1 < 0.5"))
+        return trace(
+            1, "c0 = 0" if c0 == 0 else ("c1 < 0.3" if c1 < low else "c0 < 0.5 ∧ c1 < 0.5")
+        )
     if c0 >= half and v1 and v2 and c1 >= high:
         return trace(3, "c0 ≥ 0.5 ∧ v1 ∧ v2 ∧ c1 ≥ 0.7")
     failed = [
         name
-        for name, ok in (("c0 ≥ 0.5", c0 >= half), ("v1", v1), ("v2", v2),
-                         ("c1 ≥ 0.7", c1 >= high))
+        for name, ok in (("c0 ≥ 0.5", c0 >= half), ("v1", v1), ("v2", v2), ("c1 ≥ 0.7", c1 >= high))
         if not ok
     ]
     return trace(2, "not " + " ∧ ".join(failed))
@@ -566,15 +628,20 @@ def _user_pref(subs: Sequence[SubtaskScore], options: Mapping[str, str]) -> User
     rounding error (7/10 summed in floats can be 0.6999999999999998)."""
     trace = user_pref([(s.importance, s.group, s.o) for s in subs], options, False)
     if _near_threshold(trace):
-        trace = user_pref([(s.importance, s.group, s.exact_o(options)) for s in subs], options,
-                          True)
+        trace = user_pref(
+            [(s.importance, s.group, s.exact_o(options)) for s in subs], options, True
+        )
     return trace
 
 
 def _count(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 \
-            or not math.isfinite(value):
-        return None             # (NaN and inf are no count: NaN is "no value" in a column)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or value < 0
+        or not math.isfinite(value)
+    ):
+        return None  # (NaN and inf are no count: NaN is "no value" in a column)
     return float(value)
 
 
@@ -605,14 +672,19 @@ class CascadeFramework:
     proposals: Proposals = PROPOSALS
     rejudge: Rejudge | None = Rejudge(
         frozenset({"ins", "rat", "consistency"}),
-        pipeline="reviewer.frameworks.dailyreport.judge_pipeline:SPEC")
+        pipeline="reviewer.frameworks.dailyreport.judge_pipeline:SPEC",
+    )
     grading: Grading | None = GRADING
     kinds: Mapping[str, VerdictKind] = KINDS
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
     bulk: BulkSpec | None = BulkSpec(
-        ("ins", "rat", "consistency"), (*_HALVES, "correct", "support"), "claim", ("correct",),
-        lambda counts, options: score_counts(counts, options))
+        ("ins", "rat", "consistency"),
+        (*_HALVES, "correct", "support"),
+        "claim",
+        ("correct",),
+        lambda counts, options: score_counts(counts, options),
+    )
 
     def score_report(
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]
@@ -631,9 +703,11 @@ class CascadeFramework:
         reports = [r for r in reports if r]
         return self.aggregate_columns(columns_of(reports, _AGGREGATED), len(reports), options)
 
-    def aggregate_columns(self, columns: Columns, count: int, options: Mapping[str, str]
-                          ) -> dict[str, Aggregate]:
+    def aggregate_columns(
+        self, columns: Columns, count: int, options: Mapping[str, str]
+    ) -> dict[str, Aggregate]:
         """The system's scores from its reports' columns (NaN: the report has no value)."""
+
         def column(name: str) -> Sequence[float]:
             return columns.get(name) or [math.nan] * count
 
@@ -666,9 +740,11 @@ def _scores(report: ReportInput, read: _Verdicts, options: Mapping[str, str]) ->
     # any says so with Trace_na = 1 rather than three n/a rows: most runs have none).
     counts = search_counts(report.report_metadata)
     trace_scores: ReportScores = (
-        {**dict(zip(SEARCH_METRICS, counts, strict=True)), "Trace_na": 0.0} if counts
-        else {"Trace_na": 1.0})
-    if not n:       # every subtask left out (option missing_ins): nothing else to score
+        {**dict(zip(SEARCH_METRICS, counts, strict=True)), "Trace_na": 0.0}
+        if counts
+        else {"Trace_na": 1.0}
+    )
+    if not n:  # every subtask left out (option missing_ins): nothing else to score
         return {"NeedsReview": 1.0, **flags.parts(), **trace_scores}
     ins_sum = fac_num = fac_den = rat_num = rat_den = 0.0
     fac_k = rat_k = passed = 0
@@ -761,8 +837,15 @@ def score_counts(counts: ReportCounts, options: Mapping[str, str]) -> ReportScor
         correct_all += right
         unjudged += values.get(None, 0)
     correct_ref = counts.cited_values.get("correct", 0)
-    claims = _Claims(total, correct, unjudged, counts.claims, counts.cited, correct_ref,
-                     correct_all - correct_ref)
+    claims = _Claims(
+        total,
+        correct,
+        unjudged,
+        counts.claims,
+        counts.cited,
+        correct_ref,
+        correct_all - correct_ref,
+    )
     return _scores(report, _Verdicts(ins_vals, rat_vals, claims, pairs, pairs_support), options)
 
 
@@ -779,9 +862,23 @@ def _total(column: Sequence[float]) -> float:
     return s if s == s else sum((v for v in column if v == v), 0.0)
 
 
-_MICRO_PARTS = ("_n", "_claims", "_claims_ref", "_ins_sum", "_fac_num", "_fac_den", "_fac_k",
-                "_rat_num", "_rat_den", "_rat_k", "_pass", "_correct_ref", "_correct_noref",
-                "_pairs_support", "_pairs")
+_MICRO_PARTS = (
+    "_n",
+    "_claims",
+    "_claims_ref",
+    "_ins_sum",
+    "_fac_num",
+    "_fac_den",
+    "_fac_k",
+    "_rat_num",
+    "_rat_den",
+    "_rat_k",
+    "_pass",
+    "_correct_ref",
+    "_correct_noref",
+    "_pairs_support",
+    "_pairs",
+)
 
 
 def _micro(column: Callable[[str], Sequence[float]]) -> dict[str, Aggregate]:
@@ -807,8 +904,9 @@ def _micro(column: Callable[[str], Sequence[float]]) -> dict[str, Aggregate]:
     }
 
 
-_AGGREGATED = tuple(sorted({m.name for m in METRICS} | {"UserPref", *SEARCH_METRICS,
-                                                         *_MICRO_PARTS}))
+_AGGREGATED = tuple(
+    sorted({m.name for m in METRICS} | {"UserPref", *SEARCH_METRICS, *_MICRO_PARTS})
+)
 """Every metric the system aggregate reads."""
 
 

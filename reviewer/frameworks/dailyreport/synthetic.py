@@ -64,13 +64,17 @@ class _Run:
     def plant(self, scale: float = 1.0) -> bool:
         """Whether the judge errs here: ``scale`` evens out how often each error type gets a
         chance (there are far fewer verdicts on dead pages than rubric verdicts)."""
-        return self.spec.plant > 0 and self.planted is not None and \
-            self.rng.random() < min(1.0, self.spec.plant * scale)
+        return (
+            self.spec.plant > 0
+            and self.planted is not None
+            and self.rng.random() < min(1.0, self.spec.plant * scale)
+        )
 
     def record(self, error: str, verdict: dict[str, Any], right: object) -> None:
         assert self.planted is not None
-        entry: dict[str, Any] = {k: verdict[k] for k in ("report", "kind", "criterion",
-                                                          "claim", "ref") if k in verdict}
+        entry: dict[str, Any] = {
+            k: verdict[k] for k in ("report", "kind", "criterion", "claim", "ref") if k in verdict
+        }
         _line(self.planted, {**entry, "right": str(right), "type": error})
 
 
@@ -87,8 +91,10 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
     (:mod:`reviewer.frameworks.dailyreport.synthetic_plain`)."""
     if spec.planted:
         if spec.plant > 0 or spec.second_run > 0:
-            raise ValueError("a planted judge bias and planted judge errors of known types "
-                             "are separate generators: give one or the other")
+            raise ValueError(
+                "a planted judge bias and planted judge errors of known types "
+                "are separate generators: give one or the other"
+            )
         from reviewer.frameworks.dailyreport.synthetic_plain import write_plain
 
         return write_plain(folder, spec)
@@ -96,10 +102,12 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
     vocab = _vocabulary(rng)
     folder.mkdir(parents=True, exist_ok=True)
     suite = {
-        "format": "gavel-bundle", "format_version": 1,
+        "format": "gavel-bundle",
+        "format_version": 1,
         "id": f"synthetic-{spec.tasks}x{spec.systems}-s{spec.seed}",
         "name": f"Synthetic run {spec.tasks} tasks × {spec.systems} systems",
-        "frameworks": ["cascade"], "version": "synthetic",
+        "frameworks": ["cascade"],
+        "version": "synthetic",
         "source": "reviewer.frameworks.dailyreport.synthetic",
         "description": "generated for benchmarks and tests",
     }
@@ -110,16 +118,33 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
         for i, name in enumerate(systems):
             _line(handle, {"id": name, "name": f"System {i:02d}", "family": "synthetic"})
     with (folder / "runs.jsonl").open("w", encoding="utf-8") as handle:
-        _line(handle, {"id": "run-1", "model": "synthetic-judge", "prompt_version": "v1",
-                       "created_at": "2026-11-01T00:00:00Z"})
+        _line(
+            handle,
+            {
+                "id": "run-1",
+                "model": "synthetic-judge",
+                "prompt_version": "v1",
+                "created_at": "2026-11-01T00:00:00Z",
+            },
+        )
         if spec.second_run > 0:
-            _line(handle, {"id": "run-2", "model": "synthetic-judge-2", "prompt_version": "v2",
-                           "created_at": "2026-11-08T00:00:00Z"})
+            _line(
+                handle,
+                {
+                    "id": "run-2",
+                    "model": "synthetic-judge-2",
+                    "prompt_version": "v2",
+                    "created_at": "2026-11-08T00:00:00Z",
+                },
+            )
 
     n_sources = min(2000, spec.tasks * 10)
     dead_rng = random.Random(spec.seed + 1)
-    dead = {f"https://src{i}.example/page" for i in range(n_sources)
-            if dead_rng.random() < spec.unreachable}
+    dead = {
+        f"https://src{i}.example/page"
+        for i in range(n_sources)
+        if dead_rng.random() < spec.unreachable
+    }
     task_plans = list(_task_plans(rng, vocab, spec))
     with (folder / "tasks.jsonl").open("w", encoding="utf-8") as handle:
         for task in task_plans:
@@ -127,9 +152,11 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
             counts["tasks"] += 1
 
     listed = planted_path(folder)
-    with (folder / "reports.jsonl").open("w", encoding="utf-8") as reports, \
-            (folder / "judgments.jsonl").open("w", encoding="utf-8") as judgments, \
-            listed.open("w", encoding="utf-8") as planted:
+    with (
+        (folder / "reports.jsonl").open("w", encoding="utf-8") as reports,
+        (folder / "judgments.jsonl").open("w", encoding="utf-8") as judgments,
+        listed.open("w", encoding="utf-8") as planted,
+    ):
         run = _Run(rng, spec, dead, planted if spec.plant > 0 else None, [])
         first = True
         for t, task in enumerate(task_plans):
@@ -140,8 +167,9 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
                 words = spec.long_report_words if long else spec.words
                 n_claims = spec.long_report_claims if long else spec.claims
                 first = False
-                report, verdicts = _report(run, vocab, t, task, system, fac_subtasks, words,
-                                           n_claims, quality, n_sources)
+                report, verdicts = _report(
+                    run, vocab, t, task, system, fac_subtasks, words, n_claims, quality, n_sources
+                )
                 _line(reports, report)
                 counts["reports"] += 1
                 counts["claims"] += len(report["claims"])
@@ -159,8 +187,10 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
         for i in range(n_sources):
             url = f"https://src{i}.example/page"
             if url in dead:
-                _line(handle, {"url": url, "title": f"Source {i}", "text": "",
-                               "error": "HTTP 404 Not Found"})
+                _line(
+                    handle,
+                    {"url": url, "title": f"Source {i}", "text": "", "error": "HTTP 404 Not Found"},
+                )
             else:
                 text = " ".join(_sentence(rng, vocab, 14) + "." for _ in range(8))
                 _line(handle, {"url": url, "title": f"Source {i}", "text": text})
@@ -170,15 +200,20 @@ def write_synthetic(folder: Path, spec: SyntheticSpec = SyntheticSpec()) -> dict
 
 # -- rubrics with level texts --------------------------------------------------------------------
 
-_INS_LEVELS = ("1: all four {items}, each with its {qualifier}. 0.5: two or three {items}, or "
-               "figures without their {qualifier}. 0: one {item} or none.")
-_RAT_LEVELS = ("1: the recommendation follows from the {what} the report gives. 0.5: sensible, "
-               "but one {what} is misread. 0: the recommendation contradicts the report's own "
-               "{what}.")
+_INS_LEVELS = (
+    "1: all four {items}, each with its {qualifier}. 0.5: two or three {items}, or "
+    "figures without their {qualifier}. 0: one {item} or none."
+)
+_RAT_LEVELS = (
+    "1: the recommendation follows from the {what} the report gives. 0.5: sensible, "
+    "but one {what} is misread. 0: the recommendation contradicts the report's own "
+    "{what}."
+)
 
 
-def _task_plans(rng: random.Random, vocab: list[str], spec: SyntheticSpec
-                ) -> Iterator[dict[str, Any]]:
+def _task_plans(
+    rng: random.Random, vocab: list[str], spec: SyntheticSpec
+) -> Iterator[dict[str, Any]]:
     for t in range(spec.tasks):
         subtasks: list[dict[str, Any]] = []
         criteria: list[dict[str, Any]] = []
@@ -195,28 +230,52 @@ def _task_plans(rng: random.Random, vocab: list[str], spec: SyntheticSpec
             names = rng.sample(vocab, 4)
             item, qualifier, what = rng.choice(vocab), rng.choice(vocab), rng.choice(vocab)
             subtasks.append({"id": sid, "text": f"Subtask {s + 1} of task {t}", **importance})
-            criteria.append({
-                "id": f"{sid}-ins", "subtask": sid, "framework": "cascade", "dimension": "ins",
-                "text": f"Does the report cover {sid} for each of {names[0]}, {names[1]}, "
-                        f"{names[2]} and {names[3]}?",
-                "explanation": _INS_LEVELS.format(items=item + "s", item=item,
-                                                  qualifier=qualifier),
-                "metadata": {"synthetic": {"items": names, "item": item,
-                                           "qualifier": qualifier}}})
+            criteria.append(
+                {
+                    "id": f"{sid}-ins",
+                    "subtask": sid,
+                    "framework": "cascade",
+                    "dimension": "ins",
+                    "text": f"Does the report cover {sid} for each of {names[0]}, {names[1]}, "
+                    f"{names[2]} and {names[3]}?",
+                    "explanation": _INS_LEVELS.format(
+                        items=item + "s", item=item, qualifier=qualifier
+                    ),
+                    "metadata": {
+                        "synthetic": {"items": names, "item": item, "qualifier": qualifier}
+                    },
+                }
+            )
             if s % 2 == 0:
-                criteria.append({"id": f"{sid}-fac", "subtask": sid, "framework": "cascade",
-                                 "dimension": "fac", "text": f"Are the facts for {sid} right?"})
+                criteria.append(
+                    {
+                        "id": f"{sid}-fac",
+                        "subtask": sid,
+                        "framework": "cascade",
+                        "dimension": "fac",
+                        "text": f"Are the facts for {sid} right?",
+                    }
+                )
             else:
-                criteria.append({
-                    "id": f"{sid}-rat", "subtask": sid, "framework": "cascade",
-                    "dimension": "rat", "text": f"Is {sid} reasoned well?",
-                    "explanation": _RAT_LEVELS.format(what=what),
-                    "metadata": {"synthetic": {"what": what}}})
+                criteria.append(
+                    {
+                        "id": f"{sid}-rat",
+                        "subtask": sid,
+                        "framework": "cascade",
+                        "dimension": "rat",
+                        "text": f"Is {sid} reasoned well?",
+                        "explanation": _RAT_LEVELS.format(what=what),
+                        "metadata": {"synthetic": {"what": what}},
+                    }
+                )
         yield {
-            "id": f"t{t:03d}", "prompt": f"Synthetic task {t}: research and report.",
-            "domain": f"domain{t % 10}", "category": f"cat{t % 35}",
+            "id": f"t{t:03d}",
+            "prompt": f"Synthetic task {t}: research and report.",
+            "domain": f"domain{t % 10}",
+            "category": f"cat{t % 35}",
             "task_type": "retrieval" if t % 3 else "analysis",
-            "subtasks": subtasks, "criteria": criteria,
+            "subtasks": subtasks,
+            "criteria": criteria,
         }
 
 
@@ -224,32 +283,50 @@ def _ins_explanation(rng: random.Random, criterion: dict[str, Any], value: float
     meta = criterion["metadata"]["synthetic"]
     names, item, qualifier = meta["items"], meta["item"], meta["qualifier"]
     if value == 1:
-        return rng.choice((
-            f"The report covers all four {item}s, each with its {qualifier}.",
-            f"Every {item} is there: {', '.join(names)}, with the {qualifier} for each.",
-        ))
+        return rng.choice(
+            (
+                f"The report covers all four {item}s, each with its {qualifier}.",
+                f"Every {item} is there: {', '.join(names)}, with the {qualifier} for each.",
+            )
+        )
     if value == 0.5:
         some = rng.sample(names, rng.choice((2, 3)))
-        return rng.choice((
-            f"Only {' and '.join(some)} are covered; the other {item}s are missing.",
-            f"{', '.join(some)} are given, but the rest are not mentioned.",
-        ))
-    return rng.choice((
-        f"Only {rng.choice(names)} is mentioned; the other {item}s are absent.",
-        f"No {item} is covered at all.",
-    ))
+        return rng.choice(
+            (
+                f"Only {' and '.join(some)} are covered; the other {item}s are missing.",
+                f"{', '.join(some)} are given, but the rest are not mentioned.",
+            )
+        )
+    return rng.choice(
+        (
+            f"Only {rng.choice(names)} is mentioned; the other {item}s are absent.",
+            f"No {item} is covered at all.",
+        )
+    )
 
 
 def _rat_explanation(rng: random.Random, criterion: dict[str, Any], value: float) -> str:
     what = criterion["metadata"]["synthetic"]["what"]
     if value == 1:
-        return rng.choice((f"The recommendation follows from the {what} the report gives.",
-                           f"Well argued: the choice follows from the report's {what}."))
+        return rng.choice(
+            (
+                f"The recommendation follows from the {what} the report gives.",
+                f"Well argued: the choice follows from the report's {what}.",
+            )
+        )
     if value == 0.5:
-        return rng.choice((f"Sensible, but one {what} is misread.",
-                           f"A sensible choice, though one {what} is misread along the way."))
-    return rng.choice((f"The recommendation contradicts the report's own {what}.",
-                       f"The choice contradicts the {what} given earlier in the report."))
+        return rng.choice(
+            (
+                f"Sensible, but one {what} is misread.",
+                f"A sensible choice, though one {what} is misread along the way.",
+            )
+        )
+    return rng.choice(
+        (
+            f"The recommendation contradicts the report's own {what}.",
+            f"The choice contradicts the {what} given earlier in the report.",
+        )
+    )
 
 
 def _explain(rng: random.Random, criterion: dict[str, Any], value: float) -> str:
@@ -261,8 +338,12 @@ def _explain(rng: random.Random, criterion: dict[str, Any], value: float) -> str
 def _hedge(rng: random.Random, criterion: dict[str, Any]) -> str:
     meta = criterion["metadata"]["synthetic"]
     if criterion["dimension"] == "ins":
-        return rng.choice((f"Two or three {meta['item']}s are spelled out in more detail.",
-                           "Some figures are rounded."))
+        return rng.choice(
+            (
+                f"Two or three {meta['item']}s are spelled out in more detail.",
+                "Some figures are rounded.",
+            )
+        )
     return f"One {meta['what']} is misread along the way, which does not change the conclusion."
 
 
@@ -272,9 +353,18 @@ def _other(rng: random.Random, value: float) -> float:
 
 # -- one report --------------------------------------------------------------------------------
 
+
 def _report(
-    run: _Run, vocab: list[str], t: int, task: dict[str, Any], system: str,
-    fac_subtasks: list[str], words: int, n_claims: int, quality: float, n_sources: int,
+    run: _Run,
+    vocab: list[str],
+    t: int,
+    task: dict[str, Any],
+    system: str,
+    fac_subtasks: list[str],
+    words: int,
+    n_claims: int,
+    quality: float,
+    n_sources: int,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     rng = run.rng
     report_id = f"{task['id']}-{system}"
@@ -290,9 +380,14 @@ def _report(
         if len(claims) < n_claims and sentence_no % claim_every == 0:
             ref = rng.randint(1, N_REFS)
             fact = f"{sentence} claim {len(claims) + 1}"
-            claims.append({"id": f"c{len(claims) + 1}",
-                           "subtask": fac_subtasks[len(claims) % len(fac_subtasks)],
-                           "fact": fact, "citations": [ref]})
+            claims.append(
+                {
+                    "id": f"c{len(claims) + 1}",
+                    "subtask": fac_subtasks[len(claims) % len(fac_subtasks)],
+                    "fact": fact,
+                    "citations": [ref],
+                }
+            )
             paragraphs.append(f"{fact} [{ref}].")
         else:
             paragraphs.append(sentence + ".")
@@ -331,24 +426,28 @@ def _report(
                 # The newer run (it counts) errs where the first was right.
                 wrong = _other(rng, right)
                 run.record("runs", second, _code(right))
-                run.second.append({**second, "value": wrong,
-                                   "explanation": _explain(rng, criterion, wrong)})
+                run.second.append(
+                    {**second, "value": wrong, "explanation": _explain(rng, criterion, wrong)}
+                )
             elif value == right and rng.random() < 0.03:
                 # The first run's slip, corrected by the newer one: flagged, and fine.
                 value = _other(rng, right)
                 explanation = _explain(rng, criterion, value)
-                run.second.append({**second, "value": right,
-                                   "explanation": _explain(rng, criterion, right)})
+                run.second.append(
+                    {**second, "value": right, "explanation": _explain(rng, criterion, right)}
+                )
             else:
-                run.second.append({**second, "value": right,
-                                   "explanation": _explain(rng, criterion, right)})
+                run.second.append(
+                    {**second, "value": right, "explanation": _explain(rng, criterion, right)}
+                )
         verdicts.append({**verdict, "value": value, "explanation": explanation})
     for claim in claims:
         ref = claim["citations"][0]
         dead = urls[ref] in run.dead
         roll = rng.random()
-        truth = "correct" if roll < quality else ("incorrect" if roll < quality + 0.2
-                                                  else "unknown")
+        truth = (
+            "correct" if roll < quality else ("incorrect" if roll < quality + 0.2 else "unknown")
+        )
         if dead:
             truth, page = "unknown", "unknown"
         elif truth == "correct":
@@ -365,8 +464,7 @@ def _report(
         if dead and run.plant(3.0):
             page_value = "support"
             run.record("unreachable", page_v, page)
-        elif truth in ("correct", "incorrect") and page != "unknown" and \
-                run.plant():
+        elif truth in ("correct", "incorrect") and page != "unknown" and run.plant():
             if rng.random() < 0.5:
                 claim_value = "incorrect" if truth == "correct" else "correct"
                 run.record("contradiction", claim_v, truth)
@@ -379,8 +477,13 @@ def _report(
             run.record("silent", page_v, page)
         verdicts.append({**claim_v, "value": claim_value, "explanation": "synthetic"})
         verdicts.append({**page_v, "value": page_value, "explanation": "synthetic"})
-    return {"id": report_id, "task": task["id"], "system": system, "markdown": markdown,
-            "claims": claims}, verdicts
+    return {
+        "id": report_id,
+        "task": task["id"],
+        "system": system,
+        "markdown": markdown,
+        "claims": claims,
+    }, verdicts
 
 
 def _code(value: object) -> str:

@@ -23,8 +23,6 @@ TRUTH_RUN = "truth"
 _SYLLABLES = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"]
 
 
-
-
 def _vocabulary(rng: random.Random, size: int = 3000) -> list[str]:
     words: set[str] = set()
     while len(words) < size:
@@ -53,10 +51,12 @@ def write_plain(folder: Path, spec: SyntheticSpec) -> dict[str, int]:
     vocab = _vocabulary(rng)
     folder.mkdir(parents=True, exist_ok=True)
     suite = {
-        "format": "gavel-bundle", "format_version": 1,
+        "format": "gavel-bundle",
+        "format_version": 1,
         "id": f"synthetic-{spec.tasks}x{spec.systems}-s{spec.seed}",
         "name": f"Synthetic run {spec.tasks} tasks × {spec.systems} systems",
-        "frameworks": ["cascade"], "version": "synthetic",
+        "frameworks": ["cascade"],
+        "version": "synthetic",
         "source": "reviewer.frameworks.dailyreport.synthetic",
         "description": "generated for benchmarks and tests",
     }
@@ -67,12 +67,26 @@ def write_plain(folder: Path, spec: SyntheticSpec) -> dict[str, int]:
         for i, name in enumerate(systems):
             _line(handle, {"id": name, "name": f"System {i:02d}", "family": "synthetic"})
     with (folder / "runs.jsonl").open("w", encoding="utf-8") as handle:
-        _line(handle, {"id": "run-1", "model": "synthetic-judge", "prompt_version": "v1",
-                       "created_at": "2026-11-01T00:00:00Z"})
+        _line(
+            handle,
+            {
+                "id": "run-1",
+                "model": "synthetic-judge",
+                "prompt_version": "v1",
+                "created_at": "2026-11-01T00:00:00Z",
+            },
+        )
         if spec.planted:
-            _line(handle, {"id": TRUTH_RUN, "model": "human-truth", "prompt_version": "v1",
-                           "created_at": "2026-10-01T00:00:00Z",
-                           "description": "the true verdicts the judge's were planted on"})
+            _line(
+                handle,
+                {
+                    "id": TRUTH_RUN,
+                    "model": "human-truth",
+                    "prompt_version": "v1",
+                    "created_at": "2026-10-01T00:00:00Z",
+                    "description": "the true verdicts the judge's were planted on",
+                },
+            )
     # The judge's mistakes come from a generator of their own, so a run without them is the
     # same run, byte for byte, as before they existed.
     judge_rng = random.Random(spec.seed * 7919 + 1)
@@ -83,8 +97,10 @@ def write_plain(folder: Path, spec: SyntheticSpec) -> dict[str, int]:
             _line(handle, task)
             counts["tasks"] += 1
 
-    with (folder / "reports.jsonl").open("w", encoding="utf-8") as reports, \
-            (folder / "judgments.jsonl").open("w", encoding="utf-8") as judgments:
+    with (
+        (folder / "reports.jsonl").open("w", encoding="utf-8") as reports,
+        (folder / "judgments.jsonl").open("w", encoding="utf-8") as judgments,
+    ):
         first = True
         for task in task_plans:
             fac_subtasks = [c["subtask"] for c in task["criteria"] if c["dimension"] == "fac"]
@@ -94,14 +110,18 @@ def write_plain(folder: Path, spec: SyntheticSpec) -> dict[str, int]:
                 words = spec.long_report_words if long else spec.words
                 n_claims = spec.long_report_claims if long else spec.claims
                 first = False
-                report, verdicts = _report(rng, vocab, task, system, fac_subtasks, words,
-                                           n_claims, quality)
+                report, verdicts = _report(
+                    rng, vocab, task, system, fac_subtasks, words, n_claims, quality
+                )
                 _line(reports, report)
                 counts["reports"] += 1
                 counts["claims"] += len(report["claims"])
                 if spec.planted:
-                    bias = (spec.judge_bias[systems.index(system) % len(spec.judge_bias)]
-                            if spec.judge_bias else 0.0)
+                    bias = (
+                        spec.judge_bias[systems.index(system) % len(spec.judge_bias)]
+                        if spec.judge_bias
+                        else 0.0
+                    )
                     verdicts = _planted(judge_rng, verdicts, bias, spec.judge_noise)
                 for verdict in verdicts:
                     _line(judgments, verdict)
@@ -109,8 +129,10 @@ def write_plain(folder: Path, spec: SyntheticSpec) -> dict[str, int]:
     with (folder / "sources.jsonl").open("w", encoding="utf-8") as handle:
         for i in range(min(2000, spec.tasks * 10)):
             text = " ".join(_sentence(rng, vocab, 14) + "." for _ in range(8))
-            _line(handle, {"url": f"https://src{i}.example/page", "title": f"Source {i}",
-                           "text": text})
+            _line(
+                handle,
+                {"url": f"https://src{i}.example/page", "title": f"Source {i}", "text": text},
+            )
             counts["sources"] += 1
     return counts
 
@@ -130,25 +152,55 @@ def _task_plans(rng: random.Random, spec: SyntheticSpec) -> Iterator[dict[str, A
                 importance = {"importance": "P2"}
             sid = f"s{s + 1}"
             subtasks.append({"id": sid, "text": f"Subtask {s + 1} of task {t}", **importance})
-            criteria.append({"id": f"{sid}-ins", "subtask": sid, "framework": "cascade",
-                             "dimension": "ins", "text": f"Does the report cover {sid}?"})
+            criteria.append(
+                {
+                    "id": f"{sid}-ins",
+                    "subtask": sid,
+                    "framework": "cascade",
+                    "dimension": "ins",
+                    "text": f"Does the report cover {sid}?",
+                }
+            )
             if s % 2 == 0:
-                criteria.append({"id": f"{sid}-fac", "subtask": sid, "framework": "cascade",
-                                 "dimension": "fac", "text": f"Are the facts for {sid} right?"})
+                criteria.append(
+                    {
+                        "id": f"{sid}-fac",
+                        "subtask": sid,
+                        "framework": "cascade",
+                        "dimension": "fac",
+                        "text": f"Are the facts for {sid} right?",
+                    }
+                )
             else:
-                criteria.append({"id": f"{sid}-rat", "subtask": sid, "framework": "cascade",
-                                 "dimension": "rat", "text": f"Is {sid} reasoned well?"})
+                criteria.append(
+                    {
+                        "id": f"{sid}-rat",
+                        "subtask": sid,
+                        "framework": "cascade",
+                        "dimension": "rat",
+                        "text": f"Is {sid} reasoned well?",
+                    }
+                )
         yield {
-            "id": f"t{t:03d}", "prompt": f"Synthetic task {t}: research and report.",
-            "domain": f"domain{t % 10}", "category": f"cat{t % 35}",
+            "id": f"t{t:03d}",
+            "prompt": f"Synthetic task {t}: research and report.",
+            "domain": f"domain{t % 10}",
+            "category": f"cat{t % 35}",
             "task_type": "retrieval" if t % 3 else "analysis",
-            "subtasks": subtasks, "criteria": criteria,
+            "subtasks": subtasks,
+            "criteria": criteria,
         }
 
 
 def _report(
-    rng: random.Random, vocab: list[str], task: dict[str, Any], system: str,
-    fac_subtasks: list[str], words: int, n_claims: int, quality: float,
+    rng: random.Random,
+    vocab: list[str],
+    task: dict[str, Any],
+    system: str,
+    fac_subtasks: list[str],
+    words: int,
+    n_claims: int,
+    quality: float,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     report_id = f"{task['id']}-{system}"
     n_refs = 12
@@ -164,9 +216,14 @@ def _report(
         if len(claims) < n_claims and sentence_no % claim_every == 0:
             ref = rng.randint(1, n_refs)
             fact = f"{sentence} claim {len(claims) + 1}"
-            claims.append({"id": f"c{len(claims) + 1}",
-                           "subtask": fac_subtasks[len(claims) % len(fac_subtasks)],
-                           "fact": fact, "citations": [ref]})
+            claims.append(
+                {
+                    "id": f"c{len(claims) + 1}",
+                    "subtask": fac_subtasks[len(claims) % len(fac_subtasks)],
+                    "fact": fact,
+                    "citations": [ref],
+                }
+            )
             paragraphs.append(f"{fact} [{ref}].")
         else:
             paragraphs.append(sentence + ".")
@@ -175,8 +232,9 @@ def _report(
         if sentence_no % 60 == 0:
             paragraphs.append(f"## Section {sentence_no // 60}\n")
     paragraphs.append("\n## References")
-    paragraphs.extend(f"[{i}] Source {i}_Site https://src{i}.example/page" for i in
-                      range(1, n_refs + 1))
+    paragraphs.extend(
+        f"[{i}] Source {i}_Site https://src{i}.example/page" for i in range(1, n_refs + 1)
+    )
     markdown = "\n".join(paragraphs) + "\n"
     verdicts: list[dict[str, Any]] = []
     base = {"run": "run-1", "report": report_id}
@@ -184,30 +242,63 @@ def _report(
         if criterion["dimension"] in ("ins", "rat"):
             roll = rng.random()
             value = 1 if roll < quality else (0.5 if roll < quality + 0.25 else 0)
-            verdicts.append({**base, "kind": criterion["dimension"], "criterion": criterion["id"],
-                             "value": value, "explanation": "synthetic"})
+            verdicts.append(
+                {
+                    **base,
+                    "kind": criterion["dimension"],
+                    "criterion": criterion["id"],
+                    "value": value,
+                    "explanation": "synthetic",
+                }
+            )
     for claim in claims:
         roll = rng.random()
-        verdict = "correct" if roll < quality else ("incorrect" if roll < quality + 0.2
-                                                    else "unknown")
-        verdicts.append({**base, "kind": "claim", "claim": claim["id"], "value": verdict,
-                         "explanation": "synthetic"})
-        verdicts.append({**base, "kind": "consistency", "claim": claim["id"],
-                         "ref": claim["citations"][0],
-                         "value": "support" if verdict == "correct" else "unknown",
-                         "explanation": "synthetic"})
-    return {"id": report_id, "task": task["id"], "system": system, "markdown": markdown,
-            "claims": claims}, verdicts
+        verdict = (
+            "correct" if roll < quality else ("incorrect" if roll < quality + 0.2 else "unknown")
+        )
+        verdicts.append(
+            {
+                **base,
+                "kind": "claim",
+                "claim": claim["id"],
+                "value": verdict,
+                "explanation": "synthetic",
+            }
+        )
+        verdicts.append(
+            {
+                **base,
+                "kind": "consistency",
+                "claim": claim["id"],
+                "ref": claim["citations"][0],
+                "value": "support" if verdict == "correct" else "unknown",
+                "explanation": "synthetic",
+            }
+        )
+    return {
+        "id": report_id,
+        "task": task["id"],
+        "system": system,
+        "markdown": markdown,
+        "claims": claims,
+    }, verdicts
 
 
-_UPGRADE: dict[str, dict[Any, Any]] = {"ins": {0: 0.5, 0.5: 1}, "rat": {0: 0.5, 0.5: 1},
-            "claim": {"incorrect": "correct", "unknown": "correct"}}
-_VALUES: dict[str, list[Any]] = {"ins": [0, 0.5, 1], "rat": [0, 0.5, 1],
-                                 "claim": ["correct", "incorrect", "unknown"]}
+_UPGRADE: dict[str, dict[Any, Any]] = {
+    "ins": {0: 0.5, 0.5: 1},
+    "rat": {0: 0.5, 0.5: 1},
+    "claim": {"incorrect": "correct", "unknown": "correct"},
+}
+_VALUES: dict[str, list[Any]] = {
+    "ins": [0, 0.5, 1],
+    "rat": [0, 0.5, 1],
+    "claim": ["correct", "incorrect", "unknown"],
+}
 
 
-def _planted(rng: random.Random, verdicts: list[dict[str, Any]], bias: float, noise: float
-             ) -> list[dict[str, Any]]:
+def _planted(
+    rng: random.Random, verdicts: list[dict[str, Any]], bias: float, noise: float
+) -> list[dict[str, Any]]:
     """The judge's verdicts (biased upwards with probability ``bias``, randomised with
     probability ``noise``) followed by the true ones as run ``truth``; the judge's consistency
     verdict follows its own claim verdict, as in :func:`_report`."""

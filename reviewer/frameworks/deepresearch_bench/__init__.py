@@ -5,7 +5,15 @@ from reviewer.framework import Benchmark, FormatSpec
 from reviewer.frameworks.deepresearch_bench import fact, race
 
 BENCHMARK = Benchmark(
-    "deepresearch_bench", "DeepResearch Bench", (race.FRAMEWORK, fact.FRAMEWORK),
-    (FormatSpec("deepresearch_bench", "DeepResearch Bench repository layout (RACE, FACT)",
-                "reviewer.frameworks.deepresearch_bench.format:read_drb", ("drb",)),),
+    "deepresearch_bench",
+    "DeepResearch Bench",
+    (race.FRAMEWORK, fact.FRAMEWORK),
+    (
+        FormatSpec(
+            "deepresearch_bench",
+            "DeepResearch Bench repository layout (RACE, FACT)",
+            "reviewer.frameworks.deepresearch_bench.format:read_drb",
+            ("drb",),
+        ),
+    ),
 )

@@ -67,7 +67,11 @@ NAME = "fact"
 
 KINDS = {
     "fact": VerdictKind(
-        "fact", NAME, SUPPORT, "claim", "FACT statement support",
+        "fact",
+        NAME,
+        SUPPORT,
+        "claim",
+        "FACT statement support",
         "Does the cited page support the statement? supported / unsupported / unknown "
         "(the page has no valid content).",
     ),
@@ -85,18 +89,40 @@ OPTIONS = (
 )
 
 METRICS = (
-    Metric("citation_accuracy", "C. Acc. (code)", headline=True, digits=4,
-           description="pooled supported / (supported + unsupported), reference code: the "
-           "headline, as published figures (fact_result.txt) are computed"),
-    Metric("effective_citations", "E. Cit. (code)", headline=True, digits=2,
-           description="supported statements per report with citations, reference code: the "
-           "headline, as published figures (fact_result.txt) are computed"),
-    Metric("total_citations", "judged citations (code)", digits=2,
-           description="supported + unsupported statements per report with citations"),
-    Metric("citation_accuracy_paper", "C. Acc. (paper)", digits=4,
-           description="macro mean of supported / unique pairs, 0 without pairs (Eq. 4)"),
-    Metric("effective_citations_paper", "E. Cit. (paper)", digits=2,
-           description="supported statements / all reports (Eq. 5)"),
+    Metric(
+        "citation_accuracy",
+        "C. Acc. (code)",
+        headline=True,
+        digits=4,
+        description="pooled supported / (supported + unsupported), reference code: the "
+        "headline, as published figures (fact_result.txt) are computed",
+    ),
+    Metric(
+        "effective_citations",
+        "E. Cit. (code)",
+        headline=True,
+        digits=2,
+        description="supported statements per report with citations, reference code: the "
+        "headline, as published figures (fact_result.txt) are computed",
+    ),
+    Metric(
+        "total_citations",
+        "judged citations (code)",
+        digits=2,
+        description="supported + unsupported statements per report with citations",
+    ),
+    Metric(
+        "citation_accuracy_paper",
+        "C. Acc. (paper)",
+        digits=4,
+        description="macro mean of supported / unique pairs, 0 without pairs (Eq. 4)",
+    ),
+    Metric(
+        "effective_citations_paper",
+        "E. Cit. (paper)",
+        digits=2,
+        description="supported statements / all reports (Eq. 5)",
+    ),
 )
 
 
@@ -107,20 +133,25 @@ class FactFramework:
     rating: Rating | None = None
     proposals: Proposals = FACT_PROPOSALS
     rejudge: Rejudge | None = Rejudge(
-        frozenset({"fact"}), steps={"fact": "validate"},
-        pipeline="reviewer.frameworks.deepresearch_bench.judge_fact:SPEC")
-    grading: Grading | None = Grading(unreachable={"fact": "unknown"},
-                                      evidence_kinds=frozenset({"fact"}))
+        frozenset({"fact"}),
+        steps={"fact": "validate"},
+        pipeline="reviewer.frameworks.deepresearch_bench.judge_fact:SPEC",
+    )
+    grading: Grading | None = Grading(
+        unreachable={"fact": "unknown"}, evidence_kinds=frozenset({"fact"})
+    )
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
 
     def score_report(
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]
     ) -> ReportScores:
-        keep = extraction_in_force(report.claims, {v.claim_id for v in report.verdicts
-                                                    if v.kind == "fact"})
-        pairs = sum(1 for c in report.claims
-                    if c.url is not None and (keep is None or c.id in keep))
+        keep = extraction_in_force(
+            report.claims, {v.claim_id for v in report.verdicts if v.kind == "fact"}
+        )
+        pairs = sum(
+            1 for c in report.claims if c.url is not None and (keep is None or c.id in keep)
+        )
         verdicts = supported = judged = not_judged = 0
         for v in report.verdicts:
             if v.kind != "fact" or (keep is not None and v.claim_id not in keep):
@@ -145,7 +176,8 @@ class FactFramework:
             scores["total_citations"] = float(judged)
             scores["effective_citations"] = float(supported)
             scores["citation_accuracy_paper"] = _paper_accuracy(
-                supported, pairs, not_judged, options)
+                supported, pairs, not_judged, options
+            )
             scores["effective_citations_paper"] = float(supported)
         return scores
 
@@ -165,7 +197,8 @@ class FactFramework:
         paper_supported = sum(r.get("_supported") or 0.0 for r in paper)
         return {
             "citation_accuracy": Aggregate(
-                (supported / judged if judged else 0.0) if n else None, int(judged)),
+                (supported / judged if judged else 0.0) if n else None, int(judged)
+            ),
             "effective_citations": Aggregate(supported / n if n else None, n),
             "total_citations": Aggregate(judged / n if n else None, n),
             "citation_accuracy_paper": Aggregate(sum(accuracies) / t if t else None, t),
@@ -173,8 +206,9 @@ class FactFramework:
         }
 
 
-def _paper_accuracy(supported: int, pairs: int, not_judged: int,
-                    options: Mapping[str, str]) -> float:
+def _paper_accuracy(
+    supported: int, pairs: int, not_judged: int, options: Mapping[str, str]
+) -> float:
     """Acc_t = N_s / N_u (0 when N_u = 0), with or without unknown/failed pairs in N_u."""
     denominator = pairs if options["paper_unknown"] == "count" else pairs - not_judged
     return supported / denominator if denominator > 0 else 0.0

@@ -76,8 +76,13 @@ from reviewer.models import (
 from reviewer.scales import SUPPORT, ScaleError
 
 REFERENCE_SYSTEM = "reference"
-STORED_KEYS = ("comprehensiveness", "insight", "instruction_following", "readability",
-               "overall_score")
+STORED_KEYS = (
+    "comprehensiveness",
+    "insight",
+    "instruction_following",
+    "readability",
+    "overall_score",
+)
 FACT_STAGES = ("validated.jsonl", "scraped.jsonl", "deduplicated.jsonl", "extracted.jsonl")
 SCRAPE_FAILED = "scrape failed"
 MAX_NOTES = 200
@@ -198,41 +203,51 @@ class _Reader:
         return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix == ".jsonl")
 
     @staticmethod
-    def text(record: dict[str, Any], key: str, where: Where, *, required: bool = True
-             ) -> str | None:
+    def text(
+        record: dict[str, Any], key: str, where: Where, *, required: bool = True
+    ) -> str | None:
         value = record.get(key)
         if value is None:
             if required:
                 raise InputError(where[0], "missing", line=where[1], field=key)
             return None
         if not isinstance(value, str):
-            raise InputError(where[0], f"must be a string, found {type(value).__name__}",
-                             line=where[1], field=key)
+            raise InputError(
+                where[0],
+                f"must be a string, found {type(value).__name__}",
+                line=where[1],
+                field=key,
+            )
         return value
 
     @staticmethod
     def ident(value: object, where: Where, fld: str = "id") -> str:
         if isinstance(value, bool) or value is None:
-            raise InputError(where[0], "must be an integer or a string", line=where[1],
-                             field=fld)
+            raise InputError(where[0], "must be an integer or a string", line=where[1], field=fld)
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         text = str(value).strip()
         problem = id_problem(text)
         if problem:
-            raise InputError(where[0], f"{text[:60]!r} is not a usable id ({problem})",
-                             line=where[1], field=fld)
+            raise InputError(
+                where[0], f"{text[:60]!r} is not a usable id ({problem})", line=where[1], field=fld
+            )
         return text
 
     @staticmethod
-    def repeated(where: Where, task: _TaskDraft, what: str, first: Where | None = None
-                 ) -> InputError:
+    def repeated(
+        where: Where, task: _TaskDraft, what: str, first: Where | None = None
+    ) -> InputError:
         """A task's second line in a file: refused, since either line silently replacing the
         other would score something nobody can see was dropped."""
         origin = first or task.where
         at = f" (the first is line {origin[1]})" if origin[0] == where[0] and origin[1] else ""
-        return InputError(where[0], f"{what} task {task.ext_id}{at}: each task once per file",
-                          line=where[1], field="id")
+        return InputError(
+            where[0],
+            f"{what} task {task.ext_id}{at}: each task once per file",
+            line=where[1],
+            field="id",
+        )
 
     def system(self, name: str, where: Where) -> str:
         self.systems.setdefault(name, where)
@@ -240,8 +255,15 @@ class _Reader:
 
     # -- tasks -------------------------------------------------------------------------
 
-    def add_task(self, ident: str | None, prompt: str, where: Where, *, language: str | None,
-                 domain: str | None) -> _TaskDraft:
+    def add_task(
+        self,
+        ident: str | None,
+        prompt: str,
+        where: Where,
+        *,
+        language: str | None,
+        domain: str | None,
+    ) -> _TaskDraft:
         base = ident or str(len(self.tasks) + 1)
         ext = base
         n = 2
@@ -249,8 +271,9 @@ class _Reader:
             ext = f"{base}~{n}"
             n += 1
         if ext != base:
-            self.note(where, f"task id {base} is already taken by another prompt; this task "
-                      f"is {ext}")
+            self.note(
+                where, f"task id {base} is already taken by another prompt; this task is {ext}"
+            )
         task = _TaskDraft(ext, prompt, language or _language(prompt), domain or "", where)
         self.tasks.append(task)
         self.ext_ids.add(ext)
@@ -272,19 +295,27 @@ class _Reader:
             if task is not None:
                 return task
             language = record.get("language")
-            task = self.add_task(ident, prompt, where,
-                                 language=language if isinstance(language, str) else None,
-                                 domain=None)
-            self.note(where, f"prompt matches no task in data/prompt_data; created task "
-                      f"{task.ext_id} from this record")
+            task = self.add_task(
+                ident,
+                prompt,
+                where,
+                language=language if isinstance(language, str) else None,
+                domain=None,
+            )
+            self.note(
+                where,
+                f"prompt matches no task in data/prompt_data; created task "
+                f"{task.ext_id} from this record",
+            )
             return task
         elif ident is not None:
             task = self.by_id.get(ident)
             if task is not None:
                 return task
         else:
-            raise InputError(where[0], "missing: needs a 'prompt' (or an 'id')", line=where[1],
-                             field="prompt")
+            raise InputError(
+                where[0], "missing: needs a 'prompt' (or an 'id')", line=where[1], field="prompt"
+            )
         self.note(where, f"skipped: no task with id {ident} and no prompt to create it from")
         return None
 
@@ -312,14 +343,22 @@ class _Reader:
                 if weights is None:
                     raise InputError(where[0], "missing", line=where[1], field="dimension_weight")
                 if not isinstance(weights, dict):
-                    raise InputError(where[0], "must be an object of dimension -> weight",
-                                     line=where[1], field="dimension_weight")
+                    raise InputError(
+                        where[0],
+                        "must be an object of dimension -> weight",
+                        line=where[1],
+                        field="dimension_weight",
+                    )
                 dimension_weight: dict[str, float] = {}
                 for dim, value in weights.items():
                     number = _number(value) if not isinstance(value, str) else None
                     if number is None:
-                        raise InputError(where[0], f"must be a number, found {value!r}",
-                                         line=where[1], field=f"dimension_weight.{dim}")
+                        raise InputError(
+                            where[0],
+                            f"must be a number, found {value!r}",
+                            line=where[1],
+                            field=f"dimension_weight.{dim}",
+                        )
                     dimension_weight[str(dim)] = number
                 criteria = self.parse_criteria(record, where)
                 if task.criteria:
@@ -332,8 +371,12 @@ class _Reader:
         if groups is None:
             raise InputError(where[0], "missing", line=where[1], field="criterions")
         if not isinstance(groups, dict):
-            raise InputError(where[0], "must be an object of dimension -> criteria list",
-                             line=where[1], field="criterions")
+            raise InputError(
+                where[0],
+                "must be an object of dimension -> criteria list",
+                line=where[1],
+                field="criterions",
+            )
         out: list[Criterion] = []
         for dim, items in groups.items():
             prefix = f"criterions.{dim}"
@@ -346,32 +389,54 @@ class _Reader:
                     raise InputError(where[0], "must be an object", line=where[1], field=at)
                 text = item.get("criterion")
                 if not isinstance(text, str) or not text.strip():
-                    raise InputError(where[0], "missing or empty", line=where[1],
-                                     field=f"{at}.criterion")
+                    raise InputError(
+                        where[0], "missing or empty", line=where[1], field=f"{at}.criterion"
+                    )
                 explanation = item.get("explanation", "")
                 if not isinstance(explanation, str):
-                    raise InputError(where[0], "must be a string", line=where[1],
-                                     field=f"{at}.explanation")
+                    raise InputError(
+                        where[0], "must be a string", line=where[1], field=f"{at}.explanation"
+                    )
                 weight: float | None = None
                 if item.get("weight") is not None:
-                    weight = _number(item["weight"]) if not isinstance(item["weight"], str) \
-                        else None
+                    weight = (
+                        _number(item["weight"]) if not isinstance(item["weight"], str) else None
+                    )
                     if weight is None:
-                        raise InputError(where[0], f"must be a number, found {item['weight']!r}",
-                                         line=where[1], field=f"{at}.weight")
-                extra = {key: value for key, value in item.items()
-                         if key not in ("criterion", "explanation", "weight")}
-                out.append(_model(Criterion, {
-                    "id": f"{slug}.{k + 1}", "framework": "race", "dimension": str(dim),
-                    "text": text, "explanation": explanation, "weight": weight,
-                    "metadata": extra,
-                }, where, at))
+                        raise InputError(
+                            where[0],
+                            f"must be a number, found {item['weight']!r}",
+                            line=where[1],
+                            field=f"{at}.weight",
+                        )
+                extra = {
+                    key: value
+                    for key, value in item.items()
+                    if key not in ("criterion", "explanation", "weight")
+                }
+                out.append(
+                    _model(
+                        Criterion,
+                        {
+                            "id": f"{slug}.{k + 1}",
+                            "framework": "race",
+                            "dimension": str(dim),
+                            "text": text,
+                            "explanation": explanation,
+                            "weight": weight,
+                            "metadata": extra,
+                        },
+                        where,
+                        at,
+                    )
+                )
         return out
 
     # -- reports -----------------------------------------------------------------------
 
-    def report_for(self, task: _TaskDraft, system: str, where: Where, origin: str,
-                   article: str | None = None) -> _ReportDraft:
+    def report_for(
+        self, task: _TaskDraft, system: str, where: Where, origin: str, article: str | None = None
+    ) -> _ReportDraft:
         """The (task, system) report, created from ``article`` or as a placeholder if new."""
         key = (task.ext_id, system)
         draft = self.reports.get(key)
@@ -379,13 +444,20 @@ class _Reader:
             draft = _ReportDraft(task, system, article or "", where)
             if article is None:
                 draft.metadata["placeholder"] = (
-                    f"no report text in the repository; created for the results in {origin}")
-                self.note(where, f"no report for task {task.ext_id} of {system}: empty "
-                          "placeholder report created")
+                    f"no report text in the repository; created for the results in {origin}"
+                )
+                self.note(
+                    where,
+                    f"no report for task {task.ext_id} of {system}: empty "
+                    "placeholder report created",
+                )
             else:
                 draft.metadata["origin"] = origin
-                self.note(where, f"no report file for task {task.ext_id} of {system}: report "
-                          f"created from the article in {origin}")
+                self.note(
+                    where,
+                    f"no report file for task {task.ext_id} of {system}: report "
+                    f"created from the article in {origin}",
+                )
             self.reports[key] = draft
         return draft
 
@@ -399,8 +471,9 @@ class _Reader:
         cleaned: dict[tuple[str, str], Where] = {}
         for path, where, task, system, article in self._articles(data / "cleaned_data"):
             if (task.ext_id, system) in cleaned:
-                raise self.repeated(where, task, "a second cleaned text of",
-                                    cleaned[(task.ext_id, system)])
+                raise self.repeated(
+                    where, task, "a second cleaned text of", cleaned[(task.ext_id, system)]
+                )
             cleaned[(task.ext_id, system)] = where
             draft = self.reports.get((task.ext_id, system))
             if draft is None:
@@ -423,10 +496,10 @@ class _Reader:
 
     # -- RACE --------------------------------------------------------------------------
 
-    def new_run(self, run_id: str, where: Where, description: str,
-                params: dict[str, Any]) -> _RunDraft:
-        run = _model(JudgeRun, {"id": run_id, "description": description, "params": params},
-                     where)
+    def new_run(
+        self, run_id: str, where: Where, description: str, params: dict[str, Any]
+    ) -> _RunDraft:
+        run = _model(JudgeRun, {"id": run_id, "description": description, "params": params}, where)
         draft = _RunDraft(run, where)
         self.runs.append(draft)
         return draft
@@ -443,8 +516,10 @@ class _Reader:
             per_report: dict[tuple[str, str], tuple[_ReportDraft, dict[str, float], Where]] = {}
             for where, record in self.records(path):
                 if record.get("error") is not None:
-                    self.note(where, f"task failed in the benchmark run ({record['error']!s:.80}); "
-                              "skipped")
+                    self.note(
+                        where,
+                        f"task failed in the benchmark run ({record['error']!s:.80}); skipped",
+                    )
                     continue
                 task = self.task_of(record, where)
                 if task is None:
@@ -455,28 +530,50 @@ class _Reader:
                         continue
                     number = _number(record[key]) if not isinstance(record[key], str) else None
                     if number is None:
-                        raise InputError(where[0], f"must be a number, found {record[key]!r}",
-                                         line=where[1], field=key)
+                        raise InputError(
+                            where[0],
+                            f"must be a number, found {record[key]!r}",
+                            line=where[1],
+                            field=key,
+                        )
                     if not 0.0 <= number <= 1.0:
-                        raise InputError(where[0], f"{number} is outside 0–1", line=where[1],
-                                         field=key)
+                        raise InputError(
+                            where[0], f"{number} is outside 0–1", line=where[1], field=key
+                        )
                     values[key] = number
                 report = self.report_for(task, system, where, self.rel(path))
                 if (task.ext_id, system) in per_report:
-                    raise self.repeated(where, task, "a second stored result for",
-                                        per_report[(task.ext_id, system)][2])
+                    raise self.repeated(
+                        where,
+                        task,
+                        "a second stored result for",
+                        per_report[(task.ext_id, system)][2],
+                    )
                 per_report[(task.ext_id, system)] = (report, values, where)
             params: dict[str, Any] = {"source": self.rel(path)}
             summary = self.read_summary(folder / "race_result.txt")
             if summary:
                 params["race_result"] = summary
-            run = self.new_run(f"{system}:race_stored", (str(path), 0),
-                               f"stored RACE results of {system} ({self.rel(path)})", params)
+            run = self.new_run(
+                f"{system}:race_stored",
+                (str(path), 0),
+                f"stored RACE results of {system} ({self.rel(path)})",
+                params,
+            )
             for report, values, where in per_report.values():
                 for key, number in values.items():
-                    run.judgments.append((Judgment(run=run.run.id, report=report.ext_id,
-                                                   kind="race_stored", key=key, value=number),
-                                          where))
+                    run.judgments.append(
+                        (
+                            Judgment(
+                                run=run.run.id,
+                                report=report.ext_id,
+                                kind="race_stored",
+                                key=key,
+                                value=number,
+                            ),
+                            where,
+                        )
+                    )
 
     @staticmethod
     def read_summary(path: Path) -> dict[str, float]:
@@ -503,17 +600,25 @@ class _Reader:
                     continue
                 details = record.get("judge_details")
                 if not isinstance(details, dict):
-                    raise InputError(where[0], "missing or not an object of dimension -> items",
-                                     line=where[1], field="judge_details")
+                    raise InputError(
+                        where[0],
+                        "missing or not an object of dimension -> items",
+                        line=where[1],
+                        field="judge_details",
+                    )
                 if task.ext_id in latest:
-                    raise self.repeated(where, task, "a second judgement of",
-                                        latest[task.ext_id][2])
+                    raise self.repeated(
+                        where, task, "a second judgement of", latest[task.ext_id][2]
+                    )
                 latest[task.ext_id] = (task, record, where)
             modes = sorted({str(r.get("mode") or "pairwise") for _, r, _ in latest.values()})
             params: dict[str, Any] = {"source": self.rel(path), "mode": modes}
-            run = self.new_run(f"{system}:race_judgements", (str(path), 0),
-                               f"per-criterion RACE verdicts of {system} ({self.rel(path)})",
-                               params)
+            run = self.new_run(
+                f"{system}:race_judgements",
+                (str(path), 0),
+                f"per-criterion RACE verdicts of {system} ({self.rel(path)})",
+                params,
+            )
             unmatched: list[str] = []
             duplicates: list[str] = []
             for task, record, where in latest.values():
@@ -521,18 +626,31 @@ class _Reader:
                 self.judge_items(run, report, record, where, unmatched, duplicates)
             if unmatched:
                 params["unmatched"] = unmatched
-                self.note(path, f"{len(unmatched)} judge item(s) match no criterion and were "
-                          "not imported (the reference code would weigh them with the "
-                          "dimension's mean weight)")
+                self.note(
+                    path,
+                    f"{len(unmatched)} judge item(s) match no criterion and were "
+                    "not imported (the reference code would weigh them with the "
+                    "dimension's mean weight)",
+                )
             if duplicates:
                 params["duplicates"] = duplicates
-                self.note(path, f"{len(duplicates)} judge item(s) repeat a criterion already "
-                          "scored and were not imported (the reference code counts them twice)")
+                self.note(
+                    path,
+                    f"{len(duplicates)} judge item(s) repeat a criterion already "
+                    "scored and were not imported (the reference code counts them twice)",
+                )
             if unmatched or duplicates:
                 run.run = run.run.model_copy(update={"params": params})
 
-    def judge_items(self, run: _RunDraft, report: _ReportDraft, record: dict[str, Any],
-                    where: Where, unmatched: list[str], duplicates: list[str]) -> None:
+    def judge_items(
+        self,
+        run: _RunDraft,
+        report: _ReportDraft,
+        record: dict[str, Any],
+        where: Where,
+        unmatched: list[str],
+        duplicates: list[str],
+    ) -> None:
         details: dict[str, Any] = record["judge_details"]
         by_dim: dict[str, list[Criterion]] = {}
         for stored in report.task.criteria:
@@ -540,8 +658,9 @@ class _Reader:
         used: set[str] = set()
         for dim, items in details.items():
             if not isinstance(items, list):
-                raise InputError(where[0], "must be a list", line=where[1],
-                                 field=f"judge_details.{dim}")
+                raise InputError(
+                    where[0], "must be a list", line=where[1], field=f"judge_details.{dim}"
+                )
             for k, item in enumerate(items):
                 at = f"judge_details.{dim}.{k}"
                 if not isinstance(item, dict):
@@ -565,26 +684,47 @@ class _Reader:
                 target = item.get("article_1_score")
                 if target is None:
                     target = item.get("target_score")
-                pairs = [("race_target", target,
-                          "article_1_score" if "article_1_score" in item else "target_score")]
+                pairs = [
+                    (
+                        "race_target",
+                        target,
+                        "article_1_score" if "article_1_score" in item else "target_score",
+                    )
+                ]
                 if "article_2_score" in item:
                     pairs.append(("race_reference", item["article_2_score"], "article_2_score"))
                 for kind, value, key in pairs:
-                    judgment = self.score_judgment(run.run.id, report.ext_id, kind,
-                                                   criterion.id, value, where, f"{at}.{key}")
-                    run.judgments.append((judgment.model_copy(update={
-                        "explanation": explanation, "raw": raw}), where))
+                    judgment = self.score_judgment(
+                        run.run.id, report.ext_id, kind, criterion.id, value, where, f"{at}.{key}"
+                    )
+                    run.judgments.append(
+                        (
+                            judgment.model_copy(update={"explanation": explanation, "raw": raw}),
+                            where,
+                        )
+                    )
 
     @staticmethod
-    def score_judgment(run: str, report: str, kind: str, criterion: str, value: object,
-                       where: Where, fld: str) -> Judgment:
+    def score_judgment(
+        run: str, report: str, kind: str, criterion: str, value: object, where: Where, fld: str
+    ) -> Judgment:
         if value is None:
-            return Judgment(run=run, report=report, kind=kind, criterion=criterion,
-                            error="the judge gave no score for this criterion")
+            return Judgment(
+                run=run,
+                report=report,
+                kind=kind,
+                criterion=criterion,
+                error="the judge gave no score for this criterion",
+            )
         number = _number(value)
         if number is None:
-            return Judgment(run=run, report=report, kind=kind, criterion=criterion,
-                            error=f"the judge's score {value!r:.60} is not a number")
+            return Judgment(
+                run=run,
+                report=report,
+                kind=kind,
+                criterion=criterion,
+                error=f"the judge's score {value!r:.60} is not a number",
+            )
         if not 0.0 <= number <= 10.0:
             raise InputError(where[0], f"{number} is outside 0–10", line=where[1], field=fld)
         return Judgment(run=run, report=report, kind=kind, criterion=criterion, value=number)
@@ -607,23 +747,35 @@ class _Reader:
                 if task is None:
                     continue
                 if task.ext_id in latest:
-                    raise self.repeated(where, task, "a second FACT record of",
-                                        latest[task.ext_id][2])
+                    raise self.repeated(
+                        where, task, "a second FACT record of", latest[task.ext_id][2]
+                    )
                 latest[task.ext_id] = (task, record, where)
             self.has_fact = self.has_fact or bool(latest)
             run: _RunDraft | None = None
             if stage == "validated":
-                run = self.new_run(f"{system}:fact", (str(path), 0),
-                                   f"FACT support verdicts of {system} ({self.rel(path)})",
-                                   {"source": self.rel(path), "stage": stage})
+                run = self.new_run(
+                    f"{system}:fact",
+                    (str(path), 0),
+                    f"FACT support verdicts of {system} ({self.rel(path)})",
+                    {"source": self.rel(path), "stage": stage},
+                )
             elif latest:
-                self.note(path, f"no validated.jsonl: statements from the {stage} stage, "
-                          "without verdicts")
+                self.note(
+                    path, f"no validated.jsonl: statements from the {stage} stage, without verdicts"
+                )
             for task, record, where in latest.values():
                 self.fact_record(system, task, record, where, path, run)
 
-    def fact_record(self, system: str, task: _TaskDraft, record: dict[str, Any], where: Where,
-                    path: Path, run: _RunDraft | None) -> None:
+    def fact_record(
+        self,
+        system: str,
+        task: _TaskDraft,
+        record: dict[str, Any],
+        where: Where,
+        path: Path,
+        run: _RunDraft | None,
+    ) -> None:
         article = self.text(record, "article", where, required=False)
         report = self.report_for(task, system, where, self.rel(path), article)
         report.metadata["fact_stage"] = path.stem
@@ -635,15 +787,23 @@ class _Reader:
             self.note(where, f"task {task.ext_id}: citations {citations!r:.60}; no statements")
             return
         if citations is not None and not isinstance(citations, list):
-            raise InputError(where[0], "must be a list (or 'extraction failed')", line=where[1],
-                             field="citations")
+            raise InputError(
+                where[0],
+                "must be a list (or 'extraction failed')",
+                line=where[1],
+                field="citations",
+            )
         ref_idx = self.extracted_refs(citations or [], where)
         deduped = record.get("citations_deduped")
         claims: list[Claim] = []
         if deduped is not None:
             if not isinstance(deduped, dict):
-                raise InputError(where[0], "must be an object of url -> entry", line=where[1],
-                                 field="citations_deduped")
+                raise InputError(
+                    where[0],
+                    "must be an object of url -> entry",
+                    line=where[1],
+                    field="citations_deduped",
+                )
             for i, (url, entry) in enumerate(deduped.items()):
                 claims.extend(self.fact_url(report, i, str(url), entry, ref_idx, where, run))
         else:
@@ -651,22 +811,27 @@ class _Reader:
             for fact, url in ref_idx:
                 pairs.setdefault((fact, url), None)
             for n, (fact, url) in enumerate(pairs, 1):
-                claims.append(self.claim(f"{n}", fact, url, ref_idx, where,
-                                         f"citations.{n - 1}"))
+                claims.append(self.claim(f"{n}", fact, url, ref_idx, where, f"citations.{n - 1}"))
         report.claims.extend(claims)
 
-    def extracted_refs(self, citations: list[Any], where: Where
-                       ) -> dict[tuple[str, str], list[object]]:
+    def extracted_refs(
+        self, citations: list[Any], where: Where
+    ) -> dict[tuple[str, str], list[object]]:
         """(statement, url) -> its ref_idx values, from the extraction stage's list."""
         out: dict[tuple[str, str], list[object]] = {}
         for k, item in enumerate(citations):
             if not isinstance(item, dict):
-                raise InputError(where[0], "must be an object {fact, ref_idx, url}",
-                                 line=where[1], field=f"citations.{k}")
+                raise InputError(
+                    where[0],
+                    "must be an object {fact, ref_idx, url}",
+                    line=where[1],
+                    field=f"citations.{k}",
+                )
             fact, url = item.get("fact"), item.get("url")
             if not isinstance(fact, str) or not isinstance(url, str):
-                raise InputError(where[0], "needs string 'fact' and 'url'", line=where[1],
-                                 field=f"citations.{k}")
+                raise InputError(
+                    where[0], "needs string 'fact' and 'url'", line=where[1], field=f"citations.{k}"
+                )
             if not fact.strip():
                 self.note(where, f"citations.{k}: empty statement skipped")
                 continue
@@ -675,12 +840,22 @@ class _Reader:
                 refs.append(item["ref_idx"])
         return out
 
-    def claim(self, claim_id: str, fact: str, url: str,
-              ref_idx: dict[tuple[str, str], list[object]], where: Where, at: str) -> Claim:
+    def claim(
+        self,
+        claim_id: str,
+        fact: str,
+        url: str,
+        ref_idx: dict[tuple[str, str], list[object]],
+        where: Where,
+        at: str,
+    ) -> Claim:
         raw = ref_idx.get((fact, url), [])
-        numeric = [int(r) if isinstance(r, int) else int(str(r).strip()) for r in raw
-                   if (isinstance(r, int) and not isinstance(r, bool) and r >= 0)
-                   or (isinstance(r, str) and r.strip().isdigit())]
+        numeric = [
+            int(r) if isinstance(r, int) else int(str(r).strip())
+            for r in raw
+            if (isinstance(r, int) and not isinstance(r, bool) and r >= 0)
+            or (isinstance(r, str) and r.strip().isdigit())
+        ]
         data: dict[str, Any] = {"id": claim_id, "fact": fact, "url": url}
         if numeric:
             data["citations"] = sorted(set(numeric))
@@ -688,34 +863,45 @@ class _Reader:
             data["metadata"] = {"ref_idx": raw}
         return _model(Claim, data, where, at)
 
-    def fact_url(self, report: _ReportDraft, i: int, url: str, entry: object,
-                 ref_idx: dict[tuple[str, str], list[object]], where: Where,
-                 run: _RunDraft | None) -> list[Claim]:
+    def fact_url(
+        self,
+        report: _ReportDraft,
+        i: int,
+        url: str,
+        entry: object,
+        ref_idx: dict[tuple[str, str], list[object]],
+        where: Where,
+        run: _RunDraft | None,
+    ) -> list[Claim]:
         at = f"citations_deduped.{url}"
         if not isinstance(entry, dict):
             raise InputError(where[0], "must be an object {facts, ...}", line=where[1], field=at)
         facts = entry.get("facts")
         if not isinstance(facts, list):
-            raise InputError(where[0], "missing or not a list", line=where[1],
-                             field=f"{at}.facts")
+            raise InputError(where[0], "missing or not a list", line=where[1], field=f"{at}.facts")
         claims: list[Claim] = []
         for j, fact in enumerate(facts):
             if not isinstance(fact, str):
-                raise InputError(where[0], "must be a string", line=where[1],
-                                 field=f"{at}.facts.{j}")
+                raise InputError(
+                    where[0], "must be a string", line=where[1], field=f"{at}.facts.{j}"
+                )
             if not fact.strip():
                 self.note(where, f"{at}.facts.{j}: empty statement skipped")
                 continue
-            claims.append(self.claim(f"{i + 1}.{j + 1}", fact, url, ref_idx, where,
-                                     f"{at}.facts.{j}"))
+            claims.append(
+                self.claim(f"{i + 1}.{j + 1}", fact, url, ref_idx, where, f"{at}.facts.{j}")
+            )
         content = entry.get("url_content")
         digest: str | None = None
         if isinstance(content, str):
             if url.strip():
                 digest = self.add_source(url, content, where)
             else:
-                self.note(where, f"{len(facts)} statement(s) cite an empty URL (page: "
-                          f"{content!r:.60}); imported with url '' and no source")
+                self.note(
+                    where,
+                    f"{len(facts)} statement(s) cite an empty URL (page: "
+                    f"{content!r:.60}); imported with url '' and no source",
+                )
         if run is None:
             return claims
         error = entry.get("validate_error")
@@ -724,8 +910,7 @@ class _Reader:
         if error is None and isinstance(results, list):
             by_pos = self.verdicts(results, len(facts), where, at)
         elif error is None and results is not None:
-            raise InputError(where[0], "must be a list", line=where[1],
-                             field=f"{at}.validate_res")
+            raise InputError(where[0], "must be a list", line=where[1], field=f"{at}.validate_res")
         for claim in claims:
             position = int(claim.id.rsplit(".", 1)[1]) - 1
             value: str | None = None
@@ -740,14 +925,26 @@ class _Reader:
                 raw = json.dumps(item, ensure_ascii=False)
             else:
                 problem = "the judge returned no verdict for this statement"
-            run.judgments.append((Judgment(
-                run=run.run.id, report=report.ext_id, kind="fact", claim=claim.id, value=value,
-                error=problem, raw=raw, source_sha256=digest,
-            ), where))
+            run.judgments.append(
+                (
+                    Judgment(
+                        run=run.run.id,
+                        report=report.ext_id,
+                        kind="fact",
+                        claim=claim.id,
+                        value=value,
+                        error=problem,
+                        raw=raw,
+                        source_sha256=digest,
+                    ),
+                    where,
+                )
+            )
         return claims
 
-    def verdicts(self, results: list[Any], n_facts: int, where: Where, at: str
-                 ) -> dict[int, tuple[str, dict[str, Any]]]:
+    def verdicts(
+        self, results: list[Any], n_facts: int, where: Where, at: str
+    ) -> dict[int, tuple[str, dict[str, Any]]]:
         """validate_res entries by statement position (idx 0- or 1-based, else list order)."""
         indices = [r.get("idx") if isinstance(r, dict) else None for r in results]
         ints = [i for i in indices if isinstance(i, int) and not isinstance(i, bool)]
@@ -760,16 +957,18 @@ class _Reader:
         for k, (position, item) in enumerate(zip(positions, results, strict=True)):
             fld = f"{at}.validate_res.{k}"
             if not isinstance(item, dict):
-                raise InputError(where[0], "must be an object {idx, result}", line=where[1],
-                                 field=fld)
+                raise InputError(
+                    where[0], "must be an object {idx, result}", line=where[1], field=fld
+                )
             try:
                 code = SUPPORT.normalize(item.get("result"))
             except ScaleError as exc:
-                raise InputError(where[0], str(exc), line=where[1], field=f"{fld}.result") \
-                    from exc
+                raise InputError(where[0], str(exc), line=where[1], field=f"{fld}.result") from exc
             if not 0 <= position < n_facts or position in out:
-                self.note(where, f"{fld}: idx {item.get('idx')!r} names no statement (or "
-                          "repeats); ignored")
+                self.note(
+                    where,
+                    f"{fld}: idx {item.get('idx')!r} names no statement (or repeats); ignored",
+                )
                 continue
             out[position] = (code, item)
         return out
@@ -799,8 +998,11 @@ class _Reader:
             raise InputError(root, "no such folder")
         data = root / "data"
         if not (data / "prompt_data").is_dir() and not (data / "criteria_data").is_dir():
-            raise InputError(root, "not a DeepResearch Bench repository: no data/prompt_data "
-                             "or data/criteria_data folder")
+            raise InputError(
+                root,
+                "not a DeepResearch Bench repository: no data/prompt_data "
+                "or data/criteria_data folder",
+            )
         self.read_tasks()
         self.read_criteria()
         self.read_reports()
@@ -811,12 +1013,16 @@ class _Reader:
 
     def bundle(self) -> Bundle:
         if self.source_conflicts:
-            self.notes.append(f"{self.source_conflicts} URL(s) were fetched with different "
-                              "content for different reports; the first page is stored")
+            self.notes.append(
+                f"{self.source_conflicts} URL(s) were fetched with different "
+                "content for different reports; the first page is stored"
+            )
         has_race = any(t.criteria for t in self.tasks) or any(
-            j.kind.startswith("race") for r in self.runs for j, _ in r.judgments)
-        frameworks = [name for name, present in (("race", has_race), ("fact", self.has_fact))
-                      if present] or ["race"]
+            j.kind.startswith("race") for r in self.runs for j, _ in r.judgments
+        )
+        frameworks = [
+            name for name, present in (("race", has_race), ("fact", self.has_fact)) if present
+        ] or ["race"]
         name = self.root.resolve().name
         description = f"Imported from the DeepResearch Bench layout at {name}."
         if self.notes:
@@ -825,30 +1031,67 @@ class _Reader:
             description += "\nImport notes:\n" + "\n".join(f"- {n}" for n in shown)
             if more:
                 description += f"\n- … and {more} more"
-        suite = _model(Suite, {
-            "id": self.suite_id or f"drb-{name}", "name": f"DeepResearch Bench: {name}",
-            "frameworks": frameworks, "source": str(self.root), "description": description,
-        }, (str(self.root), 0), "suite")
+        suite = _model(
+            Suite,
+            {
+                "id": self.suite_id or f"drb-{name}",
+                "name": f"DeepResearch Bench: {name}",
+                "frameworks": frameworks,
+                "source": str(self.root),
+                "description": description,
+            },
+            (str(self.root), 0),
+            "suite",
+        )
         bundle = Bundle(suite=suite)
         loc = bundle.locations
         for task in self.tasks:
             loc[("task", len(bundle.tasks))] = task.where
-            bundle.tasks.append(_model(Task, {
-                "id": task.ext_id, "prompt": task.prompt, "language": task.language,
-                "domain": task.domain, "metadata": task.metadata, "criteria": task.criteria,
-            }, task.where))
+            bundle.tasks.append(
+                _model(
+                    Task,
+                    {
+                        "id": task.ext_id,
+                        "prompt": task.prompt,
+                        "language": task.language,
+                        "domain": task.domain,
+                        "metadata": task.metadata,
+                        "criteria": task.criteria,
+                    },
+                    task.where,
+                )
+            )
         for system, where in self.systems.items():
             loc[("system", len(bundle.systems))] = where
-            bundle.systems.append(_model(System, {
-                "id": system, "name": system, "is_reference": system == REFERENCE_SYSTEM,
-            }, where, "system"))
+            bundle.systems.append(
+                _model(
+                    System,
+                    {
+                        "id": system,
+                        "name": system,
+                        "is_reference": system == REFERENCE_SYSTEM,
+                    },
+                    where,
+                    "system",
+                )
+            )
         for draft in self.reports.values():
             loc[("report", len(bundle.reports))] = draft.where
-            bundle.reports.append(_model(Report, {
-                "id": draft.ext_id, "task": draft.task.ext_id, "system": draft.system,
-                "markdown": draft.markdown, "cleaned": draft.cleaned,
-                "metadata": draft.metadata, "claims": draft.claims,
-            }, draft.where))
+            bundle.reports.append(
+                _model(
+                    Report,
+                    {
+                        "id": draft.ext_id,
+                        "task": draft.task.ext_id,
+                        "system": draft.system,
+                        "markdown": draft.markdown,
+                        "cleaned": draft.cleaned,
+                        "metadata": draft.metadata,
+                        "claims": draft.claims,
+                    },
+                    draft.where,
+                )
+            )
         for source, where, _ in self.sources.values():
             loc[("source", len(bundle.sources))] = where
             bundle.sources.append(source)

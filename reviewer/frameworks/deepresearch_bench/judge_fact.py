@@ -63,8 +63,7 @@ _LINK = re.compile(r"\[([^\]]+)\]\(([^)]+)\)")
 
 def _unwrapped(data: Any) -> Any:
     """A list wrapped in a one-key object (``{"citations": [...]}``) is the list."""
-    if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())),
-                                                                 list):
+    if isinstance(data, dict) and len(data) == 1 and isinstance(next(iter(data.values())), list):
         return next(iter(data.values()))
     return data
 
@@ -89,8 +88,10 @@ class ExtractReply(TextReply):
 
     triplets: list[Triplet]
 
-    REPAIR_HINT = ("Output only the JSON list of {\"fact\", \"ref_idx\", \"url\"} triplets, "
-                   "without any chitchat or explanations.")
+    REPAIR_HINT = (
+        'Output only the JSON list of {"fact", "ref_idx", "url"} triplets, '
+        "without any chitchat or explanations."
+    )
 
     @classmethod
     def parse_text(cls, text: str) -> ExtractReply:
@@ -145,8 +146,9 @@ def remove_urls(text: str) -> str:
 def extract_prompt(report: str, zh: bool) -> Prompt:
     fences = Fences.over(report)
     template = FACT_EXTRACT_ZH if zh else FACT_EXTRACT_EN
-    return Prompt("extract", fences.rule,
-                  template.format(report_text=fences.block("report", report)))
+    return Prompt(
+        "extract", fences.rule, template.format(report_text=fences.block("report", report))
+    )
 
 
 def _numbered(statements: list[str]) -> str:
@@ -157,8 +159,9 @@ def dedup_prompt(statements: list[str], zh: bool) -> Prompt:
     text = _numbered(statements)
     fences = Fences.over(text)
     template = FACT_DEDUP_ZH if zh else FACT_DEDUP_EN
-    return Prompt("dedup", fences.rule, template.format(statements=fences.block("statements",
-                                                                                   text)))
+    return Prompt(
+        "dedup", fences.rule, template.format(statements=fences.block("statements", text))
+    )
 
 
 def validate_prompt(page: Page, statements: list[str], zh: bool, limit: int) -> Prompt:
@@ -166,9 +169,14 @@ def validate_prompt(page: Page, statements: list[str], zh: bool, limit: int) -> 
     text = _numbered(statements)
     fences = Fences.over(reference, text)
     template = FACT_VALIDATE_ZH if zh else FACT_VALIDATE_EN
-    return Prompt("validate", fences.rule, template.format(
-        reference=fences.block("reference", reference),
-        statements=fences.block("statements", text)))
+    return Prompt(
+        "validate",
+        fences.rule,
+        template.format(
+            reference=fences.block("reference", reference),
+            statements=fences.block("statements", text),
+        ),
+    )
 
 
 def _ref_number(value: Any) -> int | None:
@@ -182,8 +190,9 @@ def _ref_number(value: Any) -> int | None:
 
 
 class FactPipeline:
-    def __init__(self, client: Completer, pages: PageSource | None, run_id: str,
-                 options: PipelineOptions) -> None:
+    def __init__(
+        self, client: Completer, pages: PageSource | None, run_id: str, options: PipelineOptions
+    ) -> None:
         self.client = client
         self.pages = pages
         self.run_id = run_id
@@ -206,14 +215,14 @@ class FactPipeline:
 
     async def _extract(self, job: JudgeJob, out: ReportOutcome) -> list[Claim]:
         zh = _zh(job)
-        result = await self.client.complete(extract_prompt(job.report.markdown, zh),
-                                            ExtractReply)
+        result = await self.client.complete(extract_prompt(job.report.markdown, zh), ExtractReply)
         if result.deferred:
             out.deferred = True
             return []
         if result.value is None:
-            out.errors.append(StepError(job.report.id, "extract", "report",
-                                        result.error or "no reply"))
+            out.errors.append(
+                StepError(job.report.id, "extract", "report", result.error or "no reply")
+            )
             return []
         groups: dict[str, list[Triplet]] = {}
         for item in result.value.triplets:
@@ -224,15 +233,20 @@ class FactPipeline:
         for url, group in groups.items():
             keep = list(range(len(group)))
             if len(group) > 1:
-                dedup = await self.client.complete(dedup_prompt([t.fact for t in group], zh),
-                                                   DedupReply)
+                dedup = await self.client.complete(
+                    dedup_prompt([t.fact for t in group], zh), DedupReply
+                )
                 if dedup.deferred:
                     out.deferred = True
                     continue
                 chosen = dedup.value.root if dedup.value is not None else []
                 # The code's fallback: keep everything when the answer is unusable.
-                if chosen and 0 not in chosen and len(chosen) <= len(group) and all(
-                        1 <= i <= len(group) for i in chosen):
+                if (
+                    chosen
+                    and 0 not in chosen
+                    and len(chosen) <= len(group)
+                    and all(1 <= i <= len(group) for i in chosen)
+                ):
                     keep = [i - 1 for i in chosen]
             kept.extend((url, group[i]) for i in keep)
         if out.deferred:
@@ -245,20 +259,34 @@ class FactPipeline:
                 continue
             seen.add((item.fact, url))
             number = _ref_number(item.ref_idx)
-            claims.append(Claim(
-                id=next(ids), fact=item.fact, extract=item.fact, url=url,
-                citations=[number] if number is not None else [],
-                metadata={RUN_CLAIM_KEY: self.run_id, "ref_idx": item.ref_idx}))
+            claims.append(
+                Claim(
+                    id=next(ids),
+                    fact=item.fact,
+                    extract=item.fact,
+                    url=url,
+                    citations=[number] if number is not None else [],
+                    metadata={RUN_CLAIM_KEY: self.run_id, "ref_idx": item.ref_idx},
+                )
+            )
         return claims
 
-    async def _validate(self, job: JudgeJob, url: str, claims: list[Claim],
-                        out: ReportOutcome) -> None:
+    async def _validate(
+        self, job: JudgeJob, url: str, claims: list[Claim], out: ReportOutcome
+    ) -> None:
         def unknown(reason: str, sha: str | None) -> None:
             for claim in claims:
-                out.judgments.append(Judgment(
-                    run=self.run_id, report=job.report.id, kind="fact", claim=claim.id,
-                    value="unknown", explanation=f"Not sent to the model: {reason}.",
-                    source_sha256=sha))
+                out.judgments.append(
+                    Judgment(
+                        run=self.run_id,
+                        report=job.report.id,
+                        kind="fact",
+                        claim=claim.id,
+                        value="unknown",
+                        explanation=f"Not sent to the model: {reason}.",
+                        source_sha256=sha,
+                    )
+                )
 
         if not url.strip():
             unknown("the statement cites no URL", None)
@@ -268,8 +296,7 @@ class FactPipeline:
             return
         page = await self.pages.get(url)
         if not page.usable:
-            unknown(f"the cited page has no valid content ({page.error or 'no text'})",
-                    page.sha256)
+            unknown(f"the cited page has no valid content ({page.error or 'no text'})", page.sha256)
             return
         statements = [c.extract or c.fact for c in claims]
         prompt = validate_prompt(page, statements, _zh(job), self.options.max_source_chars)
@@ -280,33 +307,61 @@ class FactPipeline:
         verdicts = {} if result.value is None else {v.idx: v for v in result.value.root}
         if result.value is not None and len(result.value.root) != len(claims):
             # The code asserts one result per statement; what the reply has is kept.
-            out.errors.append(StepError(job.report.id, "validate", url,
-                                        f"{len(result.value.root)} results for "
-                                        f"{len(claims)} statements"))
+            out.errors.append(
+                StepError(
+                    job.report.id,
+                    "validate",
+                    url,
+                    f"{len(result.value.root)} results for {len(claims)} statements",
+                )
+            )
         for n, claim in enumerate(claims, 1):
             verdict = verdicts.get(n)
             if result.value is None or verdict is None:
-                out.judgments.append(Judgment(
-                    run=self.run_id, report=job.report.id, kind="fact", claim=claim.id,
-                    error=result.error if result.value is None
-                    else f"the reply has no result for statement {n}",
-                    raw=result.content, source_sha256=page.sha256))
+                out.judgments.append(
+                    Judgment(
+                        run=self.run_id,
+                        report=job.report.id,
+                        kind="fact",
+                        claim=claim.id,
+                        error=result.error
+                        if result.value is None
+                        else f"the reply has no result for statement {n}",
+                        raw=result.content,
+                        source_sha256=page.sha256,
+                    )
+                )
                 continue
-            out.judgments.append(Judgment(
-                run=self.run_id, report=job.report.id, kind="fact", claim=claim.id,
-                value=verdict.result, raw=raw_of(verdict), source_sha256=page.sha256))
+            out.judgments.append(
+                Judgment(
+                    run=self.run_id,
+                    report=job.report.id,
+                    kind="fact",
+                    claim=claim.id,
+                    value=verdict.result,
+                    raw=raw_of(verdict),
+                    source_sha256=page.sha256,
+                )
+            )
 
-    def plan(self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
-             ) -> list[PlannedCall]:
+    def plan(
+        self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
+    ) -> list[PlannedCall]:
         steps = self.options.steps
         zh = _zh(job)
         calls: list[PlannedCall] = []
         extracting = "extract" in steps
         if extracting:
             prompt = extract_prompt(job.report.markdown, zh)
-            calls.append(PlannedCall(job.report.id, "extract", tokens(prompt.chars),
-                                     tokens(len(job.report.markdown)) // 3,
-                                     self.client.is_cached(prompt)))
+            calls.append(
+                PlannedCall(
+                    job.report.id,
+                    "extract",
+                    tokens(prompt.chars),
+                    tokens(len(job.report.markdown)) // 3,
+                    self.client.is_cached(prompt),
+                )
+            )
         if "validate" in steps:
             pages = known_pages or {}
             for url, group in _by_url([c for c in job.report.claims if c.url]).items():
@@ -314,12 +369,23 @@ class FactPipeline:
                 if page is not None and not page.usable:
                     continue
                 stand_in = page or Page(url=url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
-                prompt = validate_prompt(stand_in, [c.extract or c.fact for c in group], zh,
-                                         self.options.max_source_chars)
-                calls.append(PlannedCall(job.report.id, "validate", tokens(prompt.chars),
-                                         12 * len(group),
-                                         self.client.is_cached(prompt)
-                                         if page is not None and not extracting else None))
+                prompt = validate_prompt(
+                    stand_in,
+                    [c.extract or c.fact for c in group],
+                    zh,
+                    self.options.max_source_chars,
+                )
+                calls.append(
+                    PlannedCall(
+                        job.report.id,
+                        "validate",
+                        tokens(prompt.chars),
+                        12 * len(group),
+                        self.client.is_cached(prompt)
+                        if page is not None and not extracting
+                        else None,
+                    )
+                )
         return calls
 
 
@@ -342,9 +408,12 @@ def _fresh_ids(job: JudgeJob) -> Iterator[str]:
 
 
 SPEC = PipelineSpec(
-    framework=NAME, prompt_version=PROMPT_VERSION, steps=STEPS,
+    framework=NAME,
+    prompt_version=PROMPT_VERSION,
+    steps=STEPS,
     build=lambda client, pages, run_id, options: FactPipeline(client, pages, run_id, options),
-    extraction_steps=frozenset({"extract"}), sources="fetch",
+    extraction_steps=frozenset({"extract"}),
+    sources="fetch",
     description="DeepResearch Bench FACT: statement-URL extraction, de-duplication and support "
-                "verdicts against the cited pages (published prompts)",
+    "verdicts against the cited pages (published prompts)",
 )

@@ -133,8 +133,9 @@ def criteria_list(criteria: list[Criterion]) -> str:
     """``format_criteria_list``: {dimension: [{criterion, explanation}]}, no weights."""
     grouped: dict[str, list[dict[str, str]]] = {}
     for c in criteria:
-        grouped.setdefault(c.dimension, []).append({"criterion": c.text,
-                                                    "explanation": c.explanation})
+        grouped.setdefault(c.dimension, []).append(
+            {"criterion": c.text, "explanation": c.explanation}
+        )
     return json.dumps(grouped, ensure_ascii=False, indent=2)
 
 
@@ -144,25 +145,33 @@ def clean_prompt(article: str, zh: bool) -> Prompt:
     return Prompt("clean", fences.rule, template.format(article=fences.block("article", article)))
 
 
-def score_prompt(task_prompt: str, target: str, reference: str | None, criteria: str,
-                 zh: bool) -> Prompt:
+def score_prompt(
+    task_prompt: str, target: str, reference: str | None, criteria: str, zh: bool
+) -> Prompt:
     if reference is None:
         fences = Fences.over(target)
         template = RACE_POINTWISE_ZH if zh else RACE_POINTWISE_EN
-        user = template.format(task_prompt=task_prompt, criteria_list=criteria,
-                               article=fences.block("target_article", target))
+        user = template.format(
+            task_prompt=task_prompt,
+            criteria_list=criteria,
+            article=fences.block("target_article", target),
+        )
     else:
         fences = Fences.over(target, reference)
         template = RACE_SCORE_ZH if zh else RACE_SCORE_EN
-        user = template.format(task_prompt=task_prompt, criteria_list=criteria,
-                               article_1=fences.block("article_1", target),
-                               article_2=fences.block("article_2", reference))
+        user = template.format(
+            task_prompt=task_prompt,
+            criteria_list=criteria,
+            article_1=fences.block("article_1", target),
+            article_2=fences.block("article_2", reference),
+        )
     return Prompt("race", fences.rule, user)
 
 
 class RacePipeline:
-    def __init__(self, client: Completer, pages: PageSource | None, run_id: str,
-                 options: PipelineOptions) -> None:
+    def __init__(
+        self, client: Completer, pages: PageSource | None, run_id: str, options: PipelineOptions
+    ) -> None:
         self.client = client
         self.run_id = run_id
         self.options = options
@@ -175,8 +184,7 @@ class RacePipeline:
             out.deferred = True
             return None
         if result.value is None:
-            out.errors.append(StepError(out.report, "clean", report.id,
-                                        result.error or "no reply"))
+            out.errors.append(StepError(out.report, "clean", report.id, result.error or "no reply"))
             return None
         return result.value.text
 
@@ -187,8 +195,9 @@ class RacePipeline:
             return out
         zh = _zh(job)
         target = await self._article(job.report, zh, out)
-        reference = (await self._article(job.reference, zh, out)
-                     if job.reference is not None else None)
+        reference = (
+            await self._article(job.reference, zh, out) if job.reference is not None else None
+        )
         if out.deferred or target is None or (job.reference is not None and reference is None):
             if not out.deferred:
                 self._fail(job, out, criteria, "the article could not be cleaned", "")
@@ -209,45 +218,93 @@ class RacePipeline:
             for given in items:
                 found = _match(given.criterion, by_dim.get(dim, []))
                 if found is None or found.id in scored:
-                    out.errors.append(StepError(job.report.id, "race", f"{dim}: "
-                                                f"{given.criterion[:80]}",
-                                                "the reply's item matches no criterion (or "
-                                                "repeats one); not used"))
+                    out.errors.append(
+                        StepError(
+                            job.report.id,
+                            "race",
+                            f"{dim}: {given.criterion[:80]}",
+                            "the reply's item matches no criterion (or repeats one); not used",
+                        )
+                    )
                     continue
                 scored[found.id] = given
         for c in criteria:
             item = scored.get(c.id)
             if item is None:
-                self._fail(job, out, [c], "the reply has no score for this criterion",
-                           result.content, reference is not None)
+                self._fail(
+                    job,
+                    out,
+                    [c],
+                    "the reply has no score for this criterion",
+                    result.content,
+                    reference is not None,
+                )
                 continue
-            pairs = ([("race_target", item.article_1_score),
-                      ("race_reference", item.article_2_score)] if reference is not None
-                     else [("race_target", item.target_score
-                            if item.target_score is not None else item.article_1_score)])
+            pairs = (
+                [("race_target", item.article_1_score), ("race_reference", item.article_2_score)]
+                if reference is not None
+                else [
+                    (
+                        "race_target",
+                        item.target_score
+                        if item.target_score is not None
+                        else item.article_1_score,
+                    )
+                ]
+            )
             for kind, value in pairs:
                 if value is None or not 0.0 <= value <= 10.0:
-                    out.judgments.append(Judgment(
-                        run=self.run_id, report=job.report.id, kind=kind, criterion=c.id,
-                        error=f"the judge's score {value!r} is not a number from 0 to 10",
-                        raw=raw_of(item)))
+                    out.judgments.append(
+                        Judgment(
+                            run=self.run_id,
+                            report=job.report.id,
+                            kind=kind,
+                            criterion=c.id,
+                            error=f"the judge's score {value!r} is not a number from 0 to 10",
+                            raw=raw_of(item),
+                        )
+                    )
                     continue
-                out.judgments.append(Judgment(
-                    run=self.run_id, report=job.report.id, kind=kind, criterion=c.id,
-                    value=value, explanation=item.analysis, raw=raw_of(item)))
+                out.judgments.append(
+                    Judgment(
+                        run=self.run_id,
+                        report=job.report.id,
+                        kind=kind,
+                        criterion=c.id,
+                        value=value,
+                        explanation=item.analysis,
+                        raw=raw_of(item),
+                    )
+                )
         return out
 
-    def _fail(self, job: JudgeJob, out: ReportOutcome, criteria: list[Criterion], error: str,
-              raw: str, paired: bool | None = None) -> None:
+    def _fail(
+        self,
+        job: JudgeJob,
+        out: ReportOutcome,
+        criteria: list[Criterion],
+        error: str,
+        raw: str,
+        paired: bool | None = None,
+    ) -> None:
         paired = job.reference is not None if paired is None else paired
         kinds = ("race_target", "race_reference") if paired else ("race_target",)
         for c in criteria:
             for kind in kinds:
-                out.judgments.append(Judgment(run=self.run_id, report=job.report.id, kind=kind,
-                                              criterion=c.id, error=error, raw=raw))
+                out.judgments.append(
+                    Judgment(
+                        run=self.run_id,
+                        report=job.report.id,
+                        kind=kind,
+                        criterion=c.id,
+                        error=error,
+                        raw=raw,
+                    )
+                )
 
-    def plan(self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
-             ) -> list[PlannedCall]:
+    def plan(
+        self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
+    ) -> list[PlannedCall]:
         criteria = race_criteria(job)
         if not criteria or "race" not in self.options.steps:
             return []
@@ -257,24 +314,40 @@ class RacePipeline:
         for report in reports:
             if report.cleaned is None:
                 prompt = clean_prompt(report.markdown, zh)
-                calls.append(PlannedCall(job.report.id, "clean", tokens(prompt.chars),
-                                         tokens(len(report.markdown)),
-                                         self.client.is_cached(prompt)))
+                calls.append(
+                    PlannedCall(
+                        job.report.id,
+                        "clean",
+                        tokens(prompt.chars),
+                        tokens(len(report.markdown)),
+                        self.client.is_cached(prompt),
+                    )
+                )
         exact = all(r.cleaned is not None for r in reports)
         target = job.report.cleaned or job.report.markdown
-        reference = None if job.reference is None else (job.reference.cleaned
-                                                        or job.reference.markdown)
+        reference = (
+            None if job.reference is None else (job.reference.cleaned or job.reference.markdown)
+        )
         prompt = score_prompt(job.task.prompt, target, reference, criteria_list(criteria), zh)
-        calls.append(PlannedCall(job.report.id, "race", tokens(prompt.chars),
-                                 OUTPUT_TOKENS_PER_CRITERION * len(criteria),
-                                 self.client.is_cached(prompt) if exact else None))
+        calls.append(
+            PlannedCall(
+                job.report.id,
+                "race",
+                tokens(prompt.chars),
+                OUTPUT_TOKENS_PER_CRITERION * len(criteria),
+                self.client.is_cached(prompt) if exact else None,
+            )
+        )
         return calls
 
 
 SPEC = PipelineSpec(
-    framework=NAME, prompt_version=PROMPT_VERSION, steps=STEPS,
+    framework=NAME,
+    prompt_version=PROMPT_VERSION,
+    steps=STEPS,
     build=lambda client, pages, run_id, options: RacePipeline(client, pages, run_id, options),
-    needs_reference=True, sources="none",
+    needs_reference=True,
+    sources="none",
     description="DeepResearch Bench RACE: per-criterion 0-10 scores of target and reference "
-                "report (published merged scoring prompt)",
+    "report (published merged scoring prompt)",
 )

@@ -14,15 +14,20 @@ def draft(kind: str, selection: Selection | None, text: str) -> Any:
         raise no_text()
     if kind != "new_rubric":
         raise needs_json(kind, "race")
-    dimension = selection.dimension if selection and selection.dimension else \
-        "comprehensiveness"
+    dimension = selection.dimension if selection and selection.dimension else "comprehensiveness"
     return {"dimension": dimension, "criterion": text}
 
 
 RACE_PROPOSALS = Proposals(
-    shapes={"new_rubric": Shape(("dimension", "criterion"), ("explanation", "weight"),
-                                ("criterion",), choices={"dimension": DIMENSIONS},
-                                numbers=("weight",))},
+    shapes={
+        "new_rubric": Shape(
+            ("dimension", "criterion"),
+            ("explanation", "weight"),
+            ("criterion",),
+            choices={"dimension": DIMENSIONS},
+            numbers=("weight",),
+        )
+    },
     draft=draft,
 )
 FACT_PROPOSALS = Proposals(free_form=True, report_claims=True)

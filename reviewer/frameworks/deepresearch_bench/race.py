@@ -75,16 +75,28 @@ STORED_KEYS: tuple[str, ...] = (*DIMENSIONS, OVERALL_KEY)
 
 KINDS = {
     "race_target": VerdictKind(
-        "race_target", NAME, SCORE10, "criterion", "RACE target score",
+        "race_target",
+        NAME,
+        SCORE10,
+        "criterion",
+        "RACE target score",
         "The judge's 0–10 score of the target report on one criterion.",
     ),
     "race_reference": VerdictKind(
-        "race_reference", NAME, SCORE10, "criterion", "RACE reference score",
+        "race_reference",
+        NAME,
+        SCORE10,
+        "criterion",
+        "RACE reference score",
         "The judge's 0–10 score of the reference report on one criterion, from the same "
         "comparative call that scored the target.",
     ),
     "race_stored": VerdictKind(
-        "race_stored", NAME, UNIT, "key", "stored RACE result",
+        "race_stored",
+        NAME,
+        UNIT,
+        "key",
+        "stored RACE result",
         "A benchmark's stored per-task RACE result (a dimension or overall_score, 0–1).",
     ),
 }
@@ -131,20 +143,49 @@ OPTIONS = (
 )
 
 METRICS = (
-    Metric("overall", "RACE overall", headline=True, digits=4,
-           description="S_int(tgt)/(S_int(tgt)+S_int(ref)), renormalised (reference code)"),
-    *(Metric(d, d.replace("_", " ").capitalize(), digits=4,
-             description="S_d(tgt)/(S_d(tgt)+S_d(ref))") for d in DIMENSIONS),
-    Metric("overall_paper", "RACE overall (paper Eq. 2)", digits=4,
-           description="Σ w·s over all stored criteria, no renormalisation (missing = 0)"),
-    Metric("stored_overall", "stored overall", headline=True, digits=4,
-           description="the benchmark's stored per-task overall_score"),
+    Metric(
+        "overall",
+        "RACE overall",
+        headline=True,
+        digits=4,
+        description="S_int(tgt)/(S_int(tgt)+S_int(ref)), renormalised (reference code)",
+    ),
+    *(
+        Metric(
+            d,
+            d.replace("_", " ").capitalize(),
+            digits=4,
+            description="S_d(tgt)/(S_d(tgt)+S_d(ref))",
+        )
+        for d in DIMENSIONS
+    ),
+    Metric(
+        "overall_paper",
+        "RACE overall (paper Eq. 2)",
+        digits=4,
+        description="Σ w·s over all stored criteria, no renormalisation (missing = 0)",
+    ),
+    Metric(
+        "stored_overall",
+        "stored overall",
+        headline=True,
+        digits=4,
+        description="the benchmark's stored per-task overall_score",
+    ),
     *(Metric(f"stored_{d}", f"stored {d.replace('_', ' ')}", digits=4) for d in DIMENSIONS),
-    Metric("drift_overall", "drift overall", digits=4,
-           description="recomputed overall − stored overall"),
+    Metric(
+        "drift_overall",
+        "drift overall",
+        digits=4,
+        description="recomputed overall − stored overall",
+    ),
     *(Metric(f"drift_{d}", f"drift {d.replace('_', ' ')}", digits=4) for d in DIMENSIONS),
-    Metric("max_abs_drift_overall", "max |drift overall|", digits=4,
-           description="largest |drift_overall| over a system's reports (system level)"),
+    Metric(
+        "max_abs_drift_overall",
+        "max |drift overall|",
+        digits=4,
+        description="largest |drift_overall| over a system's reports (system level)",
+    ),
 )
 
 
@@ -270,7 +311,8 @@ class RaceFramework:
     rejudge: Rejudge | None = Rejudge(
         frozenset({"race_target", "race_reference"}),
         steps={"race_target": "race", "race_reference": "race"},
-        pipeline="reviewer.frameworks.deepresearch_bench.judge_race:SPEC")
+        pipeline="reviewer.frameworks.deepresearch_bench.judge_race:SPEC",
+    )
     grading: Grading | None = None
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS

@@ -5,7 +5,8 @@ from reviewer.framework import Benchmark, FormatSpec
 from reviewer.frameworks.dr3_eval.scoring import FRAMEWORK
 
 BENCHMARK = Benchmark(
-    "dr3_eval", "DR3-Eval", (FRAMEWORK,),
-    (FormatSpec("dr3_eval", "DR3-Eval run", "reviewer.frameworks.dr3_eval.format:read",
-                ("dr3",)),),
+    "dr3_eval",
+    "DR3-Eval",
+    (FRAMEWORK,),
+    (FormatSpec("dr3_eval", "DR3-Eval run", "reviewer.frameworks.dr3_eval.format:read", ("dr3",)),),
 )

@@ -118,7 +118,8 @@ class SandboxDoc(_Rec):
     url: str = ""
     page_body: str = ""
     doc_class: Literal["supportive", "distractor", "noise", "unlabelled"] = Field(
-        "unlabelled", alias="class")
+        "unlabelled", alias="class"
+    )
     """The released sandbox pages carry no class: a page without one is ``unlabelled`` (not a
     required document; neither a known distractor nor noise)."""
     context_sizes: list[str] = Field(default_factory=list)
@@ -246,22 +247,99 @@ class Manifest(_Rec):
 
 # -- title matching: the evaluator's citation-coverage rule (spec §2.2) ----------------------
 
-_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'",
-                         "\u300c": '"', "\u300d": '"', "\u300e": '"', "\u300f": '"'})
-_PUNCT = re.compile(r"[,\uff0c.\u3002!\uff01?\uff1f;\uff1b:\uff1a\-_\[\]\u3010\u3011()\uff08\uff09"
-                    r"{}\u300c\u300d\u300e\u300f\u201c\u201d'\"]+")
+_QUOTES = str.maketrans(
+    {
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u300c": '"',
+        "\u300d": '"',
+        "\u300e": '"',
+        "\u300f": '"',
+    }
+)
+_PUNCT = re.compile(
+    r"[,\uff0c.\u3002!\uff01?\uff1f;\uff1b:\uff1a\-_\[\]\u3010\u3011()\uff08\uff09"
+    r"{}\u300c\u300d\u300e\u300f\u201c\u201d'\"]+"
+)
 _ELLIPSIS = re.compile(r"\.{2,}|\u2026+|\u3002{2,}")
-_STOPWORDS = frozenset({
-    "的", "了", "是", "在", "和", "与", "这", "那", "有", "为", "以", "及",
-    "the", "a", "an", "of", "to", "in", "for", "on", "with", "and", "or", "is", "are",
-    "video", "audio", "image", "doc", "document", "file", "mp4", "mp3", "pdf", "jpg", "png",
-})
-_BRANDS = frozenset({
-    "bbc", "ted", "cnn", "nbc", "abc", "cbs", "fox", "npr", "pbs", "youtube", "vimeo",
-    "bilibili", "netflix", "hbo", "disney", "national geographic", "discovery",
-    "history channel", "mit", "harvard", "stanford", "oxford", "cambridge", "google",
-    "microsoft", "apple", "amazon", "facebook", "meta", "openai", "anthropic", "deepmind",
-})
+_STOPWORDS = frozenset(
+    {
+        "的",
+        "了",
+        "是",
+        "在",
+        "和",
+        "与",
+        "这",
+        "那",
+        "有",
+        "为",
+        "以",
+        "及",
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "for",
+        "on",
+        "with",
+        "and",
+        "or",
+        "is",
+        "are",
+        "video",
+        "audio",
+        "image",
+        "doc",
+        "document",
+        "file",
+        "mp4",
+        "mp3",
+        "pdf",
+        "jpg",
+        "png",
+    }
+)
+_BRANDS = frozenset(
+    {
+        "bbc",
+        "ted",
+        "cnn",
+        "nbc",
+        "abc",
+        "cbs",
+        "fox",
+        "npr",
+        "pbs",
+        "youtube",
+        "vimeo",
+        "bilibili",
+        "netflix",
+        "hbo",
+        "disney",
+        "national geographic",
+        "discovery",
+        "history channel",
+        "mit",
+        "harvard",
+        "stanford",
+        "oxford",
+        "cambridge",
+        "google",
+        "microsoft",
+        "apple",
+        "amazon",
+        "facebook",
+        "meta",
+        "openai",
+        "anthropic",
+        "deepmind",
+    }
+)
 _SKIP_PREFIXES = ("注", "图", "表", "附录", "TODO", "NOTE", "WARNING", "TIP", "IMPORTANT")
 _CHUNK_SUFFIX = re.compile(r",\s*chunk\s*\d+(\s*-\s*\d+)?\s*$", re.I)
 _QUOTED = r"(?:\"([^\"]+)\"|'([^']+)'|\u201c([^\u201d]+)\u201d|\u2018([^\u2019]+)\u2019)"
@@ -311,8 +389,7 @@ def _within_edit_ratio(a: str, b: str, ratio: float) -> bool:
     for i, cb in enumerate(b, 1):
         current = [i]
         for j, ca in enumerate(a, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1,
-                               previous[j - 1] + (ca != cb)))
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
         if min(current) > limit:
             return False
         previous = current
@@ -453,11 +530,13 @@ class _TaskCtx:
 
 
 _TYPED = re.compile(
-    r"^\s*(long_context|source|doc|文档|image|图片|video|视频|audio|音频)\s*:\s*(.+)$", re.I | re.S)
+    r"^\s*(long_context|source|doc|文档|image|图片|video|视频|audio|音频)\s*:\s*(.+)$", re.I | re.S
+)
 
 
-def resolve_citation(raw: str, pages: Sequence[_Src], files: Sequence[_Src]
-                     ) -> tuple[_Src | None, str]:
+def resolve_citation(
+    raw: str, pages: Sequence[_Src], files: Sequence[_Src]
+) -> tuple[_Src | None, str]:
     """The source a citation names, and how it was found (or None, 'not_found').
 
     Sandbox titles are searched over the whole sampled corpus, distractors and noise included,
@@ -479,7 +558,8 @@ def resolve_citation(raw: str, pages: Sequence[_Src], files: Sequence[_Src]
     name = _CHUNK_SUFFIX.sub("", name)
     name = re.sub(r",\s*(page|第|section|slide).*$", "", name, flags=re.I).strip()
     if kind in ("image", "图片", "video", "视频", "audio", "音频", "doc", "文档") or (
-            not kind and re.search(r"\.[A-Za-z0-9]{2,5}$", name)):
+        not kind and re.search(r"\.[A-Za-z0-9]{2,5}$", name)
+    ):
         for src in files:
             if fuzzy_title_match(name, src.title):
                 return src, "user_file"
@@ -499,8 +579,9 @@ def citation_notes(citations: Sequence[str], ctx: _TaskCtx) -> dict[str, Any]:
     """What a reviewer checking CC wants beside the verdicts: the report's citations that match
     no required document, and those naming a distractor or noise page (they neither add to nor
     subtract from CC)."""
-    unmatched = [c for c in citations
-                 if not any(_match_one(title, c) for _, _, title in ctx.required)]
+    unmatched = [
+        c for c in citations if not any(_match_one(title, c) for _, _, title in ctx.required)
+    ]
     off_path: dict[str, str] = {}
     for citation in citations:
         src, _ = resolve_citation(citation, ctx.pages, ctx.files)
@@ -560,8 +641,7 @@ def _snap(score: float) -> float:
 def _depth_from_xml(raw: str) -> tuple[float | None, str]:
     score = re.search(r"<score>\s*([-+]?\d+(?:\.\d+)?)\s*</score>", raw)
     why = re.search(r"<justification>(.*?)</justification>", raw, re.S)
-    return (float(score.group(1)) if score else None,
-            why.group(1).strip() if why else "")
+    return (float(score.group(1)) if score else None, why.group(1).strip() if why else "")
 
 
 class _Reader:
@@ -599,8 +679,11 @@ class _Reader:
     def read_tasks(self) -> None:
         path = self.root / "tasks.jsonl"
         if not path.is_file():
-            raise InputError(path, "missing: a DR3-Eval run needs tasks.jsonl (and results.jsonl)"
-                             ", or the released layout (query.jsonl, datasets/, results/)")
+            raise InputError(
+                path,
+                "missing: a DR3-Eval run needs tasks.jsonl (and results.jsonl)"
+                ", or the released layout (query.jsonl, datasets/, results/)",
+            )
         self.read_task_records(self.lines(path))
 
     def read_task_records(self, records: Iterator[tuple[Where, dict[str, Any]]]) -> None:
@@ -620,8 +703,9 @@ class _Reader:
             title = doc.title.strip() or doc.page_body.strip()[:TITLE_FROM_BODY]
             url = doc.url.strip() or f"dr3-doc:{ext}/{i + 1}"
             if url in seen_urls:
-                raise _err(where, f"url {url!r} repeats within the task's sandbox",
-                           f"sandbox.{i}.url")
+                raise _err(
+                    where, f"url {url!r} repeats within the task's sandbox", f"sandbox.{i}.url"
+                )
             seen_urls.add(url)
             meta: dict[str, Any] = {"class": doc.doc_class, "task": ext}
             if doc.context_sizes:
@@ -656,53 +740,85 @@ class _Reader:
                     klass = next((p.doc_class for p in pages if p.title == source), None)
                     if klass:
                         explanation += f" ({klass})"
-                criteria.append(Criterion(
-                    id=f"{origin}-{n}", framework="dr3", dimension=dim, text=insight.insight,
-                    explanation=explanation, scale="dr3_coverage",
-                    metadata={"origin": origin.upper(), "source": source},
-                ))
+                criteria.append(
+                    Criterion(
+                        id=f"{origin}-{n}",
+                        framework="dr3",
+                        dimension=dim,
+                        text=insight.insight,
+                        explanation=explanation,
+                        scale="dr3_coverage",
+                        metadata={"origin": origin.upper(), "source": source},
+                    )
+                )
         titles: set[str] = set()
         n_page = 0
         for page in pages:
             if page.doc_class != "supportive":
                 continue
             if page.title in titles:
-                self.notes.append(f"task {ext}: supportive title {page.title!r} repeats; "
-                                  "counted once in D_req, as the evaluator does")
+                self.notes.append(
+                    f"task {ext}: supportive title {page.title!r} repeats; "
+                    "counted once in D_req, as the evaluator does"
+                )
                 continue
             titles.add(page.title)
             n_page += 1
             cid = f"page-{n_page}"
             ctx.required.append((cid, DIM_PAGE, page.title))
-            criteria.append(Criterion(
-                id=cid, framework="dr3", dimension=DIM_PAGE, text=page.title,
-                explanation=f"Required: supportive sandbox page {page.url}", scale="dr3_cited",
-                metadata={"url": page.url, "class": "supportive"},
-            ))
+            criteria.append(
+                Criterion(
+                    id=cid,
+                    framework="dr3",
+                    dimension=DIM_PAGE,
+                    text=page.title,
+                    explanation=f"Required: supportive sandbox page {page.url}",
+                    scale="dr3_cited",
+                    metadata={"url": page.url, "class": "supportive"},
+                )
+            )
         for n, src in enumerate(files, 1):
             cid = f"file-{n}"
             ctx.required.append((cid, DIM_FILE, src.title))
             modality = _modality(src.title)
-            criteria.append(Criterion(
-                id=cid, framework="dr3", dimension=DIM_FILE, text=src.title,
-                explanation=f"Required: user file ({modality})", scale="dr3_cited",
-                metadata={"url": src.url, "class": "user_file", "modality": modality},
-            ))
+            criteria.append(
+                Criterion(
+                    id=cid,
+                    framework="dr3",
+                    dimension=DIM_FILE,
+                    text=src.title,
+                    explanation=f"Required: user file ({modality})",
+                    scale="dr3_cited",
+                    metadata={"url": src.url, "class": "user_file", "modality": modality},
+                )
+            )
         for i, item in enumerate(record.checklist):
             key = str(item.id if item.id is not None else i + 1)
             if key in ctx.checklist:
                 raise _err(where, f"checklist id {item.id!r} repeats", f"checklist.{i}.id")
             cid = _ext_id(f"if-{key}", where, f"checklist.{i}.id")
             ctx.checklist[key] = cid
-            criteria.append(Criterion(
-                id=cid, framework="dr3", dimension=DIM_CHECK, text=item.requirement,
-                explanation=f"category: {item.category}" if item.category else "",
-                scale="binary", metadata={"category": item.category} if item.category else {},
-            ))
-        criteria.append(Criterion(
-            id="dq", framework="dr3", dimension=DIM_DEPTH, text="Depth & Quality of Analysis",
-            explanation=DEPTH_RUBRIC, scale="dr3_depth10",
-        ))
+            criteria.append(
+                Criterion(
+                    id=cid,
+                    framework="dr3",
+                    dimension=DIM_CHECK,
+                    text=item.requirement,
+                    explanation=f"category: {item.category}" if item.category else "",
+                    scale="binary",
+                    metadata={"category": item.category} if item.category else {},
+                )
+            )
+        criteria.append(
+            Criterion(
+                id="dq",
+                framework="dr3",
+                dimension=DIM_DEPTH,
+                text="Depth & Quality of Analysis",
+                explanation=DEPTH_RUBRIC,
+                scale="dr3_depth10",
+            )
+        )
         metadata: dict[str, Any] = {}
         for key in ("subdomain", "context_size"):
             value = getattr(record, key)
@@ -714,16 +830,25 @@ class _Reader:
             for c in ("supportive", "distractor", "noise", "unlabelled")
             if c != "unlabelled" or any(p.doc_class == c for p in pages)
         }
-        task = _model(Task, {
-            "id": ext, "prompt": record.query, "language": record.language,
-            "domain": record.domain, "category": record.subdomain, "metadata": metadata,
-            "criteria": criteria,
-        }, where)
+        task = _model(
+            Task,
+            {
+                "id": ext,
+                "prompt": record.query,
+                "language": record.language,
+                "domain": record.domain,
+                "category": record.subdomain,
+                "metadata": metadata,
+                "criteria": criteria,
+            },
+            where,
+        )
         self.tasks[ext] = ctx
         self.bundle_tasks.append((task, where))
 
-    def add_source(self, url: str, title: str, text: str, meta: dict[str, Any], task: str,
-                   where: Where) -> str:
+    def add_source(
+        self, url: str, title: str, text: str, meta: dict[str, Any], task: str, where: Where
+    ) -> str:
         known = self.sources.get(url)
         if known is None:
             source = Source(url=url, title=title, text=text, metadata=meta)
@@ -739,8 +864,7 @@ class _Reader:
         if len(set(classes.values())) > 1:
             merged["class"] = "varies by task"
             merged["class_by_task"] = dict(sorted(classes.items()))
-        self.sources[url] = (source.model_copy(update={"metadata": merged}), first, tasks,
-                             classes)
+        self.sources[url] = (source.model_copy(update={"metadata": merged}), first, tasks, classes)
         return _sha(source.text)
 
     # -- results ----------------------------------------------------------------------------
@@ -759,30 +883,60 @@ class _Reader:
             if ctx is None:
                 raise _err(where, f"unknown task {task_id!r} (not in tasks.jsonl)", "task")
             if (task_id, record.system) in self.pairs:
-                raise _err(where, f"a second result for task {task_id!r} and system "
-                           f"{record.system!r}", "system")
+                raise _err(
+                    where,
+                    f"a second result for task {task_id!r} and system {record.system!r}",
+                    "system",
+                )
             self.pairs.add((task_id, record.system))
             if record.system not in self.systems:
-                self.systems[record.system] = (_model(System, {
-                    "id": record.system, "name": record.system_name or record.system,
-                }, where), where)
+                self.systems[record.system] = (
+                    _model(
+                        System,
+                        {
+                            "id": record.system,
+                            "name": record.system_name or record.system,
+                        },
+                        where,
+                    ),
+                    where,
+                )
             self.add_result(record, ctx, where)
 
     def add_result(self, record: ResultRecord, ctx: _TaskCtx, where: Where) -> None:
         report_id = f"{record.system}:{ctx.ext_id}"
         judgments: list[Judgment] = []
 
-        def judge(kind: str, value: str | float | bool | None, *, criterion: str | None = None,
-                  claim: str | None = None, ref: int | None = None, run: str = JUDGE_RUN,
-                  explanation: str = "", evidence: str = "", raw: object = None,
-                  error: str | None = None, sha: str | None = None) -> None:
-            judgments.append(Judgment(
-                run=run, report=report_id, kind=kind, criterion=criterion, claim=claim, ref=ref,
-                value=value,
-                explanation=explanation, evidence=evidence,
-                raw="" if raw is None else json.dumps(raw, ensure_ascii=False, sort_keys=True),
-                error=error if value is None else None, source_sha256=sha,
-            ))
+        def judge(
+            kind: str,
+            value: str | float | bool | None,
+            *,
+            criterion: str | None = None,
+            claim: str | None = None,
+            ref: int | None = None,
+            run: str = JUDGE_RUN,
+            explanation: str = "",
+            evidence: str = "",
+            raw: object = None,
+            error: str | None = None,
+            sha: str | None = None,
+        ) -> None:
+            judgments.append(
+                Judgment(
+                    run=run,
+                    report=report_id,
+                    kind=kind,
+                    criterion=criterion,
+                    claim=claim,
+                    ref=ref,
+                    value=value,
+                    explanation=explanation,
+                    evidence=evidence,
+                    raw="" if raw is None else json.dumps(raw, ensure_ascii=False, sort_keys=True),
+                    error=error if value is None else None,
+                    source_sha256=sha,
+                )
+            )
 
         if record.information_recall is not None:
             self.recall(record.information_recall, ctx, where, judge)
@@ -801,11 +955,19 @@ class _Reader:
         if origin:
             metadata[ORIGIN_META] = origin
             metadata[CLASS_META] = klass
-        report = _model(Report, {
-            "id": report_id, "task": ctx.ext_id, "system": record.system,
-            "markdown": record.final_report, "references": references, "metadata": metadata,
-            "claims": claims,
-        }, where)
+        report = _model(
+            Report,
+            {
+                "id": report_id,
+                "task": ctx.ext_id,
+                "system": record.system,
+                "markdown": record.final_report,
+                "references": references,
+                "metadata": metadata,
+                "claims": claims,
+            },
+            where,
+        )
         self.reports.append((report, where))
         self.judgments.extend((j, where) for j in judgments)
 
@@ -821,25 +983,34 @@ class _Reader:
             by_id: dict[int, CoveredInsight] = {}
             for i, given in enumerate(items):
                 if given.id > len(gold):
-                    raise _err(where, f"insight id {given.id} but the task has {len(gold)} "
-                               f"{name} gold insights", f"information_recall.{name}.{i}.id")
+                    raise _err(
+                        where,
+                        f"insight id {given.id} but the task has {len(gold)} {name} gold insights",
+                        f"information_recall.{name}.{i}.id",
+                    )
                 if given.id in by_id:
-                    raise _err(where, f"insight id {given.id} repeats",
-                               f"information_recall.{name}.{i}.id")
+                    raise _err(
+                        where, f"insight id {given.id} repeats", f"information_recall.{name}.{i}.id"
+                    )
                 by_id[given.id] = given
             for n in range(1, len(gold) + 1):
                 item = by_id.get(n)
                 criterion = f"{origin}-{n}"
                 if item is None or item.score is None:
                     why = (item.error if item else None) or "no result from the judge (NOT FOUND)"
-                    judge("dr3_insight", None, criterion=criterion, error=why,
-                          raw=item.model_dump(exclude_defaults=True) if item else None)
+                    judge(
+                        "dr3_insight",
+                        None,
+                        criterion=criterion,
+                        error=why,
+                        raw=item.model_dump(exclude_defaults=True) if item else None,
+                    )
                     continue
                 value = _snap(item.score)
                 parts = []
                 core = item.core_points or (
-                    [item.core_meaning] if isinstance(item.core_meaning, str)
-                    else item.core_meaning)
+                    [item.core_meaning] if isinstance(item.core_meaning, str) else item.core_meaning
+                )
                 core = [c for c in core if c]
                 if core:
                     parts.append("Core points: " + "; ".join(core))
@@ -849,23 +1020,34 @@ class _Reader:
                 if reason:
                     parts.append(reason)
                 if value != item.score:
-                    parts.append(f"(judge gave {item.score:g}, snapped to {value:g} as the "
-                                 "evaluator does)")
-                judge("dr3_insight", value, criterion=criterion, explanation="\n".join(parts),
-                      evidence=item.found_in_report, raw=item.model_dump(exclude_defaults=True))
+                    parts.append(
+                        f"(judge gave {item.score:g}, snapped to {value:g} as the evaluator does)"
+                    )
+                judge(
+                    "dr3_insight",
+                    value,
+                    criterion=criterion,
+                    explanation="\n".join(parts),
+                    evidence=item.found_in_report,
+                    raw=item.model_dump(exclude_defaults=True),
+                )
 
-    def coverage(self, record: ResultRecord, ctx: _TaskCtx, where: Where, judge: JudgeFn
-                 ) -> list[str]:
+    def coverage(
+        self, record: ResultRecord, ctx: _TaskCtx, where: Where, judge: JudgeFn
+    ) -> list[str]:
         """Writes one verdict per required document; returns the report's citations."""
         section = record.citation_coverage
         given = section.match_details if section is not None else {}
         titles = {title for _, _, title in ctx.required}
         for title in given:
             if title not in titles:
-                raise _err(where, f"{title!r} is not a required document of task "
-                           f"{ctx.ext_id} (a supportive page title or a user file name)",
-                           f"citation_coverage.match_details.{title}")
-        citations = (section.extracted_citations if section is not None else None)
+                raise _err(
+                    where,
+                    f"{title!r} is not a required document of task "
+                    f"{ctx.ext_id} (a supportive page title or a user file name)",
+                    f"citation_coverage.match_details.{title}",
+                )
+        citations = section.extracted_citations if section is not None else None
         if citations is None:
             citations = extract_citations(record.final_report)
         for cid, _, title in ctx.required:
@@ -878,13 +1060,22 @@ class _Reader:
                 by = "Gavel's implementation of the evaluator's rule"
                 self.rule_used = True
             rule = f"match rule: {match.match_type} (decided by {by})"
-            raw: dict[str, str] = {"match_type": match.match_type,
-                                   "matched_citation": match.matched_citation}
+            raw: dict[str, str] = {
+                "match_type": match.match_type,
+                "matched_citation": match.matched_citation,
+            }
             if match.cited and match.matched_citation:
                 rule += f"\nmatched citation: {match.matched_citation}"
                 rule += self.named_document(match.matched_citation, title, ctx, raw)
-            judge("dr3_citation", "cited" if match.cited else "missed", criterion=cid,
-                  run=RULE_RUN, explanation=rule, evidence=match.matched_citation, raw=raw)
+            judge(
+                "dr3_citation",
+                "cited" if match.cited else "missed",
+                criterion=cid,
+                run=RULE_RUN,
+                explanation=rule,
+                evidence=match.matched_citation,
+                raw=raw,
+            )
         return citations
 
     @staticmethod
@@ -900,11 +1091,14 @@ class _Reader:
         raw["matched_class"] = src.doc_class
         if src.title == title:
             return ""
-        return (f"\nthe matched citation names another document: {src.title!r} "
-                f"({src.doc_class}) {src.url}")
+        return (
+            f"\nthe matched citation names another document: {src.title!r} "
+            f"({src.doc_class}) {src.url}"
+        )
 
-    def accuracy(self, record: ResultRecord, ctx: _TaskCtx, where: Where, judge: JudgeFn
-                 ) -> tuple[list[Claim], list[Reference], dict[str, str], dict[str, str]]:
+    def accuracy(
+        self, record: ResultRecord, ctx: _TaskCtx, where: Where, judge: JudgeFn
+    ) -> tuple[list[Claim], list[Reference], dict[str, str], dict[str, str]]:
         section = record.factual_accuracy
         if section is None:
             return [], [], {}, {}
@@ -920,11 +1114,17 @@ class _Reader:
             results: dict[str, CitationResult] = {}
             for j, given in enumerate(fa.citation_results):
                 if given.citation not in fa.citations:
-                    raise _err(where, f"{given.citation!r} is not one of the claim's citations",
-                               f"{prefix}.citation_results.{j}.citation")
+                    raise _err(
+                        where,
+                        f"{given.citation!r} is not one of the claim's citations",
+                        f"{prefix}.citation_results.{j}.citation",
+                    )
                 if given.citation in results:
-                    raise _err(where, f"a second result for citation {given.citation!r}",
-                               f"{prefix}.citation_results.{j}.citation")
+                    raise _err(
+                        where,
+                        f"a second result for citation {given.citation!r}",
+                        f"{prefix}.citation_results.{j}.citation",
+                    )
                 results[given.citation] = given
             indices: list[int] = []
             for raw in dict.fromkeys(fa.citations):
@@ -934,9 +1134,12 @@ class _Reader:
                         src = self.explicit_source(explicit.source, ctx)
                         if src is None:
                             j = fa.citation_results.index(explicit)
-                            raise _err(where, f"source {explicit.source!r} is neither a sandbox "
-                                       "url or title nor a user file of the task",
-                                       f"{prefix}.citation_results.{j}.source")
+                            raise _err(
+                                where,
+                                f"source {explicit.source!r} is neither a sandbox "
+                                "url or title nor a user file of the task",
+                                f"{prefix}.citation_results.{j}.source",
+                            )
                         how = "given by the run"
                     else:
                         src, how = resolve_citation(raw, ctx.pages, ctx.files)
@@ -944,28 +1147,46 @@ class _Reader:
                 index, src, how = refs[raw]
                 indices.append(index)
                 res = results.get(raw)
-                found = ("resolved to " + (f"{src.title!r} ({src.doc_class}) by {how}"
-                                           if src else "no source: Source not found"))
+                found = "resolved to " + (
+                    f"{src.title!r} ({src.doc_class}) by {how}"
+                    if src
+                    else "no source: Source not found"
+                )
                 head = f"Citation {raw} → {found}"
                 if res is None or res.supported is None:
                     why = (res.error or res.explanation) if res else ""
-                    judge("dr3_support", None, claim=claim_id, ref=index,
-                          explanation=head, error=why or "not verified (no result for this "
-                          "citation)", raw=res.model_dump(exclude_defaults=True) if res else None)
+                    judge(
+                        "dr3_support",
+                        None,
+                        claim=claim_id,
+                        ref=index,
+                        explanation=head,
+                        error=why or "not verified (no result for this citation)",
+                        raw=res.model_dump(exclude_defaults=True) if res else None,
+                    )
                     continue
                 text = head + ("\nJudge: " + res.explanation if res.explanation else "")
                 if res.source_found is False:
                     text += "\n(the evaluator did not find the source)"
-                judge("dr3_support", "supported" if res.supported else "unsupported",
-                      claim=claim_id, ref=index, explanation=text,
-                      raw=res.model_dump(exclude_defaults=True),
-                      sha=src.sha256 if src is not None and res.source_found is not False
-                      else None)
-            claims.append(Claim(
-                id=claim_id, fact=fa.claim_text, citations=indices,
-                metadata={"source_type": fa.source_type, "citations": fa.citations}
-                if fa.source_type else {"citations": fa.citations},
-            ))
+                judge(
+                    "dr3_support",
+                    "supported" if res.supported else "unsupported",
+                    claim=claim_id,
+                    ref=index,
+                    explanation=text,
+                    raw=res.model_dump(exclude_defaults=True),
+                    sha=src.sha256 if src is not None and res.source_found is not False else None,
+                )
+            claims.append(
+                Claim(
+                    id=claim_id,
+                    fact=fa.claim_text,
+                    citations=indices,
+                    metadata={"source_type": fa.source_type, "citations": fa.citations}
+                    if fa.source_type
+                    else {"citations": fa.citations},
+                )
+            )
         references: list[Reference] = []
         origin: dict[str, str] = {}
         klass: dict[str, str] = {}
@@ -976,9 +1197,13 @@ class _Reader:
                 klass[str(index)] = src.doc_class
             else:
                 lowered = raw.lower()
-                origin[str(index)] = ("sandbox" if "long_context" in lowered or "rag-" in lowered
-                                      or not re.search(r"\.[a-z0-9]{2,5}\b", lowered)
-                                      else "user_file")
+                origin[str(index)] = (
+                    "sandbox"
+                    if "long_context" in lowered
+                    or "rag-" in lowered
+                    or not re.search(r"\.[a-z0-9]{2,5}\b", lowered)
+                    else "user_file"
+                )
                 klass[str(index)] = "unresolved"
         return claims, references, origin, klass
 
@@ -998,21 +1223,35 @@ class _Reader:
         for i, given in enumerate(section.results):
             key = str(given.id)
             if key not in ctx.checklist:
-                raise _err(where, f"checklist id {given.id!r} is not in the task's checklist",
-                           f"format_compliance.results.{i}.id")
+                raise _err(
+                    where,
+                    f"checklist id {given.id!r} is not in the task's checklist",
+                    f"format_compliance.results.{i}.id",
+                )
             if key in by_id:
-                raise _err(where, f"checklist id {given.id!r} repeats",
-                           f"format_compliance.results.{i}.id")
+                raise _err(
+                    where, f"checklist id {given.id!r} repeats", f"format_compliance.results.{i}.id"
+                )
             by_id[key] = given
         for key, cid in ctx.checklist.items():
             item = by_id.get(key)
             if item is None or item.satisfied is None or item.status == "error":
                 why = (item.error if item else None) or "the judge returned no result"
-                judge("dr3_checklist", None, criterion=cid, error=why,
-                      raw=item.model_dump(exclude_defaults=True) if item else None)
+                judge(
+                    "dr3_checklist",
+                    None,
+                    criterion=cid,
+                    error=why,
+                    raw=item.model_dump(exclude_defaults=True) if item else None,
+                )
                 continue
-            judge("dr3_checklist", item.satisfied, criterion=cid, explanation=item.explanation,
-                  raw=item.model_dump(exclude_defaults=True))
+            judge(
+                "dr3_checklist",
+                item.satisfied,
+                criterion=cid,
+                explanation=item.explanation,
+                raw=item.model_dump(exclude_defaults=True),
+            )
 
     @staticmethod
     def depth(section: DepthQuality, judge: JudgeFn) -> None:
@@ -1022,8 +1261,14 @@ class _Reader:
             why = why or parsed
         raw = section.model_dump(exclude_defaults=True)
         if score is None:
-            judge("dr3_depth", None, criterion="dq", explanation=why, raw=raw,
-                  error=section.error or "no parsable <score> in the judge's answer")
+            judge(
+                "dr3_depth",
+                None,
+                criterion="dq",
+                explanation=why,
+                raw=raw,
+                error=section.error or "no parsable <score> in the judge's answer",
+            )
             return
         value = float(min(10.0, max(1.0, score)))
         if value != score:
@@ -1034,8 +1279,10 @@ class _Reader:
 
     def read(self) -> Bundle:
         if not self.root.is_dir():
-            raise InputError(self.root, "no such folder (a DR3-Eval run is a folder with "
-                             "tasks.jsonl and results.jsonl)")
+            raise InputError(
+                self.root,
+                "no such folder (a DR3-Eval run is a folder with tasks.jsonl and results.jsonl)",
+            )
         manifest = self.manifest()
         if is_release(self.root):
             release = Release(self.root, context_size=manifest.context_size)
@@ -1050,11 +1297,17 @@ class _Reader:
         if self.notes:
             description += "\nImport notes:\n" + "\n".join(f"- {n}" for n in self.notes[:200])
         manifest_where = (str(self.root / "run.json"), 0)
-        suite = _model(Suite, {
-            "id": self.suite_id or manifest.id or f"dr3-{name}",
-            "name": manifest.name or f"DR3-Eval: {name}", "frameworks": ["dr3"],
-            "source": str(self.root), "description": description,
-        }, manifest_where)
+        suite = _model(
+            Suite,
+            {
+                "id": self.suite_id or manifest.id or f"dr3-{name}",
+                "name": manifest.name or f"DR3-Eval: {name}",
+                "frameworks": ["dr3"],
+                "source": str(self.root),
+                "description": description,
+            },
+            manifest_where,
+        )
         bundle = Bundle(suite=suite)
         loc = bundle.locations
         for task, where in self.bundle_tasks:
@@ -1072,18 +1325,30 @@ class _Reader:
         params = dict(manifest.params)
         if manifest.context_size:
             params["context_size"] = manifest.context_size
-        runs = [JudgeRun(id=JUDGE_RUN, model=manifest.judge_model,
-                         prompt_version=manifest.prompt_version or "dr3-eval-appendix-J",
-                         params=params, created_at=manifest.created_at,
-                         description="LLM-judge verdicts: insight coverage, claim support, "
-                         "checklist, depth")]
-        runs.append(JudgeRun(
-            id=RULE_RUN, model="title-matching rule", prompt_version="dr3-citation-coverage",
-            created_at=manifest.created_at,
-            description="Citation coverage by title matching (no LLM)"
-            + ("; some or all decided by Gavel's implementation of the rule"
-               if self.rule_used else ""),
-        ))
+        runs = [
+            JudgeRun(
+                id=JUDGE_RUN,
+                model=manifest.judge_model,
+                prompt_version=manifest.prompt_version or "dr3-eval-appendix-J",
+                params=params,
+                created_at=manifest.created_at,
+                description="LLM-judge verdicts: insight coverage, claim support, checklist, depth",
+            )
+        ]
+        runs.append(
+            JudgeRun(
+                id=RULE_RUN,
+                model="title-matching rule",
+                prompt_version="dr3-citation-coverage",
+                created_at=manifest.created_at,
+                description="Citation coverage by title matching (no LLM)"
+                + (
+                    "; some or all decided by Gavel's implementation of the rule"
+                    if self.rule_used
+                    else ""
+                ),
+            )
+        )
         for run in runs:
             loc[("run", len(bundle.runs))] = manifest_where
             bundle.runs.append(run)

@@ -22,23 +22,43 @@ from collections.abc import Iterator
 from reviewer.grading import Criterion, Evidence, Flag, Grading, Verdict
 from reviewer.levels import content
 
-GENERIC = frozenset({"describ", "mention", "summaris", "summariz", "explain", "cit", "provid",
-                     "compar", "giv", "discuss", "includ", "evidenc", "attach", "wider",
-                     "report", "us"})
+GENERIC = frozenset(
+    {
+        "describ",
+        "mention",
+        "summaris",
+        "summariz",
+        "explain",
+        "cit",
+        "provid",
+        "compar",
+        "giv",
+        "discuss",
+        "includ",
+        "evidenc",
+        "attach",
+        "wider",
+        "report",
+        "us",
+    }
+)
 """Checklist verbs and scaffolding: they say what to do, not what the item is about."""
 
 RELATED = 0.6
 """Share of a checklist item's distinctive words an insight must contain to be about the
 same fact (and at least two of them)."""
 
-_OTHER_DOC = re.compile(r"the matched citation names another document: (?P<title>.+?) "
-                        r"\((?P<cls>[\w ]+)\)")
+_OTHER_DOC = re.compile(
+    r"the matched citation names another document: (?P<title>.+?) "
+    r"\((?P<cls>[\w ]+)\)"
+)
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)?")
 
 
 def _distinctive(texts: dict[str, str]) -> dict[str, set[str]]:
-    tokens = {cid: {t for t in content(text) if not t.isdigit()} - GENERIC
-              for cid, text in texts.items()}
+    tokens = {
+        cid: {t for t in content(text) if not t.isdigit()} - GENERIC for cid, text in texts.items()
+    }
     df = Counter(t for toks in tokens.values() for t in toks)
     limit = max(2, len(tokens) // 3)
     return {cid: {t for t in toks if df[t] <= limit} for cid, toks in tokens.items()}
@@ -46,8 +66,11 @@ def _distinctive(texts: dict[str, str]) -> dict[str, set[str]]:
 
 def related_pairs(criteria: dict[str, Criterion]) -> list[tuple[str, str, list[str]]]:
     """(checklist id, insight id, shared words) of items about the same fact."""
-    texts = {cid: c.text for cid, c in criteria.items()
-             if c.dimension in ("checklist", "insight_uf", "insight_sc")}
+    texts = {
+        cid: c.text
+        for cid, c in criteria.items()
+        if c.dimension in ("checklist", "insight_uf", "insight_sc")
+    }
     words = _distinctive(texts)
     out = []
     for cid, criterion in criteria.items():
@@ -66,8 +89,12 @@ def checklist_insight_flags(evidence: Evidence) -> Iterator[Flag]:
     verdicts = {v.criterion: v for v in evidence.verdicts if v.criterion and v.value is not None}
     for cid, iid, shared in related_pairs(evidence.criteria):
         check, insight = verdicts.get(cid), verdicts.get(iid)
-        if check is None or insight is None or check.kind != "dr3_checklist" \
-                or insight.kind != "dr3_insight":
+        if (
+            check is None
+            or insight is None
+            or check.kind != "dr3_checklist"
+            or insight.kind != "dr3_insight"
+        ):
             continue
         about = ", ".join(shared)
         if check.value == "false" and insight.value == "1":
@@ -76,12 +103,20 @@ def checklist_insight_flags(evidence: Evidence) -> Iterator[Flag]:
             weight = 0.4
         else:
             continue
-        yield Flag(check.subject, "same fact", weight,
-                   f"checklist {cid} is judged {check.value}, but insight {iid} on the same "
-                   f"fact ({about}) is judged {insight.value}: “{evidence.criteria[iid].text}”.")
-        yield Flag(insight.subject, "same fact", weight,
-                   f"judged {insight.value}, but checklist {cid} on the same fact ({about}) is "
-                   f"judged {check.value}: “{evidence.criteria[cid].text}”.")
+        yield Flag(
+            check.subject,
+            "same fact",
+            weight,
+            f"checklist {cid} is judged {check.value}, but insight {iid} on the same "
+            f"fact ({about}) is judged {insight.value}: “{evidence.criteria[iid].text}”.",
+        )
+        yield Flag(
+            insight.subject,
+            "same fact",
+            weight,
+            f"judged {insight.value}, but checklist {cid} on the same fact ({about}) is "
+            f"judged {check.value}: “{evidence.criteria[cid].text}”.",
+        )
 
 
 def claim_insight_flags(evidence: Evidence) -> Iterator[Flag]:
@@ -104,15 +139,27 @@ def claim_insight_flags(evidence: Evidence) -> Iterator[Flag]:
                 continue
             for support in supports.get(ext, []):
                 page = evidence.page_of(support.ref)
-                if support.value != "supported" or page is None or not source \
-                        or page.title != source:
+                if (
+                    support.value != "supported"
+                    or page is None
+                    or not source
+                    or page.title != source
+                ):
                     continue
-                yield Flag(support.subject, "same fact", 1.0,
-                           f"judged supported by “{page.title}”, but insight {insight.criterion} "
-                           f"(from that page) says the report's “{quote}” contradicts it.")
-                yield Flag(insight.subject, "same fact", 1.0,
-                           f"says the report contradicts “{source}”, but claim {ext} with the "
-                           "same sentence is judged supported by that page.")
+                yield Flag(
+                    support.subject,
+                    "same fact",
+                    1.0,
+                    f"judged supported by “{page.title}”, but insight {insight.criterion} "
+                    f"(from that page) says the report's “{quote}” contradicts it.",
+                )
+                yield Flag(
+                    insight.subject,
+                    "same fact",
+                    1.0,
+                    f"says the report contradicts “{source}”, but claim {ext} with the "
+                    "same sentence is judged supported by that page.",
+                )
 
 
 def insight_figure_flags(evidence: Evidence) -> Iterator[Flag]:
@@ -130,9 +177,13 @@ def insight_figure_flags(evidence: Evidence) -> Iterator[Flag]:
         if not figures or any(_close(a, b) for a in figures for b in quoted):
             continue
         shown = ", ".join(_FIGURE.findall(criterion.text))
-        yield Flag(verdict.subject, "figures", 0.7,
-                   f"judged fully covered, but the passage the judge quotes holds none of the "
-                   f"insight's figures ({shown}).")
+        yield Flag(
+            verdict.subject,
+            "figures",
+            0.7,
+            f"judged fully covered, but the passage the judge quotes holds none of the "
+            f"insight's figures ({shown}).",
+        )
 
 
 def _value(text: str) -> float:
@@ -151,17 +202,25 @@ def citation_flags(evidence: Evidence) -> Iterator[Flag]:
         if found is not None:
             cls = found.group("cls").strip()
             weight = 0.8 if cls in ("distractor", "noise") else 0.3
-            yield Flag(verdict.subject, "other document", weight,
-                       f"the title rule counted a citation that names another document, "
-                       f"{found.group('title')} ({cls}): is the required one cited anywhere?")
+            yield Flag(
+                verdict.subject,
+                "other document",
+                weight,
+                f"the title rule counted a citation that names another document, "
+                f"{found.group('title')} ({cls}): is the required one cited anywhere?",
+            )
         elif "names no document of the task" in verdict.explanation:
-            yield Flag(verdict.subject, "other document", 0.3,
-                       "the title rule counted a citation that names no document of the task.")
+            yield Flag(
+                verdict.subject,
+                "other document",
+                0.3,
+                "the title rule counted a citation that names no document of the task.",
+            )
 
 
 GRADING = Grading(
     rules=(checklist_insight_flags, claim_insight_flags, insight_figure_flags, citation_flags),
     method="DR3-Eval: checklist items against the insight verdicts on the same fact, claim "
-           "support against insight verdicts from the same page, insights judged covered "
-           "without their figures, and citations counted through another document's title.",
+    "support against insight verdicts from the same page, insights judged covered "
+    "without their figures, and citations counted through another document's title.",
 )

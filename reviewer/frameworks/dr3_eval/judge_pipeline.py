@@ -91,6 +91,7 @@ CLAIM_PREFIX = "jd"
 
 # -- replies --------------------------------------------------------------------------------------
 
+
 def _snap(score: float) -> float:
     if score in (0.0, 0.5, 1.0):
         return score
@@ -174,10 +175,14 @@ class SupportReply(BaseModel):
     results: list[SupportItem]
 
 
-_BLOCK = re.compile(r"<depth_quality>\s*<score>\s*(.*?)\s*</score>\s*<justification>\s*(.*?)"
-                    r"\s*</justification>\s*</depth_quality>", re.S | re.I)
-_SCORE_ONLY = re.compile(r"<depth_quality>.*?<score>\s*(.*?)\s*</score>.*?</depth_quality>",
-                         re.S | re.I)
+_BLOCK = re.compile(
+    r"<depth_quality>\s*<score>\s*(.*?)\s*</score>\s*<justification>\s*(.*?)"
+    r"\s*</justification>\s*</depth_quality>",
+    re.S | re.I,
+)
+_SCORE_ONLY = re.compile(
+    r"<depth_quality>.*?<score>\s*(.*?)\s*</score>.*?</depth_quality>", re.S | re.I
+)
 _NUMBER = re.compile(r"depth_quality.*?(\d+\.?\d*)", re.I)
 
 
@@ -189,9 +194,11 @@ class DepthReply(TextReply):
     score: int
     justification: str = ""
 
-    REPAIR_HINT = ("Format your response EXACTLY as:\n<evaluation>\n<depth_quality>\n"
-                   "<score>6</score>\n<justification>Your justification</justification>\n"
-                   "</depth_quality>\n</evaluation>")
+    REPAIR_HINT = (
+        "Format your response EXACTLY as:\n<evaluation>\n<depth_quality>\n"
+        "<score>6</score>\n<justification>Your justification</justification>\n"
+        "</depth_quality>\n</evaluation>"
+    )
 
     @classmethod
     def parse_text(cls, text: str) -> DepthReply:
@@ -203,8 +210,9 @@ class DepthReply(TextReply):
             return cls(score=_clip(found.group(1)), justification="No justification provided")
         found = _NUMBER.search(text)
         if found:
-            return cls(score=_clip(found.group(1)),
-                       justification="Extracted from unstructured response")
+            return cls(
+                score=_clip(found.group(1)), justification="Extracted from unstructured response"
+            )
         raise ValueError("no <depth_quality><score> in the reply")
 
 
@@ -218,6 +226,7 @@ def _clip(text: str) -> int:
 
 # -- prompts --------------------------------------------------------------------------------------
 
+
 def _system(base: str, fences: Fences) -> str:
     return f"{base}\n\n{fences.rule}" if base else fences.rule
 
@@ -225,41 +234,69 @@ def _system(base: str, fences: Fences) -> str:
 def insight_prompt(query: str, report: str, insights: list[str]) -> Prompt:
     listed = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(insights))
     fences = Fences.over(report, listed)
-    return Prompt("insight", _system(INSIGHT_SYSTEM, fences), INSIGHT_USER.format(
-        query=query or "No specific query provided", count=len(insights),
-        insights=fences.block("insights", listed), report=fences.block("report", report)))
+    return Prompt(
+        "insight",
+        _system(INSIGHT_SYSTEM, fences),
+        INSIGHT_USER.format(
+            query=query or "No specific query provided",
+            count=len(insights),
+            insights=fences.block("insights", listed),
+            report=fences.block("report", report),
+        ),
+    )
 
 
 def insight_compact_prompt(report: str, insights: list[str]) -> Prompt:
     listed = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(insights))
     fences = Fences.over(report, listed)
-    return Prompt("insight", _system(INSIGHT_COMPACT_SYSTEM, fences),
-                  INSIGHT_COMPACT_USER.format(count=len(insights),
-                                              insights=fences.block("insights", listed),
-                                              report=fences.block("report", report)))
+    return Prompt(
+        "insight",
+        _system(INSIGHT_COMPACT_SYSTEM, fences),
+        INSIGHT_COMPACT_USER.format(
+            count=len(insights),
+            insights=fences.block("insights", listed),
+            report=fences.block("report", report),
+        ),
+    )
 
 
 def checklist_prompt(report: str, requirements: list[str]) -> Prompt:
     listed = "\n".join(f"{i + 1}. {t}" for i, t in enumerate(requirements))
-    example = ", ".join(f'{{"id": {i + 1}, "satisfied": true/false}}'
-                        for i in range(len(requirements)))
+    example = ", ".join(
+        f'{{"id": {i + 1}, "satisfied": true/false}}' for i in range(len(requirements))
+    )
     fences = Fences.over(report, listed)
-    return Prompt("checklist", _system(CHECKLIST_SYSTEM, fences), CHECKLIST_USER.format(
-        count=len(requirements), requirements=fences.block("requirements", listed),
-        report=fences.block("report", report), example=example))
+    return Prompt(
+        "checklist",
+        _system(CHECKLIST_SYSTEM, fences),
+        CHECKLIST_USER.format(
+            count=len(requirements),
+            requirements=fences.block("requirements", listed),
+            report=fences.block("report", report),
+            example=example,
+        ),
+    )
 
 
 def depth_prompt(question: str, report: str) -> Prompt:
     fences = Fences.over(report)
-    return Prompt("depth", _system(DEPTH_SYSTEM, fences), DEPTH_USER.format(
-        question=question or "No question specified", report=fences.block("report", report)))
+    return Prompt(
+        "depth",
+        _system(DEPTH_SYSTEM, fences),
+        DEPTH_USER.format(
+            question=question or "No question specified", report=fences.block("report", report)
+        ),
+    )
 
 
 def claims_prompt(report: str) -> Prompt:
     text = report[:MAX_REPORT_CHARS]
     fences = Fences.over(text)
-    return Prompt("claims", _system(CLAIMS_SYSTEM, fences),
-                  CLAIMS_USER.format(report=fences.block("report", text)))
+    return Prompt(
+        "claims",
+        _system(CLAIMS_SYSTEM, fences),
+        CLAIMS_USER.format(report=fences.block("report", text)),
+    )
 
 
 def support_prompt(name: str, content: str, lines: list[str]) -> Prompt:
@@ -267,8 +304,11 @@ def support_prompt(name: str, content: str, lines: list[str]) -> Prompt:
     listed = "\n".join(lines)
     fences = Fences.over(name, content, listed)
     document = f"文档内容 ({name}):\n\n" + fences.block("document", content)
-    return Prompt("support", fences.rule,
-                  document + "\n\n" + SUPPORT_USER.format(claims=fences.block("claims", listed)))
+    return Prompt(
+        "support",
+        fences.rule,
+        document + "\n\n" + SUPPORT_USER.format(claims=fences.block("claims", listed)),
+    )
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+|[\u4e00-\u9fff]")
@@ -283,7 +323,7 @@ def bm25_chunks(content: str, query: str, size: int = BM25_CHUNK, top: int = BM2
     (k1 1.5, b 0.75), in document order, as the evaluator retrieves from a long document.
     The code tokenises with jieba; here words and single CJK characters, so Chinese documents
     rank on character overlap."""
-    parts = [content[i:i + size] for i in range(0, len(content), size)]
+    parts = [content[i : i + size] for i in range(0, len(content), size)]
     parts = [p for p in parts if p.strip()]
     if not parts:
         return content[:MAX_CONTENT_CHARS]
@@ -322,6 +362,7 @@ def _hint(citation: str) -> str:
 
 # -- the pipeline ---------------------------------------------------------------------------------
 
+
 def _criteria(job: JudgeJob, dimension: str) -> list[Criterion]:
     return [c for c in job.task.criteria if c.framework == NAME and c.dimension == dimension]
 
@@ -345,8 +386,9 @@ def task_documents(job: JudgeJob) -> tuple[list[_Src], list[_Src]]:
 
 
 class Dr3Pipeline:
-    def __init__(self, client: Completer, pages: PageSource | None, run_id: str,
-                 options: PipelineOptions) -> None:
+    def __init__(
+        self, client: Completer, pages: PageSource | None, run_id: str, options: PipelineOptions
+    ) -> None:
         self.client = client
         self.pages = pages
         self.run_id = run_id
@@ -387,46 +429,70 @@ class Dr3Pipeline:
         report = job.report.markdown
         for c in _criteria(job, DIM_PAGE) + _criteria(job, DIM_FILE):
             match = match_required(c.text, report)
-            text = (f"match rule: {match.match_type} (decided by Gavel's implementation of the "
-                    "evaluator's rule)")
+            text = (
+                f"match rule: {match.match_type} (decided by Gavel's implementation of the "
+                "evaluator's rule)"
+            )
             if match.cited and match.matched_citation:
                 text += f"\nmatched citation: {match.matched_citation}"
-            out.judgments.append(self._j(
-                job, "dr3_citation", criterion=c.id, value="cited" if match.cited else "missed",
-                explanation=text, evidence=match.matched_citation,
-                raw=raw_of({"match_type": match.match_type,
-                            "matched_citation": match.matched_citation})))
+            out.judgments.append(
+                self._j(
+                    job,
+                    "dr3_citation",
+                    criterion=c.id,
+                    value="cited" if match.cited else "missed",
+                    explanation=text,
+                    evidence=match.matched_citation,
+                    raw=raw_of(
+                        {"match_type": match.match_type, "matched_citation": match.matched_citation}
+                    ),
+                )
+            )
 
     # -- information recall ---------------------------------------------------------------------
 
-    async def _insight(self, job: JudgeJob, criteria: list[Criterion],
-                       out: ReportOutcome) -> None:
+    async def _insight(self, job: JudgeJob, criteria: list[Criterion], out: ReportOutcome) -> None:
         report = job.report.markdown
         for batch in chunks(criteria, INSIGHT_BATCH):
             texts = [c.text for c in batch]
-            result = await self.client.complete(insight_prompt(job.task.prompt, report, texts),
-                                                InsightReply)
+            result = await self.client.complete(
+                insight_prompt(job.task.prompt, report, texts), InsightReply
+            )
             if result.deferred:
                 out.deferred = True
                 continue
             if result.value is None:
-                result = await self.client.complete(insight_compact_prompt(report, texts),
-                                                    InsightReply)
+                result = await self.client.complete(
+                    insight_compact_prompt(report, texts), InsightReply
+                )
                 if result.deferred:
                     out.deferred = True
                     continue
             if result.value is None:
                 for c in batch:
-                    out.judgments.append(self._j(job, "dr3_insight", criterion=c.id,
-                                                 error=result.error, raw=result.content))
+                    out.judgments.append(
+                        self._j(
+                            job,
+                            "dr3_insight",
+                            criterion=c.id,
+                            error=result.error,
+                            raw=result.content,
+                        )
+                    )
                 continue
             given = {item.id: item for item in result.value.results}
             for n, c in enumerate(batch, 1):
                 item = given.get(n)
                 if item is None:
-                    out.judgments.append(self._j(
-                        job, "dr3_insight", criterion=c.id,
-                        error="no result from the judge (NOT FOUND)", raw=result.content))
+                    out.judgments.append(
+                        self._j(
+                            job,
+                            "dr3_insight",
+                            criterion=c.id,
+                            error="no result from the judge (NOT FOUND)",
+                            raw=result.content,
+                        )
+                    )
                     continue
                 value = _snap(item.score)
                 parts = []
@@ -438,18 +504,28 @@ class Dr3Pipeline:
                 if item.reasoning or item.explanation:
                     parts.append(item.reasoning or item.explanation)
                 if value != item.score:
-                    parts.append(f"(judge gave {item.score:g}, snapped to {value:g} as the "
-                                 "evaluator does)")
-                out.judgments.append(self._j(job, "dr3_insight", criterion=c.id, value=value,
-                                             explanation="\n".join(parts),
-                                             evidence=item.found_in_report, raw=raw_of(item)))
+                    parts.append(
+                        f"(judge gave {item.score:g}, snapped to {value:g} as the evaluator does)"
+                    )
+                out.judgments.append(
+                    self._j(
+                        job,
+                        "dr3_insight",
+                        criterion=c.id,
+                        value=value,
+                        explanation="\n".join(parts),
+                        evidence=item.found_in_report,
+                        raw=raw_of(item),
+                    )
+                )
 
     # -- checklist ------------------------------------------------------------------------------
 
     async def _checklist(self, job: JudgeJob, out: ReportOutcome) -> None:
         for batch in chunks(_criteria(job, DIM_CHECK), CHECKLIST_BATCH):
             result = await self.client.complete(
-                checklist_prompt(job.report.markdown, [c.text for c in batch]), ChecklistReply)
+                checklist_prompt(job.report.markdown, [c.text for c in batch]), ChecklistReply
+            )
             if result.deferred:
                 out.deferred = True
                 continue
@@ -457,14 +533,28 @@ class Dr3Pipeline:
             for n, c in enumerate(batch, 1):
                 item = given.get(n)
                 if item is None:
-                    out.judgments.append(self._j(
-                        job, "dr3_checklist", criterion=c.id,
-                        error=result.error if result.value is None
-                        else "No result from LLM for this item", raw=result.content))
+                    out.judgments.append(
+                        self._j(
+                            job,
+                            "dr3_checklist",
+                            criterion=c.id,
+                            error=result.error
+                            if result.value is None
+                            else "No result from LLM for this item",
+                            raw=result.content,
+                        )
+                    )
                     continue
-                out.judgments.append(self._j(job, "dr3_checklist", criterion=c.id,
-                                             value=item.satisfied,
-                                             explanation=item.explanation, raw=raw_of(item)))
+                out.judgments.append(
+                    self._j(
+                        job,
+                        "dr3_checklist",
+                        criterion=c.id,
+                        value=item.satisfied,
+                        explanation=item.explanation,
+                        raw=raw_of(item),
+                    )
+                )
 
     # -- depth ----------------------------------------------------------------------------------
 
@@ -472,32 +562,44 @@ class Dr3Pipeline:
         criteria = _criteria(job, DIM_DEPTH)
         if not criteria:
             return
-        result = await self.client.complete(depth_prompt(job.task.prompt, job.report.markdown),
-                                            DepthReply)
+        result = await self.client.complete(
+            depth_prompt(job.task.prompt, job.report.markdown), DepthReply
+        )
         if result.deferred:
             out.deferred = True
             return
         for c in criteria:
             if result.value is None:
-                out.judgments.append(self._j(job, "dr3_depth", criterion=c.id,
-                                             error=result.error, raw=result.content))
+                out.judgments.append(
+                    self._j(
+                        job, "dr3_depth", criterion=c.id, error=result.error, raw=result.content
+                    )
+                )
             else:
-                out.judgments.append(self._j(job, "dr3_depth", criterion=c.id,
-                                             value=float(result.value.score),
-                                             explanation=result.value.justification,
-                                             raw=result.content))
+                out.judgments.append(
+                    self._j(
+                        job,
+                        "dr3_depth",
+                        criterion=c.id,
+                        value=float(result.value.score),
+                        explanation=result.value.justification,
+                        raw=result.content,
+                    )
+                )
 
     # -- factual accuracy -----------------------------------------------------------------------
 
-    async def _extract(self, job: JudgeJob, out: ReportOutcome
-                       ) -> tuple[list[Claim], list[Reference]]:
+    async def _extract(
+        self, job: JudgeJob, out: ReportOutcome
+    ) -> tuple[list[Claim], list[Reference]]:
         result = await self.client.complete(claims_prompt(job.report.markdown), ClaimsReply)
         if result.deferred:
             out.deferred = True
             return [], []
         if result.value is None:
-            out.errors.append(StepError(job.report.id, "claims", "report",
-                                        result.error or "no reply"))
+            out.errors.append(
+                StepError(job.report.id, "claims", "report", result.error or "no reply")
+            )
             return [], []
         pages, files = task_documents(job)
         by_title = {r.title: r for r in job.report.references or []}
@@ -517,8 +619,9 @@ class Dr3Pipeline:
                     src, _ = resolve_citation(raw, pages, files)
                     ref = by_url.get(src.url) if src is not None else None
                     if ref is None:
-                        ref = Reference(index=next_index, title=raw,
-                                        url=src.url if src is not None else None)
+                        ref = Reference(
+                            index=next_index, title=raw, url=src.url if src is not None else None
+                        )
                         next_index += 1
                         added.append(ref)
                         if ref.url:
@@ -526,14 +629,29 @@ class Dr3Pipeline:
                     by_title[raw] = ref
                 indices.append(ref.index)
             span = locate(job.report.markdown, fact)
-            claims.append(Claim(
-                id=next(ids), fact=fact, extract=fact, span=span, citations=indices,
-                metadata={RUN_CLAIM_KEY: self.run_id, "source_type": item.source_type,
-                          "citations": item.citations}))
+            claims.append(
+                Claim(
+                    id=next(ids),
+                    fact=fact,
+                    extract=fact,
+                    span=span,
+                    citations=indices,
+                    metadata={
+                        RUN_CLAIM_KEY: self.run_id,
+                        "source_type": item.source_type,
+                        "citations": item.citations,
+                    },
+                )
+            )
         return claims, added
 
-    async def _support(self, job: JudgeJob, claims: list[Claim],
-                       references: dict[int, Reference], out: ReportOutcome) -> None:
+    async def _support(
+        self,
+        job: JudgeJob,
+        claims: list[Claim],
+        references: dict[int, Reference],
+        out: ReportOutcome,
+    ) -> None:
         groups: dict[str, list[tuple[Claim, Reference]]] = {}
         for claim in claims:
             for index in dict.fromkeys(claim.citations or ()):
@@ -545,10 +663,17 @@ class Dr3Pipeline:
             page = await self.pages.get(url) if url and self.pages is not None else None
             if page is None or not page.usable:
                 for claim, ref in pairs:
-                    out.judgments.append(self._j(
-                        job, "dr3_support", claim=claim.id, ref=ref.index, value="unsupported",
-                        explanation=f"Citation {ref.title} → Source not found (no call: the "
-                                    "evaluator marks it unsupported)"))
+                    out.judgments.append(
+                        self._j(
+                            job,
+                            "dr3_support",
+                            claim=claim.id,
+                            ref=ref.index,
+                            value="unsupported",
+                            explanation=f"Citation {ref.title} → Source not found (no call: the "
+                            "evaluator marks it unsupported)",
+                        )
+                    )
                 continue
             for batch in chunks(pairs, SUPPORT_BATCH):
                 prompt = self._support_prompt(page, batch)
@@ -560,43 +685,70 @@ class Dr3Pipeline:
                 for n, (claim, ref) in enumerate(batch, 1):
                     item = given.get(n)
                     if item is None:
-                        out.judgments.append(self._j(
-                            job, "dr3_support", claim=claim.id, ref=ref.index,
-                            error=result.error if result.value is None
-                            else "not verified (no result for this citation)",
-                            raw=result.content, source_sha256=page.sha256))
+                        out.judgments.append(
+                            self._j(
+                                job,
+                                "dr3_support",
+                                claim=claim.id,
+                                ref=ref.index,
+                                error=result.error
+                                if result.value is None
+                                else "not verified (no result for this citation)",
+                                raw=result.content,
+                                source_sha256=page.sha256,
+                            )
+                        )
                         continue
-                    out.judgments.append(self._j(
-                        job, "dr3_support", claim=claim.id, ref=ref.index,
-                        value="supported" if item.supported else "unsupported",
-                        explanation=f"Citation {ref.title}\nJudge: {item.explanation}",
-                        raw=raw_of(item), source_sha256=page.sha256))
+                    out.judgments.append(
+                        self._j(
+                            job,
+                            "dr3_support",
+                            claim=claim.id,
+                            ref=ref.index,
+                            value="supported" if item.supported else "unsupported",
+                            explanation=f"Citation {ref.title}\nJudge: {item.explanation}",
+                            raw=raw_of(item),
+                            source_sha256=page.sha256,
+                        )
+                    )
 
     def _support_prompt(self, page: Page, batch: list[tuple[Claim, Reference]]) -> Prompt:
         content = page.text
         if len(content) > MAX_CONTENT_CHARS:
             content = bm25_chunks(content, " ".join(c.fact for c, _ in batch))
-        lines = [f"[{n}] {claim.extract or claim.fact}{_hint(ref.title)}"
-                 for n, (claim, ref) in enumerate(batch, 1)]
+        lines = [
+            f"[{n}] {claim.extract or claim.fact}{_hint(ref.title)}"
+            for n, (claim, ref) in enumerate(batch, 1)
+        ]
         return support_prompt(page.title or page.url, content, lines)
 
     # -- dry run --------------------------------------------------------------------------------
 
-    def plan(self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
-             ) -> list[PlannedCall]:
+    def plan(
+        self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
+    ) -> list[PlannedCall]:
         steps = self.options.steps
         report = job.report.markdown
         calls: list[PlannedCall] = []
 
         def add(prompt: Prompt, output: int, exact: bool = True) -> None:
-            calls.append(PlannedCall(job.report.id, prompt.step, tokens(prompt.chars), output,
-                                     self.client.is_cached(prompt) if exact else None))
+            calls.append(
+                PlannedCall(
+                    job.report.id,
+                    prompt.step,
+                    tokens(prompt.chars),
+                    output,
+                    self.client.is_cached(prompt) if exact else None,
+                )
+            )
 
         if "insight" in steps:
             for dimension in (DIM_SC, DIM_UF):
                 for batch in chunks(_criteria(job, dimension), INSIGHT_BATCH):
-                    add(insight_prompt(job.task.prompt, report, [c.text for c in batch]),
-                        80 * len(batch))
+                    add(
+                        insight_prompt(job.task.prompt, report, [c.text for c in batch]),
+                        80 * len(batch),
+                    )
         if "checklist" in steps:
             for batch in chunks(_criteria(job, DIM_CHECK), CHECKLIST_BATCH):
                 add(checklist_prompt(report, [c.text for c in batch]), 15 * len(batch))
@@ -614,13 +766,15 @@ class Dr3Pipeline:
                     if index in refs and refs[index].url:
                         groups.setdefault(refs[index].url or "", []).append((claim, refs[index]))
             for url, pairs in groups.items():
-                page = pages.get(url) or Page(url=url, text="x" * ASSUMED_PAGE_CHARS,
-                                              sha256="")
+                page = pages.get(url) or Page(url=url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
                 if not page.usable:
                     continue
                 for batch in chunks(pairs, SUPPORT_BATCH):
-                    add(self._support_prompt(page, batch), 40 * len(batch),
-                        url in pages and not extracting)
+                    add(
+                        self._support_prompt(page, batch),
+                        40 * len(batch),
+                        url in pages and not extracting,
+                    )
         return calls
 
 
@@ -635,9 +789,13 @@ def _fresh_ids(job: JudgeJob) -> Iterator[str]:
 
 
 SPEC = PipelineSpec(
-    framework=NAME, prompt_version=PROMPT_VERSION, steps=STEPS,
+    framework=NAME,
+    prompt_version=PROMPT_VERSION,
+    steps=STEPS,
     build=lambda client, pages, run_id, options: Dr3Pipeline(client, pages, run_id, options),
-    extraction_steps=frozenset({"claims"}), sources="stored", needs_sources=True,
+    extraction_steps=frozenset({"claims"}),
+    sources="stored",
+    needs_sources=True,
     description="DR3-Eval: insight coverage, citation coverage (the title rule), claim "
-                "extraction and support, checklist, depth (the evaluators' published prompts)",
+    "extraction and support, checklist, depth (the evaluators' published prompts)",
 )

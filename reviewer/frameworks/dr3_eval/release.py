@@ -43,22 +43,36 @@ from typing import Any
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import Where, read_jsonl
 
-KNOWN_METRICS = ("information_recall", "citation_coverage", "factual_accuracy",
-                 "format_compliance", "overall_quality")
+KNOWN_METRICS = (
+    "information_recall",
+    "citation_coverage",
+    "factual_accuracy",
+    "format_compliance",
+    "overall_quality",
+)
 _EVAL = re.compile(r"^eval_(?P<metric>[a-z_]+)_(?P<stamp>\d{8}_\d{6})\.json$")
 _SAMPLED = re.compile(r"^long_context_sampled_(?P<size>[^.]+)\.json$")
-DATA_NAMES = ("useful_search.json", "useful_search.jsonl", "noise_search.json",
-              "noise_search.jsonl", "task.json", "task.md", "query.jsonl")
-TASK_FIELDS = ("task", "number", "id", "query", "language", "domain", "subdomain",
-               "context_size")
+DATA_NAMES = (
+    "useful_search.json",
+    "useful_search.jsonl",
+    "noise_search.json",
+    "noise_search.jsonl",
+    "task.json",
+    "task.md",
+    "query.jsonl",
+)
+TASK_FIELDS = ("task", "number", "id", "query", "language", "domain", "subdomain", "context_size")
 TEXT_SUFFIXES = (".md", ".txt")
 MAX_FILE_TEXT = 200_000
 
 
 def is_release(root: Path) -> bool:
     """A folder in the released layout (rather than the gathered tasks.jsonl form)."""
-    return ((root / "query.jsonl").is_file() or (root / "datasets" / "query.jsonl").is_file()
-            or (root / "results").is_dir()) and not (root / "tasks.jsonl").is_file()
+    return (
+        (root / "query.jsonl").is_file()
+        or (root / "datasets" / "query.jsonl").is_file()
+        or (root / "results").is_dir()
+    ) and not (root / "tasks.jsonl").is_file()
 
 
 def _load(path: Path) -> Any:
@@ -114,8 +128,9 @@ class Release:
     def note(self, path: Path, fld: str, message: str) -> None:
         self.notes.append(f"{self.rel(path)}: {fld}: {message}")
 
-    def unmapped(self, path: Path, prefix: str, data: dict[str, Any], used: tuple[str, ...]
-                 ) -> None:
+    def unmapped(
+        self, path: Path, prefix: str, data: dict[str, Any], used: tuple[str, ...]
+    ) -> None:
         for key in data:
             if key not in used:
                 self.note(path, f"{prefix}{key}", "not mapped (kept out of the import)")
@@ -127,14 +142,16 @@ class Release:
         if not path.is_file():
             path = self.root / "datasets" / "query.jsonl"
         if not path.is_file():
-            raise InputError(self.root, "no query.jsonl (the released tasks), at the top or "
-                             "under datasets/")
+            raise InputError(
+                self.root, "no query.jsonl (the released tasks), at the top or under datasets/"
+            )
         for number, row in read_jsonl(path):
             where: Where = (str(path), number)
             case = row.get("task", row.get("number", row.get("id")))
             if case is None:
-                raise InputError(path, "missing: needs task, number or id", line=number,
-                                 field="task")
+                raise InputError(
+                    path, "missing: needs task, number or id", line=number, field="task"
+                )
             case = str(case).strip()
             self.unmapped(path, f"line {number}: ", row, TASK_FIELDS)
             record: dict[str, Any] = {k: row[k] for k in TASK_FIELDS[3:] if k in row}
@@ -151,9 +168,10 @@ class Release:
             if self.context_size:
                 out["context_size"] = self.context_size
         insights = self.root / "insights" / case
-        for name, key in (("gold_insights_from_long_context.json",
-                           "gold_insights_from_long_context"),
-                          ("gold_insights_from_source.json", "gold_insights_from_source")):
+        for name, key in (
+            ("gold_insights_from_long_context.json", "gold_insights_from_long_context"),
+            ("gold_insights_from_source.json", "gold_insights_from_source"),
+        ):
             path = insights / name
             if path.is_file():
                 out[key] = self.gold(path)
@@ -163,20 +181,28 @@ class Release:
         return out
 
     def sandbox(self, folder: Path) -> list[dict[str, Any]]:
-        sampled = {m.group("size"): p for p in sorted(folder.iterdir())
-                   if (m := _SAMPLED.match(p.name))}
+        sampled = {
+            m.group("size"): p for p in sorted(folder.iterdir()) if (m := _SAMPLED.match(p.name))
+        }
         if not sampled:
             return []
         if self.context_size:
             path = sampled.get(self.context_size)
             if path is None:
-                raise InputError(folder, f"no long_context_sampled_{self.context_size}.json "
-                                 f"(found: {', '.join(sorted(sampled))})")
+                raise InputError(
+                    folder,
+                    f"no long_context_sampled_{self.context_size}.json "
+                    f"(found: {', '.join(sorted(sampled))})",
+                )
         elif len(sampled) == 1:
             path = next(iter(sampled.values()))
         else:
-            raise InputError(folder, "several sandbox sizes (" + ", ".join(sorted(sampled))
-                             + "): name the one run in run.json's context_size")
+            raise InputError(
+                folder,
+                "several sandbox sizes ("
+                + ", ".join(sorted(sampled))
+                + "): name the one run in run.json's context_size",
+            )
         supportive = self.titles(folder, "useful_search")
         noise = self.titles(folder, "noise_search")
         data = _load(path)
@@ -190,21 +216,33 @@ class Release:
             for key in ("title", "url", "page_body"):
                 if page.get(key) is not None and not isinstance(page[key], str):
                     raise InputError(path, "must be a string", field=f"{i}.{key}")
-            self.unmapped(path, f"{i}.", page, ("title", "url", "page_body", "class",
-                                                "keyword", "context_sizes"))
+            self.unmapped(
+                path,
+                f"{i}.",
+                page,
+                ("title", "url", "page_body", "class", "keyword", "context_sizes"),
+            )
             title = str(page.get("title") or "")
-            klass = page.get("class") or ("supportive" if title in supportive else
-                                          "noise" if title in noise else "unlabelled")
+            klass = page.get("class") or (
+                "supportive" if title in supportive else "noise" if title in noise else "unlabelled"
+            )
             unlabelled += klass == "unlabelled"
-            doc: dict[str, Any] = {"title": title, "url": str(page.get("url") or ""),
-                                   "page_body": str(page.get("page_body") or ""),
-                                   "class": klass}
+            doc: dict[str, Any] = {
+                "title": title,
+                "url": str(page.get("url") or ""),
+                "page_body": str(page.get("page_body") or ""),
+                "class": klass,
+            }
             if isinstance(page.get("keyword"), str):
                 doc["keyword"] = page["keyword"]
             pages.append(doc)
         if unlabelled:
-            self.note(path, "class", f"{unlabelled} page(s) neither in useful_search nor in "
-                      "noise_search: imported as unlabelled (distractor or noise)")
+            self.note(
+                path,
+                "class",
+                f"{unlabelled} page(s) neither in useful_search nor in "
+                "noise_search: imported as unlabelled (distractor or noise)",
+            )
         return pages
 
     def titles(self, folder: Path, stem: str) -> set[str]:
@@ -220,16 +258,22 @@ class Release:
                         elif isinstance(item, str):
                             out.add(item)
                         else:
-                            raise InputError(path, "expected {title, ...} entries",
-                                             line=number, field="title")
+                            raise InputError(
+                                path, "expected {title, ...} entries", line=number, field="title"
+                            )
                 return out
         return set()
 
     def user_files(self, folder: Path) -> list[dict[str, Any]]:
         files = []
         for path in sorted(folder.iterdir()):
-            if not path.is_file() or path.name.startswith(".") or path.name in DATA_NAMES \
-                    or _SAMPLED.match(path.name) or path.name.startswith("long_context"):
+            if (
+                not path.is_file()
+                or path.name.startswith(".")
+                or path.name in DATA_NAMES
+                or _SAMPLED.match(path.name)
+                or path.name.startswith("long_context")
+            ):
                 continue
             entry: dict[str, Any] = {"filename": path.name}
             if path.suffix.lower() in TEXT_SUFFIXES:
@@ -244,7 +288,7 @@ class Release:
         data = _load(path)
         items = data.get("gold_insights") if isinstance(data, dict) else data
         if not isinstance(items, list):
-            raise InputError(path, "expected {\"gold_insights\": [...]}", field="gold_insights")
+            raise InputError(path, 'expected {"gold_insights": [...]}', field="gold_insights")
         if isinstance(data, dict):
             self.unmapped(path, "", data, ("gold_insights",))
         out = []
@@ -252,8 +296,9 @@ class Release:
             if isinstance(item, str):
                 item = {"insight": item}
             if not isinstance(item, dict) or not isinstance(item.get("insight"), str):
-                raise InputError(path, "an insight needs its text", field=f"gold_insights.{i}"
-                                 ".insight")
+                raise InputError(
+                    path, "an insight needs its text", field=f"gold_insights.{i}.insight"
+                )
             self.unmapped(path, f"gold_insights.{i}.", item, ("insight", "source"))
             out.append({"insight": item["insight"], "source": str(item.get("source") or "")})
         return out
@@ -262,16 +307,18 @@ class Release:
         data = _load(path)
         items = data.get("checklist") if isinstance(data, dict) else data
         if not isinstance(items, list):
-            raise InputError(path, "expected {\"checklist\": [...]}", field="checklist")
+            raise InputError(path, 'expected {"checklist": [...]}', field="checklist")
         out = []
         for i, item in enumerate(items):
             if not isinstance(item, dict) or not isinstance(item.get("requirement"), str):
-                raise InputError(path, "a checklist row needs its requirement",
-                                 field=f"checklist.{i}.requirement")
+                raise InputError(
+                    path,
+                    "a checklist row needs its requirement",
+                    field=f"checklist.{i}.requirement",
+                )
             self.unmapped(path, f"checklist.{i}.", item, ("id", "requirement", "category"))
-            row = {"requirement": item["requirement"],
-                   "category": str(item.get("category") or "")}
-            row["id"] = item.get("id", i + 1)     # the evaluator's item.get('id', i+1)
+            row = {"requirement": item["requirement"], "category": str(item.get("category") or "")}
+            row["id"] = item.get("id", i + 1)  # the evaluator's item.get('id', i+1)
             out.append(row)
         return out
 
@@ -291,8 +338,11 @@ class Release:
                     text = report.read_text(encoding="utf-8")
                 except UnicodeDecodeError as exc:
                     raise InputError(report, f"not UTF-8 text ({exc.reason})") from exc
-                record: dict[str, Any] = {"task": case.name, "system": system.name,
-                                          "final_report": text}
+                record: dict[str, Any] = {
+                    "task": case.name,
+                    "system": system.name,
+                    "final_report": text,
+                }
                 for metric, (path, data) in self.metrics(case).items():
                     mapped = self.metric(path, metric, data)
                     if mapped is not None:
@@ -306,7 +356,7 @@ class Release:
             data = _load(combined)
             metrics = data.get("metrics") if isinstance(data, dict) else None
             if not isinstance(metrics, dict):
-                raise InputError(combined, "expected {\"metrics\": {...}}", field="metrics")
+                raise InputError(combined, 'expected {"metrics": {...}}', field="metrics")
             for name, value in metrics.items():
                 if not isinstance(value, dict):
                     raise InputError(combined, "must be an object", field=f"metrics.{name}")
@@ -314,8 +364,10 @@ class Release:
         newest: dict[str, tuple[str, Path]] = {}
         for path in case.iterdir():
             found = _EVAL.match(path.name)
-            if found and (found.group("metric") not in newest
-                          or found.group("stamp") > newest[found.group("metric")][0]):
+            if found and (
+                found.group("metric") not in newest
+                or found.group("stamp") > newest[found.group("metric")][0]
+            ):
                 newest[found.group("metric")] = (found.group("stamp"), path)
         for name, (_, path) in newest.items():
             data = _load(path)
@@ -324,21 +376,24 @@ class Release:
             out[name] = (path, data)
         return out
 
-    def metric(self, path: Path, name: str, data: dict[str, Any]
-               ) -> tuple[str, dict[str, Any]] | None:
+    def metric(
+        self, path: Path, name: str, data: dict[str, Any]
+    ) -> tuple[str, dict[str, Any]] | None:
         prefix = "metrics." + name + "." if path.name == "combined_result.json" else ""
         details = data.get("details")
         if not isinstance(details, dict):
             raise InputError(path, "missing or not an object", field=f"{prefix}details")
         if name not in KNOWN_METRICS:
-            self.note(path, f"{prefix}", f"metric {name!r} is not one Gavel scores; not "
-                      "imported")
+            self.note(path, f"{prefix}", f"metric {name!r} is not one Gavel scores; not imported")
             return None
         score = data.get("score")
         if (isinstance(score, int | float) and score < 0) or details.get("status") == "failed":
-            self.note(path, f"{prefix}details.error",
-                      f"the metric failed in the evaluator ({details.get('error', 'score -1')})"
-                      "; not imported")
+            self.note(
+                path,
+                f"{prefix}details.error",
+                f"the metric failed in the evaluator ({details.get('error', 'score -1')})"
+                "; not imported",
+            )
             return None
         at = f"{prefix}details."
         if name == "information_recall":
@@ -346,23 +401,32 @@ class Release:
         if name == "citation_coverage":
             return "citation_coverage", {
                 "match_details": details.get("match_details", {}),
-                **({"extracted_citations": details["extracted_citations"]}
-                   if isinstance(details.get("extracted_citations"), list) else {})}
+                **(
+                    {"extracted_citations": details["extracted_citations"]}
+                    if isinstance(details.get("extracted_citations"), list)
+                    else {}
+                ),
+            }
         if name == "factual_accuracy":
             return "factual_accuracy", self.accuracy(path, at, details)
         if name == "format_compliance":
             rows = details.get("checklist_evaluation")
             if not isinstance(rows, list):
-                raise InputError(path, "missing or not a list",
-                                 field=f"{at}checklist_evaluation")
+                raise InputError(path, "missing or not a list", field=f"{at}checklist_evaluation")
             results = []
             for i, row in enumerate(rows):
                 if not isinstance(row, dict):
-                    raise InputError(path, "must be an object",
-                                     field=f"{at}checklist_evaluation.{i}")
-                results.append({"id": row.get("id", i + 1), "satisfied": row.get("satisfied"),
-                                "status": str(row.get("status") or "ok"),
-                                "explanation": str(row.get("explanation") or "")})
+                    raise InputError(
+                        path, "must be an object", field=f"{at}checklist_evaluation.{i}"
+                    )
+                results.append(
+                    {
+                        "id": row.get("id", i + 1),
+                        "satisfied": row.get("satisfied"),
+                        "status": str(row.get("status") or "ok"),
+                        "explanation": str(row.get("explanation") or ""),
+                    }
+                )
             return "format_compliance", {"results": results}
         return "depth_quality", self.depth(path, at, details)
 
@@ -380,18 +444,37 @@ class Release:
             covered = result.get("covered_insights") if isinstance(result, dict) else None
             if not isinstance(covered, list):
                 if isinstance(inner, dict) and inner.get("message"):
-                    continue        # "No gold insights provided for …": nothing evaluated
-                raise InputError(path, "missing or not a list", field=f"{at}{where}{origin}"
-                                 ".details.evaluation_result.covered_insights")
+                    continue  # "No gold insights provided for …": nothing evaluated
+                raise InputError(
+                    path,
+                    "missing or not a list",
+                    field=f"{at}{where}{origin}.details.evaluation_result.covered_insights",
+                )
             items = []
             for i, item in enumerate(covered):
                 if not isinstance(item, dict):
-                    raise InputError(path, "must be an object", field=f"{at}{where}{origin}."
-                                     f"details.evaluation_result.covered_insights.{i}")
-                keep = {k: item[k] for k in ("id", "score", "covered", "core_meaning",
-                                             "core_points", "found_in_report", "missing_points",
-                                             "explanation", "reasoning", "insight_text",
-                                             "error") if k in item}
+                    raise InputError(
+                        path,
+                        "must be an object",
+                        field=f"{at}{where}{origin}.details.evaluation_result.covered_insights.{i}",
+                    )
+                keep = {
+                    k: item[k]
+                    for k in (
+                        "id",
+                        "score",
+                        "covered",
+                        "core_meaning",
+                        "core_points",
+                        "found_in_report",
+                        "missing_points",
+                        "explanation",
+                        "reasoning",
+                        "insight_text",
+                        "error",
+                    )
+                    if k in item
+                }
                 items.append(keep)
             out[origin] = items
         return out
@@ -404,8 +487,7 @@ class Release:
         verification = details.get("verification_result")
         checks = verification.get("verifications") if isinstance(verification, dict) else []
         if not isinstance(checks, list):
-            raise InputError(path, "not a list", field=f"{at}verification_result."
-                             "verifications")
+            raise InputError(path, "not a list", field=f"{at}verification_result.verifications")
         by_id = {str(v.get("id")): v for v in checks if isinstance(v, dict)}
         out = []
         for i, claim in enumerate(claims):
@@ -417,21 +499,34 @@ class Release:
             if isinstance(check, dict):
                 for j, res in enumerate(check.get("citation_results") or []):
                     if not isinstance(res, dict):
-                        raise InputError(path, "must be an object", field=f"{at}"
-                                         f"verification_result.verifications.{cid}."
-                                         f"citation_results.{j}")
-                    results.append({k: res[k] for k in ("citation", "supported",
-                                                        "explanation") if k in res})
+                        raise InputError(
+                            path,
+                            "must be an object",
+                            field=f"{at}"
+                            f"verification_result.verifications.{cid}."
+                            f"citation_results.{j}",
+                        )
+                    results.append(
+                        {k: res[k] for k in ("citation", "supported", "explanation") if k in res}
+                    )
                 if check.get("source_found") is False:
                     for res in results:
                         res.setdefault("source_found", False)
-            out.append({"id": cid, "claim_text": claim.get("claim_text", ""),
-                        "citations": list(claim.get("citations") or []),
-                        "source_type": str(claim.get("source_type") or ""),
-                        "citation_results": results})
+            out.append(
+                {
+                    "id": cid,
+                    "claim_text": claim.get("claim_text", ""),
+                    "citations": list(claim.get("citations") or []),
+                    "source_type": str(claim.get("source_type") or ""),
+                    "citation_results": results,
+                }
+            )
         for cid in by_id:
-            self.note(path, f"{at}verification_result.verifications.{cid}",
-                      "names no extracted claim; not imported")
+            self.note(
+                path,
+                f"{at}verification_result.verifications.{cid}",
+                "names no extracted claim; not imported",
+            )
         return {"claims": out}
 
     def depth(self, path: Path, at: str, details: dict[str, Any]) -> dict[str, Any]:
@@ -443,10 +538,16 @@ class Release:
                 result = metric["depth_quality"]
         if isinstance(result, dict) and isinstance(result.get("score"), int | float):
             # The evaluator stores the 1-10 score divided by 10.
-            return {"score": round(float(result["score"]) * 10, 6),
-                    "justification": str(result.get("justification") or "")}
+            return {
+                "score": round(float(result["score"]) * 10, 6),
+                "justification": str(result.get("justification") or ""),
+            }
         subs = details.get("sub_scores")
         if isinstance(subs, dict) and isinstance(subs.get("depth_quality"), int | float):
             return {"score": round(float(subs["depth_quality"]) / 10, 6)}
-        raise InputError(path, "no depth score (raw_evaluation.metric_result.depth_quality or "
-                         "sub_scores.depth_quality)", field=f"{at}raw_evaluation")
+        raise InputError(
+            path,
+            "no depth score (raw_evaluation.metric_result.depth_quality or "
+            "sub_scores.depth_quality)",
+            field=f"{at}raw_evaluation",
+        )

@@ -65,8 +65,17 @@ CLASS_META = "dr3_ref_class"
 SANDBOX_CLASSES = ("supportive", "distractor", "noise")
 """The three classes of sandbox documents (spec §1.3)."""
 
-CODE_USER_DOC_EXTENSIONS = (".md", ".txt", ".pdf", ".docx", ".doc", ".pptx", ".ppt", ".xlsx",
-                            ".xls")
+CODE_USER_DOC_EXTENSIONS = (
+    ".md",
+    ".txt",
+    ".pdf",
+    ".docx",
+    ".doc",
+    ".pptx",
+    ".ppt",
+    ".xlsx",
+    ".xls",
+)
 """User files the evaluator code counts as required documents (spec §2.2); the paper counts all."""
 
 COVERAGE = Scale(
@@ -91,95 +100,142 @@ SUPPORTED = Scale(
     "supported / unsupported",
     (
         Choice("supported", "supported", "s", 1.0, ("true", "yes", "support")),
-        Choice("unsupported", "unsupported", "x", 0.0,
-               ("false", "no", "not supported", "source not found")),
+        Choice(
+            "unsupported",
+            "unsupported",
+            "x",
+            0.0,
+            ("false", "no", "not supported", "source not found"),
+        ),
     ),
 )
 DEPTH = Scale("dr3_depth10", "continuous 1–10", low=1.0, high=10.0)
 
 KINDS = {
     "dr3_insight": VerdictKind(
-        "dr3_insight", NAME, COVERAGE, "criterion", "DR3 insight coverage",
+        "dr3_insight",
+        NAME,
+        COVERAGE,
+        "criterion",
+        "DR3 insight coverage",
         "Is the gold insight covered by the report? 1 fully, 0.5 partially, 0 not. Only full "
         "coverage counts toward IR (strict); 0.5 is kept.",
     ),
     "dr3_citation": VerdictKind(
-        "dr3_citation", NAME, CITED, "criterion", "DR3 required document cited",
+        "dr3_citation",
+        NAME,
+        CITED,
+        "criterion",
+        "DR3 required document cited",
         "Does the report cite this required document (user file or supportive page)? Decided by "
         "title matching; evidence holds the matched citation, explanation the match rule.",
     ),
     "dr3_support": VerdictKind(
-        "dr3_support", NAME, SUPPORTED, "claim_ref", "DR3 claim ↔ source support",
+        "dr3_support",
+        NAME,
+        SUPPORTED,
+        "claim_ref",
+        "DR3 claim ↔ source support",
         "Does the cited source support the claim (lenient rubric J.0.2)? A claim is supported "
         "only if all its citations are.",
     ),
     "dr3_checklist": VerdictKind(
-        "dr3_checklist", NAME, BINARY, "criterion", "DR3 checklist item",
+        "dr3_checklist",
+        NAME,
+        BINARY,
+        "criterion",
+        "DR3 checklist item",
         "Does the report clearly address this requirement with specific content?",
     ),
     "dr3_depth": VerdictKind(
-        "dr3_depth", NAME, DEPTH, "criterion", "DR3 depth & quality",
+        "dr3_depth",
+        NAME,
+        DEPTH,
+        "criterion",
+        "DR3 depth & quality",
         "Depth & Quality of Analysis, 1–10 (rubric J.0.4); DQ = score × 10.",
     ),
 }
 
 OPTIONS = (
     OptionSpec(
-        "ir_partial", "strict", ("strict", "half"),
+        "ir_partial",
+        "strict",
+        ("strict", "half"),
         "IR_UF / IR_SC: only full coverage counts, 0.5 counts 0 (strict: Eqs. 1–2 and the code), "
         "or a partial insight counts 0.5 (half: not used by the paper).",
     ),
     OptionSpec(
-        "ir_failed", "zero", ("zero", "exclude"),
+        "ir_failed",
+        "zero",
+        ("zero", "exclude"),
         "A gold insight the judge returned no usable label for: counts as not covered, as the "
         "code's 'NOT FOUND' does (zero), or leaves the denominator (exclude).",
     ),
     OptionSpec(
-        "ir_empty", "exclude", ("exclude", "hundred"),
+        "ir_empty",
+        "exclude",
+        ("exclude", "hundred"),
         "A task with no gold insights of one origin (IR ran on the other): the component has no "
         "value and leaves the means (exclude), or is 100 as the code's unavailable component "
         "(hundred).",
     ),
     OptionSpec(
-        "cc_user_files", "all", ("all", "documents"),
+        "cc_user_files",
+        "all",
+        ("all", "documents"),
         "Which user files D_req holds: every user file, as the paper's worked example counts "
         "images and video (all), or only the code's document extensions .md .txt .pdf .docx "
         ".doc .pptx .ppt .xlsx .xls (documents).",
     ),
     OptionSpec(
-        "fa_unit", "claim", ("claim", "pair"),
+        "fa_unit",
+        "claim",
+        ("claim", "pair"),
         "FA's unit: claims, supported iff all their citations support them (claim: the code "
         "and Table 12), or (claim, source) pairs (pair: Eq. 4 read literally).",
     ),
     OptionSpec(
-        "fa_failed_pair", "unsupported", ("unsupported", "exclude"),
+        "fa_failed_pair",
+        "unsupported",
+        ("unsupported", "exclude"),
         "A (claim, citation) pair without a verdict (judge failure): not supported, as the "
         "code's 'Not verified' (unsupported), or left out of the claim's AND and of the pair "
         "count (exclude; a claim whose pairs are all left out leaves FA).",
     ),
     OptionSpec(
-        "if_failed", "exclude", ("exclude", "unsatisfied"),
+        "if_failed",
+        "exclude",
+        ("exclude", "unsatisfied"),
         "A checklist item the judge failed on: leaves the denominator, IF = satisfied / valid "
         "(exclude: the code), or counts as not satisfied (unsatisfied).",
     ),
     OptionSpec(
-        "dq_value", "as_given", ("as_given", "truncate"),
+        "dq_value",
+        "as_given",
+        ("as_given", "truncate"),
         "DQ from the 1–10 score: score × 10 as given, so a reviewer's 7.5 gives 75 (as_given), "
         "or clip(int(score), 1, 10) × 10 as the code parses it (truncate).",
     ),
     OptionSpec(
-        "average", "six", ("six", "five"),
+        "average",
+        "six",
+        ("six", "five"),
         "Avg: the unweighted mean of IR_UF, IR_SC, CC, FA, IF, DQ (six: Table 2), or the code's "
         "per-case total over IR (combined), FA, DQ, IF, CC (five).",
     ),
     OptionSpec(
-        "average_missing", "available", ("available", "zero"),
+        "average_missing",
+        "available",
+        ("available", "zero"),
         "A metric without a value in the average: the mean of the metrics that have one "
         "(available), or the metric counts 0 over the fixed number of columns as the code's "
         "total_score does (zero).",
     ),
     OptionSpec(
-        "average_scope", "columns", ("columns", "reports"),
+        "average_scope",
+        "columns",
+        ("columns", "reports"),
         "A system's Avg: the average of its metric means, as Table 2's Avg column (columns), or "
         "the mean of its reports' averages, as the code's summary (reports).",
     ),
@@ -189,32 +245,86 @@ SIX = ("IR_UF", "IR_SC", "CC", "FA", "IF", "DQ")
 FIVE = ("IR", "FA", "DQ", "IF", "CC")
 
 METRICS = (
-    Metric("Avg", "Avg", headline=True, digits=2,
-           description="mean of the six columns (or the five-metric total, option 'average')"),
-    Metric("IR_UF", "IR_UF", headline=True, digits=2,
-           description="share of user-file gold insights fully covered (Eq. 1)"),
-    Metric("IR_SC", "IR_SC", headline=True, digits=2,
-           description="share of sandbox gold insights fully covered (Eq. 2)"),
-    Metric("CC", "CC", headline=True, digits=2,
-           description="share of required documents cited, |D_req ∩ D_cited| / |D_req| (Eq. 3)"),
-    Metric("FA", "FA", headline=True, digits=2,
-           description="share of claims (or pairs) supported by their sources (Eq. 4)"),
-    Metric("IF", "IF", headline=True, digits=2,
-           description="share of checklist items satisfied (Eq. 5)"),
+    Metric(
+        "Avg",
+        "Avg",
+        headline=True,
+        digits=2,
+        description="mean of the six columns (or the five-metric total, option 'average')",
+    ),
+    Metric(
+        "IR_UF",
+        "IR_UF",
+        headline=True,
+        digits=2,
+        description="share of user-file gold insights fully covered (Eq. 1)",
+    ),
+    Metric(
+        "IR_SC",
+        "IR_SC",
+        headline=True,
+        digits=2,
+        description="share of sandbox gold insights fully covered (Eq. 2)",
+    ),
+    Metric(
+        "CC",
+        "CC",
+        headline=True,
+        digits=2,
+        description="share of required documents cited, |D_req ∩ D_cited| / |D_req| (Eq. 3)",
+    ),
+    Metric(
+        "FA",
+        "FA",
+        headline=True,
+        digits=2,
+        description="share of claims (or pairs) supported by their sources (Eq. 4)",
+    ),
+    Metric(
+        "IF",
+        "IF",
+        headline=True,
+        digits=2,
+        description="share of checklist items satisfied (Eq. 5)",
+    ),
     Metric("DQ", "DQ", headline=True, digits=2, description="depth score × 10 (Eq. 6)"),
-    Metric("IR", "IR (combined)", digits=2,
-           description="(IR_UF + IR_SC) / 2, or the one available (code, Table 8)"),
-    Metric("CC_supportive", "CC supportive pages", digits=2,
-           description="CC over the supportive sandbox pages only (code's useful_search)"),
-    Metric("CC_userfiles", "CC user files", digits=2,
-           description="CC over the user files only (code's user_document)"),
-    Metric("FA_sandbox", "FA sandbox", digits=2,
-           description="FA over claims whose first citation is a sandbox document"),
-    Metric("FA_userfiles", "FA user files", digits=2,
-           description="FA over claims whose first citation is a user file"),
-    Metric("distractor_claims", "claims citing a distractor (ours)", digits=2,
-           description="share of claims citing at least one distractor page: FA does not "
-           "see it, reviewers should (ours, not in the paper)"),
+    Metric(
+        "IR",
+        "IR (combined)",
+        digits=2,
+        description="(IR_UF + IR_SC) / 2, or the one available (code, Table 8)",
+    ),
+    Metric(
+        "CC_supportive",
+        "CC supportive pages",
+        digits=2,
+        description="CC over the supportive sandbox pages only (code's useful_search)",
+    ),
+    Metric(
+        "CC_userfiles",
+        "CC user files",
+        digits=2,
+        description="CC over the user files only (code's user_document)",
+    ),
+    Metric(
+        "FA_sandbox",
+        "FA sandbox",
+        digits=2,
+        description="FA over claims whose first citation is a sandbox document",
+    ),
+    Metric(
+        "FA_userfiles",
+        "FA user files",
+        digits=2,
+        description="FA over claims whose first citation is a user file",
+    ),
+    Metric(
+        "distractor_claims",
+        "claims citing a distractor (ours)",
+        digits=2,
+        description="share of claims citing at least one distractor page: FA does not "
+        "see it, reviewers should (ours, not in the paper)",
+    ),
 )
 
 
@@ -287,9 +397,15 @@ class Dr3Framework:
     proposals: Proposals = Proposals(free_form=True)
     rejudge: Rejudge | None = Rejudge(
         frozenset({"dr3_insight", "dr3_citation", "dr3_support", "dr3_checklist", "dr3_depth"}),
-        steps={"dr3_insight": "insight", "dr3_citation": "citation", "dr3_support": "support",
-               "dr3_checklist": "checklist", "dr3_depth": "depth"},
-        pipeline="reviewer.frameworks.dr3_eval.judge_pipeline:SPEC")
+        steps={
+            "dr3_insight": "insight",
+            "dr3_citation": "citation",
+            "dr3_support": "support",
+            "dr3_checklist": "checklist",
+            "dr3_depth": "depth",
+        },
+        pipeline="reviewer.frameworks.dr3_eval.judge_pipeline:SPEC",
+    )
     grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
@@ -298,7 +414,10 @@ class Dr3Framework:
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]
     ) -> ReportScores:
         by_kind: dict[str, dict[int, str | None]] = {
-            "dr3_insight": {}, "dr3_citation": {}, "dr3_checklist": {}, "dr3_depth": {},
+            "dr3_insight": {},
+            "dr3_citation": {},
+            "dr3_checklist": {},
+            "dr3_depth": {},
         }
         pairs: dict[int, dict[int, str | None]] = {}
         any_support = False
@@ -316,16 +435,23 @@ class Dr3Framework:
         self._coverage(report, by_kind["dr3_citation"], options, scores)
         self._accuracy(report, pairs, any_support, options, scores)
         self._checklist(report, by_kind["dr3_checklist"], options, scores)
-        depth = [depth_score(code, options) for c in report.criteria
-                 if c.dimension == DIM_DEPTH and c.id in by_kind["dr3_depth"]
-                 for code in (by_kind["dr3_depth"][c.id],)]
+        depth = [
+            depth_score(code, options)
+            for c in report.criteria
+            if c.dimension == DIM_DEPTH and c.id in by_kind["dr3_depth"]
+            for code in (by_kind["dr3_depth"][c.id],)
+        ]
         scores["DQ"] = _mean([d for d in depth if d is not None])
         scores["Avg"] = average(scores, options)
         return scores
 
     @staticmethod
-    def _recall(report: ReportInput, verdicts: Mapping[int, str | None],
-                options: Mapping[str, str], scores: ReportScores) -> None:
+    def _recall(
+        report: ReportInput,
+        verdicts: Mapping[int, str | None],
+        options: Mapping[str, str],
+        scores: ReportScores,
+    ) -> None:
         ran = bool(verdicts)
         for dimension, metric in ((DIM_UF, "IR_UF"), (DIM_SC, "IR_SC")):
             gold = [c.id for c in report.criteria if c.dimension == dimension]
@@ -334,8 +460,12 @@ class Dr3Framework:
         scores["IR"] = _mean(parts)
 
     @staticmethod
-    def _coverage(report: ReportInput, verdicts: Mapping[int, str | None],
-                  options: Mapping[str, str], scores: ReportScores) -> None:
+    def _coverage(
+        report: ReportInput,
+        verdicts: Mapping[int, str | None],
+        options: Mapping[str, str],
+        scores: ReportScores,
+    ) -> None:
         if not verdicts:
             scores["CC"] = scores["CC_supportive"] = scores["CC_userfiles"] = None
             return
@@ -345,8 +475,11 @@ class Dr3Framework:
         for c in report.criteria:
             if c.dimension not in cited:
                 continue
-            if (documents_only and c.dimension == DIM_FILE
-                    and not c.text.strip().lower().endswith(CODE_USER_DOC_EXTENSIONS)):
+            if (
+                documents_only
+                and c.dimension == DIM_FILE
+                and not c.text.strip().lower().endswith(CODE_USER_DOC_EXTENSIONS)
+            ):
                 continue
             total[c.dimension] += 1
             cited[c.dimension] += verdicts.get(c.id) == "cited"
@@ -355,8 +488,13 @@ class Dr3Framework:
         scores["CC_userfiles"] = _percent(cited[DIM_FILE], total[DIM_FILE])
 
     @staticmethod
-    def _accuracy(report: ReportInput, pairs: Mapping[int, Mapping[int, str | None]],
-                  ran: bool, options: Mapping[str, str], scores: ReportScores) -> None:
+    def _accuracy(
+        report: ReportInput,
+        pairs: Mapping[int, Mapping[int, str | None]],
+        ran: bool,
+        options: Mapping[str, str],
+        scores: ReportScores,
+    ) -> None:
         names = ("FA", "FA_sandbox", "FA_userfiles", "distractor_claims")
         if not ran or not report.claims:
             for name in names:
@@ -377,11 +515,17 @@ class Dr3Framework:
             distractor += any(klass.get(r) == "distractor" for r in refs)
             units: list[tuple[str | None, list[bool]]]
             if by_pair:
-                units = [(origin.get(r), [verdicts.get(r) == "supported"]) for r in refs
-                         if not (exclude_failed and verdicts.get(r) is None)]
+                units = [
+                    (origin.get(r), [verdicts.get(r) == "supported"])
+                    for r in refs
+                    if not (exclude_failed and verdicts.get(r) is None)
+                ]
             else:
-                kept = [verdicts.get(r) == "supported" for r in refs
-                        if not (exclude_failed and verdicts.get(r) is None)]
+                kept = [
+                    verdicts.get(r) == "supported"
+                    for r in refs
+                    if not (exclude_failed and verdicts.get(r) is None)
+                ]
                 if refs and not kept:
                     continue  # every pair failed and failures are excluded
                 units = [(origin.get(refs[0]) if refs else None, kept)]
@@ -397,8 +541,12 @@ class Dr3Framework:
         scores["distractor_claims"] = _percent(distractor, len(claims))
 
     @staticmethod
-    def _checklist(report: ReportInput, verdicts: Mapping[int, str | None],
-                   options: Mapping[str, str], scores: ReportScores) -> None:
+    def _checklist(
+        report: ReportInput,
+        verdicts: Mapping[int, str | None],
+        options: Mapping[str, str],
+        scores: ReportScores,
+    ) -> None:
         if not verdicts:
             scores["IF"] = None
             return

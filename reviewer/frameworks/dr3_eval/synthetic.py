@@ -28,24 +28,48 @@ from reviewer.synthetic import planted_path, vocabulary
 PLANTED_TYPES = ("same fact", "silent")
 
 
-def write_dr3_synthetic(folder: Path, tasks: int = 10, systems: int = 5, facts: int = 8,
-                        seed: int = 1, plant: float = 0.0) -> dict[str, int]:
+def write_dr3_synthetic(
+    folder: Path,
+    tasks: int = 10,
+    systems: int = 5,
+    facts: int = 8,
+    seed: int = 1,
+    plant: float = 0.0,
+) -> dict[str, int]:
     """Write a DR3-Eval bundle (insights, checklist, depth); returns record counts."""
     rng = random.Random(seed)
     vocab = vocabulary(rng, 1500)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "suite.json").write_text(json.dumps({
-        "format": "gavel-bundle", "format_version": 1, "id": f"synthetic-dr3-{tasks}x{systems}"
-        f"-s{seed}", "name": "Synthetic DR3-Eval run", "frameworks": ["dr3"],
-        "version": "synthetic", "source": "reviewer.frameworks.dr3_eval.synthetic",
-        "description": "generated for measuring review orders"}, indent=2), encoding="utf-8")
+    (folder / "suite.json").write_text(
+        json.dumps(
+            {
+                "format": "gavel-bundle",
+                "format_version": 1,
+                "id": f"synthetic-dr3-{tasks}x{systems}-s{seed}",
+                "name": "Synthetic DR3-Eval run",
+                "frameworks": ["dr3"],
+                "version": "synthetic",
+                "source": "reviewer.frameworks.dr3_eval.synthetic",
+                "description": "generated for measuring review orders",
+            },
+            indent=2,
+        ),
+        encoding="utf-8",
+    )
     names = [f"agent{i}" for i in range(systems)]
     with (folder / "systems.jsonl").open("w", encoding="utf-8") as handle:
         for name in names:
             _line(handle, {"id": name, "name": name, "family": "synthetic"})
     with (folder / "runs.jsonl").open("w", encoding="utf-8") as handle:
-        _line(handle, {"id": "judge", "model": "synthetic-judge", "prompt_version": "v1",
-                       "created_at": "2026-11-01T00:00:00Z"})
+        _line(
+            handle,
+            {
+                "id": "judge",
+                "model": "synthetic-judge",
+                "prompt_version": "v1",
+                "created_at": "2026-11-01T00:00:00Z",
+            },
+        )
     counts = {"tasks": 0, "reports": 0, "judgments": 0, "planted": 0}
     plans = []
     with (folder / "tasks.jsonl").open("w", encoding="utf-8") as handle:
@@ -54,31 +78,62 @@ def write_dr3_synthetic(folder: Path, tasks: int = 10, systems: int = 5, facts: 
             criteria: list[dict[str, Any]] = []
             for f, (a, b) in enumerate(topics):
                 origin = "uf" if f % 2 else "sc"
-                criteria.append({
-                    "id": f"{origin}-{f + 1}", "framework": "dr3",
-                    "dimension": f"insight_{origin}", "scale": "dr3_coverage",
-                    "text": f"The {a} {b} rose to {rng.randint(11, 95)}% in 2025",
-                    "metadata": {"origin": origin.upper()}})
-                criteria.append({
-                    "id": f"if-{f + 1}", "framework": "dr3", "dimension": "checklist",
-                    "scale": "binary", "text": f"Describe the {a} {b} change"})
+                criteria.append(
+                    {
+                        "id": f"{origin}-{f + 1}",
+                        "framework": "dr3",
+                        "dimension": f"insight_{origin}",
+                        "scale": "dr3_coverage",
+                        "text": f"The {a} {b} rose to {rng.randint(11, 95)}% in 2025",
+                        "metadata": {"origin": origin.upper()},
+                    }
+                )
+                criteria.append(
+                    {
+                        "id": f"if-{f + 1}",
+                        "framework": "dr3",
+                        "dimension": "checklist",
+                        "scale": "binary",
+                        "text": f"Describe the {a} {b} change",
+                    }
+                )
             for extra in range(2):
                 a, b = rng.sample(vocab, 2)
-                criteria.append({
-                    "id": f"if-{facts + extra + 1}", "framework": "dr3",
-                    "dimension": "checklist", "scale": "binary",
-                    "text": f"Mention the {a} {b} plan"})
-            criteria.append({"id": "dq", "framework": "dr3", "dimension": "depth",
-                             "scale": "dr3_depth10", "text": "Depth & Quality of Analysis"})
-            task = {"id": f"d{t:03d}", "prompt": f"Synthetic DR3 task {t}.", "domain": "synthetic",
-                    "category": "synthetic", "task_type": "research", "criteria": criteria}
+                criteria.append(
+                    {
+                        "id": f"if-{facts + extra + 1}",
+                        "framework": "dr3",
+                        "dimension": "checklist",
+                        "scale": "binary",
+                        "text": f"Mention the {a} {b} plan",
+                    }
+                )
+            criteria.append(
+                {
+                    "id": "dq",
+                    "framework": "dr3",
+                    "dimension": "depth",
+                    "scale": "dr3_depth10",
+                    "text": "Depth & Quality of Analysis",
+                }
+            )
+            task = {
+                "id": f"d{t:03d}",
+                "prompt": f"Synthetic DR3 task {t}.",
+                "domain": "synthetic",
+                "category": "synthetic",
+                "task_type": "research",
+                "criteria": criteria,
+            }
             _line(handle, task)
             plans.append((task, topics))
             counts["tasks"] += 1
     listed = planted_path(folder)
-    with (folder / "reports.jsonl").open("w", encoding="utf-8") as reports, \
-            (folder / "judgments.jsonl").open("w", encoding="utf-8") as judgments, \
-            listed.open("w", encoding="utf-8") as planted:
+    with (
+        (folder / "reports.jsonl").open("w", encoding="utf-8") as reports,
+        (folder / "judgments.jsonl").open("w", encoding="utf-8") as judgments,
+        listed.open("w", encoding="utf-8") as planted,
+    ):
         for task, topics in plans:
             for s, system in enumerate(names):
                 report = f"{system}:{task['id']}"
@@ -98,7 +153,7 @@ def write_dr3_synthetic(folder: Path, tasks: int = 10, systems: int = 5, facts: 
                         insight, check = 0.5, rng.random() < 0.5
                     else:
                         insight, check = 0.0, False
-                        if rng.random() < 0.15:         # the topic with a wrong figure
+                        if rng.random() < 0.15:  # the topic with a wrong figure
                             lines.append(f"The {a} {b} fell sharply.")
                             check = True
                     ins_v = {**base, "kind": "dr3_insight", "criterion": f"{origin}-{f + 1}"}
@@ -114,18 +169,37 @@ def write_dr3_synthetic(folder: Path, tasks: int = 10, systems: int = 5, facts: 
                     elif plant and rng.random() < plant and insight != 0.5:
                         ins_value = 0.5
                         _line(planted, {**ins_v, "right": _code(insight), "type": "silent"})
-                    verdicts.append({**ins_v, "value": ins_value,
-                                     "explanation": "synthetic insight verdict"})
+                    verdicts.append(
+                        {**ins_v, "value": ins_value, "explanation": "synthetic insight verdict"}
+                    )
                     verdicts.append({**chk_v, "value": chk_value})
                 for extra in range(2):
-                    verdicts.append({**base, "kind": "dr3_checklist",
-                                     "criterion": f"if-{len(topics) + extra + 1}",
-                                     "value": rng.random() < quality})
-                verdicts.append({**base, "kind": "dr3_depth", "criterion": "dq",
-                                 "value": float(rng.randint(3, 8)),
-                                 "explanation": "synthetic depth verdict"})
-                _line(reports, {"id": report, "task": task["id"], "system": system,
-                                "markdown": "\n".join(lines) + "\n"})
+                    verdicts.append(
+                        {
+                            **base,
+                            "kind": "dr3_checklist",
+                            "criterion": f"if-{len(topics) + extra + 1}",
+                            "value": rng.random() < quality,
+                        }
+                    )
+                verdicts.append(
+                    {
+                        **base,
+                        "kind": "dr3_depth",
+                        "criterion": "dq",
+                        "value": float(rng.randint(3, 8)),
+                        "explanation": "synthetic depth verdict",
+                    }
+                )
+                _line(
+                    reports,
+                    {
+                        "id": report,
+                        "task": task["id"],
+                        "system": system,
+                        "markdown": "\n".join(lines) + "\n",
+                    },
+                )
                 for verdict in verdicts:
                     _line(judgments, verdict)
                 counts["reports"] += 1

@@ -5,7 +5,15 @@ from reviewer.framework import Benchmark, FormatSpec
 from reviewer.frameworks.dr_bench.scoring import FRAMEWORK
 
 BENCHMARK = Benchmark(
-    "dr_bench", "DR. Bench", (FRAMEWORK,),
-    (FormatSpec("dr_bench", "DR. Bench (RigorousBench) tasks and reports",
-                "reviewer.frameworks.dr_bench.format:read", ("drbench",)),),
+    "dr_bench",
+    "DR. Bench",
+    (FRAMEWORK,),
+    (
+        FormatSpec(
+            "dr_bench",
+            "DR. Bench (RigorousBench) tasks and reports",
+            "reviewer.frameworks.dr_bench.format:read",
+            ("drbench",),
+        ),
+    ),
 )

@@ -91,7 +91,6 @@ _REPORT_FIELDS = ("uid", "system", "report", "citations", "token_usage", "judge"
 _BAD_ID = re.compile(r"[/\s]")
 
 
-
 def read(path: Path, suite_id: str | None = None) -> Bundle:
     """Parse a DR. Bench task file (or a folder with one, a reports file, and the authors'
     notebook outputs ``Log_<model>.jsonl`` / ``Eval_<model>.jsonl``) into a bundle.
@@ -103,8 +102,11 @@ def read(path: Path, suite_id: str | None = None) -> Bundle:
     logs = _notebook_files(path, "Log_")
     evals = _notebook_files(path, "Eval_")
     if tasks_file is None and not logs:
-        raise InputError(path, f"expected {TASK_FILE} (or exactly one task .jsonl file), or "
-                         "the notebook's Log_<model>.jsonl files, in the folder")
+        raise InputError(
+            path,
+            f"expected {TASK_FILE} (or exactly one task .jsonl file), or "
+            "the notebook's Log_<model>.jsonl files, in the folder",
+        )
     anchor = tasks_file or logs[0]
     reader = _Reader(suite_id or _suite_id(anchor))
     if tasks_file is not None:
@@ -133,13 +135,19 @@ def _locate(path: Path) -> tuple[Path | None, Path | None]:
         raise InputError(path, "no such file or folder")
     tasks = path / TASK_FILE
     if not tasks.is_file():
-        others = sorted(p for p in path.glob("*.jsonl") if p.name != REPORTS_FILE
-                        and not p.name.startswith(("Log_", "Eval_")))
+        others = sorted(
+            p
+            for p in path.glob("*.jsonl")
+            if p.name != REPORTS_FILE and not p.name.startswith(("Log_", "Eval_"))
+        )
         if not others:
             return None, None
         if len(others) != 1:
-            raise InputError(path, f"expected {TASK_FILE} (or exactly one task .jsonl file) in "
-                             f"the folder, found {len(others)} candidates")
+            raise InputError(
+                path,
+                f"expected {TASK_FILE} (or exactly one task .jsonl file) in "
+                f"the folder, found {len(others)} candidates",
+            )
         tasks = others[0]
     reports = path / REPORTS_FILE
     return tasks, reports if reports.is_file() else None
@@ -226,13 +234,18 @@ class _Reader:
                 self.add_task({k: record[k] for k in _TASK_FIELDS if k in record}, where)
             else:
                 task = self.by_uid[uid]
-                for key, dimension in (("qsr", "qsr"), ("fak", "anchor_keyword"),
-                                       ("fdk", "drift_keyword"), ("tsl", "trusted_source")):
+                for key, dimension in (
+                    ("qsr", "qsr"),
+                    ("fak", "anchor_keyword"),
+                    ("fdk", "drift_keyword"),
+                    ("tsl", "trusted_source"),
+                ):
                     given = record.get(key)
                     stored = [c.text for c in task.criteria if c.dimension == dimension]
                     if isinstance(given, list) and [str(g).strip() for g in given] != stored:
-                        self.note(where, key, "differs from the task file's; the task file's "
-                                  "is used")
+                        self.note(
+                            where, key, "differs from the task file's; the task file's is used"
+                        )
             text = record.get("text")
             if not isinstance(text, str):
                 raise _err(where, "expected the report text as a string", "text")
@@ -242,26 +255,42 @@ class _Reader:
             usage: dict[str, Any] = {}
             for key in ("total_tokens", "input_tokens"):
                 value = record.get(key)
-                if value is not None and (isinstance(value, bool)
-                                          or not isinstance(value, int | float)
-                                          or not math.isfinite(value) or value < 0):
+                if value is not None and (
+                    isinstance(value, bool)
+                    or not isinstance(value, int | float)
+                    or not math.isfinite(value)
+                    or value < 0
+                ):
                     raise _err(where, "expected a number of tokens", key)
             if isinstance(record.get("total_tokens"), int | float) and isinstance(
-                    record.get("input_tokens"), int | float):
+                record.get("input_tokens"), int | float
+            ):
                 usage = {"total": record["total_tokens"], "input": record["input_tokens"]}
-            extra = {k: record[k] for k in ("output_tokens", "reasoning_tokens")
-                     if k in record}
+            extra = {k: record[k] for k in ("output_tokens", "reasoning_tokens") if k in record}
             for key in record:
-                if key not in (*_TASK_FIELDS, "text", "pure_text", "annotations",
-                               "pure_annotations", "total_tokens", "input_tokens",
-                               "output_tokens", "reasoning_tokens"):
+                if key not in (
+                    *_TASK_FIELDS,
+                    "text",
+                    "pure_text",
+                    "annotations",
+                    "pure_annotations",
+                    "total_tokens",
+                    "input_tokens",
+                    "output_tokens",
+                    "reasoning_tokens",
+                ):
                     self.note(where, key, "not mapped (kept out of the import)")
-            self.report(where, {
-                "uid": uid, "system": system, "report": text,
-                "citations": list(dict.fromkeys(u.strip() for u in urls if u.strip())),
-                **({"token_usage": usage} if usage else {}),
-                **({"notebook_log": extra} if extra else {}),
-            })
+            self.report(
+                where,
+                {
+                    "uid": uid,
+                    "system": system,
+                    "report": text,
+                    "citations": list(dict.fromkeys(u.strip() for u in urls if u.strip())),
+                    **({"token_usage": usage} if usage else {}),
+                    **({"notebook_log": extra} if extra else {}),
+                },
+            )
 
     def read_eval(self, path: Path) -> None:
         """``Eval_<model>.jsonl``: the notebook's per-task evaluation. Keyword relevances
@@ -276,48 +305,86 @@ class _Reader:
             report_id = f"{uid}-{system}"
             report = next((r for r in self.reports if r.id == report_id), None)
             if report is None:
-                raise _err(where, f"no report of {system} on task {uid} (Log_{system}.jsonl "
-                           "has none)", "uid")
+                raise _err(
+                    where,
+                    f"no report of {system} on task {uid} (Log_{system}.jsonl has none)",
+                    "uid",
+                )
             task = self.by_uid[uid]
             if run_id not in self.runs:
                 self.runs[run_id] = JudgeRun(
-                    id=run_id, model="the notebook's judge (model not recorded)",
+                    id=run_id,
+                    model="the notebook's judge (model not recorded)",
                     prompt_version="drbench-notebook",
                     description=f"Keyword relevances from {path.name}, the authors' notebook "
                     "output (rubric sums are not per-rubric verdicts: re-judge with `gavel "
-                    "judge --framework drbench`)")
-            for key, dimension in (("keywords_fak_relevance", "anchor_keyword"),
-                                   ("keywords_fdk_relevance", "drift_keyword")):
+                    "judge --framework drbench`)",
+                )
+            for key, dimension in (
+                ("keywords_fak_relevance", "anchor_keyword"),
+                ("keywords_fdk_relevance", "drift_keyword"),
+            ):
                 values = record.get(key)
                 if values is None:
                     continue
                 keywords = [c for c in task.criteria if c.dimension == dimension]
                 if not isinstance(values, list) or len(values) != len(keywords):
-                    raise _err(where, f"expected {len(keywords)} relevances, one per keyword "
-                               f"of task {uid}", key)
+                    raise _err(
+                        where,
+                        f"expected {len(keywords)} relevances, one per keyword of task {uid}",
+                        key,
+                    )
                 for i, (criterion, value) in enumerate(zip(keywords, values, strict=True)):
-                    if isinstance(value, bool) or not isinstance(value, int | float) or not (
-                            1 <= value <= 5):
-                        raise _err(where, f"relevance must be a number from 1 to 5, not "
-                                   f"{value!r}", f"{key}.{i}")
-                    self.add(Judgment(run=run_id, report=report_id, kind="drb_relevance",
-                                      criterion=criterion.id, value=value,
-                                      raw=f"[{value:g}]"), where)
-            kept = {k: record[k] for k in ("qsr_sum", "grr_sum", "keywords_fak_count",
-                                           "keywords_fdk_count", "url_full_match",
-                                           "url_host_match", "ref_url_num", "report_url_num")
-                    if k in record}
+                    if (
+                        isinstance(value, bool)
+                        or not isinstance(value, int | float)
+                        or not (1 <= value <= 5)
+                    ):
+                        raise _err(
+                            where,
+                            f"relevance must be a number from 1 to 5, not {value!r}",
+                            f"{key}.{i}",
+                        )
+                    self.add(
+                        Judgment(
+                            run=run_id,
+                            report=report_id,
+                            kind="drb_relevance",
+                            criterion=criterion.id,
+                            value=value,
+                            raw=f"[{value:g}]",
+                        ),
+                        where,
+                    )
+            kept = {
+                k: record[k]
+                for k in (
+                    "qsr_sum",
+                    "grr_sum",
+                    "keywords_fak_count",
+                    "keywords_fdk_count",
+                    "url_full_match",
+                    "url_host_match",
+                    "ref_url_num",
+                    "report_url_num",
+                )
+                if k in record
+            }
             for key in ("qsr_sum", "grr_sum"):
                 if key in record:
-                    self.note(where, key, "a sum only: no per-rubric verdict to import (kept "
-                              "in the report's metadata as notebook_eval)")
+                    self.note(
+                        where,
+                        key,
+                        "a sum only: no per-rubric verdict to import (kept "
+                        "in the report's metadata as notebook_eval)",
+                    )
             for key in record:
-                if key not in ("uid", "keywords_fak_relevance", "keywords_fdk_relevance",
-                               *kept):
+                if key not in ("uid", "keywords_fak_relevance", "keywords_fdk_relevance", *kept):
                     self.note(where, key, "not mapped (kept out of the import)")
             index = self.reports.index(report)
-            self.reports[index] = report.model_copy(update={"metadata": {
-                **report.metadata, "notebook_eval": kept}})
+            self.reports[index] = report.model_copy(
+                update={"metadata": {**report.metadata, "notebook_eval": kept}}
+            )
 
     def note(self, where: Where, fld: str, message: str) -> None:
         self.notes.append(f"{Path(where[0]).name}:{where[1]}: {fld}: {message}")
@@ -348,41 +415,69 @@ class _Reader:
             scale = parse_point_scale(text)
             cid = grr_id(number)
             scales[cid] = scale
-            criteria.append(_rubric(cid, "grr", text, scale, "drb_yes_no",
-                                    {"number": number, "group": GRR_GROUPS[group]}))
-        for prefix, dimension, words in (("fak", "anchor_keyword", anchors),
-                                         ("fdk", "drift_keyword", drifts)):
+            criteria.append(
+                _rubric(
+                    cid,
+                    "grr",
+                    text,
+                    scale,
+                    "drb_yes_no",
+                    {"number": number, "group": GRR_GROUPS[group]},
+                )
+            )
+        for prefix, dimension, words in (
+            ("fak", "anchor_keyword", anchors),
+            ("fdk", "drift_keyword", drifts),
+        ):
             for i, word in enumerate(words):
-                criteria.append(Criterion(
-                    id=f"{prefix}-{i + 1}", framework=FRAMEWORK, dimension=dimension, text=word,
-                    scale="drb_relevance",
-                    explanation=("focus-anchor keyword: missing it raises drift"
-                                 if prefix == "fak" else
-                                 "focus-deviation keyword: using it raises drift"),
-                ))
+                criteria.append(
+                    Criterion(
+                        id=f"{prefix}-{i + 1}",
+                        framework=FRAMEWORK,
+                        dimension=dimension,
+                        text=word,
+                        scale="drb_relevance",
+                        explanation=(
+                            "focus-anchor keyword: missing it raises drift"
+                            if prefix == "fak"
+                            else "focus-deviation keyword: using it raises drift"
+                        ),
+                    )
+                )
         for i, url in enumerate(tsls):
             normal = normalise_url(url)
             if not normal.host:
-                raise _err(where, f"{url!r} has no host to match citations against",
-                           f"tsl.{i}")
-            criteria.append(Criterion(
-                id=f"tsl-{i + 1}", framework=FRAMEWORK, dimension="trusted_source", text=url,
-                scale="drb_match",
-                explanation=f"normalised: {normal.normalised} · host: {normal.host}",
-                metadata={"raw": url, "normalised": normal.normalised, "host": normal.host},
-            ))
+                raise _err(where, f"{url!r} has no host to match citations against", f"tsl.{i}")
+            criteria.append(
+                Criterion(
+                    id=f"tsl-{i + 1}",
+                    framework=FRAMEWORK,
+                    dimension="trusted_source",
+                    text=url,
+                    scale="drb_match",
+                    explanation=f"normalised: {normal.normalised} · host: {normal.host}",
+                    metadata={"raw": url, "normalised": normal.normalised, "host": normal.host},
+                )
+            )
         code = uid[:2]
         metadata: dict[str, Any] = {
-            "uid": uid, "domain_code": code,
+            "uid": uid,
+            "domain_code": code,
             "qsr_full": sum(s.full for cid, s in scales.items() if cid.startswith("qsr")),
         }
         extra = {k: v for k, v in record.items() if k not in _TASK_FIELDS}
         if extra:
             metadata["extra"] = extra
         try:
-            task = Task(id=uid, prompt=query, domain=DOMAINS.get(code, ""),
-                        category=code if code in DOMAINS else "", task_type="report",
-                        metadata=metadata, criteria=criteria)
+            task = Task(
+                id=uid,
+                prompt=query,
+                domain=DOMAINS.get(code, ""),
+                category=code if code in DOMAINS else "",
+                task_type="report",
+                metadata=metadata,
+                criteria=criteria,
+            )
         except ValidationError as exc:
             loc, message = field_path(exc)
             raise _err(where, message, loc or None) from exc
@@ -417,10 +512,10 @@ class _Reader:
         usage = record.get("token_usage")
         if usage is not None:
             if not isinstance(usage, dict) or not all(
-                    isinstance(usage.get(k), int | float) and not isinstance(usage.get(k), bool)
-                    for k in ("total", "input")):
-                raise _err(where, "expected {\"total\": number, \"input\": number}",
-                           "token_usage")
+                isinstance(usage.get(k), int | float) and not isinstance(usage.get(k), bool)
+                for k in ("total", "input")
+            ):
+                raise _err(where, 'expected {"total": number, "input": number}', "token_usage")
             metadata["token_usage"] = {"total": usage["total"], "input": usage["input"]}
         extra = {k: v for k, v in record.items() if k not in _REPORT_FIELDS}
         if extra:
@@ -429,11 +524,22 @@ class _Reader:
             metadata["notebook_log"] = notebook
         self.systems.setdefault(system, None)
         self.report_ids.add(report_id)
-        self.reports.append(Report(id=report_id, task=uid, system=system, markdown=markdown,
-                                   references=references, metadata=metadata))
+        self.reports.append(
+            Report(
+                id=report_id,
+                task=uid,
+                system=system,
+                markdown=markdown,
+                references=references,
+                metadata=metadata,
+            )
+        )
         self.report_where.append(where)
-        urls = ([r.url for r in references if r.url] if references is not None
-                else [r.url for r in parse_references(markdown) if r.url])
+        urls = (
+            [r.url for r in references if r.url]
+            if references is not None
+            else [r.url for r in parse_references(markdown) if r.url]
+        )
         self.match(report_id, task, markdown, urls, where)
         judge = record.get("judge")
         if judge is not None:
@@ -454,8 +560,7 @@ class _Reader:
                 url = cite["url"]
                 title = str(cite.get("title") or "")
             else:
-                raise _err(where, "expected a URL or {\"url\": ..., \"title\": ...}",
-                           f"citations.{i}")
+                raise _err(where, 'expected a URL or {"url": ..., "title": ...}', f"citations.{i}")
             out.append(Reference(index=i + 1, title=title or "", url=url.strip() or None))
         return out
 
@@ -463,32 +568,47 @@ class _Reader:
         self.judgments.append(judgment)
         self.judgment_where.append(where)
 
-    def match(self, report_id: str, task: Task, markdown: str, urls: list[str],
-              where: Where) -> None:
+    def match(
+        self, report_id: str, task: Task, markdown: str, urls: list[str], where: Where
+    ) -> None:
         spans = excluded_spans(markdown)
-        keywords = [c for c in task.criteria if c.dimension in ("anchor_keyword",
-                                                                "drift_keyword")]
+        keywords = [c for c in task.criteria if c.dimension in ("anchor_keyword", "drift_keyword")]
         if KEYWORD_RUN not in self.runs:
             self.runs[KEYWORD_RUN] = JudgeRun(
-                id=KEYWORD_RUN, model="reviewer.frameworks.dr_bench.keywords", prompt_version="v2",
-                params={"matching": "case-insensitive substring, non-overlapping; whitespace, "
-                        "dash and apostrophe variants equal", "text": "citation-free: "
-                        "references section, citation markers, citation chips, Markdown links "
-                        "(title and target) and URLs skipped; offsets are the report's"},
+                id=KEYWORD_RUN,
+                model="reviewer.frameworks.dr_bench.keywords",
+                prompt_version="v2",
+                params={
+                    "matching": "case-insensitive substring, non-overlapping; whitespace, "
+                    "dash and apostrophe variants equal",
+                    "text": "citation-free: "
+                    "references section, citation markers, citation chips, Markdown links "
+                    "(title and target) and URLs skipped; offsets are the report's",
+                },
                 description="Deterministic keyword counting at import: one verdict per hit.",
             )
         for criterion in keywords:
             for hit in find_hits(markdown, criterion.text, spans):
-                self.add(Judgment(
-                    run=KEYWORD_RUN, report=report_id, kind="drb_keyword_hit",
-                    criterion=criterion.id, key=hit.key, value=True,
-                    explanation=hit.describe(), evidence=hit.context,
-                ), where)
+                self.add(
+                    Judgment(
+                        run=KEYWORD_RUN,
+                        report=report_id,
+                        kind="drb_keyword_hit",
+                        criterion=criterion.id,
+                        key=hit.key,
+                        value=True,
+                        explanation=hit.describe(),
+                        evidence=hit.context,
+                    ),
+                    where,
+                )
         tsls = [c for c in task.criteria if c.dimension == "trusted_source"]
         matches = match_annotations([c.text for c in tsls], [u for u in urls if u.strip()])
         if URL_RUN not in self.runs:
             self.runs[URL_RUN] = JudgeRun(
-                id=URL_RUN, model="reviewer.frameworks.dr_bench.urls", prompt_version="v1",
+                id=URL_RUN,
+                model="reviewer.frameworks.dr_bench.urls",
+                prompt_version="v1",
                 params=dict(RULES),
                 description="Deterministic trusted-source matching at import: one verdict per "
                 "distinct cited URL.",
@@ -499,20 +619,34 @@ class _Reader:
                 how = "matches no trusted source"
             else:
                 tsl = tsls[m.tsl or 0]
-                how = (f"equals {tsl.id} ({tsl.text})" if m.match == "full" else
-                       f"shares host {m.url.host} with {tsl.id} ({tsl.text})")
-                parent = next((c for url, c in normalised.items() if m.match == "host"
-                               and under_a_tsl(m.url.normalised, {url})), None)
+                how = (
+                    f"equals {tsl.id} ({tsl.text})"
+                    if m.match == "full"
+                    else f"shares host {m.url.host} with {tsl.id} ({tsl.text})"
+                )
+                parent = next(
+                    (
+                        c
+                        for url, c in normalised.items()
+                        if m.match == "host" and under_a_tsl(m.url.normalised, {url})
+                    ),
+                    None,
+                )
                 if parent is not None:
-                    how += (f"; lies under {parent.id}, so a full match under "
-                            "tsl_match = under")
-            self.add(Judgment(
-                run=URL_RUN, report=report_id, kind="drb_trusted", key=m.url.normalised,
-                value=m.match,
-                explanation=f"normalised: {m.url.normalised} · host: {m.url.host or '(none)'} · "
-                f"{how}",
-                evidence="\n".join(m.spellings),
-            ), where)
+                    how += f"; lies under {parent.id}, so a full match under tsl_match = under"
+            self.add(
+                Judgment(
+                    run=URL_RUN,
+                    report=report_id,
+                    kind="drb_trusted",
+                    key=m.url.normalised,
+                    value=m.match,
+                    explanation=f"normalised: {m.url.normalised} · "
+                    f"host: {m.url.host or '(none)'} · {how}",
+                    evidence="\n".join(m.spellings),
+                ),
+                where,
+            )
 
     def judge(self, report_id: str, task: Task, judge: object, where: Where) -> None:
         if not isinstance(judge, dict):
@@ -522,9 +656,12 @@ class _Reader:
             raise _err(where, "expected the judge model's name", "judge.model")
         run_id = "judge-" + re.sub(r"[/\s]+", "_", model.strip())
         if run_id not in self.runs:
-            self.runs[run_id] = JudgeRun(id=run_id, model=model.strip(),
-                                         prompt_version="drbench-appD",
-                                         description="Judge scores from the reports file.")
+            self.runs[run_id] = JudgeRun(
+                id=run_id,
+                model=model.strip(),
+                prompt_version="drbench-appD",
+                description="Judge scores from the reports file.",
+            )
         scales = self.scales[task.id]
         groups = {
             "qsr": [c for c in task.criteria if c.dimension == "qsr"],
@@ -537,47 +674,78 @@ class _Reader:
             if values is None:
                 continue
             if not isinstance(values, list) or len(values) != len(criteria):
-                raise _err(where, f"expected a list of {len(criteria)} values, one per "
-                           f"{key} of task {task.id}", f"judge.{key}")
+                raise _err(
+                    where,
+                    f"expected a list of {len(criteria)} values, one per {key} of task {task.id}",
+                    f"judge.{key}",
+                )
             for i, (criterion, raw) in enumerate(zip(criteria, values, strict=True)):
                 fld = f"judge.{key}.{i}"
                 if raw is None:
                     value: object = None
                 elif key in ("fak", "fdk"):
-                    if isinstance(raw, bool) or not isinstance(raw, int | float) \
-                            or not 1 <= raw <= 5:
-                        raise _err(where, f"relevance must be a number from 1 to 5, not {raw!r}",
-                                   fld)
+                    if (
+                        isinstance(raw, bool)
+                        or not isinstance(raw, int | float)
+                        or not 1 <= raw <= 5
+                    ):
+                        raise _err(
+                            where, f"relevance must be a number from 1 to 5, not {raw!r}", fld
+                        )
                     value = raw
                 else:
                     value = _answer(raw, scales[criterion.id], key, where, fld)
                 kind = {"qsr": "drb_qsr", "grr": "drb_grr"}.get(key, "drb_relevance")
-                self.add(Judgment(
-                    run=run_id, report=report_id, kind=kind, criterion=criterion.id,
-                    value=value,
-                    raw=f"[{raw:g}]" if isinstance(raw, int | float) else "",
-                    error=None if raw is not None else "the judge returned no score",
-                ), where)
+                self.add(
+                    Judgment(
+                        run=run_id,
+                        report=report_id,
+                        kind=kind,
+                        criterion=criterion.id,
+                        value=value,
+                        raw=f"[{raw:g}]" if isinstance(raw, int | float) else "",
+                        error=None if raw is not None else "the judge returned no score",
+                    ),
+                    where,
+                )
                 scale = scales.get(criterion.id)
-                if (key == "qsr" and value == "partial" and scale is not None and scale.ranged
-                        and isinstance(raw, int | float)):
+                if (
+                    key == "qsr"
+                    and value == "partial"
+                    and scale is not None
+                    and scale.ranged
+                    and isinstance(raw, int | float)
+                ):
                     # The judge's own number inside a Partial range: the points it gave.
-                    self.add(Judgment(
-                        run=run_id, report=report_id, kind="drb_partial_points",
-                        criterion=criterion.id, value=raw, raw=f"[{raw:g}]",
-                        explanation=f"The judge gave {raw:g} points, inside the Partial range "
-                        f"of {scale.describe()}.",
-                    ), where)
+                    self.add(
+                        Judgment(
+                            run=run_id,
+                            report=report_id,
+                            kind="drb_partial_points",
+                            criterion=criterion.id,
+                            value=raw,
+                            raw=f"[{raw:g}]",
+                            explanation=f"The judge gave {raw:g} points, inside the Partial range "
+                            f"of {scale.describe()}.",
+                        ),
+                        where,
+                    )
 
     # -- the bundle --------------------------------------------------------------------
 
-    def bundle(self, tasks_file: Path, reports_file: Path | None,
-               notebook: list[Path] | None = None) -> Bundle:
-        sources = [tasks_file.name] + ([reports_file.name] if reports_file else []) + [
-            p.name for p in notebook or [] if p != tasks_file]
+    def bundle(
+        self, tasks_file: Path, reports_file: Path | None, notebook: list[Path] | None = None
+    ) -> Bundle:
+        sources = (
+            [tasks_file.name]
+            + ([reports_file.name] if reports_file else [])
+            + [p.name for p in notebook or [] if p != tasks_file]
+        )
         description = "DR. Bench (RigorousBench) tasks" + (
             " with reports; keyword hits and trusted-source matches computed at import"
-            if self.reports else " only (no reports)")
+            if self.reports
+            else " only (no reports)"
+        )
         if self.notes:
             description += "\nImport notes:\n" + "\n".join(f"- {n}" for n in self.notes[:200])
         suite = Suite(
@@ -607,21 +775,32 @@ class _Reader:
 
 def _system_of(path: Path, prefix: str) -> str:
     """The system a notebook output is about: its file name after ``Log_`` / ``Eval_``."""
-    name = path.stem[len(prefix):].strip()
+    name = path.stem[len(prefix) :].strip()
     name = re.sub(r"[/\s]+", "_", name)
     if not name:
         raise InputError(path, f"the file name names no model ({prefix}<model>.jsonl)")
     return name
 
 
-def _rubric(cid: str, dimension: str, text: str, scale: PointScale, scale_name: str,
-            metadata: dict[str, Any]) -> Criterion:
+def _rubric(
+    cid: str,
+    dimension: str,
+    text: str,
+    scale: PointScale,
+    scale_name: str,
+    metadata: dict[str, Any],
+) -> Criterion:
     points: dict[str, Any] = {"yes": scale.yes, "no": scale.no, "full": scale.full}
     if scale.partial is not None:
         points["partial"] = list(scale.partial)
     return Criterion(
-        id=cid, framework=FRAMEWORK, dimension=dimension, text=text, weight=scale.full,
-        scale=scale_name, explanation=f"point scale: {scale.describe()}",
+        id=cid,
+        framework=FRAMEWORK,
+        dimension=dimension,
+        text=text,
+        weight=scale.full,
+        scale=scale_name,
+        explanation=f"point scale: {scale.describe()}",
         metadata={**metadata, "points": points, "written": scale.written},
     )
 

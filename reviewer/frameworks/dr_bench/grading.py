@@ -28,13 +28,33 @@ from reviewer.grading import ContextItem, Criterion, Evidence, Flag, Grading, Se
 INFLECTIONS = ("s", "es", "'s", "’s", "ed", "ing", "er", "ers", "d")
 """Endings that keep a keyword's meaning: 'vets' counts as 'vet', 'veteran' does not."""
 
-_GENERIC_HOST = frozenset({"www", "com", "org", "net", "gov", "example", "edu", "co", "uk",
-                           "de", "fr", "io", "info", "ac"})
-_NEGATED = re.compile(r"\b(?:not|no|never|unlike|rather than|instead of|without|do not|don't|"
-                      r"isn't|aren't|avoid|against)\b", re.IGNORECASE)
+_GENERIC_HOST = frozenset(
+    {
+        "www",
+        "com",
+        "org",
+        "net",
+        "gov",
+        "example",
+        "edu",
+        "co",
+        "uk",
+        "de",
+        "fr",
+        "io",
+        "info",
+        "ac",
+    }
+)
+_NEGATED = re.compile(
+    r"\b(?:not|no|never|unlike|rather than|instead of|without|do not|don't|"
+    r"isn't|aren't|avoid|against)\b",
+    re.IGNORECASE,
+)
 
 
 # -- trusted sources ------------------------------------------------------------------------
+
 
 def trusted_sources(criteria: Sequence[Criterion]) -> list[Criterion]:
     return [c for c in criteria if c.dimension == "trusted_source"]
@@ -60,8 +80,10 @@ def near_match(url: str, trusted: Sequence[Criterion]) -> tuple[Criterion, str] 
             return None
         path = _segments(urlsplit("//" + norm.normalised).path)
         shared = 0
-        while shared < min(len(path), len(cited_path)) and \
-                path[-1 - shared] == cited_path[-1 - shared]:
+        while (
+            shared < min(len(path), len(cited_path))
+            and path[-1 - shared] == cited_path[-1 - shared]
+        ):
             shared += 1
         hosts = _host_words(cited.host) & _host_words(norm.host)
         score = shared + len(hosts)
@@ -84,12 +106,17 @@ def trusted_flags(evidence: Evidence) -> Iterator[Flag]:
         found = near_match(url, trusted) if url else None
         if found is not None:
             source, why = found
-            yield Flag(verdict.subject, "near-match", 0.7,
-                       f"judged no match, but it nearly matches {source.ext} ({source.text}): "
-                       f"{why} — a mirror or moved copy would count as full.")
+            yield Flag(
+                verdict.subject,
+                "near-match",
+                0.7,
+                f"judged no match, but it nearly matches {source.ext} ({source.text}): "
+                f"{why} — a mirror or moved copy would count as full.",
+            )
 
 
 # -- keywords and relevance -----------------------------------------------------------------
+
 
 def _word_at(text: str, start: int) -> str:
     lo, hi = start, start
@@ -102,8 +129,12 @@ def _word_at(text: str, start: int) -> str:
 
 def in_word_flags(evidence: Evidence) -> Iterator[Flag]:
     for verdict in evidence.verdicts:
-        if verdict.kind != "drb_keyword_hit" or verdict.value != "true" or not verdict.key \
-                or IN_WORD not in verdict.key:
+        if (
+            verdict.kind != "drb_keyword_hit"
+            or verdict.value != "true"
+            or not verdict.key
+            or IN_WORD not in verdict.key
+        ):
             continue
         criterion = evidence.criteria.get(verdict.criterion or "")
         digits = verdict.key.rstrip("~^")
@@ -112,11 +143,15 @@ def in_word_flags(evidence: Evidence) -> Iterator[Flag]:
         keyword = criterion.text.strip().lower()
         word = _word_at(evidence.text, int(digits)) if evidence.text else ""
         lowered = word.lower()
-        if lowered.startswith(keyword) and lowered[len(keyword):] in INFLECTIONS:
+        if lowered.startswith(keyword) and lowered[len(keyword) :] in INFLECTIONS:
             continue
-        yield Flag(verdict.subject, "in-word", 0.6,
-                   f"“{criterion.text}” is counted inside “{word or '?'}”, which may not mean "
-                   "the keyword (substring matching counts it).")
+        yield Flag(
+            verdict.subject,
+            "in-word",
+            0.6,
+            f"“{criterion.text}” is counted inside “{word or '?'}”, which may not mean "
+            "the keyword (substring matching counts it).",
+        )
 
 
 def relevance_flags(evidence: Evidence) -> Iterator[Flag]:
@@ -133,19 +168,34 @@ def relevance_flags(evidence: Evidence) -> Iterator[Flag]:
         grade = float(verdict.value)
         found = hits.get(verdict.criterion, [])
         if grade <= 1 and found:
-            yield Flag(verdict.subject, "relevance", 0.7,
-                       f"rated {verdict.value} (absent), but “{criterion.text}” is counted "
-                       f"{len(found)} time(s) in the report.")
+            yield Flag(
+                verdict.subject,
+                "relevance",
+                0.7,
+                f"rated {verdict.value} (absent), but “{criterion.text}” is counted "
+                f"{len(found)} time(s) in the report.",
+            )
         elif grade >= 2 and not found:
-            yield Flag(verdict.subject, "relevance", 0.7,
-                       f"rated {verdict.value}, but “{criterion.text}” is never counted in the "
-                       "report.")
-        elif criterion.dimension == "drift_keyword" and grade >= 3 and found and \
-                all(_NEGATED.search(sentence) for sentence in found):
-            yield Flag(verdict.subject, "relevance", 0.7,
-                       f"rated {verdict.value}, but every mention of “{criterion.text}” is "
-                       f"contrastive or negated (“{' '.join(found[0].split())[:80]}”); the "
-                       "paper penalises drift by relevance, so a low grade fits.")
+            yield Flag(
+                verdict.subject,
+                "relevance",
+                0.7,
+                f"rated {verdict.value}, but “{criterion.text}” is never counted in the report.",
+            )
+        elif (
+            criterion.dimension == "drift_keyword"
+            and grade >= 3
+            and found
+            and all(_NEGATED.search(sentence) for sentence in found)
+        ):
+            yield Flag(
+                verdict.subject,
+                "relevance",
+                0.7,
+                f"rated {verdict.value}, but every mention of “{criterion.text}” is "
+                f"contrastive or negated (“{' '.join(found[0].split())[:80]}”); the "
+                "paper penalises drift by relevance, so a low grade fits.",
+            )
 
 
 # -- checks against the report text ----------------------------------------------------------
@@ -166,16 +216,21 @@ def figure_flags(evidence: Evidence) -> Iterator[Flag]:
         question = criterion.text.split("?")[0]
         figures = [f for f in _FIGURE.findall(question) if f not in present]
         if figures and len(figures) == len(_FIGURE.findall(question)):
-            yield Flag(verdict.subject, "figure", 0.7,
-                       f"the item asks about {', '.join(figures)} and the report never writes "
-                       f"{'that figure' if len(figures) == 1 else 'those figures'}, yet the "
-                       f"answer is {verdict.value}.")
+            yield Flag(
+                verdict.subject,
+                "figure",
+                0.7,
+                f"the item asks about {', '.join(figures)} and the report never writes "
+                f"{'that figure' if len(figures) == 1 else 'those figures'}, yet the "
+                f"answer is {verdict.value}.",
+            )
 
 
 _TABLE = re.compile(r"^\s*\|.*\|\s*$\n^\s*\|?\s*:?-{3,}", re.MULTILINE)
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,6}\s+\S", re.MULTILINE)
 _VISUAL = re.compile(r"!\[[^\]]*\]\(")
+
 
 def _has_heading(text: str) -> bool:
     return bool(_HEADING.search(text))
@@ -213,14 +268,23 @@ def structure_flags(evidence: Evidence) -> Iterator[Flag]:
         what, has = STRUCTURE[number]
         present = has(evidence.text)
         if verdict.value == "yes" and not present:
-            yield Flag(verdict.subject, "structure", 1.0,
-                       f"answered yes, but the report's Markdown has no {what}.")
+            yield Flag(
+                verdict.subject,
+                "structure",
+                1.0,
+                f"answered yes, but the report's Markdown has no {what}.",
+            )
         elif verdict.value == "no" and present:
-            yield Flag(verdict.subject, "structure", 1.0,
-                       f"answered no, but the report's Markdown has {what}.")
+            yield Flag(
+                verdict.subject,
+                "structure",
+                1.0,
+                f"answered no, but the report's Markdown has {what}.",
+            )
 
 
 # -- on screen -------------------------------------------------------------------------------
+
 
 def context(item: ContextItem) -> list[Section]:
     if item.kind != "drb_trusted":
@@ -244,6 +308,6 @@ GRADING = Grading(
     reads_text=True,
     context=context,
     method="DR. Bench: trusted-source near matches, keyword hits inside longer words, "
-           "relevance against the counted hits, QSR figures and structural rubrics against the "
-           "report's Markdown.",
+    "relevance against the counted hits, QSR figures and structural rubrics against the "
+    "report's Markdown.",
 )

@@ -54,15 +54,17 @@ class BracketScore(TextReply):
     score: int
     reason: str = ""
 
-    REPAIR_HINT = ("Your output must begin with the score in square brackets [], followed by "
-                   "a one-sentence reason.")
+    REPAIR_HINT = (
+        "Your output must begin with the score in square brackets [], followed by "
+        "a one-sentence reason."
+    )
 
     @classmethod
     def parse_text(cls, text: str) -> BracketScore:
         found = _SCORE.search(text)
         if found is None:
             raise ValueError("the reply has no [score]")
-        return cls(score=int(found.group(1)), reason=text[found.end():].strip())
+        return cls(score=int(found.group(1)), reason=text[found.end() :].strip())
 
 
 def pure_text(text: str) -> str:
@@ -72,15 +74,21 @@ def pure_text(text: str) -> str:
 
 def rule_prompt(report: str, rule: str) -> Prompt:
     fences = Fences.over(report)
-    return Prompt("rubric", f"{RULES_SYSTEM}\n{fences.rule}",
-                  RULES_USER.format(text=fences.block("report", report), rule=rule))
+    return Prompt(
+        "rubric",
+        f"{RULES_SYSTEM}\n{fences.rule}",
+        RULES_USER.format(text=fences.block("report", report), rule=rule),
+    )
 
 
 def keyword_prompt(report: str, keyword: str) -> Prompt:
     text = pure_text(report)
     fences = Fences.over(text)
-    return Prompt("relevance", f"{KEYWORDS_SYSTEM}\n{fences.rule}",
-                  KEYWORDS_USER.format(text=fences.block("report", text), keyword=keyword))
+    return Prompt(
+        "relevance",
+        f"{KEYWORDS_SYSTEM}\n{fences.rule}",
+        KEYWORDS_USER.format(text=fences.block("report", text), keyword=keyword),
+    )
 
 
 def _criteria(job: JudgeJob, *dimensions: str) -> list[Criterion]:
@@ -88,8 +96,9 @@ def _criteria(job: JudgeJob, *dimensions: str) -> list[Criterion]:
 
 
 class DrBenchPipeline:
-    def __init__(self, client: Completer, pages: PageSource | None, run_id: str,
-                 options: PipelineOptions) -> None:
+    def __init__(
+        self, client: Completer, pages: PageSource | None, run_id: str, options: PipelineOptions
+    ) -> None:
         self.client = client
         self.run_id = run_id
         self.options = options
@@ -104,8 +113,10 @@ class DrBenchPipeline:
             if step in self.options.steps:
                 out += [(step, c, rule_prompt(report, c.text)) for c in _criteria(job, *dims)]
         if "relevance" in self.options.steps:
-            out += [("relevance", c, keyword_prompt(report, c.text))
-                    for c in _criteria(job, ANCHOR, DRIFT)]
+            out += [
+                ("relevance", c, keyword_prompt(report, c.text))
+                for c in _criteria(job, ANCHOR, DRIFT)
+            ]
         return out
 
     async def judge(self, job: JudgeJob) -> ReportOutcome:
@@ -117,45 +128,90 @@ class DrBenchPipeline:
                 continue
             kind = {"qsr": "drb_qsr", "grr": "drb_grr"}.get(step, "drb_relevance")
             if result.value is None:
-                out.judgments.append(self._j(job, kind, criterion=criterion.id,
-                                             error=result.error, raw=result.content))
+                out.judgments.append(
+                    self._j(
+                        job, kind, criterion=criterion.id, error=result.error, raw=result.content
+                    )
+                )
                 continue
             score, reason = result.value.score, result.value.reason
             raw = result.content
             if step == "relevance":
                 if not 1 <= score <= 5:
-                    out.judgments.append(self._j(job, kind, criterion=criterion.id, raw=raw,
-                                                 error=f"relevance {score} is not 1–5"))
+                    out.judgments.append(
+                        self._j(
+                            job,
+                            kind,
+                            criterion=criterion.id,
+                            raw=raw,
+                            error=f"relevance {score} is not 1–5",
+                        )
+                    )
                     continue
-                out.judgments.append(self._j(job, kind, criterion=criterion.id, value=score,
-                                             explanation=reason, raw=raw))
+                out.judgments.append(
+                    self._j(
+                        job, kind, criterion=criterion.id, value=score, explanation=reason, raw=raw
+                    )
+                )
                 continue
             try:
                 scale = parse_point_scale(criterion.text)
                 answer = scale.answer_for(float(score))
             except PointScaleError as exc:
-                out.judgments.append(self._j(job, kind, criterion=criterion.id, raw=raw,
-                                             error=f"the judge's [{score}]: {exc}"))
+                out.judgments.append(
+                    self._j(
+                        job,
+                        kind,
+                        criterion=criterion.id,
+                        raw=raw,
+                        error=f"the judge's [{score}]: {exc}",
+                    )
+                )
                 continue
             if step == "grr" and answer == "partial":
-                out.judgments.append(self._j(job, kind, criterion=criterion.id, raw=raw,
-                                             error=f"[{score}] is Partial; general rubrics "
-                                                   "have none"))
+                out.judgments.append(
+                    self._j(
+                        job,
+                        kind,
+                        criterion=criterion.id,
+                        raw=raw,
+                        error=f"[{score}] is Partial; general rubrics have none",
+                    )
+                )
                 continue
-            out.judgments.append(self._j(job, kind, criterion=criterion.id, value=answer,
-                                         explanation=f"[{score}] {reason}".strip(), raw=raw))
+            out.judgments.append(
+                self._j(
+                    job,
+                    kind,
+                    criterion=criterion.id,
+                    value=answer,
+                    explanation=f"[{score}] {reason}".strip(),
+                    raw=raw,
+                )
+            )
             if answer == "partial" and _ranged(scale):
-                out.judgments.append(self._j(
-                    job, "drb_partial_points", criterion=criterion.id, value=float(score),
-                    raw=raw, explanation=f"The judge gave {score} points, inside the Partial "
-                                         f"range of {scale.describe()}."))
+                out.judgments.append(
+                    self._j(
+                        job,
+                        "drb_partial_points",
+                        criterion=criterion.id,
+                        value=float(score),
+                        raw=raw,
+                        explanation=f"The judge gave {score} points, inside the Partial "
+                        f"range of {scale.describe()}.",
+                    )
+                )
         return out
 
-    def plan(self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
-             ) -> list[PlannedCall]:
-        return [PlannedCall(job.report.id, step, tokens(prompt.chars), 30,
-                            self.client.is_cached(prompt))
-                for step, _, prompt in self._steps(job)]
+    def plan(
+        self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
+    ) -> list[PlannedCall]:
+        return [
+            PlannedCall(
+                job.report.id, step, tokens(prompt.chars), 30, self.client.is_cached(prompt)
+            )
+            for step, _, prompt in self._steps(job)
+        ]
 
 
 def _ranged(scale: PointScale) -> bool:
@@ -163,10 +219,11 @@ def _ranged(scale: PointScale) -> bool:
 
 
 SPEC = PipelineSpec(
-    framework=NAME, prompt_version=PROMPT_VERSION, steps=STEPS,
-    build=lambda client, pages, run_id, options: DrBenchPipeline(client, pages, run_id,
-                                                                 options),
+    framework=NAME,
+    prompt_version=PROMPT_VERSION,
+    steps=STEPS,
+    build=lambda client, pages, run_id, options: DrBenchPipeline(client, pages, run_id, options),
     sources="none",
     description="DR. Bench: query-specific and general rubric points, keyword relevance (the "
-                "authors' notebook prompts)",
+    "authors' notebook prompts)",
 )

@@ -155,8 +155,7 @@ def citation_free(markdown: str) -> str:
 
 def _overlaps(spans: list[tuple[int, int]], starts: list[int], lo: int, hi: int) -> bool:
     i = bisect.bisect_right(starts, lo) - 1
-    return any(0 <= j < len(spans) and spans[j][0] < hi and lo < spans[j][1]
-               for j in (i, i + 1))
+    return any(0 <= j < len(spans) and spans[j][0] < hi and lo < spans[j][1] for j in (i, i + 1))
 
 
 def _word_around(text: str, lo: int, hi: int) -> str:
@@ -179,8 +178,9 @@ def sentence_around(text: str, lo: int, hi: int) -> str:
     return text[start:stop].strip()
 
 
-def find_hits(markdown: str, keyword: str,
-              spans: list[tuple[int, int]] | None = None) -> list[KeywordHit]:
+def find_hits(
+    markdown: str, keyword: str, spans: list[tuple[int, int]] | None = None
+) -> list[KeywordHit]:
     """Every hit of ``keyword`` in the citation-free text of ``markdown``, in text order.
 
     ``spans`` are the excluded spans when the caller already has them (one report, ten
@@ -201,10 +201,16 @@ def find_hits(markdown: str, keyword: str,
         joined_right = last_wordy and hi < len(markdown) and _wordy(markdown[hi])
         whole = not (joined_left or joined_right)
         text = found.group(0)
-        hits.append(KeywordHit(
-            keyword=keyword, start=lo, end=hi, text=text, whole_word=whole,
-            exact_case=_canonical(text) == wanted,
-            word=text if whole else _word_around(markdown, lo, hi),
-            context=sentence_around(markdown, lo, hi),
-        ))
+        hits.append(
+            KeywordHit(
+                keyword=keyword,
+                start=lo,
+                end=hi,
+                text=text,
+                whole_word=whole,
+                exact_case=_canonical(text) == wanted,
+                word=text if whole else _word_around(markdown, lo, hi),
+                context=sentence_around(markdown, lo, hi),
+            )
+        )
     return hits

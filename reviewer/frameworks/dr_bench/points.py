@@ -112,8 +112,7 @@ def split_point_scale(text: str) -> tuple[str, str]:
         if _SCALE.fullmatch(text, match.start()):
             return text[: match.start()].rstrip(), text[match.start() :].strip()
     raise PointScaleError(
-        "the rubric does not end in a point scale such as 'Yes=2, No=0' or "
-        "'Yes=2, Partial=1, No=0'"
+        "the rubric does not end in a point scale such as 'Yes=2, No=0' or 'Yes=2, Partial=1, No=0'"
     )
 
 

@@ -69,7 +69,13 @@ DIMENSIONS: tuple[str, ...] = (QSR, GRR, ANCHOR, DRIFT, TRUSTED)
 """Criterion dimensions of a DR. Bench task."""
 
 PARAMS: dict[str, float] = {
-    "alpha": 0.5, "beta": 0.5, "lambda": 0.7, "mu": 0.3, "eta": 0.2, "theta": 0.7, "kappa": 0.3,
+    "alpha": 0.5,
+    "beta": 0.5,
+    "lambda": 0.7,
+    "mu": 0.3,
+    "eta": 0.2,
+    "theta": 0.7,
+    "kappa": 0.3,
 }
 """The paper's hyperparameters (spec §2.9): stated, so not options."""
 
@@ -104,32 +110,56 @@ MATCH = Scale(
 
 KINDS = {
     "drb_qsr": VerdictKind(
-        "drb_qsr", NAME, ANSWER, "criterion", "query-specific rubric",
+        "drb_qsr",
+        NAME,
+        ANSWER,
+        "criterion",
+        "query-specific rubric",
         "Does the report meet this query-specific rubric point? Yes / Partial / No; the points "
         "each answer earns are the rubric's own scale.",
     ),
     "drb_grr": VerdictKind(
-        "drb_grr", NAME, YES_NO, "criterion", "general rubric",
+        "drb_grr",
+        NAME,
+        YES_NO,
+        "criterion",
+        "general rubric",
         "Does the report meet this general-report rubric? Yes / No (Yes earns its weight).",
     ),
     "drb_partial_points": VerdictKind(
-        "drb_partial_points", NAME, POINTS, "criterion", "partial points",
+        "drb_partial_points",
+        NAME,
+        POINTS,
+        "criterion",
+        "partial points",
         "The points a Partial answer earns on a rubric whose Partial is a range (e.g. "
         "'Partial (1–3)=1–3'): the judge's own number, which a reviewer can retype. Used while "
         "the rubric's answer is Partial, under partial_range = judge.",
     ),
     "drb_relevance": VerdictKind(
-        "drb_relevance", NAME, RELEVANCE, "criterion", "keyword relevance",
+        "drb_relevance",
+        NAME,
+        RELEVANCE,
+        "criterion",
+        "keyword relevance",
         "How relevant the keyword is to the report, 1 (not relevant) to 5 (central theme).",
     ),
     "drb_keyword_hit": VerdictKind(
-        "drb_keyword_hit", NAME, BINARY, "criterion", "keyword occurrence",
+        "drb_keyword_hit",
+        NAME,
+        BINARY,
+        "criterion",
+        "keyword occurrence",
         "One occurrence of the keyword in the citation-free text (key = its offset): true "
         "counts it; strike a false hit (e.g. 'vet' inside 'veteran') with false.",
         highlight="key_offset",
     ),
     "drb_trusted": VerdictKind(
-        "drb_trusted", NAME, MATCH, "key", "trusted-source match",
+        "drb_trusted",
+        NAME,
+        MATCH,
+        "key",
+        "trusted-source match",
         "How one cited URL (key = normalised URL) matches the task's trusted sources: full "
         "URL, host only, or none.",
     ),
@@ -143,17 +173,23 @@ divides by it (``0.5 * (qsr_sum / 30)``)."""
 
 OPTIONS = (
     OptionSpec(
-        "eps_plus", "2", EPSILONS,
+        "eps_plus",
+        "2",
+        EPSILONS,
         "ε₊, the anchor-keyword frequency at which a keyword counts fully. The paper gives no "
         "value; 2 is the authors' (their notebook's min(keywords_fak_count[i] / 2, 1)).",
     ),
     OptionSpec(
-        "eps_minus", "1", EPSILONS,
+        "eps_minus",
+        "1",
+        EPSILONS,
         "ε₋, the drift-keyword frequency at which a keyword counts fully. The paper gives no "
         "value; 1 is the authors' (their notebook's min(keywords_fdk_count[i], 1)).",
     ),
     OptionSpec(
-        "tsl_match", "under", ("under", "exact"),
+        "tsl_match",
+        "under",
+        ("under", "exact"),
         "Which citations are full TSL matches: every distinct cited URL at or under a TSL (the "
         "TSL's site root, or its path followed by '/'), each counted once, so a site-root TSL "
         "such as https://www.who.int matches every WHO page cited and match_full may exceed "
@@ -163,31 +199,41 @@ OPTIONS = (
         "TSL's host are host matches either way.",
     ),
     OptionSpec(
-        "qsr_denominator", "thirty", ("thirty", "task_total"),
+        "qsr_denominator",
+        "thirty",
+        ("thirty", "task_total"),
         "N_Ratio's denominator for the query-specific rubrics: 30, the total the paper gives "
         "every query and the authors' notebook divides by (thirty: 'qsr_sum / 30'), or the "
         "task's own Σ full scores (task_total: N_Ratio[x] = x / Σ FullScore). They differ on "
         "the 6 released tasks whose QSRs total 22, 28, 29, 29, 31 or 31 points.",
     ),
     OptionSpec(
-        "host_rate", "alg1_excl_full", ("alg1_excl_full", "sec43_incl_full"),
+        "host_rate",
+        "alg1_excl_full",
+        ("alg1_excl_full", "sec43_incl_full"),
         "Rate_host_hit: Algorithm 1's (match_host − match_full)/(T+1), host-only matches "
         "(alg1_excl_full), or §4.3's match_host/(T+1), full matches counted again as host "
         "matches (sec43_incl_full).",
     ),
     OptionSpec(
-        "keyword_match", "substring", ("substring", "word"),
+        "keyword_match",
+        "substring",
+        ("substring", "word"),
         "Which keyword hits count: every occurrence, also inside a longer word, as plain string "
         "counting does (substring), or whole words only (word: 'vet' in 'veterans' and 'vets' "
         "no longer counts). Struck hits never count.",
     ),
     OptionSpec(
-        "keyword_case", "insensitive", ("insensitive", "sensitive"),
+        "keyword_case",
+        "insensitive",
+        ("insensitive", "sensitive"),
         "Keyword case: any case counts (insensitive), or only hits written in the keyword's "
         "own case (sensitive).",
     ),
     OptionSpec(
-        "partial_range", "judge", ("judge", "midpoint", "low", "high"),
+        "partial_range",
+        "judge",
+        ("judge", "midpoint", "low", "high"),
         "Points of a Partial answer when the rubric gives a range (e.g. 'Partial (1–3)=1–3'): "
         "the judge's own number (its drb_partial_points verdict, clamped into the range; the "
         "midpoint when there is none), as the paper's judge must 'assign a score based only on "
@@ -195,60 +241,110 @@ OPTIONS = (
         "(judge); or the middle of the range, its low or its high end whatever the judge said.",
     ),
     OptionSpec(
-        "partial_on_binary", "zero", ("zero", "half"),
+        "partial_on_binary",
+        "zero",
+        ("zero", "half"),
         "A Partial answer on a rubric without a Partial value (the judge may only use listed "
         "values, but a reviewer can press h): the lower of Yes and No, 0 (zero), or halfway "
         "between them (half).",
     ),
     OptionSpec(
-        "missing_rubric", "zero", ("zero", "exclude"),
+        "missing_rubric",
+        "zero",
+        ("zero", "exclude"),
         "A rubric without a value (the judge failed, or never judged it) in a report whose "
         "rubrics were judged: 0 points with its full score kept in N_Ratio's denominator "
         "(zero), or left out of numerator and denominator (exclude).",
     ),
     OptionSpec(
-        "missing_relevance", "undefined", ("undefined", "lowest"),
+        "missing_relevance",
+        "undefined",
+        ("undefined", "lowest"),
         "A keyword that occurs but has no relevance value: drift (and the integrated score) is "
         "undefined until someone supplies one (undefined), or the keyword gets relevance 1 "
         "(lowest). A keyword that never occurs contributes 0 either way.",
     ),
     OptionSpec(
-        "failed_report", "exclude", ("exclude", "zero"),
+        "failed_report",
+        "exclude",
+        ("exclude", "zero"),
         "System means of the integrated score and C/Token: a report whose score is undefined "
         "leaves the mean (exclude), or counts as 0 (zero). The paper does not say (spec §2.8).",
     ),
 )
 
 METRICS = (
-    Metric("integrated", "InteScore", headline=True, digits=3,
-           description="100 · Quality · (1 − SemanticDrift) · TBoost (mean of per-task products)"),
-    Metric("quality", "Quality", headline=True, digits=4,
-           description="α·QSR ratio + β·GRR ratio"),
-    Metric("drift", "SemanticDrift", headline=True, digits=4,
-           description="λ·FAK_Drift + μ·FDK_Drift (lower is better)"),
-    Metric("tboost", "TBoost", headline=True, digits=4,
-           description="1 + η·(θ·Rate_full + κ·Rate_host)"),
+    Metric(
+        "integrated",
+        "InteScore",
+        headline=True,
+        digits=3,
+        description="100 · Quality · (1 − SemanticDrift) · TBoost (mean of per-task products)",
+    ),
+    Metric("quality", "Quality", headline=True, digits=4, description="α·QSR ratio + β·GRR ratio"),
+    Metric(
+        "drift",
+        "SemanticDrift",
+        headline=True,
+        digits=4,
+        description="λ·FAK_Drift + μ·FDK_Drift (lower is better)",
+    ),
+    Metric(
+        "tboost", "TBoost", headline=True, digits=4, description="1 + η·(θ·Rate_full + κ·Rate_host)"
+    ),
     Metric("focus", "1 − SemanticDrift", digits=4, description="as the paper's tables show it"),
     Metric("qsr_ratio", "QSR ratio", digits=4, description="Σ QSR points / Σ QSR full scores"),
     Metric("grr_ratio", "GRR ratio", digits=4, description="Σ GRR points / Σ GRR full scores"),
-    Metric("fak_drift", "FAK drift", digits=4,
-           description="1 − mean of min(freq/ε₊, 1)·rele/5 over anchor keywords"),
-    Metric("fdk_drift", "FDK drift", digits=4,
-           description="mean of min(freq/ε₋, 1)·rele/5 over drift keywords"),
-    Metric("rate_full", "Rate full", digits=4,
-           description="match_full / |TSLs| (above 1 when more citations fall under the TSLs "
-           "than there are TSLs, tsl_match = under)"),
+    Metric(
+        "fak_drift",
+        "FAK drift",
+        digits=4,
+        description="1 − mean of min(freq/ε₊, 1)·rele/5 over anchor keywords",
+    ),
+    Metric(
+        "fdk_drift",
+        "FDK drift",
+        digits=4,
+        description="mean of min(freq/ε₋, 1)·rele/5 over drift keywords",
+    ),
+    Metric(
+        "rate_full",
+        "Rate full",
+        digits=4,
+        description="match_full / |TSLs| (above 1 when more citations fall under the TSLs "
+        "than there are TSLs, tsl_match = under)",
+    ),
     Metric("rate_host", "Rate host", digits=4, description="host matches / (annotations + 1)"),
-    Metric("anchor_hits", "anchor keyword hits", digits=2,
-           description="counted occurrences of anchor keywords"),
-    Metric("drift_hits", "drift keyword hits", digits=2,
-           description="counted occurrences of drift keywords"),
-    Metric("match_full", "full URL matches", digits=2,
-           description="citations at or under a TSL (tsl_match = under), or TSLs cited exactly"),
-    Metric("match_host", "host-only matches", digits=2,
-           description="annotations on a TSL's host, not an exact TSL"),
-    Metric("contri_per_token", "C/Token", digits=4,
-           description="integrated / output tokens (mean of per-task ratios)"),
+    Metric(
+        "anchor_hits",
+        "anchor keyword hits",
+        digits=2,
+        description="counted occurrences of anchor keywords",
+    ),
+    Metric(
+        "drift_hits",
+        "drift keyword hits",
+        digits=2,
+        description="counted occurrences of drift keywords",
+    ),
+    Metric(
+        "match_full",
+        "full URL matches",
+        digits=2,
+        description="citations at or under a TSL (tsl_match = under), or TSLs cited exactly",
+    ),
+    Metric(
+        "match_host",
+        "host-only matches",
+        digits=2,
+        description="annotations on a TSL's host, not an exact TSL",
+    ),
+    Metric(
+        "contri_per_token",
+        "C/Token",
+        digits=4,
+        description="integrated / output tokens (mean of per-task ratios)",
+    ),
 )
 
 _MEAN_ZERO = ("integrated", "contri_per_token")
@@ -300,8 +396,13 @@ def task_shape(report: ReportInput) -> TaskShape:
             tsls.append(c.text)
     tsl_urls = distinct(tsls)
     shape = TaskShape(
-        scales, tuple(groups[QSR]), tuple(groups[GRR]), tuple(groups[ANCHOR]),
-        tuple(groups[DRIFT]), len(tsl_urls), frozenset(u.normalised for u in tsl_urls),
+        scales,
+        tuple(groups[QSR]),
+        tuple(groups[GRR]),
+        tuple(groups[ANCHOR]),
+        tuple(groups[DRIFT]),
+        len(tsl_urls),
+        frozenset(u.normalised for u in tsl_urls),
         sum(scales[c].full for c in groups[QSR]),
     )
     if len(_SHAPES) > 100_000:
@@ -310,8 +411,9 @@ def task_shape(report: ReportInput) -> TaskShape:
     return shape
 
 
-def answer_points(scale: PointScale, answer: str, options: Mapping[str, str],
-                  given: float | None = None) -> float:
+def answer_points(
+    scale: PointScale, answer: str, options: Mapping[str, str], given: float | None = None
+) -> float:
     """Points one answer earns on one rubric (``given``: the number for a Partial range)."""
     if answer == "yes":
         return scale.yes
@@ -326,8 +428,11 @@ def answer_points(scale: PointScale, answer: str, options: Mapping[str, str],
 
 
 def rubric_ratio(
-    ids: Sequence[int], scales: Mapping[int, PointScale], answers: Mapping[int, str | None],
-    options: Mapping[str, str], points: Mapping[int, float] | None = None,
+    ids: Sequence[int],
+    scales: Mapping[int, PointScale],
+    answers: Mapping[int, str | None],
+    options: Mapping[str, str],
+    points: Mapping[int, float] | None = None,
     total: float | None = None,
 ) -> float | None:
     """Σ points / Σ full scores over a rubric set (None when nothing is left to divide by).
@@ -352,7 +457,6 @@ def rubric_ratio(
     if total is not None:
         full = total - left_out
     return got / full if full > 0 else None
-
 
 
 def keyword_term(freq: float, relevance: float, eps: float) -> float:
@@ -433,9 +537,14 @@ class DrBenchFramework:
     proposals: Proposals = Proposals(free_form=True)
     rejudge: Rejudge | None = Rejudge(
         frozenset({"drb_qsr", "drb_grr", "drb_partial_points", "drb_relevance"}),
-        steps={"drb_qsr": "qsr", "drb_grr": "grr", "drb_partial_points": "qsr",
-               "drb_relevance": "relevance"},
-        pipeline="reviewer.frameworks.dr_bench.judge_pipeline:SPEC")
+        steps={
+            "drb_qsr": "qsr",
+            "drb_grr": "grr",
+            "drb_partial_points": "qsr",
+            "drb_relevance": "relevance",
+        },
+        pipeline="reviewer.frameworks.dr_bench.judge_pipeline:SPEC",
+    )
     grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
@@ -489,16 +598,20 @@ class DrBenchFramework:
         scores: ReportScores = {}
         under = options["tsl_match"] == "under"
         for url, value in trusted:
-            if value == "full" or (under and value == "host" and url is not None
-                                   and under_a_tsl(url, shape.tsl_urls)):
+            if value == "full" or (
+                under and value == "host" and url is not None and under_a_tsl(url, shape.tsl_urls)
+            ):
                 full += 1
             elif value == "host":
                 host += 1
 
         quality: float | None = None
         qsr_total = QSR_TOTAL if options["qsr_denominator"] == "thirty" else None
-        qsr = rubric_ratio(shape.qsr, shape.scales, answers, options, points, qsr_total) \
-            if qsr_seen else None
+        qsr = (
+            rubric_ratio(shape.qsr, shape.scales, answers, options, points, qsr_total)
+            if qsr_seen
+            else None
+        )
         grr = rubric_ratio(shape.grr, shape.scales, answers, options) if grr_seen else None
         scores["qsr_ratio"] = qsr
         scores["grr_ratio"] = grr
@@ -519,7 +632,8 @@ class DrBenchFramework:
         scores["focus"] = None if drift is None else 1.0 - drift
 
         boost, rate_full, rate_host = trust_boost(
-            shape.distinct_tsls, annotations, full, host, options)
+            shape.distinct_tsls, annotations, full, host, options
+        )
         scores["tboost"] = boost
         scores["rate_full"] = rate_full
         scores["rate_host"] = rate_host
@@ -532,7 +646,8 @@ class DrBenchFramework:
         scores["integrated"] = integrated
         tokens = _output_tokens(report.report_metadata)
         scores["contri_per_token"] = (
-            integrated / tokens if integrated is not None and tokens is not None else None)
+            integrated / tokens if integrated is not None and tokens is not None else None
+        )
         scores["_annotations"] = float(annotations)
         scores["_tsls"] = float(shape.distinct_tsls)
         scores["_tokens"] = tokens
@@ -547,8 +662,11 @@ class DrBenchFramework:
         for metric in METRICS:
             name = metric.name
             if zero and name in _MEAN_ZERO:
-                values = [r.get(name) or 0.0 for r in scored
-                          if name != "contri_per_token" or r.get("_tokens") is not None]
+                values = [
+                    r.get(name) or 0.0
+                    for r in scored
+                    if name != "contri_per_token" or r.get("_tokens") is not None
+                ]
             else:
                 values = [v for r in scored if (v := r.get(name)) is not None]
             out[name] = Aggregate(sum(values) / len(values) if values else None, len(values))

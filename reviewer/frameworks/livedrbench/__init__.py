@@ -5,7 +5,14 @@ from reviewer.framework import Benchmark, FormatSpec
 from reviewer.frameworks.livedrbench.scoring import FRAMEWORK
 
 BENCHMARK = Benchmark(
-    "livedrbench", "LiveDRBench", (FRAMEWORK,),
-    (FormatSpec("livedrbench", "LiveDRBench claims and predictions",
-                "reviewer.frameworks.livedrbench.format:read_livedrbench"),),
+    "livedrbench",
+    "LiveDRBench",
+    (FRAMEWORK,),
+    (
+        FormatSpec(
+            "livedrbench",
+            "LiveDRBench claims and predictions",
+            "reviewer.frameworks.livedrbench.format:read_livedrbench",
+        ),
+    ),
 )

@@ -115,8 +115,6 @@ def encrypt(plaintext: str, password: str) -> str:
     return base64.b64encode(bytes(a ^ b for a, b in zip(data, stream, strict=True))).decode()
 
 
-
-
 def _err(where: Where, message: str, fld: str | None = None) -> InputError:
     return InputError(where[0], message, line=where[1], field=fld)
 
@@ -167,8 +165,11 @@ class _Reader:
         found = [self.root / n for n in DATASET_NAMES if (self.root / n).is_file()]
         shards = sorted(p for p in self.root.glob("*.parquet") if p.is_file())
         if not found and not shards:
-            raise InputError(self.root, f"no dataset file (expected one of "
-                             f"{', '.join(DATASET_NAMES)}, or the release's .parquet file)")
+            raise InputError(
+                self.root,
+                f"no dataset file (expected one of "
+                f"{', '.join(DATASET_NAMES)}, or the release's .parquet file)",
+            )
         if len(found) > 1 or (found and shards):
             second = found[1] if len(found) > 1 else shards[0]
             raise InputError(second, f"a second dataset file beside {found[0].name}")
@@ -195,8 +196,10 @@ class _Reader:
                 prediction = predictions.get(key)
                 if prediction is None:
                     prediction = self.placeholder(row)
-                    self.note((str(path), None), f"no prediction for task {key}: scored as an "
-                              "empty answer")
+                    self.note(
+                        (str(path), None),
+                        f"no prediction for task {key}: scored as an empty answer",
+                    )
                 reports.append(self.report(row, system, prediction))
             eval_path = self.root / "evaluations" / f"{path.stem}.jsonl"
             if eval_path.is_file():
@@ -207,8 +210,11 @@ class _Reader:
         if eval_dir.is_dir():
             for path in sorted(eval_dir.glob("*.jsonl")):
                 if not (pred_dir / f"{path.stem}.json").is_file():
-                    raise InputError(path, f"judge records for system {path.stem!r}, which has "
-                                     "no predictions/<system>.json")
+                    raise InputError(
+                        path,
+                        f"judge records for system {path.stem!r}, which has "
+                        "no predictions/<system>.json",
+                    )
         description = "LiveDRBench run imported from its released files."
         if self.notes:
             shown = self.notes[:MAX_NOTES]
@@ -218,11 +224,19 @@ class _Reader:
                 description += f"\n- … and {more} more"
         suite = Suite(
             id=self.suite_id or f"livedrbench-{self.root.name}",
-            name=f"LiveDRBench ({self.root.name})", frameworks=[FRAMEWORK_NAME],
-            source=str(self.root), description=description,
+            name=f"LiveDRBench ({self.root.name})",
+            frameworks=[FRAMEWORK_NAME],
+            source=str(self.root),
+            description=description,
         )
-        return Bundle(suite=suite, tasks=tasks, systems=systems, reports=reports, runs=runs,
-                      judgments=judgments)
+        return Bundle(
+            suite=suite,
+            tasks=tasks,
+            systems=systems,
+            reports=reports,
+            runs=runs,
+            judgments=judgments,
+        )
 
     def dataset_rows(self, path: Path) -> list[tuple[Where, dict[str, Any]]]:
         if path.suffix == ".jsonl":
@@ -241,7 +255,8 @@ class _Reader:
             with path.open(newline="", encoding="utf-8") as handle:
                 reader = csv.DictReader(handle)
                 rows: list[tuple[Where, dict[str, Any]]] = [
-                    ((str(path), reader.line_num), dict(r)) for r in reader]
+                    ((str(path), reader.line_num), dict(r)) for r in reader
+                ]
         except UnicodeDecodeError as exc:
             raise InputError(path, f"not UTF-8 text ({exc.reason})") from exc
         except csv.Error as exc:
@@ -256,14 +271,20 @@ class _Reader:
         try:
             table = pq.read_table(path)
         except Exception as exc:  # pyarrow raises its own error types for bad files
-            raise InputError(path, f"not a readable Parquet file ({type(exc).__name__}: "
-                             f"{str(exc)[:200]})") from exc
+            raise InputError(
+                path, f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]})"
+            ) from exc
         extra = [c for c in table.column_names if c not in ROW_FIELDS]
         if extra:
-            self.note((str(path), None), f"column(s) {', '.join(extra)} not mapped (not part "
-                      "of the LiveDRBench rows)")
-        missing = [c for c in ("key", "category", "question", "ground_truths")
-                   if c not in table.column_names]
+            self.note(
+                (str(path), None),
+                f"column(s) {', '.join(extra)} not mapped (not part of the LiveDRBench rows)",
+            )
+        missing = [
+            c
+            for c in ("key", "category", "question", "ground_truths")
+            if c not in table.column_names
+        ]
         if missing:
             raise InputError(path, "missing column", field=missing[0])
         columns = [c for c in table.column_names if c in ROW_FIELDS]
@@ -274,8 +295,9 @@ class _Reader:
         prefix = f"{row.pop('_index')}." if "_index" in row else ""
         unknown = sorted(set(row) - set(ROW_FIELDS))
         if unknown:
-            raise _err(where, "unknown field (not part of the LiveDRBench rows)",
-                       prefix + unknown[0])
+            raise _err(
+                where, "unknown field (not part of the LiveDRBench rows)", prefix + unknown[0]
+            )
         key = _ident(row.get("key"), where, prefix + "key")
         if key in self.rows:
             raise _err(where, f"task key {key!r} repeats", prefix + "key")
@@ -290,11 +312,11 @@ class _Reader:
             raise _err(where, "must be a string", prefix + "canary")
         parts = _decode(row.get("ground_truths"), canary, where, prefix + "ground_truths")
         if not isinstance(parts, list) or not parts:
-            raise _err(where, "must be a non-empty list of answer parts",
-                       prefix + "ground_truths")
+            raise _err(where, "must be a non-empty list of answer parts", prefix + "ground_truths")
         raw_misc = row.get("misc")
-        misc = _decode(raw_misc, canary, where, prefix + "misc") if raw_misc not in (
-            None, "") else {}
+        misc = (
+            _decode(raw_misc, canary, where, prefix + "misc") if raw_misc not in (None, "") else {}
+        )
         if not isinstance(misc, dict):
             raise _err(where, "must be a JSON object", prefix + "misc")
         eval_info = misc.get("eval_info", {})
@@ -308,8 +330,9 @@ class _Reader:
         _check_parts(parts, mode, where, prefix + "ground_truths")
         items = flatten(parts)
         ids = [item_id("g", item) for item in items]
-        self.rows[key] = _Row(key, category, mode, question, parts, eval_info, misc, items,
-                              ids, where)
+        self.rows[key] = _Row(
+            key, category, mode, question, parts, eval_info, misc, items, ids, where
+        )
 
     def task(self, row: _Row) -> Task:
         main = set(row.eval_info.get("main_claims", []))
@@ -317,25 +340,42 @@ class _Reader:
         for item, gid in zip(row.items, row.ids, strict=True):
             mains = [k for k in item.value if k in main] if isinstance(item.value, dict) else []
             where = f"answer part {item.part + 1}" + (
-                f", item {item.index + 1}" if item.index is not None else " (one dictionary)")
+                f", item {item.index + 1}" if item.index is not None else " (one dictionary)"
+            )
             explanation = f"LiveDRBench ground-truth claim, {where}."
             if mains:
                 explanation += f" Main claim: {', '.join(mains)}."
-            criteria.append(Criterion(
-                id=gid, framework=FRAMEWORK_NAME, dimension=_dimension(item),
-                text=render(item.value) or "(empty)", explanation=explanation,
-                metadata={"part": item.part, "index": item.index, "claim": item.value},
-            ))
-        metadata = {META_KEY: {
-            "key": row.key, "category": row.category, "ground_truths": row.parts,
-            "eval_info": row.eval_info, "gt_ids": row.ids,
-        }}
+            criteria.append(
+                Criterion(
+                    id=gid,
+                    framework=FRAMEWORK_NAME,
+                    dimension=_dimension(item),
+                    text=render(item.value) or "(empty)",
+                    explanation=explanation,
+                    metadata={"part": item.part, "index": item.index, "claim": item.value},
+                )
+            )
+        metadata = {
+            META_KEY: {
+                "key": row.key,
+                "category": row.category,
+                "ground_truths": row.parts,
+                "eval_info": row.eval_info,
+                "gt_ids": row.ids,
+            }
+        }
         extra = {k: v for k, v in row.misc.items() if k != "eval_info"}
         if extra:
             metadata[META_KEY]["misc"] = extra
-        return Task(id=row.key, prompt=row.question, category=row.category,
-                    domain=domain_of(row.category), task_type=row.mode, metadata=metadata,
-                    criteria=criteria)
+        return Task(
+            id=row.key,
+            prompt=row.question,
+            category=row.category,
+            domain=domain_of(row.category),
+            task_type=row.mode,
+            metadata=metadata,
+            criteria=criteria,
+        )
 
     # -- predictions -------------------------------------------------------------------
 
@@ -364,8 +404,12 @@ class _Reader:
             if not isinstance(preds, list):
                 raise _err(where, "must be a list of answer parts", f"{i}.preds")
             if len(preds) != len(row.parts):
-                raise _err(where, f"{len(preds)} answer parts, but task {key}'s ground truth "
-                           f"has {len(row.parts)}", f"{i}.preds")
+                raise _err(
+                    where,
+                    f"{len(preds)} answer parts, but task {key}'s ground truth "
+                    f"has {len(row.parts)}",
+                    f"{i}.preds",
+                )
             _check_parts(preds, row.mode, where, f"{i}.preds", expected=row.parts)
             items = flatten(preds)
             out[key] = _Prediction(preds, items, [item_id("p", it) for it in items])
@@ -379,24 +423,37 @@ class _Reader:
     def report(self, row: _Row, system: str, prediction: _Prediction) -> Report:
         markdown, spans = _render_prediction(prediction.parts)
         if prediction.placeholder:
-            spans = []       # an unanswered task: its empty {} parts are not claims
+            spans = []  # an unanswered task: its empty {} parts are not claims
         claims = []
         for item, pid, span in zip(prediction.items, prediction.ids, spans, strict=True):
-            claims.append(Claim(
-                id=pid, fact=markdown[span[0]:span[1]], extract=render(item.value) or "(empty)",
-                span=span, citations=[],
-                metadata={"part": item.part, "index": item.index, "claim": item.value},
-            ))
+            claims.append(
+                Claim(
+                    id=pid,
+                    fact=markdown[span[0] : span[1]],
+                    extract=render(item.value) or "(empty)",
+                    span=span,
+                    citations=[],
+                    metadata={"part": item.part, "index": item.index, "claim": item.value},
+                )
+            )
         metadata: dict[str, Any] = {META_KEY: {"preds": prediction.parts}}
         if prediction.placeholder:
             metadata["placeholder"] = True
-        return Report(id=f"{system}:{row.key}", task=row.key, system=system, markdown=markdown,
-                      references=[], metadata=metadata, claims=claims)
+        return Report(
+            id=f"{system}:{row.key}",
+            task=row.key,
+            system=system,
+            markdown=markdown,
+            references=[],
+            metadata=metadata,
+            claims=claims,
+        )
 
     # -- judge records -----------------------------------------------------------------
 
-    def evaluations(self, path: Path, system: str, predictions: dict[str, _Prediction]
-                    ) -> tuple[JudgeRun, list[Judgment]]:
+    def evaluations(
+        self, path: Path, system: str, predictions: dict[str, _Prediction]
+    ) -> tuple[JudgeRun, list[Judgment]]:
         run_id = f"{system}-judge"
         judges: list[str] = []
         judgments: list[Judgment] = []
@@ -405,8 +462,7 @@ class _Reader:
             where: Where = (str(path), number)
             unknown = sorted(set(line) - {"key", "judge", "evaluations"})
             if unknown:
-                raise _err(where, "unknown field (lines are {key, judge, evaluations})",
-                           unknown[0])
+                raise _err(where, "unknown field (lines are {key, judge, evaluations})", unknown[0])
             key = _ident(line.get("key"), where, "key")
             row = self.rows.get(key)
             if row is None:
@@ -424,10 +480,13 @@ class _Reader:
             if not isinstance(records, list):
                 raise _err(where, "must be a list of evaluation records", "evaluations")
             prediction = predictions.get(key) or self.placeholder(row)
-            judgments.extend(_Judge(self, row, prediction, run_id, f"{system}:{key}", where)
-                             .judgments(records))
+            judgments.extend(
+                _Judge(self, row, prediction, run_id, f"{system}:{key}", where).judgments(records)
+            )
         run = JudgeRun(
-            id=run_id, model=", ".join(judges) or "unknown", prompt_version="livedrbench-appB",
+            id=run_id,
+            model=", ".join(judges) or "unknown",
+            prompt_version="livedrbench-appB",
             params={"source": self.rel(path)},
             description=f"LiveDRBench judge records for {system} ({self.rel(path)})",
         )
@@ -451,25 +510,37 @@ class _Judge:
     def judgments(self, records: list[Any]) -> list[Judgment]:
         allowed = RECORD_TYPES[self.row.mode]
         position: dict[int, int] = {}
-        remaining = {p: [i for i, it in enumerate(self.row.items) if it.part == p]
-                     for p in range(len(self.row.parts))}
+        remaining = {
+            p: [i for i, it in enumerate(self.row.items) if it.part == p]
+            for p in range(len(self.row.parts))
+        }
         for r, record in enumerate(records):
             fld = f"evaluations.{r}"
             if not isinstance(record, dict):
                 raise _err(self.where, "an evaluation record must be an object", fld)
             kind = record.get("type")
             if kind not in allowed:
-                raise _err(self.where, f"type {kind!r} does not grade a {self.row.category} "
-                           f"task (expected {' or '.join(allowed)})", f"{fld}.type")
+                raise _err(
+                    self.where,
+                    f"type {kind!r} does not grade a {self.row.category} "
+                    f"task (expected {' or '.join(allowed)})",
+                    f"{fld}.type",
+                )
             part = record.get("part", 0)
-            if not isinstance(part, int) or isinstance(part, bool) or not (
-                    0 <= part < len(self.row.parts)):
+            if (
+                not isinstance(part, int)
+                or isinstance(part, bool)
+                or not (0 <= part < len(self.row.parts))
+            ):
                 raise _err(self.where, f"no answer part {part!r}", f"{fld}.part")
             shape = part_shape(self.row.parts[part])
             if kind == "dict":
                 if shape != "dict":
-                    raise _err(self.where, "a dict record for a part that is not a dictionary",
-                               f"{fld}.part")
+                    raise _err(
+                        self.where,
+                        "a dict record for a part that is not a dictionary",
+                        f"{fld}.part",
+                    )
                 self.dict_record(record, part, fld)
                 continue
             default = position.get(part, 0)
@@ -491,16 +562,20 @@ class _Judge:
         for judgment in self.out:
             identity = (judgment.kind, subject_of(judgment))
             if identity in seen:
-                raise _err(self.where, "grades what an earlier record of this line already "
-                           "graded", fld)
+                raise _err(
+                    self.where, "grades what an earlier record of this line already graded", fld
+                )
             seen.add(identity)
 
     def pred_at(self, record: dict[str, Any], part: int, default: int, fld: str) -> int:
         index = record.get("pred_index", default)
         items = [i for i, it in enumerate(self.prediction.items) if it.part == part]
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(items):
-            raise _err(self.where, f"the prediction's part {part + 1} has no item {index!r}",
-                       f"{fld}.pred_index")
+            raise _err(
+                self.where,
+                f"the prediction's part {part + 1} has no item {index!r}",
+                f"{fld}.pred_index",
+            )
         return items[index]
 
     def gt_at(self, record: dict[str, Any], part: int, fld: str) -> int | None:
@@ -509,13 +584,19 @@ class _Judge:
             return None
         items = [i for i, it in enumerate(self.row.items) if it.part == part]
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(items):
-            raise _err(self.where, f"the ground truth's part {part + 1} has no item {index!r}",
-                       f"{fld}.gt_index")
+            raise _err(
+                self.where,
+                f"the ground truth's part {part + 1} has no item {index!r}",
+                f"{fld}.gt_index",
+            )
         return items[index]
 
     def grade(self, value: object, fld: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value not in (
-                0, 1, 2, 3):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or value not in (0, 1, 2, 3)
+        ):
             raise _err(self.where, f"grade {value!r} is not 0, 1, 2 or 3", fld)
         return int(value)
 
@@ -529,22 +610,29 @@ class _Judge:
             grade = self.grade(value, f"{fld}.{name}")
             gv = gt_value.get(name) if isinstance(gt_value, dict) else None
             pv = pred_value.get(name) if isinstance(pred_value, dict) else None
-            self.out.append(Judgment(
-                run=self.run, report=self.report, kind="cf1_key", claim=pid, criterion=gid,
-                key=f"{gid}:{name}", value=grade,
-                explanation=f"{name}: ground truth {_show(gv)}; predicted {_show(pv)}",
-            ))
+            self.out.append(
+                Judgment(
+                    run=self.run,
+                    report=self.report,
+                    kind="cf1_key",
+                    claim=pid,
+                    criterion=gid,
+                    key=f"{gid}:{name}",
+                    value=grade,
+                    explanation=f"{name}: ground truth {_show(gv)}; predicted {_show(pv)}",
+                )
+            )
 
     def dict_record(self, record: dict[str, Any], part: int, fld: str) -> None:
         gt = next(i for i, it in enumerate(self.row.items) if it.part == part)
         pred = next((i for i, it in enumerate(self.prediction.items) if it.part == part), None)
         if pred is None:
-            raise _err(self.where, "grades for a dictionary part the prediction leaves empty",
-                       fld)
+            raise _err(self.where, "grades for a dictionary part the prediction leaves empty", fld)
         self.key_verdicts(pred, gt, record.get("eval_output"), f"{fld}.eval_output")
 
-    def match_record(self, record: dict[str, Any], part: int, pred: int,
-                     remaining: list[int], fld: str) -> None:
+    def match_record(
+        self, record: dict[str, Any], part: int, pred: int, remaining: list[int], fld: str
+    ) -> None:
         if pred in self.matched:
             raise _err(self.where, "a second record for the same prediction", f"{fld}.pred_index")
         extracted = record.get("extracted_gt")
@@ -553,22 +641,28 @@ class _Judge:
             gt = self.find(extracted, part, remaining, fld)
         self.matched[pred] = gt
         if gt is None:
-            self.explained[pred] = ("The judge found no ground-truth claim for this prediction."
-                                    if extracted in (None, {}, "") else
-                                    "The judge returned a claim that is not in the ground "
-                                    "truth: " + _show(extracted))
+            self.explained[pred] = (
+                "The judge found no ground-truth claim for this prediction."
+                if extracted in (None, {}, "")
+                else "The judge returned a claim that is not in the ground "
+                "truth: " + _show(extracted)
+            )
             return
         if gt in remaining:
             remaining.remove(gt)
         else:
-            self.reader.note(self.where, f"{self.report}: the judge matched {self.row.ids[gt]} "
-                             "a second time (the one-to-one rule decides)")
+            self.reader.note(
+                self.where,
+                f"{self.report}: the judge matched {self.row.ids[gt]} "
+                "a second time (the one-to-one rule decides)",
+            )
         self.explained[pred] = f"The judge matched this prediction to {self.row.ids[gt]}."
         if record["type"] == "list_of_dicts_match":
             output = record.get("eval_output")
             if output is None:
-                raise _err(self.where, "a matched prediction needs its key grades",
-                           f"{fld}.eval_output")
+                raise _err(
+                    self.where, "a matched prediction needs its key grades", f"{fld}.eval_output"
+                )
             self.key_verdicts(pred, gt, output, f"{fld}.eval_output")
 
     def find(self, extracted: object, part: int, remaining: list[int], fld: str) -> int | None:
@@ -578,20 +672,27 @@ class _Judge:
             if not isinstance(extracted, str):
                 raise _err(self.where, "must be the matched string", f"{fld}.extracted_gt")
             wanted = extracted.casefold()
-            found = next((i for i in pool
-                          if title_of(self.row.items[i].value).casefold() == wanted), None)
+            found = next(
+                (i for i in pool if title_of(self.row.items[i].value).casefold() == wanted), None
+            )
         else:
             if not isinstance(extracted, dict):
-                raise _err(self.where, "must be the matched ground-truth dictionary",
-                           f"{fld}.extracted_gt")
+                raise _err(
+                    self.where, "must be the matched ground-truth dictionary", f"{fld}.extracted_gt"
+                )
             primary = self.row.eval_info.get("primary_keys", [])
             found = next((i for i in pool if self.row.items[i].value == extracted), None)
             if found is None and primary:
-                found = next((i for i in pool if _same_keys(self.row.items[i].value, extracted,
-                                                            primary)), None)
+                found = next(
+                    (i for i in pool if _same_keys(self.row.items[i].value, extracted, primary)),
+                    None,
+                )
         if found is None:
-            self.reader.note(self.where, f"{self.report}: the judge returned a claim that is not "
-                             "in the ground truth; the prediction is left unmatched")
+            self.reader.note(
+                self.where,
+                f"{self.report}: the judge returned a claim that is not "
+                "in the ground truth; the prediction is left unmatched",
+            )
         return found
 
     def em_record(self, record: dict[str, Any], part: int, pred: int, fld: str) -> None:
@@ -607,14 +708,22 @@ class _Judge:
         gid, pid = self.row.ids[gt], self.prediction.ids[pred]
         gv = self.row.items[gt].value
         pv = self.prediction.items[pred].value
-        shown_gt = " | ".join(str(v) for v in variants(gv.get(name))) if isinstance(
-            gv, dict) else ""
-        self.out.append(Judgment(
-            run=self.run, report=self.report, kind="cf1_key", claim=pid, criterion=gid,
-            key=f"{gid}:{name}", value=match,
-            explanation=f"{name}: ground truth {shown_gt or '—'}; predicted "
-                        f"{_show(pv.get(name) if isinstance(pv, dict) else None)}",
-        ))
+        shown_gt = (
+            " | ".join(str(v) for v in variants(gv.get(name))) if isinstance(gv, dict) else ""
+        )
+        self.out.append(
+            Judgment(
+                run=self.run,
+                report=self.report,
+                kind="cf1_key",
+                claim=pid,
+                criterion=gid,
+                key=f"{gid}:{name}",
+                value=match,
+                explanation=f"{name}: ground truth {shown_gt or '—'}; predicted "
+                f"{_show(pv.get(name) if isinstance(pv, dict) else None)}",
+            )
+        )
 
     def match_verdicts(self) -> None:
         if self.row.mode == "scifacts":
@@ -630,16 +739,31 @@ class _Judge:
                     continue
                 gid = self.row.ids[gt]
                 if not judged:
-                    self.out.append(Judgment(
-                        run=self.run, report=self.report, kind="cf1_match", claim=pid,
-                        criterion=gid, key=gid, value=None, error="no judge record",
-                    ))
+                    self.out.append(
+                        Judgment(
+                            run=self.run,
+                            report=self.report,
+                            kind="cf1_match",
+                            claim=pid,
+                            criterion=gid,
+                            key=gid,
+                            value=None,
+                            error="no judge record",
+                        )
+                    )
                     continue
-                self.out.append(Judgment(
-                    run=self.run, report=self.report, kind="cf1_match", claim=pid,
-                    criterion=gid, key=gid, value=int(chosen == gt),
-                    explanation=self.explained.get(pred, ""),
-                ))
+                self.out.append(
+                    Judgment(
+                        run=self.run,
+                        report=self.report,
+                        kind="cf1_match",
+                        claim=pid,
+                        criterion=gid,
+                        key=gid,
+                        value=int(chosen == gt),
+                        explanation=self.explained.get(pred, ""),
+                    )
+                )
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -683,8 +807,9 @@ def _decode(value: object, canary: str | None, where: Where, fld: str) -> Any:
         raise _err(where, "does not decrypt to JSON with the row's canary", fld) from exc
 
 
-def _check_parts(parts: list[Any], mode: Mode, where: Where, fld: str,
-                 expected: list[Any] | None = None) -> None:
+def _check_parts(
+    parts: list[Any], mode: Mode, where: Where, fld: str, expected: list[Any] | None = None
+) -> None:
     """The reference script's type checks (``verify_types``), with the place named."""
     for p, part in enumerate(parts):
         place = f"{fld}.{p}"
@@ -697,8 +822,11 @@ def _check_parts(parts: list[Any], mode: Mode, where: Where, fld: str,
             kind = "dictionary" if want == "dict" else "list"
             raise _err(where, f"part {p + 1} must be a {kind}, like the ground truth's", place)
         if mode != "dicts" and shape == "dict":
-            raise _err(where, f"{'SciFacts' if mode == 'scifacts' else 'this category'}'s "
-                       "answers are lists", place)
+            raise _err(
+                where,
+                f"{'SciFacts' if mode == 'scifacts' else 'this category'}'s answers are lists",
+                place,
+            )
         if mode != "strings" and shape == "strings":
             raise _err(where, "this category's answers are dictionaries, not strings", place)
         if want == "strings" and shape == "list":
@@ -769,9 +897,13 @@ class _Notes:
         self.notes.append(message)
 
 
-def judgments_from_records(task_metadata: dict[str, Any], report_metadata: dict[str, Any],
-                           run: str, report: str, records: list[dict[str, Any]]
-                           ) -> tuple[list[Judgment], list[str]]:
+def judgments_from_records(
+    task_metadata: dict[str, Any],
+    report_metadata: dict[str, Any],
+    run: str,
+    report: str,
+    records: list[dict[str, Any]],
+) -> tuple[list[Judgment], list[str]]:
     """The verdicts a task's evaluation records give, exactly as an import of them would
     (Gavel's own judge writes records of the reference code's shape, then reads them here);
     and the notes the reading made (a judge match not in the ground truth, a repeat)."""
@@ -781,12 +913,25 @@ def judgments_from_records(task_metadata: dict[str, Any], report_metadata: dict[
     mode = scoring_mode(category, info.get("mode"))
     items = flatten(parts)
     given = info.get("gt_ids")
-    ids = [str(i) for i in given] if isinstance(given, list) and len(given) == len(items) \
+    ids = (
+        [str(i) for i in given]
+        if isinstance(given, list) and len(given) == len(items)
         else [item_id("g", it) for it in items]
+    )
     eval_info = info.get("eval_info") if isinstance(info.get("eval_info"), dict) else {}
     where: Where = (f"judge run {run}", None)
-    row = _Row(str(info.get("key", "")), category, mode, "", parts, dict(eval_info or {}), {},
-               items, ids, where)
+    row = _Row(
+        str(info.get("key", "")),
+        category,
+        mode,
+        "",
+        parts,
+        dict(eval_info or {}),
+        {},
+        items,
+        ids,
+        where,
+    )
     pred_parts = list((report_metadata.get(META_KEY) or {}).get("preds") or [])
     pred_items = flatten(pred_parts)
     prediction = _Prediction(pred_parts, pred_items, [item_id("p", it) for it in pred_items])

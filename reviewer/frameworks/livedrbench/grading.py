@@ -40,8 +40,10 @@ STRING_RULES = (
     "String membership (App. B): a prediction matches a ground-truth string despite casing, "
     "whitespace and common abbreviations; one prediction matches at most one string.",
 )
-ENTITY_RULE = ("Entities (repository prompt): allow minor variation in names, such as missing "
-               "middle names or switched first and last names.")
+ENTITY_RULE = (
+    "Entities (repository prompt): allow minor variation in names, such as missing "
+    "middle names or switched first and last names."
+)
 
 
 def _info(task_metadata: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -87,18 +89,21 @@ def _tolerance_note(item: ContextItem) -> str:
         return ""
     gap = _gap(a, b)
     within = "within" if gap <= TOLERANCE else "outside"
-    return (f"ground truth {gt} · predicted {pred}: {gap:.1%} apart, {within} the 1% "
-            "tolerance")
+    return f"ground truth {gt} · predicted {pred}: {gap:.1%} apart, {within} the 1% tolerance"
 
 
 # -- the checks ------------------------------------------------------------------------------
 
-def _key_values(gt_meta: Mapping[str, Any], pred_meta: Mapping[str, Any], key: str
-                ) -> tuple[object, object]:
+
+def _key_values(
+    gt_meta: Mapping[str, Any], pred_meta: Mapping[str, Any], key: str
+) -> tuple[object, object]:
     name = key.split(":", 1)[1] if ":" in key else key
     gt, pred = gt_meta.get("claim"), pred_meta.get("claim")
-    return (gt.get(name) if isinstance(gt, Mapping) else None,
-            pred.get(name) if isinstance(pred, Mapping) else None)
+    return (
+        gt.get(name) if isinstance(gt, Mapping) else None,
+        pred.get(name) if isinstance(pred, Mapping) else None,
+    )
 
 
 def _number(value: object) -> float | None:
@@ -134,13 +139,21 @@ def tolerance_flags(evidence: Evidence) -> Iterator[Flag]:
         gap = _gap(a, b)
         grade = int(float(verdict.value))
         if gap <= TOLERANCE and grade < 2:
-            yield Flag(verdict.subject, "tolerance", 1.0,
-                       f"{pred} is {gap:.1%} from the ground truth {gt}: the grading rule counts "
-                       f"numbers within 1% as equivalent, so a grade of 2–3, not {grade}.")
+            yield Flag(
+                verdict.subject,
+                "tolerance",
+                1.0,
+                f"{pred} is {gap:.1%} from the ground truth {gt}: the grading rule counts "
+                f"numbers within 1% as equivalent, so a grade of 2–3, not {grade}.",
+            )
         elif gap > TOLERANCE and grade >= 2:
-            yield Flag(verdict.subject, "tolerance", 1.0,
-                       f"{pred} is {gap:.1%} from the ground truth {gt}, outside the 1% "
-                       f"tolerance, yet graded {grade}.")
+            yield Flag(
+                verdict.subject,
+                "tolerance",
+                1.0,
+                f"{pred} is {gap:.1%} from the ground truth {gt}, outside the 1% "
+                f"tolerance, yet graded {grade}.",
+            )
 
 
 def normal_name(text: str) -> str:
@@ -163,20 +176,29 @@ def name_flags(evidence: Evidence) -> Iterator[Flag]:
         if criterion is None or claim is None:
             continue
         gt, pred = criterion.metadata.get("claim"), claim.metadata.get("claim")
-        if isinstance(gt, str) and isinstance(pred, str) and gt != pred \
-                and normal_name(gt) == normal_name(pred):
-            yield Flag(verdict.subject, "names", 1.0,
-                       f"“{pred}” is “{gt}” up to casing, punctuation or name order, which the "
-                       "string rules accept (Entities: switched first and last names), yet it "
-                       "is judged not matched.")
+        if (
+            isinstance(gt, str)
+            and isinstance(pred, str)
+            and gt != pred
+            and normal_name(gt) == normal_name(pred)
+        ):
+            yield Flag(
+                verdict.subject,
+                "names",
+                1.0,
+                f"“{pred}” is “{gt}” up to casing, punctuation or name order, which the "
+                "string rules accept (Entities: switched first and last names), yet it "
+                "is judged not matched.",
+            )
 
 
 def _equal(a: object, b: object) -> bool:
     x, y = _number(a), _number(b)
     if x is not None and y is not None:
         return _gap(x, y) <= TOLERANCE
-    return isinstance(a, str) and isinstance(b, str) and a.strip().casefold() == \
-        b.strip().casefold()
+    return (
+        isinstance(a, str) and isinstance(b, str) and a.strip().casefold() == b.strip().casefold()
+    )
 
 
 def _same_item(gt: Mapping[str, Any], pred: Mapping[str, Any]) -> bool:
@@ -204,20 +226,28 @@ def mismatch_flags(evidence: Evidence) -> Iterator[Flag]:
             continue
         twin = equal[0]
         if twin.value != "1":
-            yield Flag(twin.subject, "mismatch", 1.0,
-                       f"every value of {claim_ext} equals ground truth {twin.criterion}'s, yet "
-                       "they are judged not matched.")
+            yield Flag(
+                twin.subject,
+                "mismatch",
+                1.0,
+                f"every value of {claim_ext} equals ground truth {twin.criterion}'s, yet "
+                "they are judged not matched.",
+            )
         for verdict in verdicts:
             if verdict is not twin and verdict.value == "1":
-                yield Flag(verdict.subject, "mismatch", 1.0,
-                           f"{claim_ext} is matched to {verdict.criterion}, but its values "
-                           f"equal {twin.criterion}'s exactly (check the evaluation note).")
+                yield Flag(
+                    verdict.subject,
+                    "mismatch",
+                    1.0,
+                    f"{claim_ext} is matched to {verdict.criterion}, but its values "
+                    f"equal {twin.criterion}'s exactly (check the evaluation note).",
+                )
 
 
 GRADING = Grading(
     rules=(tolerance_flags, name_flags, mismatch_flags),
     context=context,
     method="LiveDRBench: numbers graded against the 1% tolerance, names compared as the "
-           "string rules compare them, and matches against the ground-truth item a prediction "
-           "equals.",
+    "string rules compare them, and matches against the ground-truth item a prediction "
+    "equals.",
 )

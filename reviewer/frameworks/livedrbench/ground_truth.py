@@ -257,5 +257,6 @@ def proposal_from_claim(
     predicted = claim_metadata.get("claim")
     if not isinstance(predicted, dict | str):
         raise ValueError("the claim's metadata has no predicted claim")
-    return new_claim_payload(predicted, part=part, mode=mode, gt_keys=keys,
-                             source_claim=source_claim)
+    return new_claim_payload(
+        predicted, part=part, mode=mode, gt_keys=keys, source_claim=source_claim
+    )

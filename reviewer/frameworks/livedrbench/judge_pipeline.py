@@ -116,33 +116,51 @@ def _dumps(value: object) -> str:
 def dict_prompt(gt: object, pred: object) -> Prompt:
     gt_text, pred_text = _dumps(gt), _dumps(pred)
     fences = Fences.over(gt_text, pred_text)
-    return Prompt("grade", fences.rule, DICT.format(
-        dict_gt=fences.block("ground_truth", gt_text),
-        dict_pred=fences.block("model_output", pred_text)))
+    return Prompt(
+        "grade",
+        fences.rule,
+        DICT.format(
+            dict_gt=fences.block("ground_truth", gt_text),
+            dict_pred=fences.block("model_output", pred_text),
+        ),
+    )
 
 
 def match_prompt(gt: list[Any], pred: object, primary: list[str], note: object) -> Prompt:
     gt_text, pred_text = _dumps(gt), _dumps(pred)
     fences = Fences.over(gt_text, pred_text)
-    return Prompt("match", fences.rule, LIST_MATCH.format(
-        list_gt=fences.block("ground_truth_list", gt_text),
-        dict_pred=fences.block("model_output", pred_text),
-        primary_keys=_dumps(primary), note=_dumps(note)))
+    return Prompt(
+        "match",
+        fences.rule,
+        LIST_MATCH.format(
+            list_gt=fences.block("ground_truth_list", gt_text),
+            dict_pred=fences.block("model_output", pred_text),
+            primary_keys=_dumps(primary),
+            note=_dumps(note),
+        ),
+    )
 
 
 def str_prompt(gt: list[str], pred: str, prior_art: bool) -> Prompt:
     gt_text, pred_text = _dumps(gt), _dumps(pred)
     fences = Fences.over(gt_text, pred_text)
     template = STR_SEARCH_PRIOR_ART if prior_art else STR_SEARCH_ENTITIES
-    return Prompt("match", fences.rule, template.format(
-        gt_list=fences.block("ground_truth_list", gt_text),
-        pred_str=fences.block("predicted_string", pred_text)))
+    return Prompt(
+        "match",
+        fences.rule,
+        template.format(
+            gt_list=fences.block("ground_truth_list", gt_text),
+            pred_str=fences.block("predicted_string", pred_text),
+        ),
+    )
 
 
 def em_prompt(actual: str, pred: str) -> Prompt:
     fences = Fences.over(actual, pred)
-    user = (f"Golden Answer: {fences.block('golden_answer', actual)}\n"
-            f"Predicted Answer: {fences.block('predicted_answer', pred)}")
+    user = (
+        f"Golden Answer: {fences.block('golden_answer', actual)}\n"
+        f"Predicted Answer: {fences.block('predicted_answer', pred)}"
+    )
     return Prompt("em", f"{EM}\n\n{fences.rule}", user)
 
 
@@ -151,8 +169,9 @@ def _same_keys(value: object, other: Mapping[str, Any], keys: list[str]) -> bool
 
 
 class LiveDrPipeline:
-    def __init__(self, client: Completer, pages: PageSource | None, run_id: str,
-                 options: PipelineOptions) -> None:
+    def __init__(
+        self, client: Completer, pages: PageSource | None, run_id: str, options: PipelineOptions
+    ) -> None:
         self.client = client
         self.run_id = run_id
         self.options = options
@@ -161,8 +180,11 @@ class LiveDrPipeline:
         out = ReportOutcome(job.report.id)
         info = job.task.metadata.get(META_KEY)
         preds = (job.report.metadata.get(META_KEY) or {}).get("preds")
-        if not isinstance(info, dict) or not isinstance(preds, list) \
-                or "grade" not in self.options.steps:
+        if (
+            not isinstance(info, dict)
+            or not isinstance(preds, list)
+            or "grade" not in self.options.steps
+        ):
             return out
         parts = list(info.get("ground_truths") or [])
         category = str(info.get("category", ""))
@@ -180,8 +202,9 @@ class LiveDrPipeline:
             if out.deferred:
                 return out
         try:
-            judgments, notes = judgments_from_records(job.task.metadata, job.report.metadata,
-                                                      self.run_id, job.report.id, records)
+            judgments, notes = judgments_from_records(
+                job.task.metadata, job.report.metadata, self.run_id, job.report.id, records
+            )
         except InputError as exc:
             out.errors.append(StepError(job.report.id, "grade", "records", str(exc)))
             return out
@@ -189,8 +212,15 @@ class LiveDrPipeline:
         out.errors.extend(StepError(job.report.id, "grade", "records", n) for n in notes)
         return out
 
-    async def _dicts(self, part: int, gt: Any, pred: Any, eval_info: dict[str, Any],
-                     records: list[dict[str, Any]], out: ReportOutcome) -> None:
+    async def _dicts(
+        self,
+        part: int,
+        gt: Any,
+        pred: Any,
+        eval_info: dict[str, Any],
+        records: list[dict[str, Any]],
+        out: ReportOutcome,
+    ) -> None:
         if part_shape(gt) == "dict":
             if not isinstance(pred, dict) or not pred:
                 return  # nothing predicted for this part: nothing to grade
@@ -199,8 +229,9 @@ class LiveDrPipeline:
                 out.deferred = True
                 return
             if grades.value is None:
-                out.errors.append(StepError(out.report, "grade", f"part {part + 1}",
-                                            grades.error or "no reply"))
+                out.errors.append(
+                    StepError(out.report, "grade", f"part {part + 1}", grades.error or "no reply")
+                )
                 return
             records.append({"type": "dict", "part": part, "eval_output": grades.value.root})
             return
@@ -210,51 +241,91 @@ class LiveDrPipeline:
         primary = [str(k) for k in eval_info.get("primary_keys", [])]
         note = eval_info.get("evaluation_note", {})
         for i, row in enumerate(pred):
-            result = await self.client.complete(match_prompt(remaining, row, primary, note),
-                                                Matched)
+            result = await self.client.complete(
+                match_prompt(remaining, row, primary, note), Matched
+            )
             if result.deferred:
                 out.deferred = True
                 return
             if result.value is None:
-                out.errors.append(StepError(out.report, "match", f"part {part + 1} item "
-                                            f"{i + 1}", result.error or "no reply"))
+                out.errors.append(
+                    StepError(
+                        out.report,
+                        "match",
+                        f"part {part + 1} item {i + 1}",
+                        result.error or "no reply",
+                    )
+                )
                 continue
             extracted = result.value.root
             if not extracted:
-                records.append({"type": "list_of_dicts_match", "part": part, "pred_index": i,
-                                "extracted_gt": None, "eval_output": None})
+                records.append(
+                    {
+                        "type": "list_of_dicts_match",
+                        "part": part,
+                        "pred_index": i,
+                        "extracted_gt": None,
+                        "eval_output": None,
+                    }
+                )
                 continue
             graded = await self.client.complete(dict_prompt(extracted, row), KeyGrades)
             if graded.deferred:
                 out.deferred = True
                 return
             if graded.value is None:
-                out.errors.append(StepError(out.report, "grade", f"part {part + 1} item "
-                                            f"{i + 1}", graded.error or "no reply"))
+                out.errors.append(
+                    StepError(
+                        out.report,
+                        "grade",
+                        f"part {part + 1} item {i + 1}",
+                        graded.error or "no reply",
+                    )
+                )
                 continue
             remaining = _remove(remaining, extracted, primary)
-            records.append({"type": "list_of_dicts_match", "part": part, "pred_index": i,
-                            "extracted_gt": extracted, "eval_output": graded.value.root})
+            records.append(
+                {
+                    "type": "list_of_dicts_match",
+                    "part": part,
+                    "pred_index": i,
+                    "extracted_gt": extracted,
+                    "eval_output": graded.value.root,
+                }
+            )
 
-    async def _strings(self, part: int, gt: Any, pred: Any, prior_art: bool,
-                       records: list[dict[str, Any]], out: ReportOutcome) -> None:
+    async def _strings(
+        self,
+        part: int,
+        gt: Any,
+        pred: Any,
+        prior_art: bool,
+        records: list[dict[str, Any]],
+        out: ReportOutcome,
+    ) -> None:
         if not isinstance(gt, list) or not isinstance(pred, list):
             return
         remaining = [title_of(g) for g in gt]
         for i, row in enumerate(pred):
             text = title_of(row)
-            result = await self.client.complete(str_prompt(remaining, text, prior_art),
-                                                StrMatch)
+            result = await self.client.complete(str_prompt(remaining, text, prior_art), StrMatch)
             if result.deferred:
                 out.deferred = True
                 return
             if result.value is None:
-                out.errors.append(StepError(out.report, "match", f"part {part + 1} item "
-                                            f"{i + 1}", result.error or "no reply"))
+                out.errors.append(
+                    StepError(
+                        out.report,
+                        "match",
+                        f"part {part + 1} item {i + 1}",
+                        result.error or "no reply",
+                    )
+                )
                 continue
             found = result.value.match
-            records.append({"type": "str_search", "part": part, "pred_index": i,
-                            "extracted_gt": found})
+            records.append(
+                {"type": "str_search", "part": part, "pred_index": i, "extracted_gt": found}
+            )
             if found is not None:
                 lowered = found.lower()
                 for k, g in enumerate(remaining):
@@ -262,12 +333,16 @@ class LiveDrPipeline:
                         del remaining[k]
                         break
 
-    async def _scifacts(self, part: int, gt: Any, pred: Any, records: list[dict[str, Any]],
-                        out: ReportOutcome) -> None:
+    async def _scifacts(
+        self, part: int, gt: Any, pred: Any, records: list[dict[str, Any]], out: ReportOutcome
+    ) -> None:
         if not isinstance(gt, list) or not isinstance(pred, list):
             return
-        fields = ("material", "paper_title") if any(
-            isinstance(g, dict) and "material" in g for g in gt) else ("paper_title",)
+        fields = (
+            ("material", "paper_title")
+            if any(isinstance(g, dict) and "material" in g for g in gt)
+            else ("paper_title",)
+        )
         for i, row in enumerate(pred):
             if not isinstance(row, dict):
                 continue
@@ -284,8 +359,16 @@ class LiveDrPipeline:
                                 return
                             if hit:
                                 matched = True
-                    records.append({"type": "em", "part": part, "pred_index": i,
-                                    "gt_index": j, "field": name, "match": matched})
+                    records.append(
+                        {
+                            "type": "em",
+                            "part": part,
+                            "pred_index": i,
+                            "gt_index": j,
+                            "field": name,
+                            "match": matched,
+                        }
+                    )
 
     async def _em(self, actual: str, pred: str, out: ReportOutcome) -> bool:
         if pred.lower().strip() == actual.lower().strip():
@@ -296,8 +379,9 @@ class LiveDrPipeline:
             return False
         return bool(result.value is not None and result.value.match)
 
-    def plan(self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
-             ) -> list[PlannedCall]:
+    def plan(
+        self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
+    ) -> list[PlannedCall]:
         info = job.task.metadata.get(META_KEY)
         preds = (job.report.metadata.get(META_KEY) or {}).get("preds")
         if not isinstance(info, dict) or not isinstance(preds, list):
@@ -315,13 +399,21 @@ class LiveDrPipeline:
             elif part_shape(gt) == "dict":
                 if pred:
                     prompt = dict_prompt(gt, pred)
-                    calls.append(PlannedCall(job.report.id, "grade", tokens(prompt.chars), 40,
-                                             self.client.is_cached(prompt)))
+                    calls.append(
+                        PlannedCall(
+                            job.report.id,
+                            "grade",
+                            tokens(prompt.chars),
+                            40,
+                            self.client.is_cached(prompt),
+                        )
+                    )
             else:
                 for _ in range(n_pred):
                     # Each match depends on the ones before it: the cache cannot be asked.
-                    calls.append(PlannedCall(job.report.id, "match", tokens(gt_chars + 400),
-                                             60, None))
+                    calls.append(
+                        PlannedCall(job.report.id, "match", tokens(gt_chars + 400), 60, None)
+                    )
                     if mode == "dicts":
                         calls.append(PlannedCall(job.report.id, "grade", 300, 40, None))
         return calls
@@ -332,15 +424,16 @@ def _remove(items: list[Any], found: Mapping[str, Any], primary: list[str]) -> l
     (as the code compares; a dictionary in no item leaves the list as it was)."""
     for k, item in enumerate(items):
         if _same_keys(item, found, primary):
-            return items[:k] + items[k + 1:]
+            return items[:k] + items[k + 1 :]
     return items
 
 
 SPEC = PipelineSpec(
-    framework=FRAMEWORK_NAME, prompt_version=PROMPT_VERSION, steps=STEPS,
-    build=lambda client, pages, run_id, options: LiveDrPipeline(client, pages, run_id,
-                                                                options),
+    framework=FRAMEWORK_NAME,
+    prompt_version=PROMPT_VERSION,
+    steps=STEPS,
+    build=lambda client, pages, run_id, options: LiveDrPipeline(client, pages, run_id, options),
     sources="none",
     description="LiveDRBench: claim matching and key grading as the reference evaluator does "
-                "(published dict, list match, string search and EM prompts)",
+    "(published dict, list match, string search and EM prompts)",
 )

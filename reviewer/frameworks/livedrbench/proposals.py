@@ -15,8 +15,11 @@ def draft(kind: str, selection: Selection | None, text: str) -> Any:
     if selection is None or selection.claim_metadata is None:
         raise DraftError("select a predicted claim to propose it as ground truth")
     try:
-        return proposal_from_claim(selection.task_metadata, selection.claim_metadata,
-                                   f"{selection.report_ext}/{selection.claim}")
+        return proposal_from_claim(
+            selection.task_metadata,
+            selection.claim_metadata,
+            f"{selection.report_ext}/{selection.claim}",
+        )
     except ValueError as exc:
         raise DraftError(str(exc)) from None
 

@@ -106,12 +106,20 @@ GRADE = Scale(
 
 KINDS = {
     "cf1_match": VerdictKind(
-        "cf1_match", NAME, MATCH, "claim", "claim match",
+        "cf1_match",
+        NAME,
+        MATCH,
+        "claim",
+        "claim match",
         "Is the predicted claim the ground-truth claim named by the criterion (key = its id)? "
         "Matching is one-to-one; see the one_to_one option.",
     ),
     "cf1_key": VerdictKind(
-        "cf1_key", NAME, GRADE, "claim", "key grade",
+        "cf1_key",
+        NAME,
+        GRADE,
+        "claim",
+        "key grade",
         "Agreement of one key (key = '<gt id>:<key name>') of a predicted claim with its "
         "ground-truth claim: 3 close match, 2 main idea, 1 some overlap, 0 wrong (≥ 2 counts).",
     ),
@@ -169,28 +177,53 @@ OPTIONS = (
 )
 
 BASE_METRICS = (
-    "precision", "recall", "f1",
-    "precision_paper", "recall_paper", "f1_paper",
-    "precision_strict", "recall_strict", "f1_strict",
+    "precision",
+    "recall",
+    "f1",
+    "precision_paper",
+    "recall_paper",
+    "f1_paper",
+    "precision_strict",
+    "recall_strict",
+    "f1_strict",
 )
 
 METRICS = (
-    Metric("f1", "F1", headline=True, bounds=(0.0, 1.0),
-           description="reference code; system: mean over tasks (the paper's Weighted Average)"),
+    Metric(
+        "f1",
+        "F1",
+        headline=True,
+        bounds=(0.0, 1.0),
+        description="reference code; system: mean over tasks (the paper's Weighted Average)",
+    ),
     Metric("precision", "Precision", description="reference code"),
     Metric("recall", "Recall", description="reference code"),
-    Metric("f1_paper", "F1 (Eq. 1)", headline=True, bounds=(0.0, 1.0),
-           description="paper Eq. 1, standard: per-claim averages over one-to-one pairs"),
+    Metric(
+        "f1_paper",
+        "F1 (Eq. 1)",
+        headline=True,
+        bounds=(0.0, 1.0),
+        description="paper Eq. 1, standard: per-claim averages over one-to-one pairs",
+    ),
     Metric("precision_paper", "Precision (Eq. 1)", description="paper Eq. 1, standard"),
     Metric("recall_paper", "Recall (Eq. 1)", description="paper Eq. 1, standard"),
     Metric("f1_strict", "F1 (strict)", description="paper, strict: minimum over claims"),
     Metric("precision_strict", "Precision (strict)", description="paper, strict"),
     Metric("recall_strict", "Recall (strict)", description="paper, strict"),
-    *(Metric(f"{m}_macro", f"{m.replace('_', ' ')} (category mean)",
-             description="mean of the category means (the paper's Average)")
-      for m in BASE_METRICS),
-    Metric("match_conflicts", "match conflicts", digits=0,
-           description="matched pairs left out by the one-to-one rule (fix by re-matching)"),
+    *(
+        Metric(
+            f"{m}_macro",
+            f"{m.replace('_', ' ')} (category mean)",
+            description="mean of the category means (the paper's Average)",
+        )
+        for m in BASE_METRICS
+    ),
+    Metric(
+        "match_conflicts",
+        "match conflicts",
+        digits=0,
+        description="matched pairs left out by the one-to-one rule (fix by re-matching)",
+    ),
 )
 
 CATEGORY_PREFIX = "_cat:"
@@ -277,13 +310,19 @@ def _task(report: ReportInput) -> _Task:
     except ValueError as exc:
         raise _Unscorable(str(exc)) from exc
     ids = info.get("gt_ids")
-    gt_ids = list(ids) if isinstance(ids, list) and len(ids) == len(items) else default_ids(
-        parts, "g")
+    gt_ids = (
+        list(ids) if isinstance(ids, list) and len(ids) == len(items) else default_ids(parts, "g")
+    )
     aligned = len(report.criteria) == len(items)
     gts = [
-        _Gt(i, str(gt_ids[i]), item.part, item.value,
+        _Gt(
+            i,
+            str(gt_ids[i]),
+            item.part,
+            item.value,
             weight=_weight(report.criteria[i].weight) if aligned else 1.0,
-            accepted=_accepted(item.value, mode))
+            accepted=_accepted(item.value, mode),
+        )
         for i, item in enumerate(items)
     ]
     fields: tuple[str, ...] = ()
@@ -291,11 +330,14 @@ def _task(report: ReportInput) -> _Task:
         has_material = any(isinstance(g.value, dict) and "material" in g.value for g in gts)
         fields = ("material", "paper_title") if has_material else ("paper_title",)
     task = _Task(
-        mode=mode, category=category, shapes=list(shapes),
+        mode=mode,
+        category=category,
+        shapes=list(shapes),
         primary=_strings(eval_info.get("primary_keys")),
         main=frozenset(_strings(eval_info.get("main_claims"))),
         ignore=frozenset(_strings(eval_info.get("ignore_keys"))),
-        gts=gts, by_id={g.id: g.index for g in gts},
+        gts=gts,
+        by_id={g.id: g.index for g in gts},
         by_criterion={c.id: i for i, c in enumerate(report.criteria)} if aligned else {},
         fields=fields,
     )
@@ -380,8 +422,13 @@ class _State:
         return keys
 
 
-def _state(report: ReportInput, task: _Task, preds: list[_Pred], variant: Variant,
-           options: Mapping[str, str]) -> _State:
+def _state(
+    report: ReportInput,
+    task: _Task,
+    preds: list[_Pred],
+    variant: Variant,
+    options: Mapping[str, str],
+) -> _State:
     state = _State(task, preds, list(task.gts), options)
     for v in report.verdicts:
         if v.kind == "cf1_match":
@@ -392,8 +439,11 @@ def _state(report: ReportInput, task: _Task, preds: list[_Pred], variant: Varian
             gt = _resolve(task, v.criterion_id, v.key)
             if gt is not None and v.key is not None:
                 gid = task.gts[gt].id
-                name = v.key[len(gid) + 1:] if v.key.startswith(gid + ":") else (
-                    v.key.split(":", 1)[-1])
+                name = (
+                    v.key[len(gid) + 1 :]
+                    if v.key.startswith(gid + ":")
+                    else (v.key.split(":", 1)[-1])
+                )
                 state.grades.setdefault((v.claim_id, gt), {})[name] = v.value(variant)
     _expand(state, report.expansions)
     return state
@@ -430,8 +480,9 @@ def _expand(state: _State, expansions: Iterable[Mapping[str, Any]]) -> None:
             part, claim = payload.get("part", 0), payload.get("claim")
         else:
             part, claim = (list_parts[0] if len(list_parts) == 1 else None), payload
-        ok_part = isinstance(part, int) and 0 <= part < len(task.shapes) and (
-            task.shapes[part] != "dict")
+        ok_part = (
+            isinstance(part, int) and 0 <= part < len(task.shapes) and (task.shapes[part] != "dict")
+        )
         if not ok_part or not isinstance(claim, dict | str) or not claim:
             state.ignored += 1
             continue
@@ -439,8 +490,9 @@ def _expand(state: _State, expansions: Iterable[Mapping[str, Any]]) -> None:
         index = len(state.gts)
         named = payload.get("id") if isinstance(payload, Mapping) else None
         gid = str(named or f"x{index + 1}")
-        state.gts.append(_Gt(index, gid, part, claim, new=True,
-                             accepted=_accepted(claim, task.mode)))
+        state.gts.append(
+            _Gt(index, gid, part, claim, new=True, accepted=_accepted(claim, task.mode))
+        )
         aliases[gid] = index
         if exp.get("proposal"):
             aliases[f"proposal:{exp['proposal']}"] = index
@@ -499,8 +551,9 @@ def _one_to_one(state: _State, candidates: list[tuple[_Pred, _Gt]]) -> _Pairs:
             per_gt[gt.index] += 1
         kept = [(p, g) for p, g in candidates if per_pred[p.index] == 1 and per_gt[g.index] == 1]
         return _Pairs(kept, len(candidates) - len(kept))
-    ranked = sorted(candidates, key=lambda pg: (
-        *(-x for x in _agreed(state, *pg)), pg[0].index, pg[1].index))
+    ranked = sorted(
+        candidates, key=lambda pg: (*(-x for x in _agreed(state, *pg)), pg[0].index, pg[1].index)
+    )
     used_p: set[int] = set()
     used_g: set[int] = set()
     chosen: list[tuple[_Pred, _Gt]] = []
@@ -527,8 +580,9 @@ def _match_keys(state: _State, gt: _Gt) -> list[str]:
 def _exact_match(state: _State, pred: _Pred, gt: _Gt) -> bool:
     for key in _match_keys(state, gt):
         values = state.pred_norms(pred, key)
-        if not values & (gt.accepted.get(key, frozenset()) | state.extra.get((gt.index, key),
-                                                                             set())):
+        if not values & (
+            gt.accepted.get(key, frozenset()) | state.extra.get((gt.index, key), set())
+        ):
             return False
     return True
 
@@ -547,9 +601,12 @@ def _list_pairs(state: _State) -> _Pairs:
             candidates.append((pred, gt))
     result = _one_to_one(state, candidates)
     widened = {g for g, _ in state.extra}
-    open_gts = [g for g in state.gts if (
-        (g.new and state.options["expansion_credit"] == "exact") or g.index in widened)
-        and state.task.shapes[g.part] != "dict"]
+    open_gts = [
+        g
+        for g in state.gts
+        if ((g.new and state.options["expansion_credit"] == "exact") or g.index in widened)
+        and state.task.shapes[g.part] != "dict"
+    ]
     if open_gts:
         used_p = {p.index for p, _ in result.pairs}
         used_g = {g.index for _, g in result.pairs}
@@ -574,8 +631,9 @@ def _dict_pairs(state: _State) -> list[tuple[_Pred, _Gt]]:
     for gt in state.gts:
         if state.task.shapes[gt.part] != "dict":
             continue
-        pred = next((p for p in state.preds if p.part == gt.part and isinstance(p.value, dict)),
-                    None)
+        pred = next(
+            (p for p in state.preds if p.part == gt.part and isinstance(p.value, dict)), None
+        )
         if pred is not None:
             out.append((pred, gt))
     return out
@@ -602,8 +660,9 @@ class _Result:
     gt_keys: float = 0.0
 
 
-def _code_dicts(state: _State, pairs: list[tuple[_Pred, _Gt]],
-                fixed: list[tuple[_Pred, _Gt]]) -> tuple[_Result, bool]:
+def _code_dicts(
+    state: _State, pairs: list[tuple[_Pred, _Gt]], fixed: list[tuple[_Pred, _Gt]]
+) -> tuple[_Result, bool]:
     task = state.task
     id_ok = all(
         state.grade(p, g, k) >= 2 for p, g in fixed for k in state.keys_of(p, g) if k in task.main
@@ -615,10 +674,16 @@ def _code_dicts(state: _State, pairs: list[tuple[_Pred, _Gt]],
         if not id_ok or any(grades[k] <= 1 for k in keys if k in task.main):
             continue
         agreed += sum(1 for k in keys if k not in task.ignore and grades[k] >= 2)
-    pred_keys = sum(len([k for k in p.value if k not in task.ignore])
-                    for p in state.preds if isinstance(p.value, dict))
-    gt_keys = sum(len([k for k in g.value if k not in task.ignore])
-                  for g in state.gts if isinstance(g.value, dict))
+    pred_keys = sum(
+        len([k for k in p.value if k not in task.ignore])
+        for p in state.preds
+        if isinstance(p.value, dict)
+    )
+    gt_keys = sum(
+        len([k for k in g.value if k not in task.ignore])
+        for g in state.gts
+        if isinstance(g.value, dict)
+    )
     p = _ratio(agreed, pred_keys)
     r = _ratio(agreed, gt_keys)
     return _Result(p, r, _f1(p, r), agreed, pred_keys, gt_keys), id_ok
@@ -649,13 +714,16 @@ def _code_scifacts(state: _State) -> _Result:
 def _scifacts_pairs(state: _State) -> list[tuple[_Pred, _Gt]]:
     """Eq. 1 pairs for SciFacts: one-to-one over pairs whose main field agrees."""
     main = state.task.fields[0]
-    candidates = [(p, g) for p in state.preds for g in state.gts
-                  if isinstance(p.value, dict) and state.grade(p, g, main) >= 2]
+    candidates = [
+        (p, g)
+        for p in state.preds
+        for g in state.gts
+        if isinstance(p.value, dict) and state.grade(p, g, main) >= 2
+    ]
     return _one_to_one(state, candidates).pairs
 
 
-def _paper(state: _State, pairs: list[tuple[_Pred, _Gt]], id_ok: bool
-           ) -> tuple[_Result, _Result]:
+def _paper(state: _State, pairs: list[tuple[_Pred, _Gt]], id_ok: bool) -> tuple[_Result, _Result]:
     """Eq. 1, standard and strict, over one-to-one pairs."""
     task = state.task
     fraction = state.options["paper_key_credit"] == "fraction"
@@ -707,8 +775,10 @@ class ClaimsF1Framework:
     rating: Rating | None = None
     proposals: Proposals = PROPOSALS
     rejudge: Rejudge | None = Rejudge(
-        frozenset({"cf1_match", "cf1_key"}), steps={"cf1_match": "grade", "cf1_key": "grade"},
-        pipeline="reviewer.frameworks.livedrbench.judge_pipeline:SPEC")
+        frozenset({"cf1_match", "cf1_key"}),
+        steps={"cf1_match": "grade", "cf1_key": "grade"},
+        pipeline="reviewer.frameworks.livedrbench.judge_pipeline:SPEC",
+    )
     grading: Grading | None = GRADING
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
@@ -743,10 +813,14 @@ class ClaimsF1Framework:
             pairs = _scifacts_pairs(state)
         paper, strict = _paper(state, pairs, id_ok)
         scores: ReportScores = {
-            "precision": code.precision, "recall": code.recall, "f1": code.f1,
-            "precision_paper": paper.precision, "recall_paper": paper.recall,
+            "precision": code.precision,
+            "recall": code.recall,
+            "f1": code.f1,
+            "precision_paper": paper.precision,
+            "recall_paper": paper.recall,
             "f1_paper": paper.f1,
-            "precision_strict": strict.precision, "recall_strict": strict.recall,
+            "precision_strict": strict.precision,
+            "recall_strict": strict.recall,
             "f1_strict": strict.f1,
             "match_conflicts": float(conflicts),
             "_matched": float(len(pairs)),
@@ -768,22 +842,24 @@ class ClaimsF1Framework:
         out: dict[str, Aggregate] = {}
         by_category: dict[str, list[ReportScores]] = defaultdict(list)
         for r in scored:
-            category = next((k[len(CATEGORY_PREFIX):] for k in r if k.startswith(
-                CATEGORY_PREFIX)), "")
+            category = next(
+                (k[len(CATEGORY_PREFIX) :] for k in r if k.startswith(CATEGORY_PREFIX)), ""
+            )
             by_category[category].append(r)
         for metric in BASE_METRICS:
             out[metric] = _mean(v for r in scored if (v := r.get(metric)) is not None)
             means = []
             for category in sorted(by_category):
-                agg = _mean(v for r in by_category[category]
-                            if (v := r.get(metric)) is not None)
+                agg = _mean(v for r in by_category[category] if (v := r.get(metric)) is not None)
                 out[f"{metric}[{category}]"] = agg
                 if agg.value is not None:
                     means.append(agg.value)
-            out[f"{metric}_macro"] = Aggregate(sum(means) / len(means) if means else None,
-                                               len(means))
+            out[f"{metric}_macro"] = Aggregate(
+                sum(means) / len(means) if means else None, len(means)
+            )
         out["match_conflicts"] = Aggregate(
-            float(sum(r.get("match_conflicts") or 0.0 for r in scored)), len(scored))
+            float(sum(r.get("match_conflicts") or 0.0 for r in scored)), len(scored)
+        )
         return out
 
 
