@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+from typing import Any
 
 PROJECT = Path(__file__).resolve().parent.parent
 PACKAGES = ("reviewer", "store", "tui")
@@ -82,6 +84,33 @@ def test_the_import_test_would_see_a_module_that_opens_a_file(tmp_path: Path) ->
         check=True,
     ).stdout
     assert "open " in out and "x.txt" in out
+
+
+def _contract(name: str) -> dict[str, Any]:
+    config = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts: list[dict[str, Any]] = config["tool"]["importlinter"]["contracts"]
+    return next(c for c in contracts if c["name"] == name)
+
+
+def test_every_listed_benchmark_has_its_independence_line() -> None:
+    """A benchmark added to the registry but not to the contract could import another one
+    unseen: the contract would still say "kept"."""
+    from reviewer.registry import BENCHMARKS
+
+    independent = set(_contract("each benchmark stands alone")["modules"])
+    assert set(BENCHMARKS) <= independent, sorted(set(BENCHMARKS) - independent)
+
+
+def test_every_shared_domain_module_is_kept_out_of_the_benchmarks() -> None:
+    """Every module of reviewer/ but the benchmarks' folder is named in the contract that keeps
+    the shared domain from reaching into a benchmark (a new module would otherwise escape it)."""
+    listed = set(_contract("the shared domain does not reach into a benchmark")["source_modules"])
+    children = {
+        f"reviewer.{p.stem}" if p.is_file() else f"reviewer.{p.name}"
+        for p in (PROJECT / "reviewer").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
+    assert children - {"reviewer.frameworks"} == listed
 
 
 def test_textual_is_pinned_exactly() -> None:
