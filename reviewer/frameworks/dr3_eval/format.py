@@ -39,10 +39,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
@@ -73,6 +73,8 @@ from reviewer.models import (
     Task,
     id_problem,
 )
+
+T = TypeVar("T")
 
 JudgeFn = Callable[..., None]
 """Records one judgment of the report being read (keyword arguments as Judgment's)."""
@@ -402,51 +404,74 @@ def fuzzy_title_match(needle: str, haystack: str, threshold: float = 0.6) -> boo
     n, h = normalize_title(needle), normalize_title(haystack)
     if not n or not h:
         return False
-    if n in h or h in n:
+    if _either_contains(n, h):
         return True
     nc, hc = _clean(n), _clean(h)
-    if nc and hc and (nc in hc or hc in nc):
-        return True
+    return (
+        _either_contains(nc, hc)
+        or _tokens_overlap(n, h, threshold)
+        or _shared_brand(nc, hc)
+        or (len(nc) >= 5 and len(hc) >= 5 and _within_edit_ratio(nc, hc, 0.75))
+    )
+
+
+def _either_contains(a: str, b: str) -> bool:
+    return bool(a) and bool(b) and (a in b or b in a)
+
+
+def _tokens_overlap(n: str, h: str, threshold: float) -> bool:
+    """At least ``threshold`` of the needle's tokens (two or more) appear in the haystack."""
     needle_tokens = _tokens(n)
-    if len(needle_tokens) >= 2:
-        hay_tokens = _tokens(h)
-        found = sum(1 for t in needle_tokens if t in h or any(t in ht for ht in hay_tokens))
-        if found / len(needle_tokens) >= threshold:
-            return True
-    # Brand names as whole words (the evaluator tests substrings, so 'ted' matches 'united').
+    if len(needle_tokens) < 2:
+        return False
+    hay_tokens = _tokens(h)
+    found = sum(1 for t in needle_tokens if t in h or any(t in ht for ht in hay_tokens))
+    return found / len(needle_tokens) >= threshold
+
+
+def _shared_brand(nc: str, hc: str) -> bool:
+    """Brand names as whole words (the evaluator tests substrings, so 'ted' matches 'united')."""
     n_words, h_words = f" {nc} ", f" {hc} "
-    if any(f" {b} " in n_words and f" {b} " in h_words for b in _BRANDS):
-        return True
-    return len(nc) >= 5 and len(hc) >= 5 and _within_edit_ratio(nc, hc, 0.75)
+    return any(f" {b} " in n_words and f" {b} " in h_words for b in _BRANDS)
+
+
+def _group1(match: re.Match[str]) -> str:
+    return match.group(1)
+
+
+_CITATION_FORMS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"\[long_context:\s*" + _QUOTED), _unquote),
+    (re.compile(r"\[([^\[\]]+\.(?:md|txt|pdf|docx?)),\s*第[\d\-]+页\]"), _group1),
+    (re.compile(r"\[source:\s*" + _QUOTED), _unquote),
+    (re.compile(r"\[Image:\s*([^\[\]]+)\]"), _group1),
+)
+"""The evaluator's citation patterns, in its order, each with how the cited name is read."""
+_BRACKETED = re.compile(r"\[([^\[\]]{4,})\]")
 
 
 def extract_citations(report: str) -> list[str]:
     """Citation strings of a report, in the evaluator's order of patterns, without repeats."""
     found: dict[str, None] = {}
-
-    def add(text: str) -> None:
+    cited = [name(m) for pattern, name in _CITATION_FORMS for m in pattern.finditer(report)]
+    bracketed = (m.group(1).strip() for m in _BRACKETED.finditer(report))
+    cited += [body for body in bracketed if _plain_citation(body)]
+    for text in cited:
         text = _CHUNK_SUFFIX.sub("", text).strip()
         if text:
             found.setdefault(text, None)
-
-    for m in re.finditer(r"\[long_context:\s*" + _QUOTED, report):
-        add(_unquote(m))
-    for m in re.finditer(r"\[([^\[\]]+\.(?:md|txt|pdf|docx?)),\s*第[\d\-]+页\]", report):
-        add(m.group(1))
-    for m in re.finditer(r"\[source:\s*" + _QUOTED, report):
-        add(_unquote(m))
-    for m in re.finditer(r"\[Image:\s*([^\[\]]+)\]", report):
-        add(m.group(1))
-    for m in re.finditer(r"\[([^\[\]]{4,})\]", report):
-        body = m.group(1).strip()
-        if body.startswith(("long_context:", "source:", "Image:")):
-            continue
-        if re.fullmatch(r"[\d\s]+", body) or "(" in body or ")" in body:
-            continue
-        if body.startswith(_SKIP_PREFIXES):
-            continue
-        add(body)
     return list(found)
+
+
+def _plain_citation(body: str) -> bool:
+    """A bracketed text that is a citation of its own: not a typed one, a number, a
+    parenthesis, or a note, figure or table label."""
+    return not (
+        body.startswith(("long_context:", "source:", "Image:"))
+        or re.fullmatch(r"[\d\s]+", body)
+        or "(" in body
+        or ")" in body
+        or body.startswith(_SKIP_PREFIXES)
+    )
 
 
 def _core_identifiers(title: str) -> list[str]:
@@ -464,7 +489,7 @@ def _match_one(title: str, citation: str) -> str | None:
         return "exact"
     if required in cited or cited in required:
         return "contains"
-    if main and (main in cited or cited in main):
+    if _either_contains(main, cited):
         return "contains_main"
     if any(i.lower() in cited for i in _core_identifiers(title)):
         return "core_identifier"
@@ -533,6 +558,11 @@ _TYPED = re.compile(
     r"^\s*(long_context|source|doc|文档|image|图片|video|视频|audio|音频)\s*:\s*(.+)$", re.I | re.S
 )
 
+_FILE_KINDS = frozenset({"image", "图片", "video", "视频", "audio", "音频", "doc", "文档"})
+"""Citation kinds that name a user file."""
+_DOC_KINDS = frozenset({"doc", "文档", ""})
+"""Kinds whose citation, when no user file answers it, may still name a sandbox page."""
+
 
 def resolve_citation(
     raw: str, pages: Sequence[_Src], files: Sequence[_Src]
@@ -549,6 +579,12 @@ def resolve_citation(
     if rag:
         index = int(rag.group(1)) - 1
         return (pages[index], "rag_index") if 0 <= index < len(pages) else (None, "not_found")
+    kind, name = _cited_name(body)
+    return _user_file_for(kind, name, files) or _page_by_title(name, pages)
+
+
+def _cited_name(body: str) -> tuple[str, str]:
+    """(kind, name) of a citation: ``image: "x.png", page 3`` gives ('image', 'x.png')."""
     typed = _TYPED.match(body)
     kind = typed.group(1).lower() if typed else ""
     name = typed.group(2) if typed else body
@@ -556,15 +592,22 @@ def resolve_citation(
     if quoted:
         name = _unquote(quoted)
     name = _CHUNK_SUFFIX.sub("", name)
-    name = re.sub(r",\s*(page|第|section|slide).*$", "", name, flags=re.I).strip()
-    if kind in ("image", "图片", "video", "视频", "audio", "音频", "doc", "文档") or (
-        not kind and re.search(r"\.[A-Za-z0-9]{2,5}$", name)
-    ):
-        for src in files:
-            if fuzzy_title_match(name, src.title):
-                return src, "user_file"
-        if kind not in ("doc", "文档", ""):
-            return None, "not_found"
+    return kind, re.sub(r",\s*(page|第|section|slide).*$", "", name, flags=re.I).strip()
+
+
+def _user_file_for(kind: str, name: str, files: Sequence[_Src]) -> tuple[_Src | None, str] | None:
+    """The user file a file citation names; None when the citation is no file's or may still
+    name a sandbox page."""
+    if not (kind in _FILE_KINDS or (not kind and re.search(r"\.[A-Za-z0-9]{2,5}$", name))):
+        return None
+    src = next((s for s in files if fuzzy_title_match(name, s.title)), None)
+    if src is not None:
+        return src, "user_file"
+    return None if kind in _DOC_KINDS else (None, "not_found")
+
+
+def _page_by_title(name: str, pages: Sequence[_Src]) -> tuple[_Src | None, str]:
+    """A sandbox page by its exact (normalised) title, else the first fuzzy match."""
     wanted = normalize_title(name)
     for src in pages:
         if normalize_title(src.title) == wanted:
@@ -644,6 +687,446 @@ def _depth_from_xml(raw: str) -> tuple[float | None, str]:
     return (float(score.group(1)) if score else None, why.group(1).strip() if why else "")
 
 
+# -- what a task becomes: its criteria --------------------------------------------------------
+
+
+def _insight_criteria(record: TaskRecord, pages: Sequence[_Src]) -> list[Criterion]:
+    """The gold insights, I_UF (from the user files) before I_SC (from the sandbox)."""
+    criteria: list[Criterion] = []
+    for origin, gold, dim, label in (
+        ("uf", record.gold_insights_from_source, DIM_UF, "user file"),
+        ("sc", record.gold_insights_from_long_context, DIM_SC, "sandbox page"),
+    ):
+        for n, insight in enumerate(gold, 1):
+            source = insight.source.strip()
+            criteria.append(
+                Criterion(
+                    id=f"{origin}-{n}",
+                    framework="dr3",
+                    dimension=dim,
+                    text=insight.insight,
+                    explanation=_insight_origin(origin, n, label, source, pages),
+                    scale="dr3_coverage",
+                    metadata={"origin": origin.upper(), "source": source},
+                )
+            )
+    return criteria
+
+
+def _insight_origin(origin: str, n: int, label: str, source: str, pages: Sequence[_Src]) -> str:
+    """Where a gold insight comes from, with the class of the sandbox page it names."""
+    explanation = f"Gold insight I_{origin.upper()} #{n}"
+    if not source:
+        return explanation
+    explanation += f", from {label}: {source}"
+    klass = next((p.doc_class for p in pages if p.title == source), None)
+    return explanation + f" ({klass})" if klass else explanation
+
+
+def _required_files(ctx: _TaskCtx) -> list[Criterion]:
+    """One criterion per user file: every user file is part of D_req."""
+    criteria: list[Criterion] = []
+    for n, src in enumerate(ctx.files, 1):
+        cid = f"file-{n}"
+        ctx.required.append((cid, DIM_FILE, src.title))
+        modality = _modality(src.title)
+        criteria.append(
+            Criterion(
+                id=cid,
+                framework="dr3",
+                dimension=DIM_FILE,
+                text=src.title,
+                explanation=f"Required: user file ({modality})",
+                scale="dr3_cited",
+                metadata={"url": src.url, "class": "user_file", "modality": modality},
+            )
+        )
+    return criteria
+
+
+def _checklist_criteria(ctx: _TaskCtx) -> list[Criterion]:
+    """One criterion per checklist item, numbered 1, 2, … where the release gives no id."""
+    criteria: list[Criterion] = []
+    for i, item in enumerate(ctx.record.checklist):
+        key = str(item.id if item.id is not None else i + 1)
+        if key in ctx.checklist:
+            raise _err(ctx.where, f"checklist id {item.id!r} repeats", f"checklist.{i}.id")
+        cid = _ext_id(f"if-{key}", ctx.where, f"checklist.{i}.id")
+        ctx.checklist[key] = cid
+        category = item.category
+        criteria.append(
+            Criterion(
+                id=cid,
+                framework="dr3",
+                dimension=DIM_CHECK,
+                text=item.requirement,
+                explanation=f"category: {category}" if category else "",
+                scale="binary",
+                metadata={"category": category} if category else {},
+            )
+        )
+    return criteria
+
+
+def _depth_criterion() -> Criterion:
+    return Criterion(
+        id="dq",
+        framework="dr3",
+        dimension=DIM_DEPTH,
+        text="Depth & Quality of Analysis",
+        explanation=DEPTH_RUBRIC,
+        scale="dr3_depth10",
+    )
+
+
+def _task_metadata(
+    record: TaskRecord, pages: Sequence[_Src], files: Sequence[_Src]
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        key: value for key in ("subdomain", "context_size") if (value := getattr(record, key))
+    }
+    metadata["user_files"] = [f.title for f in files]
+    classes = [p.doc_class for p in pages]
+    metadata["sandbox_counts"] = {
+        c: classes.count(c)
+        for c in ("supportive", "distractor", "noise", "unlabelled")
+        if c != "unlabelled" or c in classes
+    }
+    return metadata
+
+
+_Ref = tuple[int, _Src | None, str]
+"""A report's reference: (index, the document it resolves to, how it was resolved)."""
+
+
+# -- what an evaluated case becomes: claims, references, verdicts -----------------------------
+
+
+def _citation_results(fa: FaClaim, where: Where, prefix: str) -> dict[str, CitationResult]:
+    """The run's verdict per citation of one claim: each one of the claim's, at most once."""
+    results: dict[str, CitationResult] = {}
+    for j, given in enumerate(fa.citation_results):
+        if given.citation not in fa.citations:
+            raise _err(
+                where,
+                f"{given.citation!r} is not one of the claim's citations",
+                f"{prefix}.citation_results.{j}.citation",
+            )
+        if given.citation in results:
+            raise _err(
+                where,
+                f"a second result for citation {given.citation!r}",
+                f"{prefix}.citation_results.{j}.citation",
+            )
+        results[given.citation] = given
+    return results
+
+
+def _cited_source(
+    raw: str,
+    explicit: CitationResult | None,
+    fa: FaClaim,
+    ctx: _TaskCtx,
+    where: Where,
+    prefix: str,
+) -> tuple[_Src | None, str]:
+    """The document a citation names: the one the run gives, else the evaluator's resolution."""
+    if explicit is None or explicit.source is None:
+        return resolve_citation(raw, ctx.pages, ctx.files)
+    src = _explicit_source(explicit.source, ctx)
+    if src is None:
+        j = fa.citation_results.index(explicit)
+        raise _err(
+            where,
+            f"source {explicit.source!r} is neither a sandbox "
+            "url or title nor a user file of the task",
+            f"{prefix}.citation_results.{j}.source",
+        )
+    return src, "given by the run"
+
+
+def _explicit_source(name: str, ctx: _TaskCtx) -> _Src | None:
+    for src in ctx.pages:
+        if name == src.url:
+            return src
+    for src in (*ctx.pages, *ctx.files):
+        if name == src.title:
+            return src
+    return None
+
+
+def _resolution(src: _Src | None, how: str) -> str:
+    if src is None:
+        return "resolved to no source: Source not found"
+    return f"resolved to {src.title!r} ({src.doc_class}) by {how}"
+
+
+def _support_verdict(
+    claim_id: str,
+    index: int,
+    head: str,
+    src: _Src | None,
+    res: CitationResult | None,
+    judge: JudgeFn,
+) -> None:
+    """One (claim, citation) verdict; a citation the evaluator left unverified has no value."""
+    if res is None or res.supported is None:
+        _unverified_support(claim_id, index, head, res, judge)
+        return
+    text = head + ("\nJudge: " + res.explanation if res.explanation else "")
+    if res.source_found is False:
+        text += "\n(the evaluator did not find the source)"
+    judge(
+        "dr3_support",
+        "supported" if res.supported else "unsupported",
+        claim=claim_id,
+        ref=index,
+        explanation=text,
+        raw=res.model_dump(exclude_defaults=True),
+        sha=src.sha256 if src is not None and res.source_found is not False else None,
+    )
+
+
+def _unverified_support(
+    claim_id: str, index: int, head: str, res: CitationResult | None, judge: JudgeFn
+) -> None:
+    why = (res.error or res.explanation) if res else ""
+    judge(
+        "dr3_support",
+        None,
+        claim=claim_id,
+        ref=index,
+        explanation=head,
+        error=why or "not verified (no result for this citation)",
+        raw=res.model_dump(exclude_defaults=True) if res else None,
+    )
+
+
+def _fa_claim(fa: FaClaim, claim_id: str, indices: list[int]) -> Claim:
+    citations: dict[str, Any] = {"citations": fa.citations}
+    return Claim(
+        id=claim_id,
+        fact=fa.claim_text,
+        citations=indices,
+        metadata={"source_type": fa.source_type, **citations} if fa.source_type else citations,
+    )
+
+
+def _reference_tables(
+    refs: dict[str, _Ref],
+) -> tuple[list[Reference], dict[str, str], dict[str, str]]:
+    """The report's references, and each one's origin and class (report metadata)."""
+    references: list[Reference] = []
+    origin: dict[str, str] = {}
+    klass: dict[str, str] = {}
+    for raw, (index, src, _) in refs.items():
+        references.append(Reference(index=index, title=raw, url=src.url if src else None))
+        origin[str(index)] = src.origin if src is not None else _unresolved_origin(raw)
+        klass[str(index)] = src.doc_class if src is not None else "unresolved"
+    return references, origin, klass
+
+
+def _unresolved_origin(raw: str) -> str:
+    """A citation no document answers is a user file when it reads like a file name."""
+    lowered = raw.lower()
+    if (
+        "long_context" in lowered
+        or "rag-" in lowered
+        or not re.search(r"\.[a-z0-9]{2,5}\b", lowered)
+    ):
+        return "sandbox"
+    return "user_file"
+
+
+def _insights_by_id(
+    items: list[CoveredInsight], gold: int, name: str, where: Where
+) -> dict[int, CoveredInsight]:
+    """The evaluator's insights by id: each a gold insight of the task, at most once."""
+    by_id: dict[int, CoveredInsight] = {}
+    for i, given in enumerate(items):
+        if given.id > gold:
+            raise _err(
+                where,
+                f"insight id {given.id} but the task has {gold} {name} gold insights",
+                f"information_recall.{name}.{i}.id",
+            )
+        if given.id in by_id:
+            raise _err(where, f"insight id {given.id} repeats", f"information_recall.{name}.{i}.id")
+        by_id[given.id] = given
+    return by_id
+
+
+def _insight_verdict(item: CoveredInsight | None, criterion: str, judge: JudgeFn) -> None:
+    """One gold insight's coverage; an insight without a score has no value (NOT FOUND)."""
+    if item is None or item.score is None:
+        why = (item.error if item else None) or "no result from the judge (NOT FOUND)"
+        judge(
+            "dr3_insight",
+            None,
+            criterion=criterion,
+            error=why,
+            raw=item.model_dump(exclude_defaults=True) if item else None,
+        )
+        return
+    value = _snap(item.score)
+    judge(
+        "dr3_insight",
+        value,
+        criterion=criterion,
+        explanation=_insight_explanation(item, item.score, value),
+        evidence=item.found_in_report,
+        raw=item.model_dump(exclude_defaults=True),
+    )
+
+
+def _insight_explanation(item: CoveredInsight, score: float, value: float) -> str:
+    core = item.core_points or (
+        [item.core_meaning] if isinstance(item.core_meaning, str) else item.core_meaning
+    )
+    parts = []
+    core = [c for c in core if c]
+    if core:
+        parts.append("Core points: " + "; ".join(core))
+    if item.missing_points:
+        parts.append("Missing: " + "; ".join(item.missing_points))
+    reason = item.explanation or item.reasoning
+    if reason:
+        parts.append(reason)
+    if value != score:
+        parts.append(f"(judge gave {score:g}, snapped to {value:g} as the evaluator does)")
+    return "\n".join(parts)
+
+
+def _check_required_titles(given: Mapping[str, MatchDetail], ctx: _TaskCtx, where: Where) -> None:
+    """The run's match details name required documents only."""
+    titles = {title for _, _, title in ctx.required}
+    for title in given:
+        if title not in titles:
+            raise _err(
+                where,
+                f"{title!r} is not a required document of task "
+                f"{ctx.ext_id} (a supportive page title or a user file name)",
+                f"citation_coverage.match_details.{title}",
+            )
+
+
+def _coverage_verdict(
+    cid: str, title: str, match: Match, by: str, ctx: _TaskCtx, judge: JudgeFn
+) -> None:
+    """A required document cited or missed, with the rule that decided it."""
+    rule = f"match rule: {match.match_type} (decided by {by})"
+    raw: dict[str, str] = {
+        "match_type": match.match_type,
+        "matched_citation": match.matched_citation,
+    }
+    if match.cited and match.matched_citation:
+        rule += f"\nmatched citation: {match.matched_citation}"
+        rule += _named_document(match.matched_citation, title, ctx, raw)
+    judge(
+        "dr3_citation",
+        "cited" if match.cited else "missed",
+        criterion=cid,
+        run=RULE_RUN,
+        explanation=rule,
+        evidence=match.matched_citation,
+        raw=raw,
+    )
+
+
+def _named_document(citation: str, title: str, ctx: _TaskCtx, raw: dict[str, str]) -> str:
+    """Which document the matched citation itself names, when it is another one: the
+    clue to a false match (a distractor whose title shares the required one's prefix)."""
+    if citation == title:
+        return ""
+    src, _ = resolve_citation(citation, ctx.pages, ctx.files)
+    if src is None:
+        return "\nthe matched citation names no document of the task on its own"
+    raw["matched_document"] = src.url
+    raw["matched_class"] = src.doc_class
+    if src.title == title:
+        return ""
+    return (
+        f"\nthe matched citation names another document: {src.title!r} ({src.doc_class}) {src.url}"
+    )
+
+
+def _checklist_by_id(
+    section: FormatCompliance, ctx: _TaskCtx, where: Where
+) -> dict[str, ChecklistResult]:
+    """The evaluator's results by item id: each an item of the task's checklist, at most once."""
+    by_id: dict[str, ChecklistResult] = {}
+    for i, given in enumerate(section.results):
+        key = str(given.id)
+        if key not in ctx.checklist:
+            raise _err(
+                where,
+                f"checklist id {given.id!r} is not in the task's checklist",
+                f"format_compliance.results.{i}.id",
+            )
+        if key in by_id:
+            raise _err(
+                where, f"checklist id {given.id!r} repeats", f"format_compliance.results.{i}.id"
+            )
+        by_id[key] = given
+    return by_id
+
+
+def _checklist_verdict(item: ChecklistResult | None, cid: str, judge: JudgeFn) -> None:
+    """One checklist item; an item the judge failed on has no value."""
+    if item is None or item.satisfied is None or item.status == "error":
+        why = (item.error if item else None) or "the judge returned no result"
+        judge(
+            "dr3_checklist",
+            None,
+            criterion=cid,
+            error=why,
+            raw=item.model_dump(exclude_defaults=True) if item else None,
+        )
+        return
+    judge(
+        "dr3_checklist",
+        item.satisfied,
+        criterion=cid,
+        explanation=item.explanation,
+        raw=item.model_dump(exclude_defaults=True),
+    )
+
+
+# -- the bundle: its runs, and where each entry was read ------------------------------------
+
+
+def _place(bundle: Bundle, kind: str, target: list[T], entries: Iterable[tuple[T, Where]]) -> None:
+    """Append to one of the bundle's lists, remembering where each entry was read."""
+    for entry, where in entries:
+        bundle.locations[(kind, len(target))] = where
+        target.append(entry)
+
+
+def _judge_runs(manifest: Manifest, rule_used: bool) -> list[JudgeRun]:
+    """The LLM judge's run and the title-matching rule's run."""
+    params = dict(manifest.params)
+    if manifest.context_size:
+        params["context_size"] = manifest.context_size
+    rule_note = "; some or all decided by Gavel's implementation of the rule" if rule_used else ""
+    return [
+        JudgeRun(
+            id=JUDGE_RUN,
+            model=manifest.judge_model,
+            prompt_version=manifest.prompt_version or "dr3-eval-appendix-J",
+            params=params,
+            created_at=manifest.created_at,
+            description="LLM-judge verdicts: insight coverage, claim support, checklist, depth",
+        ),
+        JudgeRun(
+            id=RULE_RUN,
+            model="title-matching rule",
+            prompt_version="dr3-citation-coverage",
+            created_at=manifest.created_at,
+            description="Citation coverage by title matching (no LLM)" + rule_note,
+        ),
+    ]
+
+
 class _Reader:
     def __init__(self, root: Path, suite_id: str | None) -> None:
         self.root = root
@@ -695,9 +1178,35 @@ class _Reader:
             self.add_task(record, ext, where)
 
     def add_task(self, record: TaskRecord, ext: str, where: Where) -> None:
-        criteria: list[Criterion] = []
+        pages = self.add_pages(record, ext, where)
+        files = self.add_user_files(record, ext, where)
+        ctx = _TaskCtx(record, ext, where, pages, files)
+        criteria = [
+            *_insight_criteria(record, pages),
+            *self.required_pages(ctx),
+            *_required_files(ctx),
+            *_checklist_criteria(ctx),
+            _depth_criterion(),
+        ]
+        task = _model(
+            Task,
+            {
+                "id": ext,
+                "prompt": record.query,
+                "language": record.language,
+                "domain": record.domain,
+                "category": record.subdomain,
+                "metadata": _task_metadata(record, pages, files),
+                "criteria": criteria,
+            },
+            where,
+        )
+        self.tasks[ext] = ctx
+        self.bundle_tasks.append((task, where))
+
+    def add_pages(self, record: TaskRecord, ext: str, where: Where) -> list[_Src]:
+        """The task's sandbox pages as sources, each keeping its class."""
         pages: list[_Src] = []
-        files: list[_Src] = []
         seen_urls: set[str] = set()
         for i, doc in enumerate(record.sandbox):
             title = doc.title.strip() or doc.page_body.strip()[:TITLE_FROM_BODY]
@@ -714,57 +1223,40 @@ class _Reader:
                 meta["keyword"] = doc.keyword
             sha = self.add_source(url, title, doc.page_body, meta, ext, where)
             pages.append(_Src(url, title, "sandbox", doc.doc_class, sha))
+        return pages
+
+    def add_user_files(self, record: TaskRecord, ext: str, where: Where) -> list[_Src]:
+        """The task's user files as sources (class ``user_file``, with their modality)."""
+        files: list[_Src] = []
         names: set[str] = set()
         for i, uf in enumerate(record.user_files):
             if uf.filename in names:
                 raise _err(where, f"user file {uf.filename!r} repeats", f"user_files.{i}.filename")
             names.add(uf.filename)
-            modality = uf.modality or _modality(uf.filename)
             url = f"dr3-file:{ext}/{uf.filename}"
+            modality = uf.modality or _modality(uf.filename)
             meta = {"class": "user_file", "modality": modality, "task": ext}
             if uf.description:
                 meta["description"] = uf.description
             self.add_source(url, uf.filename, uf.text or uf.description, meta, ext, where)
             files.append(_Src(url, uf.filename, "user_file", "user_file", None))
-        ctx = _TaskCtx(record, ext, where, pages, files)
+        return files
 
-        for origin, gold, dim, label in (
-            ("uf", record.gold_insights_from_source, DIM_UF, "user file"),
-            ("sc", record.gold_insights_from_long_context, DIM_SC, "sandbox page"),
-        ):
-            for n, insight in enumerate(gold, 1):
-                source = insight.source.strip()
-                explanation = f"Gold insight I_{origin.upper()} #{n}"
-                if source:
-                    explanation += f", from {label}: {source}"
-                    klass = next((p.doc_class for p in pages if p.title == source), None)
-                    if klass:
-                        explanation += f" ({klass})"
-                criteria.append(
-                    Criterion(
-                        id=f"{origin}-{n}",
-                        framework="dr3",
-                        dimension=dim,
-                        text=insight.insight,
-                        explanation=explanation,
-                        scale="dr3_coverage",
-                        metadata={"origin": origin.upper(), "source": source},
-                    )
-                )
+    def required_pages(self, ctx: _TaskCtx) -> list[Criterion]:
+        """One criterion per distinct supportive page title (part of D_req)."""
+        criteria: list[Criterion] = []
         titles: set[str] = set()
-        n_page = 0
-        for page in pages:
+        for page in ctx.pages:
             if page.doc_class != "supportive":
                 continue
             if page.title in titles:
                 self.notes.append(
-                    f"task {ext}: supportive title {page.title!r} repeats; "
+                    f"task {ctx.ext_id}: supportive title {page.title!r} repeats; "
                     "counted once in D_req, as the evaluator does"
                 )
                 continue
             titles.add(page.title)
-            n_page += 1
-            cid = f"page-{n_page}"
+            cid = f"page-{len(titles)}"
             ctx.required.append((cid, DIM_PAGE, page.title))
             criteria.append(
                 Criterion(
@@ -777,74 +1269,7 @@ class _Reader:
                     metadata={"url": page.url, "class": "supportive"},
                 )
             )
-        for n, src in enumerate(files, 1):
-            cid = f"file-{n}"
-            ctx.required.append((cid, DIM_FILE, src.title))
-            modality = _modality(src.title)
-            criteria.append(
-                Criterion(
-                    id=cid,
-                    framework="dr3",
-                    dimension=DIM_FILE,
-                    text=src.title,
-                    explanation=f"Required: user file ({modality})",
-                    scale="dr3_cited",
-                    metadata={"url": src.url, "class": "user_file", "modality": modality},
-                )
-            )
-        for i, item in enumerate(record.checklist):
-            key = str(item.id if item.id is not None else i + 1)
-            if key in ctx.checklist:
-                raise _err(where, f"checklist id {item.id!r} repeats", f"checklist.{i}.id")
-            cid = _ext_id(f"if-{key}", where, f"checklist.{i}.id")
-            ctx.checklist[key] = cid
-            criteria.append(
-                Criterion(
-                    id=cid,
-                    framework="dr3",
-                    dimension=DIM_CHECK,
-                    text=item.requirement,
-                    explanation=f"category: {item.category}" if item.category else "",
-                    scale="binary",
-                    metadata={"category": item.category} if item.category else {},
-                )
-            )
-        criteria.append(
-            Criterion(
-                id="dq",
-                framework="dr3",
-                dimension=DIM_DEPTH,
-                text="Depth & Quality of Analysis",
-                explanation=DEPTH_RUBRIC,
-                scale="dr3_depth10",
-            )
-        )
-        metadata: dict[str, Any] = {}
-        for key in ("subdomain", "context_size"):
-            value = getattr(record, key)
-            if value:
-                metadata[key] = value
-        metadata["user_files"] = [f.title for f in files]
-        metadata["sandbox_counts"] = {
-            c: sum(1 for p in pages if p.doc_class == c)
-            for c in ("supportive", "distractor", "noise", "unlabelled")
-            if c != "unlabelled" or any(p.doc_class == c for p in pages)
-        }
-        task = _model(
-            Task,
-            {
-                "id": ext,
-                "prompt": record.query,
-                "language": record.language,
-                "domain": record.domain,
-                "category": record.subdomain,
-                "metadata": metadata,
-                "criteria": criteria,
-            },
-            where,
-        )
-        self.tasks[ext] = ctx
-        self.bundle_tasks.append((task, where))
+        return criteria
 
     def add_source(
         self, url: str, title: str, text: str, meta: dict[str, Any], task: str, where: Where
@@ -980,57 +1405,9 @@ class _Reader:
             items: list[CoveredInsight] | None = getattr(section, name)
             if items is None:
                 continue
-            by_id: dict[int, CoveredInsight] = {}
-            for i, given in enumerate(items):
-                if given.id > len(gold):
-                    raise _err(
-                        where,
-                        f"insight id {given.id} but the task has {len(gold)} {name} gold insights",
-                        f"information_recall.{name}.{i}.id",
-                    )
-                if given.id in by_id:
-                    raise _err(
-                        where, f"insight id {given.id} repeats", f"information_recall.{name}.{i}.id"
-                    )
-                by_id[given.id] = given
+            by_id = _insights_by_id(items, len(gold), name, where)
             for n in range(1, len(gold) + 1):
-                item = by_id.get(n)
-                criterion = f"{origin}-{n}"
-                if item is None or item.score is None:
-                    why = (item.error if item else None) or "no result from the judge (NOT FOUND)"
-                    judge(
-                        "dr3_insight",
-                        None,
-                        criterion=criterion,
-                        error=why,
-                        raw=item.model_dump(exclude_defaults=True) if item else None,
-                    )
-                    continue
-                value = _snap(item.score)
-                parts = []
-                core = item.core_points or (
-                    [item.core_meaning] if isinstance(item.core_meaning, str) else item.core_meaning
-                )
-                core = [c for c in core if c]
-                if core:
-                    parts.append("Core points: " + "; ".join(core))
-                if item.missing_points:
-                    parts.append("Missing: " + "; ".join(item.missing_points))
-                reason = item.explanation or item.reasoning
-                if reason:
-                    parts.append(reason)
-                if value != item.score:
-                    parts.append(
-                        f"(judge gave {item.score:g}, snapped to {value:g} as the evaluator does)"
-                    )
-                judge(
-                    "dr3_insight",
-                    value,
-                    criterion=criterion,
-                    explanation="\n".join(parts),
-                    evidence=item.found_in_report,
-                    raw=item.model_dump(exclude_defaults=True),
-                )
+                _insight_verdict(by_id.get(n), f"{origin}-{n}", judge)
 
     def coverage(
         self, record: ResultRecord, ctx: _TaskCtx, where: Where, judge: JudgeFn
@@ -1038,15 +1415,7 @@ class _Reader:
         """Writes one verdict per required document; returns the report's citations."""
         section = record.citation_coverage
         given = section.match_details if section is not None else {}
-        titles = {title for _, _, title in ctx.required}
-        for title in given:
-            if title not in titles:
-                raise _err(
-                    where,
-                    f"{title!r} is not a required document of task "
-                    f"{ctx.ext_id} (a supportive page title or a user file name)",
-                    f"citation_coverage.match_details.{title}",
-                )
+        _check_required_titles(given, ctx, where)
         citations = section.extracted_citations if section is not None else None
         if citations is None:
             citations = extract_citations(record.final_report)
@@ -1059,42 +1428,8 @@ class _Reader:
                 match = match_required(title, record.final_report, citations)
                 by = "Gavel's implementation of the evaluator's rule"
                 self.rule_used = True
-            rule = f"match rule: {match.match_type} (decided by {by})"
-            raw: dict[str, str] = {
-                "match_type": match.match_type,
-                "matched_citation": match.matched_citation,
-            }
-            if match.cited and match.matched_citation:
-                rule += f"\nmatched citation: {match.matched_citation}"
-                rule += self.named_document(match.matched_citation, title, ctx, raw)
-            judge(
-                "dr3_citation",
-                "cited" if match.cited else "missed",
-                criterion=cid,
-                run=RULE_RUN,
-                explanation=rule,
-                evidence=match.matched_citation,
-                raw=raw,
-            )
+            _coverage_verdict(cid, title, match, by, ctx, judge)
         return citations
-
-    @staticmethod
-    def named_document(citation: str, title: str, ctx: _TaskCtx, raw: dict[str, str]) -> str:
-        """Which document the matched citation itself names, when it is another one: the
-        clue to a false match (a distractor whose title shares the required one's prefix)."""
-        if citation == title:
-            return ""
-        src, _ = resolve_citation(citation, ctx.pages, ctx.files)
-        if src is None:
-            return "\nthe matched citation names no document of the task on its own"
-        raw["matched_document"] = src.url
-        raw["matched_class"] = src.doc_class
-        if src.title == title:
-            return ""
-        return (
-            f"\nthe matched citation names another document: {src.title!r} "
-            f"({src.doc_class}) {src.url}"
-        )
 
     def accuracy(
         self, record: ResultRecord, ctx: _TaskCtx, where: Where, judge: JudgeFn
@@ -1102,7 +1437,7 @@ class _Reader:
         section = record.factual_accuracy
         if section is None:
             return [], [], {}, {}
-        refs: dict[str, tuple[int, _Src | None, str]] = {}
+        refs: dict[str, _Ref] = {}
         claims: list[Claim] = []
         seen: set[str] = set()
         for i, fa in enumerate(section.claims):
@@ -1111,147 +1446,31 @@ class _Reader:
             if claim_id in seen:
                 raise _err(where, f"claim id {fa.id!r} repeats", f"{prefix}.id")
             seen.add(claim_id)
-            results: dict[str, CitationResult] = {}
-            for j, given in enumerate(fa.citation_results):
-                if given.citation not in fa.citations:
-                    raise _err(
-                        where,
-                        f"{given.citation!r} is not one of the claim's citations",
-                        f"{prefix}.citation_results.{j}.citation",
-                    )
-                if given.citation in results:
-                    raise _err(
-                        where,
-                        f"a second result for citation {given.citation!r}",
-                        f"{prefix}.citation_results.{j}.citation",
-                    )
-                results[given.citation] = given
+            results = _citation_results(fa, where, prefix)
             indices: list[int] = []
             for raw in dict.fromkeys(fa.citations):
                 if raw not in refs:
-                    explicit = results.get(raw)
-                    if explicit is not None and explicit.source is not None:
-                        src = self.explicit_source(explicit.source, ctx)
-                        if src is None:
-                            j = fa.citation_results.index(explicit)
-                            raise _err(
-                                where,
-                                f"source {explicit.source!r} is neither a sandbox "
-                                "url or title nor a user file of the task",
-                                f"{prefix}.citation_results.{j}.source",
-                            )
-                        how = "given by the run"
-                    else:
-                        src, how = resolve_citation(raw, ctx.pages, ctx.files)
+                    src, how = _cited_source(raw, results.get(raw), fa, ctx, where, prefix)
                     refs[raw] = (len(refs) + 1, src, how)
                 index, src, how = refs[raw]
                 indices.append(index)
-                res = results.get(raw)
-                found = "resolved to " + (
-                    f"{src.title!r} ({src.doc_class}) by {how}"
-                    if src
-                    else "no source: Source not found"
+                _support_verdict(
+                    claim_id,
+                    index,
+                    f"Citation {raw} → {_resolution(src, how)}",
+                    src,
+                    results.get(raw),
+                    judge,
                 )
-                head = f"Citation {raw} → {found}"
-                if res is None or res.supported is None:
-                    why = (res.error or res.explanation) if res else ""
-                    judge(
-                        "dr3_support",
-                        None,
-                        claim=claim_id,
-                        ref=index,
-                        explanation=head,
-                        error=why or "not verified (no result for this citation)",
-                        raw=res.model_dump(exclude_defaults=True) if res else None,
-                    )
-                    continue
-                text = head + ("\nJudge: " + res.explanation if res.explanation else "")
-                if res.source_found is False:
-                    text += "\n(the evaluator did not find the source)"
-                judge(
-                    "dr3_support",
-                    "supported" if res.supported else "unsupported",
-                    claim=claim_id,
-                    ref=index,
-                    explanation=text,
-                    raw=res.model_dump(exclude_defaults=True),
-                    sha=src.sha256 if src is not None and res.source_found is not False else None,
-                )
-            claims.append(
-                Claim(
-                    id=claim_id,
-                    fact=fa.claim_text,
-                    citations=indices,
-                    metadata={"source_type": fa.source_type, "citations": fa.citations}
-                    if fa.source_type
-                    else {"citations": fa.citations},
-                )
-            )
-        references: list[Reference] = []
-        origin: dict[str, str] = {}
-        klass: dict[str, str] = {}
-        for raw, (index, src, _) in refs.items():
-            references.append(Reference(index=index, title=raw, url=src.url if src else None))
-            if src is not None:
-                origin[str(index)] = src.origin
-                klass[str(index)] = src.doc_class
-            else:
-                lowered = raw.lower()
-                origin[str(index)] = (
-                    "sandbox"
-                    if "long_context" in lowered
-                    or "rag-" in lowered
-                    or not re.search(r"\.[a-z0-9]{2,5}\b", lowered)
-                    else "user_file"
-                )
-                klass[str(index)] = "unresolved"
+            claims.append(_fa_claim(fa, claim_id, indices))
+        references, origin, klass = _reference_tables(refs)
         return claims, references, origin, klass
 
     @staticmethod
-    def explicit_source(name: str, ctx: _TaskCtx) -> _Src | None:
-        for src in ctx.pages:
-            if name == src.url:
-                return src
-        for src in (*ctx.pages, *ctx.files):
-            if name == src.title:
-                return src
-        return None
-
-    @staticmethod
     def checklist(section: FormatCompliance, ctx: _TaskCtx, where: Where, judge: JudgeFn) -> None:
-        by_id: dict[str, ChecklistResult] = {}
-        for i, given in enumerate(section.results):
-            key = str(given.id)
-            if key not in ctx.checklist:
-                raise _err(
-                    where,
-                    f"checklist id {given.id!r} is not in the task's checklist",
-                    f"format_compliance.results.{i}.id",
-                )
-            if key in by_id:
-                raise _err(
-                    where, f"checklist id {given.id!r} repeats", f"format_compliance.results.{i}.id"
-                )
-            by_id[key] = given
+        by_id = _checklist_by_id(section, ctx, where)
         for key, cid in ctx.checklist.items():
-            item = by_id.get(key)
-            if item is None or item.satisfied is None or item.status == "error":
-                why = (item.error if item else None) or "the judge returned no result"
-                judge(
-                    "dr3_checklist",
-                    None,
-                    criterion=cid,
-                    error=why,
-                    raw=item.model_dump(exclude_defaults=True) if item else None,
-                )
-                continue
-            judge(
-                "dr3_checklist",
-                item.satisfied,
-                criterion=cid,
-                explanation=item.explanation,
-                raw=item.model_dump(exclude_defaults=True),
-            )
+            _checklist_verdict(by_id.get(key), cid, judge)
 
     @staticmethod
     def depth(section: DepthQuality, judge: JudgeFn) -> None:
@@ -1292,12 +1511,23 @@ class _Reader:
         else:
             self.read_tasks()
             self.read_results()
+        manifest_where = (str(self.root / "run.json"), 0)
+        bundle = Bundle(suite=self.suite(manifest, manifest_where))
+        _place(bundle, "task", bundle.tasks, self.bundle_tasks)
+        _place(bundle, "system", bundle.systems, self.systems.values())
+        _place(bundle, "report", bundle.reports, self.reports)
+        _place(bundle, "source", bundle.sources, ((s, w) for s, w, _, _ in self.sources.values()))
+        runs = _judge_runs(manifest, self.rule_used)
+        _place(bundle, "run", bundle.runs, ((run, manifest_where) for run in runs))
+        _place(bundle, "judgment", bundle.judgments, self.judgments)
+        return bundle
+
+    def suite(self, manifest: Manifest, where: Where) -> Suite:
         name = self.root.resolve().name
         description = manifest.description or f"DR3-Eval run imported from {name}."
         if self.notes:
             description += "\nImport notes:\n" + "\n".join(f"- {n}" for n in self.notes[:200])
-        manifest_where = (str(self.root / "run.json"), 0)
-        suite = _model(
+        return _model(
             Suite,
             {
                 "id": self.suite_id or manifest.id or f"dr3-{name}",
@@ -1306,56 +1536,8 @@ class _Reader:
                 "source": str(self.root),
                 "description": description,
             },
-            manifest_where,
+            where,
         )
-        bundle = Bundle(suite=suite)
-        loc = bundle.locations
-        for task, where in self.bundle_tasks:
-            loc[("task", len(bundle.tasks))] = where
-            bundle.tasks.append(task)
-        for system, where in self.systems.values():
-            loc[("system", len(bundle.systems))] = where
-            bundle.systems.append(system)
-        for report, where in self.reports:
-            loc[("report", len(bundle.reports))] = where
-            bundle.reports.append(report)
-        for source, where, _, _ in self.sources.values():
-            loc[("source", len(bundle.sources))] = where
-            bundle.sources.append(source)
-        params = dict(manifest.params)
-        if manifest.context_size:
-            params["context_size"] = manifest.context_size
-        runs = [
-            JudgeRun(
-                id=JUDGE_RUN,
-                model=manifest.judge_model,
-                prompt_version=manifest.prompt_version or "dr3-eval-appendix-J",
-                params=params,
-                created_at=manifest.created_at,
-                description="LLM-judge verdicts: insight coverage, claim support, checklist, depth",
-            )
-        ]
-        runs.append(
-            JudgeRun(
-                id=RULE_RUN,
-                model="title-matching rule",
-                prompt_version="dr3-citation-coverage",
-                created_at=manifest.created_at,
-                description="Citation coverage by title matching (no LLM)"
-                + (
-                    "; some or all decided by Gavel's implementation of the rule"
-                    if self.rule_used
-                    else ""
-                ),
-            )
-        )
-        for run in runs:
-            loc[("run", len(bundle.runs))] = manifest_where
-            bundle.runs.append(run)
-        for judgment, where in self.judgments:
-            loc[("judgment", len(bundle.judgments))] = where
-            bundle.judgments.append(judgment)
-        return bundle
 
 
 def read(path: Path, suite_id: str | None = None) -> Bundle:

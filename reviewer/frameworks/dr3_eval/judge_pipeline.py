@@ -59,6 +59,7 @@ from reviewer.frameworks.dr3_eval.scoring import (
     NAME,
     SANDBOX_CLASSES,
 )
+from reviewer.judge.client import CallResult
 from reviewer.judge.fetch import Page, PageSource
 from reviewer.judge.pipeline import (
     ASSUMED_PAGE_CHARS,
@@ -327,11 +328,16 @@ def bm25_chunks(content: str, query: str, size: int = BM25_CHUNK, top: int = BM2
     parts = [p for p in parts if p.strip()]
     if not parts:
         return content[:MAX_CONTENT_CHARS]
-    docs = [Counter(_terms(p)) for p in parts]
+    scores = _bm25_scores([Counter(_terms(p)) for p in parts], _terms(query))
+    best = sorted(sorted(range(len(parts)), key=lambda i: -scores[i])[:top])
+    return "\n\n".join(f"[片段 {i + 1}]\n{parts[i]}" for i in best)
+
+
+def _bm25_scores(docs: list[Counter[str]], query_terms: list[str]) -> list[float]:
+    """Okapi BM25 (k1 1.5, b 0.75) of each document for the query."""
     lengths = [sum(d.values()) for d in docs]
     avg = sum(lengths) / len(lengths) or 1.0
     n = len(docs)
-    query_terms = _terms(query)
     df = Counter(t for d in docs for t in d)
     scores = []
     for doc, length in zip(docs, lengths, strict=True):
@@ -343,8 +349,7 @@ def bm25_chunks(content: str, query: str, size: int = BM25_CHUNK, top: int = BM2
             idf = math.log((n - df[term] + 0.5) / (df[term] + 0.5) + 1.0)
             score += idf * tf * 2.5 / (tf + 1.5 * (0.25 + 0.75 * length / avg))
         scores.append(score)
-    best = sorted(sorted(range(n), key=lambda i: -scores[i])[:top])
-    return "\n\n".join(f"[片段 {i + 1}]\n{parts[i]}" for i in best)
+    return scores
 
 
 def _hint(citation: str) -> str:
@@ -385,6 +390,20 @@ def task_documents(job: JudgeJob) -> tuple[list[_Src], list[_Src]]:
     return pages, files
 
 
+def _insight_explanation(item: InsightItem, value: float) -> str:
+    parts = []
+    core = item.core_points or _texts(item.core_meaning)
+    if core:
+        parts.append("Core points: " + "; ".join(core))
+    if item.missing_points:
+        parts.append("Missing: " + "; ".join(item.missing_points))
+    if item.reasoning or item.explanation:
+        parts.append(item.reasoning or item.explanation)
+    if value != item.score:
+        parts.append(f"(judge gave {item.score:g}, snapped to {value:g} as the evaluator does)")
+    return "\n".join(parts)
+
+
 class Dr3Pipeline:
     def __init__(
         self, client: Completer, pages: PageSource | None, run_id: str, options: PipelineOptions
@@ -410,18 +429,23 @@ class Dr3Pipeline:
         if "depth" in steps:
             await self._depth(job, out)
         if "claims" in steps or "support" in steps:
-            claims = list(job.report.claims)
-            references = dict(job.references)
-            if "claims" in steps:
-                claims, added = await self._extract(job, out)
-                if out.deferred:
-                    return out
-                out.claims.extend(claims)
-                out.references.extend(added)
-                references.update({r.index: r for r in added})
-            if "support" in steps:
-                await self._support(job, claims, references, out)
+            await self._claims_and_support(job, out)
         return out
+
+    async def _claims_and_support(self, job: JudgeJob, out: ReportOutcome) -> None:
+        """Support is judged on the claims this run extracts, else on the report's own."""
+        steps = self.options.steps
+        claims = list(job.report.claims)
+        references = dict(job.references)
+        if "claims" in steps:
+            claims, added = await self._extract(job, out)
+            if out.deferred:
+                return
+            out.claims.extend(claims)
+            out.references.extend(added)
+            references.update({r.index: r for r in added})
+        if "support" in steps:
+            await self._support(job, claims, references, out)
 
     # -- citation coverage (the rule; no model) -------------------------------------------------
 
@@ -452,72 +476,55 @@ class Dr3Pipeline:
     # -- information recall ---------------------------------------------------------------------
 
     async def _insight(self, job: JudgeJob, criteria: list[Criterion], out: ReportOutcome) -> None:
-        report = job.report.markdown
         for batch in chunks(criteria, INSIGHT_BATCH):
-            texts = [c.text for c in batch]
-            result = await self.client.complete(
-                insight_prompt(job.task.prompt, report, texts), InsightReply
-            )
+            result = await self._insight_reply(job, [c.text for c in batch])
             if result.deferred:
                 out.deferred = True
                 continue
             if result.value is None:
-                result = await self.client.complete(
-                    insight_compact_prompt(report, texts), InsightReply
-                )
-                if result.deferred:
-                    out.deferred = True
-                    continue
-            if result.value is None:
-                for c in batch:
-                    out.judgments.append(
-                        self._j(
-                            job,
-                            "dr3_insight",
-                            criterion=c.id,
-                            error=result.error,
-                            raw=result.content,
-                        )
+                out.judgments.extend(
+                    self._j(
+                        job, "dr3_insight", criterion=c.id, error=result.error, raw=result.content
                     )
+                    for c in batch
+                )
                 continue
             given = {item.id: item for item in result.value.results}
             for n, c in enumerate(batch, 1):
-                item = given.get(n)
-                if item is None:
-                    out.judgments.append(
-                        self._j(
-                            job,
-                            "dr3_insight",
-                            criterion=c.id,
-                            error="no result from the judge (NOT FOUND)",
-                            raw=result.content,
-                        )
-                    )
-                    continue
-                value = _snap(item.score)
-                parts = []
-                core = item.core_points or _texts(item.core_meaning)
-                if core:
-                    parts.append("Core points: " + "; ".join(core))
-                if item.missing_points:
-                    parts.append("Missing: " + "; ".join(item.missing_points))
-                if item.reasoning or item.explanation:
-                    parts.append(item.reasoning or item.explanation)
-                if value != item.score:
-                    parts.append(
-                        f"(judge gave {item.score:g}, snapped to {value:g} as the evaluator does)"
-                    )
-                out.judgments.append(
-                    self._j(
-                        job,
-                        "dr3_insight",
-                        criterion=c.id,
-                        value=value,
-                        explanation="\n".join(parts),
-                        evidence=item.found_in_report,
-                        raw=raw_of(item),
-                    )
-                )
+                out.judgments.append(self._insight_verdict(job, c, given.get(n), result.content))
+
+    async def _insight_reply(self, job: JudgeJob, texts: list[str]) -> CallResult[InsightReply]:
+        """The detailed prompt's reply; when it is unusable, the compact prompt's, as the code
+        does."""
+        report = job.report.markdown
+        result = await self.client.complete(
+            insight_prompt(job.task.prompt, report, texts), InsightReply
+        )
+        if result.deferred or result.value is not None:
+            return result
+        return await self.client.complete(insight_compact_prompt(report, texts), InsightReply)
+
+    def _insight_verdict(
+        self, job: JudgeJob, c: Criterion, item: InsightItem | None, content: str
+    ) -> Judgment:
+        if item is None:
+            return self._j(
+                job,
+                "dr3_insight",
+                criterion=c.id,
+                error="no result from the judge (NOT FOUND)",
+                raw=content,
+            )
+        value = _snap(item.score)
+        return self._j(
+            job,
+            "dr3_insight",
+            criterion=c.id,
+            value=value,
+            explanation=_insight_explanation(item, value),
+            evidence=item.found_in_report,
+            raw=raw_of(item),
+        )
 
     # -- checklist ------------------------------------------------------------------------------
 
@@ -601,40 +608,20 @@ class Dr3Pipeline:
                 StepError(job.report.id, "claims", "report", result.error or "no reply")
             )
             return [], []
-        pages, files = task_documents(job)
-        by_title = {r.title: r for r in job.report.references or []}
-        by_url = {r.url: r for r in job.report.references or [] if r.url}
-        next_index = max((r.index for r in job.report.references or []), default=0) + 1
-        added: list[Reference] = []
+        book = _References(job.report.references or [], *task_documents(job))
         ids = _fresh_ids(job)
         claims: list[Claim] = []
         for item in result.value.claims:
             fact = item.claim_text.strip()
             if not fact:
                 continue
-            indices: list[int] = []
-            for raw in dict.fromkeys(item.citations):
-                ref = by_title.get(raw)
-                if ref is None:
-                    src, _ = resolve_citation(raw, pages, files)
-                    ref = by_url.get(src.url) if src is not None else None
-                    if ref is None:
-                        ref = Reference(
-                            index=next_index, title=raw, url=src.url if src is not None else None
-                        )
-                        next_index += 1
-                        added.append(ref)
-                        if ref.url:
-                            by_url[ref.url] = ref
-                    by_title[raw] = ref
-                indices.append(ref.index)
-            span = locate(job.report.markdown, fact)
+            indices = [book.index_of(raw) for raw in dict.fromkeys(item.citations)]
             claims.append(
                 Claim(
                     id=next(ids),
                     fact=fact,
                     extract=fact,
-                    span=span,
+                    span=locate(job.report.markdown, fact),
                     citations=indices,
                     metadata={
                         RUN_CLAIM_KEY: self.run_id,
@@ -643,7 +630,7 @@ class Dr3Pipeline:
                     },
                 )
             )
-        return claims, added
+        return claims, book.added
 
     async def _support(
         self,
@@ -652,65 +639,63 @@ class Dr3Pipeline:
         references: dict[int, Reference],
         out: ReportOutcome,
     ) -> None:
-        groups: dict[str, list[tuple[Claim, Reference]]] = {}
-        for claim in claims:
-            for index in dict.fromkeys(claim.citations or ()):
-                ref = references.get(index)
-                if ref is None:
-                    continue
-                groups.setdefault(ref.url or "", []).append((claim, ref))
-        for url, pairs in groups.items():
+        for url, pairs in _by_source(claims, references).items():
             page = await self.pages.get(url) if url and self.pages is not None else None
             if page is None or not page.usable:
-                for claim, ref in pairs:
-                    out.judgments.append(
-                        self._j(
-                            job,
-                            "dr3_support",
-                            claim=claim.id,
-                            ref=ref.index,
-                            value="unsupported",
-                            explanation=f"Citation {ref.title} → Source not found (no call: the "
-                            "evaluator marks it unsupported)",
-                        )
+                out.judgments.extend(
+                    self._j(
+                        job,
+                        "dr3_support",
+                        claim=claim.id,
+                        ref=ref.index,
+                        value="unsupported",
+                        explanation=f"Citation {ref.title} → Source not found (no call: the "
+                        "evaluator marks it unsupported)",
                     )
+                    for claim, ref in pairs
+                )
                 continue
             for batch in chunks(pairs, SUPPORT_BATCH):
-                prompt = self._support_prompt(page, batch)
-                result = await self.client.complete(prompt, SupportReply)
-                if result.deferred:
-                    out.deferred = True
-                    continue
-                given = {} if result.value is None else {i.id: i for i in result.value.results}
-                for n, (claim, ref) in enumerate(batch, 1):
-                    item = given.get(n)
-                    if item is None:
-                        out.judgments.append(
-                            self._j(
-                                job,
-                                "dr3_support",
-                                claim=claim.id,
-                                ref=ref.index,
-                                error=result.error
-                                if result.value is None
-                                else "not verified (no result for this citation)",
-                                raw=result.content,
-                                source_sha256=page.sha256,
-                            )
-                        )
-                        continue
-                    out.judgments.append(
-                        self._j(
-                            job,
-                            "dr3_support",
-                            claim=claim.id,
-                            ref=ref.index,
-                            value="supported" if item.supported else "unsupported",
-                            explanation=f"Citation {ref.title}\nJudge: {item.explanation}",
-                            raw=raw_of(item),
-                            source_sha256=page.sha256,
-                        )
+                await self._support_batch(job, page, batch, out)
+
+    async def _support_batch(
+        self, job: JudgeJob, page: Page, batch: list[tuple[Claim, Reference]], out: ReportOutcome
+    ) -> None:
+        """One call judging a batch of (claim, citation) pairs against one document."""
+        result = await self.client.complete(self._support_prompt(page, batch), SupportReply)
+        if result.deferred:
+            out.deferred = True
+            return
+        given = {} if result.value is None else {i.id: i for i in result.value.results}
+        for n, (claim, ref) in enumerate(batch, 1):
+            item = given.get(n)
+            if item is None:
+                out.judgments.append(
+                    self._j(
+                        job,
+                        "dr3_support",
+                        claim=claim.id,
+                        ref=ref.index,
+                        error=result.error
+                        if result.value is None
+                        else "not verified (no result for this citation)",
+                        raw=result.content,
+                        source_sha256=page.sha256,
                     )
+                )
+                continue
+            out.judgments.append(
+                self._j(
+                    job,
+                    "dr3_support",
+                    claim=claim.id,
+                    ref=ref.index,
+                    value="supported" if item.supported else "unsupported",
+                    explanation=f"Citation {ref.title}\nJudge: {item.explanation}",
+                    raw=raw_of(item),
+                    source_sha256=page.sha256,
+                )
+            )
 
     def _support_prompt(self, page: Page, batch: list[tuple[Claim, Reference]]) -> Prompt:
         content = page.text
@@ -728,54 +713,126 @@ class Dr3Pipeline:
         self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
     ) -> list[PlannedCall]:
         steps = self.options.steps
-        report = job.report.markdown
-        calls: list[PlannedCall] = []
-
-        def add(prompt: Prompt, output: int, exact: bool = True) -> None:
-            calls.append(
-                PlannedCall(
-                    job.report.id,
-                    prompt.step,
-                    tokens(prompt.chars),
-                    output,
-                    self.client.is_cached(prompt) if exact else None,
-                )
-            )
-
-        if "insight" in steps:
-            for dimension in (DIM_SC, DIM_UF):
-                for batch in chunks(_criteria(job, dimension), INSIGHT_BATCH):
-                    add(
-                        insight_prompt(job.task.prompt, report, [c.text for c in batch]),
-                        80 * len(batch),
-                    )
-        if "checklist" in steps:
-            for batch in chunks(_criteria(job, DIM_CHECK), CHECKLIST_BATCH):
-                add(checklist_prompt(report, [c.text for c in batch]), 15 * len(batch))
-        if "depth" in steps and _criteria(job, DIM_DEPTH):
-            add(depth_prompt(job.task.prompt, report), 120)
-        extracting = "claims" in steps
-        if extracting:
-            add(claims_prompt(report), tokens(len(report)) // 2)
+        calls = [call for step, planned in _PLANNED if step in steps for call in planned(job)]
         if "support" in steps:
-            pages = known_pages or {}
-            refs = job.references
-            groups: dict[str, list[tuple[Claim, Reference]]] = {}
-            for claim in job.report.claims:
-                for index in dict.fromkeys(claim.citations or ()):
-                    if index in refs and refs[index].url:
-                        groups.setdefault(refs[index].url or "", []).append((claim, refs[index]))
-            for url, pairs in groups.items():
-                page = pages.get(url) or Page(url=url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
-                if not page.usable:
-                    continue
-                for batch in chunks(pairs, SUPPORT_BATCH):
-                    add(
+            calls += self._support_calls(job, known_pages or {}, "claims" in steps)
+        return [
+            PlannedCall(
+                job.report.id,
+                prompt.step,
+                tokens(prompt.chars),
+                output,
+                self.client.is_cached(prompt) if exact else None,
+            )
+            for prompt, output, exact in calls
+        ]
+
+    def _support_calls(
+        self, job: JudgeJob, pages: Mapping[str, Page], extracting: bool
+    ) -> list[tuple[Prompt, int, bool]]:
+        """The support calls, grouped by document as :meth:`_support` makes them; a page not
+        fetched yet is assumed of a typical size, and the cache is asked only about prompts
+        known in full (stored pages, the report's own claims)."""
+        groups = _by_source(job.report.claims, job.references)
+        groups.pop("", None)  # a reference without a URL is not fetched: no call
+        calls: list[tuple[Prompt, int, bool]] = []
+        for url, pairs in groups.items():
+            page = pages.get(url) or Page(url=url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
+            if not page.usable:
+                continue
+            for batch in chunks(pairs, SUPPORT_BATCH):
+                calls.append(
+                    (
                         self._support_prompt(page, batch),
                         40 * len(batch),
                         url in pages and not extracting,
                     )
+                )
         return calls
+
+
+def _insight_calls(job: JudgeJob) -> list[tuple[Prompt, int, bool]]:
+    report = job.report.markdown
+    return [
+        (insight_prompt(job.task.prompt, report, [c.text for c in batch]), 80 * len(batch), True)
+        for dimension in (DIM_SC, DIM_UF)
+        for batch in chunks(_criteria(job, dimension), INSIGHT_BATCH)
+    ]
+
+
+def _checklist_calls(job: JudgeJob) -> list[tuple[Prompt, int, bool]]:
+    return [
+        (checklist_prompt(job.report.markdown, [c.text for c in batch]), 15 * len(batch), True)
+        for batch in chunks(_criteria(job, DIM_CHECK), CHECKLIST_BATCH)
+    ]
+
+
+def _depth_calls(job: JudgeJob) -> list[tuple[Prompt, int, bool]]:
+    if not _criteria(job, DIM_DEPTH):
+        return []
+    return [(depth_prompt(job.task.prompt, job.report.markdown), 120, True)]
+
+
+def _claims_calls(job: JudgeJob) -> list[tuple[Prompt, int, bool]]:
+    report = job.report.markdown
+    return [(claims_prompt(report), tokens(len(report)) // 2, True)]
+
+
+_PLANNED = (
+    ("insight", _insight_calls),
+    ("checklist", _checklist_calls),
+    ("depth", _depth_calls),
+    ("claims", _claims_calls),
+)
+"""The calls each model step makes, as (prompt, expected output tokens, ask the cache?), in
+the order :meth:`Dr3Pipeline.judge` makes them; support depends on the pages (its own method)."""
+
+
+def _by_source(
+    claims: list[Claim], references: Mapping[int, Reference]
+) -> dict[str, list[tuple[Claim, Reference]]]:
+    """(claim, reference) pairs grouped by the reference's URL ("" for none), each citation
+    of a claim once."""
+    groups: dict[str, list[tuple[Claim, Reference]]] = {}
+    for claim in claims:
+        for index in dict.fromkeys(claim.citations or ()):
+            ref = references.get(index)
+            if ref is None:
+                continue
+            groups.setdefault(ref.url or "", []).append((claim, ref))
+    return groups
+
+
+class _References:
+    """The report's references by citation string and by URL, for new claims: a citation
+    resolving to no known reference becomes a new one, numbered after the last."""
+
+    def __init__(self, known: list[Reference], pages: list[_Src], files: list[_Src]) -> None:
+        self.by_title = {r.title: r for r in known}
+        self.by_url = {r.url: r for r in known if r.url}
+        self.next_index = max((r.index for r in known), default=0) + 1
+        self.pages = pages
+        self.files = files
+        self.added: list[Reference] = []
+
+    def index_of(self, raw: str) -> int:
+        ref = self.by_title.get(raw)
+        if ref is None:
+            ref = self.resolve(raw)
+            self.by_title[raw] = ref
+        return ref.index
+
+    def resolve(self, raw: str) -> Reference:
+        src, _ = resolve_citation(raw, self.pages, self.files)
+        known = self.by_url.get(src.url) if src is not None else None
+        if known is not None:
+            return known
+        ref = Reference(index=self.next_index, title=raw, url=src.url if src is not None else None)
+        self.next_index += 1
+        self.added.append(ref)
+        if ref.url:
+            self.by_url[ref.url] = ref
+        return ref
 
 
 def _fresh_ids(job: JudgeJob) -> Iterator[str]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,21 @@ DATA_NAMES = (
     "query.jsonl",
 )
 TASK_FIELDS = ("task", "number", "id", "query", "language", "domain", "subdomain", "context_size")
+PAGE_FIELDS = ("title", "url", "page_body", "class", "keyword", "context_sizes")
+INSIGHT_FIELDS = (
+    "id",
+    "score",
+    "covered",
+    "core_meaning",
+    "core_points",
+    "found_in_report",
+    "missing_points",
+    "explanation",
+    "reasoning",
+    "insight_text",
+    "error",
+)
+"""What Gavel reads of a covered insight."""
 TEXT_SUFFIXES = (".md", ".txt")
 MAX_FILE_TEXT = 200_000
 
@@ -111,6 +126,68 @@ def _rows(path: Path) -> list[tuple[int | None, Any]]:
     if not isinstance(data, list):
         raise InputError(path, "expected a JSON list")
     return [(None, row) for row in data]
+
+
+def _newest_evals(case: Path) -> dict[str, Path]:
+    """Per metric, its newest ``eval_<metric>_<YYYYmmdd_HHMMSS>.json`` in the case folder."""
+    newest: dict[str, tuple[str, Path]] = {}
+    for path in case.iterdir():
+        found = _EVAL.match(path.name)
+        if found and (
+            found.group("metric") not in newest
+            or found.group("stamp") > newest[found.group("metric")][0]
+        ):
+            newest[found.group("metric")] = (found.group("stamp"), path)
+    return {name: path for name, (_, path) in newest.items()}
+
+
+def _covered_insights(inner: object) -> list[Any] | None:
+    """``evaluation_result.covered_insights`` of one origin's details, when it is a list."""
+    result = inner.get("evaluation_result") if isinstance(inner, dict) else None
+    covered = result.get("covered_insights") if isinstance(result, dict) else None
+    return covered if isinstance(covered, list) else None
+
+
+def _insight(path: Path, fld: str, item: object) -> dict[str, Any]:
+    if not isinstance(item, dict):
+        raise InputError(path, "must be an object", field=fld)
+    return {k: item[k] for k in INSIGHT_FIELDS if k in item}
+
+
+def _verifications(path: Path, at: str, details: dict[str, Any]) -> dict[str, Any]:
+    """The evaluator's verification of each claim, by claim id (as text)."""
+    verification = details.get("verification_result")
+    checks = verification.get("verifications") if isinstance(verification, dict) else []
+    if not isinstance(checks, list):
+        raise InputError(path, "not a list", field=f"{at}verification_result.verifications")
+    return {str(v.get("id")): v for v in checks if isinstance(v, dict)}
+
+
+def _citation_results(path: Path, at: str, cid: object, check: object) -> list[dict[str, Any]]:
+    """One claim's verdict per citation; a source the evaluator did not find marks them all."""
+    if not isinstance(check, dict):
+        return []
+    results = []
+    for j, res in enumerate(check.get("citation_results") or []):
+        if not isinstance(res, dict):
+            raise InputError(
+                path,
+                "must be an object",
+                field=f"{at}verification_result.verifications.{cid}.citation_results.{j}",
+            )
+        results.append({k: res[k] for k in ("citation", "supported", "explanation") if k in res})
+    if check.get("source_found") is False:
+        for res in results:
+            res.setdefault("source_found", False)
+    return results
+
+
+def _page_class(title: str, supportive: set[str], noise: set[str]) -> str:
+    """What the release says of a page: useful_search names the supportive ones, noise_search
+    the noise; the rest are unlabelled (the released sandbox does not mark distractors)."""
+    if title in supportive:
+        return "supportive"
+    return "noise" if title in noise else "unlabelled"
 
 
 @dataclass(slots=True)
@@ -181,61 +258,16 @@ class Release:
         return out
 
     def sandbox(self, folder: Path) -> list[dict[str, Any]]:
-        sampled = {
-            m.group("size"): p for p in sorted(folder.iterdir()) if (m := _SAMPLED.match(p.name))
-        }
-        if not sampled:
+        path = self.sampled(folder)
+        if path is None:
             return []
-        if self.context_size:
-            path = sampled.get(self.context_size)
-            if path is None:
-                raise InputError(
-                    folder,
-                    f"no long_context_sampled_{self.context_size}.json "
-                    f"(found: {', '.join(sorted(sampled))})",
-                )
-        elif len(sampled) == 1:
-            path = next(iter(sampled.values()))
-        else:
-            raise InputError(
-                folder,
-                "several sandbox sizes ("
-                + ", ".join(sorted(sampled))
-                + "): name the one run in run.json's context_size",
-            )
         supportive = self.titles(folder, "useful_search")
         noise = self.titles(folder, "noise_search")
         data = _load(path)
         if not isinstance(data, list):
             raise InputError(path, "expected a JSON list of pages {title, url, page_body}")
-        pages = []
-        unlabelled = 0
-        for i, page in enumerate(data):
-            if not isinstance(page, dict):
-                raise InputError(path, "a page must be an object", field=str(i))
-            for key in ("title", "url", "page_body"):
-                if page.get(key) is not None and not isinstance(page[key], str):
-                    raise InputError(path, "must be a string", field=f"{i}.{key}")
-            self.unmapped(
-                path,
-                f"{i}.",
-                page,
-                ("title", "url", "page_body", "class", "keyword", "context_sizes"),
-            )
-            title = str(page.get("title") or "")
-            klass = page.get("class") or (
-                "supportive" if title in supportive else "noise" if title in noise else "unlabelled"
-            )
-            unlabelled += klass == "unlabelled"
-            doc: dict[str, Any] = {
-                "title": title,
-                "url": str(page.get("url") or ""),
-                "page_body": str(page.get("page_body") or ""),
-                "class": klass,
-            }
-            if isinstance(page.get("keyword"), str):
-                doc["keyword"] = page["keyword"]
-            pages.append(doc)
+        pages = [self.page(path, i, page, supportive, noise) for i, page in enumerate(data)]
+        unlabelled = sum(page["class"] == "unlabelled" for page in pages)
         if unlabelled:
             self.note(
                 path,
@@ -244,6 +276,52 @@ class Release:
                 "noise_search: imported as unlabelled (distractor or noise)",
             )
         return pages
+
+    def sampled(self, folder: Path) -> Path | None:
+        """The sandbox file of the run's context size (the only one, when the run names none)."""
+        sampled = {
+            m.group("size"): p for p in sorted(folder.iterdir()) if (m := _SAMPLED.match(p.name))
+        }
+        if not sampled:
+            return None
+        if self.context_size:
+            path = sampled.get(self.context_size)
+            if path is None:
+                raise InputError(
+                    folder,
+                    f"no long_context_sampled_{self.context_size}.json "
+                    f"(found: {', '.join(sorted(sampled))})",
+                )
+            return path
+        if len(sampled) == 1:
+            return next(iter(sampled.values()))
+        raise InputError(
+            folder,
+            "several sandbox sizes ("
+            + ", ".join(sorted(sampled))
+            + "): name the one run in run.json's context_size",
+        )
+
+    def page(
+        self, path: Path, i: int, page: object, supportive: set[str], noise: set[str]
+    ) -> dict[str, Any]:
+        """One sandbox page, with the class the release gives it."""
+        if not isinstance(page, dict):
+            raise InputError(path, "a page must be an object", field=str(i))
+        for key in ("title", "url", "page_body"):
+            if page.get(key) is not None and not isinstance(page[key], str):
+                raise InputError(path, "must be a string", field=f"{i}.{key}")
+        self.unmapped(path, f"{i}.", page, PAGE_FIELDS)
+        title = str(page.get("title") or "")
+        doc: dict[str, Any] = {
+            "title": title,
+            "url": str(page.get("url") or ""),
+            "page_body": str(page.get("page_body") or ""),
+            "class": page.get("class") or _page_class(title, supportive, noise),
+        }
+        if isinstance(page.get("keyword"), str):
+            doc["keyword"] = page["keyword"]
+        return doc
 
     def titles(self, folder: Path, stem: str) -> set[str]:
         for suffix in (".json", ".jsonl"):
@@ -334,46 +412,45 @@ class Release:
                 if not report.is_file():
                     self.note(case, "final_report.md", "missing: case skipped")
                     continue
-                try:
-                    text = report.read_text(encoding="utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InputError(report, f"not UTF-8 text ({exc.reason})") from exc
-                record: dict[str, Any] = {
-                    "task": case.name,
-                    "system": system.name,
-                    "final_report": text,
-                }
-                for metric, (path, data) in self.metrics(case).items():
-                    mapped = self.metric(path, metric, data)
-                    if mapped is not None:
-                        record[mapped[0]] = mapped[1]
-                yield (str(report), None), record
+                yield (str(report), None), self.case_record(system.name, case, report)
+
+    def case_record(self, system: str, case: Path, report: Path) -> dict[str, Any]:
+        """One evaluated case: the report and what each metric the evaluator ran returned."""
+        try:
+            text = report.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(report, f"not UTF-8 text ({exc.reason})") from exc
+        record: dict[str, Any] = {"task": case.name, "system": system, "final_report": text}
+        for metric, (path, data) in self.metrics(case).items():
+            mapped = self.metric(path, metric, data)
+            if mapped is not None:
+                record[mapped[0]] = mapped[1]
+        return record
 
     def metrics(self, case: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
-        out: dict[str, tuple[Path, dict[str, Any]]] = {}
-        combined = case / "combined_result.json"
-        if combined.is_file():
-            data = _load(combined)
-            metrics = data.get("metrics") if isinstance(data, dict) else None
-            if not isinstance(metrics, dict):
-                raise InputError(combined, 'expected {"metrics": {...}}', field="metrics")
-            for name, value in metrics.items():
-                if not isinstance(value, dict):
-                    raise InputError(combined, "must be an object", field=f"metrics.{name}")
-                out[name] = (combined, value)
-        newest: dict[str, tuple[str, Path]] = {}
-        for path in case.iterdir():
-            found = _EVAL.match(path.name)
-            if found and (
-                found.group("metric") not in newest
-                or found.group("stamp") > newest[found.group("metric")][0]
-            ):
-                newest[found.group("metric")] = (found.group("stamp"), path)
-        for name, (_, path) in newest.items():
+        """Per metric, the newest ``eval_<metric>_<timestamp>.json``, else the combined result."""
+        out = self.combined(case)
+        for name, path in _newest_evals(case).items():
             data = _load(path)
             if not isinstance(data, dict):
                 raise InputError(path, "expected the metric's result object")
             out[name] = (path, data)
+        return out
+
+    @staticmethod
+    def combined(case: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
+        combined = case / "combined_result.json"
+        if not combined.is_file():
+            return {}
+        data = _load(combined)
+        metrics = data.get("metrics") if isinstance(data, dict) else None
+        if not isinstance(metrics, dict):
+            raise InputError(combined, 'expected {"metrics": {...}}', field="metrics")
+        out: dict[str, tuple[Path, dict[str, Any]]] = {}
+        for name, value in metrics.items():
+            if not isinstance(value, dict):
+                raise InputError(combined, "must be an object", field=f"metrics.{name}")
+            out[name] = (combined, value)
         return out
 
     def metric(
@@ -395,40 +472,8 @@ class Release:
                 "; not imported",
             )
             return None
-        at = f"{prefix}details."
-        if name == "information_recall":
-            return "information_recall", self.recall(path, at, details)
-        if name == "citation_coverage":
-            return "citation_coverage", {
-                "match_details": details.get("match_details", {}),
-                **(
-                    {"extracted_citations": details["extracted_citations"]}
-                    if isinstance(details.get("extracted_citations"), list)
-                    else {}
-                ),
-            }
-        if name == "factual_accuracy":
-            return "factual_accuracy", self.accuracy(path, at, details)
-        if name == "format_compliance":
-            rows = details.get("checklist_evaluation")
-            if not isinstance(rows, list):
-                raise InputError(path, "missing or not a list", field=f"{at}checklist_evaluation")
-            results = []
-            for i, row in enumerate(rows):
-                if not isinstance(row, dict):
-                    raise InputError(
-                        path, "must be an object", field=f"{at}checklist_evaluation.{i}"
-                    )
-                results.append(
-                    {
-                        "id": row.get("id", i + 1),
-                        "satisfied": row.get("satisfied"),
-                        "status": str(row.get("status") or "ok"),
-                        "explanation": str(row.get("explanation") or ""),
-                    }
-                )
-            return "format_compliance", {"results": results}
-        return "depth_quality", self.depth(path, at, details)
+        section, read = _METRIC_READERS[name]
+        return section, read(self, path, f"{prefix}details.", details)
 
     def recall(self, path: Path, at: str, details: dict[str, Any]) -> dict[str, Any]:
         components = details.get("components")
@@ -440,43 +485,19 @@ class Release:
             if not isinstance(part, dict) or part.get("available") is False:
                 continue
             inner = part.get("details", {})
-            result = inner.get("evaluation_result") if isinstance(inner, dict) else None
-            covered = result.get("covered_insights") if isinstance(result, dict) else None
-            if not isinstance(covered, list):
+            covered = _covered_insights(inner)
+            fld = f"{at}{where}{origin}.details.evaluation_result.covered_insights"
+            if covered is None:
                 if isinstance(inner, dict) and inner.get("message"):
                     continue  # "No gold insights provided for …": nothing evaluated
-                raise InputError(
-                    path,
-                    "missing or not a list",
-                    field=f"{at}{where}{origin}.details.evaluation_result.covered_insights",
-                )
-            items = []
-            for i, item in enumerate(covered):
-                if not isinstance(item, dict):
-                    raise InputError(
-                        path,
-                        "must be an object",
-                        field=f"{at}{where}{origin}.details.evaluation_result.covered_insights.{i}",
-                    )
-                keep = {
-                    k: item[k]
-                    for k in (
-                        "id",
-                        "score",
-                        "covered",
-                        "core_meaning",
-                        "core_points",
-                        "found_in_report",
-                        "missing_points",
-                        "explanation",
-                        "reasoning",
-                        "insight_text",
-                        "error",
-                    )
-                    if k in item
-                }
-                items.append(keep)
-            out[origin] = items
+                raise InputError(path, "missing or not a list", field=fld)
+            out[origin] = [_insight(path, f"{fld}.{i}", item) for i, item in enumerate(covered)]
+        return out
+
+    def coverage(self, path: Path, at: str, details: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"match_details": details.get("match_details", {})}
+        if isinstance(details.get("extracted_citations"), list):
+            out["extracted_citations"] = details["extracted_citations"]
         return out
 
     def accuracy(self, path: Path, at: str, details: dict[str, Any]) -> dict[str, Any]:
@@ -484,34 +505,13 @@ class Release:
         claims = extraction.get("claims") if isinstance(extraction, dict) else None
         if not isinstance(claims, list):
             raise InputError(path, "missing or not a list", field=f"{at}extraction.claims")
-        verification = details.get("verification_result")
-        checks = verification.get("verifications") if isinstance(verification, dict) else []
-        if not isinstance(checks, list):
-            raise InputError(path, "not a list", field=f"{at}verification_result.verifications")
-        by_id = {str(v.get("id")): v for v in checks if isinstance(v, dict)}
+        by_id = _verifications(path, at, details)
         out = []
         for i, claim in enumerate(claims):
             if not isinstance(claim, dict):
                 raise InputError(path, "must be an object", field=f"{at}extraction.claims.{i}")
             cid = claim.get("id", i + 1)
-            check = by_id.pop(str(cid), None)
-            results = []
-            if isinstance(check, dict):
-                for j, res in enumerate(check.get("citation_results") or []):
-                    if not isinstance(res, dict):
-                        raise InputError(
-                            path,
-                            "must be an object",
-                            field=f"{at}"
-                            f"verification_result.verifications.{cid}."
-                            f"citation_results.{j}",
-                        )
-                    results.append(
-                        {k: res[k] for k in ("citation", "supported", "explanation") if k in res}
-                    )
-                if check.get("source_found") is False:
-                    for res in results:
-                        res.setdefault("source_found", False)
+            results = _citation_results(path, at, cid, by_id.pop(str(cid), None))
             out.append(
                 {
                     "id": cid,
@@ -528,6 +528,24 @@ class Release:
                 "names no extracted claim; not imported",
             )
         return {"claims": out}
+
+    def format_compliance(self, path: Path, at: str, details: dict[str, Any]) -> dict[str, Any]:
+        rows = details.get("checklist_evaluation")
+        if not isinstance(rows, list):
+            raise InputError(path, "missing or not a list", field=f"{at}checklist_evaluation")
+        results = []
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise InputError(path, "must be an object", field=f"{at}checklist_evaluation.{i}")
+            results.append(
+                {
+                    "id": row.get("id", i + 1),
+                    "satisfied": row.get("satisfied"),
+                    "status": str(row.get("status") or "ok"),
+                    "explanation": str(row.get("explanation") or ""),
+                }
+            )
+        return {"results": results}
 
     def depth(self, path: Path, at: str, details: dict[str, Any]) -> dict[str, Any]:
         raw = details.get("raw_evaluation")
@@ -551,3 +569,15 @@ class Release:
             "sub_scores.depth_quality)",
             field=f"{at}raw_evaluation",
         )
+
+
+_MetricReader = Callable[[Release, Path, str, dict[str, Any]], dict[str, Any]]
+_METRIC_READERS: dict[str, tuple[str, _MetricReader]] = {
+    "information_recall": ("information_recall", Release.recall),
+    "citation_coverage": ("citation_coverage", Release.coverage),
+    "factual_accuracy": ("factual_accuracy", Release.accuracy),
+    "format_compliance": ("format_compliance", Release.format_compliance),
+    "overall_quality": ("depth_quality", Release.depth),
+}
+"""Per metric the evaluator writes: the result record's section, and how it is read (the
+evaluator's ``overall_quality`` is the depth score)."""

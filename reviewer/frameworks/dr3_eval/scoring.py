@@ -342,18 +342,18 @@ def recall(codes: Sequence[str | None], ran: bool, options: Mapping[str, str]) -
         return 100.0 if ran and options["ir_empty"] == "hundred" else None
     if not ran:
         return None
-    half = options["ir_partial"] == "half"
-    got = den = 0.0
+    counted = [c for c in codes if c is not None] if options["ir_failed"] == "exclude" else codes
+    return _percent(_credit(counted, options["ir_partial"] == "half"), float(len(counted)))
+
+
+def _credit(codes: Sequence[str | None], half: bool) -> float:
+    """Fully covered insights count 1; partly covered ones 0.5 in the 'half' reading, else 0."""
+    credit = {"1": 1.0, "0.5": 0.5 if half else 0.0}
+    got = 0.0
     for code in codes:
-        if code is None:
-            if options["ir_failed"] == "exclude":
-                continue
-        elif code == "1":
-            got += 1.0
-        elif code == "0.5" and half:
-            got += 0.5
-        den += 1.0
-    return _percent(got, den)
+        if code is not None:
+            got += credit.get(code, 0.0)
+    return got
 
 
 def depth_score(code: str | None, options: Mapping[str, str]) -> float | None:
@@ -389,6 +389,86 @@ def _ref_map(metadata: Mapping[str, object], key: str) -> dict[int, str]:
     return out
 
 
+_Unit = tuple[str | None, list[bool]]
+"""One FA unit: the origin it counts under, and its pairs' support (all must hold)."""
+
+
+def _judged(refs: list[int], verdicts: Mapping[int, str | None], exclude_failed: bool) -> list[int]:
+    """The references whose pair counts: a pair without a verdict is left out when failures
+    are excluded."""
+    return [r for r in refs if not (exclude_failed and verdicts.get(r) is None)]
+
+
+def _pair_units(
+    refs: list[int],
+    verdicts: Mapping[int, str | None],
+    origin: Mapping[int, str],
+    exclude_failed: bool,
+) -> list[_Unit]:
+    """Eq. 4 read literally: each (claim, source) pair is a unit of its source's origin."""
+    return [
+        (origin.get(r), [verdicts.get(r) == "supported"])
+        for r in _judged(refs, verdicts, exclude_failed)
+    ]
+
+
+def _claim_unit(
+    refs: list[int],
+    verdicts: Mapping[int, str | None],
+    origin: Mapping[int, str],
+    exclude_failed: bool,
+) -> list[_Unit]:
+    """The code's unit: the claim, under its first citation's origin; none when every pair
+    failed and failures are excluded."""
+    kept = [verdicts.get(r) == "supported" for r in _judged(refs, verdicts, exclude_failed)]
+    if refs and not kept:
+        return []
+    return [(origin.get(refs[0]) if refs else None, kept)]
+
+
+def _tally(tally: dict[str | None, list[int]], units: list[_Unit]) -> None:
+    """Count each unit, supported or not, overall and under its origin (sandbox-first and
+    user-file-first units; a unit of no known origin counts overall only)."""
+    for unit_origin, results in units:
+        ok = bool(results) and all(results)
+        for bucket in ("all", unit_origin):
+            if bucket in tally:
+                tally[bucket][0] += ok
+                tally[bucket][1] += 1
+
+
+def _verdicts_by_kind(
+    report: ReportInput, variant: Variant
+) -> tuple[dict[str, dict[int, str | None]], dict[int, dict[int, str | None]]]:
+    """Criterion verdicts by kind and criterion, and support verdicts by claim and reference."""
+    by_kind: dict[str, dict[int, str | None]] = {
+        "dr3_insight": {},
+        "dr3_citation": {},
+        "dr3_checklist": {},
+        "dr3_depth": {},
+    }
+    pairs: dict[int, dict[int, str | None]] = {}
+    for v in report.verdicts:
+        if v.kind == "dr3_support":
+            if v.claim_id is not None and v.ref_idx is not None:
+                pairs.setdefault(v.claim_id, {})[v.ref_idx] = v.value(variant)
+        elif v.kind in by_kind and v.criterion_id is not None:
+            by_kind[v.kind][v.criterion_id] = v.value(variant)
+    return by_kind, pairs
+
+
+def _depth(
+    report: ReportInput, verdicts: Mapping[int, str | None], options: Mapping[str, str]
+) -> float | None:
+    """DQ: the mean depth score of the report's depth criteria that have one."""
+    depth = [
+        depth_score(verdicts[c.id], options)
+        for c in report.criteria
+        if c.dimension == DIM_DEPTH and c.id in verdicts
+    ]
+    return _mean([d for d in depth if d is not None])
+
+
 class Dr3Framework:
     name: str = NAME
     label: str = "DR3-Eval"
@@ -413,35 +493,15 @@ class Dr3Framework:
     def score_report(
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]
     ) -> ReportScores:
-        by_kind: dict[str, dict[int, str | None]] = {
-            "dr3_insight": {},
-            "dr3_citation": {},
-            "dr3_checklist": {},
-            "dr3_depth": {},
-        }
-        pairs: dict[int, dict[int, str | None]] = {}
-        any_support = False
-        for v in report.verdicts:
-            if v.kind == "dr3_support":
-                if v.claim_id is not None and v.ref_idx is not None:
-                    pairs.setdefault(v.claim_id, {})[v.ref_idx] = v.value(variant)
-                    any_support = True
-            elif v.kind in by_kind and v.criterion_id is not None:
-                by_kind[v.kind][v.criterion_id] = v.value(variant)
-        if not any(by_kind.values()) and not any_support:
+        by_kind, pairs = _verdicts_by_kind(report, variant)
+        if not any(by_kind.values()) and not pairs:
             return {}
         scores: ReportScores = {}
         self._recall(report, by_kind["dr3_insight"], options, scores)
         self._coverage(report, by_kind["dr3_citation"], options, scores)
-        self._accuracy(report, pairs, any_support, options, scores)
+        self._accuracy(report, pairs, bool(pairs), options, scores)
         self._checklist(report, by_kind["dr3_checklist"], options, scores)
-        depth = [
-            depth_score(code, options)
-            for c in report.criteria
-            if c.dimension == DIM_DEPTH and c.id in by_kind["dr3_depth"]
-            for code in (by_kind["dr3_depth"][c.id],)
-        ]
-        scores["DQ"] = _mean([d for d in depth if d is not None])
+        scores["DQ"] = _depth(report, by_kind["dr3_depth"], options)
         scores["Avg"] = average(scores, options)
         return scores
 
@@ -503,38 +563,16 @@ class Dr3Framework:
         origin = _ref_map(report.report_metadata, ORIGIN_META)
         klass = _ref_map(report.report_metadata, CLASS_META)
         exclude_failed = options["fa_failed_pair"] == "exclude"
-        by_pair = options["fa_unit"] == "pair"
-        # [supported, counted] overall, for sandbox-first and user-file-first units
-        tally = {"all": [0, 0], "sandbox": [0, 0], "user_file": [0, 0]}
-        distractor = 0
+        units_of = _pair_units if options["fa_unit"] == "pair" else _claim_unit
         keep = extraction_in_force(report.claims, set(pairs))
         claims = [c for c in report.claims if keep is None or c.id in keep]
+        tally: dict[str | None, list[int]] = {"all": [0, 0], "sandbox": [0, 0], "user_file": [0, 0]}
+        distractor = 0
         for claim in claims:
             verdicts = pairs.get(claim.id, {})
             refs = list(dict.fromkeys([*claim.citations, *verdicts]))
             distractor += any(klass.get(r) == "distractor" for r in refs)
-            units: list[tuple[str | None, list[bool]]]
-            if by_pair:
-                units = [
-                    (origin.get(r), [verdicts.get(r) == "supported"])
-                    for r in refs
-                    if not (exclude_failed and verdicts.get(r) is None)
-                ]
-            else:
-                kept = [
-                    verdicts.get(r) == "supported"
-                    for r in refs
-                    if not (exclude_failed and verdicts.get(r) is None)
-                ]
-                if refs and not kept:
-                    continue  # every pair failed and failures are excluded
-                units = [(origin.get(refs[0]) if refs else None, kept)]
-            for unit_origin, results in units:
-                ok = bool(results) and all(results)
-                for bucket in ("all", unit_origin):
-                    if bucket in tally:
-                        tally[bucket][0] += ok
-                        tally[bucket][1] += 1
+            _tally(tally, units_of(refs, verdicts, origin, exclude_failed))
         scores["FA"] = _percent(*tally["all"])
         scores["FA_sandbox"] = _percent(*tally["sandbox"])
         scores["FA_userfiles"] = _percent(*tally["user_file"])

@@ -162,25 +162,7 @@ class _Reader:
     def read(self) -> Bundle:
         if not self.root.is_dir():
             raise InputError(self.root, "not a folder (expected a LiveDRBench run folder)")
-        found = [self.root / n for n in DATASET_NAMES if (self.root / n).is_file()]
-        shards = sorted(p for p in self.root.glob("*.parquet") if p.is_file())
-        if not found and not shards:
-            raise InputError(
-                self.root,
-                f"no dataset file (expected one of "
-                f"{', '.join(DATASET_NAMES)}, or the release's .parquet file)",
-            )
-        if len(found) > 1 or (found and shards):
-            second = found[1] if len(found) > 1 else shards[0]
-            raise InputError(second, f"a second dataset file beside {found[0].name}")
-        if found:
-            for where, raw in self.dataset_rows(found[0]):
-                self.add_row(raw, where)
-        for shard in shards:
-            for where, raw in self.parquet_rows(shard):
-                self.add_row(raw, where)
-        if not self.rows:
-            raise InputError(found[0] if found else shards[0], "the dataset has no rows")
+        self.read_dataset()
         tasks = [self.task(row) for row in self.rows.values()]
         systems: list[System] = []
         reports: list[Report] = []
@@ -192,42 +174,19 @@ class _Reader:
             system = self.system_id(path)
             systems.append(System(id=system, name=system))
             predictions = self.predictions(path)
-            for key, row in self.rows.items():
-                prediction = predictions.get(key)
-                if prediction is None:
-                    prediction = self.placeholder(row)
-                    self.note(
-                        (str(path), None),
-                        f"no prediction for task {key}: scored as an empty answer",
-                    )
-                reports.append(self.report(row, system, prediction))
+            reports.extend(self.system_reports(path, system, predictions))
             eval_path = self.root / "evaluations" / f"{path.stem}.jsonl"
             if eval_path.is_file():
                 run, verdicts = self.evaluations(eval_path, system, predictions)
                 runs.append(run)
                 judgments.extend(verdicts)
-        eval_dir = self.root / "evaluations"
-        if eval_dir.is_dir():
-            for path in sorted(eval_dir.glob("*.jsonl")):
-                if not (pred_dir / f"{path.stem}.json").is_file():
-                    raise InputError(
-                        path,
-                        f"judge records for system {path.stem!r}, which has "
-                        "no predictions/<system>.json",
-                    )
-        description = "LiveDRBench run imported from its released files."
-        if self.notes:
-            shown = self.notes[:MAX_NOTES]
-            more = len(self.notes) - len(shown)
-            description += "\nImport notes:\n" + "\n".join(f"- {n}" for n in shown)
-            if more:
-                description += f"\n- … and {more} more"
+        self.check_evaluations_have_predictions(pred_dir)
         suite = Suite(
             id=self.suite_id or f"livedrbench-{self.root.name}",
             name=f"LiveDRBench ({self.root.name})",
             frameworks=[FRAMEWORK_NAME],
             source=str(self.root),
-            description=description,
+            description=self.description(),
         )
         return Bundle(
             suite=suite,
@@ -237,6 +196,73 @@ class _Reader:
             runs=runs,
             judgments=judgments,
         )
+
+    def read_dataset(self) -> None:
+        """The rows of the one dataset file, or of the release's Parquet shards."""
+        dataset, shards = self.dataset_files()
+        if dataset is not None:
+            for where, raw in self.dataset_rows(dataset):
+                self.add_row(raw, where)
+        for shard in shards:
+            for where, raw in self.parquet_rows(shard):
+                self.add_row(raw, where)
+        if not self.rows:
+            raise InputError(dataset or shards[0], "the dataset has no rows")
+
+    def dataset_files(self) -> tuple[Path | None, list[Path]]:
+        """(the dataset file, the Parquet shards): one or the other."""
+        found = [self.root / n for n in DATASET_NAMES if (self.root / n).is_file()]
+        shards = sorted(p for p in self.root.glob("*.parquet") if p.is_file())
+        candidates = found + shards[:1]  # the shards are one dataset
+        if not candidates:
+            raise InputError(
+                self.root,
+                f"no dataset file (expected one of "
+                f"{', '.join(DATASET_NAMES)}, or the release's .parquet file)",
+            )
+        if len(candidates) > 1:
+            raise InputError(candidates[1], f"a second dataset file beside {found[0].name}")
+        return (found[0] if found else None), shards
+
+    def system_reports(
+        self, path: Path, system: str, predictions: dict[str, _Prediction]
+    ) -> list[Report]:
+        """A report per task of the dataset; a task the file does not answer gets an empty
+        placeholder (scored as an unanswered task)."""
+        reports = []
+        for key, row in self.rows.items():
+            prediction = predictions.get(key)
+            if prediction is None:
+                prediction = self.placeholder(row)
+                self.note(
+                    (str(path), None),
+                    f"no prediction for task {key}: scored as an empty answer",
+                )
+            reports.append(self.report(row, system, prediction))
+        return reports
+
+    def check_evaluations_have_predictions(self, pred_dir: Path) -> None:
+        eval_dir = self.root / "evaluations"
+        if not eval_dir.is_dir():
+            return
+        for path in sorted(eval_dir.glob("*.jsonl")):
+            if not (pred_dir / f"{path.stem}.json").is_file():
+                raise InputError(
+                    path,
+                    f"judge records for system {path.stem!r}, which has "
+                    "no predictions/<system>.json",
+                )
+
+    def description(self) -> str:
+        description = "LiveDRBench run imported from its released files."
+        if not self.notes:
+            return description
+        shown = self.notes[:MAX_NOTES]
+        more = len(self.notes) - len(shown)
+        description += "\nImport notes:\n" + "\n".join(f"- {n}" for n in shown)
+        if more:
+            description += f"\n- … and {more} more"
+        return description
 
     def dataset_rows(self, path: Path) -> list[tuple[Where, dict[str, Any]]]:
         if path.suffix == ".jsonl":
@@ -274,22 +300,21 @@ class _Reader:
             raise InputError(
                 path, f"not a readable Parquet file ({type(exc).__name__}: {str(exc)[:200]})"
             ) from exc
-        extra = [c for c in table.column_names if c not in ROW_FIELDS]
+        self.check_columns(path, table.column_names)
+        columns = [c for c in table.column_names if c in ROW_FIELDS]
+        rows = table.select(columns).to_pylist()
+        return [((str(path), n), row) for n, row in enumerate(rows, 1)]
+
+    def check_columns(self, path: Path, names: list[str]) -> None:
+        extra = [c for c in names if c not in ROW_FIELDS]
         if extra:
             self.note(
                 (str(path), None),
                 f"column(s) {', '.join(extra)} not mapped (not part of the LiveDRBench rows)",
             )
-        missing = [
-            c
-            for c in ("key", "category", "question", "ground_truths")
-            if c not in table.column_names
-        ]
+        missing = [c for c in ("key", "category", "question", "ground_truths") if c not in names]
         if missing:
             raise InputError(path, "missing column", field=missing[0])
-        columns = [c for c in table.column_names if c in ROW_FIELDS]
-        rows = table.select(columns).to_pylist()
-        return [((str(path), n), row) for n, row in enumerate(rows, 1)]
 
     def add_row(self, row: dict[str, Any], where: Where) -> None:
         prefix = f"{row.pop('_index')}." if "_index" in row else ""
@@ -301,31 +326,15 @@ class _Reader:
         key = _ident(row.get("key"), where, prefix + "key")
         if key in self.rows:
             raise _err(where, f"task key {key!r} repeats", prefix + "key")
-        category = row.get("category")
-        if not isinstance(category, str) or not category.strip():
-            raise _err(where, "missing or not a string", prefix + "category")
-        question = row.get("question")
-        if not isinstance(question, str) or not question.strip():
-            raise _err(where, "missing or not a string", prefix + "question")
+        category = _text(row, "category", where, prefix)
+        question = _text(row, "question", where, prefix)
         canary = row.get("canary") or None
         if canary is not None and not isinstance(canary, str):
             raise _err(where, "must be a string", prefix + "canary")
         parts = _decode(row.get("ground_truths"), canary, where, prefix + "ground_truths")
         if not isinstance(parts, list) or not parts:
             raise _err(where, "must be a non-empty list of answer parts", prefix + "ground_truths")
-        raw_misc = row.get("misc")
-        misc = (
-            _decode(raw_misc, canary, where, prefix + "misc") if raw_misc not in (None, "") else {}
-        )
-        if not isinstance(misc, dict):
-            raise _err(where, "must be a JSON object", prefix + "misc")
-        eval_info = misc.get("eval_info", {})
-        if not isinstance(eval_info, dict):
-            raise _err(where, "must be a JSON object", prefix + "misc.eval_info")
-        for name in ("primary_keys", "main_claims", "ignore_keys"):
-            value = eval_info.get(name, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise _err(where, "must be a list of strings", f"{prefix}misc.eval_info.{name}")
+        misc, eval_info = _misc(row.get("misc"), canary, where, prefix)
         mode = scoring_mode(category)
         _check_parts(parts, mode, where, prefix + "ground_truths")
         items = flatten(parts)
@@ -336,25 +345,6 @@ class _Reader:
 
     def task(self, row: _Row) -> Task:
         main = set(row.eval_info.get("main_claims", []))
-        criteria = []
-        for item, gid in zip(row.items, row.ids, strict=True):
-            mains = [k for k in item.value if k in main] if isinstance(item.value, dict) else []
-            where = f"answer part {item.part + 1}" + (
-                f", item {item.index + 1}" if item.index is not None else " (one dictionary)"
-            )
-            explanation = f"LiveDRBench ground-truth claim, {where}."
-            if mains:
-                explanation += f" Main claim: {', '.join(mains)}."
-            criteria.append(
-                Criterion(
-                    id=gid,
-                    framework=FRAMEWORK_NAME,
-                    dimension=_dimension(item),
-                    text=render(item.value) or "(empty)",
-                    explanation=explanation,
-                    metadata={"part": item.part, "index": item.index, "claim": item.value},
-                )
-            )
         metadata = {
             META_KEY: {
                 "key": row.key,
@@ -374,7 +364,9 @@ class _Reader:
             domain=domain_of(row.category),
             task_type=row.mode,
             metadata=metadata,
-            criteria=criteria,
+            criteria=[
+                _criterion(item, gid, main) for item, gid in zip(row.items, row.ids, strict=True)
+            ],
         )
 
     # -- predictions -------------------------------------------------------------------
@@ -460,28 +452,12 @@ class _Reader:
         seen: set[str] = set()
         for number, line in read_jsonl(path):
             where: Where = (str(path), number)
-            unknown = sorted(set(line) - {"key", "judge", "evaluations"})
-            if unknown:
-                raise _err(where, "unknown field (lines are {key, judge, evaluations})", unknown[0])
-            key = _ident(line.get("key"), where, "key")
-            row = self.rows.get(key)
-            if row is None:
-                raise _err(where, f"key {key!r} is not a task of the dataset", "key")
-            if key in seen:
-                raise _err(where, f"a second line for task {key}", "key")
-            seen.add(key)
-            judge = line.get("judge")
-            if judge is not None:
-                if not isinstance(judge, str):
-                    raise _err(where, "must be a string", "judge")
-                if judge not in judges:
-                    judges.append(judge)
-            records = line.get("evaluations")
-            if not isinstance(records, list):
-                raise _err(where, "must be a list of evaluation records", "evaluations")
-            prediction = predictions.get(key) or self.placeholder(row)
+            row, records = self.evaluation_line(line, where, seen, judges)
+            prediction = predictions.get(row.key) or self.placeholder(row)
             judgments.extend(
-                _Judge(self, row, prediction, run_id, f"{system}:{key}", where).judgments(records)
+                _Judge(self, row, prediction, run_id, f"{system}:{row.key}", where).judgments(
+                    records
+                )
             )
         run = JudgeRun(
             id=run_id,
@@ -491,6 +467,31 @@ class _Reader:
             description=f"LiveDRBench judge records for {system} ({self.rel(path)})",
         )
         return run, judgments
+
+    def evaluation_line(
+        self, line: dict[str, Any], where: Where, seen: set[str], judges: list[str]
+    ) -> tuple[_Row, list[Any]]:
+        """One task's line of judge records: its row and records (the judge's name kept)."""
+        unknown = sorted(set(line) - {"key", "judge", "evaluations"})
+        if unknown:
+            raise _err(where, "unknown field (lines are {key, judge, evaluations})", unknown[0])
+        key = _ident(line.get("key"), where, "key")
+        row = self.rows.get(key)
+        if row is None:
+            raise _err(where, f"key {key!r} is not a task of the dataset", "key")
+        if key in seen:
+            raise _err(where, f"a second line for task {key}", "key")
+        seen.add(key)
+        judge = line.get("judge")
+        if judge is not None:
+            if not isinstance(judge, str):
+                raise _err(where, "must be a string", "judge")
+            if judge not in judges:
+                judges.append(judge)
+        records = line.get("evaluations")
+        if not isinstance(records, list):
+            raise _err(where, "must be a list of evaluation records", "evaluations")
+        return row, records
 
 
 @dataclass(slots=True)
@@ -508,7 +509,6 @@ class _Judge:
     out: list[Judgment] = field(default_factory=list)
 
     def judgments(self, records: list[Any]) -> list[Judgment]:
-        allowed = RECORD_TYPES[self.row.mode]
         position: dict[int, int] = {}
         remaining = {
             p: [i for i, it in enumerate(self.row.items) if it.part == p]
@@ -516,31 +516,9 @@ class _Judge:
         }
         for r, record in enumerate(records):
             fld = f"evaluations.{r}"
-            if not isinstance(record, dict):
-                raise _err(self.where, "an evaluation record must be an object", fld)
-            kind = record.get("type")
-            if kind not in allowed:
-                raise _err(
-                    self.where,
-                    f"type {kind!r} does not grade a {self.row.category} "
-                    f"task (expected {' or '.join(allowed)})",
-                    f"{fld}.type",
-                )
-            part = record.get("part", 0)
-            if (
-                not isinstance(part, int)
-                or isinstance(part, bool)
-                or not (0 <= part < len(self.row.parts))
-            ):
-                raise _err(self.where, f"no answer part {part!r}", f"{fld}.part")
-            shape = part_shape(self.row.parts[part])
+            kind = self.record_type(record, fld)
+            part = self.record_part(record, kind, fld)
             if kind == "dict":
-                if shape != "dict":
-                    raise _err(
-                        self.where,
-                        "a dict record for a part that is not a dictionary",
-                        f"{fld}.part",
-                    )
                 self.dict_record(record, part, fld)
                 continue
             default = position.get(part, 0)
@@ -553,6 +531,39 @@ class _Judge:
             self.once(fld)
         self.match_verdicts()
         return self.out
+
+    def record_type(self, record: object, fld: str) -> str:
+        """The record's type, one the task's category is graded with."""
+        if not isinstance(record, dict):
+            raise _err(self.where, "an evaluation record must be an object", fld)
+        allowed = RECORD_TYPES[self.row.mode]
+        kind = record.get("type")
+        if kind not in allowed:
+            raise _err(
+                self.where,
+                f"type {kind!r} does not grade a {self.row.category} "
+                f"task (expected {' or '.join(allowed)})",
+                f"{fld}.type",
+            )
+        return str(kind)
+
+    def record_part(self, record: dict[str, Any], kind: str, fld: str) -> int:
+        """The answer part a record grades (a dict record grades a dictionary part)."""
+        part = record.get("part", 0)
+        if (
+            not isinstance(part, int)
+            or isinstance(part, bool)
+            or not (0 <= part < len(self.row.parts))
+        ):
+            raise _err(self.where, f"no answer part {part!r}", f"{fld}.part")
+        shape = part_shape(self.row.parts[part])
+        if kind == "dict" and shape != "dict":
+            raise _err(
+                self.where,
+                "a dict record for a part that is not a dictionary",
+                f"{fld}.part",
+            )
+        return part
 
     def once(self, fld: str) -> None:
         """Refuse a record that grades again what an earlier one of the line graded (two
@@ -666,32 +677,44 @@ class _Judge:
             self.key_verdicts(pred, gt, output, f"{fld}.eval_output")
 
     def find(self, extracted: object, part: int, remaining: list[int], fld: str) -> int | None:
+        """The ground-truth item the judge's ``extracted_gt`` names, among the part's
+        remaining items first (an item already taken is still found)."""
         everything = [i for i, it in enumerate(self.row.items) if it.part == part]
         pool = remaining + [i for i in everything if i not in remaining]
         if self.row.mode == "strings":
-            if not isinstance(extracted, str):
-                raise _err(self.where, "must be the matched string", f"{fld}.extracted_gt")
-            wanted = extracted.casefold()
-            found = next(
-                (i for i in pool if title_of(self.row.items[i].value).casefold() == wanted), None
-            )
+            found = self.find_string(extracted, pool, fld)
         else:
-            if not isinstance(extracted, dict):
-                raise _err(
-                    self.where, "must be the matched ground-truth dictionary", f"{fld}.extracted_gt"
-                )
-            primary = self.row.eval_info.get("primary_keys", [])
-            found = next((i for i in pool if self.row.items[i].value == extracted), None)
-            if found is None and primary:
-                found = next(
-                    (i for i in pool if _same_keys(self.row.items[i].value, extracted, primary)),
-                    None,
-                )
+            found = self.find_dict(extracted, pool, fld)
         if found is None:
             self.reader.note(
                 self.where,
                 f"{self.report}: the judge returned a claim that is not "
                 "in the ground truth; the prediction is left unmatched",
+            )
+        return found
+
+    def find_string(self, extracted: object, pool: list[int], fld: str) -> int | None:
+        """The first item whose title equals the string, ignoring case."""
+        if not isinstance(extracted, str):
+            raise _err(self.where, "must be the matched string", f"{fld}.extracted_gt")
+        wanted = extracted.casefold()
+        return next(
+            (i for i in pool if title_of(self.row.items[i].value).casefold() == wanted), None
+        )
+
+    def find_dict(self, extracted: object, pool: list[int], fld: str) -> int | None:
+        """The first item equal to the dictionary, else the first with its primary-key values
+        (the code's ``find_and_remove_dict``)."""
+        if not isinstance(extracted, dict):
+            raise _err(
+                self.where, "must be the matched ground-truth dictionary", f"{fld}.extracted_gt"
+            )
+        found = next((i for i in pool if self.row.items[i].value == extracted), None)
+        primary = self.row.eval_info.get("primary_keys", [])
+        if found is None and primary:
+            found = next(
+                (i for i in pool if _same_keys(self.row.items[i].value, extracted, primary)),
+                None,
             )
         return found
 
@@ -821,18 +844,66 @@ def _check_parts(
         if want is not None and (want == "dict") != (shape == "dict"):
             kind = "dictionary" if want == "dict" else "list"
             raise _err(where, f"part {p + 1} must be a {kind}, like the ground truth's", place)
-        if mode != "dicts" and shape == "dict":
-            raise _err(
-                where,
-                f"{'SciFacts' if mode == 'scifacts' else 'this category'}'s answers are lists",
-                place,
-            )
-        if mode != "strings" and shape == "strings":
-            raise _err(where, "this category's answers are dictionaries, not strings", place)
-        if want == "strings" and shape == "list":
-            raise _err(where, "this category's answers are lists of strings", place)
-        if want == "list" and shape == "strings":
-            raise _err(where, "this category's answers are lists of dictionaries", place)
+        problem = _WRONG_FOR_MODE.get((mode, shape)) or _WRONG_FOR_EXPECTED.get((want, shape))
+        if problem:
+            raise _err(where, problem, place)
+
+
+_WRONG_FOR_MODE: dict[tuple[str, str], str] = {
+    ("strings", "dict"): "this category's answers are lists",
+    ("scifacts", "dict"): "SciFacts's answers are lists",
+    ("dicts", "strings"): "this category's answers are dictionaries, not strings",
+    ("scifacts", "strings"): "this category's answers are dictionaries, not strings",
+}
+"""(scoring mode, part shape) pairs the category's grader cannot read."""
+_WRONG_FOR_EXPECTED: dict[tuple[str | None, str], str] = {
+    ("strings", "list"): "this category's answers are lists of strings",
+    ("list", "strings"): "this category's answers are lists of dictionaries",
+}
+"""(ground truth's shape, prediction's shape) pairs of list parts that do not match."""
+
+
+def _text(row: dict[str, Any], name: str, where: Where, prefix: str) -> str:
+    value = row.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise _err(where, "missing or not a string", prefix + name)
+    return value
+
+
+def _misc(
+    raw: object, canary: str | None, where: Where, prefix: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A row's ``misc`` object (absent: empty) and its ``eval_info`` key lists."""
+    misc = _decode(raw, canary, where, prefix + "misc") if raw not in (None, "") else {}
+    if not isinstance(misc, dict):
+        raise _err(where, "must be a JSON object", prefix + "misc")
+    eval_info = misc.get("eval_info", {})
+    if not isinstance(eval_info, dict):
+        raise _err(where, "must be a JSON object", prefix + "misc.eval_info")
+    for name in ("primary_keys", "main_claims", "ignore_keys"):
+        value = eval_info.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _err(where, "must be a list of strings", f"{prefix}misc.eval_info.{name}")
+    return misc, eval_info
+
+
+def _criterion(item: Item, gid: str, main: set[str]) -> Criterion:
+    """A ground-truth claim as a criterion, saying where it sits and which keys are main."""
+    mains = [k for k in item.value if k in main] if isinstance(item.value, dict) else []
+    where = f"answer part {item.part + 1}" + (
+        f", item {item.index + 1}" if item.index is not None else " (one dictionary)"
+    )
+    explanation = f"LiveDRBench ground-truth claim, {where}."
+    if mains:
+        explanation += f" Main claim: {', '.join(mains)}."
+    return Criterion(
+        id=gid,
+        framework=FRAMEWORK_NAME,
+        dimension=_dimension(item),
+        text=render(item.value) or "(empty)",
+        explanation=explanation,
+        metadata={"part": item.part, "index": item.index, "claim": item.value},
+    )
 
 
 def _dimension(item: Item) -> str:
@@ -907,7 +978,18 @@ def judgments_from_records(
     """The verdicts a task's evaluation records give, exactly as an import of them would
     (Gavel's own judge writes records of the reference code's shape, then reads them here);
     and the notes the reading made (a judge match not in the ground truth, a repeat)."""
-    info = task_metadata.get(META_KEY) or {}
+    where: Where = (f"judge run {run}", None)
+    row = _row_of(task_metadata.get(META_KEY) or {}, where)
+    pred_parts = list((report_metadata.get(META_KEY) or {}).get("preds") or [])
+    pred_items = flatten(pred_parts)
+    prediction = _Prediction(pred_parts, pred_items, [item_id("p", it) for it in pred_items])
+    notes = _Notes()
+    judge = _Judge(notes, row, prediction, run, report, where)  # type: ignore[arg-type]
+    return judge.judgments(records), notes.notes
+
+
+def _row_of(info: dict[str, Any], where: Where) -> _Row:
+    """A dataset row as the task's stored metadata keeps it (ids as stored, else as imported)."""
     parts = list(info.get("ground_truths") or [])
     category = str(info.get("category", ""))
     mode = scoring_mode(category, info.get("mode"))
@@ -919,8 +1001,7 @@ def judgments_from_records(
         else [item_id("g", it) for it in items]
     )
     eval_info = info.get("eval_info") if isinstance(info.get("eval_info"), dict) else {}
-    where: Where = (f"judge run {run}", None)
-    row = _Row(
+    return _Row(
         str(info.get("key", "")),
         category,
         mode,
@@ -932,12 +1013,6 @@ def judgments_from_records(
         ids,
         where,
     )
-    pred_parts = list((report_metadata.get(META_KEY) or {}).get("preds") or [])
-    pred_items = flatten(pred_parts)
-    prediction = _Prediction(pred_parts, pred_items, [item_id("p", it) for it in pred_items])
-    notes = _Notes()
-    judge = _Judge(notes, row, prediction, run, report, where)  # type: ignore[arg-type]
-    return judge.judgments(records), notes.notes
 
 
 def read_livedrbench(path: Path, suite_id: str | None = None) -> Bundle:

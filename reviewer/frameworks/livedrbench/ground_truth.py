@@ -193,27 +193,38 @@ def new_claim_payload(
     keeps exactly those, missing ones as ``""``, in their order); without them the prediction's
     own keys are kept. ``source_claim`` records which predicted claim it came from.
     """
-    claim: dict[str, Any] | str
-    if mode == "strings":
-        if isinstance(predicted, str):
-            claim = predicted
-        else:
-            keys = list(gt_keys) or ["title", "link", "connection"]
-            claim = {k: predicted.get(k, "") for k in keys}
-    elif not isinstance(predicted, dict):
-        raise ValueError("this category's claims are dictionaries; the prediction is a string")
-    elif mode == "scifacts":
-        keys = list(gt_keys) or list(predicted)
-        claim = {k: [v for v in variants(predicted.get(k, "")) if v != ""] for k in keys}
-    else:
-        keys = list(gt_keys) or list(predicted)
-        claim = {k: predicted.get(k, "") for k in keys}
-    payload: dict[str, Any] = {"part": part, "claim": claim}
+    payload: dict[str, Any] = {"part": part, "claim": _native_claim(predicted, mode, gt_keys)}
     if claim_id:
         payload["id"] = claim_id
     if source_claim:
         payload["source_claim"] = source_claim
     return payload
+
+
+def _native_claim(
+    predicted: dict[str, Any] | str, mode: Mode, gt_keys: Sequence[str]
+) -> dict[str, Any] | str:
+    """The prediction in the ground truth's shape: a string stays one (or PriorArt's
+    title, link and connection); SciFacts values become lists of their variants."""
+    if mode == "strings":
+        return _native_string(predicted, gt_keys)
+    if not isinstance(predicted, dict):
+        raise ValueError("this category's claims are dictionaries; the prediction is a string")
+    keys = list(gt_keys) or list(predicted)
+    if mode == "scifacts":
+        return {k: _nonempty_variants(predicted.get(k, "")) for k in keys}
+    return {k: predicted.get(k, "") for k in keys}
+
+
+def _native_string(predicted: dict[str, Any] | str, gt_keys: Sequence[str]) -> dict[str, Any] | str:
+    if isinstance(predicted, str):
+        return predicted
+    keys = list(gt_keys) or ["title", "link", "connection"]
+    return {k: predicted.get(k, "") for k in keys}
+
+
+def _nonempty_variants(value: object) -> list[object]:
+    return [v for v in variants(value) if v != ""]
 
 
 def alias_payload(target: str, key: str | None, value: object) -> dict[str, Any]:
@@ -249,10 +260,7 @@ def proposal_from_claim(
     shape = part_shape(gts[part])
     if shape == "dict":
         raise ValueError("a dictionary part holds one answer: propose an alias instead")
-    keys: list[str] = []
-    for item in gts[part]:
-        if isinstance(item, dict):
-            keys.extend(k for k in item if k not in keys)
+    keys = _keys_of(gts[part])
     mode = scoring_mode(str(info.get("category", "")), info.get("mode"))
     predicted = claim_metadata.get("claim")
     if not isinstance(predicted, dict | str):
@@ -260,3 +268,12 @@ def proposal_from_claim(
     return new_claim_payload(
         predicted, part=part, mode=mode, gt_keys=keys, source_claim=source_claim
     )
+
+
+def _keys_of(items: list[Any]) -> list[str]:
+    """The keys a list part's dictionaries have, in order of first appearance."""
+    keys: list[str] = []
+    for item in items:
+        if isinstance(item, dict):
+            keys.extend(k for k in item if k not in keys)
+    return keys

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, RootModel, field_validator
 
@@ -51,6 +51,7 @@ from reviewer.frameworks.livedrbench.judge_templates import (
     STR_SEARCH_ENTITIES,
     STR_SEARCH_PRIOR_ART,
 )
+from reviewer.judge.client import CallResult
 from reviewer.judge.fetch import Page, PageSource
 from reviewer.judge.pipeline import (
     Completer,
@@ -66,6 +67,7 @@ from reviewer.judge.prompting import Fences, Prompt
 from reviewer.judge.replies import TextReply
 
 PROMPT_VERSION = "livedrbench-eval-1"
+T = TypeVar("T", bound=BaseModel)
 STEPS = ("grade",)
 
 
@@ -186,6 +188,25 @@ class LiveDrPipeline:
             or "grade" not in self.options.steps
         ):
             return out
+        records = await self._records(info, preds, out)
+        if out.deferred:
+            return out
+        try:
+            judgments, notes = judgments_from_records(
+                job.task.metadata, job.report.metadata, self.run_id, job.report.id, records
+            )
+        except InputError as exc:
+            out.errors.append(StepError(job.report.id, "grade", "records", str(exc)))
+            return out
+        out.judgments.extend(judgments)
+        out.errors.extend(StepError(job.report.id, "grade", "records", n) for n in notes)
+        return out
+
+    async def _records(
+        self, info: dict[str, Any], preds: list[Any], out: ReportOutcome
+    ) -> list[dict[str, Any]]:
+        """Each answer part graded as the category's grader does, as evaluation records; the
+        grading stops at the first part whose calls wait in a batch."""
         parts = list(info.get("ground_truths") or [])
         category = str(info.get("category", ""))
         mode = scoring_mode(category, info.get("mode"))
@@ -200,17 +221,8 @@ class LiveDrPipeline:
             else:
                 await self._dicts(p, gt, pred, eval_info, records, out)
             if out.deferred:
-                return out
-        try:
-            judgments, notes = judgments_from_records(
-                job.task.metadata, job.report.metadata, self.run_id, job.report.id, records
-            )
-        except InputError as exc:
-            out.errors.append(StepError(job.report.id, "grade", "records", str(exc)))
-            return out
-        out.judgments.extend(judgments)
-        out.errors.extend(StepError(job.report.id, "grade", "records", n) for n in notes)
-        return out
+                break
+        return records
 
     async def _dicts(
         self,
@@ -222,77 +234,68 @@ class LiveDrPipeline:
         out: ReportOutcome,
     ) -> None:
         if part_shape(gt) == "dict":
-            if not isinstance(pred, dict) or not pred:
-                return  # nothing predicted for this part: nothing to grade
-            grades = await self.client.complete(dict_prompt(gt, pred), KeyGrades)
-            if grades.deferred:
-                out.deferred = True
-                return
-            if grades.value is None:
-                out.errors.append(
-                    StepError(out.report, "grade", f"part {part + 1}", grades.error or "no reply")
-                )
-                return
-            records.append({"type": "dict", "part": part, "eval_output": grades.value.root})
-            return
-        if not isinstance(gt, list) or not isinstance(pred, list):
-            return
+            await self._dict_part(part, gt, pred, records, out)
+        elif isinstance(gt, list) and isinstance(pred, list):
+            await self._dict_list(part, gt, pred, eval_info, records, out)
+
+    async def _dict_part(
+        self, part: int, gt: Any, pred: Any, records: list[dict[str, Any]], out: ReportOutcome
+    ) -> None:
+        """A dictionary answer graded key by key against the ground truth's."""
+        if not isinstance(pred, dict) or not pred:
+            return  # nothing predicted for this part: nothing to grade
+        grades = await self.client.complete(dict_prompt(gt, pred), KeyGrades)
+        value = _answer(out, grades, "grade", f"part {part + 1}")
+        if value is not None:
+            records.append({"type": "dict", "part": part, "eval_output": value.root})
+
+    async def _dict_list(
+        self,
+        part: int,
+        gt: list[Any],
+        pred: list[Any],
+        eval_info: dict[str, Any],
+        records: list[dict[str, Any]],
+        out: ReportOutcome,
+    ) -> None:
+        """Each predicted dictionary, in order, matched against the items not matched yet."""
         remaining = list(gt)
         primary = [str(k) for k in eval_info.get("primary_keys", [])]
         note = eval_info.get("evaluation_note", {})
         for i, row in enumerate(pred):
-            result = await self.client.complete(
-                match_prompt(remaining, row, primary, note), Matched
-            )
-            if result.deferred:
-                out.deferred = True
+            record = await self._match_dict(part, i, row, remaining, primary, note, out)
+            if out.deferred:
                 return
-            if result.value is None:
-                out.errors.append(
-                    StepError(
-                        out.report,
-                        "match",
-                        f"part {part + 1} item {i + 1}",
-                        result.error or "no reply",
-                    )
-                )
+            if record is None:
                 continue
-            extracted = result.value.root
-            if not extracted:
-                records.append(
-                    {
-                        "type": "list_of_dicts_match",
-                        "part": part,
-                        "pred_index": i,
-                        "extracted_gt": None,
-                        "eval_output": None,
-                    }
-                )
-                continue
-            graded = await self.client.complete(dict_prompt(extracted, row), KeyGrades)
-            if graded.deferred:
-                out.deferred = True
-                return
-            if graded.value is None:
-                out.errors.append(
-                    StepError(
-                        out.report,
-                        "grade",
-                        f"part {part + 1} item {i + 1}",
-                        graded.error or "no reply",
-                    )
-                )
-                continue
-            remaining = _remove(remaining, extracted, primary)
-            records.append(
-                {
-                    "type": "list_of_dicts_match",
-                    "part": part,
-                    "pred_index": i,
-                    "extracted_gt": extracted,
-                    "eval_output": graded.value.root,
-                }
-            )
+            if record["extracted_gt"] is not None:
+                remaining = _remove(remaining, record["extracted_gt"], primary)
+            records.append(record)
+
+    async def _match_dict(
+        self,
+        part: int,
+        i: int,
+        row: Any,
+        remaining: list[Any],
+        primary: list[str],
+        note: Any,
+        out: ReportOutcome,
+    ) -> dict[str, Any] | None:
+        """One prediction's match, graded key by key against the item it matched."""
+        subject = f"part {part + 1} item {i + 1}"
+        result = await self.client.complete(match_prompt(remaining, row, primary, note), Matched)
+        matched = _answer(out, result, "match", subject)
+        if matched is None:
+            return None
+        record = {"type": "list_of_dicts_match", "part": part, "pred_index": i}
+        if not matched.root:
+            return {**record, "extracted_gt": None, "eval_output": None}
+        graded = await self.client.complete(dict_prompt(matched.root, row), KeyGrades)
+        grades = _answer(out, graded, "grade", subject)
+        if grades is None:
+            return None
+        return {**record, "extracted_gt": matched.root, "eval_output": grades.root}
 
     async def _strings(
         self,
@@ -307,42 +310,26 @@ class LiveDrPipeline:
             return
         remaining = [title_of(g) for g in gt]
         for i, row in enumerate(pred):
-            text = title_of(row)
-            result = await self.client.complete(str_prompt(remaining, text, prior_art), StrMatch)
+            prompt = str_prompt(remaining, title_of(row), prior_art)
+            result = await self.client.complete(prompt, StrMatch)
+            value = _answer(out, result, "match", f"part {part + 1} item {i + 1}")
             if result.deferred:
-                out.deferred = True
                 return
-            if result.value is None:
-                out.errors.append(
-                    StepError(
-                        out.report,
-                        "match",
-                        f"part {part + 1} item {i + 1}",
-                        result.error or "no reply",
-                    )
-                )
+            if value is None:
                 continue
-            found = result.value.match
+            found = value.match
             records.append(
                 {"type": "str_search", "part": part, "pred_index": i, "extracted_gt": found}
             )
             if found is not None:
-                lowered = found.lower()
-                for k, g in enumerate(remaining):
-                    if g.lower() == lowered:
-                        del remaining[k]
-                        break
+                _drop_title(remaining, found)
 
     async def _scifacts(
         self, part: int, gt: Any, pred: Any, records: list[dict[str, Any]], out: ReportOutcome
     ) -> None:
         if not isinstance(gt, list) or not isinstance(pred, list):
             return
-        fields = (
-            ("material", "paper_title")
-            if any(isinstance(g, dict) and "material" in g for g in gt)
-            else ("paper_title",)
-        )
+        fields = _em_fields(gt)
         for i, row in enumerate(pred):
             if not isinstance(row, dict):
                 continue
@@ -350,15 +337,9 @@ class LiveDrPipeline:
                 if not isinstance(entry, dict):
                     continue
                 for name in fields:
-                    predicted = str(row.get(name, "") or "")
-                    matched = False
-                    if predicted:
-                        for actual in variants(entry.get(name)):
-                            hit = await self._em(str(actual), predicted, out)
-                            if out.deferred:
-                                return
-                            if hit:
-                                matched = True
+                    matched = await self._field_match(row, entry, name, out)
+                    if out.deferred:
+                        return
                     records.append(
                         {
                             "type": "em",
@@ -369,6 +350,22 @@ class LiveDrPipeline:
                             "match": matched,
                         }
                     )
+
+    async def _field_match(
+        self, row: dict[str, Any], entry: dict[str, Any], name: str, out: ReportOutcome
+    ) -> bool:
+        """Does the predicted field match any accepted variant of the entry's?"""
+        predicted = str(row.get(name, "") or "")
+        if not predicted:
+            return False
+        matched = False
+        for actual in variants(entry.get(name)):
+            hit = await self._em(str(actual), predicted, out)
+            if out.deferred:
+                return False
+            if hit:
+                matched = True
+        return matched
 
     async def _em(self, actual: str, pred: str, out: ReportOutcome) -> bool:
         if pred.lower().strip() == actual.lower().strip():
@@ -389,34 +386,63 @@ class LiveDrPipeline:
         parts = list(info.get("ground_truths") or [])
         mode = scoring_mode(str(info.get("category", "")), info.get("mode"))
         gt_chars = len(_dumps(parts))
-        calls: list[PlannedCall] = []
-        for gt, pred in zip(parts, preds, strict=False):
-            n_pred = len(flatten([pred])) if pred else 0
-            if mode == "scifacts":
-                n_gt = len(gt) if isinstance(gt, list) else 0
-                for _ in range(n_pred * n_gt):
-                    calls.append(PlannedCall(job.report.id, "em", 60, 2, None))
-            elif part_shape(gt) == "dict":
-                if pred:
-                    prompt = dict_prompt(gt, pred)
-                    calls.append(
-                        PlannedCall(
-                            job.report.id,
-                            "grade",
-                            tokens(prompt.chars),
-                            40,
-                            self.client.is_cached(prompt),
-                        )
-                    )
-            else:
-                for _ in range(n_pred):
-                    # Each match depends on the ones before it: the cache cannot be asked.
-                    calls.append(
-                        PlannedCall(job.report.id, "match", tokens(gt_chars + 400), 60, None)
-                    )
-                    if mode == "dicts":
-                        calls.append(PlannedCall(job.report.id, "grade", 300, 40, None))
+        return [
+            call
+            for gt, pred in zip(parts, preds, strict=False)
+            for call in self._part_calls(job.report.id, mode, gt, pred, gt_chars)
+        ]
+
+    def _part_calls(
+        self, report: str, mode: str, gt: Any, pred: Any, gt_chars: int
+    ) -> list[PlannedCall]:
+        """The calls grading one answer part makes."""
+        n_pred = len(flatten([pred])) if pred else 0
+        if mode == "scifacts":
+            n_gt = len(gt) if isinstance(gt, list) else 0
+            return [PlannedCall(report, "em", 60, 2, None) for _ in range(n_pred * n_gt)]
+        if part_shape(gt) == "dict":
+            if not pred:
+                return []
+            prompt = dict_prompt(gt, pred)
+            return [
+                PlannedCall(
+                    report, "grade", tokens(prompt.chars), 40, self.client.is_cached(prompt)
+                )
+            ]
+        calls = []
+        for _ in range(n_pred):
+            # Each match depends on the ones before it: the cache cannot be asked.
+            calls.append(PlannedCall(report, "match", tokens(gt_chars + 400), 60, None))
+            if mode == "dicts":
+                calls.append(PlannedCall(report, "grade", 300, 40, None))
         return calls
+
+
+def _answer(out: ReportOutcome, result: CallResult[T], step: str, subject: str) -> T | None:
+    """A call's value; None when it has none: it waits in a batch (the report is deferred)
+    or it failed (a step error)."""
+    if result.deferred:
+        out.deferred = True
+        return None
+    if result.value is None:
+        out.errors.append(StepError(out.report, step, subject, result.error or "no reply"))
+    return result.value
+
+
+def _drop_title(remaining: list[str], found: str) -> None:
+    """A matched string leaves the list (the first equal one, ignoring case)."""
+    lowered = found.lower()
+    for k, g in enumerate(remaining):
+        if g.lower() == lowered:
+            del remaining[k]
+            break
+
+
+def _em_fields(gt: list[Any]) -> tuple[str, ...]:
+    """The fields compared: the paper title, and the material when the truth has one."""
+    if any(isinstance(g, dict) and "material" in g for g in gt):
+        return ("material", "paper_title")
+    return ("paper_title",)
 
 
 def _remove(items: list[Any], found: Mapping[str, Any], primary: list[str]) -> list[Any]:

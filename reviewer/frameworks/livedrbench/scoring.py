@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from reviewer.framework import (
     Aggregate,
@@ -291,9 +291,18 @@ def _accepted(value: dict[str, Any] | str, mode: str) -> dict[str, frozenset[str
 
 
 def _task(report: ReportInput) -> _Task:
+    """The task's structure, built once per task and shared by its reports."""
     cached = _TASKS.get(report.task_id)
     if cached is not None and cached[0] is report.task_metadata and cached[1] is report.criteria:
         return cached[2]
+    task = _build_task(report)
+    if len(_TASKS) > 50_000:
+        _TASKS.clear()
+    _TASKS[report.task_id] = (report.task_metadata, report.criteria, task)
+    return task
+
+
+def _build_task(report: ReportInput) -> _Task:
     info = report.task_metadata.get(META_KEY)
     if not isinstance(info, Mapping):
         raise _Unscorable("the task has no livedrbench metadata")
@@ -302,19 +311,43 @@ def _task(report: ReportInput) -> _Task:
         raise _Unscorable("livedrbench.ground_truths is not a list")
     category = str(info.get("category", ""))
     mode = scoring_mode(category, info.get("mode"))
-    eval_info = info.get("eval_info") if isinstance(info.get("eval_info"), Mapping) else {}
-    assert isinstance(eval_info, Mapping)
+    eval_info = _eval_info(info)
     try:
         shapes = [part_shape(p) for p in parts]
         items = flatten(parts)
     except ValueError as exc:
         raise _Unscorable(str(exc)) from exc
-    ids = info.get("gt_ids")
+    aligned = len(report.criteria) == len(items)
+    gts = _ground_truths(report, info.get("gt_ids"), parts, items, mode)
+    return _Task(
+        mode=mode,
+        category=category,
+        shapes=list(shapes),
+        primary=_strings(eval_info.get("primary_keys")),
+        main=frozenset(_strings(eval_info.get("main_claims"))),
+        ignore=frozenset(_strings(eval_info.get("ignore_keys"))),
+        gts=gts,
+        by_id={g.id: g.index for g in gts},
+        by_criterion={c.id: i for i, c in enumerate(report.criteria)} if aligned else {},
+        fields=_scifacts_fields(gts) if mode == "scifacts" else (),
+    )
+
+
+def _eval_info(info: Mapping[str, Any]) -> Mapping[str, Any]:
+    eval_info = info.get("eval_info")
+    return eval_info if isinstance(eval_info, Mapping) else {}
+
+
+def _ground_truths(
+    report: ReportInput, ids: object, parts: list[Any], items: list[Item], mode: str
+) -> list[_Gt]:
+    """The ground-truth claims in flattened order, with their stored ids (else the default
+    ones) and, when the criteria line up with them, their weights."""
     gt_ids = (
         list(ids) if isinstance(ids, list) and len(ids) == len(items) else default_ids(parts, "g")
     )
     aligned = len(report.criteria) == len(items)
-    gts = [
+    return [
         _Gt(
             i,
             str(gt_ids[i]),
@@ -325,26 +358,13 @@ def _task(report: ReportInput) -> _Task:
         )
         for i, item in enumerate(items)
     ]
-    fields: tuple[str, ...] = ()
-    if mode == "scifacts":
-        has_material = any(isinstance(g.value, dict) and "material" in g.value for g in gts)
-        fields = ("material", "paper_title") if has_material else ("paper_title",)
-    task = _Task(
-        mode=mode,
-        category=category,
-        shapes=list(shapes),
-        primary=_strings(eval_info.get("primary_keys")),
-        main=frozenset(_strings(eval_info.get("main_claims"))),
-        ignore=frozenset(_strings(eval_info.get("ignore_keys"))),
-        gts=gts,
-        by_id={g.id: g.index for g in gts},
-        by_criterion={c.id: i for i, c in enumerate(report.criteria)} if aligned else {},
-        fields=fields,
-    )
-    if len(_TASKS) > 50_000:
-        _TASKS.clear()
-    _TASKS[report.task_id] = (report.task_metadata, report.criteria, task)
-    return task
+
+
+def _scifacts_fields(gts: list[_Gt]) -> tuple[str, ...]:
+    """The fields SciFacts compares: the paper title, and the material when the truth has one
+    (Materials); the first is the main field."""
+    has_material = any(isinstance(g.value, dict) and "material" in g.value for g in gts)
+    return ("material", "paper_title") if has_material else ("paper_title",)
 
 
 def _weight(value: float | None) -> float:
@@ -401,17 +421,19 @@ class _State:
         extra = self.extra.get((gt.index, key))
         if extra and values & extra:
             return 3.0
-        accepted = gt.accepted.get(key, frozenset())
         if gt.new:
-            exact = self.options["expansion_credit"] == "exact"
-            return 3.0 if exact and values & accepted else 0.0
+            return self.exact_credit("expansion_credit", values, gt, key)
         graded = self.grades.get((pred.claim_id, gt.index))
-        code = graded.get(key) if graded is not None else None
-        number = GRADE.numeric(code)
+        number = GRADE.numeric(graded.get(key) if graded is not None else None)
         if number is None:
-            exact = self.options["ungraded_keys"] == "exact"
-            return 3.0 if exact and values & accepted else 0.0
+            return self.exact_credit("ungraded_keys", values, gt, key)
         return number
+
+    def exact_credit(self, option: str, values: set[str], gt: _Gt, key: str) -> float:
+        """A key no verdict grades: 3 when ``option`` credits exact agreement and the
+        prediction equals an accepted value, else 0."""
+        exact = self.options[option] == "exact"
+        return 3.0 if exact and values & gt.accepted.get(key, frozenset()) else 0.0
 
     def keys_of(self, pred: _Pred, gt: _Gt) -> list[str]:
         """The keys a pair is graded on: the ground truth's, plus any the judge graded."""
@@ -468,56 +490,72 @@ def _expand(state: _State, expansions: Iterable[Mapping[str, Any]]) -> None:
     that is a bare claim (a string, or a dict without ``claim``) is a new claim of the task's
     only list part.
     """
-    task = state.task
     mine = [e for e in expansions if e.get("framework") == NAME]
     aliases: dict[str, int] = {}
-    list_parts = [p for p, shape in enumerate(task.shapes) if shape != "dict"]
+    for exp in mine:
+        if exp.get("kind") == "new_claim":
+            _add_claim(state, exp, aliases)
     for exp in mine:
         if exp.get("kind") != "new_claim":
-            continue
-        payload = exp.get("payload")
-        if isinstance(payload, Mapping) and "claim" in payload:
-            part, claim = payload.get("part", 0), payload.get("claim")
-        else:
-            part, claim = (list_parts[0] if len(list_parts) == 1 else None), payload
-        ok_part = (
-            isinstance(part, int) and 0 <= part < len(task.shapes) and (task.shapes[part] != "dict")
-        )
-        if not ok_part or not isinstance(claim, dict | str) or not claim:
-            state.ignored += 1
-            continue
-        assert isinstance(part, int) and isinstance(claim, dict | str)
-        index = len(state.gts)
-        named = payload.get("id") if isinstance(payload, Mapping) else None
-        gid = str(named or f"x{index + 1}")
-        state.gts.append(
-            _Gt(index, gid, part, claim, new=True, accepted=_accepted(claim, task.mode))
-        )
-        aliases[gid] = index
-        if exp.get("proposal"):
-            aliases[f"proposal:{exp['proposal']}"] = index
-            aliases[f"p:{exp['proposal']}"] = index
-        state.applied += 1
-    for exp in mine:
-        kind = exp.get("kind")
-        if kind == "new_claim":
-            continue
-        payload = exp.get("payload")
-        if kind not in ("alias", "extra_evidence") or not isinstance(payload, Mapping):
-            state.ignored += 1
-            continue
-        named = str(payload.get("target") or exp.get("target") or "")
-        name = named.removeprefix("criterion:")
-        target = task.by_id.get(name, aliases.get(named, aliases.get(name)))
-        key = payload.get("key")
-        if target is None or (task.mode != "strings" and key is None):
-            state.ignored += 1
-            continue
-        field_name = "" if task.mode == "strings" else str(key)
-        value = payload.get("value", payload.get("text"))
-        values = {norm(v) for v in variants(value)} - {""}
-        state.extra.setdefault((target, field_name), set()).update(values)
-        state.applied += 1
+            _add_alias(state, exp, aliases)
+
+
+def _add_claim(state: _State, exp: Mapping[str, Any], aliases: dict[str, int]) -> None:
+    """A new ground-truth claim, and the names an alias may target it by."""
+    task = state.task
+    payload = exp.get("payload")
+    placed = _claim_place(task, payload)
+    if placed is None:
+        state.ignored += 1
+        return
+    part, claim = placed
+    index = len(state.gts)
+    named = payload.get("id") if isinstance(payload, Mapping) else None
+    gid = str(named or f"x{index + 1}")
+    state.gts.append(_Gt(index, gid, part, claim, new=True, accepted=_accepted(claim, task.mode)))
+    aliases[gid] = index
+    if exp.get("proposal"):
+        aliases[f"proposal:{exp['proposal']}"] = index
+        aliases[f"p:{exp['proposal']}"] = index
+    state.applied += 1
+
+
+def _claim_place(task: _Task, payload: object) -> tuple[int, dict[str, Any] | str] | None:
+    """(list part, claim) of a new-claim payload: ``{part, claim}``, or a bare claim of the
+    task's only list part; None when it names no list part or holds no claim."""
+    if isinstance(payload, Mapping) and "claim" in payload:
+        part, claim = payload.get("part", 0), payload.get("claim")
+    else:
+        list_parts = [p for p, shape in enumerate(task.shapes) if shape != "dict"]
+        part, claim = (list_parts[0] if len(list_parts) == 1 else None), payload
+    if not _is_list_part(task, part) or not isinstance(claim, dict | str) or not claim:
+        return None
+    return part, claim
+
+
+def _is_list_part(task: _Task, part: object) -> TypeGuard[int]:
+    return isinstance(part, int) and 0 <= part < len(task.shapes) and task.shapes[part] != "dict"
+
+
+def _add_alias(state: _State, exp: Mapping[str, Any], aliases: dict[str, int]) -> None:
+    """Another accepted value for one key of a ground-truth claim (alias, extra evidence)."""
+    task = state.task
+    payload = exp.get("payload")
+    if exp.get("kind") not in ("alias", "extra_evidence") or not isinstance(payload, Mapping):
+        state.ignored += 1
+        return
+    named = str(payload.get("target") or exp.get("target") or "")
+    name = named.removeprefix("criterion:")
+    target = task.by_id.get(name, aliases.get(named, aliases.get(name)))
+    key = payload.get("key")
+    if target is None or (task.mode != "strings" and key is None):
+        state.ignored += 1
+        return
+    field_name = "" if task.mode == "strings" else str(key)
+    value = payload.get("value", payload.get("text"))
+    values = {norm(v) for v in variants(value)} - {""}
+    state.extra.setdefault((target, field_name), set()).update(values)
+    state.applied += 1
 
 
 # -- matching --------------------------------------------------------------------------------
@@ -590,6 +628,15 @@ def _exact_match(state: _State, pred: _Pred, gt: _Gt) -> bool:
 def _list_pairs(state: _State) -> _Pairs:
     """One-to-one pairs of the list parts: verdict matches, then exact agreement with
     expansions (new claims, and claims an alias widened)."""
+    result = _one_to_one(state, _judged_matches(state))
+    open_gts = _open_gts(state)
+    if open_gts:
+        _pair_exact(state, result, open_gts)
+    return result
+
+
+def _judged_matches(state: _State) -> list[tuple[_Pred, _Gt]]:
+    """The pairs of a list part that a match verdict says are matched."""
     preds = {p.claim_id: p for p in state.preds}
     candidates = []
     for (claim_id, gt_index), value in state.matches.items():
@@ -599,30 +646,41 @@ def _list_pairs(state: _State) -> _Pairs:
         gt = state.gts[gt_index]
         if gt.part == pred.part and state.task.shapes[gt.part] != "dict":
             candidates.append((pred, gt))
-    result = _one_to_one(state, candidates)
+    return candidates
+
+
+def _open_gts(state: _State) -> list[_Gt]:
+    """Ground-truth claims of list parts no judge saw whole: new ones (when exact agreement
+    credits them) and those an alias widened."""
     widened = {g for g, _ in state.extra}
-    open_gts = [
+    credit_new = state.options["expansion_credit"] == "exact"
+    return [
         g
         for g in state.gts
-        if ((g.new and state.options["expansion_credit"] == "exact") or g.index in widened)
-        and state.task.shapes[g.part] != "dict"
+        if ((g.new and credit_new) or g.index in widened) and state.task.shapes[g.part] != "dict"
     ]
-    if open_gts:
-        used_p = {p.index for p, _ in result.pairs}
-        used_g = {g.index for _, g in result.pairs}
-        for pred in state.preds:
-            if pred.index in used_p:
-                continue
-            for gt in open_gts:
-                if gt.index in used_g or gt.part != pred.part:
-                    continue
-                if _exact_match(state, pred, gt):
-                    result.pairs.append((pred, gt))
-                    used_p.add(pred.index)
-                    used_g.add(gt.index)
-                    break
-        result.pairs.sort(key=lambda pg: pg[0].index)
-    return result
+
+
+def _pair_exact(state: _State, result: _Pairs, open_gts: list[_Gt]) -> None:
+    """Pair each prediction left unmatched with the first open claim it agrees with exactly."""
+    used_p = {p.index for p, _ in result.pairs}
+    used_g = {g.index for _, g in result.pairs}
+    for pred in state.preds:
+        if pred.index in used_p:
+            continue
+        gt = next(
+            (
+                g
+                for g in open_gts
+                if g.index not in used_g and g.part == pred.part and _exact_match(state, pred, g)
+            ),
+            None,
+        )
+        if gt is not None:
+            result.pairs.append((pred, gt))
+            used_p.add(pred.index)
+            used_g.add(gt.index)
+    result.pairs.sort(key=lambda pg: pg[0].index)
 
 
 def _dict_pairs(state: _State) -> list[tuple[_Pred, _Gt]]:
@@ -667,26 +725,26 @@ def _code_dicts(
     id_ok = all(
         state.grade(p, g, k) >= 2 for p, g in fixed for k in state.keys_of(p, g) if k in task.main
     )
-    agreed = 0
-    for pred, gt in [*fixed, *pairs]:
-        keys = state.keys_of(pred, gt)
-        grades = {k: state.grade(pred, gt, k) for k in keys}
-        if not id_ok or any(grades[k] <= 1 for k in keys if k in task.main):
-            continue
-        agreed += sum(1 for k in keys if k not in task.ignore and grades[k] >= 2)
-    pred_keys = sum(
-        len([k for k in p.value if k not in task.ignore])
-        for p in state.preds
-        if isinstance(p.value, dict)
-    )
-    gt_keys = sum(
-        len([k for k in g.value if k not in task.ignore])
-        for g in state.gts
-        if isinstance(g.value, dict)
-    )
+    agreed = sum(_agreed_keys(state, p, g) for p, g in [*fixed, *pairs]) if id_ok else 0
+    pred_keys = _key_count((p.value for p in state.preds), task.ignore)
+    gt_keys = _key_count((g.value for g in state.gts), task.ignore)
     p = _ratio(agreed, pred_keys)
     r = _ratio(agreed, gt_keys)
     return _Result(p, r, _f1(p, r), agreed, pred_keys, gt_keys), id_ok
+
+
+def _agreed_keys(state: _State, pred: _Pred, gt: _Gt) -> int:
+    """A pair's agreed keys (ignored keys aside); none when a main-claim key disagrees."""
+    keys = state.keys_of(pred, gt)
+    grades = {k: state.grade(pred, gt, k) for k in keys}
+    if any(grades[k] <= 1 for k in keys if k in state.task.main):
+        return 0
+    return sum(1 for k in keys if k not in state.task.ignore and grades[k] >= 2)
+
+
+def _key_count(values: Iterable[dict[str, Any] | str], ignore: frozenset[str]) -> int:
+    """Keys of the dictionary claims, ignored keys aside."""
+    return sum(len([k for k in v if k not in ignore]) for v in values if isinstance(v, dict))
 
 
 def _code_strings(state: _State, pairs: list[tuple[_Pred, _Gt]]) -> _Result:
@@ -702,13 +760,22 @@ def _code_scifacts(state: _State) -> _Result:
     if not preds or not gts:
         return _Result(0.0, 0.0, 0.0, 0.0, len(preds), len(gts))
     for name in state.task.fields:
-        hit = [[state.grade(p, g, name) >= 2 for g in gts] for p in preds]
-        p_f = sum(1 for row in hit if any(row)) / len(preds)
-        r_f = sum(1 for j in range(len(gts)) if any(row[j] for row in hit)) / len(gts)
+        p_f, r_f = _field_rates(state, preds, gts, name)
         precision *= p_f
         recall *= r_f
         f1 *= _f1(p_f, r_f)
     return _Result(precision, recall, f1, 0.0, len(preds), len(gts))
+
+
+def _field_rates(
+    state: _State, preds: list[_Pred], gts: list[_Gt], name: str
+) -> tuple[float, float]:
+    """One SciFacts field: the share of predictions matching some entry, and of entries some
+    prediction matches (no one-to-one)."""
+    hit = [[state.grade(p, g, name) >= 2 for g in gts] for p in preds]
+    p_f = sum(1 for row in hit if any(row)) / len(preds)
+    r_f = sum(1 for j in range(len(gts)) if any(row[j] for row in hit)) / len(gts)
+    return p_f, r_f
 
 
 def _scifacts_pairs(state: _State) -> list[tuple[_Pred, _Gt]]:
@@ -725,38 +792,10 @@ def _scifacts_pairs(state: _State) -> list[tuple[_Pred, _Gt]]:
 
 def _paper(state: _State, pairs: list[tuple[_Pred, _Gt]], id_ok: bool) -> tuple[_Result, _Result]:
     """Eq. 1, standard and strict, over one-to-one pairs."""
-    task = state.task
-    fraction = state.options["paper_key_credit"] == "fraction"
-    gate_all = state.options["paper_identification_gate"] == "all"
-    recall_like_precision = state.options["paper_recall"] == "pred"
-
-    def agree(pred: _Pred, gt: _Gt, key: str) -> float:
-        grade = state.grade(pred, gt, key)
-        return grade / 3.0 if fraction else (1.0 if grade >= 2 else 0.0)
-
     prec_of: dict[int, float] = {}
     rec_of: dict[int, float] = {}
     for pred, gt in pairs:
-        if task.mode == "strings":
-            s, prec_i, rec_i = 1.0, 1.0, 1.0  # atomic: the match is the agreement
-        else:
-            if task.mode == "scifacts":
-                mains, sub_g = [task.fields[0]], list(task.fields[1:])
-                sub_p = sub_g
-            else:
-                keys = [k for k in state.keys_of(pred, gt) if k not in task.ignore]
-                mains = [k for k in keys if k in task.main]
-                sub_g = [k for k in keys if k not in task.main]
-                own = list(pred.value) if isinstance(pred.value, dict) else []
-                sub_p = [k for k in own if k not in task.ignore and k not in task.main]
-            s = min((agree(pred, gt, k) for k in mains), default=1.0)
-            if task.mode == "dicts" and gate_all and not id_ok:
-                s = 0.0
-            got = sum(agree(pred, gt, k) for k in sub_g)
-            prec_i = min(1.0, got / len(sub_p)) if sub_p else 1.0
-            rec_i = got / len(sub_g) if sub_g else 1.0
-            if recall_like_precision:
-                rec_i = prec_i
+        s, prec_i, rec_i = _pair_credit(state, pred, gt, id_ok)
         prec_of[pred.index] = gt.weight * s * prec_i
         rec_of[gt.index] = gt.weight * s * rec_i
     n_pred, n_gt = len(state.preds), len(state.gts)
@@ -766,6 +805,51 @@ def _paper(state: _State, pairs: list[tuple[_Pred, _Gt]], id_ok: bool) -> tuple[
     ps = min((prec_of.get(x.index, 0.0) for x in state.preds), default=0.0)
     rs = min((rec_of.get(g.index, 0.0) for g in state.gts), default=0.0)
     return standard, _Result(ps, rs, _f1(ps, rs))
+
+
+def _pair_credit(state: _State, pred: _Pred, gt: _Gt, id_ok: bool) -> tuple[float, float, float]:
+    """(s, Prec(A_i), Rec(A_i)) of one matched pair: the main-claim agreement, the share of
+    the prediction's sub-claims that agree, the share of the truth's reproduced."""
+    task = state.task
+    if task.mode == "strings":
+        return 1.0, 1.0, 1.0  # atomic: the match is the agreement
+    mains, sub_g, sub_p = _claim_keys(state, pred, gt)
+    s = min((_agreement(state, pred, gt, k) for k in mains), default=1.0)
+    if task.mode == "dicts" and state.options["paper_identification_gate"] == "all" and not id_ok:
+        s = 0.0
+    got = sum(_agreement(state, pred, gt, k) for k in sub_g)
+    prec_i = min(1.0, got / len(sub_p)) if sub_p else 1.0
+    rec_i = got / len(sub_g) if sub_g else 1.0
+    if state.options["paper_recall"] == "pred":
+        rec_i = prec_i
+    return s, prec_i, rec_i
+
+
+def _claim_keys(state: _State, pred: _Pred, gt: _Gt) -> tuple[list[str], list[str], list[str]]:
+    """(main keys, the truth's sub-claim keys, the prediction's sub-claim keys) of a pair."""
+    task = state.task
+    if task.mode == "scifacts":
+        return [task.fields[0]], list(task.fields[1:]), list(task.fields[1:])
+    keys = [k for k in state.keys_of(pred, gt) if k not in task.ignore]
+    mains = [k for k in keys if k in task.main]
+    sub_g = [k for k in keys if k not in task.main]
+    return mains, sub_g, _own_sub_claims(pred, task)
+
+
+def _own_sub_claims(pred: _Pred, task: _Task) -> list[str]:
+    """The prediction's own sub-claim keys: neither main nor ignored."""
+    if not isinstance(pred.value, dict):
+        return []
+    not_sub = task.ignore | task.main
+    return [k for k in pred.value if k not in not_sub]
+
+
+def _agreement(state: _State, pred: _Pred, gt: _Gt, key: str) -> float:
+    """Eq. 1's agreement of one key: binarised at 2 as the code does, or grade / 3."""
+    grade = state.grade(pred, gt, key)
+    if state.options["paper_key_credit"] == "fraction":
+        return grade / 3.0
+    return 1.0 if grade >= 2 else 0.0
 
 
 class ClaimsF1Framework:
@@ -839,18 +923,13 @@ class ClaimsF1Framework:
         self, reports: Sequence[ReportScores], options: Mapping[str, str]
     ) -> dict[str, Aggregate]:
         scored = [r for r in reports if r.get("f1") is not None]
+        by_category = _by_category(scored)
         out: dict[str, Aggregate] = {}
-        by_category: dict[str, list[ReportScores]] = defaultdict(list)
-        for r in scored:
-            category = next(
-                (k[len(CATEGORY_PREFIX) :] for k in r if k.startswith(CATEGORY_PREFIX)), ""
-            )
-            by_category[category].append(r)
         for metric in BASE_METRICS:
-            out[metric] = _mean(v for r in scored if (v := r.get(metric)) is not None)
+            out[metric] = _metric_mean(scored, metric)
             means = []
             for category in sorted(by_category):
-                agg = _mean(v for r in by_category[category] if (v := r.get(metric)) is not None)
+                agg = _metric_mean(by_category[category], metric)
                 out[f"{metric}[{category}]"] = agg
                 if agg.value is not None:
                     means.append(agg.value)
@@ -861,6 +940,19 @@ class ClaimsF1Framework:
             float(sum(r.get("match_conflicts") or 0.0 for r in scored)), len(scored)
         )
         return out
+
+
+def _by_category(scored: list[ReportScores]) -> dict[str, list[ReportScores]]:
+    """Reports by the category their hidden ``_cat:<category>`` part names."""
+    by_category: dict[str, list[ReportScores]] = defaultdict(list)
+    for r in scored:
+        category = next((k[len(CATEGORY_PREFIX) :] for k in r if k.startswith(CATEGORY_PREFIX)), "")
+        by_category[category].append(r)
+    return by_category
+
+
+def _metric_mean(reports: list[ReportScores], metric: str) -> Aggregate:
+    return _mean(v for r in reports if (v := r.get(metric)) is not None)
 
 
 def _mean(values: Iterable[float]) -> Aggregate:
