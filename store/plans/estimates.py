@@ -49,6 +49,7 @@ from reviewer.estimates.influence import (
 )
 from reviewer.estimates.ranks import (
     DEFAULT_RESAMPLES,
+    RankPair,
     adjacent_pairs,
     replicates,
     task_weights,
@@ -172,18 +173,41 @@ def _load_run(conn: sqlite3.Connection, suite_id: int, names: Sequence[str]) -> 
         (suite_id,),
     ).fetchall()
     reports = [int(r[0]) for r in rows]
-    system_of = {int(r[0]): int(r[1]) for r in rows}
     task_of = {int(r[0]): int(r[2]) for r in rows}
     system_name = {int(r[1]): str(r[3]) for r in rows}
+    return _Run(
+        reports,
+        {int(r[0]): int(r[1]) for r in rows},
+        task_of,
+        sorted(system_name),
+        system_name,
+        sorted(set(task_of.values())),
+        _report_scores(conn, reports, names),
+        _system_values(conn, set(system_name)),
+    )
+
+
+def _report_scores(
+    conn: sqlite3.Connection, reports: Sequence[int], names: Sequence[str]
+) -> dict[tuple[str, str], dict[int, ReportScores]]:
+    """(framework, variant) -> report -> its cached scores (empty when it has none)."""
+    scores: dict[tuple[str, str], dict[int, ReportScores]] = {
+        (name, variant): {rid: {} for rid in reports}
+        for name in names
+        for variant in ("judge", "adjudicated")
+    }
     wanted = set(reports)
-    scores: dict[tuple[str, str], dict[int, ReportScores]] = defaultdict(dict)
-    for name in names:
-        for variant in ("judge", "adjudicated"):
-            scores[(name, variant)] = {rid: {} for rid in reports}
     for rid, framework, variant, values in report_scores.read(conn):
         if rid in wanted and (framework, variant) in scores:
             scores[(framework, variant)][rid] = values
-    system_values: dict[tuple[str, str], dict[int, dict[str, float | None]]] = defaultdict(
+    return scores
+
+
+def _system_values(
+    conn: sqlite3.Connection, systems: set[int]
+) -> dict[tuple[str, str], dict[int, dict[str, float | None]]]:
+    """(framework, variant) -> system -> metric -> its cached value."""
+    values: dict[tuple[str, str], dict[int, dict[str, float | None]]] = defaultdict(
         lambda: defaultdict(dict)
     )
     for scope, framework, variant, metric, value in conn.execute(
@@ -191,18 +215,9 @@ def _load_run(conn: sqlite3.Connection, suite_id: int, names: Sequence[str]) -> 
         "WHERE scope >= 'system:' AND scope < 'system;'"
     ):
         sid = int(scope[7:])
-        if sid in system_name:
-            system_values[(framework, variant)][sid][metric] = value
-    return _Run(
-        reports,
-        system_of,
-        task_of,
-        sorted(system_name),
-        system_name,
-        sorted(set(task_of.values())),
-        dict(scores),
-        system_values,
-    )
+        if sid in systems:
+            values[(framework, variant)][sid][metric] = value
+    return values
 
 
 def _number(value: object) -> float:
@@ -387,19 +402,30 @@ def _chosen_plan(conn: sqlite3.Connection, plan: str | None, suite: str | None) 
 def _scope(
     conn: sqlite3.Connection, suite_id: int, planned: Sequence[str], metrics: Sequence[str]
 ) -> _Scope:
-    """The run's registered frameworks (of those planned), and a target per headline metric
-    (and each of ``metrics``) per system and overall."""
+    """The run's registered frameworks (of those planned) and its targets."""
     registry = frameworks()
     names = [n for n in planned if n in registry]
     run = _load_run(conn, suite_id, names)
+    kinds = [k for name in names for k in registry[name].kinds]
+    targets = _targets(registry, names, metrics, run.systems)
+    return _Scope(registry, names, kinds, load_options(conn), run, targets)
+
+
+def _targets(
+    registry: Mapping[str, Framework],
+    names: Sequence[str],
+    metrics: Sequence[str],
+    systems: Sequence[int],
+) -> list[Target]:
+    """Each headline metric (and each of ``metrics``) of each framework, per system and
+    then overall."""
     targets: list[Target] = []
     for name in names:
-        fw = registry[name]
-        for metric in (m.name for m in fw.metrics if m.headline or m.name in metrics):
-            targets.extend(Target(name, metric, s) for s in run.systems)
+        wanted = [m.name for m in registry[name].metrics if m.headline or m.name in metrics]
+        for metric in wanted:
+            targets.extend(Target(name, metric, s) for s in systems)
             targets.append(Target(name, metric, None))
-    kinds = [k for name in names for k in registry[name].kinds]
-    return _Scope(registry, names, kinds, load_options(conn), run, targets)
+    return targets
 
 
 def _plan_sample(
@@ -473,29 +499,39 @@ def _flip_influences(
 ) -> Floats:
     """(flips × targets): what each reviewed disagreement moved each target by, measured on
     the anchor."""
-    run, targets = scope.run, scope.targets
-    d_flips = np.zeros((len(flips.of_subject), len(targets)))
-    column_of = {t: j for j, t in enumerate(targets)}
+    d_flips = np.zeros((len(flips.of_subject), len(scope.targets)))
+    column_of = {t: j for j, t in enumerate(scope.targets)}
     for name in scope.names:
-        mine = [t for t in targets if t.framework == name]
+        mine = [t for t in scope.targets if t.framework == name]
         listed = flips.by_framework.get(name, [])
-        if not listed or not mine:
-            continue
-        block = influences(
-            scope.registry[name],
-            scope.options[name],
-            flips.inputs,
-            flips.anchor_verdicts,
-            run.scores[(name, "adjudicated")],
-            run.system_of,
-            [f for _, f in listed],
-            mine,
-            {s: collapsed[(name, "adjudicated", s)] for s in run.systems},
-        )
-        flip_rows = [number for number, _ in listed]
-        cols = [column_of[t] for t in mine]
-        d_flips[np.ix_(flip_rows, cols)] = -block
+        if listed and mine:
+            block = _framework_influences(scope, name, flips, listed, mine, collapsed)
+            flip_rows = [number for number, _ in listed]
+            d_flips[np.ix_(flip_rows, [column_of[t] for t in mine])] = -block
     return d_flips
+
+
+def _framework_influences(
+    scope: _Scope,
+    name: str,
+    flips: _Flips,
+    listed: Sequence[tuple[int, Flip]],
+    targets: Sequence[Target],
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+) -> Floats:
+    """(listed flips × targets) of one framework, on the anchor: the adjudicated scores."""
+    run = scope.run
+    return influences(
+        scope.registry[name],
+        scope.options[name],
+        flips.inputs,
+        flips.anchor_verdicts,
+        run.scores[(name, "adjudicated")],
+        run.system_of,
+        [f for _, f in listed],
+        targets,
+        {s: collapsed[(name, "adjudicated", s)] for s in run.systems},
+    )
 
 
 def _moves(
@@ -618,30 +654,10 @@ def _correct(
     kind_index = {k: i for i, k in enumerate(kinds)}
     system_index = {s: i for i, s in enumerate(scope.run.systems)}
     frame = _frame(conn, plan, kind_index, system_index, len(kinds))
-    rows = len(reviewed)
-    d_rows = np.zeros((rows, len(targets)))
-    r_system = np.zeros(rows, dtype=np.int64)
-    r_group = np.zeros(rows, dtype=np.int64)
-    r_x = np.zeros(rows)
-    dx = np.zeros(rows)
+    reviews = _reviews(plan, scope, known, reviewed, kind_index, system_index)
     for r, (_, sid, _, _) in enumerate(reviewed):
-        item = known[sid]
-        r_system[r] = system_index[scope.run.system_of[item.report]]
-        r_group[r] = r_system[r] * len(kinds) + kind_index[item.kind]
-        r_x[r] = _numeric(item.kind, item.judge)
-        dx[r] = _numeric(item.kind, item.human) - r_x[r]
         if sid in flip_of_subject:
-            d_rows[r] = d_flips[flip_of_subject[sid]]
-    reviews = Reviews(
-        stratum=np.array([stratum for _, _, stratum, _ in reviewed], dtype=np.int64),
-        system=r_system,
-        group=r_group,
-        x=r_x,
-        weight=np.array([1.0 / p if plan.with_replacement else 1.0 for _, _, _, p in reviewed]),
-        dx=dx,
-        d=d_rows,
-        fold=np.array([pos % 2 for pos, _, _, _ in reviewed], dtype=np.int64),
-    )
+            reviews.d[r] = d_flips[flip_of_subject[sid]]
     groups = len(scope.run.systems) * len(kinds)
     group_system = np.arange(groups, dtype=np.int64) // max(1, len(kinds))
     target_system = np.array(
@@ -683,6 +699,40 @@ def _frame(
         group=(system * n_kinds + kind_of).astype(np.int64),
         x=x.astype(np.float64),
         count=count.astype(np.float64),
+    )
+
+
+def _reviews(
+    plan: Plan,
+    scope: _Scope,
+    known: Mapping[int, _Known],
+    reviewed: list[tuple[int, int, int, float]],
+    kind_index: Mapping[str, int],
+    system_index: Mapping[int, int],
+) -> Reviews:
+    """The plan's reviewed draws as the estimator reads them: where each sits in the frame,
+    its design weight, its judge number and what the human changed (``d``, the influences on
+    the targets, is left zero for the caller to fill)."""
+    rows = len(reviewed)
+    r_system = np.zeros(rows, dtype=np.int64)
+    r_group = np.zeros(rows, dtype=np.int64)
+    r_x = np.zeros(rows)
+    dx = np.zeros(rows)
+    for r, (_, sid, _, _) in enumerate(reviewed):
+        item = known[sid]
+        r_system[r] = system_index[scope.run.system_of[item.report]]
+        r_group[r] = r_system[r] * len(scope.kinds) + kind_index[item.kind]
+        r_x[r] = _numeric(item.kind, item.judge)
+        dx[r] = _numeric(item.kind, item.human) - r_x[r]
+    return Reviews(
+        stratum=np.array([stratum for _, _, stratum, _ in reviewed], dtype=np.int64),
+        system=r_system,
+        group=r_group,
+        x=r_x,
+        weight=np.array([1.0 / p if plan.with_replacement else 1.0 for _, _, _, p in reviewed]),
+        dx=dx,
+        d=np.zeros((rows, len(scope.targets))),
+        fold=np.array([pos % 2 for pos, _, _, _ in reviewed], dtype=np.int64),
     )
 
 
@@ -890,13 +940,7 @@ def _corrected(
         )
         lower, upper = corrected - half, corrected + half
         human_lower, human_upper = human - human_half, human + human_half
-    values: list[float | None] = [corrected, lower, upper, human, human_lower, human_upper]
-    if metric.bounds is not None:
-        low, high = metric.bounds
-        clipped = [None if v is None else min(high, max(low, v)) for v in values]
-        if clipped != values:
-            reasons.append(f"clipped to the metric's range [{low:g}, {high:g}]")
-        values = clipped
+    values = _clipped(metric, [corrected, lower, upper, human, human_lower, human_upper], reasons)
     out = _Corrected(status, reasons, reviews, disagreements)
     if status == "undefined":
         return out
@@ -909,6 +953,17 @@ def _corrected(
         if out.lower is not None and out.upper is not None:
             out.bias_lower, out.bias_upper = judge - out.upper, judge - out.lower
     return out
+
+
+def _clipped(metric: Metric, values: list[float | None], reasons: list[str]) -> list[float | None]:
+    """``values`` within the metric's range, if it has one (noted when that changes one)."""
+    if metric.bounds is None:
+        return values
+    low, high = metric.bounds
+    clipped = [None if v is None else min(high, max(low, v)) for v in values]
+    if clipped != values:
+        reasons.append(f"clipped to the metric's range [{low:g}, {high:g}]")
+    return clipped
 
 
 def _trust(
@@ -935,25 +990,9 @@ def _trust(
         return "undefined", ["no reviewed verdict can move it"], half
     if correction.unreviewed[j] == 0:
         return "ok", ["exact: every verdict that moves it is reviewed"], 0.0
-    reasons: list[str] = []
-    if disagreements == 0:
-        reasons.append(
-            f"none of {reviews} reviews moved it: nothing to measure a "
-            f"spread from (errors that move it could still be up to "
-            f"~{min(1.0, 3 / reviews):.0%} of these verdicts)"
-        )
-        half = None
-    elif disagreements < MIN_INTERVAL_DISAGREEMENTS:
-        reasons.append(
-            f"one disagreement in {reviews} reviews: too little to "
-            "measure a spread from (no interval)"
-        )
-        half = None
-    elif disagreements < MIN_DISAGREEMENTS:
-        df = max(1, disagreements - 1)
-        reasons.append(
-            f"{disagreements} disagreements < {MIN_DISAGREEMENTS}: a rough interval (t, {df} df)"
-        )
+    reasons = _spread_reasons(reviews, disagreements)
+    if disagreements < MIN_INTERVAL_DISAGREEMENTS:
+        half = None  # no spread to measure: no interval
     if reviews < MIN_REVIEWS:
         reasons.append(f"{reviews} reviews < {MIN_REVIEWS}")
     if int(correction.single_cells[j]):
@@ -961,6 +1000,27 @@ def _trust(
     if not metric.additive:
         reasons.append("first-order: errors that cross a level together are not seen")
     return ("weak" if reasons else "ok"), reasons, half
+
+
+def _spread_reasons(reviews: int, disagreements: int) -> list[str]:
+    """Why the disagreements are too few to trust the spread measured from them, if so."""
+    if disagreements == 0:
+        return [
+            f"none of {reviews} reviews moved it: nothing to measure a "
+            f"spread from (errors that move it could still be up to "
+            f"~{min(1.0, 3 / reviews):.0%} of these verdicts)"
+        ]
+    if disagreements < MIN_INTERVAL_DISAGREEMENTS:
+        return [
+            f"one disagreement in {reviews} reviews: too little to "
+            "measure a spread from (no interval)"
+        ]
+    if disagreements < MIN_DISAGREEMENTS:
+        df = max(1, disagreements - 1)
+        return [
+            f"{disagreements} disagreements < {MIN_DISAGREEMENTS}: a rough interval (t, {df} df)"
+        ]
+    return []
 
 
 def _needed(
@@ -1010,47 +1070,81 @@ def _ranks(
     """Adjacent systems per framework, metric and variant: paired bootstrap over tasks."""
     run = scope.run
     task_index = {t: i for i, t in enumerate(run.tasks)}
-    n_tasks = len(run.tasks)
-    weights = task_weights(n_tasks, resamples, seed)
+    weights = task_weights(len(run.tasks), resamples, seed)
     value_of = {(r.framework, r.metric, r.system_id): r for r in rows}
-    out: list[RankRow] = []
-    by_fw: dict[str, list[str]] = defaultdict(list)
-    for target in scope.targets:
-        if target.system is None and target.metric not in by_fw[target.framework]:
-            by_fw[target.framework].append(target.metric)
     # per-task correction shares of each reviewed row (λ = 1 rectifier)
     task_of_row = [task_index[run.task_of[rid]] for rid in reviewed_reports]
-    for name, metrics in by_fw.items():
+    out: list[RankRow] = []
+    for name, metrics in _overall_metrics(scope.targets).items():
         for variant in VARIANTS:
-            shares = correction if variant == "corrected" and reviewed_reports else None
             influence = _task_influence(scope, name, metrics, variant, collapsed)
-            if shares is not None:
-                _add_correction_shares(scope, name, metrics, influence, task_of_row, shares)
-            for k, metric in enumerate(metrics):
-                values = [
-                    _variant_value(value_of[(name, metric, system)], variant)
-                    for system in run.systems
-                ]
-                filled = np.array([0.0 if v is None else v for v in values])
-                reps = replicates(filled, influence[:, :, k], weights)
-                out.extend(
-                    RankRow(
-                        name,
-                        metric,
-                        variant,
-                        run.system_name[run.systems[pair.upper]],
-                        run.system_name[run.systems[pair.lower]],
-                        pair.difference,
-                        pair.lower_bound,
-                        pair.upper_bound,
-                        pair.p_swap,
-                        pair.could_swap,
-                        pair.status,
-                        pair.note,
-                    )
-                    for pair in adjacent_pairs(values, reps, n_tasks, confidence)
+            if variant == "corrected" and correction is not None and reviewed_reports:
+                _add_correction_shares(scope, name, metrics, influence, task_of_row, correction)
+            out.extend(
+                _variant_ranks(
+                    run, name, metrics, variant, influence, value_of, weights, confidence
                 )
+            )
     return out
+
+
+def _variant_ranks(
+    run: _Run,
+    name: str,
+    metrics: Sequence[str],
+    variant: str,
+    influence: Floats,
+    value_of: Mapping[tuple[str, str, int | None], MetricEstimate],
+    weights: Floats,
+    confidence: float,
+) -> list[RankRow]:
+    """One framework's adjacent pairs in one variant, metric by metric."""
+    out: list[RankRow] = []
+    for k, metric in enumerate(metrics):
+        values = [
+            _variant_value(value_of[(name, metric, system)], variant) for system in run.systems
+        ]
+        out.extend(
+            _rank_row(run, name, metric, variant, pair)
+            for pair in _adjacent(values, influence[:, :, k], weights, confidence)
+        )
+    return out
+
+
+def _adjacent(
+    values: Sequence[float | None], influence: Floats, weights: Floats, confidence: float
+) -> list[RankPair]:
+    """The systems ranked by ``values``, each adjacent pair tested on the bootstrap
+    replicates of their values (``influence``: tasks × systems)."""
+    filled = np.array([0.0 if v is None else v for v in values])
+    reps = replicates(filled, influence, weights)
+    return adjacent_pairs(values, reps, influence.shape[0], confidence)
+
+
+def _overall_metrics(targets: Sequence[Target]) -> dict[str, list[str]]:
+    """Framework -> its metrics estimated over every system, in target order."""
+    by_fw: dict[str, list[str]] = defaultdict(list)
+    for target in targets:
+        if target.system is None and target.metric not in by_fw[target.framework]:
+            by_fw[target.framework].append(target.metric)
+    return by_fw
+
+
+def _rank_row(run: _Run, name: str, metric: str, variant: str, pair: RankPair) -> RankRow:
+    return RankRow(
+        name,
+        metric,
+        variant,
+        run.system_name[run.systems[pair.upper]],
+        run.system_name[run.systems[pair.lower]],
+        pair.difference,
+        pair.lower_bound,
+        pair.upper_bound,
+        pair.p_swap,
+        pair.could_swap,
+        pair.status,
+        pair.note,
+    )
 
 
 def _task_influence(
