@@ -29,8 +29,9 @@ Record = dict[str, Any]
 RESOLVED = ("single", "unanimous", "adjudicated")
 
 _SUBJECTS_SQL = """
-    SELECT s.id, s.target, su.ext_id, t.ext_id, y.ext_id, r.ext_id, s.kind, s.key,
-           d.value, d.status, f.note, f.subject_id IS NOT NULL
+    SELECT s.id, s.target, su.ext_id AS suite, t.ext_id AS task, y.ext_id AS system,
+           r.ext_id AS report, s.kind, s.key, d.value, d.status, f.note,
+           f.subject_id IS NOT NULL AS flagged
     FROM decision d
     JOIN subject s ON s.id = d.subject_id
     JOIN report r ON r.id = s.report_id
@@ -109,53 +110,49 @@ def gold_records(conn: sqlite3.Connection) -> Iterator[Record]:
     version = gold_version(conn)
     decisions = decisions_by_subject(conn)
     judges, texts = _judges(conn)
-    for (
-        sid,
-        target,
-        suite,
-        task,
-        system,
-        report,
-        kind,
-        key,
-        value,
-        status,
-        note,
-        flagged,
-    ) in conn.execute(_SUBJECTS_SQL):
-        spec = get_kind(kind)
-        mine = decisions.get(int(sid), [])
-        runs = judges.get(int(sid), [])
-        for judge in runs:
-            judge["value_number"] = _number(kind, judge["value"])
-        current = next((j for j in runs if j["current"]), None)
-        adjudication = next((d for d in reversed(mine) if d["action"] == "adjudicate"), None)
-        dimension, text = texts.get(int(sid), ("", ""))
-        yield {
-            "gold_version": version,
-            "target": target,
-            "suite": suite,
-            "task": task,
-            "system": system,
-            "report": report,
-            "framework": spec.framework if spec else None,
-            "kind": kind,
-            "dimension": dimension,
-            "subject": key,
-            "subject_text": text,
-            "scale": spec.scale.name if spec else None,
-            "human_value": value,
-            "human_value_number": _number(kind, value),
-            **_judge_fields(current, value),
-            "judges": runs,
-            "status": status,
-            "reviewers": sorted({d["reviewer"] for d in mine if d["action"] != "adjudicate"}),
-            "adjudicated_by": adjudication["reviewer"] if adjudication else None,
-            "decisions": mine,
-            "reasons": sorted({d["reason"] for d in mine if d["reason"]}),
-            "flagged": bool(flagged),
-            "flag_note": note,
-        }
+    for row in database(conn).query(_SUBJECTS_SQL):
+        sid = int(row["id"])
+        yield _gold_record(
+            version, row, decisions.get(sid, []), judges.get(sid, []), texts.get(sid, ("", ""))
+        )
+
+
+def _gold_record(
+    version: str,
+    row: Record,
+    mine: list[Record],
+    runs: list[Record],
+    text: tuple[str, str],
+) -> Record:
+    """A resolved subject's record: what it is, the label, the verdicts in force and of
+    every run, and who decided it how."""
+    kind, value = row["kind"], row["value"]
+    spec = get_kind(kind)
+    for judge in runs:
+        judge["value_number"] = _number(kind, judge["value"])
+    current = next((j for j in runs if j["current"]), None)
+    return {
+        "gold_version": version,
+        "target": row["target"],
+        "suite": row["suite"],
+        "task": row["task"],
+        "system": row["system"],
+        "report": row["report"],
+        "framework": spec.framework if spec else None,
+        "kind": kind,
+        "dimension": text[0],
+        "subject": row["key"],
+        "subject_text": text[1],
+        "scale": spec.scale.name if spec else None,
+        "human_value": value,
+        "human_value_number": _number(kind, value),
+        **_judge_fields(current, value),
+        "judges": runs,
+        "status": row["status"],
+        **_decision_fields(mine),
+        "flagged": bool(row["flagged"]),
+        "flag_note": row["note"],
+    }
 
 
 def _judges(conn: sqlite3.Connection) -> tuple[dict[int, list[Record]], dict[int, tuple[str, str]]]:
@@ -177,6 +174,18 @@ def _judges(conn: sqlite3.Connection) -> tuple[dict[int, list[Record]], dict[int
             }
         )
     return judges, texts
+
+
+def _decision_fields(mine: list[Record]) -> Record:
+    """Who decided a label: the reviewers whose standing decision it is, the adjudicator if
+    any, every decision, and the reason codes given."""
+    adjudication = next((d for d in reversed(mine) if d["action"] == "adjudicate"), None)
+    return {
+        "reviewers": sorted({d["reviewer"] for d in mine if d["action"] != "adjudicate"}),
+        "adjudicated_by": adjudication["reviewer"] if adjudication else None,
+        "decisions": mine,
+        "reasons": sorted({d["reason"] for d in mine if d["reason"]}),
+    }
 
 
 def _judge_fields(current: Record | None, human: str | None) -> Record:
