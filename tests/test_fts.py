@@ -60,3 +60,56 @@ def test_a_bulk_fill_puts_back_an_index_s_own_merge_setting(sample_db: Path) -> 
     conn.commit()
     import_bundle(conn, tiny_bundle("another"), "h")
     assert conn.execute("SELECT v FROM claim_fts_config WHERE k = 'automerge'").fetchone()[0] == 8
+
+
+def test_a_new_database_s_search_indexes_are_those_sqlite_utils_writes(tmp_path: Path) -> None:
+    # Written by hand (sqlite-utils is not imported to create a database), in exactly the form
+    # sqlite-utils' enable_fts writes, which is what it and Datasette detect.
+    import sqlite_utils
+
+    from store.db.connection import connect
+    from store.sqlite.fts import SEARCHED
+
+    def index_sql(conn: sqlite3.Connection) -> dict[str, str]:
+        return dict(
+            conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE name LIKE '%\\_fts' ESCAPE '\\'"
+            )
+        )
+
+    reference = sqlite_utils.Database(memory=True)
+    for table, columns in SEARCHED.items():
+        reference.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, {', '.join(columns)})")
+        reference.table(table).enable_fts(columns, tokenize="unicode61")
+    conn = connect(tmp_path / "new.db")
+    assert index_sql(conn) == index_sql(reference.conn) != {}
+    mine = sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False)
+    assert {t: mine.table(t).detect_fts() for t in SEARCHED} == {t: f"{t}_fts" for t in SEARCHED}
+
+
+def test_an_upgraded_database_searches_as_a_new_one(tmp_path: Path) -> None:
+    # The previous form of the indexes (content='report', content_rowid='id') finds the same
+    # reports for the same text.
+    import shutil
+
+    from store.db.connection import connect
+    from store.imports.loader import import_bundle
+    from tests.builders import tiny_bundle
+
+    old = tmp_path / "old.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "v1" / "ana.db", old)
+    upgraded = connect(old)
+    assert (
+        "content='report'"
+        in upgraded.execute("SELECT sql FROM sqlite_master WHERE name = 'report_fts'").fetchone()[0]
+    )
+    new = connect(tmp_path / "new.db")
+    import_bundle(new, tiny_bundle(), "h")
+
+    def found(conn: sqlite3.Connection, text: str) -> set[str]:
+        ids = search_reports(conn, text)
+        return {ext for rid, ext in conn.execute("SELECT id, ext_id FROM report") if rid in ids}
+
+    for text in ("bike", "million trips", "zzzqqq"):
+        assert found(upgraded, text) == found(new, text), text
+    assert found(new, "bike")

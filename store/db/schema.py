@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Callable
 
 from store.scores.claim_facts import CLAIM_CITED_SQL
+from store.sqlite.fts import SEARCHED, search_index_sql
 from store.sqlite.tx import transaction
 
 Migration = list[str] | Callable[[sqlite3.Connection], None]
@@ -180,13 +181,14 @@ def _suspicion(conn: sqlite3.Connection) -> None:
         refresh_suspicion(conn)
 
 
-MIGRATIONS: list[Migration] = [
-    [
-        """CREATE TABLE meta (
+INPUTS: list[str] = [
+    # Version 1: the inputs, the review log and what is derived from them (the search
+    # indexes follow, made by :func:`_first`).
+    """CREATE TABLE meta (
             key TEXT PRIMARY KEY,
             value TEXT NOT NULL
         ) STRICT""",
-        """CREATE TABLE suite (
+    """CREATE TABLE suite (
             id INTEGER PRIMARY KEY,
             ext_id TEXT NOT NULL UNIQUE,
             name TEXT NOT NULL,
@@ -197,7 +199,7 @@ MIGRATIONS: list[Migration] = [
             content_hash TEXT NOT NULL,
             imported_at TEXT NOT NULL
         ) STRICT""",
-        """CREATE TABLE task (
+    """CREATE TABLE task (
             id INTEGER PRIMARY KEY,
             suite_id INTEGER NOT NULL REFERENCES suite(id),
             ext_id TEXT NOT NULL,
@@ -209,7 +211,7 @@ MIGRATIONS: list[Migration] = [
             metadata TEXT NOT NULL,
             UNIQUE (suite_id, ext_id)
         ) STRICT""",
-        """CREATE TABLE subtask (
+    """CREATE TABLE subtask (
             id INTEGER PRIMARY KEY,
             task_id INTEGER NOT NULL REFERENCES task(id),
             ext_id TEXT NOT NULL,
@@ -220,7 +222,7 @@ MIGRATIONS: list[Migration] = [
             constraint_types TEXT NOT NULL,
             UNIQUE (task_id, ext_id)
         ) STRICT""",
-        """CREATE TABLE criterion (
+    """CREATE TABLE criterion (
             id INTEGER PRIMARY KEY,
             task_id INTEGER NOT NULL REFERENCES task(id),
             subtask_id INTEGER REFERENCES subtask(id),
@@ -235,7 +237,7 @@ MIGRATIONS: list[Migration] = [
             metadata TEXT NOT NULL,
             UNIQUE (task_id, ext_id)
         ) STRICT""",
-        """CREATE TABLE system (
+    """CREATE TABLE system (
             id INTEGER PRIMARY KEY,
             suite_id INTEGER NOT NULL REFERENCES suite(id),
             ext_id TEXT NOT NULL,
@@ -246,7 +248,7 @@ MIGRATIONS: list[Migration] = [
             is_reference INTEGER NOT NULL,
             UNIQUE (suite_id, ext_id)
         ) STRICT""",
-        """CREATE TABLE report (
+    """CREATE TABLE report (
             id INTEGER PRIMARY KEY,
             task_id INTEGER NOT NULL REFERENCES task(id),
             system_id INTEGER NOT NULL REFERENCES system(id),
@@ -257,16 +259,16 @@ MIGRATIONS: list[Migration] = [
             metadata TEXT NOT NULL,
             UNIQUE (task_id, system_id)
         ) STRICT""",
-        "CREATE INDEX report_system ON report(system_id)",
-        """CREATE TABLE reference (
+    "CREATE INDEX report_system ON report(system_id)",
+    """CREATE TABLE reference (
             report_id INTEGER NOT NULL REFERENCES report(id),
             idx INTEGER NOT NULL,
             title TEXT NOT NULL,
             url TEXT,
             PRIMARY KEY (report_id, idx)
         ) STRICT, WITHOUT ROWID""",
-        "CREATE INDEX reference_url ON reference(url)",
-        """CREATE TABLE claim (
+    "CREATE INDEX reference_url ON reference(url)",
+    """CREATE TABLE claim (
             id INTEGER PRIMARY KEY,
             report_id INTEGER NOT NULL REFERENCES report(id),
             ext_id TEXT NOT NULL,
@@ -282,7 +284,7 @@ MIGRATIONS: list[Migration] = [
             metadata TEXT NOT NULL,
             UNIQUE (report_id, ext_id)
         ) STRICT""",
-        """CREATE TABLE source (
+    """CREATE TABLE source (
             id INTEGER PRIMARY KEY,
             suite_id INTEGER NOT NULL REFERENCES suite(id),
             url TEXT NOT NULL,
@@ -294,7 +296,7 @@ MIGRATIONS: list[Migration] = [
             metadata TEXT NOT NULL DEFAULT '{}',
             UNIQUE (suite_id, url)
         ) STRICT""",
-        """CREATE TABLE judge_run (
+    """CREATE TABLE judge_run (
             id INTEGER PRIMARY KEY,
             suite_id INTEGER NOT NULL REFERENCES suite(id),
             ext_id TEXT NOT NULL,
@@ -307,7 +309,7 @@ MIGRATIONS: list[Migration] = [
             usage TEXT NOT NULL DEFAULT '{}',
             UNIQUE (suite_id, ext_id)
         ) STRICT""",
-        """CREATE TABLE judgment (
+    """CREATE TABLE judgment (
             id INTEGER PRIMARY KEY,
             run_id INTEGER NOT NULL REFERENCES judge_run(id),
             report_id INTEGER NOT NULL REFERENCES report(id),
@@ -327,12 +329,12 @@ MIGRATIONS: list[Migration] = [
             subtask_id INTEGER REFERENCES subtask(id),
             UNIQUE (run_id, report_id, kind, subject)
         ) STRICT""",
-        "CREATE INDEX judgment_report ON judgment(report_id, current)",
-        # Covering index for score loading: a full recompute scans this, not the wide rows.
-        """CREATE INDEX judgment_scoring ON judgment(current, report_id, kind, subtask_id,
+    "CREATE INDEX judgment_report ON judgment(report_id, current)",
+    # Covering index for score loading: a full recompute scans this, not the wide rows.
+    """CREATE INDEX judgment_scoring ON judgment(current, report_id, kind, subtask_id,
             criterion_id, claim_id, ref_idx, key, value, error)""",
-        "CREATE INDEX judgment_claim ON judgment(claim_id)",
-        """CREATE TABLE review_event (
+    "CREATE INDEX judgment_claim ON judgment(claim_id)",
+    """CREATE TABLE review_event (
             seq INTEGER PRIMARY KEY,
             uuid TEXT NOT NULL UNIQUE,
             target TEXT NOT NULL,
@@ -348,19 +350,19 @@ MIGRATIONS: list[Migration] = [
             created_at TEXT NOT NULL,
             supersedes TEXT
         ) STRICT""",
-        "CREATE INDEX review_event_reviewer ON review_event(reviewer, seq)",
-        "CREATE INDEX review_event_judgment ON review_event(judgment_id, seq)",
-        "CREATE INDEX review_event_report ON review_event(report_id, seq)",
-        "CREATE INDEX review_event_supersedes ON review_event(supersedes)",
-        """CREATE TRIGGER review_event_no_update BEFORE UPDATE ON review_event
+    "CREATE INDEX review_event_reviewer ON review_event(reviewer, seq)",
+    "CREATE INDEX review_event_judgment ON review_event(judgment_id, seq)",
+    "CREATE INDEX review_event_report ON review_event(report_id, seq)",
+    "CREATE INDEX review_event_supersedes ON review_event(supersedes)",
+    """CREATE TRIGGER review_event_no_update BEFORE UPDATE ON review_event
            BEGIN SELECT RAISE(ABORT, 'the review log is append-only'); END""",
-        """CREATE TRIGGER review_event_no_delete BEFORE DELETE ON review_event
+    """CREATE TRIGGER review_event_no_delete BEFORE DELETE ON review_event
            BEGIN SELECT RAISE(ABORT, 'the review log is append-only'); END""",
-        """CREATE TABLE event_live (
+    """CREATE TABLE event_live (
             uuid TEXT PRIMARY KEY,
             live INTEGER NOT NULL
         ) STRICT, WITHOUT ROWID""",
-        """CREATE TABLE decision (
+    """CREATE TABLE decision (
             judgment_id INTEGER PRIMARY KEY REFERENCES judgment(id),
             value TEXT,
             status TEXT NOT NULL
@@ -368,18 +370,18 @@ MIGRATIONS: list[Migration] = [
             reviewers INTEGER NOT NULL,
             event_uuid TEXT NOT NULL
         ) STRICT""",
-        """CREATE TABLE flag (
+    """CREATE TABLE flag (
             judgment_id INTEGER PRIMARY KEY REFERENCES judgment(id),
             event_uuid TEXT NOT NULL
         ) STRICT""",
-        """CREATE TABLE report_rating (
+    """CREATE TABLE report_rating (
             report_id INTEGER NOT NULL REFERENCES report(id),
             reviewer TEXT NOT NULL,
             value TEXT NOT NULL,
             event_uuid TEXT NOT NULL,
             PRIMARY KEY (report_id, reviewer)
         ) STRICT, WITHOUT ROWID""",
-        """CREATE TABLE score (
+    """CREATE TABLE score (
             scope TEXT NOT NULL,
             framework TEXT NOT NULL,
             metric TEXT NOT NULL,
@@ -388,9 +390,9 @@ MIGRATIONS: list[Migration] = [
             n INTEGER NOT NULL,
             PRIMARY KEY (scope, framework, variant, metric)
         ) STRICT, WITHOUT ROWID""",
-        # Ground-truth expansions proposed by reviewers. The row is the immutable proposal;
-        # its status (accepted, rejected) comes from review events that target it.
-        """CREATE TABLE proposal (
+    # Ground-truth expansions proposed by reviewers. The row is the immutable proposal;
+    # its status (accepted, rejected) comes from review events that target it.
+    """CREATE TABLE proposal (
             id INTEGER PRIMARY KEY,
             uuid TEXT NOT NULL UNIQUE,
             suite_id INTEGER NOT NULL REFERENCES suite(id),
@@ -409,9 +411,9 @@ MIGRATIONS: list[Migration] = [
             duplicate_of TEXT,
             created_at TEXT NOT NULL
         ) STRICT""",
-        "CREATE INDEX proposal_task ON proposal(task_id)",
-        # LLM judge responses, keyed by (prompt version, model, input hash): a re-run is free.
-        """CREATE TABLE judge_cache (
+    "CREATE INDEX proposal_task ON proposal(task_id)",
+    # LLM judge responses, keyed by (prompt version, model, input hash): a re-run is free.
+    """CREATE TABLE judge_cache (
             key TEXT PRIMARY KEY,
             model TEXT NOT NULL,
             prompt_version TEXT NOT NULL,
@@ -419,9 +421,9 @@ MIGRATIONS: list[Migration] = [
             usage TEXT NOT NULL,
             created_at TEXT NOT NULL
         ) STRICT, WITHOUT ROWID""",
-        # Pages fetched by `gavel fetch` / `gavel judge`: every fetch is kept (a page can change
-        # between runs); judgments name the version they saw by sha256.
-        """CREATE TABLE page_fetch (
+    # Pages fetched by `gavel fetch` / `gavel judge`: every fetch is kept (a page can change
+    # between runs); judgments name the version they saw by sha256.
+    """CREATE TABLE page_fetch (
             id INTEGER PRIMARY KEY,
             suite_id INTEGER NOT NULL REFERENCES suite(id),
             run_id INTEGER REFERENCES judge_run(id),
@@ -435,23 +437,27 @@ MIGRATIONS: list[Migration] = [
             sha256 TEXT NOT NULL,
             error TEXT
         ) STRICT""",
-        "CREATE INDEX page_fetch_url ON page_fetch(suite_id, url, fetched_at)",
-        """CREATE TABLE impact (
+    "CREATE INDEX page_fetch_url ON page_fetch(suite_id, url, fetched_at)",
+    """CREATE TABLE impact (
             report_id INTEGER PRIMARY KEY REFERENCES report(id),
             primary_delta REAL NOT NULL,
             secondary_delta REAL NOT NULL,
             judgment_id INTEGER
         ) STRICT""",
-        """CREATE VIRTUAL TABLE report_fts USING fts5(
-            markdown, content='report', content_rowid='id', tokenize='unicode61'
-        )""",
-        """CREATE VIRTUAL TABLE claim_fts USING fts5(
-            fact, extract, content='claim', content_rowid='id', tokenize='unicode61'
-        )""",
-        """CREATE VIRTUAL TABLE source_fts USING fts5(
-            title, text, content='source', content_rowid='id', tokenize='unicode61'
-        )""",
-    ],
+]
+
+
+def _first(conn: sqlite3.Connection) -> None:
+    """Version 1: the tables, then the search indexes over reports, claims and sources (in
+    the form sqlite-utils writes: :func:`store.sqlite.fts.search_index_sql`)."""
+    for statement in INPUTS:
+        conn.execute(statement)
+    for table in SEARCHED:
+        conn.execute(search_index_sql(table))
+
+
+MIGRATIONS: list[Migration] = [
+    _first,  # 1: inputs, review log, derived tables, search indexes
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
     PLANS,  # 3: review plans
     _suspicion,  # 4: suspicion flags per subject

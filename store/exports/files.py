@@ -32,6 +32,7 @@ from store.reviewlog.conflicts import decisions_by_subject
 from store.reviewlog.events import display_name
 from store.scores import report_rows as report_scores
 from store.scores.inputs import PROPOSAL_STATUS_SQL
+from store.sqlite.named import database
 
 Record = dict[str, Any]
 
@@ -67,10 +68,12 @@ VERDICT_COLUMNS = (
 )
 
 _VERDICTS_SQL = """
-    SELECT j.id, s.ext_id, t.ext_id, y.ext_id, r.ext_id, jr.ext_id, jr.model, j.kind,
-           coalesce(c.dimension, kc.dimension, ''), j.subject, j.current, j.value, j.error,
-           d.status, d.value, d.reviewers, e.reviewer, e.rationale, e.reason, e.created_at,
-           j.subject_id, sj.target, e.key
+    SELECT j.id AS judgment, s.ext_id AS suite, t.ext_id AS task, y.ext_id AS system,
+           r.ext_id AS report, jr.ext_id AS run, jr.model, j.kind,
+           coalesce(c.dimension, kc.dimension, '') AS dimension, j.subject, j.current,
+           j.value AS judge_value, j.error AS judge_error, d.status, d.value AS human_value,
+           e.reviewer, e.key, e.rationale, e.reason, e.created_at AS decided_at,
+           j.subject_id, sj.target
     FROM judgment j
     JOIN subject sj ON sj.id = j.subject_id
     JOIN judge_run jr ON jr.id = j.run_id
@@ -97,48 +100,50 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
     """
     decisions = decisions_by_subject(conn)
     framework_of: dict[str, str | None] = {}
-    for row in conn.execute(_VERDICTS_SQL):
-        jid = int(row[0])
-        mine = decisions.get(int(row[20]), [])
-        status = row[13]
-        provenance = status or "judge-only"
+    for row in database(conn).query(_VERDICTS_SQL):
+        mine = decisions.get(row["subject_id"], [])
+        status = row["status"]
         resolved = status is not None and status != "conflict"
-        if status == "unanimous":
-            decided_by = ";".join(
-                sorted({d["reviewer"] for d in mine if d["action"] != "adjudicate"})
-            )
-        elif resolved:
-            decided_by = display_name(conn, row[16], row[22])
-        else:
-            decided_by = None
-        framework = framework_of.get(row[7], "")
-        if framework == "":
-            kind = get_kind(row[7])
-            framework = framework_of[row[7]] = kind.framework if kind else None
+        kind = row["kind"]
+        if kind not in framework_of:
+            framework_of[kind] = _framework(kind)
         yield {
-            "target": row[21],
-            "judgment": jid,
-            "suite": row[1],
-            "task": row[2],
-            "system": row[3],
-            "report": row[4],
-            "run": row[5],
-            "model": row[6],
-            "framework": framework,
-            "kind": row[7],
-            "dimension": row[8],
-            "subject": row[9],
-            "current": bool(row[10]),
-            "judge_value": row[11],
-            "judge_error": row[12],
-            "effective_value": row[14] if resolved else row[11],
-            "provenance": provenance,
-            "decided_by": decided_by,
-            "rationale": row[17] if resolved else None,
-            "reason": row[18] if resolved else None,
-            "decided_at": row[19] if resolved else None,
+            "target": row["target"],
+            "judgment": row["judgment"],
+            "suite": row["suite"],
+            "task": row["task"],
+            "system": row["system"],
+            "report": row["report"],
+            "run": row["run"],
+            "model": row["model"],
+            "framework": framework_of[kind],
+            "kind": kind,
+            "dimension": row["dimension"],
+            "subject": row["subject"],
+            "current": bool(row["current"]),
+            "judge_value": row["judge_value"],
+            "judge_error": row["judge_error"],
+            "effective_value": row["human_value"] if resolved else row["judge_value"],
+            "provenance": status or "judge-only",
+            "decided_by": _decided_by(conn, status, mine, row) if resolved else None,
+            "rationale": row["rationale"] if resolved else None,
+            "reason": row["reason"] if resolved else None,
+            "decided_at": row["decided_at"] if resolved else None,
             "decisions": mine,
         }
+
+
+def _framework(kind: str) -> str | None:
+    spec = get_kind(kind)
+    return spec.framework if spec else None
+
+
+def _decided_by(conn: sqlite3.Connection, status: str, mine: list[Record], row: Record) -> str:
+    """Who a resolved subject's decision is by: every reviewer of a unanimous decision, else
+    the deciding event's author (named with their key where two share a name)."""
+    if status == "unanimous":
+        return ";".join(sorted({d["reviewer"] for d in mine if d["action"] != "adjudicate"}))
+    return display_name(conn, row["reviewer"], row["key"])
 
 
 # -- scores ------------------------------------------------------------------------------------
@@ -249,9 +254,11 @@ GT_COLUMNS = (
 )
 
 _ACCEPTED_SQL = f"""
-    SELECT p.suite_id, s.ext_id, s.version, t.ext_id, p.framework, p.kind, p.target, p.payload,
-           p.uuid, y.ext_id, r.ext_id, p.span_start, p.span_end, p.reviewer, p.created_at,
-           p.rationale, st.reviewer, st.created_at, st.rationale, p.duplicate_of
+    SELECT p.suite_id, s.ext_id AS suite, s.version, t.ext_id AS task, p.framework, p.kind,
+           p.target, p.payload, p.uuid AS proposal, y.ext_id AS system, r.ext_id AS report,
+           p.span_start, p.span_end, p.reviewer AS proposed_by, p.created_at AS proposed_at,
+           p.rationale, st.reviewer AS accepted_by, st.created_at AS accepted_at,
+           st.rationale AS acceptance_rationale, p.duplicate_of
     FROM proposal p
     JOIN ({PROPOSAL_STATUS_SQL}) st ON st.proposal = p.uuid AND st.rn = 1
     JOIN suite s ON s.id = p.suite_id
@@ -262,37 +269,42 @@ _ACCEPTED_SQL = f"""
     ORDER BY p.suite_id, p.task_id, p.created_at, p.uuid
 """
 
+_PROVENANCE = (
+    "proposal",
+    "system",
+    "report",
+    "span",
+    "proposed_by",
+    "proposed_at",
+    "rationale",
+    "accepted_by",
+    "accepted_at",
+    "acceptance_rationale",
+    "duplicate_of",
+)
+"""An accepted item's provenance, in the order the gold diff lists it."""
+
 
 def _gold_items(conn: sqlite3.Connection) -> Iterator[tuple[int, str, str, Record]]:
     """(suite id, suite, suite version, item record) of every accepted proposal."""
-    for row in conn.execute(_ACCEPTED_SQL):
-        framework, kind, payload = row[4], row[5], json.loads(row[7])
+    for row in database(conn).query(_ACCEPTED_SQL):
+        framework, kind = row["framework"], row["kind"]
+        start = row["span_start"]
+        row["span"] = [start, row["span_end"]] if start is not None else None
         yield (
-            row[0],
-            row[1],
-            row[2],
+            row["suite_id"],
+            row["suite"],
+            row["version"],
             {
                 "type": "item",
-                "suite": row[1],
-                "task": row[3],
+                "suite": row["suite"],
+                "task": row["task"],
                 "framework": framework,
                 "kind": kind,
                 "effect": effect(kind),
-                "target": row[6],
-                "item": gold_item(framework, kind, payload),
-                "provenance": {
-                    "proposal": row[8],
-                    "system": row[9],
-                    "report": row[10],
-                    "span": [row[11], row[12]] if row[11] is not None else None,
-                    "proposed_by": row[13],
-                    "proposed_at": row[14],
-                    "rationale": row[15],
-                    "accepted_by": row[16],
-                    "accepted_at": row[17],
-                    "acceptance_rationale": row[18],
-                    "duplicate_of": row[19],
-                },
+                "target": row["target"],
+                "item": gold_item(framework, kind, json.loads(row["payload"])),
+                "provenance": {name: row[name] for name in _PROVENANCE},
             },
         )
 

@@ -22,14 +22,16 @@ from typing import Any
 
 from reviewer.registry import get_kind
 from store.reviewlog.conflicts import decisions_by_subject
+from store.sqlite.named import database
 
 Record = dict[str, Any]
 
 RESOLVED = ("single", "unanimous", "adjudicated")
 
 _SUBJECTS_SQL = """
-    SELECT s.id, s.target, su.ext_id, t.ext_id, y.ext_id, r.ext_id, s.kind, s.key,
-           d.value, d.status, f.note, f.subject_id IS NOT NULL
+    SELECT s.id, s.target, su.ext_id AS suite, t.ext_id AS task, y.ext_id AS system,
+           r.ext_id AS report, s.kind, s.key, d.value, d.status, f.note,
+           f.subject_id IS NOT NULL AS flagged
     FROM decision d
     JOIN subject s ON s.id = d.subject_id
     JOIN report r ON r.id = s.report_id
@@ -42,9 +44,10 @@ _SUBJECTS_SQL = """
 """
 
 _JUDGES_SQL = """
-    SELECT j.subject_id, jr.ext_id, jr.model, jr.active > 0, j.current, j.value, j.error,
-           coalesce(c.text, ''), coalesce(c.dimension, kc.dimension, ''), k.fact, k.extract,
-           j.ref_idx, rf.title, rf.url, j.key
+    SELECT j.subject_id, jr.ext_id AS run, jr.model, jr.active > 0 AS active, j.current,
+           j.value, j.error, coalesce(c.text, '') AS criterion,
+           coalesce(c.dimension, kc.dimension, '') AS dimension, k.fact, k.extract, j.ref_idx,
+           rf.title, rf.url, j.key
     FROM judgment j
     JOIN judge_run jr ON jr.id = j.run_id
     JOIN decision d ON d.subject_id = j.subject_id
@@ -67,21 +70,28 @@ def _number(kind: str, code: str | None) -> float | None:
         return None
 
 
-def _subject_text(row: tuple[Any, ...]) -> tuple[str, str]:
+def _subject_text(row: Record) -> tuple[str, str]:
     """(dimension, what the subject is, as a reader would name it)."""
-    criterion, dimension, fact, extract, ref, title, url, key = row[7:15]
+    criterion, fact, ref, key = row["criterion"], row["fact"], row["ref_idx"], row["key"]
     parts: list[str] = []
     if criterion:
         parts.append(criterion)
     if fact:
+        extract = row["extract"]
         parts.append(extract if extract and extract != fact else fact)
     if ref is not None:
-        parts.append(f"↔ [{ref}] {title or ''} {url or ''}".strip())
-    if key is not None and not criterion and not fact:
-        parts.append(str(key))
-    elif key is not None and fact:
-        parts.append(f"→ {key}")
-    return dimension, " ".join(parts)
+        parts.append(f"↔ [{ref}] {row['title'] or ''} {row['url'] or ''}".strip())
+    if key is not None:
+        parts.extend(_key_text(str(key), criterion, fact))
+    return row["dimension"], " ".join(parts)
+
+
+def _key_text(key: str, criterion: str, fact: str | None) -> list[str]:
+    """A key names the subject alone when there is neither criterion nor claim, and points
+    from a claim to what it keys otherwise."""
+    if not criterion and not fact:
+        return [key]
+    return [f"→ {key}"] if fact else []
 
 
 def gold_version(conn: sqlite3.Connection) -> str:
@@ -99,72 +109,95 @@ def gold_records(conn: sqlite3.Connection) -> Iterator[Record]:
     """One record per resolved subject, in (suite, report, kind, subject) order."""
     version = gold_version(conn)
     decisions = decisions_by_subject(conn)
+    judges, texts = _judges(conn)
+    for row in database(conn).query(_SUBJECTS_SQL):
+        sid = int(row["id"])
+        yield _gold_record(
+            version, row, decisions.get(sid, []), judges.get(sid, []), texts.get(sid, ("", ""))
+        )
+
+
+def _gold_record(
+    version: str,
+    row: Record,
+    mine: list[Record],
+    runs: list[Record],
+    text: tuple[str, str],
+) -> Record:
+    """A resolved subject's record: what it is, the label, the verdicts in force and of
+    every run, and who decided it how."""
+    kind, value = row["kind"], row["value"]
+    spec = get_kind(kind)
+    for judge in runs:
+        judge["value_number"] = _number(kind, judge["value"])
+    current = next((j for j in runs if j["current"]), None)
+    return {
+        "gold_version": version,
+        "target": row["target"],
+        "suite": row["suite"],
+        "task": row["task"],
+        "system": row["system"],
+        "report": row["report"],
+        "framework": spec.framework if spec else None,
+        "kind": kind,
+        "dimension": text[0],
+        "subject": row["key"],
+        "subject_text": text[1],
+        "scale": spec.scale.name if spec else None,
+        "human_value": value,
+        "human_value_number": _number(kind, value),
+        **_judge_fields(current, value),
+        "judges": runs,
+        "status": row["status"],
+        **_decision_fields(mine),
+        "flagged": bool(row["flagged"]),
+        "flag_note": row["note"],
+    }
+
+
+def _judges(conn: sqlite3.Connection) -> tuple[dict[int, list[Record]], dict[int, tuple[str, str]]]:
+    """Per resolved subject: every run's verdict on it (active runs first), and its text."""
     judges: dict[int, list[Record]] = defaultdict(list)
     texts: dict[int, tuple[str, str]] = {}
-    for row in conn.execute(_JUDGES_SQL):
-        sid = int(row[0])
-        texts.setdefault(sid, _subject_text(row))
+    for row in database(conn).query(_JUDGES_SQL):
+        sid = int(row["subject_id"])
+        if sid not in texts:
+            texts[sid] = _subject_text(row)
         judges[sid].append(
             {
-                "run": row[1],
-                "model": row[2],
-                "active": bool(row[3]),
-                "current": bool(row[4]),
-                "value": row[5],
-                "error": row[6],
+                "run": row["run"],
+                "model": row["model"],
+                "active": bool(row["active"]),
+                "current": bool(row["current"]),
+                "value": row["value"],
+                "error": row["error"],
             }
         )
-    for (
-        sid,
-        target,
-        suite,
-        task,
-        system,
-        report,
-        kind,
-        key,
-        value,
-        status,
-        note,
-        flagged,
-    ) in conn.execute(_SUBJECTS_SQL):
-        spec = get_kind(kind)
-        mine = decisions.get(int(sid), [])
-        runs = judges.get(int(sid), [])
-        for judge in runs:
-            judge["value_number"] = _number(kind, judge["value"])
-        current = next((j for j in runs if j["current"]), None)
-        adjudication = next((d for d in reversed(mine) if d["action"] == "adjudicate"), None)
-        dimension, text = texts.get(int(sid), ("", ""))
-        yield {
-            "gold_version": version,
-            "target": target,
-            "suite": suite,
-            "task": task,
-            "system": system,
-            "report": report,
-            "framework": spec.framework if spec else None,
-            "kind": kind,
-            "dimension": dimension,
-            "subject": key,
-            "subject_text": text,
-            "scale": spec.scale.name if spec else None,
-            "human_value": value,
-            "human_value_number": _number(kind, value),
-            "judge_value": current["value"] if current else None,
-            "judge_value_number": current["value_number"] if current else None,
-            "judge_agrees": None
-            if current is None or current["value"] is None
-            else current["value"] == value,
-            "judges": runs,
-            "status": status,
-            "reviewers": sorted({d["reviewer"] for d in mine if d["action"] != "adjudicate"}),
-            "adjudicated_by": adjudication["reviewer"] if adjudication else None,
-            "decisions": mine,
-            "reasons": sorted({d["reason"] for d in mine if d["reason"]}),
-            "flagged": bool(flagged),
-            "flag_note": note,
-        }
+    return judges, texts
+
+
+def _decision_fields(mine: list[Record]) -> Record:
+    """Who decided a label: the reviewers whose standing decision it is, the adjudicator if
+    any, every decision, and the reason codes given."""
+    adjudication = next((d for d in reversed(mine) if d["action"] == "adjudicate"), None)
+    return {
+        "reviewers": sorted({d["reviewer"] for d in mine if d["action"] != "adjudicate"}),
+        "adjudicated_by": adjudication["reviewer"] if adjudication else None,
+        "decisions": mine,
+        "reasons": sorted({d["reason"] for d in mine if d["reason"]}),
+    }
+
+
+def _judge_fields(current: Record | None, human: str | None) -> Record:
+    """The verdict in force beside the label: its value, as a number, and whether it agrees
+    (None when the judge gave no value)."""
+    if current is None:
+        return {"judge_value": None, "judge_value_number": None, "judge_agrees": None}
+    return {
+        "judge_value": current["value"],
+        "judge_value_number": current["value_number"],
+        "judge_agrees": None if current["value"] is None else current["value"] == human,
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,9 +17,11 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from store.exports.files import EXPORTS, write_parquet
 from store.exports.gold import gold_summary
+from store.sqlite.named import database
 
 CONFIGS = {
     "gold": "gold",
@@ -173,23 +175,47 @@ def write_hub_dataset(conn: sqlite3.Connection, folder: Path) -> DatasetWritten:
     return DatasetWritten(folder, rows)
 
 
+_WHAT = {
+    "gold": "a subject the humans resolved (the gold labels)",
+    "verdicts": "a judge verdict (every run) with its human and effective value",
+    "scores": "a metric of a report or system, judge and adjudicated",
+    "gt_expansions": "an accepted ground-truth expansion (new item, alias, evidence)",
+}
+"""Configuration -> what one of its rows is."""
+
+
 def dataset_card(conn: sqlite3.Connection, rows: dict[str, int]) -> str:
     """The README.md: YAML front matter (configurations, data files) and the card's text."""
-    summary = gold_summary(conn)
-    suites = conn.execute(
-        "SELECT ext_id, name, version, frameworks, content_hash FROM suite ORDER BY ext_id"
-    ).fetchall()
-    runs = conn.execute(
-        """SELECT s.ext_id, r.ext_id, r.model, r.prompt_version, r.active > 0, count(j.id)
-           FROM judge_run r JOIN suite s ON s.id = r.suite_id
-           LEFT JOIN judgment j ON j.run_id = r.id
-           GROUP BY r.id ORDER BY s.ext_id, r.ext_id"""
-    ).fetchall()
-    reviewers = conn.execute(
-        "SELECT count(DISTINCT reviewer || '|' || coalesce(key, '')), count(*) FROM review_event"
-    ).fetchone()
-    frameworks = sorted({fw for row in suites for fw in json.loads(row[3])})
-    present = [config for config in CONFIGS.values() if rows.get(config)]
+    db = database(conn)
+    suites = list(
+        db.table("suite").rows_where(
+            select="ext_id, name, version, frameworks, content_hash", order_by="ext_id"
+        )
+    )
+    frameworks = sorted({fw for suite in suites for fw in json.loads(suite["frameworks"])})
+    lines = [
+        *_front_matter([c for c in CONFIGS.values() if rows.get(c)], frameworks),
+        "",
+        "# Adjudicated LLM-judge verdicts (Gavel export)",
+        "",
+        "Human adjudication of an LLM judge's verdicts on deep-research reports, "
+        "exported by Gavel. Every score appears in two "
+        "variants — from the judge's verdicts alone and with human decisions applied — "
+        "so the judge's bias is visible.",
+        "",
+        *_configurations(rows),
+        *_columns(),
+        *_provenance(conn, suites),
+        "",
+        "Exported by Gavel; the same database always writes the same files.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _front_matter(present: list[str], frameworks: list[str]) -> list[str]:
+    """The YAML header: each configuration present and its files (the first the default),
+    and the tags."""
     lines = ["---", "configs:"]
     for index, config in enumerate(present):
         lines += [
@@ -200,7 +226,8 @@ def dataset_card(conn: sqlite3.Connection, rows: dict[str, int]) -> str:
         ]
         if index == 0:
             lines.append("  default: true")
-    lines += [
+    return [
+        *lines,
         "tags:",
         "- llm-as-a-judge",
         "- deep-research",
@@ -208,30 +235,23 @@ def dataset_card(conn: sqlite3.Connection, rows: dict[str, int]) -> str:
         *(f"- {fw}" for fw in frameworks),
         "pretty_name: Gavel adjudicated judge verdicts",
         "---",
-        "",
-        "# Adjudicated LLM-judge verdicts (Gavel export)",
-        "",
-        "Human adjudication of an LLM judge's verdicts on deep-research reports, "
-        "exported by Gavel. Every score appears in two "
-        "variants — from the judge's verdicts alone and with human decisions applied — "
-        "so the judge's bias is visible.",
-        "",
+    ]
+
+
+def _configurations(rows: dict[str, int]) -> list[str]:
+    """Each configuration's rows and what one row is, and how to load it."""
+    lines = [
         "## Configurations",
         "",
         "| configuration | rows | what one row is |",
         "|---|---:|---|",
     ]
-    what = {
-        "gold": "a subject the humans resolved (the gold labels)",
-        "verdicts": "a judge verdict (every run) with its human and effective value",
-        "scores": "a metric of a report or system, judge and adjudicated",
-        "gt_expansions": "an accepted ground-truth expansion (new item, alias, evidence)",
-    }
     for config in CONFIGS.values():
         n = rows.get(config, 0)
         count = f"{n:,}" if n else "0 (not included: nothing to export yet)"
-        lines.append(f"| `{config}` | {count} | {what[config]} |")
-    lines += [
+        lines.append(f"| `{config}` | {count} | {_WHAT[config]} |")
+    return [
+        *lines,
         "",
         "```python",
         "from datasets import load_dataset",
@@ -240,6 +260,12 @@ def dataset_card(conn: sqlite3.Connection, rows: dict[str, int]) -> str:
         'gold = load_dataset("parquet", data_dir="path/to/this/folder/gold")["train"]',
         "```",
         "",
+    ]
+
+
+def _columns() -> list[str]:
+    """Every configuration's columns with their role and meaning."""
+    lines = [
         "## Columns",
         "",
         "Roles: " + "; ".join(f"**{role}** — {text}" for role, text in ROLE_TEXT.items()) + ".",
@@ -252,12 +278,34 @@ def dataset_card(conn: sqlite3.Connection, rows: dict[str, int]) -> str:
             role, meaning = notes[column]
             lines.append(f"| `{column}` | {role} | {meaning} |")
         lines.append("")
-    lines += [
+    return lines
+
+
+_RUNS_SQL = """
+    SELECT s.ext_id AS suite, r.ext_id AS run, r.model, r.prompt_version, r.active > 0 AS counts,
+           count(j.id) AS verdicts
+    FROM judge_run r JOIN suite s ON s.id = r.suite_id
+    LEFT JOIN judgment j ON j.run_id = r.id
+    GROUP BY r.id ORDER BY s.ext_id, r.ext_id
+"""
+
+
+def _provenance(conn: sqlite3.Connection, suites: list[dict[str, Any]]) -> list[str]:
+    """The gold version, the review log, the benchmark runs and the judge runs."""
+    summary = gold_summary(conn)
+    db = database(conn)
+    log = next(
+        db.query(
+            "SELECT count(DISTINCT reviewer || '|' || coalesce(key, '')) AS identities, "
+            "count(*) AS events FROM review_event"
+        )
+    )
+    lines = [
         "## Provenance",
         "",
         f"- gold version: `{summary.version}` ({summary.resolved:,} resolved subjects; "
         f"{summary.conflicts:,} in conflict between reviewers, left out of `gold`)",
-        f"- review log: {reviewers[1]:,} signed events by {reviewers[0]:,} reviewer "
+        f"- review log: {log['events']:,} signed events by {log['identities']:,} reviewer "
         "identities (name and Ed25519 key)",
         "",
         "Benchmark runs:",
@@ -265,11 +313,11 @@ def dataset_card(conn: sqlite3.Connection, rows: dict[str, int]) -> str:
         "| suite | name | version | frameworks | content sha256 |",
         "|---|---|---|---|---|",
     ]
-    for ext_id, name, version, fws, content_hash in suites:
-        lines.append(
-            f"| `{_cell(ext_id)}` | {_cell(name)} | {_cell(version)} | "
-            f"{', '.join(json.loads(fws))} | `{_cell(content_hash)[:16]}` |"
-        )
+    lines.extend(
+        f"| `{_cell(suite['ext_id'])}` | {_cell(suite['name'])} | {_cell(suite['version'])} | "
+        f"{', '.join(json.loads(suite['frameworks']))} | `{_cell(suite['content_hash'])[:16]}` |"
+        for suite in suites
+    )
     lines += [
         "",
         "Judge runs:",
@@ -277,13 +325,13 @@ def dataset_card(conn: sqlite3.Connection, rows: dict[str, int]) -> str:
         "| suite | run | model | prompt | counts | verdicts |",
         "|---|---|---|---|---|---:|",
     ]
-    for suite, run, model, prompt, active, n in runs:
-        lines.append(
-            f"| `{_cell(suite)}` | `{_cell(run)}` | {_cell(model)} | "
-            f"{_cell(prompt)} | {'yes' if active else 'candidate'} | {n:,} |"
-        )
-    lines += ["", "Exported by Gavel; the same database always writes the same files.", ""]
-    return "\n".join(lines)
+    lines.extend(
+        f"| `{_cell(run['suite'])}` | `{_cell(run['run'])}` | {_cell(run['model'])} | "
+        f"{_cell(run['prompt_version'])} | {'yes' if run['counts'] else 'candidate'} | "
+        f"{run['verdicts']:,} |"
+        for run in db.query(_RUNS_SQL)
+    )
+    return lines
 
 
 def _cell(text: object) -> str:

@@ -61,9 +61,9 @@ PUSH_BATCH = 5_000
 """Events per push transaction on the hub."""
 PULL_BATCH = 2_000
 """Events per pull, merged in one local transaction: small enough that the merge takes the
-incremental path and holds the database's write lock about a second at most (a reviewer's
-decision in the workstation waits no longer), large enough that a new database's first pull
-of 10⁵ events costs within 10% of one big merge."""
+incremental path and holds the database's write lock only briefly (a reviewer's decision in
+the workstation waits no longer), large enough that a new database's first pull costs about
+what one big merge would."""
 
 _TABLES = (
     """CREATE TABLE IF NOT EXISTS hub_sync (

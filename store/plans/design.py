@@ -15,11 +15,12 @@ import json
 import secrets
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from reviewer.errors import InputError
 from reviewer.estimates.designs import (
@@ -34,6 +35,8 @@ from reviewer.estimates.designs import (
     draw_weighted,
 )
 from reviewer.estimates.weights import normalised_impacts, uncertainty, verdict_impacts
+from reviewer.framework import Framework
+from reviewer.inputs import ReportInput
 from reviewer.registry import frameworks, get_kind
 from store.sqlite.tx import now_iso, transaction
 
@@ -188,8 +191,8 @@ def run_units(
     framework_of: dict[str, str | None] = {}
     wanted = set(names)
     units, done = Units(), []
-    # Streamed into columns, each repeated text kept once: 2.5 million subjects as a list of
-    # rows, then transposed, with a string object per cell, peaked at 1.5 GB.
+    # Streamed into columns, each repeated text kept once: a list of rows transposed
+    # afterwards would hold a string object per cell of every subject at once.
     shared: dict[str, str] = {}
 
     def once(text: str) -> str:
@@ -269,59 +272,41 @@ def _impact_weights(conn: sqlite3.Connection, units: Units, frame: list[int]) ->
     registry = frameworks()
     options = load_options(conn)
     wanted = {units.subject[i] for i in frame}
+    names = {units.framework[i] for i in frame}
     reports = sorted({units.report[i] for i in frame})
     per_metric: dict[str, dict[int, list[float]]] = defaultdict(dict)
     for start in range(0, len(reports), 200):
-        inputs = load_inputs(conn, reports[start : start + 200])
-        for report in inputs.values():
-            for name in {units.framework[i] for i in frame}:
-                fw = registry[name]
-                heads = [m.name for m in fw.metrics if m.headline]
-                impacts = verdict_impacts(fw, report, options[name], heads)
-                for index, changes in impacts.items():
-                    subject = report.verdicts[index].subject
-                    if subject in wanted:
-                        per_metric[name][int(subject)] = changes
+        for report in load_inputs(conn, reports[start : start + 200]).values():
+            for name in names:
+                per_metric[name].update(
+                    _report_impacts(registry[name], report, options[name], wanted)
+                )
     weights: dict[int, float] = {}
     for by_subject in per_metric.values():
         subjects = list(by_subject)
-        for subject, weight in zip(
-            subjects, normalised_impacts([by_subject[s] for s in subjects]), strict=True
-        ):
-            weights[subject] = weight
+        impacts = normalised_impacts([by_subject[s] for s in subjects])
+        weights.update(zip(subjects, impacts, strict=True))
     return [weights.get(units.subject[i], 0.0) for i in frame]
+
+
+def _report_impacts(
+    fw: Framework, report: ReportInput, options: Mapping[str, str], wanted: set[int]
+) -> dict[int, list[float]]:
+    """Subject -> how far each headline metric of the report moves over the values its
+    verdict could take, for the report's verdicts on ``wanted`` subjects."""
+    heads = [m.name for m in fw.metrics if m.headline]
+    out: dict[int, list[float]] = {}
+    for index, changes in verdict_impacts(fw, report, options, heads).items():
+        subject = report.verdicts[index].subject
+        if subject in wanted:
+            out[int(subject)] = changes
+    return out
 
 
 def create_plan(conn: sqlite3.Connection, spec: PlanSpec, reviewer: str) -> Plan:
     """Draw a plan and store it (frame, strata, draws) in one transaction."""
-    if spec.design not in DESIGNS:
-        raise InputError("--design", f"must be one of {', '.join(DESIGNS)}")
-    if spec.budget < 1:
-        raise InputError("--budget", "a plan needs at least one draw")
-    unknown = [key for key in spec.by if key not in STRATA_KEYS]
-    if unknown:
-        raise InputError(
-            "--by", f"unknown stratum key {unknown[0]!r} (use {', '.join(STRATA_KEYS)})"
-        )
-    if spec.design != "stratified" and spec.by:
-        raise InputError("--by", "strata belong to the stratified design (--design stratified)")
-    if spec.allocation not in ALLOCATIONS:
-        raise InputError("--allocation", f"must be one of {', '.join(ALLOCATIONS)}")
-    if spec.weight_by not in WEIGHT_BY:
-        raise InputError("--weight", f"must be one of {', '.join(WEIGHT_BY)}")
-    if spec.design == "weighted" and not 0.0 < spec.floor <= 1.0:
-        raise InputError(
-            "--floor",
-            "the uniform floor must be in (0, 1]: every subject needs a chance to be drawn",
-        )
-    suite_id, suite, suite_frameworks = suite_row(conn, spec.suite)
-    names = spec.frameworks or tuple(f for f in suite_frameworks if f in frameworks())
-    missing = [f for f in names if f not in suite_frameworks]
-    if missing:
-        raise InputError(
-            "--framework",
-            f"{suite} is not scored by {missing[0]} (it has {', '.join(suite_frameworks)})",
-        )
+    _check_spec(spec)
+    suite_id, suite, names = _planned_frameworks(conn, spec)
     name = spec.name or _next_name(conn)
     if conn.execute("SELECT 1 FROM plan WHERE name = ?", (name,)).fetchone():
         raise InputError("--name", f"a plan named {name!r} exists already")
@@ -332,38 +317,7 @@ def create_plan(conn: sqlite3.Connection, spec: PlanSpec, reviewer: str) -> Plan
             "frame", f"every judged subject of {suite} is decided already: nothing left to sample"
         )
     seed = spec.seed if spec.seed is not None else secrets.randbelow(2**31)
-    by = spec.by if spec.design == "stratified" else ()
-    labels = sorted({units.label(i, by) for i in frame})
-    stratum_of = {label: h for h, label in enumerate(labels)}
-    strata = np.array([stratum_of[units.label(i, by)] for i in frame], dtype=np.int64)
-    spreads: list[float] | None = None
-    note = ""
-    weights = [0.0] * len(frame)
-    draws: Draws
-    if spec.design == "uniform":
-        draws = draw_uniform(len(frame), spec.budget, seed)
-    elif spec.design == "stratified":
-        spreads, informed = _spreads(units, decided, by, labels)
-        if spec.allocation == "neyman" and not informed:
-            note = (
-                "no decisions yet to estimate each stratum's spread: Neyman allocation "
-                "is proportional until there are"
-            )
-        draws = draw_stratified(
-            strata,
-            spec.budget,
-            seed,
-            spec.allocation,
-            np.array(spreads) if spec.allocation == "neyman" else None,
-        )
-    else:
-        weights = (
-            _impact_weights(conn, units, frame)
-            if spec.weight_by == "impact"
-            else _uncertainty_weights(units, decided, frame)
-        )
-        draws = draw_weighted(np.array(weights, dtype=np.float64), spec.budget, seed, spec.floor)
-    sizes = np.bincount(strata, minlength=len(labels))
+    drawn = _draw(conn, spec, units, decided, frame, seed)
     with transaction(conn):
         cursor = conn.execute(
             """INSERT INTO plan (name, suite_id, design, strata, allocation, weight_by, floor,
@@ -373,58 +327,191 @@ def create_plan(conn: sqlite3.Connection, spec: PlanSpec, reviewer: str) -> Plan
                 name,
                 suite_id,
                 spec.design,
-                json.dumps(list(by)),
-                spec.allocation if spec.design == "stratified" else None,
-                spec.weight_by if spec.design == "weighted" else None,
-                spec.floor if spec.design == "weighted" else None,
-                len(draws.index),
+                json.dumps(list(drawn.by)),
+                *_design_options(spec),
+                len(drawn.draws.index),
                 seed,
                 json.dumps(list(names)),
                 len(frame),
                 now_iso(),
                 reviewer,
-                note,
+                drawn.note,
             ),
         )
-        plan_id = int(cursor.lastrowid or 0)
-        conn.executemany(
-            "INSERT INTO plan_stratum VALUES (?,?,?,?,?,?)",
-            [
-                (
-                    plan_id,
-                    h,
-                    label,
-                    int(sizes[h]),
-                    int(draws.allocation[h])
-                    if spec.design == "stratified"
-                    else len(draws.index)
-                    if h == 0
-                    else 0,
-                    spreads[h] if spreads is not None else None,
-                )
-                for h, label in enumerate(labels)
-            ],
-        )
-        conn.executemany(
-            "INSERT INTO plan_frame VALUES (?,?,?)",
-            ((plan_id, units.subject[i], int(strata[k])) for k, i in enumerate(frame)),
-        )
-        conn.executemany(
-            "INSERT INTO plan_draw VALUES (?,?,?,?,?,?,?)",
-            [
-                (
-                    plan_id,
-                    position,
-                    units.subject[frame[int(k)]],
-                    int(strata[int(k)]),
-                    float(draws.p[position]),
-                    float(draws.pi[position]),
-                    float(weights[int(k)]),
-                )
-                for position, k in enumerate(draws.index.tolist())
-            ],
-        )
+        _store_draws(conn, int(cursor.lastrowid or 0), spec, units, frame, drawn)
     return get_plan(conn, name)
+
+
+def _design_options(spec: PlanSpec) -> tuple[str | None, str | None, float | None]:
+    """(allocation, weight_by, floor) as the plan keeps them: each only for its design."""
+    if spec.design == "stratified":
+        return spec.allocation, None, None
+    if spec.design == "weighted":
+        return None, spec.weight_by, spec.floor
+    return None, None, None
+
+
+def _check_spec(spec: PlanSpec) -> None:
+    """Refuse a plan the designs cannot draw, naming the option at fault."""
+    if spec.design not in DESIGNS:
+        raise InputError("--design", f"must be one of {', '.join(DESIGNS)}")
+    if spec.budget < 1:
+        raise InputError("--budget", "a plan needs at least one draw")
+    _check_strata(spec)
+    if spec.allocation not in ALLOCATIONS:
+        raise InputError("--allocation", f"must be one of {', '.join(ALLOCATIONS)}")
+    _check_weighting(spec)
+
+
+def _check_strata(spec: PlanSpec) -> None:
+    unknown = [key for key in spec.by if key not in STRATA_KEYS]
+    if unknown:
+        raise InputError(
+            "--by", f"unknown stratum key {unknown[0]!r} (use {', '.join(STRATA_KEYS)})"
+        )
+    if spec.design != "stratified" and spec.by:
+        raise InputError("--by", "strata belong to the stratified design (--design stratified)")
+
+
+def _check_weighting(spec: PlanSpec) -> None:
+    if spec.weight_by not in WEIGHT_BY:
+        raise InputError("--weight", f"must be one of {', '.join(WEIGHT_BY)}")
+    if spec.design == "weighted" and not 0.0 < spec.floor <= 1.0:
+        raise InputError(
+            "--floor",
+            "the uniform floor must be in (0, 1]: every subject needs a chance to be drawn",
+        )
+
+
+def _planned_frameworks(
+    conn: sqlite3.Connection, spec: PlanSpec
+) -> tuple[int, str, tuple[str, ...]]:
+    """(suite id, suite, frameworks): the run's, or those named, which it must be scored by."""
+    suite_id, suite, suite_frameworks = suite_row(conn, spec.suite)
+    names = spec.frameworks or tuple(f for f in suite_frameworks if f in frameworks())
+    missing = [f for f in names if f not in suite_frameworks]
+    if missing:
+        raise InputError(
+            "--framework",
+            f"{suite} is not scored by {missing[0]} (it has {', '.join(suite_frameworks)})",
+        )
+    return suite_id, suite, names
+
+
+@dataclass(frozen=True, slots=True)
+class _Drawn:
+    """A design's draw over the frame: the strata (by the keys ``by``; one stratum unless
+    stratified), each stratum's spread (stratified), each frame subject's weight (weighted),
+    the draws and a note for the plan."""
+
+    by: tuple[str, ...]
+    labels: list[str]
+    strata: npt.NDArray[np.int64]
+    spreads: list[float] | None
+    weights: list[float]
+    draws: Draws
+    note: str
+
+
+def _draw(
+    conn: sqlite3.Connection,
+    spec: PlanSpec,
+    units: Units,
+    decided: list[bool],
+    frame: list[int],
+    seed: int,
+) -> _Drawn:
+    """The plan's draws by its design."""
+    by = spec.by if spec.design == "stratified" else ()
+    labels = sorted({units.label(i, by) for i in frame})
+    stratum_of = {label: h for h, label in enumerate(labels)}
+    strata = np.array([stratum_of[units.label(i, by)] for i in frame], dtype=np.int64)
+    if spec.design == "uniform":
+        draws = draw_uniform(len(frame), spec.budget, seed)
+        return _Drawn(by, labels, strata, None, [0.0] * len(frame), draws, "")
+    if spec.design == "stratified":
+        spreads, informed = _spreads(units, decided, by, labels)
+        draws = draw_stratified(
+            strata,
+            spec.budget,
+            seed,
+            spec.allocation,
+            np.array(spreads) if spec.allocation == "neyman" else None,
+        )
+        note = ""
+        if spec.allocation == "neyman" and not informed:
+            note = (
+                "no decisions yet to estimate each stratum's spread: Neyman allocation "
+                "is proportional until there are"
+            )
+        return _Drawn(by, labels, strata, spreads, [0.0] * len(frame), draws, note)
+    weights = _weights(conn, spec, units, decided, frame)
+    draws = draw_weighted(np.array(weights, dtype=np.float64), spec.budget, seed, spec.floor)
+    return _Drawn(by, labels, strata, None, weights, draws, "")
+
+
+def _weights(
+    conn: sqlite3.Connection, spec: PlanSpec, units: Units, decided: list[bool], frame: list[int]
+) -> list[float]:
+    """Each frame subject's weight in a weighted draw: its impact on the headline metrics, or
+    how uncertain its judge value is."""
+    if spec.weight_by == "impact":
+        return _impact_weights(conn, units, frame)
+    return _uncertainty_weights(units, decided, frame)
+
+
+def _store_draws(
+    conn: sqlite3.Connection,
+    plan_id: int,
+    spec: PlanSpec,
+    units: Units,
+    frame: list[int],
+    drawn: _Drawn,
+) -> None:
+    """The plan's strata, frame and draws, in the caller's transaction."""
+    draws, strata = drawn.draws, drawn.strata
+    sizes = np.bincount(strata, minlength=len(drawn.labels))
+    conn.executemany(
+        "INSERT INTO plan_stratum VALUES (?,?,?,?,?,?)",
+        [
+            (
+                plan_id,
+                h,
+                label,
+                int(sizes[h]),
+                _stratum_draws(spec, draws, h),
+                drawn.spreads[h] if drawn.spreads is not None else None,
+            )
+            for h, label in enumerate(drawn.labels)
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO plan_frame VALUES (?,?,?)",
+        ((plan_id, units.subject[i], int(strata[k])) for k, i in enumerate(frame)),
+    )
+    conn.executemany(
+        "INSERT INTO plan_draw VALUES (?,?,?,?,?,?,?)",
+        [
+            (
+                plan_id,
+                position,
+                units.subject[frame[int(k)]],
+                int(strata[int(k)]),
+                float(draws.p[position]),
+                float(draws.pi[position]),
+                float(drawn.weights[int(k)]),
+            )
+            for position, k in enumerate(draws.index.tolist())
+        ],
+    )
+
+
+def _stratum_draws(spec: PlanSpec, draws: Draws, stratum: int) -> int:
+    """Draws allotted to a stratum: a stratified design's allocation; else every draw, in
+    the one stratum there is."""
+    if spec.design == "stratified":
+        return int(draws.allocation[stratum])
+    return len(draws.index) if stratum == 0 else 0
 
 
 def _next_name(conn: sqlite3.Connection) -> str:

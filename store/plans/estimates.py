@@ -49,12 +49,13 @@ from reviewer.estimates.influence import (
 )
 from reviewer.estimates.ranks import (
     DEFAULT_RESAMPLES,
+    RankPair,
     adjacent_pairs,
     replicates,
     task_weights,
 )
 from reviewer.estimates.sizes import cs_half_width, reviews_needed
-from reviewer.framework import Framework, ReportScores
+from reviewer.framework import Framework, Metric, ReportScores
 from reviewer.impact import alternatives
 from reviewer.inputs import ReportInput, VerdictIn
 from reviewer.registry import frameworks, get_kind
@@ -172,18 +173,41 @@ def _load_run(conn: sqlite3.Connection, suite_id: int, names: Sequence[str]) -> 
         (suite_id,),
     ).fetchall()
     reports = [int(r[0]) for r in rows]
-    system_of = {int(r[0]): int(r[1]) for r in rows}
     task_of = {int(r[0]): int(r[2]) for r in rows}
     system_name = {int(r[1]): str(r[3]) for r in rows}
+    return _Run(
+        reports,
+        {int(r[0]): int(r[1]) for r in rows},
+        task_of,
+        sorted(system_name),
+        system_name,
+        sorted(set(task_of.values())),
+        _report_scores(conn, reports, names),
+        _system_values(conn, set(system_name)),
+    )
+
+
+def _report_scores(
+    conn: sqlite3.Connection, reports: Sequence[int], names: Sequence[str]
+) -> dict[tuple[str, str], dict[int, ReportScores]]:
+    """(framework, variant) -> report -> its cached scores (empty when it has none)."""
+    scores: dict[tuple[str, str], dict[int, ReportScores]] = {
+        (name, variant): {rid: {} for rid in reports}
+        for name in names
+        for variant in ("judge", "adjudicated")
+    }
     wanted = set(reports)
-    scores: dict[tuple[str, str], dict[int, ReportScores]] = defaultdict(dict)
-    for name in names:
-        for variant in ("judge", "adjudicated"):
-            scores[(name, variant)] = {rid: {} for rid in reports}
     for rid, framework, variant, values in report_scores.read(conn):
         if rid in wanted and (framework, variant) in scores:
             scores[(framework, variant)][rid] = values
-    system_values: dict[tuple[str, str], dict[int, dict[str, float | None]]] = defaultdict(
+    return scores
+
+
+def _system_values(
+    conn: sqlite3.Connection, systems: set[int]
+) -> dict[tuple[str, str], dict[int, dict[str, float | None]]]:
+    """(framework, variant) -> system -> metric -> its cached value."""
+    values: dict[tuple[str, str], dict[int, dict[str, float | None]]] = defaultdict(
         lambda: defaultdict(dict)
     )
     for scope, framework, variant, metric, value in conn.execute(
@@ -191,18 +215,9 @@ def _load_run(conn: sqlite3.Connection, suite_id: int, names: Sequence[str]) -> 
         "WHERE scope >= 'system:' AND scope < 'system;'"
     ):
         sid = int(scope[7:])
-        if sid in system_name:
-            system_values[(framework, variant)][sid][metric] = value
-    return _Run(
-        reports,
-        system_of,
-        task_of,
-        sorted(system_name),
-        system_name,
-        sorted(set(task_of.values())),
-        dict(scores),
-        system_values,
-    )
+        if sid in systems:
+            values[(framework, variant)][sid][metric] = value
+    return values
 
 
 def _number(value: object) -> float:
@@ -255,6 +270,43 @@ def _probe(
     return moves
 
 
+@dataclass(slots=True)
+class _Scope:
+    """What an estimate is of: the run's frameworks, their options, the run's reports and
+    scores, and the targets (each headline metric per system and overall)."""
+
+    registry: Mapping[str, Framework]
+    names: list[str]
+    kinds: list[str]
+    options: Mapping[str, Mapping[str, str]]
+    run: _Run
+    targets: list[Target]
+
+    def metrics_of(self, name: str) -> list[str]:
+        return sorted({t.metric for t in self.targets if t.framework == name})
+
+
+@dataclass(slots=True)
+class _Sample:
+    """The plan's draws a human decided (position, subject, stratum, draw probability), and
+    the decisions made outside the plan."""
+
+    reviewed: list[tuple[int, int, int, float]]
+    sampled: set[int]
+    outside: set[int]
+
+
+@dataclass(slots=True)
+class _Flips:
+    """The reviewed disagreements: the reports holding one (their inputs and the verdicts of
+    the anchor), each flip numbered, by framework, and each subject's flip number."""
+
+    inputs: dict[int, ReportInput]
+    anchor_verdicts: dict[int, list[VerdictIn]]
+    by_framework: dict[str, list[tuple[int, Flip]]]
+    of_subject: dict[int, int]
+
+
 def estimate(
     conn: sqlite3.Connection,
     plan: str | None = None,
@@ -275,192 +327,46 @@ def estimate(
     as ppi-python does, on the reviews it then weighs (see reviewer.estimates.correction).
     """
     started = time.perf_counter()
-    chosen: Plan | None = None
-    if plan is not None:
-        chosen = get_plan(conn, plan)
-    elif has_plans(conn):
-        suite_id = suite_row(conn, suite)[0] if suite is not None else None
-        try:
-            chosen = get_plan(conn, None, suite_id)
-        except Exception:
-            chosen = None
+    chosen = _chosen_plan(conn, plan, suite)
     suite_id, suite_ext, suite_frameworks = suite_row(
         conn, chosen.suite if chosen is not None else suite
     )
-    registry = frameworks()
-    names = [n for n in (chosen.frameworks if chosen else suite_frameworks) if n in registry]
-    options = load_options(conn)
-    run = _load_run(conn, suite_id, names)
-    kinds = [k for name in names for k in registry[name].kinds]
-    known = _decided(conn, suite_id, set(kinds))
+    scope = _scope(conn, suite_id, chosen.frameworks if chosen else suite_frameworks, metrics)
+    known = _decided(conn, suite_id, set(scope.kinds))
     notes: list[str] = []
-
-    targets: list[Target] = []
-    for name in names:
-        fw = registry[name]
-        wanted = [m.name for m in fw.metrics if m.headline or m.name in metrics]
-        for metric in wanted:
-            targets.extend(Target(name, metric, s) for s in run.systems)
-            targets.append(Target(name, metric, None))
-
-    # -- the plan's sample, the outside decisions -------------------------------------------
-    draws: list[tuple[int, int, int, float]] = []
+    sample = _plan_sample(conn, chosen, known, notes)
     if chosen is not None:
-        draws = [
-            (int(a), int(b), int(c), float(d))
-            for a, b, c, d in conn.execute(
-                "SELECT position, subject_id, stratum, p FROM plan_draw WHERE plan_id = ? "
-                "ORDER BY position",
-                (chosen.id,),
-            )
-        ]
-    drawn = {subject for _, subject, _, _ in draws}
-    outside = set(known) - drawn
-    if outside:
-        notes.append(
-            f"{len(outside):,} decisions outside the plan correct their own subjects "
-            "exactly (not a random sample: they correct nothing else)"
-        )
-    reviewed = [(pos, sid, stratum, p) for pos, sid, stratum, p in draws if sid in known]
-    sampled = {sid for _, sid, _, _ in reviewed}
-    if chosen is not None:
-        notes.extend(_frame_notes(conn, chosen, suite_id, set(kinds)))
-
-    # -- the anchor: the adjudicated state, every decision applied ----------------------------
-    # Each reviewed disagreement's influence is measured there (its human value against the
-    # judge's, the others as decided), so only the reports holding one are loaded.
-    disagreeing = sorted(
-        {known[sid].report for sid in sampled if known[sid].human != known[sid].judge}
-    )
-    inputs = load_inputs(conn, disagreeing) if disagreeing else {}
-    anchor_verdicts: dict[int, list[VerdictIn]] = {}
-    flips_by_fw: dict[str, list[tuple[int, Flip]]] = defaultdict(list)
-    flip_of_subject: dict[int, int] = {}
-    for rid, report in inputs.items():
-        anchor_verdicts[rid] = list(report.verdicts)
-        for index, verdict in enumerate(report.verdicts):
-            if verdict.subject not in sampled:
-                continue
-            kind = get_kind(verdict.kind)
-            if kind is None or known[int(verdict.subject)].human == verdict.judge:
-                continue
-            number = len(flip_of_subject)
-            flip_of_subject[int(verdict.subject)] = number
-            # Taking the human's value back to the judge's, negated: what the review moved.
-            flips_by_fw[kind.framework].append((number, Flip(rid, index, verdict.judge)))
-    anchor_scores = {name: run.scores[(name, "adjudicated")] for name in names}
-
-    # -- each system's adjudicated scores collapsed by task: shared by the influences and the
-    # rank comparisons (adjudicated and corrected variants) ----------------------------------
-    collapsed: dict[tuple[str, str, int], Collapsed] = {}
-    for name in names:
-        wanted = sorted({t.metric for t in targets if t.framework == name})
-        for variant in ("judge", "adjudicated") if ranks else ("adjudicated",):
-            for system in run.systems:
-                collapsed[(name, variant, system)] = collapse(
-                    registry[name],
-                    options[name],
-                    _by_task(run, run.scores[(name, variant)], system),
-                    wanted,
-                )
-
-    # -- influences of the reviewed disagreements ------------------------------------------
-    d_flips = np.zeros((len(flip_of_subject), len(targets)))
-    column_of = {t: j for j, t in enumerate(targets)}
-    for name in names:
-        mine = [t for t in targets if t.framework == name]
-        listed = flips_by_fw.get(name, [])
-        if not listed or not mine:
-            continue
-        block = influences(
-            registry[name],
-            options[name],
-            inputs,
-            anchor_verdicts,
-            anchor_scores[name],
-            run.system_of,
-            [f for _, f in listed],
-            mine,
-            {s: collapsed[(name, "adjudicated", s)] for s in run.systems},
-        )
-        flip_rows = [number for number, _ in listed]
-        cols = [column_of[t] for t in mine]
-        d_flips[np.ix_(flip_rows, cols)] = -block
-
-    # -- which kinds can move which metrics ------------------------------------------------
-    probe_ids = run.reports[:: max(1, len(run.reports) // 4)][:4]
-    probe_inputs = load_inputs(conn, probe_ids) if probe_ids else {}
-    moves: dict[tuple[str, str], set[str]] = {}
-    for name in names:
-        fw = registry[name]
-        found = _probe(
-            fw,
-            options[name],
-            probe_inputs,
-            sorted({t.metric for t in targets if t.framework == name}),
-        )
-        for kind_name in fw.kinds:
-            moves[(name, kind_name)] = found.get(kind_name, set())
-    for number_list in flips_by_fw.values():
-        for number, flip in number_list:
-            verdict = inputs[flip.report].verdicts[flip.index]
-            kind = get_kind(verdict.kind)
-            for j, target in enumerate(targets):
-                if (
-                    kind is not None
-                    and target.framework == kind.framework
-                    and d_flips[number, j] != 0
-                ):
-                    moves.setdefault((kind.framework, verdict.kind), set()).add(target.metric)
-
+        notes.extend(_frame_notes(conn, chosen, suite_id, set(scope.kinds)))
+    # The anchor is the adjudicated state, every decision applied: each reviewed
+    # disagreement's influence is measured there (its human value against the judge's, the
+    # others as decided), so only the reports holding one are loaded.
+    flips = _reviewed_flips(conn, known, sample.sampled)
+    # Each system's scores collapsed by task are shared by the influences and the rank
+    # comparisons (adjudicated and corrected variants).
+    collapsed = _collapsed(scope, ("judge", "adjudicated") if ranks else ("adjudicated",))
+    d_flips = _flip_influences(scope, flips, collapsed)
     correction: Correction | None = None
     pop_n = 0
-    if chosen is not None and reviewed:
+    if chosen is not None and sample.reviewed:
+        moves = _moves(conn, scope, flips, d_flips)
         correction, pop_n = _correct(
-            conn,
-            chosen,
-            kinds,
-            known,
-            reviewed,
-            flip_of_subject,
-            d_flips,
-            targets,
-            run,
-            moves,
-            crossfit,
+            conn, chosen, scope, known, sample.reviewed, flips.of_subject, d_flips, moves, crossfit
         )
-        gone = _gone(conn, chosen, outside, pop_n)
+        gone = _gone(conn, chosen, sample.outside, pop_n)
         if gone:
             notes.append(
                 f"{gone:,} subjects of plan {chosen.name}'s frame have no current "
                 "verdict any more (left out)"
             )
-
-    # -- values, intervals, notes ----------------------------------------------------------
-    rows = _rows(
-        targets,
-        run,
-        registry,
-        options,
-        correction,
-        chosen,
-        reviewed,
-        pop_n,
-        half_width,
-        confidence,
-        notes,
-    )
+    rows = _rows(scope, correction, chosen, sample.reviewed, pop_n, half_width, confidence, notes)
     rank_rows: list[RankRow] = []
     if ranks:
         rank_rows = _ranks(
-            targets,
-            run,
-            registry,
-            options,
+            scope,
             correction,
             rows,
             collapsed,
-            [known[sid].report for _, sid, _, _ in reviewed],
+            [known[sid].report for _, sid, _, _ in sample.reviewed],
             resamples,
             seed,
             confidence,
@@ -472,12 +378,189 @@ def estimate(
         confidence,
         half_width,
         resamples,
-        len(run.tasks),
+        len(scope.run.tasks),
         tuple(rows),
         tuple(rank_rows),
         tuple(notes),
         time.perf_counter() - started,
     )
+
+
+def _chosen_plan(conn: sqlite3.Connection, plan: str | None, suite: str | None) -> Plan | None:
+    """The plan named; else the newest (of the suite named), if any can be read."""
+    if plan is not None:
+        return get_plan(conn, plan)
+    if not has_plans(conn):
+        return None
+    suite_id = suite_row(conn, suite)[0] if suite is not None else None
+    try:
+        return get_plan(conn, None, suite_id)
+    except Exception:
+        return None
+
+
+def _scope(
+    conn: sqlite3.Connection, suite_id: int, planned: Sequence[str], metrics: Sequence[str]
+) -> _Scope:
+    """The run's registered frameworks (of those planned) and its targets."""
+    registry = frameworks()
+    names = [n for n in planned if n in registry]
+    run = _load_run(conn, suite_id, names)
+    kinds = [k for name in names for k in registry[name].kinds]
+    targets = _targets(registry, names, metrics, run.systems)
+    return _Scope(registry, names, kinds, load_options(conn), run, targets)
+
+
+def _targets(
+    registry: Mapping[str, Framework],
+    names: Sequence[str],
+    metrics: Sequence[str],
+    systems: Sequence[int],
+) -> list[Target]:
+    """Each headline metric (and each of ``metrics``) of each framework, per system and
+    then overall."""
+    targets: list[Target] = []
+    for name in names:
+        wanted = [m.name for m in registry[name].metrics if m.headline or m.name in metrics]
+        for metric in wanted:
+            targets.extend(Target(name, metric, s) for s in systems)
+            targets.append(Target(name, metric, None))
+    return targets
+
+
+def _plan_sample(
+    conn: sqlite3.Connection, plan: Plan | None, known: Mapping[int, _Known], notes: list[str]
+) -> _Sample:
+    """The plan's decided draws, in draw order, and the decisions outside the plan (noted:
+    they correct their own subjects only)."""
+    draws: list[tuple[int, int, int, float]] = []
+    if plan is not None:
+        draws = [
+            (int(a), int(b), int(c), float(d))
+            for a, b, c, d in conn.execute(
+                "SELECT position, subject_id, stratum, p FROM plan_draw WHERE plan_id = ? "
+                "ORDER BY position",
+                (plan.id,),
+            )
+        ]
+    drawn = {subject for _, subject, _, _ in draws}
+    outside = set(known) - drawn
+    if outside:
+        notes.append(
+            f"{len(outside):,} decisions outside the plan correct their own subjects "
+            "exactly (not a random sample: they correct nothing else)"
+        )
+    reviewed = [(pos, sid, stratum, p) for pos, sid, stratum, p in draws if sid in known]
+    return _Sample(reviewed, {sid for _, sid, _, _ in reviewed}, outside)
+
+
+def _reviewed_flips(
+    conn: sqlite3.Connection, known: Mapping[int, _Known], sampled: set[int]
+) -> _Flips:
+    """Each sampled subject whose human value differs from the judge's, as the flip that
+    takes the human's value back to the judge's (negated later: what the review moved)."""
+    disagreeing = sorted(
+        {known[sid].report for sid in sampled if known[sid].human != known[sid].judge}
+    )
+    inputs = load_inputs(conn, disagreeing) if disagreeing else {}
+    flips = _Flips(inputs, {}, defaultdict(list), {})
+    for rid, report in inputs.items():
+        flips.anchor_verdicts[rid] = list(report.verdicts)
+        for index, verdict in enumerate(report.verdicts):
+            if verdict.subject not in sampled:
+                continue
+            kind = get_kind(verdict.kind)
+            if kind is None or known[int(verdict.subject)].human == verdict.judge:
+                continue
+            number = len(flips.of_subject)
+            flips.of_subject[int(verdict.subject)] = number
+            flips.by_framework[kind.framework].append((number, Flip(rid, index, verdict.judge)))
+    return flips
+
+
+def _collapsed(scope: _Scope, variants: Sequence[str]) -> dict[tuple[str, str, int], Collapsed]:
+    """(framework, variant, system) -> the system's report scores collapsed by task."""
+    run = scope.run
+    return {
+        (name, variant, system): collapse(
+            scope.registry[name],
+            scope.options[name],
+            _by_task(run, run.scores[(name, variant)], system),
+            scope.metrics_of(name),
+        )
+        for name in scope.names
+        for variant in variants
+        for system in run.systems
+    }
+
+
+def _flip_influences(
+    scope: _Scope, flips: _Flips, collapsed: Mapping[tuple[str, str, int], Collapsed]
+) -> Floats:
+    """(flips × targets): what each reviewed disagreement moved each target by, measured on
+    the anchor."""
+    d_flips = np.zeros((len(flips.of_subject), len(scope.targets)))
+    column_of = {t: j for j, t in enumerate(scope.targets)}
+    for name in scope.names:
+        mine = [t for t in scope.targets if t.framework == name]
+        listed = flips.by_framework.get(name, [])
+        if listed and mine:
+            block = _framework_influences(scope, name, flips, listed, mine, collapsed)
+            flip_rows = [number for number, _ in listed]
+            d_flips[np.ix_(flip_rows, [column_of[t] for t in mine])] = -block
+    return d_flips
+
+
+def _framework_influences(
+    scope: _Scope,
+    name: str,
+    flips: _Flips,
+    listed: Sequence[tuple[int, Flip]],
+    targets: Sequence[Target],
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+) -> Floats:
+    """(listed flips × targets) of one framework, on the anchor: the adjudicated scores."""
+    run = scope.run
+    return influences(
+        scope.registry[name],
+        scope.options[name],
+        flips.inputs,
+        flips.anchor_verdicts,
+        run.scores[(name, "adjudicated")],
+        run.system_of,
+        [f for _, f in listed],
+        targets,
+        {s: collapsed[(name, "adjudicated", s)] for s in run.systems},
+    )
+
+
+def _moves(
+    conn: sqlite3.Connection, scope: _Scope, flips: _Flips, d_flips: Floats
+) -> dict[tuple[str, str], set[str]]:
+    """(framework, kind) -> the metrics a verdict of that kind can move: probed on a few
+    reports, and any a reviewed disagreement did move."""
+    reports = scope.run.reports
+    probe_ids = reports[:: max(1, len(reports) // 4)][:4]
+    probe_inputs = load_inputs(conn, probe_ids) if probe_ids else {}
+    moves: dict[tuple[str, str], set[str]] = {}
+    for name in scope.names:
+        fw = scope.registry[name]
+        found = _probe(fw, scope.options[name], probe_inputs, scope.metrics_of(name))
+        for kind_name in fw.kinds:
+            moves[(name, kind_name)] = found.get(kind_name, set())
+    for listed in flips.by_framework.values():
+        for number, flip in listed:
+            verdict = flips.inputs[flip.report].verdicts[flip.index]
+            kind = get_kind(verdict.kind)
+            if kind is None:
+                continue
+            moved = moves.setdefault((kind.framework, verdict.kind), set())
+            moved.update(
+                target.metric
+                for j, target in enumerate(scope.targets)
+                if target.framework == kind.framework and d_flips[number, j] != 0
+            )
+    return moves
 
 
 @dataclass(frozen=True, slots=True)
@@ -493,8 +576,8 @@ class _Known:
 def _decided(conn: sqlite3.Connection, suite_id: int, kinds: set[str]) -> dict[int, _Known]:
     """Every subject of the run a human has decided (a conflict is not decided).
 
-    CROSS JOIN keeps the decisions outermost: without statistics the planner walked every
-    current verdict to find the few thousand decided ones (0.8 s at 25,500 reports)."""
+    CROSS JOIN keeps the decisions outermost: without statistics the planner would walk every
+    current verdict to find the few decided ones."""
     return {
         int(sid): _Known(int(rid), str(kind), judge, human)
         for sid, rid, kind, judge, human in conn.execute(
@@ -551,24 +634,55 @@ FRAME_SQL = """
 """The plan's frame without the subjects decided outside it, counted by stratum, system, kind
 and judge value: all the estimator needs to know of the subjects nobody reviewed. (A verdict's
 report and kind are its subject's: reading them from the verdict's index spares a lookup of
-every subject, 0.6 s of 4.5 at 25,500 reports.)"""
+every subject.)"""
 
 
 def _correct(
     conn: sqlite3.Connection,
     plan: Plan,
-    kinds: list[str],
+    scope: _Scope,
     known: dict[int, _Known],
     reviewed: list[tuple[int, int, int, float]],
     flip_of_subject: dict[int, int],
     d_flips: Floats,
-    targets: list[Target],
-    run: _Run,
     moves: dict[tuple[str, str], set[str]],
     crossfit: bool,
 ) -> tuple[Correction, int]:
+    """The PPI++ correction of every target by the plan's reviews, and the size of the
+    population it speaks for."""
+    kinds, targets = scope.kinds, scope.targets
     kind_index = {k: i for i, k in enumerate(kinds)}
-    system_index = {s: i for i, s in enumerate(run.systems)}
+    system_index = {s: i for i, s in enumerate(scope.run.systems)}
+    frame = _frame(conn, plan, kind_index, system_index, len(kinds))
+    reviews = _reviews(plan, scope, known, reviewed, kind_index, system_index)
+    for r, (_, sid, _, _) in enumerate(reviewed):
+        if sid in flip_of_subject:
+            reviews.d[r] = d_flips[flip_of_subject[sid]]
+    groups = len(scope.run.systems) * len(kinds)
+    group_system = np.arange(groups, dtype=np.int64) // max(1, len(kinds))
+    target_system = np.array(
+        [-1 if t.system is None else system_index[t.system] for t in targets], dtype=np.int64
+    )
+    sample, population = assemble(
+        frame,
+        reviews,
+        group_system,
+        target_system,
+        _relevant(kinds, groups, targets, moves),
+        fpc=not plan.with_replacement,
+    )
+    return correct(sample, population, crossfit), int(frame.count.sum())
+
+
+def _frame(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    kind_index: Mapping[str, int],
+    system_index: Mapping[int, int],
+    n_kinds: int,
+) -> Frame:
+    """The plan's frame (less the subjects decided outside it) as counts per stratum, system,
+    (system, kind) group and judge number."""
     counted = [
         (int(h), system_index[int(sid)], kind_index[kind], _numeric(kind, value), int(n))
         for h, sid, kind, value, n in conn.execute(FRAME_SQL, (plan.id,))
@@ -579,56 +693,67 @@ def _correct(
         if counted
         else (np.zeros(0, dtype=np.int64),) * 5
     )
-    frame = Frame(
+    return Frame(
         stratum=stratum.astype(np.int64),
         system=system.astype(np.int64),
-        group=(system * len(kinds) + kind_of).astype(np.int64),
+        group=(system * n_kinds + kind_of).astype(np.int64),
         x=x.astype(np.float64),
         count=count.astype(np.float64),
     )
+
+
+def _reviews(
+    plan: Plan,
+    scope: _Scope,
+    known: Mapping[int, _Known],
+    reviewed: list[tuple[int, int, int, float]],
+    kind_index: Mapping[str, int],
+    system_index: Mapping[int, int],
+) -> Reviews:
+    """The plan's reviewed draws as the estimator reads them: where each sits in the frame,
+    its design weight, its judge number and what the human changed (``d``, the influences on
+    the targets, is left zero for the caller to fill)."""
     rows = len(reviewed)
-    d_rows = np.zeros((rows, len(targets)))
     r_system = np.zeros(rows, dtype=np.int64)
     r_group = np.zeros(rows, dtype=np.int64)
     r_x = np.zeros(rows)
     dx = np.zeros(rows)
     for r, (_, sid, _, _) in enumerate(reviewed):
         item = known[sid]
-        r_system[r] = system_index[run.system_of[item.report]]
-        r_group[r] = r_system[r] * len(kinds) + kind_index[item.kind]
+        r_system[r] = system_index[scope.run.system_of[item.report]]
+        r_group[r] = r_system[r] * len(scope.kinds) + kind_index[item.kind]
         r_x[r] = _numeric(item.kind, item.judge)
         dx[r] = _numeric(item.kind, item.human) - r_x[r]
-        if sid in flip_of_subject:
-            d_rows[r] = d_flips[flip_of_subject[sid]]
-    reviews = Reviews(
+    return Reviews(
         stratum=np.array([stratum for _, _, stratum, _ in reviewed], dtype=np.int64),
         system=r_system,
         group=r_group,
         x=r_x,
         weight=np.array([1.0 / p if plan.with_replacement else 1.0 for _, _, _, p in reviewed]),
         dx=dx,
-        d=d_rows,
+        d=np.zeros((rows, len(scope.targets))),
         fold=np.array([pos % 2 for pos, _, _, _ in reviewed], dtype=np.int64),
     )
-    groups = len(run.systems) * len(kinds)
-    group_system = np.arange(groups, dtype=np.int64) // max(1, len(kinds))
-    target_system = np.array(
-        [-1 if t.system is None else system_index[t.system] for t in targets], dtype=np.int64
-    )
+
+
+def _relevant(
+    kinds: Sequence[str],
+    groups: int,
+    targets: Sequence[Target],
+    moves: Mapping[tuple[str, str], set[str]],
+) -> npt.NDArray[np.bool_]:
+    """(groups × targets): whether a verdict of the group's kind can move the target."""
     relevant = np.zeros((groups, len(targets)), dtype=bool)
     for g in range(groups):
         kind = kinds[g % len(kinds)]
         verdict_kind = get_kind(kind)
+        if verdict_kind is None:
+            continue
         for j, target in enumerate(targets):
-            relevant[g, j] = (
-                verdict_kind is not None
-                and verdict_kind.framework == target.framework
-                and target.metric in moves.get((target.framework, kind), set())
+            relevant[g, j] = verdict_kind.framework == target.framework and (
+                target.metric in moves.get((target.framework, kind), set())
             )
-    sample, population = assemble(
-        frame, reviews, group_system, target_system, relevant, fpc=not plan.with_replacement
-    )
-    return correct(sample, population, crossfit), int(frame.count.sum())
+    return relevant
 
 
 def _gone(conn: sqlite3.Connection, plan: Plan, outside: set[int], population: int) -> int:
@@ -657,11 +782,67 @@ def _aggregate(
     return aggregate_values(framework, [scores[r] for r in rids], options)
 
 
+class _Values:
+    """Each framework's metric values in a variant: one system's cached aggregate, or every
+    system's (aggregated here from the report scores), each computed once."""
+
+    def __init__(self, scope: _Scope) -> None:
+        self.scope = scope
+        self.cache: dict[tuple[str, str, int | None], dict[str, float | None]] = {}
+
+    def of(self, name: str, variant: str, system: int | None) -> dict[str, float | None]:
+        key = (name, variant, system)
+        if key not in self.cache:
+            run = self.scope.run
+            if system is not None:
+                self.cache[key] = run.system_values[(name, variant)].get(system, {})
+            else:
+                self.cache[key] = _aggregate(
+                    self.scope.registry[name],
+                    self.scope.options[name],
+                    run.scores[(name, variant)],
+                    run.reports,
+                )
+        return self.cache[key]
+
+
+@dataclass(slots=True)
+class _Corrected:
+    """A target's corrected value and what goes with it (every field None when undefined)."""
+
+    status: str
+    reasons: list[str]
+    reviews: int = 0
+    disagreements: int = 0
+    corrected: float | None = None
+    lower: float | None = None
+    upper: float | None = None
+    se: float | None = None
+    half: float | None = None
+    lam: float | None = None
+    human: float | None = None
+    human_lower: float | None = None
+    human_upper: float | None = None
+    bias: float | None = None
+    bias_lower: float | None = None
+    bias_upper: float | None = None
+    needed: int | None = None
+    anytime: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Precision:
+    """What the estimate is asked for: the target half-width, at what confidence, with how
+    many plan reviews of how large a population."""
+
+    half_width: float
+    confidence: float
+    reviewed: int
+    population: int
+
+
 def _rows(
-    targets: list[Target],
-    run: _Run,
-    registry: Mapping[str, Framework],
-    options: Mapping[str, Mapping[str, str]],
+    scope: _Scope,
     correction: Correction | None,
     plan: Plan | None,
     reviewed: list[tuple[int, int, int, float]],
@@ -670,24 +851,7 @@ def _rows(
     confidence: float,
     notes: list[str],
 ) -> list[MetricEstimate]:
-    by_system: dict[int, list[int]] = defaultdict(list)
-    for rid in run.reports:
-        by_system[run.system_of[rid]].append(rid)
-    cache: dict[tuple[str, str, int | None], dict[str, float | None]] = {}
-
-    def values(name: str, variant: str, system: int | None) -> dict[str, float | None]:
-        key = (name, variant, system)
-        if key not in cache:
-            if system is not None:
-                cache[key] = run.system_values[(name, variant)].get(system, {})
-                return cache[key]
-            scores = run.scores[(name, variant)]
-            rids = run.reports if system is None else by_system[system]
-            cache[key] = _aggregate(registry[name], options[name], scores, rids)
-        return cache[key]
-
-    n_reviewed = len(reviewed)
-    out: list[MetricEstimate] = []
+    """One estimate per target, in target order."""
     if plan is None:
         notes.append(
             "no review plan: only decisions made so far correct the judge, and only "
@@ -698,155 +862,186 @@ def _rows(
             f"no subject of plan {plan.name} is decided yet: review it (queue: L) "
             "and the estimates follow"
         )
-    for j, target in enumerate(targets):
-        fw = registry[target.framework]
+    values = _Values(scope)
+    precision = _Precision(half_width, confidence, len(reviewed), pop_n)
+    out: list[MetricEstimate] = []
+    for j, target in enumerate(scope.targets):
+        fw = scope.registry[target.framework]
         metric = next(m for m in fw.metrics if m.name == target.metric)
-        judge = _value(values(target.framework, "judge", target.system).get(target.metric))
+        judge = _value(values.of(target.framework, "judge", target.system).get(target.metric))
         adjudicated = _value(
-            values(target.framework, "adjudicated", target.system).get(target.metric)
+            values.of(target.framework, "adjudicated", target.system).get(target.metric)
         )
-        base = adjudicated
-        name = OVERALL if target.system is None else run.system_name[target.system]
-        reasons: list[str] = []
-        status = "ok"
-        corrected = lower = upper = se = bias = bias_lo = bias_hi = None
-        human = human_lo = human_hi = lam = half = anytime = None
-        needed: int | None = None
-        reviews = disagreements = 0
         if plan is None:
-            status, reasons = "undefined", ["no review plan"]
+            result = _Corrected("undefined", ["no review plan"])
         elif correction is None:
-            status, reasons = "undefined", ["no plan reviews yet"]
-        elif base is None:
-            status, reasons = "undefined", ["the metric is undefined here"]
+            result = _Corrected("undefined", ["no plan reviews yet"])
+        elif adjudicated is None:
+            result = _Corrected("undefined", ["the metric is undefined here"])
         else:
-            reviews = int(correction.reviews[j])
-            disagreements = int(correction.disagreements[j])
-            corrected = base + float(correction.tuned[j])
-            var = float(correction.var_tuned[j])
-            se = math.sqrt(var)
-            df = max(1, disagreements - 1)
-            half = interval_half_width(var, disagreements, confidence)
-            lam = float(correction.lam[j])
-            human = base + float(correction.human[j])
-            human_half = interval_half_width(
-                float(correction.var_human[j]), disagreements, confidence
-            )
-            # A forecast from a handful of disagreements is noise: none below the weak line;
-            # the target is met when the interval shown (t quantile) is narrow enough.
-            if disagreements >= MIN_DISAGREEMENTS:
-                needed = (
-                    0
-                    if half <= half_width
-                    else max(
-                        1,
-                        reviews_needed(
-                            var,
-                            n_reviewed,
-                            pop_n,
-                            half_width,
-                            confidence,
-                            not plan.with_replacement,
-                        )
-                        or 1,
-                    )
-                )
-            anytime = cs_half_width(var, n_reviewed, plan.budget, confidence)
-            if correction.empty_population[j] > 0:
-                status = "undefined"
-                reasons.append(
-                    f"{int(correction.empty_population[j]):,} verdicts that move it "
-                    "are in strata without a review"
-                )
-            elif reviews == 0:
-                status = "undefined"
-                reasons.append("no reviewed verdict can move it")
-            elif correction.unreviewed[j] == 0:
-                half = 0.0
-                reasons.append("exact: every verdict that moves it is reviewed")
-            else:
-                if disagreements == 0:
-                    status = "weak"
-                    reasons.append(
-                        f"none of {reviews} reviews moved it: nothing to measure a "
-                        f"spread from (errors that move it could still be up to "
-                        f"~{min(1.0, 3 / reviews):.0%} of these verdicts)"
-                    )
-                    half = None
-                elif disagreements < MIN_INTERVAL_DISAGREEMENTS:
-                    status = "weak"
-                    reasons.append(
-                        f"one disagreement in {reviews} reviews: too little to "
-                        "measure a spread from (no interval)"
-                    )
-                    half = None
-                elif disagreements < MIN_DISAGREEMENTS:
-                    status = "weak"
-                    reasons.append(
-                        f"{disagreements} disagreements < {MIN_DISAGREEMENTS}: a "
-                        f"rough interval (t, {df} df)"
-                    )
-                if reviews < MIN_REVIEWS:
-                    status = "weak"
-                    reasons.append(f"{reviews} reviews < {MIN_REVIEWS}")
-                if int(correction.single_cells[j]):
-                    status = "weak"
-                    reasons.append("a stratum with a single review (no variance there)")
-                if not metric.additive:
-                    status = "weak"
-                    reasons.append("first-order: errors that cross a level together are not seen")
-            if half is not None:
-                lower, upper = corrected - half, corrected + half
-                human_lo, human_hi = human - human_half, human + human_half
-            if metric.bounds is not None:
-                low, high = metric.bounds
-                clipped = [
-                    None if v is None else min(high, max(low, v))
-                    for v in (corrected, lower, upper, human, human_lo, human_hi)
-                ]
-                if clipped != [corrected, lower, upper, human, human_lo, human_hi]:
-                    reasons.append(f"clipped to the metric's range [{low:g}, {high:g}]")
-                corrected, lower, upper, human, human_lo, human_hi = clipped
-            if judge is not None and corrected is not None and status != "undefined":
-                bias = judge - corrected
-                if lower is not None and upper is not None:
-                    bias_lo, bias_hi = judge - upper, judge - lower
-            if status == "undefined":
-                corrected = lower = upper = human = human_lo = human_hi = None
-                needed = None
-                anytime = None
+            result = _corrected(correction, j, metric, adjudicated, judge, plan, precision)
         out.append(
             MetricEstimate(
                 framework=target.framework,
                 metric=target.metric,
                 label=metric.label,
                 digits=metric.digits,
-                system=name,
+                system=OVERALL if target.system is None else scope.run.system_name[target.system],
                 system_id=target.system,
                 judge=judge,
                 adjudicated=adjudicated,
-                corrected=corrected,
-                lower=lower,
-                upper=upper,
-                se=se if status != "undefined" else None,
-                bias=bias,
-                bias_lower=bias_lo,
-                bias_upper=bias_hi,
-                human=human,
-                human_lower=human_lo,
-                human_upper=human_hi,
-                lam=lam if status != "undefined" else None,
-                reviews=reviews,
-                disagreements=disagreements,
-                half_width=half if status != "undefined" else None,
-                needed=needed,
-                anytime=anytime,
-                status=status,
-                notes=tuple(reasons),
+                corrected=result.corrected,
+                lower=result.lower,
+                upper=result.upper,
+                se=result.se,
+                bias=result.bias,
+                bias_lower=result.bias_lower,
+                bias_upper=result.bias_upper,
+                human=result.human,
+                human_lower=result.human_lower,
+                human_upper=result.human_upper,
+                lam=result.lam,
+                reviews=result.reviews,
+                disagreements=result.disagreements,
+                half_width=result.half,
+                needed=result.needed,
+                anytime=result.anytime,
+                status=result.status,
+                notes=tuple(result.reasons),
                 additive=metric.additive,
             )
         )
     return out
+
+
+def _corrected(
+    correction: Correction,
+    j: int,
+    metric: Metric,
+    base: float,
+    judge: float | None,
+    plan: Plan,
+    precision: _Precision,
+) -> _Corrected:
+    """Target ``j``'s corrected value (``base``, the adjudicated value, plus the estimated
+    influence of the unreviewed errors), its interval, the human-only value, the bias, the
+    reviews still needed, and whether to trust it."""
+    reviews = int(correction.reviews[j])
+    disagreements = int(correction.disagreements[j])
+    var = float(correction.var_tuned[j])
+    spread = interval_half_width(var, disagreements, precision.confidence)
+    status, reasons, half = _trust(correction, j, metric, reviews, disagreements, spread)
+    corrected = base + float(correction.tuned[j])
+    human = base + float(correction.human[j])
+    lower = upper = human_lower = human_upper = None
+    if half is not None:
+        human_half = interval_half_width(
+            float(correction.var_human[j]), disagreements, precision.confidence
+        )
+        lower, upper = corrected - half, corrected + half
+        human_lower, human_upper = human - human_half, human + human_half
+    values = _clipped(metric, [corrected, lower, upper, human, human_lower, human_upper], reasons)
+    out = _Corrected(status, reasons, reviews, disagreements)
+    if status == "undefined":
+        return out
+    out.se, out.lam, out.half = math.sqrt(var), float(correction.lam[j]), half
+    out.needed = _needed(var, disagreements, spread, plan, precision)
+    out.anytime = cs_half_width(var, precision.reviewed, plan.budget, precision.confidence)
+    out.corrected, out.lower, out.upper, out.human, out.human_lower, out.human_upper = values
+    if judge is not None and out.corrected is not None:
+        out.bias = judge - out.corrected
+        if out.lower is not None and out.upper is not None:
+            out.bias_lower, out.bias_upper = judge - out.upper, judge - out.lower
+    return out
+
+
+def _clipped(metric: Metric, values: list[float | None], reasons: list[str]) -> list[float | None]:
+    """``values`` within the metric's range, if it has one (noted when that changes one)."""
+    if metric.bounds is None:
+        return values
+    low, high = metric.bounds
+    clipped = [None if v is None else min(high, max(low, v)) for v in values]
+    if clipped != values:
+        reasons.append(f"clipped to the metric's range [{low:g}, {high:g}]")
+    return clipped
+
+
+def _trust(
+    correction: Correction,
+    j: int,
+    metric: Metric,
+    reviews: int,
+    disagreements: int,
+    half: float | None,
+) -> tuple[str, list[str], float | None]:
+    """(status, why, the half-width to show): undefined when no review can speak for the
+    verdicts that move the target, exact when every one is reviewed, weak when the spread
+    rests on too little."""
+    if correction.empty_population[j] > 0:
+        return (
+            "undefined",
+            [
+                f"{int(correction.empty_population[j]):,} verdicts that move it "
+                "are in strata without a review"
+            ],
+            half,
+        )
+    if reviews == 0:
+        return "undefined", ["no reviewed verdict can move it"], half
+    if correction.unreviewed[j] == 0:
+        return "ok", ["exact: every verdict that moves it is reviewed"], 0.0
+    reasons = _spread_reasons(reviews, disagreements)
+    if disagreements < MIN_INTERVAL_DISAGREEMENTS:
+        half = None  # no spread to measure: no interval
+    if reviews < MIN_REVIEWS:
+        reasons.append(f"{reviews} reviews < {MIN_REVIEWS}")
+    if int(correction.single_cells[j]):
+        reasons.append("a stratum with a single review (no variance there)")
+    if not metric.additive:
+        reasons.append("first-order: errors that cross a level together are not seen")
+    return ("weak" if reasons else "ok"), reasons, half
+
+
+def _spread_reasons(reviews: int, disagreements: int) -> list[str]:
+    """Why the disagreements are too few to trust the spread measured from them, if so."""
+    if disagreements == 0:
+        return [
+            f"none of {reviews} reviews moved it: nothing to measure a "
+            f"spread from (errors that move it could still be up to "
+            f"~{min(1.0, 3 / reviews):.0%} of these verdicts)"
+        ]
+    if disagreements < MIN_INTERVAL_DISAGREEMENTS:
+        return [
+            f"one disagreement in {reviews} reviews: too little to "
+            "measure a spread from (no interval)"
+        ]
+    if disagreements < MIN_DISAGREEMENTS:
+        df = max(1, disagreements - 1)
+        return [
+            f"{disagreements} disagreements < {MIN_DISAGREEMENTS}: a rough interval (t, {df} df)"
+        ]
+    return []
+
+
+def _needed(
+    var: float, disagreements: int, spread: float, plan: Plan, precision: _Precision
+) -> int | None:
+    """Reviews still needed to reach the target half-width: none forecast from fewer
+    disagreements than the weak line (a forecast from a handful is noise); 0 once the
+    interval (t quantile) is narrow enough."""
+    if disagreements < MIN_DISAGREEMENTS:
+        return None
+    if spread <= precision.half_width:
+        return 0
+    forecast = reviews_needed(
+        var,
+        precision.reviewed,
+        precision.population,
+        precision.half_width,
+        precision.confidence,
+        not plan.with_replacement,
+    )
+    return max(1, forecast or 1)
 
 
 def _value(value: object) -> float | None:
@@ -856,11 +1051,14 @@ def _value(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _variant_value(row: MetricEstimate, variant: str) -> float | None:
+    if variant == "judge":
+        return row.judge
+    return row.adjudicated if variant == "adjudicated" else row.corrected
+
+
 def _ranks(
-    targets: list[Target],
-    run: _Run,
-    registry: Mapping[str, Framework],
-    options: Mapping[str, Mapping[str, str]],
+    scope: _Scope,
     correction: Correction | None,
     rows: list[MetricEstimate],
     collapsed: Mapping[tuple[str, str, int], Collapsed],
@@ -870,68 +1068,126 @@ def _ranks(
     confidence: float,
 ) -> list[RankRow]:
     """Adjacent systems per framework, metric and variant: paired bootstrap over tasks."""
+    run = scope.run
     task_index = {t: i for i, t in enumerate(run.tasks)}
-    n_tasks = len(run.tasks)
-    weights = task_weights(n_tasks, resamples, seed)
+    weights = task_weights(len(run.tasks), resamples, seed)
     value_of = {(r.framework, r.metric, r.system_id): r for r in rows}
+    # per-task correction shares of each reviewed row (λ = 1 rectifier)
+    task_of_row = [task_index[run.task_of[rid]] for rid in reviewed_reports]
     out: list[RankRow] = []
+    for name, metrics in _overall_metrics(scope.targets).items():
+        for variant in VARIANTS:
+            influence = _task_influence(scope, name, metrics, variant, collapsed)
+            if variant == "corrected" and correction is not None and reviewed_reports:
+                _add_correction_shares(scope, name, metrics, influence, task_of_row, correction)
+            out.extend(
+                _variant_ranks(
+                    run, name, metrics, variant, influence, value_of, weights, confidence
+                )
+            )
+    return out
+
+
+def _variant_ranks(
+    run: _Run,
+    name: str,
+    metrics: Sequence[str],
+    variant: str,
+    influence: Floats,
+    value_of: Mapping[tuple[str, str, int | None], MetricEstimate],
+    weights: Floats,
+    confidence: float,
+) -> list[RankRow]:
+    """One framework's adjacent pairs in one variant, metric by metric."""
+    out: list[RankRow] = []
+    for k, metric in enumerate(metrics):
+        values = [
+            _variant_value(value_of[(name, metric, system)], variant) for system in run.systems
+        ]
+        out.extend(
+            _rank_row(run, name, metric, variant, pair)
+            for pair in _adjacent(values, influence[:, :, k], weights, confidence)
+        )
+    return out
+
+
+def _adjacent(
+    values: Sequence[float | None], influence: Floats, weights: Floats, confidence: float
+) -> list[RankPair]:
+    """The systems ranked by ``values``, each adjacent pair tested on the bootstrap
+    replicates of their values (``influence``: tasks × systems)."""
+    filled = np.array([0.0 if v is None else v for v in values])
+    reps = replicates(filled, influence, weights)
+    return adjacent_pairs(values, reps, influence.shape[0], confidence)
+
+
+def _overall_metrics(targets: Sequence[Target]) -> dict[str, list[str]]:
+    """Framework -> its metrics estimated over every system, in target order."""
     by_fw: dict[str, list[str]] = defaultdict(list)
     for target in targets:
         if target.system is None and target.metric not in by_fw[target.framework]:
             by_fw[target.framework].append(target.metric)
-    # per-task correction shares of each reviewed row (λ = 1 rectifier)
-    task_of_row = [task_index[run.task_of[rid]] for rid in reviewed_reports]
-    column_of = {t: j for j, t in enumerate(targets)}
-    for name, metrics in by_fw.items():
-        fw = registry[name]
-        for variant in VARIANTS:
-            source = "judge" if variant == "judge" else "adjudicated"
-            scores = run.scores[(name, source)]
-            influence = np.zeros((n_tasks, len(run.systems), len(metrics)))
-            for s, system in enumerate(run.systems):
-                model = collapsed[(name, source, system)]
-                if model.ok:
-                    columns = [model.metrics.index(m) for m in metrics]
-                    influence[:, s, :] = model.task_influence()[:, columns]
-                else:
-                    influence[:, s, :] = jackknife_influence(
-                        fw, options[name], _by_task(run, scores, system), metrics
-                    )
-                if variant == "corrected" and correction is not None and reviewed_reports:
-                    for k, metric in enumerate(metrics):
-                        j = column_of[Target(name, metric, system)]
-                        np.add.at(influence[:, s, k], task_of_row, correction.row_share[:, j])
-            for k, metric in enumerate(metrics):
-                values: list[float | None] = []
-                for system in run.systems:
-                    row = value_of[(name, metric, system)]
-                    values.append(
-                        row.judge
-                        if variant == "judge"
-                        else row.adjudicated
-                        if variant == "adjudicated"
-                        else row.corrected
-                    )
-                filled = np.array([0.0 if v is None else v for v in values])
-                reps = replicates(filled, influence[:, :, k], weights)
-                for pair in adjacent_pairs(values, reps, n_tasks, confidence):
-                    out.append(
-                        RankRow(
-                            name,
-                            metric,
-                            variant,
-                            run.system_name[run.systems[pair.upper]],
-                            run.system_name[run.systems[pair.lower]],
-                            pair.difference,
-                            pair.lower_bound,
-                            pair.upper_bound,
-                            pair.p_swap,
-                            pair.could_swap,
-                            pair.status,
-                            pair.note,
-                        )
-                    )
-    return out
+    return by_fw
+
+
+def _rank_row(run: _Run, name: str, metric: str, variant: str, pair: RankPair) -> RankRow:
+    return RankRow(
+        name,
+        metric,
+        variant,
+        run.system_name[run.systems[pair.upper]],
+        run.system_name[run.systems[pair.lower]],
+        pair.difference,
+        pair.lower_bound,
+        pair.upper_bound,
+        pair.p_swap,
+        pair.could_swap,
+        pair.status,
+        pair.note,
+    )
+
+
+def _task_influence(
+    scope: _Scope,
+    name: str,
+    metrics: Sequence[str],
+    variant: str,
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+) -> Floats:
+    """(tasks × systems × metrics): each task's influence on each system's value, from the
+    collapsed means where they describe the aggregate, else by jackknife."""
+    run = scope.run
+    source = "judge" if variant == "judge" else "adjudicated"
+    influence = np.zeros((len(run.tasks), len(run.systems), len(metrics)))
+    for s, system in enumerate(run.systems):
+        model = collapsed[(name, source, system)]
+        if model.ok:
+            columns = [model.metrics.index(m) for m in metrics]
+            influence[:, s, :] = model.task_influence()[:, columns]
+        else:
+            influence[:, s, :] = jackknife_influence(
+                scope.registry[name],
+                scope.options[name],
+                _by_task(run, run.scores[(name, source)], system),
+                metrics,
+            )
+    return influence
+
+
+def _add_correction_shares(
+    scope: _Scope,
+    name: str,
+    metrics: Sequence[str],
+    influence: Floats,
+    task_of_row: Sequence[int],
+    correction: Correction,
+) -> None:
+    """The corrected variant: each reviewed row's share of the correction, in its task."""
+    column_of = {t: j for j, t in enumerate(scope.targets)}
+    for s, system in enumerate(scope.run.systems):
+        for k, metric in enumerate(metrics):
+            j = column_of[Target(name, metric, system)]
+            np.add.at(influence[:, s, k], task_of_row, correction.row_share[:, j])
 
 
 def _by_task(
@@ -948,36 +1204,14 @@ def _by_task(
 
 
 def _mark_ranks(rows: list[MetricEstimate], rank_rows: list[RankRow]) -> list[MetricEstimate]:
+    """Each system's rank in every variant, and whether it could swap with a neighbour."""
     swap: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
     for pair in rank_rows:
         if pair.could_swap:
             swap[(pair.framework, pair.metric, pair.variant, pair.upper)].add("↓")
             swap[(pair.framework, pair.metric, pair.variant, pair.lower)].add("↑")
+    rank = _system_ranks(rows)
     out = []
-    groups: dict[tuple[str, str], list[MetricEstimate]] = defaultdict(list)
-    for row in rows:
-        if row.system_id is not None:
-            groups[(row.framework, row.metric)].append(row)
-    rank: dict[tuple[str, str, str, str], int] = {}
-    for (name, metric), members in groups.items():
-        for variant in VARIANTS:
-
-            def value(r: MetricEstimate, v: str = variant) -> float | None:
-                return (
-                    r.judge
-                    if v == "judge"
-                    else r.adjudicated
-                    if v == "adjudicated"
-                    else r.corrected
-                )
-
-            present = [r for r in members if value(r) is not None]
-            for r in present:
-                mine = value(r)
-                assert mine is not None
-                rank[(name, metric, variant, r.system)] = 1 + sum(
-                    1 for o in present if (value(o) or 0.0) > mine
-                )
     for row in rows:
         if row.system_id is None:
             out.append(row)
@@ -989,6 +1223,28 @@ def _mark_ranks(rows: list[MetricEstimate], rank_rows: list[RankRow]) -> list[Me
             marks[v] = "↕" if len(found) == 2 else (next(iter(found)) if found else "")
         out.append(_with(row, ranks, marks))
     return out
+
+
+def _system_ranks(rows: list[MetricEstimate]) -> dict[tuple[str, str, str, str], int]:
+    """(framework, metric, variant, system) -> rank among the systems with a value (1 is the
+    highest; ties share the better rank)."""
+    groups: dict[tuple[str, str], list[MetricEstimate]] = defaultdict(list)
+    for row in rows:
+        if row.system_id is not None:
+            groups[(row.framework, row.metric)].append(row)
+    rank: dict[tuple[str, str, str, str], int] = {}
+    for (name, metric), members in groups.items():
+        for variant in VARIANTS:
+            present = [
+                (r.system, value)
+                for r in members
+                if (value := _variant_value(r, variant)) is not None
+            ]
+            for system, mine in present:
+                rank[(name, metric, variant, system)] = 1 + sum(
+                    1 for _, other in present if other > mine
+                )
+    return rank
 
 
 def _with(

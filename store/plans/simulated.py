@@ -41,9 +41,7 @@ def review_plan(
     without a run the judge's own value except every ``overrule_every``-th, which gets
     another value of its scale — in one transaction, then rebuild the scores; returns how
     many were decided."""
-    from reviewer.registry import get_kind
-
-    truth = truth_values(conn, run) if run is not None else {}
+    truth = truth_values(conn, run) if run is not None else None
     log = ReviewLog(conn, reviewer)
     done = 0
     with transaction(conn):
@@ -52,19 +50,26 @@ def review_plan(
                 break
             if item.decided or item.judgment_id is None:
                 continue
-            if run is not None:
+            if truth is not None:
                 value = truth.get(item.subject_id)
             else:
-                judge = conn.execute(
-                    "SELECT value FROM judgment WHERE id = ?", (item.judgment_id,)
-                ).fetchone()[0]
-                kind = get_kind(item.kind)
-                value = judge
-                if kind is not None and (judge is None or done % overrule_every == 0):
-                    value = next((c.code for c in kind.scale.choices if c.code != judge), judge)
+                value = _judge_or_other(conn, item.judgment_id, item.kind, done % overrule_every)
             if value is None:
                 continue
             log.decide(item.judgment_id, value, "simulated review")
             done += 1
     rebuild_scores(conn)
     return done
+
+
+def _judge_or_other(conn: sqlite3.Connection, judgment_id: int, kind: str, turn: int) -> str | None:
+    """The judge's value, or on turn 0 (and where the judge gave none) another value of its
+    scale."""
+    from reviewer.registry import get_kind
+
+    row = conn.execute("SELECT value FROM judgment WHERE id = ?", (judgment_id,)).fetchone()
+    judge: str | None = row[0]
+    verdict_kind = get_kind(kind)
+    if verdict_kind is None or (judge is not None and turn != 0):
+        return judge
+    return next((c.code for c in verdict_kind.scale.choices if c.code != judge), judge)

@@ -25,10 +25,10 @@ from __future__ import annotations
 import csv
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from reviewer.actions import REASON_CODES
 from reviewer.errors import InputError
@@ -76,43 +76,55 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
     with handle:
         try:
             if path.suffix.lower() == ".csv":
-                reader = csv.DictReader(handle)
-                unknown = [f for f in reader.fieldnames or () if f not in FIELDS]
-                if reader.fieldnames is None or "id" not in reader.fieldnames or unknown:
-                    raise InputError(
-                        path,
-                        f"the header must name the columns id, value, "
-                        f"rationale and optionally reason (got "
-                        f"{', '.join(reader.fieldnames or ()) or 'nothing'})",
-                        line=1,
-                    )
-                for row in reader:
-                    if None in row:
-                        yield (
-                            reader.line_num,
-                            InputError(
-                                path, "more cells than the header has columns", line=reader.line_num
-                            ),
-                        )
-                        continue
-                    yield reader.line_num, {k: v for k, v in row.items() if v not in ("", None)}
-                return
-            for number, text in enumerate(handle, 1):
-                if not text.strip():
-                    continue
-                try:
-                    record = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    yield number, InputError(path, f"not JSON: {exc.msg}", line=number)
-                    continue
-                if not isinstance(record, dict):
-                    yield number, InputError(path, "expected a JSON object", line=number)
-                    continue
-                yield number, record
+                yield from _csv_rows(path, handle)
+            else:
+                yield from _json_rows(path, handle)
         except UnicodeDecodeError:
             raise InputError(path, "not UTF-8 text") from None
         except csv.Error as exc:
             raise InputError(path, f"not CSV: {exc}") from None
+
+
+def _csv_rows(path: Path, handle: TextIO) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
+    """Rows under a header naming the fields (an empty cell is a field left out)."""
+    reader = csv.DictReader(handle)
+    _check_header(path, reader.fieldnames)
+    for row in reader:
+        if None in row:
+            yield (
+                reader.line_num,
+                InputError(path, "more cells than the header has columns", line=reader.line_num),
+            )
+            continue
+        yield reader.line_num, {k: v for k, v in row.items() if v not in ("", None)}
+
+
+def _check_header(path: Path, names: Sequence[str] | None) -> None:
+    unknown = [f for f in names or () if f not in FIELDS]
+    if names is None or "id" not in names or unknown:
+        raise InputError(
+            path,
+            f"the header must name the columns id, value, "
+            f"rationale and optionally reason (got "
+            f"{', '.join(names or ()) or 'nothing'})",
+            line=1,
+        )
+
+
+def _json_rows(path: Path, handle: TextIO) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
+    """One JSON object a line (blank lines skipped)."""
+    for number, text in enumerate(handle, 1):
+        if not text.strip():
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield number, InputError(path, f"not JSON: {exc.msg}", line=number)
+            continue
+        if not isinstance(record, dict):
+            yield number, InputError(path, "expected a JSON object", line=number)
+            continue
+        yield number, record
 
 
 def _text(value: Any) -> str | None:
@@ -129,40 +141,51 @@ def read_decisions(path: Path) -> tuple[list[Line], list[InputError]]:
     lines: list[Line] = []
     problems: list[InputError] = []
     for number, row in _rows(path):
-        if isinstance(row, InputError):
-            problems.append(row)
-            continue
-
-        def bad(field: str, message: str, number: int = number) -> None:
-            problems.append(InputError(path, message, line=number, field=field))
-
-        unknown = sorted(set(row) - set(FIELDS))
-        if unknown:
-            bad(unknown[0], f"unknown field (known: {', '.join(FIELDS)})")
-            continue
-        raw_id = row.get("id")
-        judgment_id: int | None = None
-        if isinstance(raw_id, int) and not isinstance(raw_id, bool):
-            judgment_id = raw_id
-        elif isinstance(raw_id, str) and raw_id.strip().isdigit():
-            judgment_id = int(raw_id.strip())
-        if judgment_id is None:
-            bad("id", "missing" if raw_id is None else f"not a judgment id: {raw_id!r}")
-            continue
-        value = _text(row.get("value"))
-        if value is None or not value.strip():
-            bad("value", "missing: a value on the judgment's scale")
-            continue
-        rationale = row.get("rationale")
-        if not isinstance(rationale, str) or not rationale.strip():
-            bad("rationale", "missing: why (stored with the decision)")
-            continue
-        reason = row.get("reason")
-        if reason is not None and (not isinstance(reason, str) or reason not in REASON_CODES):
-            bad("reason", f"unknown reason code {reason!r} (known: {', '.join(REASON_CODES)})")
-            continue
-        lines.append(Line(number, judgment_id, value, rationale, reason))
+        read = row if isinstance(row, InputError) else _line(path, number, row)
+        if isinstance(read, InputError):
+            problems.append(read)
+        else:
+            lines.append(read)
     return lines, problems
+
+
+def _line(path: Path, number: int, row: dict[str, Any]) -> Line | InputError:
+    """One line's decision, or what is wrong with its first bad field."""
+
+    def bad(field: str, message: str) -> InputError:
+        return InputError(path, message, line=number, field=field)
+
+    unknown = sorted(set(row) - set(FIELDS))
+    if unknown:
+        return bad(unknown[0], f"unknown field (known: {', '.join(FIELDS)})")
+    raw_id = row.get("id")
+    judgment_id = _judgment_id(raw_id)
+    if judgment_id is None:
+        return bad("id", "missing" if raw_id is None else f"not a judgment id: {raw_id!r}")
+    value = _text(row.get("value"))
+    if value is None or not value.strip():
+        return bad("value", "missing: a value on the judgment's scale")
+    rationale = row.get("rationale")
+    if not isinstance(rationale, str) or not rationale.strip():
+        return bad("rationale", "missing: why (stored with the decision)")
+    reason = row.get("reason")
+    if not _known_reason(reason):
+        return bad("reason", f"unknown reason code {reason!r} (known: {', '.join(REASON_CODES)})")
+    return Line(number, judgment_id, value, rationale, reason)
+
+
+def _known_reason(reason: Any) -> bool:
+    """No reason code, or a known one."""
+    return reason is None or (isinstance(reason, str) and reason in REASON_CODES)
+
+
+def _judgment_id(raw: Any) -> int | None:
+    """A judgment id given as a number or as digits."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().isdigit():
+        return int(raw.strip())
+    return None
 
 
 def check_decisions(conn: sqlite3.Connection, path: Path, lines: list[Line]) -> list[InputError]:

@@ -42,7 +42,7 @@ from pydantic import ValidationError
 from reviewer.actions import DECISION_ACTIONS
 from reviewer.errors import InputError
 from reviewer.identity import label, verify
-from reviewer.logfile import LogEvent, check_event, event_line, normalized, read_events
+from reviewer.logfile import LogEvent, Target, check_event, event_line, normalized, read_events
 from reviewer.registry import frameworks, get_kind
 from reviewer.scales import ScaleError
 from store.reviewlog.events import (
@@ -187,79 +187,116 @@ def merge_events(
     skip_unknown: bool = False,
 ) -> MergeResult:
     """Union ``events`` ((line, event) pairs, in the source's order) into the database."""
-    result = MergeResult(source)
-    resolver = _Resolver(conn)
-    added: dict[str, LogEvent] = {}
-    touched: set[int] = set()
-    skipped_uuids: set[str] = set()
-    reviewers: set[str] = set()
-    adjudicators: set[str] = set()
-    horizon = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    merging = _Merging(conn, source, skip_unknown)
+    result = merging.result
     with transaction(conn), announced(conn, f"merge {source}"):
         for line, event in events:
-            result.read += 1
-            existing = conn.execute(
-                f"SELECT {_COLUMNS} FROM review_event WHERE uuid = ?", (event.uuid,)
-            ).fetchone()
-            if existing is not None:
-                if tuple(existing) != _row(event):
-                    raise InputError(
-                        source,
-                        f"event {event.uuid} is already in this database "
-                        "with different content (a corrupted or edited log)",
-                        line=line,
-                        field="uuid",
-                    )
-                result.already_present += 1
-                continue
-            if event.uuid in added:
-                raise InputError(
-                    source, f"event {event.uuid} appears twice in the log", line=line, field="uuid"
-                )
-            _check_author(conn, event, line, source, added)
-            try:
-                report_id, pending = _locate(
-                    conn, resolver, event, line, source, added, skipped_uuids
-                )
-            except _Unknown as exc:
-                if not skip_unknown:
-                    raise InputError(source, str(exc), line=line, field="supersedes") from None
-                result.skipped.append((line, event.target, str(exc)))
-                skipped_uuids.add(event.uuid)
-                continue
-            if pending and skip_unknown:
-                result.skipped.append((line, event.target, "not in this database"))
-                skipped_uuids.add(event.uuid)
-                continue
-            if event.action == "propose" and not pending:
-                _insert_proposal(conn, resolver, event, line, source)
-                result.proposals_added += 1
-            conn.execute(
-                f"""INSERT INTO review_event ({_COLUMNS}, judgment_id, report_id)
-                    VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (*_row(event), None, report_id),
-            )
-            added[event.uuid] = event
-            if report_id is not None and event.target.startswith("s:"):
-                touched.add(report_id)
-            reviewers.add(event.reviewer)
-            if event.action == "adjudicate":
-                adjudicators.add(label(event.reviewer, event.key))
-            result.added += 1
-            result.pending += pending
-            result.unsigned += event.key is None
-            result.future += event.created_at > horizon
+            merging.take(line, event)
         if result.added > INCREMENTAL_LIMIT:
             rebuild_state(conn)
             rebuild_scores(conn)
         elif result.added:
-            _apply_added(conn, list(added.values()), touched)
-    result.reviewers = sorted(reviewers)
-    result.adjudicators = sorted(adjudicators)
+            _apply_added(conn, list(merging.added.values()), merging.touched)
+    result.reviewers = sorted(merging.reviewers)
+    result.adjudicators = sorted(merging.adjudicators)
     result.conflicts = int(
         conn.execute("SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0]
     )
     return result
+
+
+class _Merging:
+    """One merge under way: the events added so far (in log order), those left out, the
+    reports they touch, who wrote them, and the counts."""
+
+    def __init__(self, conn: sqlite3.Connection, source: str, skip_unknown: bool) -> None:
+        self.conn = conn
+        self.source = source
+        self.skip_unknown = skip_unknown
+        self.result = MergeResult(source)
+        self.resolver = _Resolver(conn)
+        self.added: dict[str, LogEvent] = {}
+        self.touched: set[int] = set()
+        self.skipped: set[str] = set()
+        self.reviewers: set[str] = set()
+        self.adjudicators: set[str] = set()
+        self.horizon = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+
+    def take(self, line: int, event: LogEvent) -> None:
+        """Add one event, unless it is here already (the same, else an error) or left out."""
+        self.result.read += 1
+        if self._already_here(line, event):
+            self.result.already_present += 1
+            return
+        if event.uuid in self.added:
+            raise InputError(
+                self.source,
+                f"event {event.uuid} appears twice in the log",
+                line=line,
+                field="uuid",
+            )
+        _check_author(self.conn, event, line, self.source, self.added)
+        placed = self._place(line, event)
+        if placed is None:
+            return
+        report_id, pending = placed
+        if event.action == "propose" and not pending:
+            _insert_proposal(self.conn, self.resolver, event, line, self.source)
+            self.result.proposals_added += 1
+        self.conn.execute(
+            f"""INSERT INTO review_event ({_COLUMNS}, judgment_id, report_id)
+                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+            (*_row(event), None, report_id),
+        )
+        self._count(event, report_id, pending)
+
+    def _already_here(self, line: int, event: LogEvent) -> bool:
+        existing = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM review_event WHERE uuid = ?", (event.uuid,)
+        ).fetchone()
+        if existing is not None and tuple(existing) != _row(event):
+            raise InputError(
+                self.source,
+                f"event {event.uuid} is already in this database "
+                "with different content (a corrupted or edited log)",
+                line=line,
+                field="uuid",
+            )
+        return existing is not None
+
+    def _place(self, line: int, event: LogEvent) -> tuple[int | None, bool] | None:
+        """(local report, whether it waits for its subject); None when it is left out (with
+        ``skip_unknown``: a target this database does not have)."""
+        try:
+            report_id, pending = _locate(
+                self.conn, self.resolver, event, line, self.source, self.added, self.skipped
+            )
+        except _Unknown as exc:
+            if not self.skip_unknown:
+                raise InputError(self.source, str(exc), line=line, field="supersedes") from None
+            self._skip(line, event, str(exc))
+            return None
+        if pending and self.skip_unknown:
+            self._skip(line, event, "not in this database")
+            return None
+        return report_id, pending
+
+    def _skip(self, line: int, event: LogEvent, why: str) -> None:
+        self.result.skipped.append((line, event.target, why))
+        self.skipped.add(event.uuid)
+
+    def _count(self, event: LogEvent, report_id: int | None, pending: bool) -> None:
+        self.added[event.uuid] = event
+        if report_id is not None and event.target.startswith("s:"):
+            self.touched.add(report_id)
+        self.reviewers.add(event.reviewer)
+        if event.action == "adjudicate":
+            self.adjudicators.add(label(event.reviewer, event.key))
+        result = self.result
+        result.added += 1
+        result.pending += pending
+        result.unsigned += event.key is None
+        result.future += event.created_at > self.horizon
 
 
 def _apply_added(conn: sqlite3.Connection, events: list[LogEvent], reports: set[int]) -> None:
@@ -278,21 +315,7 @@ def _apply_added(conn: sqlite3.Connection, events: list[LogEvent], reports: set[
     else:
         for target in dict.fromkeys(event.target for event in events):
             refresh_target(conn, target)
-    decided = sorted({event.target[2:] for event in events if event.action in ("accept", "reject")})
-    tasks = (
-        sorted(
-            {
-                int(row[0])
-                for row in conn.execute(
-                    "SELECT DISTINCT task_id FROM proposal "
-                    f"WHERE uuid IN ({','.join('?' * len(decided))})",
-                    decided,
-                )
-            }
-        )
-        if decided
-        else []
-    )
+    tasks = _proposal_tasks(conn, events)
     rescored = {
         int(r[0])
         for task in tasks
@@ -301,6 +324,23 @@ def _apply_added(conn: sqlite3.Connection, events: list[LogEvent], reports: set[
     update_scores(conn, reports - rescored)
     for task in tasks:
         rescore_task(conn, task)
+
+
+def _proposal_tasks(conn: sqlite3.Connection, events: list[LogEvent]) -> list[int]:
+    """The tasks whose proposals ``events`` accept or reject."""
+    decided = sorted({event.target[2:] for event in events if event.action in ("accept", "reject")})
+    if not decided:
+        return []
+    return sorted(
+        {
+            int(row[0])
+            for row in conn.execute(
+                "SELECT DISTINCT task_id FROM proposal "
+                f"WHERE uuid IN ({','.join('?' * len(decided))})",
+                decided,
+            )
+        }
+    )
 
 
 def _row(event: LogEvent) -> tuple[Any, ...]:
@@ -337,14 +377,7 @@ def _check_author(
         raise InputError(source, "a signature without a key", line=line, field="key")
     if event.supersedes is None:
         return
-    previous = added.get(event.supersedes)
-    if previous is not None:
-        author: tuple[str, str | None] | None = (previous.reviewer, previous.key)
-    else:
-        row = conn.execute(
-            "SELECT reviewer, key FROM review_event WHERE uuid = ?", (event.supersedes,)
-        ).fetchone()
-        author = None if row is None else (str(row[0]), row[1])
+    author = _author(conn, event.supersedes, added)
     if author is not None and not may_reverse(event.reviewer, event.key, *author):
         verb = event.action if event.action in ("undo", "redo") else "supersede"
         raise InputError(
@@ -355,6 +388,17 @@ def _check_author(
             line=line,
             field="supersedes",
         )
+
+
+def _author(
+    conn: sqlite3.Connection, uuid: str, added: dict[str, LogEvent]
+) -> tuple[str, str | None] | None:
+    """(reviewer, key) of an event earlier in the log or in this database, if known."""
+    previous = added.get(uuid)
+    if previous is not None:
+        return previous.reviewer, previous.key
+    row = conn.execute("SELECT reviewer, key FROM review_event WHERE uuid = ?", (uuid,)).fetchone()
+    return None if row is None else (str(row[0]), row[1])
 
 
 def _locate(
@@ -373,68 +417,102 @@ def _locate(
     except ValueError as exc:
         raise InputError(source, str(exc), line=line, field="target") from None
     if event.action in ("undo", "redo"):
-        assert event.supersedes is not None  # check_event guarantees it
-        if event.supersedes in skipped:
-            raise _Unknown(f"the event it reverses ({event.supersedes}) was left out")
-        earlier = added.get(event.supersedes)
-        reversed_target = earlier.target if earlier is not None else None
-        if reversed_target is None:
-            row = conn.execute(
-                "SELECT target FROM review_event WHERE uuid = ?", (event.supersedes,)
-            ).fetchone()
-            reversed_target = None if row is None else str(row[0])
-        if reversed_target is None:
-            raise InputError(
-                source,
-                f"{event.action} names event {event.supersedes}, which is "
-                "neither in this database nor earlier in the log",
-                line=line,
-                field="supersedes",
-            )
-        if reversed_target != event.target:
-            raise InputError(
-                source,
-                f"{event.action} targets {event.target} but the event it "
-                f"reverses targets {reversed_target}",
-                line=line,
-                field="target",
-            )
+        _check_reversal(conn, event, line, source, added, skipped)
     if target.type == "subject":
-        if event.action in DECISION_ACTIONS:
-            kind = get_kind(target.parts[2])
-            if kind is None:
-                raise InputError(
-                    source, f"unknown verdict kind {target.parts[2]!r}", line=line, field="target"
-                )
-            _check_value(event, line, source, kind.scale.normalize)
-        elif event.action == "flag" and event.value not in ("on", "off"):
-            raise InputError(source, "a flag's value is 'on' or 'off'", line=line, field="value")
-        found = resolver.subject(event.target)
-        return (found[1], False) if found else (resolver.report(*target.parts[:2]), True)
+        return _locate_subject(resolver, event, target, line, source)
     if target.type == "report":
-        rated = resolver.report(*target.parts)
-        if event.action == "rate":
-            rating = report_rating(conn, rated) if rated is not None else None
-            scales = (
-                [rating.scale]
-                if rating is not None
-                else [fw.rating.scale for fw in frameworks().values() if fw.rating is not None]
-            )
-            if not scales:
-                raise InputError(
-                    source,
-                    "a rating, but no benchmark here rates reports",
-                    line=line,
-                    field="action",
-                )
-            _check_value(event, line, source, _any_of(scales))
-        return rated, rated is None
+        return _locate_report(conn, resolver, event, target, line, source)
     # proposals: the propose event brings the proposal; the others need it (or its propose)
     if event.action == "propose":
         return None, not _proposal_task_known(resolver, event, line, source)
     proposal_uuid = target.parts[0]
     known = conn.execute("SELECT 1 FROM proposal WHERE uuid = ?", (proposal_uuid,)).fetchone()
     return None, known is None
+
+
+def _check_reversal(
+    conn: sqlite3.Connection,
+    event: LogEvent,
+    line: int,
+    source: str,
+    added: dict[str, LogEvent],
+    skipped: set[str],
+) -> None:
+    """An undo or redo reverses an event on the same target, in this database or earlier in
+    the log (one left out leaves it out too)."""
+    assert event.supersedes is not None  # check_event guarantees it
+    if event.supersedes in skipped:
+        raise _Unknown(f"the event it reverses ({event.supersedes}) was left out")
+    earlier = added.get(event.supersedes)
+    reversed_target = earlier.target if earlier is not None else None
+    if reversed_target is None:
+        row = conn.execute(
+            "SELECT target FROM review_event WHERE uuid = ?", (event.supersedes,)
+        ).fetchone()
+        reversed_target = None if row is None else str(row[0])
+    if reversed_target is None:
+        raise InputError(
+            source,
+            f"{event.action} names event {event.supersedes}, which is "
+            "neither in this database nor earlier in the log",
+            line=line,
+            field="supersedes",
+        )
+    if reversed_target != event.target:
+        raise InputError(
+            source,
+            f"{event.action} targets {event.target} but the event it "
+            f"reverses targets {reversed_target}",
+            line=line,
+            field="target",
+        )
+
+
+def _locate_subject(
+    resolver: _Resolver, event: LogEvent, target: Target, line: int, source: str
+) -> tuple[int | None, bool]:
+    """A decision's value is one of its kind's scale, a flag's on or off; the event waits
+    when the subject is not here yet."""
+    if event.action in DECISION_ACTIONS:
+        kind = get_kind(target.parts[2])
+        if kind is None:
+            raise InputError(
+                source, f"unknown verdict kind {target.parts[2]!r}", line=line, field="target"
+            )
+        _check_value(event, line, source, kind.scale.normalize)
+    elif event.action == "flag" and event.value not in ("on", "off"):
+        raise InputError(source, "a flag's value is 'on' or 'off'", line=line, field="value")
+    found = resolver.subject(event.target)
+    return (found[1], False) if found else (resolver.report(*target.parts[:2]), True)
+
+
+def _locate_report(
+    conn: sqlite3.Connection,
+    resolver: _Resolver,
+    event: LogEvent,
+    target: Target,
+    line: int,
+    source: str,
+) -> tuple[int | None, bool]:
+    """A rating is a value of the report's rating scale (of any benchmark's while the report
+    is not here yet); the event waits when the report is not here."""
+    rated = resolver.report(*target.parts)
+    if event.action == "rate":
+        rating = report_rating(conn, rated) if rated is not None else None
+        scales = (
+            [rating.scale]
+            if rating is not None
+            else [fw.rating.scale for fw in frameworks().values() if fw.rating is not None]
+        )
+        if not scales:
+            raise InputError(
+                source,
+                "a rating, but no benchmark here rates reports",
+                line=line,
+                field="action",
+            )
+        _check_value(event, line, source, _any_of(scales))
+    return rated, rated is None
 
 
 def _any_of(scales: list[Any]) -> Any:

@@ -114,25 +114,12 @@ def propose(
     Without a framework it belongs to the first that scores the task's suite."""
     reviewer = _reviewer(reviewer)
     task = _task(conn, task_id)
-    frameworks = json.loads(task["frameworks"])
-    framework = framework or frameworks[0]
-    if framework not in frameworks:
-        raise ProposalError(
-            f"task {task['ext']} belongs to a suite scored by "
-            f"{', '.join(frameworks)}, not {framework!r}"
-        )
+    framework = _proposal_framework(task, framework)
     try:
         check_payload(framework, kind, payload, target)
     except PayloadError as exc:
         raise ProposalError(f"{exc} ({exc.field})" if exc.field else str(exc)) from None
-    report_ext = None
-    if report_id is not None:
-        row = conn.execute(
-            "SELECT ext_id, task_id FROM report WHERE id = ?", (report_id,)
-        ).fetchone()
-        if row is None or row[1] != task_id:
-            raise ProposalError(f"report {report_id} is not a report of task {task['ext']}")
-        report_ext = str(row[0])
+    report_ext = _report_of_task(conn, report_id, task_id, task["ext"])
     if span is not None and (span[0] < 0 or span[1] < span[0]):
         raise ProposalError(f"span {span[0]}:{span[1]} is not a range of characters")
     target = target or payload_target(framework, payload)
@@ -148,8 +135,7 @@ def propose(
         "target": canonical_target,
         "payload": payload,
         "span": list(span) if span is not None else None,
-        "duplicate_of": duplicate.ref if duplicate else None,
-        "similarity": round(duplicate.score, 6) if duplicate else None,
+        **_duplicate_fields(duplicate),
     }
     created_at = now_iso()
     with transaction(conn):
@@ -168,6 +154,37 @@ def propose(
             conn, proposal_uuid, reviewer, "propose", canonical_json(spec), rationale, created_at
         )
     return Proposed(get_proposal(conn, proposal_uuid), nearest)
+
+
+def _duplicate_fields(duplicate: DuplicateMatch | None) -> dict[str, Any]:
+    """The proposal a new one duplicates, and how similar they are (none: both None)."""
+    if duplicate is None:
+        return {"duplicate_of": None, "similarity": None}
+    return {"duplicate_of": duplicate.ref, "similarity": round(duplicate.score, 6)}
+
+
+def _proposal_framework(task: dict[str, Any], framework: str | None) -> str:
+    """The framework named, which must score the task's suite; else the first that does."""
+    frameworks = json.loads(task["frameworks"])
+    chosen = framework or frameworks[0]
+    if chosen not in frameworks:
+        raise ProposalError(
+            f"task {task['ext']} belongs to a suite scored by "
+            f"{', '.join(frameworks)}, not {chosen!r}"
+        )
+    return str(chosen)
+
+
+def _report_of_task(
+    conn: sqlite3.Connection, report_id: int | None, task_id: int, task_ext: str
+) -> str | None:
+    """The external id of the report a proposal comes from, which must answer its task."""
+    if report_id is None:
+        return None
+    row = conn.execute("SELECT ext_id, task_id FROM report WHERE id = ?", (report_id,)).fetchone()
+    if row is None or row[1] != task_id:
+        raise ProposalError(f"report {report_id} is not a report of task {task_ext}")
+    return str(row[0])
 
 
 def insert_proposal(
@@ -343,15 +360,12 @@ def _candidates(
     exclude: str | None,
     accepted_only: bool,
 ) -> Iterator[Candidate]:
+    """What a proposal could duplicate: for a new item, the task's ground-truth items (and,
+    for a new claim where claims are checked for truth, its report's claims); then the
+    other proposals of its kind, or of any new-item kind."""
+    kinds: Sequence[str] = [kind]
     if kind in NEW_ITEM_KINDS:
-        for ext, text, metadata in conn.execute(
-            "SELECT ext_id, text, metadata FROM criterion WHERE task_id = ? AND framework = ? "
-            "ORDER BY ordinal",
-            (task_id, framework),
-        ):
-            # A ground-truth claim stored as a criterion keeps the claim itself in metadata.
-            claim = json.loads(metadata).get("claim") if metadata != "{}" else None
-            yield Candidate(f"criterion:{ext}", claim_text(claim) if claim else text)
+        yield from _ground_truth(conn, task_id, framework)
         # Where claims are extracted per report (predictions checked for truth), a proposed
         # claim is compared with its report's claims; elsewhere (LiveDRBench) report claims
         # are predictions scored *against* the ground truth and are not compared.
@@ -360,18 +374,8 @@ def _candidates(
             and report_id is not None
             and get_framework(framework).proposals.report_claims
         ):
-            for report, ext, fact, extract in conn.execute(
-                """SELECT r.ext_id, k.ext_id, k.fact, k.extract FROM claim k
-                   JOIN report r ON r.id = k.report_id WHERE k.report_id = ?
-                   ORDER BY k.ordinal""",
-                (report_id,),
-            ):
-                yield Candidate(f"claim:{report}/{ext}", fact)
-                if extract and extract != fact:
-                    yield Candidate(f"claim:{report}/{ext}", extract)
-        kinds: Sequence[str] = sorted(NEW_ITEM_KINDS)
-    else:
-        kinds = [kind]
+            yield from _report_claims(conn, report_id)
+        kinds = sorted(NEW_ITEM_KINDS)
     wanted = ("accepted",) if accepted_only else ("proposed", "accepted")
     for other in _proposal_rows(conn, task_id=task_id):
         if other.uuid == exclude or other.status not in wanted or other.kind not in kinds:
@@ -381,6 +385,31 @@ def _candidates(
         yield Candidate(
             f"proposal:{other.uuid}", payload_text(other.framework, other.kind, other.payload)
         )
+
+
+def _ground_truth(conn: sqlite3.Connection, task_id: int, framework: str) -> Iterator[Candidate]:
+    """The task's criteria of the framework; a ground-truth claim stored as a criterion keeps
+    the claim itself in metadata."""
+    for ext, text, metadata in conn.execute(
+        "SELECT ext_id, text, metadata FROM criterion WHERE task_id = ? AND framework = ? "
+        "ORDER BY ordinal",
+        (task_id, framework),
+    ):
+        claim = json.loads(metadata).get("claim") if metadata != "{}" else None
+        yield Candidate(f"criterion:{ext}", claim_text(claim) if claim else text)
+
+
+def _report_claims(conn: sqlite3.Connection, report_id: int) -> Iterator[Candidate]:
+    """The report's claims, as stated and (where it differs) as completed."""
+    for report, ext, fact, extract in conn.execute(
+        """SELECT r.ext_id, k.ext_id, k.fact, k.extract FROM claim k
+           JOIN report r ON r.id = k.report_id WHERE k.report_id = ?
+           ORDER BY k.ordinal""",
+        (report_id,),
+    ):
+        yield Candidate(f"claim:{report}/{ext}", fact)
+        if extract and extract != fact:
+            yield Candidate(f"claim:{report}/{ext}", extract)
 
 
 # -- deciding ----------------------------------------------------------------------------------

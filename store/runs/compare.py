@@ -16,7 +16,7 @@ from reviewer.agreement import ConfusionMatrix
 from reviewer.errors import InputError
 from reviewer.framework import Variant
 from reviewer.judge.compare import ItemVerdict, agreement_by_kind, mean_sd
-from store.runs.records import run_report_ids, run_scores, run_verdicts
+from store.runs.records import RunScores, run_report_ids, run_scores, run_verdicts
 from store.scores.cache import ensure_scores
 
 
@@ -94,11 +94,46 @@ def compare_runs(
         for run in runs
     }
     shared = set.intersection(*(set(run_report_ids(conn, run)) for run in runs))
-    scores = {run: run_scores(conn, run, sorted(shared), variant) for run in runs}
-    used = {fw for s in scores.values() for (_, fw) in s.systems}
-    metrics = [m for m in metrics if m[0] in used]
-    systems = sorted({system for s in scores.values() for (system, _) in s.systems})
+    scores = _RunScores({run: run_scores(conn, run, sorted(shared), variant) for run in runs})
+    metrics = [m for m in metrics if m[0] in scores.frameworks()]
+    agreement, matrices = _agreement(runs, verdicts)
+    differences: list[ScoreDifference] = []
+    if len(runs) == 2:
+        differences = _differences(scores, runs[0], runs[1], metrics)
+    return RunComparison(
+        runs,
+        len(shared),
+        variant,
+        std,
+        agreement,
+        matrices,
+        differences,
+        _robustness(scores, runs, metrics, std),
+    )
 
+
+class _RunScores:
+    """Each run's system scores, read by system, framework and metric."""
+
+    def __init__(self, scores: dict[str, RunScores]) -> None:
+        self.scores = scores
+
+    def frameworks(self) -> set[str]:
+        return {fw for s in self.scores.values() for (_, fw) in s.systems}
+
+    def systems(self) -> list[str]:
+        return sorted({system for s in self.scores.values() for (system, _) in s.systems})
+
+    def value(self, run: str, system: str, fw: str, metric: str) -> float | None:
+        agg = self.scores[run].systems.get((system, fw), {}).get(metric)
+        return None if agg is None else agg.value
+
+
+def _agreement(
+    runs: list[str], verdicts: dict[str, list[ItemVerdict]]
+) -> tuple[list[RunAgreement], list[tuple[str, ConfusionMatrix]]]:
+    """Every pair of runs on every verdict kind; with exactly two runs, the confusion
+    matrices too."""
     agreement: list[RunAgreement] = []
     matrices: list[tuple[str, ConfusionMatrix]] = []
     for i, first in enumerate(runs):
@@ -121,27 +156,29 @@ def compare_runs(
                 )
                 if agreed.confusion is not None and agreed.n and len(runs) == 2:
                     matrices.append((agreed.kind, agreed.confusion))
+    return agreement, matrices
 
-    def value(run: str, system: str, fw: str, metric: str) -> float | None:
-        agg = scores[run].systems.get((system, fw), {}).get(metric)
-        return None if agg is None else agg.value
 
-    differences: list[ScoreDifference] = []
-    if len(runs) == 2:
-        a, b = runs
-        for system in systems:
-            for fw, metric in metrics:
-                va, vb = value(a, system, fw, metric), value(b, system, fw, metric)
-                differences.append(
-                    ScoreDifference(
-                        system, metric, va, vb, None if va is None or vb is None else vb - va
-                    )
-                )
-    robustness: list[ScoreSpread] = []
-    for system in systems:
+def _differences(
+    scores: _RunScores, a: str, b: str, metrics: Sequence[tuple[str, str]]
+) -> list[ScoreDifference]:
+    """b − a per system and metric."""
+    out: list[ScoreDifference] = []
+    for system in scores.systems():
         for fw, metric in metrics:
-            spread = mean_sd([value(run, system, fw, metric) for run in runs], std)
-            robustness.append(ScoreSpread(system, metric, spread.mean, spread.sd, spread.n))
-    return RunComparison(
-        runs, len(shared), variant, std, agreement, matrices, differences, robustness
-    )
+            va, vb = scores.value(a, system, fw, metric), scores.value(b, system, fw, metric)
+            delta = None if va is None or vb is None else vb - va
+            out.append(ScoreDifference(system, metric, va, vb, delta))
+    return out
+
+
+def _robustness(
+    scores: _RunScores, runs: list[str], metrics: Sequence[tuple[str, str]], std: str
+) -> list[ScoreSpread]:
+    """Each system's metric over the runs: mean and standard deviation."""
+    out: list[ScoreSpread] = []
+    for system in scores.systems():
+        for fw, metric in metrics:
+            spread = mean_sd([scores.value(run, system, fw, metric) for run in runs], std)
+            out.append(ScoreSpread(system, metric, spread.mean, spread.sd, spread.n))
+    return out

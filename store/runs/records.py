@@ -35,6 +35,7 @@ from reviewer.models import (
     Claim,
     Criterion,
     JudgeRun,
+    Judgment,
     Reference,
     Report,
     Source,
@@ -562,51 +563,8 @@ def write_outcome(
                 "SELECT ext_id, id, subtask_id FROM criterion WHERE task_id = ?", (task_id,)
             )
         }
-        ordinal = conn.execute(
-            "SELECT coalesce(max(ordinal), -1) + 1 FROM claim WHERE report_id = ?", (report_id,)
-        ).fetchone()[0]
-        known_refs = {
-            int(i)
-            for (i,) in conn.execute("SELECT idx FROM reference WHERE report_id = ?", (report_id,))
-        }
-        conn.executemany(
-            "INSERT INTO reference (report_id, idx, title, url) VALUES (?, ?, ?, ?)",
-            [
-                (report_id, r.index, r.title, r.url)
-                for r in outcome.references
-                if r.index not in known_refs
-            ],
-        )
-        for claim in outcome.claims:
-            criterion = criteria.get(claim.criterion) if claim.criterion else None
-            # Placed in its own subtask, else in its criterion's (as the importer does).
-            subtask = subtasks.get(claim.subtask) if claim.subtask else None
-            if subtask is None and criterion is not None:
-                subtask = criterion[1]
-            cursor = conn.execute(
-                "INSERT INTO claim (report_id, ext_id, ordinal, subtask_id, criterion_id, fact, "
-                "extract, span_start, span_end, citations, url, metadata) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    report_id,
-                    claim.id,
-                    ordinal,
-                    subtask,
-                    criterion[0] if criterion is not None else None,
-                    claim.fact,
-                    claim.extract or claim.fact,
-                    claim.span[0] if claim.span else None,
-                    claim.span[1] if claim.span else None,
-                    json.dumps(list(claim.citations or [])),
-                    claim.url,
-                    _dumps(claim.metadata),
-                ),
-            )
-            conn.execute(
-                "INSERT INTO claim_fts(rowid, fact, extract) VALUES (?, ?, ?)",
-                (cursor.lastrowid, claim.fact, claim.extract or claim.fact),
-            )
-            ordinal += 1
+        _write_references(conn, report_id, outcome)
+        _write_claims(conn, report_id, outcome, subtasks, criteria)
         claims = {
             ext: (cid, sid, claim_cited(cites, url))
             for ext, cid, sid, cites, url in conn.execute(
@@ -615,37 +573,7 @@ def write_outcome(
                 (report_id,),
             )
         }
-        rows = []
-        for j in outcome.judgments:
-            kind = get_kind(j.kind)
-            value = None
-            if j.value is not None:
-                value = kind.scale.normalize(j.value) if kind is not None else str(j.value)
-            crit = criteria.get(j.criterion) if j.criterion else None
-            claim_row = claims.get(j.claim) if j.claim else None
-            subtask = crit[1] if crit else (claim_row[1] if claim_row else None)
-            rows.append(
-                (
-                    run_row,
-                    report_id,
-                    j.kind,
-                    crit[0] if crit else None,
-                    claim_row[0] if claim_row else None,
-                    j.ref,
-                    j.key,
-                    subject_of(j),
-                    value,
-                    clip(j.explanation),
-                    clip(j.evidence),
-                    j.raw[:RAW_LIMIT],
-                    clip(j.error) if j.error is not None else None,
-                    j.source_sha256,
-                    subtask,
-                    None
-                    if claim_row is None
-                    else verdict_cited(claim_row[2], subtask, claim_row[1]),
-                )
-            )
+        rows = [_judgment_row(run_row, report_id, j, criteria, claims) for j in outcome.judgments]
         first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM judgment").fetchone()[0])
         conn.executemany(
             "INSERT INTO judgment (run_id, report_id, kind, criterion_id, claim_id, ref_idx, "
@@ -657,6 +585,114 @@ def write_outcome(
         if conn.execute("SELECT active FROM judge_run WHERE id = ?", (run_row,)).fetchone()[0] > 0:
             refresh_current(conn, [report_id])
     return Written(len(outcome.claims), len(rows))
+
+
+def _write_references(conn: sqlite3.Connection, report_id: int, outcome: ReportOutcome) -> None:
+    """The outcome's references the report does not list yet."""
+    known_refs = {
+        int(i)
+        for (i,) in conn.execute("SELECT idx FROM reference WHERE report_id = ?", (report_id,))
+    }
+    conn.executemany(
+        "INSERT INTO reference (report_id, idx, title, url) VALUES (?, ?, ?, ?)",
+        [
+            (report_id, r.index, r.title, r.url)
+            for r in outcome.references
+            if r.index not in known_refs
+        ],
+    )
+
+
+def _write_claims(
+    conn: sqlite3.Connection,
+    report_id: int,
+    outcome: ReportOutcome,
+    subtasks: Mapping[str, int],
+    criteria: Mapping[str, tuple[int, int | None]],
+) -> None:
+    """The outcome's claims after the report's own, each in the search index; a claim is
+    placed in its own subtask, else in its criterion's (as the importer does)."""
+    ordinal = conn.execute(
+        "SELECT coalesce(max(ordinal), -1) + 1 FROM claim WHERE report_id = ?", (report_id,)
+    ).fetchone()[0]
+    for claim in outcome.claims:
+        subtask, criterion_id = _claim_place(claim, subtasks, criteria)
+        span = claim.span or (None, None)
+        cursor = conn.execute(
+            "INSERT INTO claim (report_id, ext_id, ordinal, subtask_id, criterion_id, fact, "
+            "extract, span_start, span_end, citations, url, metadata) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                report_id,
+                claim.id,
+                ordinal,
+                subtask,
+                criterion_id,
+                claim.fact,
+                claim.extract or claim.fact,
+                span[0],
+                span[1],
+                json.dumps(list(claim.citations or [])),
+                claim.url,
+                _dumps(claim.metadata),
+            ),
+        )
+        conn.execute(
+            "INSERT INTO claim_fts(rowid, fact, extract) VALUES (?, ?, ?)",
+            (cursor.lastrowid, claim.fact, claim.extract or claim.fact),
+        )
+        ordinal += 1
+
+
+def _claim_place(
+    claim: Claim, subtasks: Mapping[str, int], criteria: Mapping[str, tuple[int, int | None]]
+) -> tuple[int | None, int | None]:
+    """(subtask, criterion) of a new claim: its own subtask, else its criterion's."""
+    criterion = criteria.get(claim.criterion) if claim.criterion else None
+    subtask = subtasks.get(claim.subtask) if claim.subtask else None
+    if subtask is None and criterion is not None:
+        subtask = criterion[1]
+    return subtask, criterion[0] if criterion is not None else None
+
+
+def _verdict_value(j: Judgment) -> str | None:
+    """A verdict's value as its kind's scale writes it (as text for an unknown kind)."""
+    if j.value is None:
+        return None
+    kind = get_kind(j.kind)
+    return kind.scale.normalize(j.value) if kind is not None else str(j.value)
+
+
+def _judgment_row(
+    run_row: int,
+    report_id: int,
+    j: Judgment,
+    criteria: Mapping[str, tuple[int, int | None]],
+    claims: Mapping[str, tuple[int, int | None, int]],
+) -> tuple[Any, ...]:
+    """One verdict as the judgment table holds it: its value on its kind's scale, the
+    criterion or claim it is about, its subtask, and its claim's citation fact."""
+    crit = criteria.get(j.criterion) if j.criterion else None
+    claim_row = claims.get(j.claim) if j.claim else None
+    subtask = crit[1] if crit else (claim_row[1] if claim_row else None)
+    return (
+        run_row,
+        report_id,
+        j.kind,
+        crit[0] if crit else None,
+        claim_row[0] if claim_row else None,
+        j.ref,
+        j.key,
+        subject_of(j),
+        _verdict_value(j),
+        clip(j.explanation),
+        clip(j.evidence),
+        j.raw[:RAW_LIMIT],
+        clip(j.error) if j.error is not None else None,
+        j.source_sha256,
+        subtask,
+        None if claim_row is None else verdict_cited(claim_row[2], subtask, claim_row[1]),
+    )
 
 
 HEARTBEAT_SECONDS = 15.0

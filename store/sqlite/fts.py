@@ -2,12 +2,46 @@
 
 User text becomes a query of quoted terms, so FTS syntax characters in it (quotes, colons,
 NEAR, *) are searched for literally instead of being interpreted.
+
+Each searched table has an external-content index ``<table>_fts`` (its rows are the table's,
+by rowid, which is the table's ``id``): the import fills it in one pass, and nothing keeps it
+up to date behind the writer's back (no triggers), because the inputs never change.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+
+SEARCHED: dict[str, tuple[str, ...]] = {
+    "report": ("markdown",),
+    "claim": ("fact", "extract"),
+    "source": ("title", "text"),
+}
+"""Table -> the columns its search index holds."""
+
+
+def search_index_sql(table: str) -> str:
+    """The ``CREATE VIRTUAL TABLE`` of ``table``'s search index, as sqlite-utils writes it.
+
+    Written here rather than by sqlite-utils' ``enable_fts`` because importing sqlite-utils
+    is not cheap (it brings pandas where pandas is installed) and every new database would pay
+    for it; tests/test_fts.py holds this text equal to what ``enable_fts`` writes. That form
+    (``content="report"``) is the one sqlite-utils and Datasette look for, so
+    ``sqlite-utils search`` and Datasette's search box find the indexes without being told.
+    A database made before holds ``fts5(markdown, content='report', content_rowid='id',
+    tokenize='unicode61')`` and so on: the same columns, rows and tokenizer, searched the same
+    way, found by Datasette through the metadata (:mod:`store.db.datasette`).
+    """
+    columns = ", ".join(f'"{column}"' for column in SEARCHED[table])
+    return (
+        f'CREATE VIRTUAL TABLE "{table}_fts" USING FTS5 (\n'
+        f"    {columns},\n"
+        "    tokenize='unicode61',\n"
+        f'    content="{table}"\n'
+        ")"
+    )
+
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _TERM = re.compile(r'"([^"]*)"|(\S+)')

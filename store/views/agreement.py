@@ -42,7 +42,9 @@ from reviewer.comparison import (
     scale_labels,
     scale_level,
 )
+from reviewer.framework import Rating
 from reviewer.registry import frameworks, get_kind
+from reviewer.scales import Scale
 from store.reviewlog.conflicts import standing_decisions
 from store.reviewlog.events import display_name
 from store.scores import report_rows as report_scores
@@ -170,6 +172,20 @@ _JUDGE_HUMAN_SQL = f"""
 def _judge_vs_human(
     conn: sqlite3.Connection, framework: str | None, n_resamples: int, seed: int
 ) -> list[JudgeHumanGroup]:
+    groups, models = _judge_human_rows(conn, framework)
+    deciders = _unanimous_deciders(conn, groups)
+    order = _order()
+    return [
+        _judge_human_group(conn, key, groups[key], models[key[3]], deciders, n_resamples, seed)
+        for key in sorted(groups, key=lambda k: (order.get((k[0], k[2]), 1 << 30), k))
+    ]
+
+
+def _judge_human_rows(
+    conn: sqlite3.Connection, framework: str | None
+) -> tuple[dict[tuple[str, str, str, str], list[tuple[Any, ...]]], dict[str, str]]:
+    """Decided judgments grouped by (framework, dimension, kind, run), and each run's
+    model."""
     groups: dict[tuple[str, str, str, str], list[tuple[Any, ...]]] = defaultdict(list)
     models: dict[str, str] = {}
     for row in conn.execute(_JUDGE_HUMAN_SQL):
@@ -178,74 +194,93 @@ def _judge_vs_human(
             continue
         groups[(kind.framework, row[2], row[1], row[3])].append(row)
         models[row[3]] = row[4]
-    # A unanimous decision was made by every reviewer who decided: name them all.
+    return groups, models
+
+
+def _unanimous_deciders(
+    conn: sqlite3.Connection, groups: dict[tuple[str, str, str, str], list[tuple[Any, ...]]]
+) -> dict[int, str]:
+    """A unanimous decision was made by every reviewer who decided: name them all."""
     unanimous = [int(r[16]) for rows in groups.values() for r in rows if r[7] == "unanimous"]
-    deciders = (
-        {
-            sid: ";".join(s.reviewer for s in sides)
-            for sid, sides in standing_decisions(conn, unanimous)
-        }
-        if unanimous
-        else {}
+    if not unanimous:
+        return {}
+    return {
+        sid: ";".join(s.reviewer for s in sides)
+        for sid, sides in standing_decisions(conn, unanimous)
+    }
+
+
+def _judge_human_group(
+    conn: sqlite3.Connection,
+    key: tuple[str, str, str, str],
+    rows: list[tuple[Any, ...]],
+    model: str,
+    deciders: dict[int, str],
+    n_resamples: int,
+    seed: int,
+) -> JudgeHumanGroup:
+    """One group's statistics on the judgments both the judge and a human gave a value, and
+    its disagreements."""
+    fw_name, dimension, kind_name, run = key
+    kind = get_kind(kind_name)
+    assert kind is not None
+    level = scale_level(kind.scale)
+    valid = [r for r in rows if r[5] is not None and r[6] is not None]
+    categorical, continuous = _compare(
+        kind.scale, level, [str(r[5]) for r in valid], [str(r[6]) for r in valid], n_resamples, seed
     )
-    order = _order()
-    out: list[JudgeHumanGroup] = []
-    for key in sorted(groups, key=lambda k: (order.get((k[0], k[2]), 1 << 30), k)):
-        fw_name, dimension, kind_name, run = key
-        kind = get_kind(kind_name)
-        assert kind is not None
-        level = scale_level(kind.scale)
-        rows = groups[key]
-        valid = [r for r in rows if r[5] is not None and r[6] is not None]
-        judge = [str(r[5]) for r in valid]
-        human = [str(r[6]) for r in valid]
-        categorical = continuous = None
-        if level == "interval":
-            continuous = compare_continuous([float(v) for v in judge], [float(v) for v in human])
-        else:
-            categorical = compare_categorical(
-                judge,
-                human,
-                scale_labels(kind.scale),
-                ordinal=level == "ordinal",
-                n_resamples=n_resamples,
-                seed=seed,
-            )
-        disagreements = tuple(
-            Disagreement(
-                judgment_id=int(r[0]),
-                target=str(r[17]),
-                task=str(r[9]),
-                system=str(r[10]),
-                report=str(r[11]),
-                subject=str(r[12]),
-                judge=str(r[5]),
-                human=str(r[6]),
-                status=str(r[7]),
-                decided_by=deciders.get(int(r[16]), display_name(conn, str(r[13] or ""), r[18])),
-                rationale=str(r[14] or ""),
-                reason=None if r[15] is None else str(r[15]),
-            )
-            for r in valid
-            if _differs(level, str(r[5]), str(r[6]))
-        )
-        out.append(
-            JudgeHumanGroup(
-                framework=fw_name,
-                dimension=dimension,
-                kind=kind_name,
-                run=run,
-                model=models[run],
-                scale=kind.scale.name,
-                level=level,
-                n=len(valid),
-                judge_failed=len(rows) - len(valid),
-                categorical=categorical,
-                continuous=continuous,
-                disagreements=disagreements,
-            )
-        )
-    return out
+    return JudgeHumanGroup(
+        framework=fw_name,
+        dimension=dimension,
+        kind=kind_name,
+        run=run,
+        model=model,
+        scale=kind.scale.name,
+        level=level,
+        n=len(valid),
+        judge_failed=len(rows) - len(valid),
+        categorical=categorical,
+        continuous=continuous,
+        disagreements=tuple(
+            _disagreement(conn, r, deciders) for r in valid if _differs(level, str(r[5]), str(r[6]))
+        ),
+    )
+
+
+def _compare(
+    scale: Scale, level: Level, judge: list[str], human: list[str], n_resamples: int, seed: int
+) -> tuple[CategoricalComparison | None, ContinuousComparison | None]:
+    """Judge against human: as numbers on an interval scale, as categories otherwise."""
+    if level == "interval":
+        return None, compare_continuous([float(v) for v in judge], [float(v) for v in human])
+    categorical = compare_categorical(
+        judge,
+        human,
+        scale_labels(scale),
+        ordinal=level == "ordinal",
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    return categorical, None
+
+
+def _disagreement(
+    conn: sqlite3.Connection, r: tuple[Any, ...], deciders: dict[int, str]
+) -> Disagreement:
+    return Disagreement(
+        judgment_id=int(r[0]),
+        target=str(r[17]),
+        task=str(r[9]),
+        system=str(r[10]),
+        report=str(r[11]),
+        subject=str(r[12]),
+        judge=str(r[5]),
+        human=str(r[6]),
+        status=str(r[7]),
+        decided_by=deciders.get(int(r[16]), display_name(conn, str(r[13] or ""), r[18])),
+        rationale=str(r[14] or ""),
+        reason=None if r[15] is None else str(r[15]),
+    )
 
 
 def _differs(level: Level, judge: str, human: str) -> bool:
@@ -257,24 +292,7 @@ def _differs(level: Level, judge: str, human: str) -> bool:
 def _reviewer_vs_reviewer(
     conn: sqlite3.Connection, framework: str | None
 ) -> Iterable[ReviewerGroup]:
-    shared: dict[int, dict[str, str]] = {}
-    for subject_id, sides in standing_decisions(conn):
-        if len(sides) >= 2:
-            shared[subject_id] = {s.reviewer: str(s.value) for s in sides if s.value is not None}
-    if not shared:
-        return
-    kinds: dict[int, str] = {}
-    ids = sorted(shared)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        kinds.update(
-            conn.execute(
-                f"SELECT id, kind FROM subject WHERE id IN ({','.join('?' * len(chunk))})", chunk
-            )
-        )
-    by_kind: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for jid in ids:
-        by_kind[kinds[jid]].append(shared[jid])
+    by_kind = _shared_by_kind(conn)
     order = _order()
     for kind_name in sorted(by_kind, key=lambda k: (order.get(_fw_kind(k), 1 << 30), k)):
         kind = get_kind(kind_name)
@@ -286,6 +304,30 @@ def _reviewer_vs_reviewer(
             continue
         differing = sum(1 for u in units if len(set(u.values())) > 1)
         yield ReviewerGroup(kind.framework, kind_name, kind.scale.name, stats, differing)
+
+
+def _shared_by_kind(conn: sqlite3.Connection) -> dict[str, list[dict[str, str]]]:
+    """Per verdict kind, in subject order: each subject at least two reviewers decided, as
+    reviewer -> their standing value."""
+    shared: dict[int, dict[str, str]] = {}
+    for subject_id, sides in standing_decisions(conn):
+        if len(sides) >= 2:
+            shared[subject_id] = {s.reviewer: str(s.value) for s in sides if s.value is not None}
+    by_kind: dict[str, list[dict[str, str]]] = defaultdict(list)
+    if not shared:
+        return by_kind
+    ids = sorted(shared)
+    kinds: dict[int, str] = {}
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        kinds.update(
+            conn.execute(
+                f"SELECT id, kind FROM subject WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            )
+        )
+    for sid in ids:
+        by_kind[kinds[sid]].append(shared[sid])
+    return by_kind
 
 
 def _fw_kind(kind_name: str) -> tuple[str, str]:
@@ -303,33 +345,59 @@ def _ratings(
     for fw_name, fw in frameworks().items():
         if fw.rating is None or (framework is not None and fw_name != framework):
             continue
-        scale, metric = fw.rating.scale, fw.rating.metric
-        labels = scale_labels(scale)
         for variant in ("adjudicated", "judge"):
-            computed_of = {
-                rid: value
-                for rid, _, _, scores in report_scores.read_metrics(
-                    conn, (metric,), rated_reports, framework=fw_name, variant=variant
-                )
-                if (value := scores.get(metric)) is not None
-            }
-            pairs = [
-                (rid, reviewer, value, computed_of[rid])
-                for rid, reviewer, value in ratings
-                if rid in computed_of
-            ]
-            if not pairs:
-                continue
-            computed = [scale.normalize(float(p[3])) for p in pairs]
-            rated = [str(p[2]) for p in pairs]
-            yield RatingAgreement(
-                framework=fw_name,
-                metric=metric,
-                variant=variant,
-                n=len(pairs),
-                reports=len({p[0] for p in pairs}),
-                raters=tuple(sorted({str(p[1]) for p in pairs})),
-                comparison=compare_categorical(
-                    computed, rated, labels, ordinal=True, n_resamples=n_resamples, seed=seed
-                ),
-            )
+            pairs = _rating_pairs(conn, fw_name, fw.rating.metric, variant, ratings, rated_reports)
+            if pairs:
+                yield _rating_agreement(fw_name, fw.rating, variant, pairs, n_resamples, seed)
+
+
+def _rating_pairs(
+    conn: sqlite3.Connection,
+    fw_name: str,
+    metric: str,
+    variant: str,
+    ratings: list[tuple[Any, ...]],
+    rated_reports: list[int],
+) -> list[tuple[Any, ...]]:
+    """(report, reviewer, rating, computed level) for each rating of a report the metric has a
+    value for."""
+    computed_of = {
+        rid: value
+        for rid, _, _, scores in report_scores.read_metrics(
+            conn, (metric,), rated_reports, framework=fw_name, variant=variant
+        )
+        if (value := scores.get(metric)) is not None
+    }
+    return [
+        (rid, reviewer, value, computed_of[rid])
+        for rid, reviewer, value in ratings
+        if rid in computed_of
+    ]
+
+
+def _rating_agreement(
+    fw_name: str,
+    rating: Rating,
+    variant: str,
+    pairs: list[tuple[Any, ...]],
+    n_resamples: int,
+    seed: int,
+) -> RatingAgreement:
+    computed = [rating.scale.normalize(float(p[3])) for p in pairs]
+    rated = [str(p[2]) for p in pairs]
+    return RatingAgreement(
+        framework=fw_name,
+        metric=rating.metric,
+        variant=variant,
+        n=len(pairs),
+        reports=len({p[0] for p in pairs}),
+        raters=tuple(sorted({str(p[1]) for p in pairs})),
+        comparison=compare_categorical(
+            computed,
+            rated,
+            scale_labels(rating.scale),
+            ordinal=True,
+            n_resamples=n_resamples,
+            seed=seed,
+        ),
+    )

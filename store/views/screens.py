@@ -84,42 +84,77 @@ _FEW_REPORTS = 1_000
 
 def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None) -> list[QueueRow]:
     """Every scored report with headline scores (both variants) and review progress; only
-    those of ``report_ids`` when given (the rows a decision changed: reading all 25,500 to
-    keep one took seconds)."""
+    those of ``report_ids`` when given (the rows a decision changed: reading the whole queue
+    to keep one would cost far more)."""
     if report_ids is not None and len(report_ids) > _FEW_REPORTS:
         wanted = set(report_ids)
         return [row for row in queue_rows(conn) if row.report_id in wanted]
-    ids: tuple[int, ...] = () if report_ids is None else tuple(report_ids)
+    chosen = _Chosen(None if report_ids is None else tuple(report_ids))
+    rows = _queue_reports(conn, chosen)
+    _add_headlines(conn, rows, chosen)
+    _add_progress(conn, rows, chosen)
+    for rid, value in conn.execute(
+        "SELECT report_id, group_concat(reviewer || ':' || value, ' ') FROM report_rating "
+        f"WHERE 1{chosen.only('report_id')} GROUP BY report_id",
+        chosen.params,
+    ):
+        if rid in rows:
+            rows[rid].rated = value
+    for rid, (count, weight) in report_suspicion(conn, report_ids).items():
+        if rid in rows:
+            rows[rid].suspects, rows[rid].suspicion = count, weight
+    return list(rows.values())
 
-    def only(column: str) -> str:
-        return "" if report_ids is None else f" AND {column} IN ({','.join('?' * len(ids))})"
 
-    def whole(table: Literal["decision", "flag"]) -> str:
-        # A few reports' rows are found through their verdicts; the whole queue's, from the
-        # decisions or flags when they are few.
-        if report_ids is not None:
+@dataclass(frozen=True, slots=True)
+class _Chosen:
+    """The reports a queue read is of: every one (``ids`` None), or those of ``ids``."""
+
+    ids: tuple[int, ...] | None
+
+    @property
+    def params(self) -> tuple[int, ...]:
+        return () if self.ids is None else self.ids
+
+    def only(self, column: str) -> str:
+        """The SQL condition keeping ``column`` to the chosen reports (after a WHERE)."""
+        if self.ids is None:
+            return ""
+        return f" AND {column} IN ({','.join('?' * len(self.ids))})"
+
+    def rows_of(self, conn: sqlite3.Connection, table: Literal["decision", "flag"]) -> str:
+        """``table`` (as ``d``) joined to its subjects' verdicts (as ``j``): a few reports'
+        rows are found through their verdicts; the whole queue's, from the decisions or flags
+        when they are few."""
+        if self.ids is not None:
             return f"{table} d JOIN judgment j ON j.subject_id = d.subject_id"
         return verdicts_of(conn, table)
 
+
+def _queue_reports(conn: sqlite3.Connection, chosen: _Chosen) -> dict[int, QueueRow]:
+    """The chosen reports of the systems under test (not the reference), in queue order."""
     rows: dict[int, QueueRow] = {}
     for rid, suite, rext, text, sext, domain, ttype, fws, words in conn.execute(
         f"""SELECT r.id, s.ext_id, r.ext_id, t.ext_id, y.ext_id, t.domain, t.task_type,
                   s.frameworks, r.words
            FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
            JOIN suite s ON s.id = y.suite_id
-           WHERE y.is_reference = 0{only("r.id")} ORDER BY s.id, t.id, y.id""",
-        ids,
+           WHERE y.is_reference = 0{chosen.only("r.id")} ORDER BY s.id, t.id, y.id""",
+        chosen.params,
     ):
         rows[rid] = QueueRow(
             rid, suite, rext, text, sext, domain, ttype, tuple(json.loads(fws)), words
         )
+    return rows
+
+
+def _add_headlines(conn: sqlite3.Connection, rows: dict[int, QueueRow], chosen: _Chosen) -> None:
+    """Each report's headline scores in both variants. Only headline metrics are unpacked: a
+    report has a dozen or two cached metrics, the queue shows four, and this read is most of
+    what the queue takes to open."""
     heads = {f"{h.framework}.{h.metric}" for h in headlines()}
-    # Only headline metrics are unpacked: a report has a dozen or two cached metrics, the queue
-    # shows four, and this read is most of the time the queue takes to open.
     metrics = {h.metric for h in headlines()}
-    for rid, framework, variant, values in stored_scores.read_metrics(
-        conn, metrics, None if report_ids is None else ids
-    ):
+    for rid, framework, variant, values in stored_scores.read_metrics(conn, metrics, chosen.ids):
         row = rows.get(rid)
         if row is None:
             continue
@@ -128,10 +163,15 @@ def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
             name = f"{framework}.{metric}"
             if name in heads:
                 into[name] = value
+
+
+def _add_progress(conn: sqlite3.Connection, rows: dict[int, QueueRow], chosen: _Chosen) -> None:
+    """Each report's verdicts in force, how many a human decided, overruled or left in
+    conflict, and its flags."""
     for rid, total in conn.execute(
         "SELECT report_id, count(*) FROM judgment INDEXED BY judgment_scoring "
-        f"WHERE current = 1{only('report_id')} GROUP BY report_id",
-        ids,
+        f"WHERE current = 1{chosen.only('report_id')} GROUP BY report_id",
+        chosen.params,
     ):
         if rid in rows:
             rows[rid].total = total
@@ -139,31 +179,20 @@ def queue_rows(conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
         f"""SELECT j.report_id, count(*),
                   sum(d.status != 'conflict' AND d.value IS NOT j.value),
                   sum(d.status = 'conflict')
-           FROM {whole("decision")}
-           WHERE j.current = 1{only("j.report_id")} GROUP BY j.report_id""",
-        ids,
+           FROM {chosen.rows_of(conn, "decision")}
+           WHERE j.current = 1{chosen.only("j.report_id")} GROUP BY j.report_id""",
+        chosen.params,
     ):
         if rid in rows:
             row = rows[rid]
             row.decided, row.differs, row.conflicts = decided, differs or 0, conflicts or 0
     for rid, flags in conn.execute(
-        f"SELECT j.report_id, count(*) FROM {whole('flag')} "
-        f"WHERE j.current = 1{only('j.report_id')} GROUP BY j.report_id",
-        ids,
+        f"SELECT j.report_id, count(*) FROM {chosen.rows_of(conn, 'flag')} "
+        f"WHERE j.current = 1{chosen.only('j.report_id')} GROUP BY j.report_id",
+        chosen.params,
     ):
         if rid in rows:
             rows[rid].flags = flags
-    for rid, value in conn.execute(
-        "SELECT report_id, group_concat(reviewer || ':' || value, ' ') FROM report_rating "
-        f"WHERE 1{only('report_id')} GROUP BY report_id",
-        ids,
-    ):
-        if rid in rows:
-            rows[rid].rated = value
-    for rid, (count, weight) in report_suspicion(conn, report_ids).items():
-        if rid in rows:
-            rows[rid].suspects, rows[rid].suspicion = count, weight
-    return list(rows.values())
 
 
 def progress(rows: list[QueueRow]) -> Progress:
@@ -335,24 +364,7 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
             (task_id,),
         )
     }
-    claims = {
-        kid: ClaimView(
-            kid,
-            ext,
-            sub,
-            fact,
-            extract,
-            (start, end) if start is not None else None,
-            tuple(json.loads(cites)),
-            url,
-            _meta(meta),
-        )
-        for kid, ext, sub, fact, extract, start, end, cites, url, meta in conn.execute(
-            "SELECT id, ext_id, subtask_id, fact, extract, span_start, span_end, citations, url, "
-            "metadata FROM claim WHERE report_id = ? ORDER BY ordinal",
-            (report_id,),
-        )
-    }
+    claims = _claims(conn, report_id)
     references = {
         idx: (title, url)
         for idx, title, url in conn.execute(
@@ -362,28 +374,7 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
     }
     urls = {url for _, url in references.values() if url}
     urls.update(c.url for c in claims.values() if c.url)
-    sources: dict[str, SourceView] = {}
-    if urls:
-        ordered = sorted(urls)
-        for url, title, stext, sha, error, fetched, meta in conn.execute(
-            f"SELECT url, title, text, sha256, error, fetched_at, metadata FROM source "
-            f"WHERE suite_id = ? AND url IN ({','.join('?' * len(ordered))})",
-            (suite_id, *ordered),
-        ):
-            sources[url] = SourceView(
-                url, title, stext, sha, error, fetched, json.loads(meta) if meta != "{}" else {}
-            )
-        # Pages fetched by `gavel judge` / `gavel fetch` (newest first) for URLs the bundle
-        # itself had no page for.
-        missing = [u for u in ordered if u not in sources]
-        if missing:
-            for url, title, ptext, sha, error, fetched in conn.execute(
-                f"SELECT url, title, text, sha256, error, fetched_at FROM page_fetch "
-                f"WHERE suite_id = ? AND url IN ({','.join('?' * len(missing))}) "
-                "ORDER BY fetched_at DESC, id DESC",
-                (suite_id, *missing),
-            ):
-                sources.setdefault(url, SourceView(url, title, ptext, sha, error, fetched))
+    sources = _sources(conn, suite_id, sorted(urls))
     judgments = _with_suspicions(
         conn,
         [
@@ -422,6 +413,54 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
         ratings,
         _meta(task_meta),
     )
+
+
+def _claims(conn: sqlite3.Connection, report_id: int) -> dict[int, ClaimView]:
+    """The report's claims in report order."""
+    return {
+        kid: ClaimView(
+            kid,
+            ext,
+            sub,
+            fact,
+            extract,
+            (start, end) if start is not None else None,
+            tuple(json.loads(cites)),
+            url,
+            _meta(meta),
+        )
+        for kid, ext, sub, fact, extract, start, end, cites, url, meta in conn.execute(
+            "SELECT id, ext_id, subtask_id, fact, extract, span_start, span_end, citations, url, "
+            "metadata FROM claim WHERE report_id = ? ORDER BY ordinal",
+            (report_id,),
+        )
+    }
+
+
+def _sources(conn: sqlite3.Connection, suite_id: int, urls: list[str]) -> dict[str, SourceView]:
+    """The cited pages by URL: the bundle's, else the newest fetched by `gavel judge` or
+    `gavel fetch` for URLs the bundle itself had no page for."""
+    sources: dict[str, SourceView] = {}
+    if not urls:
+        return sources
+    for url, title, stext, sha, error, fetched, meta in conn.execute(
+        f"SELECT url, title, text, sha256, error, fetched_at, metadata FROM source "
+        f"WHERE suite_id = ? AND url IN ({','.join('?' * len(urls))})",
+        (suite_id, *urls),
+    ):
+        sources[url] = SourceView(
+            url, title, stext, sha, error, fetched, json.loads(meta) if meta != "{}" else {}
+        )
+    missing = [u for u in urls if u not in sources]
+    if missing:
+        for url, title, ptext, sha, error, fetched in conn.execute(
+            f"SELECT url, title, text, sha256, error, fetched_at FROM page_fetch "
+            f"WHERE suite_id = ? AND url IN ({','.join('?' * len(missing))}) "
+            "ORDER BY fetched_at DESC, id DESC",
+            (suite_id, *missing),
+        ):
+            sources.setdefault(url, SourceView(url, title, ptext, sha, error, fetched))
+    return sources
 
 
 def _meta(text: str | None) -> dict[str, Any]:
