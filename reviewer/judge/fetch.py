@@ -326,12 +326,7 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)"
 def _kind(media: str, head: bytes) -> str:
     """html | xml | text | pdf | other, from the media type (sniffing when there is none)."""
     if not media:
-        stripped = head.lstrip()[:16].lower()
-        if stripped.startswith(b"%pdf"):
-            return "pdf"
-        if stripped.startswith(b"<"):
-            return "html"
-        return "text"
+        return _sniffed(head)
     if media in _HTML_TYPES:
         return "html"
     if media == "application/pdf":
@@ -341,6 +336,29 @@ def _kind(media: str, head: bytes) -> str:
     if media.startswith("text/") or media in _TEXT_TYPES or media.endswith("+json"):
         return "text"
     return "other"
+
+
+def _http_host(url: str) -> tuple[str, str | None]:
+    """The URL's host in lower case, and why the URL cannot be fetched (None: it can)."""
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        parts.port  # noqa: B018 -- raises on a port that is not a number
+    except ValueError:
+        return "", "invalid URL"
+    if parts.scheme not in ("http", "https") or not host:
+        return host, "not an http(s) URL"
+    return host, None
+
+
+def _sniffed(head: bytes) -> str:
+    """pdf | html | text, from the first bytes of a body sent without a media type."""
+    stripped = head.lstrip()[:16].lower()
+    if stripped.startswith(b"%pdf"):
+        return "pdf"
+    if stripped.startswith(b"<"):
+        return "html"
+    return "text"
 
 
 def _decode(body: bytes, charset: str | None, kind: str) -> str:
@@ -421,14 +439,9 @@ class PageFetcher:
         """One fetch of ``url`` under the limits (no memo; :meth:`get` is what callers use)."""
         if self._http is None:
             raise RuntimeError("use PageFetcher as an async context manager")
-        try:
-            parts = urlsplit(url)
-            host = (parts.hostname or "").lower()
-            parts.port  # noqa: B018 -- raises on a port that is not a number
-        except ValueError:
-            return failed(url, "invalid URL")
-        if parts.scheme not in ("http", "https") or not host:
-            return failed(url, "not an http(s) URL")
+        host, problem = _http_host(url)
+        if problem is not None:
+            return failed(url, problem)
         per_host = self._hosts.get(host)
         if per_host is None:
             per_host = self._hosts[host] = asyncio.Semaphore(max(1, self.config.per_host))
