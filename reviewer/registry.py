@@ -107,8 +107,9 @@ def entry_points(group: str) -> list[tuple[str, str]]:
     ``importlib.metadata.entry_points(group=…)`` finds for distributions on ``sys.path``
     (the first distribution of a name wins), read straight from their ``entry_points.txt``.
 
-    ``importlib.metadata`` itself costs a command-line call ~25 ms of imports (email parsing,
-    zip files) for a lookup that is a directory listing and, at most, a few small reads.
+    ``importlib.metadata`` itself would put its own imports (email parsing, zip files) on
+    every command-line call, for a lookup that is a directory listing and, at most, a few
+    small reads.
     """
     seen: set[str] = set()
     found: list[tuple[str, str]] = []
