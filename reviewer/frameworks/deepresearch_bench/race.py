@@ -288,7 +288,6 @@ def _dimension_sums(
     ``pair``, only criteria scored for both reports."""
     sums: dict[str, list[float]] = {d: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0] for d in dims}
     n_judged = 0
-    relative = bool(reference)
     for c in race_criteria:
         w = weights[c.id]
         acc = sums[c.dimension]
@@ -296,21 +295,16 @@ def _dimension_sums(
         r = reference.get(c.id)
         acc[4] += w * (t or 0.0)
         acc[5] += w * (r or 0.0)
-        if not (pair and (t is None or r is None)):
-            n_judged += _add_scored(acc, w, t, r if relative else None)
+        if pair and (t is None or r is None):
+            continue
+        if t is not None:
+            acc[0] += w * t
+            acc[1] += w
+            n_judged += 1
+        if r is not None:  # never without a reference: then ``reference`` is empty
+            acc[2] += w * r
+            acc[3] += w
     return sums, n_judged
-
-
-def _add_scored(acc: list[float], w: float, t: float | None, r: float | None) -> int:
-    """Adds the scores given to the weighted sums; 1 when the target's counts."""
-    if r is not None:
-        acc[2] += w * r
-        acc[3] += w
-    if t is None:
-        return 0
-    acc[0] += w * t
-    acc[1] += w
-    return 1
 
 
 def _dimension_scores(

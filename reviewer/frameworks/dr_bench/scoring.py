@@ -533,7 +533,7 @@ def _output_tokens(metadata: Mapping[str, object]) -> float | None:
     return out if out > 0 else None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Tally:
     """What one report's DR. Bench verdicts say, gathered by kind in one pass."""
 
@@ -558,18 +558,6 @@ def _tally_hit(tally: _Tally, v: VerdictIn, value: str | None) -> None:
     tally.freq[v.criterion_id] = tally.freq.get(v.criterion_id, 0) + 1
 
 
-def _tally_qsr(tally: _Tally, v: VerdictIn, value: str | None) -> None:
-    if v.criterion_id is not None:
-        tally.answers[v.criterion_id] = value
-        tally.qsr_seen = True
-
-
-def _tally_grr(tally: _Tally, v: VerdictIn, value: str | None) -> None:
-    if v.criterion_id is not None:
-        tally.answers[v.criterion_id] = value
-        tally.grr_seen = True
-
-
 def _tally_relevance(tally: _Tally, v: VerdictIn, value: str | None) -> None:
     if value is not None and v.criterion_id is not None:
         tally.relevance[v.criterion_id] = float(value)
@@ -586,28 +574,37 @@ def _tally_trusted(tally: _Tally, v: VerdictIn, value: str | None) -> None:
 
 _TALLY: dict[str, Callable[[_Tally, VerdictIn, str | None], None]] = {
     "drb_keyword_hit": _tally_hit,
-    "drb_qsr": _tally_qsr,
-    "drb_grr": _tally_grr,
     "drb_relevance": _tally_relevance,
     "drb_partial_points": _tally_points,
     "drb_trusted": _tally_trusted,
 }
-"""Where each verdict kind's value goes; a ``drb_`` kind not listed still marks the report ours."""
+"""Where the value of each verdict kind other than a rubric answer goes; a ``drb_`` kind not
+listed still marks the report as DR. Bench's."""
+
+_ANSWERS = frozenset({"drb_qsr", "drb_grr"})
+"""Rubric answers, most of a report's verdicts: read inline, by criterion (the later wins)."""
 
 
 def _tally(report: ReportInput, field_index: int, options: Mapping[str, str]) -> _Tally | None:
     """The report's verdicts by kind, or None when it has no DR. Bench verdict at all."""
     tally = _Tally(options["keyword_match"] == "word", options["keyword_case"] == "sensitive")
+    answers = tally.answers
+    answered = dict.fromkeys(_ANSWERS, False)
     ours = 0
     for v in report.verdicts:
         kind = v.kind
         if not kind.startswith("drb_"):
             continue
         ours += 1
-        step = _TALLY.get(kind)
-        if step is not None:
-            value: str | None = v[field_index]  # type: ignore[assignment]
+        value: str | None = v[field_index]  # type: ignore[assignment]
+        if kind in _ANSWERS:
+            if v.criterion_id is not None:
+                answers[v.criterion_id] = value
+                answered[kind] = True
+        elif (step := _TALLY.get(kind)) is not None:
             step(tally, v, value)
+    tally.qsr_seen = answered["drb_qsr"]
+    tally.grr_seen = answered["drb_grr"]
     return tally if ours else None
 
 
