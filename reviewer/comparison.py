@@ -141,32 +141,45 @@ def kappa_caveats(
     out: list[str] = []
     if confusion.n < MIN_ITEMS:
         out.append(f"only {confusion.n} pairs (< {MIN_ITEMS}): every statistic is weak")
-    table = confusion.array()
     ac1_text = "n/a" if ac1.value is None else f"{ac1.value:.3f}"
+    one_class = _one_class(confusion, names, ac1_text)
+    if one_class is not None:
+        return (*out, one_class)
+    paradox = _prevalence_paradox(kappa, ac1, ac1_text)
+    return (*out, paradox) if paradox is not None else tuple(out)
+
+
+def _one_class(confusion: ConfusionMatrix, names: tuple[str, str], ac1_text: str) -> str | None:
+    """The caveat when a rater put every item in one class (judge first)."""
+    table = confusion.array()
     for rater, marginal in zip(names, (table.sum(axis=1), table.sum(axis=0)), strict=True):
         used = int((marginal > 0).sum())
         if confusion.n and used == 1:
             label = confusion.labels[int(marginal.argmax())]
-            out.append(
+            return (
                 f"the {rater} used one class only ({label}): κ is 0 or undefined "
                 f"by construction, whatever the agreement (read AC1 = {ac1_text})"
             )
-            return tuple(out)
+    return None
+
+
+def _prevalence_paradox(kappa: ChanceCorrected, ac1: ChanceCorrected, ac1_text: str) -> str | None:
+    """The caveat when chance agreement is high and AC1 is well above κ."""
     chance, value = kappa.chance_agreement, kappa.value
-    if (
+    if not (
         chance is not None
         and value is not None
         and ac1.value is not None
         and chance >= PREVALENCE_CHANCE
         and ac1.value - value >= 0.2
     ):
-        observed = kappa.observed_agreement or 0.0
-        out.append(
-            f"prevalence paradox: one class dominates (chance agreement pₑ = "
-            f"{chance:.2f}), so κ = {value:.3f} despite {observed:.0%} agreement; "
-            f"AC1 = {ac1_text}"
-        )
-    return tuple(out)
+        return None
+    observed = kappa.observed_agreement or 0.0
+    return (
+        f"prevalence paradox: one class dominates (chance agreement pₑ = "
+        f"{chance:.2f}), so κ = {value:.3f} despite {observed:.0%} agreement; "
+        f"AC1 = {ac1_text}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +236,35 @@ class InterRater:
     pairs: tuple[PairAgreement, ...]
 
 
+def _cell(value: str | None, interval: bool) -> object:
+    if value is None:
+        return None
+    return float(value) if interval else value
+
+
+def _pair_agreement(
+    first: str, second: str, both: list[tuple[str, str]], level: Level, labels: Sequence[str]
+) -> PairAgreement:
+    """Two reviewers on the items both decided: on an interval scale, exact matches and
+    Pearson's r; otherwise accuracy and κ (weighted too on an ordinal scale)."""
+    xs = [x for x, _ in both]
+    ys = [y for _, y in both]
+    if level == "interval":
+        fx, fy = [float(x) for x in xs], [float(y) for y in ys]
+        return PairAgreement(
+            first, second, len(both), accuracy(fx, fy), None, None, pearson(fx, fy)
+        )
+    return PairAgreement(
+        first,
+        second,
+        len(both),
+        accuracy(xs, ys),
+        cohen_kappa(xs, ys, labels),
+        cohen_kappa(xs, ys, labels, "quadratic") if level == "ordinal" else None,
+        None,
+    )
+
+
 def inter_rater(
     units: Sequence[Mapping[str, str]],
     scale: Scale,
@@ -236,38 +278,24 @@ def inter_rater(
     reviewers = tuple(sorted({r for u in shared for r in u}))
     labels = scale_labels(scale) if level != "interval" else ()
 
-    def cell(value: str | None) -> object:
-        if value is None:
-            return None
-        return float(value) if level == "interval" else value
+    interval = level == "interval"
+    matrix = [[_cell(u.get(r), interval) for r in reviewers] for u in shared]
+    alpha = krippendorff_alpha(matrix, level, None if interval else labels)
+    ac1 = gwet_ac1_multi(matrix, labels) if not interval else None
+    pairs = _pairs(shared, reviewers, level, labels)
+    return InterRater(level, reviewers, len(shared), alpha, ac1, pairs)
 
-    matrix = [[cell(u.get(r)) for r in reviewers] for u in shared]
-    alpha = krippendorff_alpha(matrix, level, None if level == "interval" else labels)
-    ac1 = gwet_ac1_multi(matrix, labels) if level != "interval" else None
+
+def _pairs(
+    shared: list[Mapping[str, str]],
+    reviewers: tuple[str, ...],
+    level: Level,
+    labels: Sequence[str],
+) -> tuple[PairAgreement, ...]:
+    """Each pair of reviewers that share at least one item."""
     pairs: list[PairAgreement] = []
     for first, second in combinations(reviewers, 2):
         both = [(u[first], u[second]) for u in shared if first in u and second in u]
-        if not both:
-            continue
-        xs = [x for x, _ in both]
-        ys = [y for _, y in both]
-        if level == "interval":
-            fx, fy = [float(x) for x in xs], [float(y) for y in ys]
-            pairs.append(
-                PairAgreement(
-                    first, second, len(both), accuracy(fx, fy), None, None, pearson(fx, fy)
-                )
-            )
-        else:
-            pairs.append(
-                PairAgreement(
-                    first,
-                    second,
-                    len(both),
-                    accuracy(xs, ys),
-                    cohen_kappa(xs, ys, labels),
-                    cohen_kappa(xs, ys, labels, "quadratic") if level == "ordinal" else None,
-                    None,
-                )
-            )
-    return InterRater(level, reviewers, len(shared), alpha, ac1, tuple(pairs))
+        if both:
+            pairs.append(_pair_agreement(first, second, both, level, labels))
+    return tuple(pairs)

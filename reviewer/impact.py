@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reviewer.framework import Framework
+from reviewer.framework import Framework, ReportScores
 from reviewer.inputs import ReportInput, VerdictIn
 from reviewer.registry import get_kind
 
@@ -53,41 +53,20 @@ def alternatives(verdict: VerdictIn) -> list[str]:
 
 
 def report_impact(framework: Framework, report: ReportInput, options: Mapping[str, str]) -> Impact:
-    heads = [m.name for m in framework.metrics if m.headline]
-    if not heads or not report.verdicts:
+    rescore = _Rescorer.of(framework, report, options)
+    if rescore is None:
         return Impact(0.0, 0.0, None)
-    base = framework.score_report(report, "adjudicated", options)
-    primary, others = heads[0], heads[1:]
     best = Impact(0.0, 0.0, None)
     seen: set[tuple[object, ...]] = set()
-    original = report.verdicts
-    for index, verdict in enumerate(original):
-        signature = (
-            verdict.kind,
-            verdict.subtask_id,
-            verdict.criterion_id,
-            verdict.ref_idx,
-            verdict.key,
-            verdict.effective,
-        )
+    for index, verdict in enumerate(rescore.original):
+        signature = _signature(verdict)
         interchangeable = verdict.criterion_id is None and verdict.key is None
         for alternative in alternatives(verdict):
             if interchangeable:
                 if (*signature, alternative) in seen:
                     continue
                 seen.add((*signature, alternative))
-            flipped = list(original)
-            flipped[index] = verdict._replace(effective=alternative)
-            report.verdicts = flipped
-            try:
-                scores = framework.score_report(report, "adjudicated", options)
-            finally:
-                report.verdicts = original
-            impact = Impact(
-                _delta(base.get(primary), scores.get(primary)),
-                sum(_delta(base.get(m), scores.get(m)) for m in others),
-                verdict.id,
-            )
+            impact = rescore.impact(index, alternative)
             if impact.key() > best.key():
                 best = impact
     return best
@@ -101,29 +80,73 @@ def _delta(a: float | None, b: float | None) -> float:
     return abs(b - a)
 
 
+def _signature(verdict: VerdictIn) -> tuple[object, ...]:
+    """What makes two flips interchangeable when neither has a criterion or key of its own."""
+    return (
+        verdict.kind,
+        verdict.subtask_id,
+        verdict.criterion_id,
+        verdict.ref_idx,
+        verdict.key,
+        verdict.effective,
+    )
+
+
+@dataclass(slots=True)
+class _Rescorer:
+    """One report rescored with one verdict flipped, against its scores as they stand."""
+
+    framework: Framework
+    report: ReportInput
+    options: Mapping[str, str]
+    original: list[VerdictIn]
+    base: ReportScores
+    primary: str
+    others: list[str]
+
+    @classmethod
+    def of(
+        cls, framework: Framework, report: ReportInput, options: Mapping[str, str]
+    ) -> _Rescorer | None:
+        """None when there is nothing to move: no headline metric, or no verdict."""
+        heads = [m.name for m in framework.metrics if m.headline]
+        if not heads or not report.verdicts:
+            return None
+        base = framework.score_report(report, "adjudicated", options)
+        return cls(framework, report, options, report.verdicts, base, heads[0], heads[1:])
+
+    def impact(self, index: int, alternative: str) -> Impact:
+        """The change of the first headline metric, and the summed change of the others, with
+        verdict ``index`` set to ``alternative`` (the report's own list is put back)."""
+        verdict = self.original[index]
+        flipped = list(self.original)
+        flipped[index] = verdict._replace(effective=alternative)
+        self.report.verdicts = flipped
+        try:
+            scores = self.framework.score_report(self.report, "adjudicated", self.options)
+        finally:
+            self.report.verdicts = self.original
+        base = self.base
+        return Impact(
+            _delta(base.get(self.primary), scores.get(self.primary)),
+            sum(_delta(base.get(m), scores.get(m)) for m in self.others),
+            verdict.id,
+        )
+
+
 def verdict_impacts(
     framework: Framework, report: ReportInput, options: Mapping[str, str]
 ) -> dict[int, Impact]:
     """Each verdict's own impact: the largest change one flip of that verdict makes (what an
     impact-ordered review of single verdicts follows). Interchangeable verdicts share one
     rescoring, as in :func:`report_impact`."""
-    heads = [m.name for m in framework.metrics if m.headline]
-    if not heads or not report.verdicts:
+    rescore = _Rescorer.of(framework, report, options)
+    if rescore is None:
         return {}
-    base = framework.score_report(report, "adjudicated", options)
-    primary, others = heads[0], heads[1:]
     out: dict[int, Impact] = {}
     shared: dict[tuple[object, ...], Impact] = {}
-    original = report.verdicts
-    for index, verdict in enumerate(original):
-        signature = (
-            verdict.kind,
-            verdict.subtask_id,
-            verdict.criterion_id,
-            verdict.ref_idx,
-            verdict.key,
-            verdict.effective,
-        )
+    for index, verdict in enumerate(rescore.original):
+        signature = _signature(verdict)
         interchangeable = verdict.criterion_id is None and verdict.key is None
         if interchangeable and signature in shared:
             found = shared[signature]
@@ -131,18 +154,7 @@ def verdict_impacts(
             continue
         best = Impact(0.0, 0.0, verdict.id)
         for alternative in alternatives(verdict):
-            flipped = list(original)
-            flipped[index] = verdict._replace(effective=alternative)
-            report.verdicts = flipped
-            try:
-                scores = framework.score_report(report, "adjudicated", options)
-            finally:
-                report.verdicts = original
-            impact = Impact(
-                _delta(base.get(primary), scores.get(primary)),
-                sum(_delta(base.get(m), scores.get(m)) for m in others),
-                verdict.id,
-            )
+            impact = rescore.impact(index, alternative)
             if impact.key() > best.key():
                 best = impact
         out[verdict.id] = best

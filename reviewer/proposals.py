@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Any
 
 from reviewer.framework import Proposals, Shape
@@ -65,29 +66,35 @@ def normalize_text(text: str) -> str:
     they carry meaning in the claims benchmarks grade.
     """
     folded = unicodedata.normalize("NFKC", text).casefold()
-    out: list[str] = []
-    for char in folded:
-        category = unicodedata.category(char)
-        if category == "Pd" or char == "/":
-            out.append(" ")
-        elif char in "%‰":
-            out.append(char)
-        elif category.startswith("P"):
-            # Keep a decimal point or separator inside a number ("2.1", "4,200").
-            out.append(char if char in ".," else "")
-        elif category.startswith("Z") or char.isspace() or category == "Cc":
-            out.append(" ")
-        else:
-            out.append(char)
-    joined = "".join(out)
-    # A '.' or ',' survives only between two digits.
-    cleaned = [
+    joined = "".join(_char_out(char) for char in folded)
+    return " ".join(_between_digits(joined).split())
+
+
+@lru_cache(maxsize=4096)
+def _char_out(char: str) -> str:
+    """What one case-folded character becomes: dashes, slashes and spaces a space, other
+    punctuation nothing (but % and ‰, and '.' or ',' for now), anything else itself."""
+    category = unicodedata.category(char)
+    if category == "Pd" or char == "/":
+        return " "
+    if char in "%‰":
+        return char
+    if category.startswith("P"):
+        # Keep a decimal point or separator inside a number ("2.1", "4,200").
+        return char if char in ".," else ""
+    if category.startswith("Z") or char.isspace() or category == "Cc":
+        return " "
+    return char
+
+
+def _between_digits(joined: str) -> str:
+    """The text with each '.' or ',' kept only between two digits."""
+    return "".join(
         c
         for i, c in enumerate(joined)
         if c not in ".,"
         or (0 < i < len(joined) - 1 and joined[i - 1].isdigit() and joined[i + 1].isdigit())
-    ]
-    return " ".join("".join(cleaned).split())
+    )
 
 
 def token_jaccard(a: str, b: str) -> float:
@@ -195,14 +202,7 @@ def _is_blank(value: Any) -> bool:
 
 def check_payload(framework: str, kind: str, payload: Any, target: str | None) -> None:
     """Refuse a payload that the benchmark could not use; ``PayloadError`` names the key."""
-    if kind not in PROPOSAL_KINDS:
-        raise PayloadError(
-            f"unknown proposal kind {kind!r} (known: {', '.join(PROPOSAL_KINDS)})", "kind"
-        )
-    if kind in ATTACHED_KINDS and not (target or payload_target(framework, payload)):
-        raise PayloadError(f"a {kind} proposal must name the existing item it belongs to", "target")
-    if kind in NEW_ITEM_KINDS and target:
-        raise PayloadError(f"a {kind} proposal is a new item and has no target", "target")
+    _check_kind(framework, kind, payload, target)
     shape = _shape(framework, kind)
     if shape is None:
         if _is_blank(payload) or not isinstance(payload, dict | list | str):
@@ -216,6 +216,24 @@ def check_payload(framework: str, kind: str, payload: Any, target: str | None) -
             f"{', '.join(shape.required + shape.optional)}",
             "payload",
         )
+    _check_keys(framework, kind, shape, payload)
+    _check_values(shape, payload)
+
+
+def _check_kind(framework: str, kind: str, payload: Any, target: str | None) -> None:
+    """A known kind, with a target exactly when it attaches to an existing item."""
+    if kind not in PROPOSAL_KINDS:
+        raise PayloadError(
+            f"unknown proposal kind {kind!r} (known: {', '.join(PROPOSAL_KINDS)})", "kind"
+        )
+    if kind in ATTACHED_KINDS and not (target or payload_target(framework, payload)):
+        raise PayloadError(f"a {kind} proposal must name the existing item it belongs to", "target")
+    if kind in NEW_ITEM_KINDS and target:
+        raise PayloadError(f"a {kind} proposal is a new item and has no target", "target")
+
+
+def _check_keys(framework: str, kind: str, shape: Shape, payload: dict[str, Any]) -> None:
+    """Only the shape's keys, its required ones filled, and one of ``required_any``."""
     unknown = sorted(set(payload) - set(shape.required) - set(shape.optional))
     if unknown:
         raise PayloadError(
@@ -228,13 +246,17 @@ def check_payload(framework: str, kind: str, payload: Any, target: str | None) -
             raise PayloadError(f"{key!r} is required and must not be empty", f"payload.{key}")
     if shape.required_any and all(_is_blank(payload.get(k)) for k in shape.required_any):
         raise PayloadError(f"give at least one of {', '.join(shape.required_any)}", "payload")
+
+
+def _check_values(shape: Shape, payload: dict[str, Any]) -> None:
+    """Numbers where the shape says so, strings elsewhere, and a choice among the allowed."""
     for key, value in payload.items():
+        if value is None:
+            continue
         if key in shape.numbers:
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float) or value < 0
-            ):
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise PayloadError(f"{key} must be a non-negative number", f"payload.{key}")
-        elif value is not None and not isinstance(value, str):
+        elif not isinstance(value, str):
             raise PayloadError(f"{key!r} must be a string", f"payload.{key}")
     for key, allowed in shape.choices.items():
         if payload.get(key) not in allowed:

@@ -107,8 +107,9 @@ def entry_points(group: str) -> list[tuple[str, str]]:
     ``importlib.metadata.entry_points(group=…)`` finds for distributions on ``sys.path``
     (the first distribution of a name wins), read straight from their ``entry_points.txt``.
 
-    ``importlib.metadata`` itself costs a command-line call ~25 ms of imports (email parsing,
-    zip files) for a lookup that is a directory listing and, at most, a few small reads.
+    ``importlib.metadata`` itself would put its own imports (email parsing, zip files) on
+    every command-line call, for a lookup that is a directory listing and, at most, a few
+    small reads.
     """
     seen: set[str] = set()
     found: list[tuple[str, str]] = []
@@ -171,26 +172,39 @@ def _load() -> _Registry:
             raise RegistryError(f"benchmark {benchmark.name} is declared twice ({source})")
         fresh.benchmarks[benchmark.name] = benchmark
         for framework in benchmark.frameworks:
-            if framework.name in fresh.frameworks:
-                raise RegistryError(f"framework {framework.name} is declared twice ({source})")
-            fresh.frameworks[framework.name] = framework
-            for kind in framework.kinds.values():
-                if kind.name in fresh.kinds:
-                    raise RegistryError(f"verdict kind {kind.name} is declared twice ({source})")
-                fresh.kinds[kind.name] = kind
-                known = fresh.scales.get(kind.scale.name)
-                if known is not None and known != kind.scale:
-                    raise RegistryError(f"scale {kind.scale.name} is declared twice ({source})")
-                fresh.scales[kind.scale.name] = kind.scale
-        for spec in benchmark.formats:
-            for name in (spec.name, *spec.aliases):
-                if name in fresh.formats or name in aliases:
-                    raise RegistryError(f"format {name} is declared twice ({source})")
-                (fresh.formats if name == spec.name else aliases)[name] = spec
+            _add_framework(fresh, framework, source)
+        _add_formats(fresh, aliases, benchmark, source)
     fresh.formats.update(aliases)
     fresh.loaded = True
     _REGISTRY.__dict__.update(fresh.__dict__)
     return _REGISTRY
+
+
+def _add_framework(fresh: _Registry, framework: Framework, source: str) -> None:
+    """A framework with its verdict kinds and their scales; any name declared twice is an
+    error (a scale only when the two differ)."""
+    if framework.name in fresh.frameworks:
+        raise RegistryError(f"framework {framework.name} is declared twice ({source})")
+    fresh.frameworks[framework.name] = framework
+    for kind in framework.kinds.values():
+        if kind.name in fresh.kinds:
+            raise RegistryError(f"verdict kind {kind.name} is declared twice ({source})")
+        fresh.kinds[kind.name] = kind
+        known = fresh.scales.get(kind.scale.name)
+        if known is not None and known != kind.scale:
+            raise RegistryError(f"scale {kind.scale.name} is declared twice ({source})")
+        fresh.scales[kind.scale.name] = kind.scale
+
+
+def _add_formats(
+    fresh: _Registry, aliases: dict[str, FormatSpec], benchmark: Benchmark, source: str
+) -> None:
+    """A benchmark's formats by name; aliases are kept apart until every name is known."""
+    for spec in benchmark.formats:
+        for name in (spec.name, *spec.aliases):
+            if name in fresh.formats or name in aliases:
+                raise RegistryError(f"format {name} is declared twice ({source})")
+            (fresh.formats if name == spec.name else aliases)[name] = spec
 
 
 def reset() -> None:

@@ -11,7 +11,7 @@ raises ``ValueError`` instead.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeAlias
 
@@ -153,28 +153,49 @@ def encode(values: Labels, categories: Sequence[Hashable], name: str = "labels")
     if isinstance(values, np.ndarray):
         if values.ndim != 1:
             raise ValueError(f"{name}: expected a 1-D array, got shape {values.shape}")
-        kind = values.dtype.kind
-        cats = list(categories)
-        if kind in "biu" and cats and all(isinstance(c, int | np.integer) for c in cats):
-            lut_codes = _encode_small_ints(values, cats, name)
-            if lut_codes is not None:
-                return lut_codes
-        numeric = kind in "biuf" and all(_is_number(c) for c in cats)
-        text = kind == "U" and all(isinstance(c, str) for c in cats)
-        if cats and (numeric or text):
-            cat_arr = np.asarray(cats)
-            order = np.argsort(cat_arr, kind="stable")
-            ordered = cat_arr[order]
-            pos = np.searchsorted(ordered, values)
-            pos = np.minimum(pos, len(cats) - 1)
-            found = ordered[pos] == values
-            if not np.all(found):
-                bad = values[~found][:5].tolist()
-                raise ValueError(f"{name}: values not in categories: {bad}")
-            return np.asarray(order[pos], dtype=np.intp)
-        seq: Sequence[Any] = values.tolist()
-    else:
-        seq = values
+        codes = _encode_array(values, list(categories), name)
+        if codes is not None:
+            return codes
+        return _encode_sequence(values.tolist(), index, name)
+    return _encode_sequence(values, index, name)
+
+
+def _encode_array(values: npt.NDArray[Any], cats: list[Hashable], name: str) -> IndexArray | None:
+    """The vectorised paths: small integers through a lookup table, numbers or strings by
+    ``searchsorted``; None when neither applies (mixed types go the dict way)."""
+    kind = values.dtype.kind
+    if kind in "biu" and cats and all(isinstance(c, int | np.integer) for c in cats):
+        lut_codes = _encode_small_ints(values, cats, name)
+        if lut_codes is not None:
+            return lut_codes
+    if cats and _sortable(kind, cats):
+        return _encode_sorted(values, cats, name)
+    return None
+
+
+def _sortable(kind: str, cats: list[Hashable]) -> bool:
+    """Numbers against numeric categories, or strings against string ones."""
+    numeric = kind in "biuf" and all(_is_number(c) for c in cats)
+    text = kind == "U" and all(isinstance(c, str) for c in cats)
+    return numeric or text
+
+
+def _encode_sorted(values: npt.NDArray[Any], cats: list[Hashable], name: str) -> IndexArray:
+    """Positions by binary search in the sorted categories."""
+    cat_arr = np.asarray(cats)
+    order = np.argsort(cat_arr, kind="stable")
+    ordered = cat_arr[order]
+    pos = np.searchsorted(ordered, values)
+    pos = np.minimum(pos, len(cats) - 1)
+    found = ordered[pos] == values
+    if not np.all(found):
+        bad = values[~found][:5].tolist()
+        raise ValueError(f"{name}: values not in categories: {bad}")
+    return np.asarray(order[pos], dtype=np.intp)
+
+
+def _encode_sequence(seq: Sequence[Any], index: Mapping[Any, int], name: str) -> IndexArray:
+    """Positions by Python equality, one dict lookup per value."""
     out = np.empty(len(seq), dtype=np.intp)
     for i, value in enumerate(seq):
         try:

@@ -71,6 +71,36 @@ def _distance(level: AlphaLevel, values: Sequence[Any], marginals: FloatArray) -
     raise ValueError(f"unknown level of measurement {level!r}")
 
 
+def _domain(
+    units: list[list[Any]], level: AlphaLevel, categories: Sequence[Hashable] | None
+) -> list[Any]:
+    """The categories given, else the values that occur (first seen, or sorted unless
+    nominal)."""
+    if categories is not None:
+        return list(categories)
+    seen: dict[Hashable, None] = {}
+    for unit in units:
+        for value in unit:
+            seen.setdefault(value, None)
+    domain = list(seen)
+    if level != "nominal":
+        domain = sorted(domain)  # type: ignore[type-var]
+    return domain
+
+
+def _value_counts(units: list[list[Any]], domain: list[Any]) -> npt.NDArray[np.float64]:
+    """(units × categories) how often each value occurs in each unit."""
+    index = category_index(domain)
+    counts = np.zeros((len(units), len(domain)), dtype=np.float64)
+    for u, unit in enumerate(units):
+        for value in unit:
+            try:
+                counts[u, index[value]] += 1.0
+            except (KeyError, TypeError):
+                raise ValueError(f"value {value!r} is not in categories") from None
+    return counts
+
+
 def krippendorff_alpha(
     data: Sequence[Sequence[Any]] | npt.NDArray[Any],
     level: AlphaLevel = "nominal",
@@ -87,30 +117,9 @@ def krippendorff_alpha(
 
     ``value`` is ``None`` when no unit has two values or when all pairable values are equal.
     """
-    units: list[list[Any]] = []
-    for row in data:
-        present = [v for v in row if not is_missing(v)]
-        if len(present) >= 2:
-            units.append(present)
-    if categories is not None:
-        domain = list(categories)
-    else:
-        seen: dict[Hashable, None] = {}
-        for unit in units:
-            for value in unit:
-                seen.setdefault(value, None)
-        domain = list(seen)
-        if level != "nominal":
-            domain = sorted(domain)  # type: ignore[type-var]
-    index = category_index(domain)
-    k = len(domain)
-    counts = np.zeros((len(units), k), dtype=np.float64)
-    for u, unit in enumerate(units):
-        for value in unit:
-            try:
-                counts[u, index[value]] += 1.0
-            except (KeyError, TypeError):
-                raise ValueError(f"value {value!r} is not in categories") from None
+    units = [present for row in data if len(present := [v for v in row if not is_missing(v)]) >= 2]
+    domain = _domain(units, level, categories)
+    counts = _value_counts(units, domain)
     if not units:
         return AlphaResult(None, 0, 0, None, None)
     m = counts.sum(axis=1)

@@ -403,39 +403,82 @@ def _crossfit(
     folds, λ is tuned on the whole cell: ppi-python's estimator, exactly.
     """
     cells, targets = len(population.cell_size), d.shape[1]
-    every = np.ones(len(sample.cell), dtype=bool)
     zero = np.zeros((cells, targets))
     if sample.fold is None:
-        layout = _cells(sample, every, cells)
-        slope = _slope(sample, every, d, expand, population)
-        m, pop_a = _moments(layout, sample, d, slope, population)
-        lam = _tuned(m)
-        total, var = _per_cell(m, pop_a, lam, fpc, rho, not population.fpc)
-        human, human_var = _per_cell(m, pop_a, zero, fpc, rho, not population.fpc)
-        return total, var, lam, human, human_var
+        return _whole_cells(sample, d, expand, population, fpc, rho, zero)
     folds = [sample.fold == f for f in (0, 1)]
     layouts = [_cells(sample, keep, cells) for keep in folds]
     slopes = [_slope(sample, keep, d, expand, population) for keep in folds]
+    lams = _fold_lambdas(layouts, slopes, sample, d, population)
+    n = (layouts[0].n + layouts[1].n)[:, None]
+    share = [np.where(n > 0, layouts[f].n[:, None] / np.where(n > 0, n, 1.0), 0.0) for f in (0, 1)]
+    fit = _FoldFit(layouts, slopes, share, sample, d, population, fpc, rho)
+    # Each fold's cells are corrected with the λ tuned on the other fold.
+    total, var = fit.averaged((lams[1], lams[0]))
+    human, human_var = fit.averaged((zero, zero))
+    lam = share[0] * lams[1] + share[1] * lams[0]
+    return total, var, lam, human, human_var
+
+
+def _whole_cells(
+    sample: Sample,
+    d: Floats,
+    expand: Floats,
+    population: Population,
+    fpc: Floats,
+    rho: Floats,
+    zero: Floats,
+) -> tuple[Floats, Floats, Floats, Floats, Floats]:
+    """Without folds: λ tuned on the whole cell, ppi-python's estimator exactly."""
+    every = np.ones(len(sample.cell), dtype=bool)
+    layout = _cells(sample, every, len(population.cell_size))
+    slope = _slope(sample, every, d, expand, population)
+    m, pop_a = _moments(layout, sample, d, slope, population)
+    lam = _tuned(m)
+    total, var = _per_cell(m, pop_a, lam, fpc, rho, not population.fpc)
+    human, human_var = _per_cell(m, pop_a, zero, fpc, rho, not population.fpc)
+    return total, var, lam, human, human_var
+
+
+def _fold_lambdas(
+    layouts: list[_Cells], slopes: list[Floats], sample: Sample, d: Floats, population: Population
+) -> list[Floats]:
+    """Each fold's own tuned λ, where both folds of a cell hold enough disagreements; else 1."""
     own = [_moments(layouts[f], sample, d, slopes[f], population)[0] for f in (0, 1)]
     moving = [layouts[f].sum((d != 0).astype(np.float64)) for f in (0, 1)]
     enough = (moving[0] >= LAMBDA_MIN_DISAGREEMENTS) & (moving[1] >= LAMBDA_MIN_DISAGREEMENTS)
-    lams = [np.where(enough, _tuned(m), 1.0) for m in own]
-    n = (layouts[0].n + layouts[1].n)[:, None]
-    share = [np.where(n > 0, layouts[f].n[:, None] / np.where(n > 0, n, 1.0), 0.0) for f in (0, 1)]
-    out = []
-    for lam_of in (lambda f: lams[1 - f], lambda f: zero):
-        total = np.zeros((cells, targets))
-        var = np.zeros((cells, targets))
+    return [np.where(enough, _tuned(m), 1.0) for m in own]
+
+
+@dataclass(frozen=True, slots=True)
+class _FoldFit:
+    """The two folds of a cross-fitted correction: each fold's cells with the sensitivities
+    learnt on the other fold, averaged by the folds' shares of the reviews."""
+
+    layouts: list[_Cells]
+    slopes: list[Floats]
+    share: list[Floats]
+    sample: Sample
+    d: Floats
+    population: Population
+    fpc: Floats
+    rho: Floats
+
+    def averaged(self, lam: tuple[Floats, Floats]) -> tuple[Floats, Floats]:
+        """The cells' totals and variances with ``lam[f]`` in fold f."""
+        shape = (len(self.population.cell_size), self.d.shape[1])
+        total = np.zeros(shape)
+        var = np.zeros(shape)
         for f in (0, 1):
-            m, pop_a = _moments(layouts[f], sample, d, slopes[1 - f], population)
-            fold_total, fold_var = _per_cell(
-                m, pop_a, lam_of(f), fpc, rho, not population.fpc, damp=True
+            m, pop_a = _moments(
+                self.layouts[f], self.sample, self.d, self.slopes[1 - f], self.population
             )
-            total += share[f] * fold_total
-            var += share[f] ** 2 * fold_var
-        out.append((total, var))
-    lam = share[0] * lams[1] + share[1] * lams[0]
-    return out[0][0], out[0][1], lam, out[1][0], out[1][1]
+            fold_total, fold_var = _per_cell(
+                m, pop_a, lam[f], self.fpc, self.rho, not self.population.fpc, damp=True
+            )
+            total += self.share[f] * fold_total
+            var += self.share[f] ** 2 * fold_var
+        return total, var
 
 
 def post_strata(

@@ -97,6 +97,14 @@ def allocate(
     floor = (
         np.minimum(sizes, minimum) if budget >= minimum * count else np.zeros(count, dtype=np.int64)
     )
+    target = _bounded_shares(sizes, budget, raw, floor)
+    return _round_to_budget(target, sizes, budget)
+
+
+def _bounded_shares(sizes: Ints, budget: int, raw: Floats, floor: Ints) -> Floats:
+    """Shares proportional to ``raw``, with the strata a bound binds (their size above, the
+    floor below) fixed there and the rest of the budget shared again among the others."""
+    count = len(sizes)
     fixed = np.zeros(count, dtype=bool)
     target = np.zeros(count)
     while True:
@@ -109,10 +117,14 @@ def allocate(
         over = free & (ideal > sizes)
         under = free & (ideal < floor)
         if not over.any() and not under.any():
-            target = np.where(free, ideal, target)
-            break
+            return np.where(free, ideal, target)
         target = np.where(over, sizes, np.where(under, floor, target))
         fixed |= over | under
+
+
+def _round_to_budget(target: Floats, sizes: Ints, budget: int) -> Ints:
+    """Whole draws by largest remainder (ties to the earlier stratum), never above a size."""
+    count = len(sizes)
     out = np.floor(target + 1e-9).astype(np.int64)
     short = budget - int(out.sum())
     order = np.lexsort((np.arange(count), -(target - out)))

@@ -16,7 +16,7 @@ changed" and "this task was resampled" into dot products instead of aggregate ca
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -144,14 +144,21 @@ class Collapsed:
         change = np.zeros(len(self.keys))
         for key in before.keys() | after.keys():
             j = self._index.get(key)
-            if j is None:
-                continue
-            a, b = _number(before.get(key)), _number(after.get(key))
-            if a == b or (a is None and b is None):
-                continue
-            if key.startswith("_") or (a is not None and b is not None):
-                change[j] = (b or 0.0) - (a or 0.0)
+            if j is not None:
+                change[j] = _key_change(key, before.get(key), after.get(key))
         return [float(v) for v in (change * self._scale) @ self.gradient]
+
+
+def _key_change(key: str, before: object, after: object) -> float:
+    """How much one key's value moves the sum its mean is taken over: a pooled part moves by
+    the difference (missing counts 0); a report value only when it is there on both sides
+    (appearing or vanishing changes the count, not the sum)."""
+    a, b = _number(before), _number(after)
+    if a == b or (a is None and b is None):
+        return 0.0
+    if key.startswith("_") or (a is not None and b is not None):
+        return (b or 0.0) - (a or 0.0)
+    return 0.0
 
 
 def collapse(
@@ -163,6 +170,42 @@ def collapse(
     """Per-key task sums, the mean report, the check that the aggregate of the mean report is
     the aggregate of the reports, and the aggregate's gradient in the means (central
     differences)."""
+    position = _key_positions(tasks)
+    keys = list(position)
+    parts = np.array([k.startswith("_") for k in keys], dtype=bool)
+    sums = np.zeros((len(tasks), len(keys)))
+    counts = np.zeros((len(tasks), len(keys)))
+    for t, reports in enumerate(tasks):
+        _add_task(sums[t], counts[t], reports, position, parts)
+    totals = counts.sum(axis=0)
+    means = {k: float(sums[:, j].sum() / totals[j]) for k, j in position.items() if totals[j] > 0}
+    every = [s for reports in tasks for s in reports]
+    values = aggregate_values(framework, every, options)
+    ok = _mean_report_agrees(framework, options, every, values, means, metrics)
+    gradient = np.zeros((len(keys), len(metrics)))
+    if ok:
+        _fill_gradient(gradient, framework, options, means, position, metrics)
+    return Collapsed(keys, sums, counts, means, list(metrics), values, ok, gradient)
+
+
+def _mean_report_agrees(
+    framework: Framework,
+    options: Mapping[str, str],
+    every: Sequence[ReportScores],
+    values: Mapping[str, float | None],
+    means: Mapping[str, float],
+    metrics: Sequence[str],
+) -> bool:
+    """The aggregate of the one mean report is the aggregate of the reports, metric by
+    metric: the check that the aggregate depends on the reports only through the means."""
+    mean_values = aggregate_values(framework, [dict(means)], options) if means else {}
+    return bool(every) and all(
+        _close(_number(values.get(m)), _number(mean_values.get(m))) for m in metrics
+    )
+
+
+def _key_positions(tasks: Sequence[Sequence[ReportScores]]) -> dict[str, int]:
+    """Every key with a finite number somewhere, in first-seen order."""
     position: dict[str, int] = {}
     finite = math.isfinite
     for reports in tasks:
@@ -174,47 +217,49 @@ def collapse(
                     and finite(value)
                 ):
                     position[key] = len(position)
-    keys = list(position)
-    parts = np.array([k.startswith("_") for k in keys], dtype=bool)
-    sums = np.zeros((len(tasks), len(keys)))
-    counts = np.zeros((len(tasks), len(keys)))
-    for t, reports in enumerate(tasks):
-        row_sum = sums[t]
-        row_count = counts[t]
-        for scores in reports:
-            if not scores:
+    return position
+
+
+def _add_task(
+    row_sum: Floats,
+    row_count: Floats,
+    reports: Sequence[ReportScores],
+    position: Mapping[str, int],
+    parts: npt.NDArray[np.bool_],
+) -> None:
+    """One task's sums and counts: a scored report counts once for every pooled part, and for
+    a report value only where it has a finite one."""
+    finite = math.isfinite
+    for scores in reports:
+        if not scores:
+            continue
+        row_count[parts] += 1
+        for key, value in scores.items():
+            j = position.get(key)
+            if j is None or not (type(value) is float or type(value) is int) or not finite(value):
                 continue
-            row_count[parts] += 1
-            for key, value in scores.items():
-                j = position.get(key)
-                if (
-                    j is None
-                    or not (type(value) is float or type(value) is int)
-                    or not finite(value)
-                ):
-                    continue
-                row_sum[j] += value
-                if not parts[j]:
-                    row_count[j] += 1
-    totals = counts.sum(axis=0)
-    means = {k: float(sums[:, j].sum() / totals[j]) for k, j in position.items() if totals[j] > 0}
-    every = [s for reports in tasks for s in reports]
-    values = aggregate_values(framework, every, options)
-    mean_values = aggregate_values(framework, [dict(means)], options) if means else {}
-    ok = bool(every) and all(
-        _close(_number(values.get(m)), _number(mean_values.get(m))) for m in metrics
-    )
-    gradient = np.zeros((len(keys), len(metrics)))
-    if ok:
-        for key, value in means.items():
-            step = 1e-6 * max(1.0, abs(value))
-            up = aggregate_values(framework, [{**means, key: value + step}], options)
-            down = aggregate_values(framework, [{**means, key: value - step}], options)
-            for i, metric in enumerate(metrics):
-                hi, lo = _number(up.get(metric)), _number(down.get(metric))
-                if hi is not None and lo is not None:
-                    gradient[position[key], i] = (hi - lo) / (2 * step)
-    return Collapsed(keys, sums, counts, means, list(metrics), values, ok, gradient)
+            row_sum[j] += value
+            if not parts[j]:
+                row_count[j] += 1
+
+
+def _fill_gradient(
+    gradient: Floats,
+    framework: Framework,
+    options: Mapping[str, str],
+    means: Mapping[str, float],
+    position: Mapping[str, int],
+    metrics: Sequence[str],
+) -> None:
+    """∂metric / ∂mean of each key by central differences on the mean report."""
+    for key, value in means.items():
+        step = 1e-6 * max(1.0, abs(value))
+        up = aggregate_values(framework, [{**means, key: value + step}], options)
+        down = aggregate_values(framework, [{**means, key: value - step}], options)
+        for i, metric in enumerate(metrics):
+            hi, lo = _number(up.get(metric)), _number(down.get(metric))
+            if hi is not None and lo is not None:
+                gradient[position[key], i] = (hi - lo) / (2 * step)
 
 
 def jackknife_influence(
@@ -233,10 +278,15 @@ def jackknife_influence(
     for t in range(len(tasks)):
         rest = [s for u, reports in enumerate(tasks) if u != t for s in reports]
         without = aggregate_values(framework, rest, options)
-        for i, metric in enumerate(metrics):
-            a, b = _number(full.get(metric)), _number(without.get(metric))
-            out[t, i] = 0.0 if a is None or b is None else (a - b) * scale
+        out[t] = [_scaled_difference(full, without, metric, scale) for metric in metrics]
     return out
+
+
+def _scaled_difference(
+    full: Mapping[str, float | None], without: Mapping[str, float | None], metric: str, scale: float
+) -> float:
+    a, b = _number(full.get(metric)), _number(without.get(metric))
+    return 0.0 if a is None or b is None else (a - b) * scale
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,76 +330,124 @@ def influences(
     out = np.zeros((len(flips), len(targets)))
     if not flips or not targets:
         return out
+    metrics = sorted({t.metric for t in targets})
+    movers = _system_movers(framework, options, scores, system_of, flips, metrics, collapsed or {})
+    columns = _columns(targets, movers)
+    overall = _overall_mover(framework, options, scores, metrics) if columns[None] else None
+    for i, flip in enumerate(flips):
+        after = _flipped(framework, options, inputs, base, flip)
+        before = scores[flip.report]
+        system = system_of[flip.report]
+        if columns[system]:
+            _fill(
+                out[i], columns[system], targets, movers[system].moved(flip.report, before, after)
+            )
+        if overall is not None:
+            _fill(out[i], columns[None], targets, overall.moved(flip.report, before, after))
+    return out
+
+
+def _columns(targets: Sequence[Target], systems: Iterable[int]) -> dict[int | None, list[int]]:
+    """The columns of each flipped system's targets, and (None) of the targets over every
+    report."""
+    columns: dict[int | None, list[int]] = {s: [] for s in systems}
+    columns[None] = []
+    for j, target in enumerate(targets):
+        if target.system in columns:
+            columns[target.system].append(j)
+    return columns
+
+
+def _fill(
+    row: Floats, columns: list[int], targets: Sequence[Target], moved: Mapping[str, float]
+) -> None:
+    for j in columns:
+        row[j] = moved[targets[j].metric]
+
+
+def _flipped(
+    framework: Framework,
+    options: Mapping[str, str],
+    inputs: Mapping[int, ReportInput],
+    base: Mapping[int, list[VerdictIn]],
+    flip: Flip,
+) -> ReportScores:
+    """The flipped report's scores with the one verdict set to the human's value."""
+    verdicts = list(base[flip.report])
+    verdicts[flip.index] = verdicts[flip.index]._replace(effective=flip.value)
+    return score_at(framework, inputs[flip.report], verdicts, options)
+
+
+@dataclass(slots=True)
+class _Linear:
+    """A collapsing aggregate: a flip's effect is a dot product with its gradient."""
+
+    model: Collapsed
+
+    def moved(self, report_id: int, before: ReportScores, after: ReportScores) -> dict[str, float]:
+        model = self.model
+        return dict(zip(model.metrics, model.report_influence(before, after), strict=True))
+
+
+@dataclass(slots=True)
+class _Exact:
+    """Any other aggregate: recomputed with the one report's scores replaced."""
+
+    system: SystemScores
+    metrics: list[str]
+
+    def moved(self, report_id: int, before: ReportScores, after: ReportScores) -> dict[str, float]:
+        changed = self.system.replaced(report_id, after)
+        deltas = metric_delta(self.system.values, changed, self.metrics)
+        return dict(zip(self.metrics, deltas, strict=True))
+
+
+def _system_movers(
+    framework: Framework,
+    options: Mapping[str, str],
+    scores: Mapping[int, ReportScores],
+    system_of: Mapping[int, int],
+    flips: Sequence[Flip],
+    metrics: list[str],
+    known: Mapping[int, Collapsed],
+) -> dict[int, _Linear | _Exact]:
+    """How each flipped system's aggregate takes a flip."""
     by_system: dict[int, list[int]] = {}
     for rid in sorted(scores):
         by_system.setdefault(system_of[rid], []).append(rid)
-    metrics = sorted({t.metric for t in targets})
-    flipped_systems = {system_of[f.report] for f in flips}
-    # A large system whose aggregate collapses takes each flip as a dot product; the others
-    # are re-aggregated per flip (exact, and cheaper than collapsing a small system).
-    known = collapsed or {}
-    linear = {
-        s: c
-        for s in flipped_systems
-        if len(by_system.get(s, ())) >= LINEAR_REPORTS
-        and (
-            c := known.get(s)
-            or collapse(framework, options, [[scores[r]] for r in by_system[s]], metrics)
-        ).ok
-        and set(metrics) <= set(c.metrics)
+    return {
+        s: _system_mover(framework, options, scores, by_system[s], metrics, known.get(s))
+        for s in {system_of[f.report] for f in flips}
     }
-    systems = {
-        s: SystemScores(framework, options, rids, [scores[r] for r in rids])
-        for s, rids in by_system.items()
-        if s in flipped_systems and s not in linear
-    }
-    overall_targets = [j for j, t in enumerate(targets) if t.system is None]
-    pooled: Collapsed | None = None
-    every: list[int] = []
-    every_values: dict[str, float | None] = {}
-    if overall_targets:
-        every = sorted(scores)
-        if len(every) >= LINEAR_REPORTS:
-            pooled = collapse(framework, options, [[scores[r]] for r in every], metrics)
-        if pooled is None or not pooled.ok:
-            pooled = None
-            every_values = aggregate_values(framework, [scores[r] for r in every], options)
-    for i, flip in enumerate(flips):
-        report = inputs[flip.report]
-        verdicts = list(base[flip.report])
-        verdicts[flip.index] = verdicts[flip.index]._replace(effective=flip.value)
-        after = score_at(framework, report, verdicts, options)
-        before = scores[flip.report]
-        system = system_of[flip.report]
-        moved: dict[str, float] | None = None
-        for j, target in enumerate(targets):
-            if target.system is None or target.system != system:
-                continue
-            if moved is None:
-                if system in linear:
-                    model = linear[system]
-                    moved = dict(
-                        zip(model.metrics, model.report_influence(before, after), strict=True)
-                    )
-                else:
-                    changed = systems[system].replaced(flip.report, after)
-                    moved = dict(
-                        zip(
-                            metrics,
-                            metric_delta(systems[system].values, changed, metrics),
-                            strict=True,
-                        )
-                    )
-            out[i, j] = moved[target.metric]
-        if overall_targets:
-            if pooled is not None:
-                deltas = dict(zip(metrics, pooled.report_influence(before, after), strict=True))
-            else:
-                position = every.index(flip.report)
-                changed_all = [scores[r] for r in every]
-                changed_all[position] = after
-                now = aggregate_values(framework, changed_all, options)
-                deltas = dict(zip(metrics, metric_delta(every_values, now, metrics), strict=True))
-            for j in overall_targets:
-                out[i, j] = deltas[targets[j].metric]
-    return out
+
+
+def _system_mover(
+    framework: Framework,
+    options: Mapping[str, str],
+    scores: Mapping[int, ReportScores],
+    rids: list[int],
+    metrics: list[str],
+    known: Collapsed | None,
+) -> _Linear | _Exact:
+    """A large system whose aggregate collapses takes each flip as a dot product; the others
+    are re-aggregated per flip (exact, and cheaper than collapsing a small system)."""
+    if len(rids) >= LINEAR_REPORTS:
+        model = known or collapse(framework, options, [[scores[r]] for r in rids], metrics)
+        if model.ok and set(metrics) <= set(model.metrics):
+            return _Linear(model)
+    return _Exact(SystemScores(framework, options, rids, [scores[r] for r in rids]), metrics)
+
+
+def _overall_mover(
+    framework: Framework,
+    options: Mapping[str, str],
+    scores: Mapping[int, ReportScores],
+    metrics: list[str],
+) -> _Linear | _Exact:
+    """The same choice for the aggregate over every report of the run."""
+    every = sorted(scores)
+    if len(every) >= LINEAR_REPORTS:
+        pooled = collapse(framework, options, [[scores[r]] for r in every], metrics)
+        if pooled.ok:
+            return _Linear(pooled)
+    return _Exact(SystemScores(framework, options, every, [scores[r] for r in every]), metrics)

@@ -68,10 +68,7 @@ def adjacent_pairs(
     higher_is_better: bool = True,
 ) -> list[RankPair]:
     """Rank the systems with a value and test each adjacent pair."""
-    ranked = sorted(
-        (i for i, v in enumerate(values) if v is not None),
-        key=lambda i: (-(values[i] or 0.0) if higher_is_better else values[i] or 0.0, i),
-    )
+    ranked = _ranked(values, higher_is_better)
     tail = (1 - confidence) / 2
     out: list[RankPair] = []
     for upper, lower in pairwise(ranked):
@@ -79,44 +76,38 @@ def adjacent_pairs(
         assert a is not None and b is not None
         diff = a - b if higher_is_better else b - a
         if tasks < 2 or reps.shape[0] == 0:
-            out.append(
-                RankPair(
-                    upper,
-                    lower,
-                    diff,
-                    None,
-                    None,
-                    None,
-                    None,
-                    "undefined",
-                    f"{tasks} task(s): nothing to resample",
-                )
-            )
+            out.append(_undefined(upper, lower, diff, f"{tasks} task(s): nothing to resample"))
             continue
         boot = reps[:, upper] - reps[:, lower]
-        if not higher_is_better:
-            boot = -boot
-        if float(np.ptp(boot)) <= 1e-12 * max(1.0, abs(diff)):
-            out.append(
-                RankPair(
-                    upper,
-                    lower,
-                    diff,
-                    None,
-                    None,
-                    None,
-                    None,
-                    "undefined",
-                    "every resample gives the same difference (no variation "
-                    "across tasks): no interval",
-                )
-            )
-            continue
-        lo, hi = (float(v) for v in np.quantile(boot, [tail, 1 - tail]))
-        p_swap = float(np.mean(boot < 0) + 0.5 * np.mean(boot == 0))
-        swap = lo <= 0.0
-        status, note = ("ok", "")
-        if tasks < MIN_TASKS:
-            status, note = "weak", f"only {tasks} tasks (< {MIN_TASKS}) to resample"
-        out.append(RankPair(upper, lower, diff, lo, hi, p_swap, swap, status, note))
+        out.append(_tested(upper, lower, diff, boot if higher_is_better else -boot, tasks, tail))
     return out
+
+
+def _ranked(values: Sequence[float | None], higher_is_better: bool) -> list[int]:
+    """The systems with a value, best first (ties by index)."""
+    return sorted(
+        (i for i, v in enumerate(values) if v is not None),
+        key=lambda i: (-(values[i] or 0.0) if higher_is_better else values[i] or 0.0, i),
+    )
+
+
+def _undefined(upper: int, lower: int, diff: float, note: str) -> RankPair:
+    return RankPair(upper, lower, diff, None, None, None, None, "undefined", note)
+
+
+def _tested(upper: int, lower: int, diff: float, boot: Floats, tasks: int, tail: float) -> RankPair:
+    """One adjacent pair tested on the resampled differences (upper − lower, better first)."""
+    if float(np.ptp(boot)) <= 1e-12 * max(1.0, abs(diff)):
+        return _undefined(
+            upper,
+            lower,
+            diff,
+            "every resample gives the same difference (no variation across tasks): no interval",
+        )
+    lo, hi = (float(v) for v in np.quantile(boot, [tail, 1 - tail]))
+    p_swap = float(np.mean(boot < 0) + 0.5 * np.mean(boot == 0))
+    swap = lo <= 0.0
+    status, note = ("ok", "")
+    if tasks < MIN_TASKS:
+        status, note = "weak", f"only {tasks} tasks (< {MIN_TASKS}) to resample"
+    return RankPair(upper, lower, diff, lo, hi, p_swap, swap, status, note)

@@ -29,7 +29,7 @@ import contextvars
 import importlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -206,76 +206,11 @@ def ingest(
     batch held: answered, to repair, to submit again, or failed for good."""
     tally = Ingested()
     seen: set[str] = set()
-    cap = client.config.max_reply_bytes
     name = batch_name(batch)
     held = {cid: item for cid, item in state.waiting.items() if item.get("batch", name) == name}
-    for raw in (output or b"").splitlines():
-        line = _json_line(raw)
-        custom_id = str(line.get("custom_id", ""))
-        item = held.get(custom_id)
-        if item is None or custom_id in seen:
-            continue
-        seen.add(custom_id)
-        response = line.get("response") if isinstance(line.get("response"), dict) else None
-        status = response.get("status_code") if response else None
-        body = response.get("body") if response else None
-        if len(raw) > cap + 10_000:
-            _settle_failure(
-                state,
-                item,
-                f"the reply is larger than {cap:,} bytes; refused",
-                retry=False,
-                tally=tally,
-            )
-            continue
-        if status != 200 or not isinstance(body, dict):
-            message = client.redact(_error_text(body) or _error_text(line) or f"HTTP {status}")
-            retry = status is None or int(status) in RETRYABLE_STATUS
-            _settle_failure(state, item, message, retry=retry, tally=tally)
-            continue
-        spent = TokenUsage()
-        content = client.account(body, int(item.get("chars", 0)), spent, batch=True)
-        state.ingested += 1
-        state.prompt_tokens += spent.prompt_tokens
-        state.completion_tokens += spent.completion_tokens
-        if content is None:
-            _settle_failure(
-                state, item, "the reply has no message content", retry=True, tally=tally
-            )
-            continue
-        content = client.redact(content)
-        schema = load_schema(item["schema"])
-        value, problem, repaired = validate_reply(content, schema)
-        key = item["key"]
-        if value is None:
-            if int(item.get("turn", 0)) < client.config.repair_turns:
-                state.invalid[key] = {"content": content[:INVALID_KEPT], "problem": problem}
-                client.usage.repair_requests += 1
-                tally.invalid += 1
-            else:
-                state.failed[key] = f"invalid reply: {problem}"
-                state.invalid.pop(key, None)
-                tally.failed += 1
-            continue
-        if repaired:
-            client.usage.local_repairs += 1
-        client.usage.answered += 1
-        state.invalid.pop(key, None)
-        if client.cache is not None:
-            client.cache.put(
-                key,
-                client.config.model,
-                client.prompt_version,
-                CachedReply(content, spent.as_dict()),
-            )
-        tally.answered += 1
-    for raw in (errors or b"").splitlines():
-        line = _json_line(raw)
-        custom_id = str(line.get("custom_id", ""))
-        item = held.get(custom_id)
-        if item is None or custom_id in seen:
-            continue
-        seen.add(custom_id)
+    for raw, line, item in _first_lines(output, held, seen):
+        _ingest_reply(state, client, raw, line, item, tally)
+    for _raw, line, item in _first_lines(errors, held, seen):
         message = client.redact(_error_text(line) or "failed in the batch")
         _settle_failure(state, item, message, retry=True, tally=tally)
     for custom_id, item in held.items():
@@ -290,6 +225,101 @@ def ingest(
         state.waiting.pop(custom_id, None)
     batch["ingested"] = True
     return tally
+
+
+def _first_lines(
+    data: bytes, held: dict[str, dict[str, Any]], seen: set[str]
+) -> Iterator[tuple[bytes, dict[str, Any], dict[str, Any]]]:
+    """(raw line, parsed line, request) for each line about a request the batch held that no
+    earlier line (of either file) settled."""
+    for raw in (data or b"").splitlines():
+        line = _json_line(raw)
+        custom_id = str(line.get("custom_id", ""))
+        item = held.get(custom_id)
+        if item is None or custom_id in seen:
+            continue
+        seen.add(custom_id)
+        yield raw, line, item
+
+
+def _ingest_reply(
+    state: BatchState,
+    client: ChatClient,
+    raw: bytes,
+    line: dict[str, Any],
+    item: dict[str, Any],
+    tally: Ingested,
+) -> None:
+    """One line of the output file: a refused or failed call, or a reply with content."""
+    status, body = _status_and_body(line)
+    cap = client.config.max_reply_bytes
+    if len(raw) > cap + 10_000:
+        _settle_failure(
+            state,
+            item,
+            f"the reply is larger than {cap:,} bytes; refused",
+            retry=False,
+            tally=tally,
+        )
+        return
+    if status != 200 or not isinstance(body, dict):
+        message = client.redact(_error_text(body) or _error_text(line) or f"HTTP {status}")
+        retry = status is None or int(status) in RETRYABLE_STATUS
+        _settle_failure(state, item, message, retry=retry, tally=tally)
+        return
+    spent = TokenUsage()
+    content = client.account(body, int(item.get("chars", 0)), spent, batch=True)
+    state.ingested += 1
+    state.prompt_tokens += spent.prompt_tokens
+    state.completion_tokens += spent.completion_tokens
+    if content is None:
+        _settle_failure(state, item, "the reply has no message content", retry=True, tally=tally)
+        return
+    _settle_content(state, client, item, client.redact(content), spent, tally)
+
+
+def _status_and_body(line: dict[str, Any]) -> tuple[Any, Any]:
+    """The HTTP status and body of an output line's ``response`` (None, None without one)."""
+    response = line.get("response") if isinstance(line.get("response"), dict) else None
+    status = response.get("status_code") if response else None
+    body = response.get("body") if response else None
+    return status, body
+
+
+def _settle_content(
+    state: BatchState,
+    client: ChatClient,
+    item: dict[str, Any],
+    content: str,
+    spent: TokenUsage,
+    tally: Ingested,
+) -> None:
+    """A reply's content: cached when it validates; otherwise kept for a repair turn while
+    turns are left, else failed for good."""
+    value, problem, repaired = validate_reply(content, load_schema(item["schema"]))
+    key = item["key"]
+    if value is None:
+        if int(item.get("turn", 0)) < client.config.repair_turns:
+            state.invalid[key] = {"content": content[:INVALID_KEPT], "problem": problem}
+            client.usage.repair_requests += 1
+            tally.invalid += 1
+        else:
+            state.failed[key] = f"invalid reply: {problem}"
+            state.invalid.pop(key, None)
+            tally.failed += 1
+        return
+    if repaired:
+        client.usage.local_repairs += 1
+    client.usage.answered += 1
+    state.invalid.pop(key, None)
+    if client.cache is not None:
+        client.cache.put(
+            key,
+            client.config.model,
+            client.prompt_version,
+            CachedReply(content, spent.as_dict()),
+        )
+    tally.answered += 1
 
 
 def batch_name(batch: dict[str, Any]) -> str:

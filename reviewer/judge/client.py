@@ -361,55 +361,46 @@ class ChatClient:
                     f"the run's time budget ({self.config.time_budget:g} s) is spent"
                 )
             failure = await self._attempt(messages, remaining)
-            if isinstance(failure, _Failure):
-                if not failure.retryable or attempt >= self.config.max_retries:
-                    tries = attempt + 1
-                    suffix = f" (gave up after {tries} attempts)" if failure.retryable else ""
-                    raise JudgeCallError(self.redact(failure.message + suffix))
-                delay = self._delay(attempt, failure.retry_after)
-                remaining = self._remaining()
-                if remaining is not None and delay >= remaining:
-                    raise JudgeCallError(
-                        self.redact(
-                            f"{failure.message}; no retry: the run's time budget "
-                            f"({self.config.time_budget:g} s) ends first"
-                        )
-                    )
-                attempt += 1
-                self.usage.retries += 1
-                log.warning(
-                    "judge request failed: %s; retry %d of %d in %.1f s",
-                    self.redact(failure.message),
-                    attempt,
-                    self.config.max_retries,
-                    delay,
+            if not isinstance(failure, _Failure):
+                return failure
+            delay = self._retry_delay(failure, attempt)
+            attempt += 1
+            self.usage.retries += 1
+            log.warning(
+                "judge request failed: %s; retry %d of %d in %.1f s",
+                self.redact(failure.message),
+                attempt,
+                self.config.max_retries,
+                delay,
+            )
+            await self._sleep(delay)
+
+    def _retry_delay(self, failure: _Failure, attempt: int) -> float:
+        """How long to wait before asking again; JudgeCallError when the call gives up (not
+        retryable, out of retries, or the time budget ends before the wait does)."""
+        if not failure.retryable or attempt >= self.config.max_retries:
+            tries = attempt + 1
+            suffix = f" (gave up after {tries} attempts)" if failure.retryable else ""
+            raise JudgeCallError(self.redact(failure.message + suffix))
+        delay = self._delay(attempt, failure.retry_after)
+        remaining = self._remaining()
+        if remaining is not None and delay >= remaining:
+            raise JudgeCallError(
+                self.redact(
+                    f"{failure.message}; no retry: the run's time budget "
+                    f"({self.config.time_budget:g} s) ends first"
                 )
-                await self._sleep(delay)
-                continue
-            return failure
+            )
+        return delay
 
     async def _attempt(self, messages: list[dict[str, str]], remaining: float | None) -> Any:
         """The decoded JSON body of one request, or a :class:`_Failure`."""
         assert self._sdk is not None
         limit = self.config.timeout if remaining is None else min(self.config.timeout, remaining)
-        cap = self.config.max_reply_bytes
         async with self._semaphore:
             try:
                 async with asyncio.timeout(limit):
-                    async with self._sdk.chat.completions.with_streaming_response.create(
-                        model=self.config.model,
-                        messages=messages,  # type: ignore[arg-type]
-                        extra_headers=auth_headers(self._key),
-                        timeout=limit,
-                        **self.config.params(),
-                    ) as response:
-                        body = bytearray()
-                        async for chunk in response.iter_bytes():
-                            body.extend(chunk)
-                            if len(body) > cap:
-                                return _Failure(
-                                    f"the reply is larger than {cap:,} bytes; refused", False
-                                )
+                    body = await self._stream(messages, limit)
             except (TimeoutError, openai.APITimeoutError):
                 return _Failure(f"timed out after {limit:g} s", True)
             except openai.APIStatusError as exc:
@@ -423,10 +414,30 @@ class ChatClient:
             except openai.APIConnectionError as exc:
                 cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
                 return _Failure(f"connection failed ({cause})", True)
+        if isinstance(body, _Failure):
+            return body
         try:
             return json.loads(bytes(body))
         except (ValueError, UnicodeDecodeError):
             return _Failure("HTTP 200 with a body that is not JSON", True)
+
+    async def _stream(self, messages: list[dict[str, str]], limit: float) -> bytearray | _Failure:
+        """The reply's bytes, refused as soon as they grow past the size cap."""
+        assert self._sdk is not None
+        cap = self.config.max_reply_bytes
+        async with self._sdk.chat.completions.with_streaming_response.create(
+            model=self.config.model,
+            messages=messages,  # type: ignore[arg-type]
+            extra_headers=auth_headers(self._key),
+            timeout=limit,
+            **self.config.params(),
+        ) as response:
+            body = bytearray()
+            async for chunk in response.iter_bytes():
+                body.extend(chunk)
+                if len(body) > cap:
+                    return _Failure(f"the reply is larger than {cap:,} bytes; refused", False)
+        return body
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

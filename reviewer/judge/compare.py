@@ -64,38 +64,52 @@ def agreement_by_kind(a: Iterable[ItemVerdict], b: Iterable[ItemVerdict]) -> lis
     """Per verdict kind, agreement on the items both runs gave a value."""
     left = _index(a)
     right = _index(b)
-    out = []
-    for kind in sorted(set(left) | set(right)):
-        values_a, failed_a = left.get(kind, ({}, 0))
-        values_b, failed_b = right.get(kind, ({}, 0))
-        shared = [k for k in values_a if k in values_b]
-        xs = [values_a[k] for k in shared]
-        ys = [values_b[k] for k in shared]
-        spec = get_kind(kind)
-        kappa = weighted = None
-        confusion = None
-        if spec is not None and not spec.scale.continuous:
-            labels = list(scale_labels(spec.scale))
-            labels += sorted({v for v in xs + ys if v not in labels})
-            kappa = cohen_kappa(xs, ys, labels)
-            if scale_level(spec.scale) == "ordinal":
-                weighted = cohen_kappa(xs, ys, labels, "quadratic")
-            confusion = confusion_matrix(xs, ys, labels)
-        out.append(
-            KindAgreement(
-                kind,
-                len(shared),
-                accuracy(xs, ys),
-                kappa,
-                weighted,
-                confusion,
-                only_a=sum(1 for k in values_a if k not in values_b),
-                only_b=sum(1 for k in values_b if k not in values_a),
-                failed_a=failed_a,
-                failed_b=failed_b,
-            )
-        )
-    return out
+    return [
+        _kind_agreement(kind, *left.get(kind, ({}, 0)), *right.get(kind, ({}, 0)))
+        for kind in sorted(set(left) | set(right))
+    ]
+
+
+def _kind_agreement(
+    kind: str,
+    values_a: dict[tuple[object, ...], str],
+    failed_a: int,
+    values_b: dict[tuple[object, ...], str],
+    failed_b: int,
+) -> KindAgreement:
+    shared = [k for k in values_a if k in values_b]
+    xs = [values_a[k] for k in shared]
+    ys = [values_b[k] for k in shared]
+    kappa, weighted, confusion = _chance_corrected(kind, xs, ys)
+    return KindAgreement(
+        kind,
+        len(shared),
+        accuracy(xs, ys),
+        kappa,
+        weighted,
+        confusion,
+        only_a=sum(1 for k in values_a if k not in values_b),
+        only_b=sum(1 for k in values_b if k not in values_a),
+        failed_a=failed_a,
+        failed_b=failed_b,
+    )
+
+
+def _chance_corrected(
+    kind: str, xs: list[str], ys: list[str]
+) -> tuple[ChanceCorrected | None, ChanceCorrected | None, ConfusionMatrix | None]:
+    """κ, weighted κ (ordinal scales) and the confusion matrix of a categorical kind, over
+    the scale's labels and any other value either run gave; nothing for a continuous one."""
+    spec = get_kind(kind)
+    if spec is None or spec.scale.continuous:
+        return None, None, None
+    labels = list(scale_labels(spec.scale))
+    labels += sorted({v for v in xs + ys if v not in labels})
+    kappa = cohen_kappa(xs, ys, labels)
+    weighted = None
+    if scale_level(spec.scale) == "ordinal":
+        weighted = cohen_kappa(xs, ys, labels, "quadratic")
+    return kappa, weighted, confusion_matrix(xs, ys, labels)
 
 
 def _index(verdicts: Iterable[ItemVerdict]) -> dict[str, tuple[dict[tuple[object, ...], str], int]]:

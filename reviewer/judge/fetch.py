@@ -326,12 +326,7 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_.:-]+)"
 def _kind(media: str, head: bytes) -> str:
     """html | xml | text | pdf | other, from the media type (sniffing when there is none)."""
     if not media:
-        stripped = head.lstrip()[:16].lower()
-        if stripped.startswith(b"%pdf"):
-            return "pdf"
-        if stripped.startswith(b"<"):
-            return "html"
-        return "text"
+        return _sniffed(head)
     if media in _HTML_TYPES:
         return "html"
     if media == "application/pdf":
@@ -341,6 +336,29 @@ def _kind(media: str, head: bytes) -> str:
     if media.startswith("text/") or media in _TEXT_TYPES or media.endswith("+json"):
         return "text"
     return "other"
+
+
+def _http_host(url: str) -> tuple[str, str | None]:
+    """The URL's host in lower case, and why the URL cannot be fetched (None: it can)."""
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        parts.port  # noqa: B018 -- raises on a port that is not a number
+    except ValueError:
+        return "", "invalid URL"
+    if parts.scheme not in ("http", "https") or not host:
+        return host, "not an http(s) URL"
+    return host, None
+
+
+def _sniffed(head: bytes) -> str:
+    """pdf | html | text, from the first bytes of a body sent without a media type."""
+    stripped = head.lstrip()[:16].lower()
+    if stripped.startswith(b"%pdf"):
+        return "pdf"
+    if stripped.startswith(b"<"):
+        return "html"
+    return "text"
 
 
 def _decode(body: bytes, charset: str | None, kind: str) -> str:
@@ -421,14 +439,9 @@ class PageFetcher:
         """One fetch of ``url`` under the limits (no memo; :meth:`get` is what callers use)."""
         if self._http is None:
             raise RuntimeError("use PageFetcher as an async context manager")
-        try:
-            parts = urlsplit(url)
-            host = (parts.hostname or "").lower()
-            parts.port  # noqa: B018 -- raises on a port that is not a number
-        except ValueError:
-            return failed(url, "invalid URL")
-        if parts.scheme not in ("http", "https") or not host:
-            return failed(url, "not an http(s) URL")
+        host, problem = _http_host(url)
+        if problem is not None:
+            return failed(url, problem)
         per_host = self._hosts.get(host)
         if per_host is None:
             per_host = self._hosts[host] = asyncio.Semaphore(max(1, self.config.per_host))
@@ -455,31 +468,40 @@ class PageFetcher:
             raise Refused("refused: redirected to a URL that is not http(s)")
         host = target.host
         port = target.port or (443 if target.scheme == "https" else 80)
+        literal, addresses = await self._addresses(host, port)
+        checked = [ipaddress.ip_address(a.split("%", 1)[0]) for a in addresses]
+        if not self.config.allow_private:
+            self._refuse_private(host, literal is not None, checked)
+        headers = {"Host": target.netloc.decode("ascii")}
+        extensions = {"sni_hostname": host} if target.scheme == "https" else {}
+        return target.copy_with(host=str(checked[0])), headers, extensions
+
+    async def _addresses(self, host: str, port: int) -> tuple[Address | None, list[str]]:
+        """The host's addresses: itself when it is an IP literal, else what the resolver says
+        (none is a refusal)."""
         try:
             literal: Address | None = ipaddress.ip_address(host)
         except ValueError:
             literal = None
         if literal is not None:
-            addresses = [str(literal)]
-        else:
-            try:
-                addresses = list(await self._resolve(host, port))
-            except (OSError, UnicodeError):
-                raise Refused(f"could not resolve {host}") from None
-            if not addresses:
-                raise Refused(f"could not resolve {host}")
-        checked = [ipaddress.ip_address(a.split("%", 1)[0]) for a in addresses]
-        if not self.config.allow_private:
-            for address in checked:
-                why = self._why_not(address)
-                if why:
-                    shown = host if literal is not None else f"{host} ({address})"
-                    raise Refused(
-                        f"refused: {shown} is {why}; --allow-private-hosts fetches such addresses"
-                    )
-        headers = {"Host": target.netloc.decode("ascii")}
-        extensions = {"sni_hostname": host} if target.scheme == "https" else {}
-        return target.copy_with(host=str(checked[0])), headers, extensions
+            return literal, [str(literal)]
+        try:
+            addresses = list(await self._resolve(host, port))
+        except (OSError, UnicodeError):
+            raise Refused(f"could not resolve {host}") from None
+        if not addresses:
+            raise Refused(f"could not resolve {host}")
+        return None, addresses
+
+    def _refuse_private(self, host: str, literal: bool, checked: list[Address]) -> None:
+        """Refuses the hop when any address is one the fetcher must not reach."""
+        for address in checked:
+            why = self._why_not(address)
+            if why:
+                shown = host if literal else f"{host} ({address})"
+                raise Refused(
+                    f"refused: {shown} is {why}; --allow-private-hosts fetches such addresses"
+                )
 
     async def _get(self, url: str) -> Page:
         assert self._http is not None
@@ -508,28 +530,15 @@ class PageFetcher:
                 url, error, final_url=final_url, status=status, content_type=raw_type or None
             )
 
-        if status >= 400:
-            reason = response.reason_phrase
-            return fail(f"HTTP {status}{' ' + reason if reason else ''}")
-        limit = self.config.max_bytes
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            return fail(f"too large: {int(declared):,} bytes (limit {limit:,})")
-        kind = _kind(media, b"")
+        refusal = self._refusal(response, media)
+        if refusal is not None:
+            return fail(refusal)
+        data = await self._body(response)
+        if data is None:
+            return fail(f"too large: more than {self.config.max_bytes:,} bytes")
+        kind = _kind(media, b"") if media else _kind("", data[:64])
         if kind == "pdf":
             return fail("unsupported content type: PDF (no text extraction)")
-        if kind == "other":
-            return fail(f"unsupported content type: {media}")
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > limit:
-                return fail(f"too large: more than {limit:,} bytes")
-        data = bytes(body)
-        if not media and _kind("", data[:64]) == "pdf":
-            return fail("unsupported content type: PDF (no text extraction)")
-        if not media:
-            kind = _kind("", data[:64])
         decoded = _decode(data, response.charset_encoding, kind)
         if kind in ("html", "xml"):
             title, text = html_to_text(decoded)
@@ -546,3 +555,31 @@ class PageFetcher:
             content_type=raw_type or None,
             fetched_at=now_iso(),
         )
+
+    def _refusal(self, response: httpx.Response, media: str) -> str | None:
+        """Why the response is not read at all: an HTTP error, a declared size over the limit,
+        or a content type without text (None: read it)."""
+        status = response.status_code
+        if status >= 400:
+            reason = response.reason_phrase
+            return f"HTTP {status}{' ' + reason if reason else ''}"
+        limit = self.config.max_bytes
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return f"too large: {int(declared):,} bytes (limit {limit:,})"
+        kind = _kind(media, b"")
+        if kind == "pdf":
+            return "unsupported content type: PDF (no text extraction)"
+        if kind == "other":
+            return f"unsupported content type: {media}"
+        return None
+
+    async def _body(self, response: httpx.Response) -> bytes | None:
+        """The body, or None as soon as it grows past the size limit."""
+        limit = self.config.max_bytes
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > limit:
+                return None
+        return bytes(body)

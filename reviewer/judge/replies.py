@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel
@@ -53,49 +54,75 @@ def repair_json(text: str) -> str:
     starts = [i for i in (body.find("{"), body.find("[")) if i >= 0]
     if starts:
         body = body[min(starts) :]
-    out: list[str] = []
-    stack: list[str] = []
-    in_string = escaped = False
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if in_string:
-            out.append(ch)
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-            i += 1
-            continue
+    mender = _Mender()
+    mender.feed(body)
+    return mender.finish()
+
+
+@dataclass(slots=True)
+class _Mender:
+    """The repair's state as it reads the reply: the text so far, the brackets still open,
+    and whether it is inside a string literal (just after a backslash)."""
+
+    out: list[str] = field(default_factory=list)
+    stack: list[str] = field(default_factory=list)
+    in_string: bool = False
+    escaped: bool = False
+
+    def feed(self, body: str) -> None:
+        """Reads up to the end of the first complete JSON value."""
+        i = 0
+        while i < len(body):
+            ch = body[i]
+            if self.in_string:
+                self.string_char(ch)
+                i += 1
+            elif ch.isalpha():
+                i = self.literal(body, i)
+            else:
+                self.structural(ch)
+                i += 1
+                if not self.stack and ch in "}]":
+                    break
+
+    def string_char(self, ch: str) -> None:
+        self.out.append(ch)
+        if self.escaped:
+            self.escaped = False
+        elif ch == "\\":
+            self.escaped = True
+        elif ch == '"':
+            self.in_string = False
+
+    def literal(self, body: str, i: int) -> int:
+        """A bare word: Python's True/False/None become JSON's; returns where it ends."""
+        j = i
+        while j < len(body) and (body[j].isalnum() or body[j] == "_"):
+            j += 1
+        word = body[i:j]
+        self.out.append(_LITERALS.get(word, word))
+        return j
+
+    def structural(self, ch: str) -> None:
         if ch == '"':
-            in_string = True
+            self.in_string = True
         elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
+            self.stack.append("}" if ch == "{" else "]")
         elif ch in "}]":
-            _drop_trailing_comma(out)
-            if stack:
-                stack.pop()
-        elif ch.isalpha():
-            j = i
-            while j < len(body) and (body[j].isalnum() or body[j] == "_"):
-                j += 1
-            word = body[i:j]
-            out.append(_LITERALS.get(word, word))
-            i = j
-            continue
-        out.append(ch)
-        i += 1
-        if not stack and ch in "}]":
-            break
-    if in_string:
-        out.append('"')
-    _drop_trailing_comma(out)
-    if out and out[-1].rstrip().endswith(":"):
-        out.append("null")
-    out.extend(reversed(stack))
-    return "".join(out)
+            _drop_trailing_comma(self.out)
+            if self.stack:
+                self.stack.pop()
+        self.out.append(ch)
+
+    def finish(self) -> str:
+        """Closes what a cut-off reply left open."""
+        if self.in_string:
+            self.out.append('"')
+        _drop_trailing_comma(self.out)
+        if self.out and self.out[-1].rstrip().endswith(":"):
+            self.out.append("null")
+        self.out.extend(reversed(self.stack))
+        return "".join(self.out)
 
 
 def _drop_trailing_comma(out: list[str]) -> None:

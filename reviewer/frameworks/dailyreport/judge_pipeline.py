@@ -55,6 +55,8 @@ from reviewer.frameworks.dailyreport.judge_replies import (
     MatchReply,
     RatReply,
 )
+from reviewer.frameworks.dailyreport.judge_replies import Match as ClaimMatch
+from reviewer.judge.client import CallResult
 from reviewer.judge.fetch import Page, PageSource
 from reviewer.judge.pipeline import (
     ASSUMED_PAGE_CHARS,
@@ -122,6 +124,50 @@ class _Draft:
     citations: tuple[int, ...]
     located_by: str
     extracted_fact: str | None = None
+
+
+def _draft(
+    markdown: str, fact: str, extract: str, criterion: Criterion, seen: set[str]
+) -> _Draft | None:
+    """An extracted claim located in the report text, or None when it is empty or the same
+    claim was extracted already (for another criterion)."""
+    fact = fact.strip()
+    if not fact:
+        return None
+    extract = extract.strip() or fact
+    keys = {"f:" + _norm(fact), "e:" + _norm(extract)}
+    if keys & seen:
+        return None
+    seen.update(keys)
+    span = locate(markdown, fact)
+    cites = citations_near(markdown, *span) if span else ()
+    return _Draft(fact, extract, criterion, span, cites, "text" if span else "none")
+
+
+def _relocate(markdown: str, draft: _Draft, match: ClaimMatch) -> None:
+    """Places a claim where the judge found it, when its original text is report text."""
+    if not match.located or not match.original_text:
+        return
+    span = locate(markdown, match.original_text.strip())
+    if span is None:
+        return
+    # The fact must be report text: keep the model's version only as metadata.
+    draft.extracted_fact = draft.fact
+    draft.fact = markdown[span[0] : span[1]]
+    draft.span = span
+    draft.citations = (
+        tuple(match.references) if match.references else citations_near(markdown, *span)
+    )
+    draft.located_by = "judge"
+
+
+def _page_problem(page: Page) -> str | None:
+    """Why a fetched page cannot be judged against (None: it can)."""
+    if page.error is not None:
+        return f"the cited page could not be used ({page.error})"
+    if not page.text.strip():
+        return "the cited page has no text"
+    return None
 
 
 class Pipeline:
@@ -236,55 +282,57 @@ class Pipeline:
     async def _extract(self, job: JudgeJob, out: ReportOutcome) -> list[Claim]:
         prompts = self._extract_prompts(job)
         results = await asyncio.gather(*(self.client.complete(p, ExtractReply) for _, p in prompts))
-        markdown = job.report.markdown
-        drafts: list[_Draft] = []
-        seen: set[str] = set()
         if any(r.deferred for r in results):
             out.deferred = True
             return []
-        for (criterion, _), result in zip(prompts, results, strict=True):
-            if result.value is None:
-                out.errors.append(
-                    StepError(job.report.id, "claims", criterion.id, result.error or "no reply")
-                )
-                continue
-            for item in result.value.claims:
-                fact = item.fact.strip()
-                if not fact:
-                    continue
-                extract = item.extract.strip() or fact
-                keys = {"f:" + _norm(fact), "e:" + _norm(extract)}
-                if keys & seen:
-                    continue  # the same claim extracted again (for another criterion)
-                seen.update(keys)
-                span = locate(markdown, fact)
-                cites = citations_near(markdown, *span) if span else ()
-                drafts.append(
-                    _Draft(fact, extract, criterion, span, cites, "text" if span else "none")
-                )
+        drafts = self._drafts(job, [c for c, _ in prompts], results, out)
         unlocated = [d for d in drafts if d.span is None]
         if unlocated:
             await self._match(job, unlocated, out)
             if out.deferred:
                 return []
         ids = self._claim_ids(job)
-        return [
-            Claim(
-                id=next(ids),
-                subtask=d.criterion.subtask,
-                criterion=d.criterion.id,
-                fact=d.fact,
-                extract=d.extract,
-                span=d.span,
-                citations=list(d.citations),
-                metadata={
-                    RUN_CLAIM_KEY: self.run_id,
-                    "located_by": d.located_by,
-                    **({"extracted_fact": d.extracted_fact} if d.extracted_fact else {}),
-                },
-            )
-            for d in drafts
-        ]
+        return [self._claim(next(ids), d) for d in drafts]
+
+    def _drafts(
+        self,
+        job: JudgeJob,
+        criteria: list[Criterion],
+        results: Sequence[CallResult[ExtractReply]],
+        out: ReportOutcome,
+    ) -> list[_Draft]:
+        """Each criterion's extracted claims, located in the report, without repeats; a failed
+        reply is a step error."""
+        markdown = job.report.markdown
+        drafts: list[_Draft] = []
+        seen: set[str] = set()
+        for criterion, result in zip(criteria, results, strict=True):
+            if result.value is None:
+                out.errors.append(
+                    StepError(job.report.id, "claims", criterion.id, result.error or "no reply")
+                )
+                continue
+            for item in result.value.claims:
+                draft = _draft(markdown, item.fact, item.extract, criterion, seen)
+                if draft is not None:
+                    drafts.append(draft)
+        return drafts
+
+    def _claim(self, claim_id: str, d: _Draft) -> Claim:
+        return Claim(
+            id=claim_id,
+            subtask=d.criterion.subtask,
+            criterion=d.criterion.id,
+            fact=d.fact,
+            extract=d.extract,
+            span=d.span,
+            citations=list(d.citations),
+            metadata={
+                RUN_CLAIM_KEY: self.run_id,
+                "located_by": d.located_by,
+                **({"extracted_fact": d.extracted_fact} if d.extracted_fact else {}),
+            },
+        )
 
     async def _match(self, job: JudgeJob, drafts: Sequence[_Draft], out: ReportOutcome) -> None:
         size = max(1, CLAIMS_PER_MATCH_CALL)
@@ -308,19 +356,8 @@ class Pipeline:
             matches = {m.id: m for m in result.value.matches}
             for n, draft in enumerate(chunk, 1):
                 match = matches.get(n)
-                if match is None or not match.located or not match.original_text:
-                    continue
-                span = locate(markdown, match.original_text.strip())
-                if span is None:
-                    continue
-                # The fact must be report text: keep the model's version only as metadata.
-                draft.extracted_fact = draft.fact
-                draft.fact = markdown[span[0] : span[1]]
-                draft.span = span
-                draft.citations = (
-                    tuple(match.references) if match.references else citations_near(markdown, *span)
-                )
-                draft.located_by = "judge"
+                if match is not None:
+                    _relocate(markdown, draft, match)
 
     def _claim_ids(self, job: JudgeJob) -> Iterator[str]:
         prefix = CLAIM_PREFIX
@@ -355,79 +392,87 @@ class Pipeline:
     async def _consistency_ref(
         self, job: JudgeJob, ref: Reference, claims: Sequence[Claim], out: ReportOutcome
     ) -> None:
-        def unknown(reason: str, sha: str | None) -> None:
-            for claim in claims:
-                out.judgments.append(
-                    self._judgment(
-                        job,
-                        "consistency",
-                        claim=claim.id,
-                        ref=ref.index,
-                        value="unknown",
-                        explanation=f"Not sent to the model: {reason}.",
-                        source_sha256=sha,
-                    )
-                )
-
         if not ref.url:
-            unknown(f"reference [{ref.index}] has no URL", None)
+            self._not_sent(job, ref, claims, f"reference [{ref.index}] has no URL", None, out)
             return
         if self.pages is None:
-            unknown("no page source was given to the judge", None)
+            self._not_sent(job, ref, claims, "no page source was given to the judge", None, out)
             return
         page = await self.pages.get(ref.url)
-        if page.error is not None:
-            unknown(f"the cited page could not be used ({page.error})", page.sha256)
-            return
-        if not page.text.strip():
-            unknown("the cited page has no text", page.sha256)
+        problem = _page_problem(page)
+        if problem is not None:
+            self._not_sent(job, ref, claims, problem, page.sha256, out)
             return
         size = max(1, STATEMENTS_PER_CALL)
         for start in range(0, len(claims), size):
             chunk = claims[start : start + size]
             prompt = self._consistency_prompt(ref, page, chunk)
             result = await self.client.complete(prompt, ConsistencyReply)
-            verdicts = {} if result.value is None else {r.idx: r for r in result.value.results}
-            for n, claim in enumerate(chunk, 1):
-                verdict = verdicts.get(n)
-                if result.value is None:
-                    out.judgments.append(
-                        self._judgment(
-                            job,
-                            "consistency",
-                            claim=claim.id,
-                            ref=ref.index,
-                            error=result.error,
-                            raw=result.content,
-                            source_sha256=page.sha256,
-                        )
-                    )
-                elif verdict is None:
-                    out.judgments.append(
-                        self._judgment(
-                            job,
-                            "consistency",
-                            claim=claim.id,
-                            ref=ref.index,
-                            error=f"the reply has no verdict for statement {n}",
-                            raw=result.content,
-                            source_sha256=page.sha256,
-                        )
-                    )
-                else:
-                    out.judgments.append(
-                        self._judgment(
-                            job,
-                            "consistency",
-                            claim=claim.id,
-                            ref=ref.index,
-                            value=verdict.result,
-                            explanation=verdict.explanation,
-                            evidence=verdict.context,
-                            raw=_raw(verdict),
-                            source_sha256=page.sha256,
-                        )
-                    )
+            out.judgments += self._consistency_verdicts(job, ref, chunk, result, page.sha256)
+
+    def _not_sent(
+        self,
+        job: JudgeJob,
+        ref: Reference,
+        claims: Sequence[Claim],
+        reason: str,
+        sha: str | None,
+        out: ReportOutcome,
+    ) -> None:
+        """Claims whose cited page cannot be judged are unknown, saying why."""
+        for claim in claims:
+            out.judgments.append(
+                self._judgment(
+                    job,
+                    "consistency",
+                    claim=claim.id,
+                    ref=ref.index,
+                    value="unknown",
+                    explanation=f"Not sent to the model: {reason}.",
+                    source_sha256=sha,
+                )
+            )
+
+    def _consistency_verdicts(
+        self,
+        job: JudgeJob,
+        ref: Reference,
+        chunk: Sequence[Claim],
+        result: CallResult[ConsistencyReply],
+        sha: str | None,
+    ) -> list[Judgment]:
+        """One verdict per statement of a call, by its 1-based position; an error verdict when
+        the reply failed or has no verdict for it."""
+        verdicts = {} if result.value is None else {r.idx: r for r in result.value.results}
+        out: list[Judgment] = []
+        for n, claim in enumerate(chunk, 1):
+            verdict = verdicts.get(n)
+            fields: dict[str, Any]
+            if result.value is None:
+                fields = {"error": result.error, "raw": result.content}
+            elif verdict is None:
+                fields = {
+                    "error": f"the reply has no verdict for statement {n}",
+                    "raw": result.content,
+                }
+            else:
+                fields = {
+                    "value": verdict.result,
+                    "explanation": verdict.explanation,
+                    "evidence": verdict.context,
+                    "raw": _raw(verdict),
+                }
+            out.append(
+                self._judgment(
+                    job,
+                    "consistency",
+                    claim=claim.id,
+                    ref=ref.index,
+                    source_sha256=sha,
+                    **fields,
+                )
+            )
+        return out
 
     def _consistency_prompt(self, ref: Reference, page: Page, claims: Sequence[Claim]) -> Prompt:
         text = page.text[: self.options.max_source_chars]
@@ -507,44 +552,65 @@ class Pipeline:
         counted.
         """
         steps = self.options.steps
-        rid = job.report.id
         calls: list[PlannedCall] = []
-
-        def add(step: str, prompt: Prompt, output: int, exact: bool) -> None:
-            cached = self.client.is_cached(prompt) if exact else None
-            calls.append(PlannedCall(rid, step, tokens(prompt.chars), output, cached))
-
         if "ins" in steps:
             built = self._ins_prompt(job)
             if built is not None:
-                add("ins", built[0], _OUTPUT_TOKENS["ins"] * len(built[1]), True)
+                calls.append(
+                    self._call(job, "ins", built[0], _OUTPUT_TOKENS["ins"] * len(built[1]), True)
+                )
         extracting = "claims" in steps
         if extracting:
-            for _, prompt in self._extract_prompts(job):
-                add("extract", prompt, _OUTPUT_TOKENS["extract"], True)
+            calls += [
+                self._call(job, "extract", prompt, _OUTPUT_TOKENS["extract"], True)
+                for _, prompt in self._extract_prompts(job)
+            ]
         claims = list(job.report.claims)
         if "consistency" in steps:
-            pages = known_pages or {}
-            for index, cited in self._groups(job, claims).items():
-                ref = job.references[index]
-                if not ref.url:
-                    continue
-                page = pages.get(ref.url)
-                if page is not None and not page.usable:
-                    continue
-                stand_in = page or Page(url=ref.url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
-                size = max(1, STATEMENTS_PER_CALL)
-                for start in range(0, len(cited), size):
-                    chunk = cited[start : start + size]
-                    add(
+            calls += self._consistency_calls(job, claims, known_pages or {}, extracting)
+        if "rat" in steps:
+            calls += [
+                self._call(job, "rat", prompt, _OUTPUT_TOKENS["rat"], not extracting)
+                for _, prompt in self._rat_prompts(job, claims)
+            ]
+        return calls
+
+    def _call(
+        self, job: JudgeJob, step: str, prompt: Prompt, output: int, exact: bool
+    ) -> PlannedCall:
+        """A planned call; its cache state is known only when its prompt is exactly the one
+        the run would send."""
+        cached = self.client.is_cached(prompt) if exact else None
+        return PlannedCall(job.report.id, step, tokens(prompt.chars), output, cached)
+
+    def _consistency_calls(
+        self,
+        job: JudgeJob,
+        claims: list[Claim],
+        pages: Mapping[str, Page],
+        extracting: bool,
+    ) -> list[PlannedCall]:
+        """The consistency calls per cited reference with a URL whose page is not known to be
+        unusable; a page not yet fetched is sized as a typical one."""
+        calls: list[PlannedCall] = []
+        size = max(1, STATEMENTS_PER_CALL)
+        for index, cited in self._groups(job, claims).items():
+            ref = job.references[index]
+            page = pages.get(ref.url) if ref.url else None
+            if not ref.url or (page is not None and not page.usable):
+                continue
+            stand_in = page or Page(url=ref.url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
+            for start in range(0, len(cited), size):
+                chunk = cited[start : start + size]
+                calls.append(
+                    self._call(
+                        job,
                         "consistency",
                         self._consistency_prompt(ref, stand_in, chunk),
                         _OUTPUT_TOKENS["consistency"] * len(chunk),
                         page is not None and not extracting,
                     )
-        if "rat" in steps:
-            for _, prompt in self._rat_prompts(job, claims):
-                add("rat", prompt, _OUTPUT_TOKENS["rat"], not extracting)
+                )
         return calls
 
 

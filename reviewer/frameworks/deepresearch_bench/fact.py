@@ -149,20 +149,8 @@ class FactFramework:
         keep = extraction_in_force(
             report.claims, {v.claim_id for v in report.verdicts if v.kind == "fact"}
         )
-        pairs = sum(
-            1 for c in report.claims if c.url is not None and (keep is None or c.id in keep)
-        )
-        verdicts = supported = judged = not_judged = 0
-        for v in report.verdicts:
-            if v.kind != "fact" or (keep is not None and v.claim_id not in keep):
-                continue
-            verdicts += 1
-            value = v.value(variant)
-            if value is None or value == "unknown":
-                not_judged += 1
-            else:
-                judged += 1
-                supported += value == "supported"
+        pairs = _cited_pairs(report, keep)
+        verdicts, supported, judged, not_judged = _fact_counts(report, variant, keep)
         scores: ReportScores = {
             "_pairs": float(pairs),
             "_verdicts": float(verdicts),
@@ -187,23 +175,64 @@ class FactFramework:
         reports = [r for r in reports if r]
         if not any(r.get("_verdicts") for r in reports):
             return {m.name: Aggregate(None, 0) for m in METRICS}
-        code = [r for r in reports if r.get("_cited") and r.get("_validated")]
-        n = len(code)
-        supported = sum(r.get("_supported") or 0.0 for r in code)
-        judged = sum(r.get("_judged") or 0.0 for r in code)
-        paper = [r for r in reports if not (r.get("_cited") and not r.get("_validated"))]
-        t = len(paper)
-        accuracies = [r.get("citation_accuracy_paper") or 0.0 for r in paper]
-        paper_supported = sum(r.get("_supported") or 0.0 for r in paper)
-        return {
-            "citation_accuracy": Aggregate(
-                (supported / judged if judged else 0.0) if n else None, int(judged)
-            ),
-            "effective_citations": Aggregate(supported / n if n else None, n),
-            "total_citations": Aggregate(judged / n if n else None, n),
-            "citation_accuracy_paper": Aggregate(sum(accuracies) / t if t else None, t),
-            "effective_citations_paper": Aggregate(paper_supported / t if t else None, t),
-        }
+        return {**_code_means(reports), **_paper_means(reports)}
+
+
+def _cited_pairs(report: ReportInput, keep: set[int] | None) -> int:
+    """The (statement, URL) pairs of the extraction in force."""
+    return sum(1 for c in report.claims if c.url is not None and (keep is None or c.id in keep))
+
+
+def _total(reports: Sequence[ReportScores], key: str) -> float:
+    return sum(r.get(key) or 0.0 for r in reports)
+
+
+def _fact_counts(
+    report: ReportInput, variant: Variant, keep: set[int] | None
+) -> tuple[int, int, int, int]:
+    """(verdicts, supported, judged, not judged) over the fact verdicts of the extraction in
+    force; unknown and failed verdicts are not judged."""
+    verdicts = supported = judged = not_judged = 0
+    for v in report.verdicts:
+        if v.kind != "fact" or (keep is not None and v.claim_id not in keep):
+            continue
+        verdicts += 1
+        value = v.value(variant)
+        if value is None or value == "unknown":
+            not_judged += 1
+        else:
+            judged += 1
+            supported += value == "supported"
+    return verdicts, supported, judged, not_judged
+
+
+def _code_means(reports: Sequence[ReportScores]) -> dict[str, Aggregate]:
+    """The reference code's figures: over reports that cite and were validated, accuracy as
+    pooled supported / judged."""
+    code = [r for r in reports if r.get("_cited") and r.get("_validated")]
+    n = len(code)
+    supported = _total(code, "_supported")
+    judged = _total(code, "_judged")
+    return {
+        "citation_accuracy": Aggregate(
+            (supported / judged if judged else 0.0) if n else None, int(judged)
+        ),
+        "effective_citations": Aggregate(supported / n if n else None, n),
+        "total_citations": Aggregate(judged / n if n else None, n),
+    }
+
+
+def _paper_means(reports: Sequence[ReportScores]) -> dict[str, Aggregate]:
+    """The paper's figures (Eq. 4, 5): means over every report but those that cite and were
+    never validated."""
+    paper = [r for r in reports if not (r.get("_cited") and not r.get("_validated"))]
+    t = len(paper)
+    accuracies = [r.get("citation_accuracy_paper") or 0.0 for r in paper]
+    paper_supported = _total(paper, "_supported")
+    return {
+        "citation_accuracy_paper": Aggregate(sum(accuracies) / t if t else None, t),
+        "effective_citations_paper": Aggregate(paper_supported / t if t else None, t),
+    }
 
 
 def _paper_accuracy(

@@ -51,7 +51,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -383,53 +383,10 @@ class _Reader:
             if not isinstance(items, list):
                 raise InputError(where[0], "must be a list", line=where[1], field=prefix)
             slug = str(dim).replace("/", "_").strip() or "dimension"
-            for k, item in enumerate(items):
-                at = f"{prefix}.{k}"
-                if not isinstance(item, dict):
-                    raise InputError(where[0], "must be an object", line=where[1], field=at)
-                text = item.get("criterion")
-                if not isinstance(text, str) or not text.strip():
-                    raise InputError(
-                        where[0], "missing or empty", line=where[1], field=f"{at}.criterion"
-                    )
-                explanation = item.get("explanation", "")
-                if not isinstance(explanation, str):
-                    raise InputError(
-                        where[0], "must be a string", line=where[1], field=f"{at}.explanation"
-                    )
-                weight: float | None = None
-                if item.get("weight") is not None:
-                    weight = (
-                        _number(item["weight"]) if not isinstance(item["weight"], str) else None
-                    )
-                    if weight is None:
-                        raise InputError(
-                            where[0],
-                            f"must be a number, found {item['weight']!r}",
-                            line=where[1],
-                            field=f"{at}.weight",
-                        )
-                extra = {
-                    key: value
-                    for key, value in item.items()
-                    if key not in ("criterion", "explanation", "weight")
-                }
-                out.append(
-                    _model(
-                        Criterion,
-                        {
-                            "id": f"{slug}.{k + 1}",
-                            "framework": "race",
-                            "dimension": str(dim),
-                            "text": text,
-                            "explanation": explanation,
-                            "weight": weight,
-                            "metadata": extra,
-                        },
-                        where,
-                        at,
-                    )
-                )
+            out += [
+                _criterion(item, str(dim), f"{slug}.{k + 1}", where, f"{prefix}.{k}")
+                for k, item in enumerate(items)
+            ]
         return out
 
     # -- reports -----------------------------------------------------------------------
@@ -510,70 +467,57 @@ class _Reader:
             return
         for folder in sorted(p for p in base.iterdir() if p.is_dir()):
             path = folder / "raw_results.jsonl"
-            if not path.is_file():
+            if path.is_file():
+                self.race_results(folder, path)
+
+    def race_results(self, folder: Path, path: Path) -> None:
+        """One system's stored per-task RACE results, as a ``race_stored`` run."""
+        system = self.system(folder.name, (str(path), 0))
+        per_report: dict[tuple[str, str], tuple[_ReportDraft, dict[str, float], Where]] = {}
+        for where, record in self.records(path):
+            if record.get("error") is not None:
+                self.note(
+                    where,
+                    f"task failed in the benchmark run ({record['error']!s:.80}); skipped",
+                )
                 continue
-            system = self.system(folder.name, (str(path), 0))
-            per_report: dict[tuple[str, str], tuple[_ReportDraft, dict[str, float], Where]] = {}
-            for where, record in self.records(path):
-                if record.get("error") is not None:
-                    self.note(
+            task = self.task_of(record, where)
+            if task is None:
+                continue
+            values = _stored_values(record, where)
+            report = self.report_for(task, system, where, self.rel(path))
+            if (task.ext_id, system) in per_report:
+                raise self.repeated(
+                    where,
+                    task,
+                    "a second stored result for",
+                    per_report[(task.ext_id, system)][2],
+                )
+            per_report[(task.ext_id, system)] = (report, values, where)
+        params: dict[str, Any] = {"source": self.rel(path)}
+        summary = self.read_summary(folder / "race_result.txt")
+        if summary:
+            params["race_result"] = summary
+        run = self.new_run(
+            f"{system}:race_stored",
+            (str(path), 0),
+            f"stored RACE results of {system} ({self.rel(path)})",
+            params,
+        )
+        for report, values, where in per_report.values():
+            for key, number in values.items():
+                run.judgments.append(
+                    (
+                        Judgment(
+                            run=run.run.id,
+                            report=report.ext_id,
+                            kind="race_stored",
+                            key=key,
+                            value=number,
+                        ),
                         where,
-                        f"task failed in the benchmark run ({record['error']!s:.80}); skipped",
                     )
-                    continue
-                task = self.task_of(record, where)
-                if task is None:
-                    continue
-                values: dict[str, float] = {}
-                for key in STORED_KEYS:
-                    if record.get(key) is None:
-                        continue
-                    number = _number(record[key]) if not isinstance(record[key], str) else None
-                    if number is None:
-                        raise InputError(
-                            where[0],
-                            f"must be a number, found {record[key]!r}",
-                            line=where[1],
-                            field=key,
-                        )
-                    if not 0.0 <= number <= 1.0:
-                        raise InputError(
-                            where[0], f"{number} is outside 0–1", line=where[1], field=key
-                        )
-                    values[key] = number
-                report = self.report_for(task, system, where, self.rel(path))
-                if (task.ext_id, system) in per_report:
-                    raise self.repeated(
-                        where,
-                        task,
-                        "a second stored result for",
-                        per_report[(task.ext_id, system)][2],
-                    )
-                per_report[(task.ext_id, system)] = (report, values, where)
-            params: dict[str, Any] = {"source": self.rel(path)}
-            summary = self.read_summary(folder / "race_result.txt")
-            if summary:
-                params["race_result"] = summary
-            run = self.new_run(
-                f"{system}:race_stored",
-                (str(path), 0),
-                f"stored RACE results of {system} ({self.rel(path)})",
-                params,
-            )
-            for report, values, where in per_report.values():
-                for key, number in values.items():
-                    run.judgments.append(
-                        (
-                            Judgment(
-                                run=run.run.id,
-                                report=report.ext_id,
-                                kind="race_stored",
-                                key=key,
-                                value=number,
-                            ),
-                            where,
-                        )
-                    )
+                )
 
     @staticmethod
     def read_summary(path: Path) -> dict[str, float]:
@@ -593,24 +537,7 @@ class _Reader:
     def read_judgements(self) -> None:
         for path in self.jsonl_files(self.root / "judgements"):
             system = self.system(path.stem, (str(path), 0))
-            latest: dict[str, tuple[_TaskDraft, dict[str, Any], Where]] = {}
-            for where, record in self.records(path):
-                task = self.task_of(record, where)
-                if task is None:
-                    continue
-                details = record.get("judge_details")
-                if not isinstance(details, dict):
-                    raise InputError(
-                        where[0],
-                        "missing or not an object of dimension -> items",
-                        line=where[1],
-                        field="judge_details",
-                    )
-                if task.ext_id in latest:
-                    raise self.repeated(
-                        where, task, "a second judgement of", latest[task.ext_id][2]
-                    )
-                latest[task.ext_id] = (task, record, where)
+            latest = self.latest_records(path, "a second judgement of", _check_judge_details)
             modes = sorted({str(r.get("mode") or "pairwise") for _, r, _ in latest.values()})
             params: dict[str, Any] = {"source": self.rel(path), "mode": modes}
             run = self.new_run(
@@ -624,23 +551,54 @@ class _Reader:
             for task, record, where in latest.values():
                 report = self.report_for(task, system, where, self.rel(path))
                 self.judge_items(run, report, record, where, unmatched, duplicates)
-            if unmatched:
-                params["unmatched"] = unmatched
-                self.note(
-                    path,
-                    f"{len(unmatched)} judge item(s) match no criterion and were "
-                    "not imported (the reference code would weigh them with the "
-                    "dimension's mean weight)",
-                )
-            if duplicates:
-                params["duplicates"] = duplicates
-                self.note(
-                    path,
-                    f"{len(duplicates)} judge item(s) repeat a criterion already "
-                    "scored and were not imported (the reference code counts them twice)",
-                )
-            if unmatched or duplicates:
-                run.run = run.run.model_copy(update={"params": params})
+            self.note_left_out(path, run, params, unmatched, duplicates)
+
+    def latest_records(
+        self,
+        path: Path,
+        what: str,
+        check: Callable[[dict[str, Any], Where], None] | None = None,
+    ) -> dict[str, tuple[_TaskDraft, dict[str, Any], Where]]:
+        """Each task's record in a per-system file (a task twice is refused), in file order."""
+        latest: dict[str, tuple[_TaskDraft, dict[str, Any], Where]] = {}
+        for where, record in self.records(path):
+            task = self.task_of(record, where)
+            if task is None:
+                continue
+            if check is not None:
+                check(record, where)
+            if task.ext_id in latest:
+                raise self.repeated(where, task, what, latest[task.ext_id][2])
+            latest[task.ext_id] = (task, record, where)
+        return latest
+
+    def note_left_out(
+        self,
+        path: Path,
+        run: _RunDraft,
+        params: dict[str, Any],
+        unmatched: list[str],
+        duplicates: list[str],
+    ) -> None:
+        """Judge items not imported go in the run's params and the notes, with why the
+        recomputed score may then differ from the reference code's."""
+        if unmatched:
+            params["unmatched"] = unmatched
+            self.note(
+                path,
+                f"{len(unmatched)} judge item(s) match no criterion and were "
+                "not imported (the reference code would weigh them with the "
+                "dimension's mean weight)",
+            )
+        if duplicates:
+            params["duplicates"] = duplicates
+            self.note(
+                path,
+                f"{len(duplicates)} judge item(s) repeat a criterion already "
+                "scored and were not imported (the reference code counts them twice)",
+            )
+        if unmatched or duplicates:
+            run.run = run.run.model_copy(update={"params": params})
 
     def judge_items(
         self,
@@ -667,42 +625,42 @@ class _Reader:
                     raise InputError(where[0], "must be an object", line=where[1], field=at)
                 text = item.get("criterion")
                 label = f"task {report.task.ext_id} {dim}: {str(text)[:80]!r}"
-                if not isinstance(text, str) or not text.strip():
-                    unmatched.append(label)
-                    continue
-                criterion = _match(text, by_dim.get(str(dim), []))
+                criterion = (
+                    _match(text, by_dim.get(str(dim), []))
+                    if isinstance(text, str) and text.strip()
+                    else None
+                )
                 if criterion is None:
                     unmatched.append(label)
-                    continue
-                if criterion.id in used:
+                elif criterion.id in used:
                     duplicates.append(label)
-                    continue
-                used.add(criterion.id)
-                analysis = item.get("analysis")
-                explanation = analysis if isinstance(analysis, str) else ""
-                raw = json.dumps(item, ensure_ascii=False)
-                target = item.get("article_1_score")
-                if target is None:
-                    target = item.get("target_score")
-                pairs = [
-                    (
-                        "race_target",
-                        target,
-                        "article_1_score" if "article_1_score" in item else "target_score",
-                    )
-                ]
-                if "article_2_score" in item:
-                    pairs.append(("race_reference", item["article_2_score"], "article_2_score"))
-                for kind, value, key in pairs:
-                    judgment = self.score_judgment(
-                        run.run.id, report.ext_id, kind, criterion.id, value, where, f"{at}.{key}"
-                    )
-                    run.judgments.append(
-                        (
-                            judgment.model_copy(update={"explanation": explanation, "raw": raw}),
-                            where,
-                        )
-                    )
+                else:
+                    used.add(criterion.id)
+                    self.judge_item(run, report, criterion, item, where, at)
+
+    def judge_item(
+        self,
+        run: _RunDraft,
+        report: _ReportDraft,
+        criterion: Criterion,
+        item: dict[str, Any],
+        where: Where,
+        at: str,
+    ) -> None:
+        """One judge item's target score, and its reference score when it has one."""
+        analysis = item.get("analysis")
+        explanation = analysis if isinstance(analysis, str) else ""
+        raw = json.dumps(item, ensure_ascii=False)
+        for kind, value, key in _score_pairs(item):
+            judgment = self.score_judgment(
+                run.run.id, report.ext_id, kind, criterion.id, value, where, f"{at}.{key}"
+            )
+            run.judgments.append(
+                (
+                    judgment.model_copy(update={"explanation": explanation, "raw": raw}),
+                    where,
+                )
+            )
 
     @staticmethod
     def score_judgment(
@@ -737,35 +695,30 @@ class _Reader:
             return
         for folder in sorted(p for p in base.iterdir() if p.is_dir()):
             path = next((folder / s for s in FACT_STAGES if (folder / s).is_file()), None)
-            if path is None:
-                continue
-            system = self.system(folder.name, (str(path), 0))
-            stage = path.stem
-            latest: dict[str, tuple[_TaskDraft, dict[str, Any], Where]] = {}
-            for where, record in self.records(path):
-                task = self.task_of(record, where)
-                if task is None:
-                    continue
-                if task.ext_id in latest:
-                    raise self.repeated(
-                        where, task, "a second FACT record of", latest[task.ext_id][2]
-                    )
-                latest[task.ext_id] = (task, record, where)
-            self.has_fact = self.has_fact or bool(latest)
-            run: _RunDraft | None = None
-            if stage == "validated":
-                run = self.new_run(
-                    f"{system}:fact",
-                    (str(path), 0),
-                    f"FACT support verdicts of {system} ({self.rel(path)})",
-                    {"source": self.rel(path), "stage": stage},
-                )
-            elif latest:
-                self.note(
-                    path, f"no validated.jsonl: statements from the {stage} stage, without verdicts"
-                )
-            for task, record, where in latest.values():
-                self.fact_record(system, task, record, where, path, run)
+            if path is not None:
+                self.fact_stage(folder, path)
+
+    def fact_stage(self, folder: Path, path: Path) -> None:
+        """One system's latest FACT stage: verdicts from ``validated``, statements only from
+        an earlier stage."""
+        system = self.system(folder.name, (str(path), 0))
+        stage = path.stem
+        latest = self.latest_records(path, "a second FACT record of")
+        self.has_fact = self.has_fact or bool(latest)
+        run: _RunDraft | None = None
+        if stage == "validated":
+            run = self.new_run(
+                f"{system}:fact",
+                (str(path), 0),
+                f"FACT support verdicts of {system} ({self.rel(path)})",
+                {"source": self.rel(path), "stage": stage},
+            )
+        elif latest:
+            self.note(
+                path, f"no validated.jsonl: statements from the {stage} stage, without verdicts"
+            )
+        for task, record, where in latest.values():
+            self.fact_record(system, task, record, where, path, run)
 
     def fact_record(
         self,
@@ -795,24 +748,43 @@ class _Reader:
             )
         ref_idx = self.extracted_refs(citations or [], where)
         deduped = record.get("citations_deduped")
-        claims: list[Claim] = []
         if deduped is not None:
-            if not isinstance(deduped, dict):
-                raise InputError(
-                    where[0],
-                    "must be an object of url -> entry",
-                    line=where[1],
-                    field="citations_deduped",
-                )
-            for i, (url, entry) in enumerate(deduped.items()):
-                claims.extend(self.fact_url(report, i, str(url), entry, ref_idx, where, run))
+            report.claims.extend(self.deduped_claims(report, deduped, ref_idx, where, run))
         else:
-            pairs: dict[tuple[str, str], None] = {}
-            for fact, url in ref_idx:
-                pairs.setdefault((fact, url), None)
-            for n, (fact, url) in enumerate(pairs, 1):
-                claims.append(self.claim(f"{n}", fact, url, ref_idx, where, f"citations.{n - 1}"))
-        report.claims.extend(claims)
+            report.claims.extend(self.extracted_claims(ref_idx, where))
+
+    def deduped_claims(
+        self,
+        report: _ReportDraft,
+        deduped: object,
+        ref_idx: dict[tuple[str, str], list[object]],
+        where: Where,
+        run: _RunDraft | None,
+    ) -> list[Claim]:
+        """The deduplicated stage's statements, URL by URL, with their pages and verdicts."""
+        if not isinstance(deduped, dict):
+            raise InputError(
+                where[0],
+                "must be an object of url -> entry",
+                line=where[1],
+                field="citations_deduped",
+            )
+        claims: list[Claim] = []
+        for i, (url, entry) in enumerate(deduped.items()):
+            claims.extend(self.fact_url(report, i, str(url), entry, ref_idx, where, run))
+        return claims
+
+    def extracted_claims(
+        self, ref_idx: dict[tuple[str, str], list[object]], where: Where
+    ) -> list[Claim]:
+        """The extraction stage's distinct (statement, URL) pairs, numbered in order."""
+        pairs: dict[tuple[str, str], None] = {}
+        for fact, url in ref_idx:
+            pairs.setdefault((fact, url), None)
+        return [
+            self.claim(f"{n}", fact, url, ref_idx, where, f"citations.{n - 1}")
+            for n, (fact, url) in enumerate(pairs, 1)
+        ]
 
     def extracted_refs(
         self, citations: list[Any], where: Where
@@ -879,6 +851,21 @@ class _Reader:
         facts = entry.get("facts")
         if not isinstance(facts, list):
             raise InputError(where[0], "missing or not a list", line=where[1], field=f"{at}.facts")
+        claims = self.url_claims(i, url, facts, ref_idx, where, at)
+        digest = self.url_source(url, entry.get("url_content"), len(facts), where)
+        if run is not None:
+            self.url_verdicts(run, report, claims, entry, len(facts), digest, where, at)
+        return claims
+
+    def url_claims(
+        self,
+        i: int,
+        url: str,
+        facts: list[Any],
+        ref_idx: dict[tuple[str, str], list[object]],
+        where: Where,
+        at: str,
+    ) -> list[Claim]:
         claims: list[Claim] = []
         for j, fact in enumerate(facts):
             if not isinstance(fact, str):
@@ -891,40 +878,44 @@ class _Reader:
             claims.append(
                 self.claim(f"{i + 1}.{j + 1}", fact, url, ref_idx, where, f"{at}.facts.{j}")
             )
-        content = entry.get("url_content")
-        digest: str | None = None
-        if isinstance(content, str):
-            if url.strip():
-                digest = self.add_source(url, content, where)
-            else:
-                self.note(
-                    where,
-                    f"{len(facts)} statement(s) cite an empty URL (page: "
-                    f"{content!r:.60}); imported with url '' and no source",
-                )
-        if run is None:
-            return claims
+        return claims
+
+    def url_source(self, url: str, content: object, n_facts: int, where: Where) -> str | None:
+        """The page the statements were validated against, as a source; its sha256."""
+        if not isinstance(content, str):
+            return None
+        if url.strip():
+            return self.add_source(url, content, where)
+        self.note(
+            where,
+            f"{n_facts} statement(s) cite an empty URL (page: "
+            f"{content!r:.60}); imported with url '' and no source",
+        )
+        return None
+
+    def url_verdicts(
+        self,
+        run: _RunDraft,
+        report: _ReportDraft,
+        claims: list[Claim],
+        entry: dict[str, Any],
+        n_facts: int,
+        digest: str | None,
+        where: Where,
+        at: str,
+    ) -> None:
+        """One ``fact`` verdict per statement: the judge's result, else an error saying why
+        there is none."""
         error = entry.get("validate_error")
         results = entry.get("validate_res")
         by_pos: dict[int, tuple[str, dict[str, Any]]] = {}
         if error is None and isinstance(results, list):
-            by_pos = self.verdicts(results, len(facts), where, at)
+            by_pos = self.verdicts(results, n_facts, where, at)
         elif error is None and results is not None:
             raise InputError(where[0], "must be a list", line=where[1], field=f"{at}.validate_res")
         for claim in claims:
             position = int(claim.id.rsplit(".", 1)[1]) - 1
-            value: str | None = None
-            raw = ""
-            if error is not None:
-                problem: str | None = str(error)[:2000] or "validation failed"
-            elif results is None:
-                problem = "this URL was not validated"
-            elif position in by_pos:
-                value, item = by_pos[position]
-                problem = None
-                raw = json.dumps(item, ensure_ascii=False)
-            else:
-                problem = "the judge returned no verdict for this statement"
+            value, problem, raw = _fact_verdict(error, results, by_pos.get(position))
             run.judgments.append(
                 (
                     Judgment(
@@ -940,21 +931,13 @@ class _Reader:
                     where,
                 )
             )
-        return claims
 
     def verdicts(
         self, results: list[Any], n_facts: int, where: Where, at: str
     ) -> dict[int, tuple[str, dict[str, Any]]]:
         """validate_res entries by statement position (idx 0- or 1-based, else list order)."""
-        indices = [r.get("idx") if isinstance(r, dict) else None for r in results]
-        ints = [i for i in indices if isinstance(i, int) and not isinstance(i, bool)]
-        if len(ints) == len(indices) and ints:
-            base = 0 if 0 in ints else 1
-            positions = [i - base for i in ints]
-        else:
-            positions = list(range(len(results)))
         out: dict[int, tuple[str, dict[str, Any]]] = {}
-        for k, (position, item) in enumerate(zip(positions, results, strict=True)):
+        for k, (position, item) in enumerate(zip(_positions(results), results, strict=True)):
             fld = f"{at}.validate_res.{k}"
             if not isinstance(item, dict):
                 raise InputError(
@@ -1017,13 +1000,47 @@ class _Reader:
                 f"{self.source_conflicts} URL(s) were fetched with different "
                 "content for different reports; the first page is stored"
             )
+        name = self.root.resolve().name
+        suite = _model(
+            Suite,
+            {
+                "id": self.suite_id or f"drb-{name}",
+                "name": f"DeepResearch Bench: {name}",
+                "frameworks": self.frameworks(),
+                "source": str(self.root),
+                "description": self.description(name),
+            },
+            (str(self.root), 0),
+            "suite",
+        )
+        bundle = Bundle(suite=suite)
+        self.add_tasks(bundle)
+        self.add_systems(bundle)
+        self.add_reports(bundle)
+        loc = bundle.locations
+        for source, where, _ in self.sources.values():
+            loc[("source", len(bundle.sources))] = where
+            bundle.sources.append(source)
+        for run in self.runs:
+            loc[("run", len(bundle.runs))] = run.where
+            bundle.runs.append(run.run)
+        for run in self.runs:
+            for judgment, where in run.judgments:
+                loc[("judgment", len(bundle.judgments))] = where
+                bundle.judgments.append(judgment)
+        return bundle
+
+    def frameworks(self) -> list[str]:
+        """RACE when there are rubrics or RACE verdicts, FACT when there are FACT records;
+        RACE when there is neither."""
         has_race = any(t.criteria for t in self.tasks) or any(
             j.kind.startswith("race") for r in self.runs for j, _ in r.judgments
         )
-        frameworks = [
+        return [
             name for name, present in (("race", has_race), ("fact", self.has_fact)) if present
         ] or ["race"]
-        name = self.root.resolve().name
+
+    def description(self, name: str) -> str:
         description = f"Imported from the DeepResearch Bench layout at {name}."
         if self.notes:
             shown = self.notes[:MAX_NOTES]
@@ -1031,22 +1048,11 @@ class _Reader:
             description += "\nImport notes:\n" + "\n".join(f"- {n}" for n in shown)
             if more:
                 description += f"\n- … and {more} more"
-        suite = _model(
-            Suite,
-            {
-                "id": self.suite_id or f"drb-{name}",
-                "name": f"DeepResearch Bench: {name}",
-                "frameworks": frameworks,
-                "source": str(self.root),
-                "description": description,
-            },
-            (str(self.root), 0),
-            "suite",
-        )
-        bundle = Bundle(suite=suite)
-        loc = bundle.locations
+        return description
+
+    def add_tasks(self, bundle: Bundle) -> None:
         for task in self.tasks:
-            loc[("task", len(bundle.tasks))] = task.where
+            bundle.locations[("task", len(bundle.tasks))] = task.where
             bundle.tasks.append(
                 _model(
                     Task,
@@ -1061,8 +1067,10 @@ class _Reader:
                     task.where,
                 )
             )
+
+    def add_systems(self, bundle: Bundle) -> None:
         for system, where in self.systems.items():
-            loc[("system", len(bundle.systems))] = where
+            bundle.locations[("system", len(bundle.systems))] = where
             bundle.systems.append(
                 _model(
                     System,
@@ -1075,8 +1083,10 @@ class _Reader:
                     "system",
                 )
             )
+
+    def add_reports(self, bundle: Bundle) -> None:
         for draft in self.reports.values():
-            loc[("report", len(bundle.reports))] = draft.where
+            bundle.locations[("report", len(bundle.reports))] = draft.where
             bundle.reports.append(
                 _model(
                     Report,
@@ -1092,17 +1102,125 @@ class _Reader:
                     draft.where,
                 )
             )
-        for source, where, _ in self.sources.values():
-            loc[("source", len(bundle.sources))] = where
-            bundle.sources.append(source)
-        for run in self.runs:
-            loc[("run", len(bundle.runs))] = run.where
-            bundle.runs.append(run.run)
-        for run in self.runs:
-            for judgment, where in run.judgments:
-                loc[("judgment", len(bundle.judgments))] = where
-                bundle.judgments.append(judgment)
-        return bundle
+
+
+def _criterion(item: object, dim: str, cid: str, where: Where, at: str) -> Criterion:
+    """One rubric criterion; fields the format does not name go to its metadata."""
+    if not isinstance(item, dict):
+        raise InputError(where[0], "must be an object", line=where[1], field=at)
+    text = item.get("criterion")
+    if not isinstance(text, str) or not text.strip():
+        raise InputError(where[0], "missing or empty", line=where[1], field=f"{at}.criterion")
+    explanation = item.get("explanation", "")
+    if not isinstance(explanation, str):
+        raise InputError(where[0], "must be a string", line=where[1], field=f"{at}.explanation")
+    extra = {
+        key: value
+        for key, value in item.items()
+        if key not in ("criterion", "explanation", "weight")
+    }
+    return _model(
+        Criterion,
+        {
+            "id": cid,
+            "framework": "race",
+            "dimension": dim,
+            "text": text,
+            "explanation": explanation,
+            "weight": _weight(item, where, at),
+            "metadata": extra,
+        },
+        where,
+        at,
+    )
+
+
+def _weight(item: dict[str, Any], where: Where, at: str) -> float | None:
+    """A criterion's stored weight: a JSON number (a numeric string is refused), or None."""
+    if item.get("weight") is None:
+        return None
+    weight = _number(item["weight"]) if not isinstance(item["weight"], str) else None
+    if weight is None:
+        raise InputError(
+            where[0],
+            f"must be a number, found {item['weight']!r}",
+            line=where[1],
+            field=f"{at}.weight",
+        )
+    return weight
+
+
+def _stored_values(record: dict[str, Any], where: Where) -> dict[str, float]:
+    """A stored result's scores by key, each a JSON number in 0–1."""
+    values: dict[str, float] = {}
+    for key in STORED_KEYS:
+        if record.get(key) is None:
+            continue
+        number = _number(record[key]) if not isinstance(record[key], str) else None
+        if number is None:
+            raise InputError(
+                where[0],
+                f"must be a number, found {record[key]!r}",
+                line=where[1],
+                field=key,
+            )
+        if not 0.0 <= number <= 1.0:
+            raise InputError(where[0], f"{number} is outside 0–1", line=where[1], field=key)
+        values[key] = number
+    return values
+
+
+def _check_judge_details(record: dict[str, Any], where: Where) -> None:
+    if not isinstance(record.get("judge_details"), dict):
+        raise InputError(
+            where[0],
+            "missing or not an object of dimension -> items",
+            line=where[1],
+            field="judge_details",
+        )
+
+
+def _score_pairs(item: dict[str, Any]) -> list[tuple[str, object, str]]:
+    """(kind, score, field) of a judge item: the target's score (``article_1_score``, else
+    ``target_score``) and, in pairwise mode, the reference's."""
+    target = item.get("article_1_score")
+    if target is None:
+        target = item.get("target_score")
+    pairs: list[tuple[str, object, str]] = [
+        (
+            "race_target",
+            target,
+            "article_1_score" if "article_1_score" in item else "target_score",
+        )
+    ]
+    if "article_2_score" in item:
+        pairs.append(("race_reference", item["article_2_score"], "article_2_score"))
+    return pairs
+
+
+def _positions(results: list[Any]) -> list[int]:
+    """Statement positions of validate_res entries: their idx when every entry has an integer
+    one (1-based unless a 0 is among them), else list order."""
+    indices = [r.get("idx") if isinstance(r, dict) else None for r in results]
+    ints = [i for i in indices if isinstance(i, int) and not isinstance(i, bool)]
+    if len(ints) == len(indices) and ints:
+        base = 0 if 0 in ints else 1
+        return [i - base for i in ints]
+    return list(range(len(results)))
+
+
+def _fact_verdict(
+    error: object, results: object, found: tuple[str, dict[str, Any]] | None
+) -> tuple[str | None, str | None, str]:
+    """(value, error, raw) of one statement's verdict."""
+    if error is not None:
+        return None, str(error)[:2000] or "validation failed", ""
+    if results is None:
+        return None, "this URL was not validated", ""
+    if found is not None:
+        value, item = found
+        return value, None, json.dumps(item, ensure_ascii=False)
+    return None, "the judge returned no verdict for this statement", ""
 
 
 def _match(text: str, criteria: list[Criterion]) -> Criterion | None:

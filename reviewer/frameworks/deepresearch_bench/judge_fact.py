@@ -37,6 +37,7 @@ from reviewer.frameworks.deepresearch_bench.judge_templates import (
     FACT_VALIDATE_EN,
     FACT_VALIDATE_ZH,
 )
+from reviewer.judge.client import CallResult
 from reviewer.judge.fetch import Page, PageSource
 from reviewer.judge.pipeline import (
     ASSUMED_PAGE_CHARS,
@@ -224,33 +225,33 @@ class FactPipeline:
                 StepError(job.report.id, "extract", "report", result.error or "no reply")
             )
             return []
-        groups: dict[str, list[Triplet]] = {}
-        for item in result.value.triplets:
-            fact = remove_urls(item.fact).strip()
-            if fact:
-                groups.setdefault(item.url, []).append(item.model_copy(update={"fact": fact}))
         kept: list[tuple[str, Triplet]] = []
-        for url, group in groups.items():
-            keep = list(range(len(group)))
-            if len(group) > 1:
-                dedup = await self.client.complete(
-                    dedup_prompt([t.fact for t in group], zh), DedupReply
-                )
-                if dedup.deferred:
-                    out.deferred = True
-                    continue
-                chosen = dedup.value.root if dedup.value is not None else []
-                # The code's fallback: keep everything when the answer is unusable.
-                if (
-                    chosen
-                    and 0 not in chosen
-                    and len(chosen) <= len(group)
-                    and all(1 <= i <= len(group) for i in chosen)
-                ):
-                    keep = [i - 1 for i in chosen]
+        for url, group in _group_triplets(result.value.triplets).items():
+            keep = await self._dedup(group, zh)
+            if keep is None:
+                out.deferred = True
+                continue
             kept.extend((url, group[i]) for i in keep)
         if out.deferred:
             return []
+        return self._new_claims(job, kept)
+
+    async def _dedup(self, group: list[Triplet], zh: bool) -> list[int] | None:
+        """Which of one URL's statements stay after the model's de-duplication (None: the call
+        was deferred)."""
+        if len(group) <= 1:
+            return list(range(len(group)))
+        dedup = await self.client.complete(dedup_prompt([t.fact for t in group], zh), DedupReply)
+        if dedup.deferred:
+            return None
+        chosen = dedup.value.root if dedup.value is not None else []
+        if _usable_choice(chosen, len(group)):
+            return [i - 1 for i in chosen]
+        # The code's fallback: keep everything when the answer is unusable.
+        return list(range(len(group)))
+
+    def _new_claims(self, job: JudgeJob, kept: list[tuple[str, Triplet]]) -> list[Claim]:
+        """The kept statements as new claims, one per distinct (statement, URL)."""
         ids = _fresh_ids(job)
         claims: list[Claim] = []
         seen: set[tuple[str, str]] = set()
@@ -274,29 +275,16 @@ class FactPipeline:
     async def _validate(
         self, job: JudgeJob, url: str, claims: list[Claim], out: ReportOutcome
     ) -> None:
-        def unknown(reason: str, sha: str | None) -> None:
-            for claim in claims:
-                out.judgments.append(
-                    Judgment(
-                        run=self.run_id,
-                        report=job.report.id,
-                        kind="fact",
-                        claim=claim.id,
-                        value="unknown",
-                        explanation=f"Not sent to the model: {reason}.",
-                        source_sha256=sha,
-                    )
-                )
-
         if not url.strip():
-            unknown("the statement cites no URL", None)
+            self._not_sent(job, claims, "the statement cites no URL", None, out)
             return
         if self.pages is None:
-            unknown("no page source was given to the judge", None)
+            self._not_sent(job, claims, "no page source was given to the judge", None, out)
             return
         page = await self.pages.get(url)
         if not page.usable:
-            unknown(f"the cited page has no valid content ({page.error or 'no text'})", page.sha256)
+            reason = f"the cited page has no valid content ({page.error or 'no text'})"
+            self._not_sent(job, claims, reason, page.sha256, out)
             return
         statements = [c.extract or c.fact for c in claims]
         prompt = validate_prompt(page, statements, _zh(job), self.options.max_source_chars)
@@ -304,7 +292,6 @@ class FactPipeline:
         if result.deferred:
             out.deferred = True
             return
-        verdicts = {} if result.value is None else {v.idx: v for v in result.value.root}
         if result.value is not None and len(result.value.root) != len(claims):
             # The code asserts one result per statement; what the reply has is kept.
             out.errors.append(
@@ -315,10 +302,45 @@ class FactPipeline:
                     f"{len(result.value.root)} results for {len(claims)} statements",
                 )
             )
+        out.judgments += self._verdicts(job, claims, result, page.sha256)
+
+    def _not_sent(
+        self,
+        job: JudgeJob,
+        claims: list[Claim],
+        reason: str,
+        sha: str | None,
+        out: ReportOutcome,
+    ) -> None:
+        """Statements whose page cannot be judged are unknown, saying why."""
+        for claim in claims:
+            out.judgments.append(
+                Judgment(
+                    run=self.run_id,
+                    report=job.report.id,
+                    kind="fact",
+                    claim=claim.id,
+                    value="unknown",
+                    explanation=f"Not sent to the model: {reason}.",
+                    source_sha256=sha,
+                )
+            )
+
+    def _verdicts(
+        self,
+        job: JudgeJob,
+        claims: list[Claim],
+        result: CallResult[ValidateReply],
+        sha: str | None,
+    ) -> list[Judgment]:
+        """One verdict per statement, by its 1-based position in the reply; an error verdict
+        when the reply failed or has no result for it."""
+        verdicts = {} if result.value is None else {v.idx: v for v in result.value.root}
+        out: list[Judgment] = []
         for n, claim in enumerate(claims, 1):
             verdict = verdicts.get(n)
             if result.value is None or verdict is None:
-                out.judgments.append(
+                out.append(
                     Judgment(
                         run=self.run_id,
                         report=job.report.id,
@@ -328,11 +350,11 @@ class FactPipeline:
                         if result.value is None
                         else f"the reply has no result for statement {n}",
                         raw=result.content,
-                        source_sha256=page.sha256,
+                        source_sha256=sha,
                     )
                 )
                 continue
-            out.judgments.append(
+            out.append(
                 Judgment(
                     run=self.run_id,
                     report=job.report.id,
@@ -340,9 +362,10 @@ class FactPipeline:
                     claim=claim.id,
                     value=verdict.result,
                     raw=raw_of(verdict),
-                    source_sha256=page.sha256,
+                    source_sha256=sha,
                 )
             )
+        return out
 
     def plan(
         self, job: JudgeJob, known_pages: Mapping[str, Page] | None = None
@@ -363,30 +386,59 @@ class FactPipeline:
                 )
             )
         if "validate" in steps:
-            pages = known_pages or {}
-            for url, group in _by_url([c for c in job.report.claims if c.url]).items():
-                page = pages.get(url)
-                if page is not None and not page.usable:
-                    continue
-                stand_in = page or Page(url=url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
-                prompt = validate_prompt(
-                    stand_in,
-                    [c.extract or c.fact for c in group],
-                    zh,
-                    self.options.max_source_chars,
-                )
-                calls.append(
-                    PlannedCall(
-                        job.report.id,
-                        "validate",
-                        tokens(prompt.chars),
-                        12 * len(group),
-                        self.client.is_cached(prompt)
-                        if page is not None and not extracting
-                        else None,
-                    )
-                )
+            cited = _by_url([c for c in job.report.claims if c.url])
+            calls += self._validate_calls(job, cited, zh, known_pages or {}, extracting)
         return calls
+
+    def _validate_calls(
+        self,
+        job: JudgeJob,
+        cited: dict[str, list[Claim]],
+        zh: bool,
+        pages: Mapping[str, Page],
+        extracting: bool,
+    ) -> list[PlannedCall]:
+        """One validation call per cited URL whose page is not known to be unusable; an unknown
+        page is sized as a typical one, and its cache state is unknown."""
+        calls: list[PlannedCall] = []
+        for url, group in cited.items():
+            page = pages.get(url)
+            if page is not None and not page.usable:
+                continue
+            stand_in = page or Page(url=url, text="x" * ASSUMED_PAGE_CHARS, sha256="")
+            prompt = validate_prompt(
+                stand_in,
+                [c.extract or c.fact for c in group],
+                zh,
+                self.options.max_source_chars,
+            )
+            calls.append(
+                PlannedCall(
+                    job.report.id,
+                    "validate",
+                    tokens(prompt.chars),
+                    12 * len(group),
+                    self.client.is_cached(prompt) if page is not None and not extracting else None,
+                )
+            )
+        return calls
+
+
+def _group_triplets(triplets: list[Triplet]) -> dict[str, list[Triplet]]:
+    """The extracted statements by URL, URLs removed from their text, empty ones dropped."""
+    groups: dict[str, list[Triplet]] = {}
+    for item in triplets:
+        fact = remove_urls(item.fact).strip()
+        if fact:
+            groups.setdefault(item.url, []).append(item.model_copy(update={"fact": fact}))
+    return groups
+
+
+def _usable_choice(chosen: list[int], n: int) -> bool:
+    """The de-duplication answer is a list of 1-based positions of the group's statements."""
+    return (
+        bool(chosen) and 0 not in chosen and len(chosen) <= n and all(1 <= i <= n for i in chosen)
+    )
 
 
 def _by_url(claims: list[Claim]) -> dict[str, list[Claim]]:

@@ -188,12 +188,11 @@ class RacePipeline:
             return None
         return result.value.text
 
-    async def judge(self, job: JudgeJob) -> ReportOutcome:
-        out = ReportOutcome(job.report.id)
-        criteria = race_criteria(job)
-        if not criteria or "race" not in self.options.steps:
-            return out
-        zh = _zh(job)
+    async def _articles(
+        self, job: JudgeJob, criteria: list[Criterion], zh: bool, out: ReportOutcome
+    ) -> tuple[str, str | None] | None:
+        """The target's and the reference's text as the judge sees them (None when a cleaning
+        call was deferred or failed: then every criterion fails)."""
         target = await self._article(job.report, zh, out)
         reference = (
             await self._article(job.reference, zh, out) if job.reference is not None else None
@@ -201,7 +200,19 @@ class RacePipeline:
         if out.deferred or target is None or (job.reference is not None and reference is None):
             if not out.deferred:
                 self._fail(job, out, criteria, "the article could not be cleaned", "")
+            return None
+        return target, reference
+
+    async def judge(self, job: JudgeJob) -> ReportOutcome:
+        out = ReportOutcome(job.report.id)
+        criteria = race_criteria(job)
+        if not criteria or "race" not in self.options.steps:
             return out
+        zh = _zh(job)
+        articles = await self._articles(job, criteria, zh, out)
+        if articles is None:
+            return out
+        target, reference = articles
         prompt = score_prompt(job.task.prompt, target, reference, criteria_list(criteria), zh)
         result = await self.client.complete(prompt, RaceReply)
         if result.deferred:
@@ -210,11 +221,35 @@ class RacePipeline:
         if result.value is None:
             self._fail(job, out, criteria, result.error or "no reply", result.content)
             return out
+        scored = self._scored(job, criteria, result.value, out)
+        paired = reference is not None
+        for c in criteria:
+            item = scored.get(c.id)
+            if item is None:
+                self._fail(
+                    job,
+                    out,
+                    [c],
+                    "the reply has no score for this criterion",
+                    result.content,
+                    paired,
+                )
+                continue
+            out.judgments += [
+                self._score(job, c, kind, value, item) for kind, value in _score_pairs(item, paired)
+            ]
+        return out
+
+    def _scored(
+        self, job: JudgeJob, criteria: list[Criterion], reply: RaceReply, out: ReportOutcome
+    ) -> dict[str, RaceItem]:
+        """The reply's items by the criterion each matches; an item that matches none, or one
+        already matched, is reported and not used."""
         by_dim: dict[str, list[Criterion]] = {}
         for c in criteria:
             by_dim.setdefault(c.dimension, []).append(c)
         scored: dict[str, RaceItem] = {}
-        for dim, items in result.value.dimensions.items():
+        for dim, items in reply.dimensions.items():
             for given in items:
                 found = _match(given.criterion, by_dim.get(dim, []))
                 if found is None or found.id in scored:
@@ -228,55 +263,30 @@ class RacePipeline:
                     )
                     continue
                 scored[found.id] = given
-        for c in criteria:
-            item = scored.get(c.id)
-            if item is None:
-                self._fail(
-                    job,
-                    out,
-                    [c],
-                    "the reply has no score for this criterion",
-                    result.content,
-                    reference is not None,
-                )
-                continue
-            pairs = (
-                [("race_target", item.article_1_score), ("race_reference", item.article_2_score)]
-                if reference is not None
-                else [
-                    (
-                        "race_target",
-                        item.target_score
-                        if item.target_score is not None
-                        else item.article_1_score,
-                    )
-                ]
+        return scored
+
+    def _score(
+        self, job: JudgeJob, c: Criterion, kind: str, value: float | None, item: RaceItem
+    ) -> Judgment:
+        """A score on the 0–10 scale is a verdict; anything else an error verdict."""
+        if value is None or not 0.0 <= value <= 10.0:
+            return Judgment(
+                run=self.run_id,
+                report=job.report.id,
+                kind=kind,
+                criterion=c.id,
+                error=f"the judge's score {value!r} is not a number from 0 to 10",
+                raw=raw_of(item),
             )
-            for kind, value in pairs:
-                if value is None or not 0.0 <= value <= 10.0:
-                    out.judgments.append(
-                        Judgment(
-                            run=self.run_id,
-                            report=job.report.id,
-                            kind=kind,
-                            criterion=c.id,
-                            error=f"the judge's score {value!r} is not a number from 0 to 10",
-                            raw=raw_of(item),
-                        )
-                    )
-                    continue
-                out.judgments.append(
-                    Judgment(
-                        run=self.run_id,
-                        report=job.report.id,
-                        kind=kind,
-                        criterion=c.id,
-                        value=value,
-                        explanation=item.analysis,
-                        raw=raw_of(item),
-                    )
-                )
-        return out
+        return Judgment(
+            run=self.run_id,
+            report=job.report.id,
+            kind=kind,
+            criterion=c.id,
+            value=value,
+            explanation=item.analysis,
+            raw=raw_of(item),
+        )
 
     def _fail(
         self,
@@ -309,20 +319,8 @@ class RacePipeline:
         if not criteria or "race" not in self.options.steps:
             return []
         zh = _zh(job)
-        calls: list[PlannedCall] = []
         reports = [job.report] + ([job.reference] if job.reference is not None else [])
-        for report in reports:
-            if report.cleaned is None:
-                prompt = clean_prompt(report.markdown, zh)
-                calls.append(
-                    PlannedCall(
-                        job.report.id,
-                        "clean",
-                        tokens(prompt.chars),
-                        tokens(len(report.markdown)),
-                        self.client.is_cached(prompt),
-                    )
-                )
+        calls = self._clean_calls(job, reports, zh)
         exact = all(r.cleaned is not None for r in reports)
         target = job.report.cleaned or job.report.markdown
         reference = (
@@ -339,6 +337,32 @@ class RacePipeline:
             )
         )
         return calls
+
+    def _clean_calls(self, job: JudgeJob, reports: list[Report], zh: bool) -> list[PlannedCall]:
+        """A cleaning call for each article that has no cleaned text yet."""
+        calls: list[PlannedCall] = []
+        for report in reports:
+            if report.cleaned is None:
+                prompt = clean_prompt(report.markdown, zh)
+                calls.append(
+                    PlannedCall(
+                        job.report.id,
+                        "clean",
+                        tokens(prompt.chars),
+                        tokens(len(report.markdown)),
+                        self.client.is_cached(prompt),
+                    )
+                )
+        return calls
+
+
+def _score_pairs(item: RaceItem, paired: bool) -> list[tuple[str, float | None]]:
+    """(kind, score) of a reply item: both articles' scores when a reference was judged, else
+    the target's (``target_score``, else ``article_1_score``)."""
+    if paired:
+        return [("race_target", item.article_1_score), ("race_reference", item.article_2_score)]
+    target = item.target_score if item.target_score is not None else item.article_1_score
+    return [("race_target", target)]
 
 
 SPEC = PipelineSpec(

@@ -237,54 +237,14 @@ def race_scores(
     if not relative and options["no_reference"] == "undefined":
         return {}
     zero = options["zero_denominator"] == "zero"
-    own = options["unpaired"] == "own"
-    stored_dw = metadata.get("dimension_weight")
-    dims: list[str] = list(stored_dw) if isinstance(stored_dw, Mapping) and stored_dw else []
-    judged = {c.dimension for c in criteria if c.id in target or c.id in reference}
-    if not dims:
-        dims = list(DIMENSIONS)
-    dims += sorted(judged - set(dims))
+    dims = _race_dimensions(criteria, target, reference, metadata)
     race_criteria = [c for c in criteria if c.dimension in dims]
     weights = _criterion_weights(race_criteria, options["criterion_weights"] == "uniform")
     dim_w = _dimension_weights(metadata, dims, options["dimension_weights"] == "uniform")
-
-    sums: dict[str, list[float]] = {d: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0] for d in dims}
-    # per dimension: [Σw·t, TW_t, Σw·r, TW_r, paper Σw·t, paper Σw·r]
-    n_judged = 0
-    for c in race_criteria:
-        w = weights[c.id]
-        acc = sums[c.dimension]
-        t = target.get(c.id)
-        r = reference.get(c.id)
-        acc[4] += w * (t or 0.0)
-        acc[5] += w * (r or 0.0)
-        if relative and not own and (t is None or r is None):
-            continue
-        if t is not None:
-            acc[0] += w * t
-            acc[1] += w
-            n_judged += 1
-        if relative and r is not None:
-            acc[2] += w * r
-            acc[3] += w
-
+    pair = relative and options["unpaired"] != "own"
+    sums, n_judged = _dimension_sums(race_criteria, dims, weights, target, reference, pair)
     scores: ReportScores = {}
-    total_t = total_r = paper_t = paper_r = 0.0
-    for d in dims:
-        st_num, tw_t, sr_num, tw_r, p_t, p_r = sums[d]
-        s_t = st_num / tw_t if tw_t > 0 else 0.0
-        s_r = sr_num / tw_r if tw_r > 0 else 0.0
-        total_t += dim_w[d] * s_t
-        total_r += dim_w[d] * s_r
-        paper_t += dim_w[d] * p_t
-        paper_r += dim_w[d] * p_r
-        if relative:
-            scores[d] = _ratio(s_t, s_t + s_r, zero)
-        else:
-            scores[d] = _clip10(s_t) if tw_t > 0 or zero else None
-        scores[f"_S_{d}_tgt"] = s_t
-        if relative:
-            scores[f"_S_{d}_ref"] = s_r
+    total_t, total_r, paper_t, paper_r = _dimension_scores(sums, dim_w, relative, zero, scores)
     if relative:
         scores["overall"] = _ratio(total_t, total_t + total_r, zero)
         scores["overall_paper"] = _ratio(paper_t, paper_t + paper_r, zero)
@@ -298,8 +258,95 @@ def race_scores(
     return scores
 
 
+def _race_dimensions(
+    criteria: Sequence[CriterionIn],
+    target: Mapping[int, float],
+    reference: Mapping[int, float],
+    metadata: Mapping[str, object],
+) -> list[str]:
+    """The task's stored dimensions in their stored order (else the four of the paper), then
+    any other dimension a judged criterion has."""
+    stored_dw = metadata.get("dimension_weight")
+    dims: list[str] = list(stored_dw) if isinstance(stored_dw, Mapping) and stored_dw else []
+    judged = {c.dimension for c in criteria if c.id in target or c.id in reference}
+    if not dims:
+        dims = list(DIMENSIONS)
+    dims += sorted(judged - set(dims))
+    return dims
+
+
+def _dimension_sums(
+    race_criteria: Sequence[CriterionIn],
+    dims: Sequence[str],
+    weights: Mapping[int, float],
+    target: Mapping[int, float],
+    reference: Mapping[int, float],
+    pair: bool,
+) -> tuple[dict[str, list[float]], int]:
+    """Per dimension [Σw·t, TW_t, Σw·r, TW_r, paper Σw·t, paper Σw·r], and how many target
+    scores count. The paper's sums take every criterion (missing = 0); the others, under
+    ``pair``, only criteria scored for both reports."""
+    sums: dict[str, list[float]] = {d: [0.0, 0.0, 0.0, 0.0, 0.0, 0.0] for d in dims}
+    n_judged = 0
+    for c in race_criteria:
+        w = weights[c.id]
+        acc = sums[c.dimension]
+        t = target.get(c.id)
+        r = reference.get(c.id)
+        acc[4] += w * (t or 0.0)
+        acc[5] += w * (r or 0.0)
+        if pair and (t is None or r is None):
+            continue
+        if t is not None:
+            acc[0] += w * t
+            acc[1] += w
+            n_judged += 1
+        if r is not None:  # never without a reference: then ``reference`` is empty
+            acc[2] += w * r
+            acc[3] += w
+    return sums, n_judged
+
+
+def _dimension_scores(
+    sums: Mapping[str, list[float]],
+    dim_w: Mapping[str, float],
+    relative: bool,
+    zero: bool,
+    scores: ReportScores,
+) -> tuple[float, float, float, float]:
+    """Each dimension's score (relative T/(T+R), or the target's own clipped to 0–1) into
+    ``scores``; returns the weighted totals (target, reference, paper target, paper
+    reference)."""
+    total_t = total_r = paper_t = paper_r = 0.0
+    for d, (st_num, tw_t, sr_num, tw_r, p_t, p_r) in sums.items():
+        s_t = st_num / tw_t if tw_t > 0 else 0.0
+        s_r = sr_num / tw_r if tw_r > 0 else 0.0
+        total_t += dim_w[d] * s_t
+        total_r += dim_w[d] * s_r
+        paper_t += dim_w[d] * p_t
+        paper_r += dim_w[d] * p_r
+        if relative:
+            scores[d] = _ratio(s_t, s_t + s_r, zero)
+        else:
+            scores[d] = _clip10(s_t) if tw_t > 0 or zero else None
+        scores[f"_S_{d}_tgt"] = s_t
+        if relative:
+            scores[f"_S_{d}_ref"] = s_r
+    return total_t, total_r, paper_t, paper_r
+
+
 def _number(code: str | None) -> float | None:
     return None if code is None else float(code)
+
+
+def _add_stored(scores: ReportScores, stored: Mapping[str, float]) -> None:
+    """The benchmark's stored scores beside the recomputed ones, and the drift between them."""
+    for key, value in stored.items():
+        name = "stored_overall" if key == OVERALL_KEY else f"stored_{key}"
+        scores[name] = value
+        mine = scores.get("overall" if key == OVERALL_KEY else key)
+        if mine is not None:
+            scores["drift_overall" if key == OVERALL_KEY else f"drift_{key}"] = mine - value
 
 
 class RaceFramework:
@@ -323,49 +370,53 @@ class RaceFramework:
         target: dict[int, float] = {}
         reference: dict[int, float] = {}
         stored: dict[str, float] = {}
+        slots: dict[str, dict[int, float]] = {"race_target": target, "race_reference": reference}
         for v in report.verdicts:
-            kind = v.kind
-            if kind == "race_target":
+            slot = slots.get(v.kind)
+            if slot is not None:
                 value = _number(v.value(variant))
                 if value is not None and v.criterion_id is not None:
-                    target[v.criterion_id] = value
-            elif kind == "race_reference":
-                value = _number(v.value(variant))
-                if value is not None and v.criterion_id is not None:
-                    reference[v.criterion_id] = value
-            elif kind == "race_stored":
+                    slot[v.criterion_id] = value
+            elif v.kind == "race_stored":
                 value = _number(v.value(variant))
                 if value is not None and v.key is not None:
                     stored[v.key] = value
         if not target and not stored:
             return {}
         scores = race_scores(report.criteria, target, reference, report.task_metadata, options)
-        for key, value in stored.items():
-            name = "stored_overall" if key == OVERALL_KEY else f"stored_{key}"
-            scores[name] = value
-            mine = scores.get("overall" if key == OVERALL_KEY else key)
-            if mine is not None:
-                scores["drift_overall" if key == OVERALL_KEY else f"drift_{key}"] = mine - value
+        _add_stored(scores, stored)
         return scores
 
     def aggregate(
         self, reports: Sequence[ReportScores], options: Mapping[str, str]
     ) -> dict[str, Aggregate]:
-        names: dict[str, None] = {m.name: None for m in METRICS}
-        for r in reports:
-            for key in r:
-                if not key.startswith("_"):
-                    names.setdefault(key, None)
         out: dict[str, Aggregate] = {}
-        for name in names:
+        for name in _reported_names(reports):
             if name == "max_abs_drift_overall":
                 continue
-            values = [v for r in reports if (v := r.get(name)) is not None]
-            if values or name in {m.name for m in METRICS}:
+            values = _present(reports, name)
+            if values or name in _METRIC_NAMES:
                 out[name] = Aggregate(sum(values) / len(values) if values else None, len(values))
-        drifts = [abs(v) for r in reports if (v := r.get("drift_overall")) is not None]
+        drifts = [abs(v) for v in _present(reports, "drift_overall")]
         out["max_abs_drift_overall"] = Aggregate(max(drifts) if drifts else None, len(drifts))
         return out
+
+
+_METRIC_NAMES = frozenset(m.name for m in METRICS)
+
+
+def _present(reports: Sequence[ReportScores], name: str) -> list[float]:
+    return [v for r in reports if (v := r.get(name)) is not None]
+
+
+def _reported_names(reports: Sequence[ReportScores]) -> list[str]:
+    """The metrics, then any other public score a report has (a stored dimension of its own)."""
+    names: dict[str, None] = {m.name: None for m in METRICS}
+    for r in reports:
+        for key in r:
+            if not key.startswith("_"):
+                names.setdefault(key, None)
+    return list(names)
 
 
 FRAMEWORK = RaceFramework()

@@ -46,6 +46,7 @@ PROMPT_VERSION = "drbench-notebook-1"
 STEPS = ("qsr", "grr", "relevance")
 _CHIP = re.compile(r"\(\[[^\]]+\]\([^)]+\)\)")
 _SCORE = re.compile(r"\[(\d+)\]")
+_KINDS = {"qsr": "drb_qsr", "grr": "drb_grr"}
 
 
 class BracketScore(TextReply):
@@ -126,7 +127,7 @@ class DrBenchPipeline:
             if result.deferred:
                 out.deferred = True
                 continue
-            kind = {"qsr": "drb_qsr", "grr": "drb_grr"}.get(step, "drb_relevance")
+            kind = _KINDS.get(step, "drb_relevance")
             if result.value is None:
                 out.judgments.append(
                     self._j(
@@ -134,73 +135,94 @@ class DrBenchPipeline:
                     )
                 )
                 continue
-            score, reason = result.value.score, result.value.reason
-            raw = result.content
-            if step == "relevance":
-                if not 1 <= score <= 5:
-                    out.judgments.append(
-                        self._j(
-                            job,
-                            kind,
-                            criterion=criterion.id,
-                            raw=raw,
-                            error=f"relevance {score} is not 1–5",
-                        )
-                    )
-                    continue
-                out.judgments.append(
-                    self._j(
-                        job, kind, criterion=criterion.id, value=score, explanation=reason, raw=raw
-                    )
-                )
-                continue
-            try:
-                scale = parse_point_scale(criterion.text)
-                answer = scale.answer_for(float(score))
-            except PointScaleError as exc:
-                out.judgments.append(
-                    self._j(
-                        job,
-                        kind,
-                        criterion=criterion.id,
-                        raw=raw,
-                        error=f"the judge's [{score}]: {exc}",
-                    )
-                )
-                continue
-            if step == "grr" and answer == "partial":
-                out.judgments.append(
-                    self._j(
-                        job,
-                        kind,
-                        criterion=criterion.id,
-                        raw=raw,
-                        error=f"[{score}] is Partial; general rubrics have none",
-                    )
-                )
-                continue
-            out.judgments.append(
+            read = self._relevance if step == "relevance" else self._rubric
+            out.judgments += read(job, step, kind, criterion, result.value, result.content)
+        return out
+
+    def _relevance(
+        self,
+        job: JudgeJob,
+        step: str,
+        kind: str,
+        criterion: Criterion,
+        reply: BracketScore,
+        raw: str,
+    ) -> list[Judgment]:
+        """A keyword's relevance stands as the judge gave it, if it is on the 1–5 scale."""
+        score = reply.score
+        if not 1 <= score <= 5:
+            return [
                 self._j(
                     job,
                     kind,
                     criterion=criterion.id,
-                    value=answer,
-                    explanation=f"[{score}] {reason}".strip(),
                     raw=raw,
+                    error=f"relevance {score} is not 1–5",
+                )
+            ]
+        return [
+            self._j(
+                job, kind, criterion=criterion.id, value=score, explanation=reply.reason, raw=raw
+            )
+        ]
+
+    def _rubric(
+        self,
+        job: JudgeJob,
+        step: str,
+        kind: str,
+        criterion: Criterion,
+        reply: BracketScore,
+        raw: str,
+    ) -> list[Judgment]:
+        """A rubric's points read through its own scale as an answer; a number inside a Partial
+        range is also kept as the points given."""
+        score, reason = reply.score, reply.reason
+        try:
+            scale = parse_point_scale(criterion.text)
+            answer = scale.answer_for(float(score))
+        except PointScaleError as exc:
+            return [
+                self._j(
+                    job,
+                    kind,
+                    criterion=criterion.id,
+                    raw=raw,
+                    error=f"the judge's [{score}]: {exc}",
+                )
+            ]
+        if step == "grr" and answer == "partial":
+            return [
+                self._j(
+                    job,
+                    kind,
+                    criterion=criterion.id,
+                    raw=raw,
+                    error=f"[{score}] is Partial; general rubrics have none",
+                )
+            ]
+        out = [
+            self._j(
+                job,
+                kind,
+                criterion=criterion.id,
+                value=answer,
+                explanation=f"[{score}] {reason}".strip(),
+                raw=raw,
+            )
+        ]
+        if answer == "partial" and _ranged(scale):
+            out.append(
+                self._j(
+                    job,
+                    "drb_partial_points",
+                    criterion=criterion.id,
+                    value=float(score),
+                    raw=raw,
+                    explanation=f"The judge gave {score} points, inside the Partial "
+                    f"range of {scale.describe()}.",
                 )
             )
-            if answer == "partial" and _ranged(scale):
-                out.judgments.append(
-                    self._j(
-                        job,
-                        "drb_partial_points",
-                        criterion=criterion.id,
-                        value=float(score),
-                        raw=raw,
-                        explanation=f"The judge gave {score} points, inside the Partial "
-                        f"range of {scale.describe()}.",
-                    )
-                )
         return out
 
     def plan(

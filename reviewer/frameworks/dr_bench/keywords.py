@@ -178,6 +178,14 @@ def sentence_around(text: str, lo: int, hi: int) -> str:
     return text[start:stop].strip()
 
 
+def _stands_alone(markdown: str, lo: int, hi: int, first_wordy: bool, last_wordy: bool) -> bool:
+    """A hit is a whole word unless a word character of the keyword's edge runs on into the
+    text beside it."""
+    joined_left = first_wordy and lo > 0 and _wordy(markdown[lo - 1])
+    joined_right = last_wordy and hi < len(markdown) and _wordy(markdown[hi])
+    return not (joined_left or joined_right)
+
+
 def find_hits(
     markdown: str, keyword: str, spans: list[tuple[int, int]] | None = None
 ) -> list[KeywordHit]:
@@ -197,9 +205,7 @@ def find_hits(
         lo, hi = found.span()
         if _overlaps(skip, starts, lo, hi):
             continue
-        joined_left = first_wordy and lo > 0 and _wordy(markdown[lo - 1])
-        joined_right = last_wordy and hi < len(markdown) and _wordy(markdown[hi])
-        whole = not (joined_left or joined_right)
+        whole = _stands_alone(markdown, lo, hi, first_wordy, last_wordy)
         text = found.group(0)
         hits.append(
             KeywordHit(

@@ -123,6 +123,22 @@ def parse_point_scale(text: str) -> PointScale:
     Cached: scoring re-reads the scale of every rubric of every report from the criterion text.
     """
     _, written = split_point_scale(text)
+    seen = _answer_points(written)
+    for needed in ("yes", "no"):
+        if needed not in seen:
+            raise PointScaleError(f"the point scale {written!r} has no {needed.capitalize()} value")
+    yes, no = seen["yes"][0], seen["no"][0]
+    if yes == no:
+        raise PointScaleError(f"Yes and No are worth the same in {written!r}")
+    partial = seen.get("partial")
+    if partial is not None and not (min(yes, no) <= partial[0] and partial[1] <= max(yes, no)):
+        raise PointScaleError(f"Partial lies outside the Yes–No range in {written!r}")
+    return PointScale(yes, no, partial, written)
+
+
+def _answer_points(written: str) -> dict[str, tuple[float, float]]:
+    """Each answer's (low, high) points as the scale writes them (``Full`` is Yes); only
+    Partial may be a range, and no answer twice."""
     seen: dict[str, tuple[float, float]] = {}
     for part in _PARTS.finditer(written):
         label = part.group("label").split()[0].lower()
@@ -136,13 +152,4 @@ def parse_point_scale(text: str) -> PointScale:
         if answer != "partial" and high != low:
             raise PointScaleError(f"only Partial may be a range of points ({written!r})")
         seen[answer] = (low, high)
-    for needed in ("yes", "no"):
-        if needed not in seen:
-            raise PointScaleError(f"the point scale {written!r} has no {needed.capitalize()} value")
-    yes, no = seen["yes"][0], seen["no"][0]
-    if yes == no:
-        raise PointScaleError(f"Yes and No are worth the same in {written!r}")
-    partial = seen.get("partial")
-    if partial is not None and not (min(yes, no) <= partial[0] and partial[1] <= max(yes, no)):
-        raise PointScaleError(f"Partial lies outside the Yes–No range in {written!r}")
-    return PointScale(yes, no, partial, written)
+    return seen

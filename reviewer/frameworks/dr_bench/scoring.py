@@ -38,8 +38,8 @@ products, spec §2.8; never the product of the means).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from reviewer.framework import (
     Aggregate,
@@ -57,7 +57,7 @@ from reviewer.frameworks.dr_bench.keywords import key_flags
 from reviewer.frameworks.dr_bench.points import PointScale, PointScaleError, parse_point_scale
 from reviewer.frameworks.dr_bench.urls import distinct, under_a_tsl
 from reviewer.grading import Grading
-from reviewer.inputs import CriterionIn, ReportInput, variant_field
+from reviewer.inputs import CriterionIn, ReportInput, VerdictIn, variant_field
 from reviewer.scales import BINARY, Choice, Scale
 
 NAME = "drbench"
@@ -383,10 +383,18 @@ def task_shape(report: ReportInput) -> TaskShape:
     cached = _SHAPES.get(report.task_id)
     if cached is not None and cached[0] is report.criteria:
         return cached[1]
+    shape = _shape_of(report.criteria)
+    if len(_SHAPES) > 100_000:
+        _SHAPES.clear()
+    _SHAPES[report.task_id] = (report.criteria, shape)
+    return shape
+
+
+def _shape_of(criteria: Sequence[CriterionIn]) -> TaskShape:
     scales: dict[int, PointScale] = {}
     groups: dict[str, list[int]] = {d: [] for d in DIMENSIONS}
     tsls: list[str] = []
-    for c in report.criteria:
+    for c in criteria:
         if c.dimension not in groups:
             continue
         groups[c.dimension].append(c.id)
@@ -395,7 +403,7 @@ def task_shape(report: ReportInput) -> TaskShape:
         elif c.dimension == TRUSTED:
             tsls.append(c.text)
     tsl_urls = distinct(tsls)
-    shape = TaskShape(
+    return TaskShape(
         scales,
         tuple(groups[QSR]),
         tuple(groups[GRR]),
@@ -405,10 +413,6 @@ def task_shape(report: ReportInput) -> TaskShape:
         frozenset(u.normalised for u in tsl_urls),
         sum(scales[c].full for c in groups[QSR]),
     )
-    if len(_SHAPES) > 100_000:
-        _SHAPES.clear()
-    _SHAPES[report.task_id] = (report.criteria, shape)
-    return shape
 
 
 def answer_points(
@@ -529,6 +533,166 @@ def _output_tokens(metadata: Mapping[str, object]) -> float | None:
     return out if out > 0 else None
 
 
+@dataclass(slots=True)
+class _Tally:
+    """What one report's DR. Bench verdicts say, gathered by kind in one pass."""
+
+    words_only: bool
+    case_only: bool
+    answers: dict[int, str | None] = field(default_factory=dict)
+    relevance: dict[int, float] = field(default_factory=dict)
+    points: dict[int, float] = field(default_factory=dict)
+    freq: dict[int, int] = field(default_factory=dict)
+    trusted: list[tuple[str | None, str | None]] = field(default_factory=list)
+    qsr_seen: bool = False
+    grr_seen: bool = False
+
+
+def _tally_hit(tally: _Tally, v: VerdictIn, value: str | None) -> None:
+    """A keyword occurrence counts when it stands and the matching options accept its flags."""
+    if value != "true" or v.criterion_id is None:
+        return
+    whole, exact = key_flags(v.key)
+    if (tally.words_only and not whole) or (tally.case_only and not exact):
+        return
+    tally.freq[v.criterion_id] = tally.freq.get(v.criterion_id, 0) + 1
+
+
+def _tally_relevance(tally: _Tally, v: VerdictIn, value: str | None) -> None:
+    if value is not None and v.criterion_id is not None:
+        tally.relevance[v.criterion_id] = float(value)
+
+
+def _tally_points(tally: _Tally, v: VerdictIn, value: str | None) -> None:
+    if value is not None and v.criterion_id is not None:
+        tally.points[v.criterion_id] = float(value)
+
+
+def _tally_trusted(tally: _Tally, v: VerdictIn, value: str | None) -> None:
+    tally.trusted.append((v.key, value))
+
+
+_TALLY: dict[str, Callable[[_Tally, VerdictIn, str | None], None]] = {
+    "drb_keyword_hit": _tally_hit,
+    "drb_relevance": _tally_relevance,
+    "drb_partial_points": _tally_points,
+    "drb_trusted": _tally_trusted,
+}
+"""Where the value of each verdict kind other than a rubric answer goes; a ``drb_`` kind not
+listed still marks the report as DR. Bench's."""
+
+_ANSWERS = frozenset({"drb_qsr", "drb_grr"})
+"""Rubric answers, most of a report's verdicts: read inline, by criterion (the later wins)."""
+
+
+def _tally(report: ReportInput, field_index: int, options: Mapping[str, str]) -> _Tally | None:
+    """The report's verdicts by kind, or None when it has no DR. Bench verdict at all."""
+    tally = _Tally(options["keyword_match"] == "word", options["keyword_case"] == "sensitive")
+    answers = tally.answers
+    answered = dict.fromkeys(_ANSWERS, False)
+    ours = 0
+    for v in report.verdicts:
+        kind = v.kind
+        if not kind.startswith("drb_"):
+            continue
+        ours += 1
+        value: str | None = v[field_index]  # type: ignore[assignment]
+        if kind in _ANSWERS:
+            if v.criterion_id is not None:
+                answers[v.criterion_id] = value
+                answered[kind] = True
+        elif (step := _TALLY.get(kind)) is not None:
+            step(tally, v, value)
+    tally.qsr_seen = answered["drb_qsr"]
+    tally.grr_seen = answered["drb_grr"]
+    return tally if ours else None
+
+
+def _trusted_matches(
+    trusted: Sequence[tuple[str | None, str | None]], tsl_urls: frozenset[str], under: bool
+) -> tuple[int, int]:
+    """(full, host-only) annotation counts; under ``tsl_match = under`` a host match at or under
+    a TSL counts as full."""
+    full = host = 0
+    for url, value in trusted:
+        if value == "full" or (
+            under and value == "host" and url is not None and under_a_tsl(url, tsl_urls)
+        ):
+            full += 1
+        elif value == "host":
+            host += 1
+    return full, host
+
+
+def _quality(
+    tally: _Tally, shape: TaskShape, options: Mapping[str, str], scores: ReportScores
+) -> float | None:
+    """QSR and GRR ratios and Quality; a rubric set nobody judged has no ratio."""
+    qsr_total = QSR_TOTAL if options["qsr_denominator"] == "thirty" else None
+    qsr = (
+        rubric_ratio(shape.qsr, shape.scales, tally.answers, options, tally.points, qsr_total)
+        if tally.qsr_seen
+        else None
+    )
+    grr = rubric_ratio(shape.grr, shape.scales, tally.answers, options) if tally.grr_seen else None
+    scores["qsr_ratio"] = qsr
+    scores["grr_ratio"] = grr
+    quality: float | None = None
+    if qsr is not None and grr is not None:
+        quality = PARAMS["alpha"] * qsr + PARAMS["beta"] * grr
+    scores["quality"] = quality
+    return quality
+
+
+def _drift(
+    tally: _Tally, shape: TaskShape, options: Mapping[str, str], scores: ReportScores
+) -> float | None:
+    """Keyword hit totals, the FAK/FDK parts and SemanticDrift (None: a relevance is missing)."""
+    freq, relevance = tally.freq, tally.relevance
+    anchor_pairs = [(float(freq.get(c, 0)), relevance.get(c)) for c in shape.anchors]
+    drift_pairs = [(float(freq.get(c, 0)), relevance.get(c)) for c in shape.drifts]
+    scores["anchor_hits"] = sum(f for f, _ in anchor_pairs)
+    scores["drift_hits"] = sum(f for f, _ in drift_pairs)
+    parts = keyword_drifts(anchor_pairs, drift_pairs, options)
+    drift: float | None = None
+    if parts is not None:
+        drift = semantic_drift(*parts)
+        scores["fak_drift"], scores["fdk_drift"] = parts
+    scores["drift"] = drift
+    scores["focus"] = None if drift is None else 1.0 - drift
+    return drift
+
+
+def _trust(
+    tally: _Tally, shape: TaskShape, options: Mapping[str, str], scores: ReportScores
+) -> float:
+    """TrustworthyBoost and the match counts and rates it comes from."""
+    under = options["tsl_match"] == "under"
+    full, host = _trusted_matches(tally.trusted, shape.tsl_urls, under)
+    boost, rate_full, rate_host = trust_boost(
+        shape.distinct_tsls, len(tally.trusted), full, host, options
+    )
+    scores["tboost"] = boost
+    scores["rate_full"] = rate_full
+    scores["rate_host"] = rate_host
+    scores["match_full"] = float(min(full, shape.distinct_tsls) if not under else full)
+    scores["match_host"] = float(host)
+    return boost
+
+
+def _metric_values(scored: Sequence[ReportScores], name: str, zero: bool) -> list[float]:
+    """The per-report values a system mean is taken over: under ``failed_report = zero`` a
+    report without an integrated score counts as 0 (for contri_per_token, only when its token
+    count is known); otherwise the reports with a value."""
+    if zero and name in _MEAN_ZERO:
+        return [
+            r.get(name) or 0.0
+            for r in scored
+            if name != "contri_per_token" or r.get("_tokens") is not None
+        ]
+    return [v for r in scored if (v := r.get(name)) is not None]
+
+
 class DrBenchFramework:
     name: str = NAME
     label: str = "DR. Bench"
@@ -552,94 +716,14 @@ class DrBenchFramework:
     def score_report(
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]
     ) -> ReportScores:
-        field = variant_field(variant)
-        answers: dict[int, str | None] = {}
-        relevance: dict[int, float] = {}
-        points: dict[int, float] = {}
-        freq: dict[int, int] = {}
-        words_only = options["keyword_match"] == "word"
-        case_only = options["keyword_case"] == "sensitive"
-        qsr_seen = grr_seen = False
-        annotations = full = host = 0
-        trusted: list[tuple[str | None, str | None]] = []
-        ours = 0
-        for v in report.verdicts:
-            kind = v.kind
-            if not kind.startswith("drb_"):
-                continue
-            ours += 1
-            value: str | None = v[field]  # type: ignore[assignment]
-            if kind == "drb_keyword_hit":
-                if value != "true" or v.criterion_id is None:
-                    continue
-                whole, exact = key_flags(v.key)
-                if (words_only and not whole) or (case_only and not exact):
-                    continue
-                freq[v.criterion_id] = freq.get(v.criterion_id, 0) + 1
-            elif kind == "drb_qsr" or kind == "drb_grr":
-                if v.criterion_id is not None:
-                    answers[v.criterion_id] = value
-                    if kind == "drb_qsr":
-                        qsr_seen = True
-                    else:
-                        grr_seen = True
-            elif kind == "drb_relevance":
-                if value is not None and v.criterion_id is not None:
-                    relevance[v.criterion_id] = float(value)
-            elif kind == "drb_partial_points":
-                if value is not None and v.criterion_id is not None:
-                    points[v.criterion_id] = float(value)
-            elif kind == "drb_trusted":
-                annotations += 1
-                trusted.append((v.key, value))
-        if not ours:
+        tally = _tally(report, variant_field(variant), options)
+        if tally is None:
             return {}
         shape = task_shape(report)
         scores: ReportScores = {}
-        under = options["tsl_match"] == "under"
-        for url, value in trusted:
-            if value == "full" or (
-                under and value == "host" and url is not None and under_a_tsl(url, shape.tsl_urls)
-            ):
-                full += 1
-            elif value == "host":
-                host += 1
-
-        quality: float | None = None
-        qsr_total = QSR_TOTAL if options["qsr_denominator"] == "thirty" else None
-        qsr = (
-            rubric_ratio(shape.qsr, shape.scales, answers, options, points, qsr_total)
-            if qsr_seen
-            else None
-        )
-        grr = rubric_ratio(shape.grr, shape.scales, answers, options) if grr_seen else None
-        scores["qsr_ratio"] = qsr
-        scores["grr_ratio"] = grr
-        if qsr is not None and grr is not None:
-            quality = PARAMS["alpha"] * qsr + PARAMS["beta"] * grr
-        scores["quality"] = quality
-
-        anchor_pairs = [(float(freq.get(c, 0)), relevance.get(c)) for c in shape.anchors]
-        drift_pairs = [(float(freq.get(c, 0)), relevance.get(c)) for c in shape.drifts]
-        scores["anchor_hits"] = sum(f for f, _ in anchor_pairs)
-        scores["drift_hits"] = sum(f for f, _ in drift_pairs)
-        parts = keyword_drifts(anchor_pairs, drift_pairs, options)
-        drift: float | None = None
-        if parts is not None:
-            drift = semantic_drift(*parts)
-            scores["fak_drift"], scores["fdk_drift"] = parts
-        scores["drift"] = drift
-        scores["focus"] = None if drift is None else 1.0 - drift
-
-        boost, rate_full, rate_host = trust_boost(
-            shape.distinct_tsls, annotations, full, host, options
-        )
-        scores["tboost"] = boost
-        scores["rate_full"] = rate_full
-        scores["rate_host"] = rate_host
-        scores["match_full"] = float(min(full, shape.distinct_tsls) if not under else full)
-        scores["match_host"] = float(host)
-
+        quality = _quality(tally, shape, options, scores)
+        drift = _drift(tally, shape, options, scores)
+        boost = _trust(tally, shape, options, scores)
         integrated = None
         if quality is not None and drift is not None:
             integrated = integrated_score(quality, drift, boost)
@@ -648,7 +732,7 @@ class DrBenchFramework:
         scores["contri_per_token"] = (
             integrated / tokens if integrated is not None and tokens is not None else None
         )
-        scores["_annotations"] = float(annotations)
+        scores["_annotations"] = float(len(tally.trusted))
         scores["_tsls"] = float(shape.distinct_tsls)
         scores["_tokens"] = tokens
         return scores
@@ -660,16 +744,8 @@ class DrBenchFramework:
         zero = options["failed_report"] == "zero"
         out: dict[str, Aggregate] = {}
         for metric in METRICS:
-            name = metric.name
-            if zero and name in _MEAN_ZERO:
-                values = [
-                    r.get(name) or 0.0
-                    for r in scored
-                    if name != "contri_per_token" or r.get("_tokens") is not None
-                ]
-            else:
-                values = [v for r in scored if (v := r.get(name)) is not None]
-            out[name] = Aggregate(sum(values) / len(values) if values else None, len(values))
+            values = _metric_values(scored, metric.name, zero)
+            out[metric.name] = Aggregate(sum(values) / len(values) if values else None, len(values))
         return out
 
 

@@ -109,20 +109,22 @@ def distinct(urls: Sequence[str]) -> list[NormalisedUrl]:
     return list(seen.values())
 
 
-def match_annotations(tsls: Sequence[str], annotations: Sequence[str]) -> list[UrlMatch]:
-    """Each distinct annotation of a report with its match against the TSLs.
-
-    full: its normalised URL equals a TSL's; host: otherwise its host is a TSL's host; none:
-    neither. Under deduplication each TSL is matched fully by at most one annotation, so the
-    number of full matches is the paper's match_full (distinct TSLs covered).
-    """
-    tsl_urls = [normalise_url(u) for u in tsls]
+def _tsl_index(tsl_urls: Sequence[NormalisedUrl]) -> tuple[dict[str, int], dict[str, int]]:
+    """The first TSL of each normalised URL and of each host."""
     by_url: dict[str, int] = {}
     by_host: dict[str, int] = {}
     for i, known in enumerate(tsl_urls):
         by_url.setdefault(known.normalised, i)
         if known.host:
             by_host.setdefault(known.host, i)
+    return by_url, by_host
+
+
+def _spellings(
+    annotations: Sequence[str],
+) -> tuple[dict[str, NormalisedUrl], dict[str, list[str]]]:
+    """The distinct annotations by normalised URL (first seen first), each with the raw
+    spellings that normalise to it."""
     spellings: dict[str, list[str]] = {}
     firsts: dict[str, NormalisedUrl] = {}
     for raw in annotations:
@@ -132,6 +134,18 @@ def match_annotations(tsls: Sequence[str], annotations: Sequence[str]) -> list[U
             spellings[url.normalised] = []
         if raw not in spellings[url.normalised]:
             spellings[url.normalised].append(raw)
+    return firsts, spellings
+
+
+def match_annotations(tsls: Sequence[str], annotations: Sequence[str]) -> list[UrlMatch]:
+    """Each distinct annotation of a report with its match against the TSLs.
+
+    full: its normalised URL equals a TSL's; host: otherwise its host is a TSL's host; none:
+    neither. Under deduplication each TSL is matched fully by at most one annotation, so the
+    number of full matches is the paper's match_full (distinct TSLs covered).
+    """
+    by_url, by_host = _tsl_index([normalise_url(u) for u in tsls])
+    firsts, spellings = _spellings(annotations)
     out: list[UrlMatch] = []
     for key, url in firsts.items():
         if key in by_url:
