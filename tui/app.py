@@ -17,7 +17,8 @@ from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from reviewer.textsafety import visible
-from store.backend.workstation import Backend, WriteCommand, WriteResult
+from store.backend.commands import Redo, Undo, WriteCommand, WriteResult
+from store.backend.workstation import Backend
 from tui.config import Config
 from tui.hub_sync import HubState, HubSynced, HubSyncer, what_changed
 from tui.keymap import bindings, normalise_keymap, problems
@@ -66,12 +67,12 @@ class GavelCommands(Provider):
         yield (
             "Undo my last decision",
             "persistent undo",
-            partial(app.backend.submit, WriteCommand("undo")),
+            partial(app.backend.submit, Undo()),
         )
         yield (
             "Redo my last undone decision",
             "persistent redo",
-            partial(app.backend.submit, WriteCommand("redo")),
+            partial(app.backend.submit, Redo()),
         )
         yield (
             "Agreement statistics",
@@ -306,7 +307,7 @@ class GavelApp(App[None]):
                 still = "" if first else f" (still waiting, {result.waiting:.0f} s)"
                 self.notify(
                     f"the database is {self._waiting_for}: your "
-                    f"{result.command.kind} is queued and will be stored when it "
+                    f"{result.command.label} is queued and will be stored when it "
                     f"finishes (nothing is lost){still}",
                     title="Database busy",
                     severity="warning",
@@ -316,7 +317,7 @@ class GavelApp(App[None]):
         if self._waiting is result.command:
             self._waiting = None
             if result.error is None:
-                self.notify(f"{result.command.kind} stored", timeout=3)
+                self.notify(f"{result.command.label} stored", timeout=3)
 
         for screen in reversed(self.screen_stack):
             if isinstance(screen, GavelScreen) and screen.show_result(message.result):
@@ -368,7 +369,7 @@ class GavelApp(App[None]):
 
         def done(yes: bool | None) -> None:
             if yes:
-                self.backend.submit(WriteCommand("undo", report_id=found.report_id))
+                self.backend.submit(Undo(found.report_id))
 
         self.push_screen(
             ConfirmDialog(f"Undo {what}?", f"on {found.subject} in report {found.report}", "undo"),
@@ -421,7 +422,7 @@ class GavelApp(App[None]):
         self.push_screen(
             ConfirmDialog(
                 "Quit and lose a queued decision?",
-                f"your {self._waiting.kind} waits for the database ({self._waiting_for}); it is "
+                f"your {self._waiting.label} waits for the database ({self._waiting_for}); it is "
                 "stored as soon as the lock frees if you stay",
                 "quit anyway",
             ),

@@ -20,8 +20,8 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
-from store.backend.workstation import WriteCommand, WriteResult
-from store.plans.design import Plan, PlanItem
+from store.backend.commands import DrawPlan, WriteResult
+from store.plans.design import Plan, PlanItem, PlanSpec
 from store.plans.estimates import DEFAULT_HALF_WIDTH
 from tui.messages import ReportLoaded
 from tui.screens.report import ReportScreen
@@ -119,12 +119,12 @@ class PlanReviewScreen(ReportScreen):
     def _ask_for_plan(self) -> None:
         from tui.screens.plan_dialog import NewPlanDialog
 
-        def done(spec: object) -> None:
+        def done(spec: PlanSpec | None) -> None:
             if spec is None:
                 self.app.pop_screen()
                 return
             self.query_one("#plan-bar", Static).update(Text("drawing the plan…"))
-            self.submit(WriteCommand("new_plan", value=spec))
+            self.submit(DrawPlan(spec))
 
         self.app.push_screen(NewPlanDialog(), done)
 
@@ -251,7 +251,7 @@ class PlanReviewScreen(ReportScreen):
         self._go(self._next_undecided(self.index, step))
 
     def show_result(self, result: WriteResult) -> bool:
-        if result.command.kind == "new_plan":
+        if isinstance(result.command, DrawPlan):
             if result.error:
                 self.notify(result.error, severity="error", timeout=8)
                 self.app.pop_screen()

@@ -17,7 +17,19 @@ from textual.widgets import Header, Static
 
 from reviewer.citations import find_markers
 from reviewer.registry import get_framework, get_kind, get_scale
-from store.backend.workstation import WriteCommand, WriteResult
+from store.backend.commands import (
+    Adjudicate,
+    Call,
+    Confirm,
+    Decide,
+    Flag,
+    Propose,
+    Rate,
+    Redo,
+    Undo,
+    WriteCommand,
+    WriteResult,
+)
 from store.views.screens import (
     History,
     JudgmentView,
@@ -286,7 +298,7 @@ class ReportScreen(GavelScreen):
         ):
             self._edit(judgment, code)
             return
-        self.submit(WriteCommand("decide", judgment_id=judgment.id, value=code))
+        self.submit(Decide(judgment.id, code))
         self.action_move(1)
 
     def action_confirm(self) -> None:
@@ -306,7 +318,7 @@ class ReportScreen(GavelScreen):
             )
             self.notify(f"already {decided}; a value key or r changes it", timeout=3)
         else:
-            self.submit(WriteCommand("confirm", judgment_id=judgment.id, guard=True))
+            self.submit(Confirm(judgment.id, only_if_undecided=True))
         self.action_move(1)
 
     def action_rationale(self) -> None:
@@ -329,15 +341,7 @@ class ReportScreen(GavelScreen):
 
         def done(result: Rationale | None) -> None:
             if result is not None:
-                self.submit(
-                    WriteCommand(
-                        "decide",
-                        judgment_id=judgment.id,
-                        value=result.value,
-                        rationale=result.rationale,
-                        reason=result.reason,
-                    )
-                )
+                self.submit(Decide(judgment.id, result.value, result.rationale, result.reason))
 
         self.app.push_screen(
             RationaleEditor(
@@ -357,12 +361,12 @@ class ReportScreen(GavelScreen):
         if judgment is None or self.view is None:
             return
         if judgment.flagged:
-            self.submit(WriteCommand("flag", judgment_id=judgment.id, flag_on=False))
+            self.submit(Flag(judgment.id, on=False))
             return
 
         def done(note: str | None) -> None:
             if note is not None:
-                self.submit(WriteCommand("flag", judgment_id=judgment.id, rationale=note))
+                self.submit(Flag(judgment.id, note=note))
 
         self.app.push_screen(
             NoteDialog(f"Flag {subject_label(self.view, judgment)} — why?", "what to discuss"), done
@@ -371,11 +375,11 @@ class ReportScreen(GavelScreen):
     def action_undo(self) -> None:
         """Undo your latest decision in this report (never one in another report)."""
         if self.view is not None:
-            self.submit(WriteCommand("undo", report_id=self.view.report_id))
+            self.submit(Undo(self.view.report_id))
 
     def action_redo(self) -> None:
         if self.view is not None:
-            self.submit(WriteCommand("redo", report_id=self.view.report_id))
+            self.submit(Redo(self.view.report_id))
 
     def action_propose(self) -> None:
         """Propose a ground-truth expansion from what is selected (new claim, rubric item,
@@ -390,12 +394,12 @@ class ReportScreen(GavelScreen):
         def done(result: ProposalDraft | None) -> None:
             if result is not None:
                 self.submit(
-                    WriteCommand(
-                        "propose",
-                        report_id=report_id,
-                        judgment_id=judgment.id if judgment else None,
-                        value=(result.kind, result.text),
-                        rationale=result.rationale,
+                    Propose(
+                        report_id,
+                        judgment.id if judgment else None,
+                        result.kind,
+                        result.text,
+                        result.rationale,
                     )
                 )
 
@@ -510,13 +514,13 @@ class ReportScreen(GavelScreen):
 
         def done(value: str | None) -> None:
             if value is not None:
-                self.submit(WriteCommand("rate", report_id=report_id, value=value))
+                self.submit(Rate(report_id, value))
 
         self.app.push_screen(RatingDialog(self.view.report, rating, shown, current), done)
 
     def show_result(self, result: WriteResult) -> bool:
         """Redraw from a committed write (the app hands over the writer's message)."""
-        if result.command.kind == "call":
+        if isinstance(result.command, Call):
             return True  # a judge run's own writes: the worker reports when it is done
         if result.error is not None:
             self.notify(result.error, severity="error", timeout=6)
@@ -526,6 +530,7 @@ class ReportScreen(GavelScreen):
             if (
                 result.scores
                 and self.view is not None
+                and isinstance(result.command, Propose)
                 and result.command.report_id == self.view.report_id
             ):
                 self.scores = result.scores
@@ -534,8 +539,8 @@ class ReportScreen(GavelScreen):
             return True
         recorded = result.recorded
         if recorded is None:
-            where = " in this report" if result.command.kind in ("undo", "redo") else ""
-            self.notify(f"nothing of yours to {result.command.kind}{where}", severity="warning")
+            where = " in this report" if isinstance(result.command, Undo | Redo) else ""
+            self.notify(f"nothing of yours to {result.command.label}{where}", severity="warning")
             return True
         if recorded.note is not None:
             self.notify(recorded.note, title="Conflict", severity="warning", timeout=10)
@@ -641,16 +646,7 @@ class ReportScreen(GavelScreen):
 
         def done(result: Rationale | None) -> None:
             if result is not None:
-                self.submit(
-                    WriteCommand(
-                        "decide",
-                        judgment_id=judgment.id,
-                        value=result.value,
-                        rationale=result.rationale,
-                        reason=result.reason,
-                        adjudicate=True,
-                    )
-                )
+                self.submit(Adjudicate(judgment.id, result.value, result.rationale, result.reason))
 
         self.app.push_screen(
             RationaleEditor(
