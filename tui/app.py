@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from store.reviewlog.events import Undoable
 
 WATCH_EVERY = 0.5
+"""Seconds between looks at the database for other processes' commits."""
 WAIT_REMINDER = 10.0
 """Seconds between reminders that a decision still waits for another process's lock."""
-"""Seconds between looks at the database for other processes' commits."""
 
 
 class GavelCommands(Provider):
@@ -294,26 +294,11 @@ class GavelApp(App[None]):
         from tui.screens.base import GavelScreen
 
         result = message.result
-        if self.hub_syncer is not None and result.error is None and result.waiting is None:
-            self.hub_syncer.poke()  # local first; the hub hears of it next
         if result.waiting is not None:
-            # Said when the wait starts and again every WAIT_REMINDER seconds, so the screen
-            # keeps saying that (and for whom) a decision waits, however long it takes.
-            first = self._waiting is not result.command
-            if first or result.waiting - self._waiting_told >= WAIT_REMINDER:
-                self._waiting = result.command
-                self._waiting_told = result.waiting
-                self._waiting_for = result.note or "held by another process"
-                still = "" if first else f" (still waiting, {result.waiting:.0f} s)"
-                self.notify(
-                    f"the database is {self._waiting_for}: your "
-                    f"{result.command.label} is queued and will be stored when it "
-                    f"finishes (nothing is lost){still}",
-                    title="Database busy",
-                    severity="warning",
-                    timeout=WAIT_REMINDER,
-                )
+            self._tell_waiting(result, result.waiting)
             return
+        if self.hub_syncer is not None and result.error is None:
+            self.hub_syncer.poke()  # local first; the hub hears of it next
         if self._waiting is result.command:
             self._waiting = None
             if result.error is None:
@@ -324,6 +309,25 @@ class GavelApp(App[None]):
                 return
         if message.result.error:
             self.notify(message.result.error, severity="error")
+
+    def _tell_waiting(self, result: WriteResult, waiting: float) -> None:
+        """Said when the wait starts and again every WAIT_REMINDER seconds, so the screen
+        keeps saying that (and for whom) a decision waits, however long it takes."""
+        first = self._waiting is not result.command
+        if not first and waiting - self._waiting_told < WAIT_REMINDER:
+            return
+        self._waiting = result.command
+        self._waiting_told = waiting
+        self._waiting_for = result.note or "held by another process"
+        still = "" if first else f" (still waiting, {waiting:.0f} s)"
+        self.notify(
+            f"the database is {self._waiting_for}: your "
+            f"{result.command.label} is queued and will be stored when it "
+            f"finishes (nothing is lost){still}",
+            title="Database busy",
+            severity="warning",
+            timeout=WAIT_REMINDER,
+        )
 
     def action_help(self) -> None:
         from tui.screens.base import GavelScreen
