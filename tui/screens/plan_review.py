@@ -114,8 +114,8 @@ class PlanReviewScreen(ReportScreen):
         self._bar()
 
     def _estimate_soon(self) -> None:
-        """Recompute the estimate once the reviewer pauses: at DailyReport size it takes about
-        a second of Python, which in a thread would slow every keypress of a fast review."""
+        """Recompute the estimate once the reviewer pauses: it is a long stretch of Python,
+        which in a thread would slow every keypress of a fast review."""
         if self._estimate_timer is not None:
             self._estimate_timer.stop()
         self._estimate_timer = self.set_timer(ESTIMATE_PAUSE, self.refresh_estimate)
