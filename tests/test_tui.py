@@ -511,11 +511,13 @@ async def test_rejudge_keeps_the_new_run_beside_the_current_one(
             judgment = await select_judgment(pilot, lambda j: j.kind == "ins")
             screen = app.screen
             assert isinstance(screen, ReportScreen)
-            app.report_shown_at = None
             await pilot.press("J")
-            await wait_for(pilot, lambda: app.report_shown_at is not None, limit=120)
+            # The run's first commits may reload the report before its verdict is written:
+            # wait for the reload that shows it, not for any reload.
+            key = (judgment.kind, judgment.subject)
+            await wait_for(pilot, lambda: len(screen.runs.get(key) or ()) == 2, limit=120)
             await pilot.pause()
-            runs = screen.runs.get((judgment.kind, judgment.subject))
+            runs = screen.runs.get(key)
             assert runs is not None and len(runs) == 2
             new = next(r for r in runs if r.run.startswith("rejudge-"))
             assert new.value == "0.5" and not new.current  # beside, not instead

@@ -142,9 +142,13 @@ class ReportScreen(GavelScreen):
 
     def refresh_from(self, reports: frozenset[int], structural: bool) -> None:
         """Another process changed what this report shows: reload it, keeping the selection."""
-        if self.view is not None and (structural or self.report_id in reports):
-            self._reselect = self.query_one(JudgmentList).selected_id
-            self.load_report(self.report_id)
+        if self.view is None or not (structural or self.report_id in reports):
+            return
+        judgments = self.query(JudgmentList)
+        if not judgments:
+            return  # the screen is being taken down: the app is closing
+        self._reselect = judgments.first().selected_id
+        self.load_report(self.report_id)
 
     @work(thread=True, exclusive=True, group="report-load", exit_on_error=False)
     def _load(self, report_id: int) -> None:
