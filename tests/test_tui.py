@@ -771,3 +771,29 @@ async def test_a_row_that_newly_matches_the_filter_is_drawn(sample_db: Path) -> 
         await wait_for(pilot, lambda: [k.value for k in table.rows] == [str(report_id)])
         assert queue._generation > generation
         assert [r.report_id for r in queue.shown] == [report_id]
+
+
+async def test_the_cursor_row_is_redrawn_in_the_colour_of_the_lists_focus(sample_db: Path) -> None:
+    """The list caches its rendered rows; the cursor's colour depends on focus, so a row drawn
+    before the list took (or lost) focus must not be reused after."""
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t03-kestrel")
+        judgments = app.screen.query_one(JudgmentList)
+        await wait_for(pilot, lambda: app.focused is judgments)
+        y = judgments.cursor - judgments.scroll_offset.y
+
+        def cursor_backgrounds() -> set[object]:
+            return {s.style.bgcolor for s in judgments.render_line(y) if s.style is not None}
+
+        focused = judgments.get_component_rich_style("judgment-list--cursor").bgcolor
+        assert focused in cursor_backgrounds()
+        app.screen.query_one("#detail").focus()
+        await wait_for(pilot, lambda: not judgments.has_focus)
+        blurred = judgments.get_component_rich_style("judgment-list--cursor").bgcolor
+        assert blurred != focused
+        assert blurred in cursor_backgrounds() and focused not in cursor_backgrounds()
+        judgments.focus()
+        await wait_for(pilot, lambda: judgments.has_focus)
+        assert focused in cursor_backgrounds() and blurred not in cursor_backgrounds()
