@@ -511,11 +511,13 @@ async def test_rejudge_keeps_the_new_run_beside_the_current_one(
             judgment = await select_judgment(pilot, lambda j: j.kind == "ins")
             screen = app.screen
             assert isinstance(screen, ReportScreen)
-            app.report_shown_at = None
             await pilot.press("J")
-            await wait_for(pilot, lambda: app.report_shown_at is not None, limit=120)
+            # The run's first commits may reload the report before its verdict is written:
+            # wait for the reload that shows it, not for any reload.
+            key = (judgment.kind, judgment.subject)
+            await wait_for(pilot, lambda: len(screen.runs.get(key) or ()) == 2, limit=120)
             await pilot.pause()
-            runs = screen.runs.get((judgment.kind, judgment.subject))
+            runs = screen.runs.get(key)
             assert runs is not None and len(runs) == 2
             new = next(r for r in runs if r.run.startswith("rejudge-"))
             assert new.value == "0.5" and not new.current  # beside, not instead
@@ -769,3 +771,29 @@ async def test_a_row_that_newly_matches_the_filter_is_drawn(sample_db: Path) -> 
         await wait_for(pilot, lambda: [k.value for k in table.rows] == [str(report_id)])
         assert queue._generation > generation
         assert [r.report_id for r in queue.shown] == [report_id]
+
+
+async def test_the_cursor_row_is_redrawn_in_the_colour_of_the_lists_focus(sample_db: Path) -> None:
+    """The list caches its rendered rows; the cursor's colour depends on focus, so a row drawn
+    before the list took (or lost) focus must not be reused after."""
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t03-kestrel")
+        judgments = app.screen.query_one(JudgmentList)
+        await wait_for(pilot, lambda: app.focused is judgments)
+        y = judgments.cursor - judgments.scroll_offset.y
+
+        def cursor_backgrounds() -> set[object]:
+            return {s.style.bgcolor for s in judgments.render_line(y) if s.style is not None}
+
+        focused = judgments.get_component_rich_style("judgment-list--cursor").bgcolor
+        assert focused in cursor_backgrounds()
+        app.screen.query_one("#detail").focus()
+        await wait_for(pilot, lambda: not judgments.has_focus)
+        blurred = judgments.get_component_rich_style("judgment-list--cursor").bgcolor
+        assert blurred != focused
+        assert blurred in cursor_backgrounds() and focused not in cursor_backgrounds()
+        judgments.focus()
+        await wait_for(pilot, lambda: judgments.has_focus)
+        assert focused in cursor_backgrounds() and blurred not in cursor_backgrounds()

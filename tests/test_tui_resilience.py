@@ -103,6 +103,32 @@ async def test_a_failing_worker_is_reported_and_the_app_stays_up(
         assert app.is_running
 
 
+async def test_a_change_seen_while_the_report_screen_is_taken_down_is_ignored(
+    sample_db: Path,
+) -> None:
+    """Another process's commit can reach the app while it closes, after the report screen
+    lost its widgets: refreshing it then is skipped, not an exception that ends the app."""
+    from textual.css.query import NoMatches
+
+    from tui.screens.report import ReportScreen
+    from tui.widgets.judgments import JudgmentList
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-kestrel")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen) and screen.view is not None
+        await screen.query_one(JudgmentList).remove()
+        with pytest.raises(NoMatches):
+            screen.query_one(JudgmentList)  # what the refresh used to ask for
+        app.report_shown_at = None
+        screen.refresh_from(frozenset({screen.view.report_id}), False)
+        await pilot.pause()
+        assert app.report_shown_at is None  # nothing reloaded
+        assert app.is_running and not app.failures
+
+
 def release(holder: subprocess.Popen[str]) -> None:
     assert holder.stdin is not None and holder.stdout is not None
     holder.stdin.write("\n")

@@ -17,7 +17,8 @@ from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from reviewer.textsafety import visible
-from store.backend.workstation import Backend, WriteCommand, WriteResult
+from store.backend.commands import Redo, Undo, WriteCommand, WriteResult
+from store.backend.workstation import Backend
 from tui.config import Config
 from tui.hub_sync import HubState, HubSynced, HubSyncer, what_changed
 from tui.keymap import bindings, normalise_keymap, problems
@@ -30,9 +31,9 @@ if TYPE_CHECKING:
     from store.reviewlog.events import Undoable
 
 WATCH_EVERY = 0.5
+"""Seconds between looks at the database for other processes' commits."""
 WAIT_REMINDER = 10.0
 """Seconds between reminders that a decision still waits for another process's lock."""
-"""Seconds between looks at the database for other processes' commits."""
 
 
 class GavelCommands(Provider):
@@ -66,12 +67,12 @@ class GavelCommands(Provider):
         yield (
             "Undo my last decision",
             "persistent undo",
-            partial(app.backend.submit, WriteCommand("undo")),
+            partial(app.backend.submit, Undo()),
         )
         yield (
             "Redo my last undone decision",
             "persistent redo",
-            partial(app.backend.submit, WriteCommand("redo")),
+            partial(app.backend.submit, Redo()),
         )
         yield (
             "Agreement statistics",
@@ -293,36 +294,40 @@ class GavelApp(App[None]):
         from tui.screens.base import GavelScreen
 
         result = message.result
-        if self.hub_syncer is not None and result.error is None and result.waiting is None:
-            self.hub_syncer.poke()  # local first; the hub hears of it next
         if result.waiting is not None:
-            # Said when the wait starts and again every WAIT_REMINDER seconds, so the screen
-            # keeps saying that (and for whom) a decision waits, however long it takes.
-            first = self._waiting is not result.command
-            if first or result.waiting - self._waiting_told >= WAIT_REMINDER:
-                self._waiting = result.command
-                self._waiting_told = result.waiting
-                self._waiting_for = result.note or "held by another process"
-                still = "" if first else f" (still waiting, {result.waiting:.0f} s)"
-                self.notify(
-                    f"the database is {self._waiting_for}: your "
-                    f"{result.command.kind} is queued and will be stored when it "
-                    f"finishes (nothing is lost){still}",
-                    title="Database busy",
-                    severity="warning",
-                    timeout=WAIT_REMINDER,
-                )
+            self._tell_waiting(result, result.waiting)
             return
+        if self.hub_syncer is not None and result.error is None:
+            self.hub_syncer.poke()  # local first; the hub hears of it next
         if self._waiting is result.command:
             self._waiting = None
             if result.error is None:
-                self.notify(f"{result.command.kind} stored", timeout=3)
+                self.notify(f"{result.command.label} stored", timeout=3)
 
         for screen in reversed(self.screen_stack):
             if isinstance(screen, GavelScreen) and screen.show_result(message.result):
                 return
         if message.result.error:
             self.notify(message.result.error, severity="error")
+
+    def _tell_waiting(self, result: WriteResult, waiting: float) -> None:
+        """Said when the wait starts and again every WAIT_REMINDER seconds, so the screen
+        keeps saying that (and for whom) a decision waits, however long it takes."""
+        first = self._waiting is not result.command
+        if not first and waiting - self._waiting_told < WAIT_REMINDER:
+            return
+        self._waiting = result.command
+        self._waiting_told = waiting
+        self._waiting_for = result.note or "held by another process"
+        still = "" if first else f" (still waiting, {waiting:.0f} s)"
+        self.notify(
+            f"the database is {self._waiting_for}: your "
+            f"{result.command.label} is queued and will be stored when it "
+            f"finishes (nothing is lost){still}",
+            title="Database busy",
+            severity="warning",
+            timeout=WAIT_REMINDER,
+        )
 
     def action_help(self) -> None:
         from tui.screens.base import GavelScreen
@@ -368,7 +373,7 @@ class GavelApp(App[None]):
 
         def done(yes: bool | None) -> None:
             if yes:
-                self.backend.submit(WriteCommand("undo", report_id=found.report_id))
+                self.backend.submit(Undo(found.report_id))
 
         self.push_screen(
             ConfirmDialog(f"Undo {what}?", f"on {found.subject} in report {found.report}", "undo"),
@@ -421,7 +426,7 @@ class GavelApp(App[None]):
         self.push_screen(
             ConfirmDialog(
                 "Quit and lose a queued decision?",
-                f"your {self._waiting.kind} waits for the database ({self._waiting_for}); it is "
+                f"your {self._waiting.label} waits for the database ({self._waiting_for}); it is "
                 "stored as soon as the lock frees if you stay",
                 "quit anyway",
             ),

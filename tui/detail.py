@@ -12,15 +12,19 @@ page around the judge's evidence, saying which page that evidence is on.
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 from reviewer.actions import REASON_CODES
 from reviewer.citations import locate
-from reviewer.grading import Claim, ContextItem, Criterion, grading_of
+from reviewer.grading import Claim, ContextItem, Criterion, Grading, grading_of
 from reviewer.registry import get_framework, get_kind, get_scale
 from store.views.screens import JudgmentView, OtherVerdict, ReportView, SourceView, subject_label
 from tui.numfmt import short_value
 from tui.render.safe import SafeText as Text
 from tui.widgets.report_text import visible
+
+if TYPE_CHECKING:
+    from reviewer.scales import Scale
 
 PASSAGE = 420
 
@@ -42,26 +46,38 @@ def detail_text(
     runs: list[OtherVerdict] | None = None,
 ) -> Text:
     text = Text(end="")
-    kind = get_kind(judgment.kind)
     scale = get_scale(judgment.scale) if judgment.scale else None
     hidden = blind and not judgment.decided
+    _verdict_lines(text, view, judgment, scale, hidden)
+    if judgment.suspicions and not hidden:
+        _suspicions(text, judgment)
+    _subtask(text, view, judgment)
+    _rubric(text, view, judgment)
+    _claim(text, view, judgment)
+    for title, body in grading_context(view, judgment):
+        _section(text, title)
+        _plain(text, body + "\n")
+    if runs and not hidden:
+        _other_runs(text, judgment, runs)
+    _judge_reasoning(text, judgment)
+    _sources(text, view, judgment)
+    if history:
+        _decisions(text, history)
+    return text
+
+
+def _verdict_lines(
+    text: Text, view: ReportView, judgment: JudgmentView, scale: Scale | None, hidden: bool
+) -> None:
+    """What is judged, the judge's and the effective verdict (unless blind mode hides them),
+    the judge's error, and the keys that decide on this scale."""
+    kind = get_kind(judgment.kind)
     text.append(f"{kind.label if kind else judgment.kind}", "bold")
     text.append(f"  ·  {subject_label(view, judgment)}  ·  run {judgment.run}\n", "dim")
     if hidden:
         text.append("Judge: hidden until you decide (blind mode)\n", "italic")
     else:
-        text.append("Judge: ")
-        judge = short_value(judgment.judge) if judgment.judge is not None else "no value"
-        text.append(judge, "bold")
-        if scale is not None and judgment.judge is not None and not scale.continuous:
-            text.append(f" ({scale.label_of(judgment.judge)})", "dim")
-        text.append("    Effective: ")
-        text.append(short_value(judgment.effective), "bold magenta" if judgment.differs else "bold")
-        status = judgment.status or "undecided"
-        text.append(f"    [{status}", "dim")
-        if judgment.reviewers > 1:
-            text.append(f", {judgment.reviewers} reviewers", "dim")
-        text.append("]\n", "dim")
+        _judge_and_effective(text, judgment, scale)
     if judgment.error:
         text.append("Judge error: ", "bold red")
         _plain(text, judgment.error + "\n", "red")
@@ -72,70 +88,100 @@ def detail_text(
             else f"continuous {scale.low:g}–{scale.high:g}: press r to enter a value"
         )
         text.append(f"Keys: {keys}\n", "dim")
-    if judgment.suspicions and not hidden:
-        _section(text, "◆ Why look twice")
-        for flag in judgment.suspicions:
-            text.append(f"{flag.rule}: ", "bold yellow")
-            _plain(text, flag.reason + "\n")
 
+
+def _judge_and_effective(text: Text, judgment: JudgmentView, scale: Scale | None) -> None:
+    text.append("Judge: ")
+    judge = short_value(judgment.judge) if judgment.judge is not None else "no value"
+    text.append(judge, "bold")
+    if scale is not None and judgment.judge is not None and not scale.continuous:
+        text.append(f" ({scale.label_of(judgment.judge)})", "dim")
+    text.append("    Effective: ")
+    text.append(short_value(judgment.effective), "bold magenta" if judgment.differs else "bold")
+    status = judgment.status or "undecided"
+    text.append(f"    [{status}", "dim")
+    if judgment.reviewers > 1:
+        text.append(f", {judgment.reviewers} reviewers", "dim")
+    text.append("]\n", "dim")
+
+
+def _suspicions(text: Text, judgment: JudgmentView) -> None:
+    _section(text, "◆ Why look twice")
+    for flag in judgment.suspicions:
+        text.append(f"{flag.rule}: ", "bold yellow")
+        _plain(text, flag.reason + "\n")
+
+
+def _subtask(text: Text, view: ReportView, judgment: JudgmentView) -> None:
     subtask = next((s for s in view.subtasks if s.id == judgment.subtask_id), None)
-    if subtask is not None:
-        _section(text, "Subtask")
-        importance = f"P2({subtask.group})" if subtask.importance == "P2a" else subtask.importance
-        text.append(f"{subtask.ext} · {importance}", "bold")
-        if subtask.constraint_types:
-            text.append(f" · {', '.join(subtask.constraint_types)}", "dim")
-        text.append("\n")
-        _plain(text, subtask.text + "\n")
+    if subtask is None:
+        return
+    _section(text, "Subtask")
+    importance = f"P2({subtask.group})" if subtask.importance == "P2a" else subtask.importance
+    text.append(f"{subtask.ext} · {importance}", "bold")
+    if subtask.constraint_types:
+        text.append(f" · {', '.join(subtask.constraint_types)}", "dim")
+    text.append("\n")
+    _plain(text, subtask.text + "\n")
 
+
+def _rubric(text: Text, view: ReportView, judgment: JudgmentView) -> None:
     criterion = view.criteria.get(judgment.criterion_id) if judgment.criterion_id else None
-    if criterion is not None:
-        _section(
-            text,
-            f"Rubric ({criterion.framework} · {criterion.dimension}"
-            + (f" · weight {criterion.weight:g}" if criterion.weight is not None else "")
-            + ")",
-        )
-        _plain(text, criterion.text + "\n", "bold")
-        if criterion.explanation:
-            _plain(text, criterion.explanation + "\n", "dim")
+    if criterion is None:
+        return
+    _section(
+        text,
+        f"Rubric ({criterion.framework} · {criterion.dimension}"
+        + (f" · weight {criterion.weight:g}" if criterion.weight is not None else "")
+        + ")",
+    )
+    _plain(text, criterion.text + "\n", "bold")
+    if criterion.explanation:
+        _plain(text, criterion.explanation + "\n", "dim")
 
+
+def _claim(text: Text, view: ReportView, judgment: JudgmentView) -> None:
     claim = view.claims.get(judgment.claim_id) if judgment.claim_id else None
-    if claim is not None:
-        _section(text, "Claim")
-        text.append("fact:    ", "dim")
-        _plain(text, claim.fact + "\n")
-        if claim.extract and claim.extract != claim.fact:
-            text.append("extract: ", "dim")
-            _plain(text, claim.extract + "\n")
-        if claim.span is None:
-            text.append("not located in the report text\n", "yellow")
-        if claim.citations:
-            text.append("cites:   ", "dim")
-            text.append(" ".join(f"[{i}]" for i in claim.citations) + "\n")
+    if claim is None:
+        return
+    _section(text, "Claim")
+    text.append("fact:    ", "dim")
+    _plain(text, claim.fact + "\n")
+    if claim.extract and claim.extract != claim.fact:
+        text.append("extract: ", "dim")
+        _plain(text, claim.extract + "\n")
+    if claim.span is None:
+        text.append("not located in the report text\n", "yellow")
+    if claim.citations:
+        text.append("cites:   ", "dim")
+        text.append(" ".join(f"[{i}]" for i in claim.citations) + "\n")
 
-    for title, body in grading_context(view, judgment):
-        _section(text, title)
-        _plain(text, body + "\n")
 
-    if runs and not hidden:
-        _section(text, "Every judge run on this subject")
-        for other in runs:
-            marker = "▶ " if other.run == judgment.run else "  "
-            text.append(f"{marker}{other.run}", "bold" if other.run == judgment.run else "")
-            text.append(f" ({other.model or 'model?'})", "dim")
-            shown = short_value(other.value) if other.value is not None else "error"
-            text.append(f": {shown}", "bold")
-            if other.current and other.run != judgment.run:
-                text.append("  [current]", "dim")
-            if not other.active:
-                text.append("  [candidate: does not count until activated]", "dim")
-            elif other.value is None and not other.current:
-                text.append("  [errored: another active run's valid verdict counts]", "yellow")
-            text.append("\n")
-            if other.explanation and other.run != judgment.run:
-                _plain(text, f"    {other.explanation[:300]}\n", "dim")
+def _other_runs(text: Text, judgment: JudgmentView, runs: list[OtherVerdict]) -> None:
+    _section(text, "Every judge run on this subject")
+    for other in runs:
+        this = other.run == judgment.run
+        text.append(f"{'▶ ' if this else '  '}{other.run}", "bold" if this else "")
+        text.append(f" ({other.model or 'model?'})", "dim")
+        shown = short_value(other.value) if other.value is not None else "error"
+        text.append(f": {shown}", "bold")
+        _run_state(text, other, this)
+        text.append("\n")
+        if other.explanation and not this:
+            _plain(text, f"    {other.explanation[:300]}\n", "dim")
 
+
+def _run_state(text: Text, other: OtherVerdict, this: bool) -> None:
+    """Whether a run's verdict counts: current, a candidate, or an error another run covers."""
+    if other.current and not this:
+        text.append("  [current]", "dim")
+    if not other.active:
+        text.append("  [candidate: does not count until activated]", "dim")
+    elif other.value is None and not other.current:
+        text.append("  [errored: another active run's valid verdict counts]", "yellow")
+
+
+def _judge_reasoning(text: Text, judgment: JudgmentView) -> None:
     if judgment.explanation:
         _section(text, "Judge's explanation")
         _plain(text, judgment.explanation + "\n")
@@ -143,6 +189,8 @@ def detail_text(
         _section(text, "Judge's evidence")
         _plain(text, judgment.evidence + "\n", "italic")
 
+
+def _sources(text: Text, view: ReportView, judgment: JudgmentView) -> None:
     urls = source_urls(view, judgment)
     home = evidence_home(view, judgment, urls)
     for url in urls:
@@ -150,34 +198,43 @@ def detail_text(
     if judgment.evidence and urls and home is None and _fetched(view, urls):
         text.append("\nthe judge's evidence is in none of these stored pages\n", "bold yellow")
 
-    if history:
-        _section(text, "Decisions")
-        for reviewer, action, value, rationale, reason in history:
-            text.append(f"{reviewer}: {action}", "bold")
-            if value is not None:
-                text.append(f" = {short_value(value)}")
-            if reason:
-                text.append(f" · {REASON_CODES.get(reason, reason)}", "dim")
-            text.append("\n")
-            if rationale:
-                _plain(text, f"  “{rationale}”\n", "italic")
-    return text
+
+def _decisions(text: Text, history: list[tuple[str, str, str | None, str, str | None]]) -> None:
+    _section(text, "Decisions")
+    for reviewer, action, value, rationale, reason in history:
+        text.append(f"{reviewer}: {action}", "bold")
+        if value is not None:
+            text.append(f" = {short_value(value)}")
+        if reason:
+            text.append(f" · {REASON_CODES.get(reason, reason)}", "dim")
+        text.append("\n")
+        if rationale:
+            _plain(text, f"  “{rationale}”\n", "italic")
 
 
 def grading_context(view: ReportView, judgment: JudgmentView) -> list[tuple[str, str]]:
     """The framework's grading context for a verdict (see :class:`reviewer.grading.Grading`)."""
-    kind = get_kind(judgment.kind)
-    if kind is None:
-        return []
-    try:
-        grading = grading_of(get_framework(kind.framework))
-    except KeyError:
-        return []
+    grading = _grading(judgment)
     if grading is None or grading.context is None:
         return []
+    return grading.context(_context_item(view, judgment))
+
+
+def _grading(judgment: JudgmentView) -> Grading | None:
+    """The grading rules of the verdict's framework, if it has any."""
+    kind = get_kind(judgment.kind)
+    if kind is None:
+        return None
+    try:
+        return grading_of(get_framework(kind.framework))
+    except KeyError:
+        return None
+
+
+def _context_item(view: ReportView, judgment: JudgmentView) -> ContextItem:
     criterion = view.criteria.get(judgment.criterion_id) if judgment.criterion_id else None
     claim = view.claims.get(judgment.claim_id) if judgment.claim_id else None
-    item = ContextItem(
+    return ContextItem(
         judgment.kind,
         judgment.judge,
         judgment.key,
@@ -189,7 +246,6 @@ def grading_context(view: ReportView, judgment: JudgmentView) -> list[tuple[str,
         [_criterion(c) for c in view.criteria.values()],
         judgment.evidence or None,
     )
-    return grading.context(item)
 
 
 def _criterion(criterion: object) -> Criterion:
@@ -265,7 +321,13 @@ def _source_block(
     _integrity(text, view, judgment, source, home)
     if source.error or not source.text:
         return
-    passage, lo = _passage(source, judgment.evidence if home == url else "")
+    _cited_passage(text, source, judgment.evidence if home == url else "")
+
+
+def _cited_passage(text: Text, source: SourceView, evidence: str) -> None:
+    """The page around the judge's evidence (marked), or its start when the evidence is on
+    another page; an ellipsis where the window cuts the page."""
+    passage, lo = _passage(source, evidence)
     body = Text(visible(passage), end="")
     if lo is not None:
         body.stylize("black on yellow", lo[0], lo[1])
@@ -285,6 +347,13 @@ def _integrity(
             " — the judge cannot have seen this page; unknown is the defined verdict\n", "dim"
         )
         return
+    _page_version(text, judgment, source)
+    if judgment.evidence:
+        _evidence_page(text, view, judgment, source, home)
+
+
+def _page_version(text: Text, judgment: JudgmentView, source: SourceView) -> None:
+    """Whether the stored page is intact and is the version the judge saw."""
     actual = hashlib.sha256(source.text.encode("utf-8")).hexdigest()
     if actual != source.sha256:
         text.append(
@@ -306,8 +375,12 @@ def _integrity(
             "the judgment does not record which version it saw)\n",
             "dim",
         )
-    if not judgment.evidence:
-        return
+
+
+def _evidence_page(
+    text: Text, view: ReportView, judgment: JudgmentView, source: SourceView, home: str | None
+) -> None:
+    """Which page the judge's evidence is from: this one, or which other."""
     if home == source.url:
         text.append("the judge's evidence is from this page (marked below)\n", "green")
     elif home is not None:

@@ -47,25 +47,30 @@ class QueueFilter:
         return QueueFilter(suite=self.suite, sort=self.sort, descending=self.descending)
 
     def keep(self, row: QueueRow) -> bool:
-        if self.suite is not None and row.suite != self.suite:
-            return False
-        if self.system is not None and row.system != self.system:
-            return False
-        if self.domain is not None and row.domain != self.domain:
-            return False
-        if self.status != "all" and row.status != self.status:
-            return False
-        if self.undecided and row.decided >= row.total:
-            return False
-        if self.differs and not row.differs:
-            return False
-        if self.conflicts and not row.conflicts:
-            return False
-        if self.flagged and not row.flags:
-            return False
-        if self.suspicious and not row.suspects:
-            return False
-        return self.matches is None or row.report_id in self.matches
+        return (
+            self._in_scope(row)
+            and not self._toggled_out(row)
+            and (self.matches is None or row.report_id in self.matches)
+        )
+
+    def _in_scope(self, row: QueueRow) -> bool:
+        """The row is of the chosen run, system, domain and review status."""
+        return (
+            (self.suite is None or row.suite == self.suite)
+            and (self.system is None or row.system == self.system)
+            and (self.domain is None or row.domain == self.domain)
+            and (self.status == "all" or row.status == self.status)
+        )
+
+    def _toggled_out(self, row: QueueRow) -> bool:
+        """A toggle that is on hides the row: it lacks what the toggle asks for."""
+        return bool(
+            (self.undecided and row.decided >= row.total)
+            or (self.differs and not row.differs)
+            or (self.conflicts and not row.conflicts)
+            or (self.flagged and not row.flags)
+            or (self.suspicious and not row.suspects)
+        )
 
     def describe(self, labels: Mapping[str, str] | None = None) -> str:
         """One line for the status bar; ``labels`` names sort columns as the table heads them."""

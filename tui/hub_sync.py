@@ -168,8 +168,8 @@ class HubSyncer:
 
 def pg_hub_factory(url: str) -> Callable[[], Hub]:
     """The configured hub, with short timeouts: quitting waits for a sync under way, so a
-    network that vanished mid-call must fail it within seconds (a push or pull batch takes a
-    fraction of a second on a working one)."""
+    network that vanished mid-call must fail it soon rather than hold the quit up (a working
+    network answers well within them)."""
 
     def make() -> Hub:
         from store.hub.server import PgHub

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from reviewer.impact import Impact
-from store.backend.workstation import WriteResult
+from store.backend.commands import WriteResult
 from store.sqlite.changes import Change
 from store.views.screens import History, Progress, QueueRow, Rank, ReportView, ScoreLine
 

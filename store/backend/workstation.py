@@ -14,23 +14,39 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, TypeVar, assert_never
 
 from reviewer.errors import InputError
+from store.backend.commands import (
+    AcceptProposal,
+    Activate,
+    Adjudicate,
+    Call,
+    Confirm,
+    Decide,
+    DrawPlan,
+    Flag,
+    LogCommand,
+    PreviewActivation,
+    ProposalCommand,
+    Propose,
+    Rate,
+    Redo,
+    RejectProposal,
+    Retire,
+    RunCommand,
+    Undo,
+    WriteCommand,
+    WriteResult,
+)
 from store.db.connection import connect
 from store.sqlite.tx import transaction
 from store.sqlite.writelock import describe_holder, is_busy
 from store.views.screens import (
-    History,
-    JudgmentView,
-    Rank,
-    ScoreLine,
     judgment_history,
     judgment_views,
     report_primary,
@@ -41,71 +57,7 @@ from store.views.screens import (
 if TYPE_CHECKING:
     from store.reviewlog.events import Recorded, ReviewLog
 
-WriteKind = Literal[
-    "decide",
-    "confirm",
-    "flag",
-    "rate",
-    "undo",
-    "redo",
-    "propose",
-    "accept",
-    "reject",
-    "preview_activation",
-    "activate",
-    "deactivate",
-    "call",
-    "new_plan",
-]
-
-
 T = TypeVar("T")
-
-RUN_COMMANDS = frozenset({"preview_activation", "activate", "deactivate"})
-
-
-@dataclass(frozen=True, slots=True)
-class WriteCommand:
-    kind: WriteKind
-    judgment_id: int | None = None
-    report_id: int | None = None
-    value: object = None
-    rationale: str = ""
-    reason: str | None = None
-    flag_on: bool = True
-    adjudicate: bool = False
-    force: bool = False
-    """Accept a flagged duplicate proposal; activate a run whose preview asks to confirm."""
-    guard: bool = False
-    """A confirmation that must not replace this reviewer's own decision (the enter key)."""
-    issued_at: float = field(default_factory=time.perf_counter)
-
-
-@dataclass(frozen=True, slots=True)
-class WriteResult:
-    """What the writer committed, with everything the screen needs to redraw."""
-
-    command: WriteCommand
-    recorded: Recorded | None
-    error: str | None
-    judgments: dict[int, JudgmentView]
-    history: dict[int, History]
-    scores: list[ScoreLine]
-    rank: Rank | None
-    stored_at: float
-    note: str | None = None
-    """For proposals: what was recorded, and the nearest existing item if it looks alike."""
-    waiting: float | None = None
-    """Set on an interim result: the command is still queued behind another process's write
-    lock, this many seconds so far (``note`` then says who holds it)."""
-    data: object = None
-    """What a command that reads rather than decides returns (an activation preview)."""
-
-
-def _failed(
-    command: WriteCommand, error: str | None, *, waiting: float | None = None
-) -> WriteResult:
-    return WriteResult(command, None, error, {}, {}, [], None, time.perf_counter(), waiting=waiting)
 
 
 class Backend:
@@ -160,6 +112,10 @@ class Backend:
     # -- writing ---------------------------------------------------------------------------
 
     def submit(self, command: WriteCommand) -> None:
+        """Queue ``command`` for the writer; anything that is not a write command is refused
+        here, in the caller's thread, rather than reaching the writer."""
+        if not isinstance(command, WriteCommand):
+            raise TypeError(f"not a write command: {command!r}")
         self._commands.put(command)
 
     def stop(self) -> None:
@@ -173,7 +129,11 @@ class Backend:
         this in as its ``write`` — so that every write still goes through the one writer.
         """
         future: Future[T] = Future()
-        self.submit(WriteCommand("call", value=(action, future)))
+
+        def run(conn: sqlite3.Connection) -> None:
+            future.set_result(action(conn))
+
+        self.submit(Call(run, future.set_exception))
         while True:
             try:
                 return future.result(timeout=0.2)
@@ -189,6 +149,10 @@ class Backend:
         with self._dirty_lock:
             dirty, self.dirty_reports = self.dirty_reports, set()
         return dirty
+
+    def _mark_dirty(self, report_ids: Iterable[int]) -> None:
+        with self._dirty_lock:
+            self.dirty_reports.update(report_ids)
 
     def writer_loop(self, deliver: Callable[[WriteResult], object]) -> None:
         """Run in a thread worker: apply commands in order until ``stop``."""
@@ -223,13 +187,33 @@ class Backend:
         waited = 0.0
         while True:
             try:
-                if command.kind in RUN_COMMANDS:  # they manage their own transactions
-                    return self._apply(conn, log, command)
+                return self._apply(conn, log, command)
+            except sqlite3.OperationalError as exc:
+                # Nothing was stored, so the cache may hold scores that never were: it would
+                # write them to the stored score columns on the next decision.
+                self._score_cache.clear()
+                if not is_busy(exc) or self._stopping.is_set():
+                    return WriteResult(command, error=f"not stored: {exc}")
+                waited += self.busy_wait
+                deliver(WriteResult(command, waiting=waited, note=describe_holder(self.path)))
+            except sqlite3.Error as exc:
+                self._score_cache.clear()
+                return WriteResult(command, error=f"not stored: {exc}")
+
+    def _apply(
+        self, conn: sqlite3.Connection, log: ReviewLog, command: WriteCommand
+    ) -> WriteResult:
+        """Judge-run commands manage their own transactions; every other command runs in one
+        that also notes the events it wrote as this workstation's own."""
+        match command:
+            case PreviewActivation() | Activate() | Retire():
+                return self._runs(conn, command)
+            case _:
                 with transaction(conn):
                     before = conn.execute(
                         "SELECT coalesce(max(seq), 0) FROM review_event"
                     ).fetchone()[0]
-                    result = self._apply(conn, log, command)
+                    result = self._apply_in_transaction(conn, log, command)
                     mine = [
                         u
                         for (u,) in conn.execute(
@@ -239,189 +223,214 @@ class Backend:
                     with self._dirty_lock:  # before the commit: the watcher never
                         self.own_events.update(mine)  # sees them as another's
                 return result
-            except sqlite3.OperationalError as exc:
-                # Nothing was stored, so the cache may hold scores that never were: it would
-                # write them to the stored score columns on the next decision.
-                self._score_cache.clear()
-                if not is_busy(exc) or self._stopping.is_set():
-                    return _failed(command, f"not stored: {exc}")
-                waited += self.busy_wait
-                deliver(
-                    replace(_failed(command, None, waiting=waited), note=describe_holder(self.path))
-                )
-            except sqlite3.Error as exc:
-                self._score_cache.clear()
-                return _failed(command, f"not stored: {exc}")
 
-    def _apply(
+    def _apply_in_transaction(
         self,
         conn: sqlite3.Connection,
         log: ReviewLog,
-        command: WriteCommand,
+        command: LogCommand | ProposalCommand | DrawPlan | Call,
     ) -> WriteResult:
+        match command:
+            case Decide() | Adjudicate() | Confirm() | Flag() | Rate() | Undo() | Redo():
+                return self._decision(conn, log, command)
+            case Propose() | AcceptProposal() | RejectProposal():
+                return self._proposal(conn, log, command)
+            case DrawPlan():
+                return self._draw_plan(conn, command)
+            case Call():
+                return self._call(conn, command)
+            case _:
+                assert_never(command)
+
+    def _decision(
+        self, conn: sqlite3.Connection, log: ReviewLog, command: LogCommand
+    ) -> WriteResult:
+        """Record one decision and update the scores it moves, then read back what the screen
+        redraws: the judgment, its history, the report's scores and the system's rank."""
         from store.reviewlog.events import ReviewError
 
-        if command.kind in RUN_COMMANDS:
-            return self._runs(conn, command)
-        if command.kind == "call":
-            return self._call(conn, command)
-        if command.kind == "new_plan":
-            from store.plans.design import new_plan_result
-
-            return replace(
-                _failed(command, None), **new_plan_result(conn, self.reviewer, command.value)
-            )
-        if command.kind in ("propose", "accept", "reject"):
-            # Accepting or rejecting rescores a task on this connection, past the cache.
-            self._score_cache.clear()
-            try:
-                with transaction(conn):
-                    note, task_reports = _proposal(conn, log.reviewer, command)
-            except ReviewError as exc:
-                return _failed(command, str(exc))
-            with self._dirty_lock:
-                self.dirty_reports.update(task_reports)
-            scores = report_scores(conn, command.report_id) if command.report_id else []
-            return WriteResult(command, None, None, {}, {}, scores, None, time.perf_counter(), note)
         try:
             # The event and the scores it changes commit together: a crash between them
             # cannot leave stale scores, and a busy database leaves neither written.
             with transaction(conn):
-                recorded = _write(log, command)
+                recorded = _record(log, command)
                 if recorded is not None and recorded.report_id is not None:
                     self._update_scores(conn, [recorded.report_id], cache=self._score_cache)
         except ReviewError as exc:
-            return _failed(command, str(exc))
+            return WriteResult(command, error=str(exc))
         except sqlite3.Error:
             self._score_cache.clear()  # it may hold a rolled-back system's scores
             raise
         if recorded is None or recorded.report_id is None:
-            return WriteResult(command, recorded, None, {}, {}, [], None, time.perf_counter())
-        report_id = recorded.report_id
-        with self._dirty_lock:
-            self.dirty_reports.add(report_id)
-        ids = [recorded.judgment_id] if recorded.judgment_id is not None else []
-        scores = report_scores(conn, report_id)
-        rank = None
-        system = conn.execute("SELECT system_id FROM report WHERE id = ?", (report_id,)).fetchone()
-        target = report_primary(conn, report_id)
-        if system is not None and target is not None:
-            rank = system_rank(conn, int(system[0]), *target)
-        return WriteResult(
-            command,
-            recorded,
-            None,
-            judgment_views(conn, ids),
-            judgment_history(conn, ids),
-            scores,
-            rank,
-            time.perf_counter(),
-        )
+            return WriteResult(command, recorded)
+        self._mark_dirty([recorded.report_id])
+        return _redraw(conn, command, recorded, recorded.report_id)
 
-    def _call(self, conn: sqlite3.Connection, command: WriteCommand) -> WriteResult:
-        action: Callable[[sqlite3.Connection], object]
-        future: Future[object]
-        action, future = command.value  # type: ignore[misc]
+    def _proposal(
+        self, conn: sqlite3.Connection, log: ReviewLog, command: ProposalCommand
+    ) -> WriteResult:
+        from store.reviewlog.events import ReviewError
+
+        # Accepting or rejecting rescores a task on this connection, past the cache.
+        self._score_cache.clear()
+        task_reports: list[int] = []
+        try:
+            with transaction(conn):
+                if isinstance(command, Propose):
+                    note = _propose(conn, log.reviewer, command)
+                else:
+                    note, task_reports = _decide_proposal(conn, log.reviewer, command)
+        except ReviewError as exc:
+            return WriteResult(command, error=str(exc))
+        self._mark_dirty(task_reports)
+        scores = report_scores(conn, command.report_id) if isinstance(command, Propose) else []
+        return WriteResult(command, scores=scores, note=note)
+
+    def _draw_plan(self, conn: sqlite3.Connection, command: DrawPlan) -> WriteResult:
+        from store.plans.design import create_plan
+
+        try:
+            made = create_plan(conn, command.spec, self.reviewer)
+        except InputError as exc:
+            return WriteResult(command, error=f"no plan drawn: {exc.message}")
+        note = made.summary() + (f" ({made.note})" if made.note else "")
+        return WriteResult(command, data=made, note=note)
+
+    def _call(self, conn: sqlite3.Connection, command: Call) -> WriteResult:
         self._score_cache.clear()  # the action may rescore past the cache
         try:
-            result = action(conn)
+            command.run(conn)
         except sqlite3.OperationalError as exc:
             if is_busy(exc) and not self._stopping.is_set():
                 raise  # the retry loop runs it again once the lock frees
-            future.set_exception(exc)
+            command.fail(exc)
         except Exception as exc:
-            future.set_exception(exc)
-        else:
-            future.set_result(result)
-        return _failed(command, None)
+            command.fail(exc)
+        return WriteResult(command)
 
-    def _runs(self, conn: sqlite3.Connection, command: WriteCommand) -> WriteResult:
+    def _runs(self, conn: sqlite3.Connection, command: RunCommand) -> WriteResult:
         """Judge-run activation goes through the single writer too: even the preview takes
         the write lock (it applies the activation and rolls it back)."""
         from store.runs.activation import NeedsConfirmation, activate, preview
         from store.runs.records import set_active
 
-        run = str(command.value)
         self._score_cache.clear()
         try:
-            if command.kind == "preview_activation":
-                return replace(_failed(command, None), data=preview(conn, run))
-            if command.kind == "activate":
-                touched = activate(conn, run, confirmed=command.force)
-            else:
-                touched = set_active(conn, run, False)
+            match command:
+                case PreviewActivation():
+                    return WriteResult(command, data=preview(conn, command.run))
+                case Activate():
+                    touched = activate(conn, command.run, confirmed=command.confirmed)
+                    verb = "activated"
+                case Retire():
+                    touched = set_active(conn, command.run, False)
+                    verb = "retired"
+                case _:
+                    assert_never(command)
         except NeedsConfirmation as exc:
-            return replace(_failed(command, None), data=exc.preview)
+            return WriteResult(command, data=exc.preview)
         except InputError as exc:
-            return _failed(command, str(exc))
-        with self._dirty_lock:
-            self.dirty_reports.update(touched)
-        verb = "activated" if command.kind == "activate" else "retired"
-        return replace(
-            _failed(command, None), note=f"run {run} {verb}: {len(touched)} reports rescored"
+            return WriteResult(command, error=str(exc))
+        self._mark_dirty(touched)
+        return WriteResult(
+            command, note=f"run {command.run} {verb}: {len(touched)} reports rescored"
         )
 
 
-def _proposal(
-    conn: sqlite3.Connection, reviewer: str, command: WriteCommand
-) -> tuple[str, list[int]]:
-    """Propose, accept or reject a ground-truth expansion; returns a note and the reports whose
-    scores an accept or reject changed (every report of the task)."""
+def _record(log: ReviewLog, command: LogCommand) -> Recorded | None:
+    """Write the review-log event of a decision; None where undo or redo found nothing."""
+    match command:
+        case Decide():
+            return log.decide(command.judgment_id, command.value, command.rationale, command.reason)
+        case Adjudicate():
+            return log.decide(
+                command.judgment_id,
+                command.value,
+                command.rationale,
+                command.reason,
+                adjudicate=True,
+            )
+        case Confirm():
+            return log.confirm(
+                command.judgment_id, command.rationale, only_if_undecided=command.only_if_undecided
+            )
+        case Flag():
+            return log.flag(command.judgment_id, command.on, command.note)
+        case Rate():
+            return log.rate(command.report_id, command.value, command.rationale)
+        case Undo():
+            return log.undo(command.report_id)
+        case Redo():
+            return log.redo(command.report_id)
+        case _:
+            assert_never(command)
+
+
+def _redraw(
+    conn: sqlite3.Connection, command: LogCommand, recorded: Recorded, report_id: int
+) -> WriteResult:
+    """The result of a stored decision: everything its report screen redraws."""
+    ids = [recorded.judgment_id] if recorded.judgment_id is not None else []
+    rank = None
+    system = conn.execute("SELECT system_id FROM report WHERE id = ?", (report_id,)).fetchone()
+    target = report_primary(conn, report_id)
+    if system is not None and target is not None:
+        rank = system_rank(conn, int(system[0]), *target)
+    return WriteResult(
+        command,
+        recorded,
+        judgments=judgment_views(conn, ids),
+        history=judgment_history(conn, ids),
+        scores=report_scores(conn, report_id),
+        rank=rank,
+    )
+
+
+def _propose(conn: sqlite3.Connection, reviewer: str, command: Propose) -> str:
+    """Record a ground-truth expansion drafted from a report; the note names the nearest
+    existing item when it looks alike."""
     from store.reviews import proposals
     from store.reviews.proposal_drafts import draft
 
-    if command.kind == "propose":
-        assert command.report_id is not None and isinstance(command.value, tuple)
-        kind, text = command.value
-        made = draft(conn, command.report_id, command.judgment_id, kind, text)
-        proposed = proposals.propose(
-            conn,
-            reviewer,
-            made.task_id,
-            made.report_id,
-            made.framework,
-            made.kind,
-            made.payload,
-            made.span,
-            command.rationale,
-            made.target,
-        )
-        note = f"proposed {made.kind} {proposed.proposal.uuid[:8]} ({made.framework})"
-        if proposed.nearest is not None and proposed.nearest.is_duplicate:
-            note += (
-                f"; it looks like {proposed.nearest.ref} (similarity "
-                f"{proposed.nearest.score:.2f}): {proposed.nearest.text[:80]!r}"
-            )
-        return note, []
-    assert isinstance(command.value, str)
-    decided = (
-        proposals.accept(conn, reviewer, command.value, command.rationale, force=command.force)
-        if command.kind == "accept"
-        else proposals.reject(conn, reviewer, command.value, command.rationale)
+    made = draft(conn, command.report_id, command.judgment_id, command.kind, command.text)
+    proposed = proposals.propose(
+        conn,
+        reviewer,
+        made.task_id,
+        made.report_id,
+        made.framework,
+        made.kind,
+        made.payload,
+        made.span,
+        command.rationale,
+        made.target,
     )
+    note = f"proposed {made.kind} {proposed.proposal.uuid[:8]} ({made.framework})"
+    if proposed.nearest is not None and proposed.nearest.is_duplicate:
+        note += (
+            f"; it looks like {proposed.nearest.ref} (similarity "
+            f"{proposed.nearest.score:.2f}): {proposed.nearest.text[:80]!r}"
+        )
+    return note
+
+
+def _decide_proposal(
+    conn: sqlite3.Connection, reviewer: str, command: AcceptProposal | RejectProposal
+) -> tuple[str, list[int]]:
+    """Accept or reject a proposal; returns a note and the reports whose scores that changed
+    (every report of the task)."""
+    from store.reviews import proposals
+
+    match command:
+        case AcceptProposal():
+            decided = proposals.accept(
+                conn, reviewer, command.uuid, command.rationale, force=command.force
+            )
+        case RejectProposal():
+            decided = proposals.reject(conn, reviewer, command.uuid, command.rationale)
+        case _:
+            assert_never(command)
     task_reports = [
         r for (r,) in conn.execute("SELECT id FROM report WHERE task_id = ?", (decided.task_id,))
     ]
     return f"{decided.status} proposal {decided.uuid[:8]}; the task is rescored", task_reports
-
-
-def _write(log: ReviewLog, command: WriteCommand) -> Recorded | None:
-    if command.kind == "undo":
-        return log.undo(command.report_id)
-    if command.kind == "redo":
-        return log.redo(command.report_id)
-    if command.kind == "rate":
-        assert command.report_id is not None
-        return log.rate(command.report_id, command.value, command.rationale)
-    assert command.judgment_id is not None
-    if command.kind == "confirm":
-        return log.confirm(command.judgment_id, command.rationale, only_if_undecided=command.guard)
-    if command.kind == "flag":
-        return log.flag(command.judgment_id, command.flag_on, command.rationale)
-    return log.decide(
-        command.judgment_id,
-        command.value,
-        command.rationale,
-        command.reason,
-        adjudicate=command.adjudicate,
-    )

@@ -52,8 +52,8 @@ def _subject(judgment: dict[str, object]) -> str:
 
 def report_tasks(bundle: Path) -> Iterator[ReportTask]:
     """One task a report of a native bundle, in the order of ``reports.jsonl``, with the
-    verdicts of its judge runs. (The verdicts are read first, grouped by report: about 50 MB
-    at 2,550 reports.)"""
+    verdicts of its judge runs. (The verdicts are read first, grouped by report, and held in
+    memory while the reports stream.)"""
     verdicts: dict[str, list[Verdict]] = {}
     with open(bundle / "judgments.jsonl", encoding="utf-8") as lines:
         for line in lines:

@@ -135,27 +135,7 @@ def peer_rows(gavel: GavelSide, peers: Sequence[PeerResult]) -> list[list[str]]:
         ["aggregate reflects the decision", "yes (its system's scores, recomputed)"],
     ]
     for p in peers:
-        if p.install_s is None and p.error is None:
-            install = "cached"
-        else:
-            install = _secs(p.install_s)
-        if p.error is not None and p.version is None:
-            install = p.error
-        aggregate = "—"
-        if p.aggregate is not None:
-            aggregate = ("yes" if p.aggregate[0] else "no") + f" ({p.aggregate[1]})"
-        load = _secs(p.load_s)
-        if p.error is not None and p.version is not None:
-            load = p.error
-        cells = [
-            (install, ""),
-            (load, _ratio(ratio(gavel.load_s, p.load_s))),
-            (_secs(p.warm_load_s), _ratio(ratio(gavel.load_s, p.warm_load_s))),
-            (_mb(p.peak_mb), _ratio(ratio(gavel.import_peak_mb, p.peak_mb))),
-            (_secs(p.decision_median), _ratio(ratio(gavel.decide_s, p.decision_median))),
-            (aggregate, ""),
-        ]
-        for row, (value, r) in zip(rows[1:], cells, strict=True):
+        for row, (value, r) in zip(rows[1:], _peer_cells(gavel, p), strict=True):
             row += [value, r]
     if gavel.keypress_s is not None:
         rows.append(
@@ -163,6 +143,29 @@ def peer_rows(gavel: GavelSide, peers: Sequence[PeerResult]) -> list[list[str]]:
             + ["—", ""] * len(peers)
         )
     return rows
+
+
+def _peer_cells(gavel: GavelSide, p: PeerResult) -> list[tuple[str, str]]:
+    """One peer's column pair, figure by figure: its value and Gavel's ratio to it. A peer
+    that failed to install says why in the install row; one that failed later, in the load
+    row."""
+    install = "cached" if p.install_s is None and p.error is None else _secs(p.install_s)
+    if p.error is not None and p.version is None:
+        install = p.error
+    aggregate = "—"
+    if p.aggregate is not None:
+        aggregate = ("yes" if p.aggregate[0] else "no") + f" ({p.aggregate[1]})"
+    load = _secs(p.load_s)
+    if p.error is not None and p.version is not None:
+        load = p.error
+    return [
+        (install, ""),
+        (load, _ratio(ratio(gavel.load_s, p.load_s))),
+        (_secs(p.warm_load_s), _ratio(ratio(gavel.load_s, p.warm_load_s))),
+        (_mb(p.peak_mb), _ratio(ratio(gavel.import_peak_mb, p.peak_mb))),
+        (_secs(p.decision_median), _ratio(ratio(gavel.decide_s, p.decision_median))),
+        (aggregate, ""),
+    ]
 
 
 def print_peers(console: Console, gavel: GavelSide, peers: Sequence[PeerResult]) -> None:

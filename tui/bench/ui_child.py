@@ -14,10 +14,15 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tui.app import GavelApp
 
 
 class BareApp(App[None]):
@@ -104,7 +109,6 @@ async def bare(db: Path) -> dict[str, float]:
 async def gavel(db: Path) -> dict[str, Any]:
     from tui.app import GavelApp
     from tui.config import Config
-    from tui.screens.report import ReportScreen
 
     _record_frames()
     app = GavelApp(db, Config(reviewer="bench"))
@@ -114,53 +118,21 @@ async def gavel(db: Path) -> dict[str, Any]:
         await pilot.pause()
         assert app.ready_at is not None
         out["ready_wall"] = _painted_wall(app.ready_at)
-
-        async def open_and_time(keys: tuple[str, ...]) -> float:
-            before = time.perf_counter()
-            app.report_shown_at = None
-            await pilot.press(*keys)
-            await _wait(lambda: app.report_shown_at is not None, pilot)
-            await pilot.pause()
-            assert app.report_shown_at is not None
-            return _first_frame_after(app.report_shown_at) - before
-
-        await open_and_time(("down", "enter"))  # the second row; the first is 40k words
+        # The second row; the first is the 40,000-word report.
+        await _open_and_time(app, pilot, ("down", "enter"))
         longs = []
         for _ in range(3):
-            longs.append(await open_and_time(("p",)))  # switch to the 40,000-word report
-            await open_and_time(("n",))
+            longs.append(await _open_and_time(app, pilot, ("p",)))  # the 40,000-word report
+            await _open_and_time(app, pilot, ("n",))
         out["long_report"] = statistics.median(longs)
         out["long_report_all"] = longs
-        switches = [await open_and_time(("n",)) for _ in range(10)]
+        switches = [await _open_and_time(app, pilot, ("n",)) for _ in range(10)]
         out["switch"] = statistics.median(switches)
         out["switch_all"] = switches
-        screen = app.screen
-        assert isinstance(screen, ReportScreen)
         keypress: list[float] = []
         for i in range(12):
-            judgment = screen.selected()
-            for _ in range(2_000):
-                if judgment is not None and judgment.kind == "claim":
-                    break
-                await pilot.press("j")
-                moved = screen.selected()
-                if moved is None or judgment is None or moved.id == judgment.id:
-                    # The last row of a report without a claim below it: pressing j again
-                    # would never get there (the loop that spun at 25,500 reports).
-                    await open_and_time(("n",))
-                    screen = app.screen
-                    assert isinstance(screen, ReportScreen)
-                    moved = screen.selected()
-                judgment = moved
-            else:
-                raise RuntimeError("no claim verdict found to decide")
-            app.stored_at = None
-            before = time.perf_counter()
-            await pilot.press("x" if i % 2 == 0 else "c")
-            await _wait(lambda: app.stored_at is not None, pilot)
-            await pilot.pause()
-            assert app.stored_at is not None
-            keypress.append(_first_frame_after(app.stored_at) - before)
+            await _select_claim(app, pilot)
+            keypress.append(await _decide_and_time(app, pilot, "x" if i % 2 == 0 else "c"))
             await pilot.press("k")  # back onto the claim just decided
         out["keypress"] = statistics.median(keypress)
         out["keypress_all"] = keypress
@@ -168,6 +140,52 @@ async def gavel(db: Path) -> dict[str, Any]:
 
         out["rss"] = peak_rss_mb()
     return out
+
+
+async def _open_and_time(app: GavelApp, pilot: Pilot[None], keys: tuple[str, ...]) -> float:
+    """Press keys that open a report; the seconds until its first frame is painted."""
+    before = time.perf_counter()
+    app.report_shown_at = None
+    await pilot.press(*keys)
+    await _wait(lambda: app.report_shown_at is not None, pilot)
+    await pilot.pause()
+    assert app.report_shown_at is not None
+    return _first_frame_after(app.report_shown_at) - before
+
+
+async def _select_claim(app: GavelApp, pilot: Pilot[None]) -> None:
+    """Move down to the next claim verdict, into the next report where this one has none
+    below the cursor."""
+    from tui.screens.report import ReportScreen
+
+    screen = app.screen
+    assert isinstance(screen, ReportScreen)
+    judgment = screen.selected()
+    for _ in range(2_000):
+        if judgment is not None and judgment.kind == "claim":
+            return
+        await pilot.press("j")
+        moved = screen.selected()
+        if moved is None or judgment is None or moved.id == judgment.id:
+            # The last row of a report without a claim below it: pressing j again would
+            # never get there.
+            await _open_and_time(app, pilot, ("n",))
+            screen = app.screen
+            assert isinstance(screen, ReportScreen)
+            moved = screen.selected()
+        judgment = moved
+    raise RuntimeError("no claim verdict found to decide")
+
+
+async def _decide_and_time(app: GavelApp, pilot: Pilot[None], key: str) -> float:
+    """Press a verdict key; the seconds until the frame showing the stored decision."""
+    app.stored_at = None
+    before = time.perf_counter()
+    await pilot.press(key)
+    await _wait(lambda: app.stored_at is not None, pilot)
+    await pilot.pause()
+    assert app.stored_at is not None
+    return _first_frame_after(app.stored_at) - before
 
 
 def main() -> None:

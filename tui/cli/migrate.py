@@ -3,10 +3,11 @@ human labels first (the work is :mod:`store.runs.migration`'s and :mod:`store.ru
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +15,9 @@ from reviewer.judge.client import ENV_KEYS, api_key_from_env
 from store.runs.judging import DEFAULT_BASE_URL, JudgePlan, JudgeRequest, parse_price, run_judge
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit, wide_console
+
+if TYPE_CHECKING:
+    from store.runs.migration import MigrationPlan
 
 
 def _money(value: float | None) -> str:
@@ -119,7 +123,6 @@ def migrate_judge(
     dry_run: bool,
     fmt: str,
 ) -> int:
-    from store.runs.activation import preview
     from store.runs.migration import plan_migration
 
     conn = open_db(db)
@@ -139,97 +142,157 @@ def migrate_judge(
         _plan_row("every report", plan.full_plan),
     ]
     if fmt == "table":
-        print(
-            f"migrating {source} ({plan.framework}) to {model}: steps "
-            f"{', '.join(sorted(plan.steps))}; {len(plan.gold_reports)} of "
-            f"{len(plan.reports)} reports carry {plan.labelled_subjects} human labels"
-        )
-        emit(
-            [
-                {
-                    **r,
-                    "cost_usd": _money(r["cost_usd"]),
-                    "batch_cost_usd": _money(r["batch_cost_usd"]),
-                }
-                for r in rows
-            ],
-            [
-                "phase",
-                "reports",
-                "calls",
-                "uncached_calls",
-                "input_tokens",
-                "output_tokens",
-                "cost_usd",
-                "batch_cost_usd",
-            ],
-            "table",
-            title="estimated cost (about 4 characters a token; the full phase costs less "
-            "once the labelled phase is cached)",
-            numeric=("reports", "calls", "uncached_calls", "input_tokens", "output_tokens"),
-            console=wide_console(),
-        )
+        _print_estimate(plan, model, rows)
     if dry_run:
         if fmt == "json":
-            emit(
-                [
-                    {
-                        "source": source,
-                        "framework": plan.framework,
-                        "steps": sorted(plan.steps),
-                        "phases": rows,
-                    }
-                ],
-                [],
-                "json",
-            )
+            emit([{**_summary(plan), "steps": sorted(plan.steps), "phases": rows}], [], "json")
         return 0
-    if not plan.gold_reports:
-        print(
-            f"gavel: no human labels on the subjects {source} judged: nothing to validate "
-            "the new model against",
-            file=sys.stderr,
-        )
-        if not confirmed:
-            print(
-                "label some subjects first, or run the full migration with --yes", file=sys.stderr
-            )
-            return 1
-    summary: dict[str, Any] = {"source": source, "framework": plan.framework}
+    if not plan.gold_reports and not _without_labels(source, confirmed):
+        return 1
+    summary = _summary(plan)
     if plan.gold_reports:
-        gold = run_judge(conn, plan.gold, wait=True, poll_seconds=poll_seconds)
-        seen = preview(conn, gold.run_id)
-        summary["gold_run"] = gold.run_id
-        summary["gold_status"] = gold.status
-        summary["preview"] = asdict(seen)
-        if fmt == "table":
-            from tui.render.activation import preview_renderables
+        stop = _labelled_first(
+            conn,
+            plan,
+            summary,
+            fmt=fmt,
+            poll_seconds=poll_seconds,
+            gold_only=gold_only,
+            model=model,
+            confirmed=confirmed,
+        )
+        if stop is not None:
+            return stop
+    return _full_phase(conn, plan, summary, fmt=fmt, poll_seconds=poll_seconds)
 
-            print(f"labelled phase: candidate run {gold.run_id} ({gold.status})")
-            console = wide_console()
-            for renderable in preview_renderables(seen):
-                console.print(renderable)
-        if gold.status == "failed":
-            print(f"gavel: the new model failed every call of {gold.run_id}", file=sys.stderr)
-            return 1
-        if gold_only:
-            if fmt == "json":
-                emit([summary], [], "json")
-            return 0
-        if not confirmed and (
-            not sys.stdin.isatty()
-            or not click.confirm(
-                f"judge all {len(plan.reports)} reports with {model}?", default=False, err=True
-            )
-        ):
-            print(
-                f"stopped after the labelled phase; run again with --yes for the full "
-                f"run (its {len(plan.gold_reports)} labelled reports are cached)",
-                file=sys.stderr,
-            )
-            if fmt == "json":
-                emit([summary], [], "json")
-            return 0
+
+def _summary(plan: MigrationPlan) -> dict[str, Any]:
+    return {"source": plan.source, "framework": plan.framework}
+
+
+def _print_estimate(plan: MigrationPlan, model: str, rows: list[dict[str, Any]]) -> None:
+    print(
+        f"migrating {plan.source} ({plan.framework}) to {model}: steps "
+        f"{', '.join(sorted(plan.steps))}; {len(plan.gold_reports)} of "
+        f"{len(plan.reports)} reports carry {plan.labelled_subjects} human labels"
+    )
+    emit(
+        [
+            {
+                **r,
+                "cost_usd": _money(r["cost_usd"]),
+                "batch_cost_usd": _money(r["batch_cost_usd"]),
+            }
+            for r in rows
+        ],
+        [
+            "phase",
+            "reports",
+            "calls",
+            "uncached_calls",
+            "input_tokens",
+            "output_tokens",
+            "cost_usd",
+            "batch_cost_usd",
+        ],
+        "table",
+        title="estimated cost (about 4 characters a token; the full phase costs less "
+        "once the labelled phase is cached)",
+        numeric=("reports", "calls", "uncached_calls", "input_tokens", "output_tokens"),
+        console=wide_console(),
+    )
+
+
+def _without_labels(source: str, confirmed: bool) -> bool:
+    """No human label to validate against: say so; go on only if the full run was
+    confirmed up front."""
+    print(
+        f"gavel: no human labels on the subjects {source} judged: nothing to validate "
+        "the new model against",
+        file=sys.stderr,
+    )
+    if not confirmed:
+        print("label some subjects first, or run the full migration with --yes", file=sys.stderr)
+    return confirmed
+
+
+def _labelled_first(
+    conn: sqlite3.Connection,
+    plan: MigrationPlan,
+    summary: dict[str, Any],
+    *,
+    fmt: str,
+    poll_seconds: float,
+    gold_only: bool,
+    model: str,
+    confirmed: bool,
+) -> int | None:
+    """The labelled phase, then whether to go on: the exit status where the migration stops
+    there (the new model failed, ``--gold-only``, or no confirmation), else None."""
+    if not _labelled_phase(conn, plan, summary, fmt=fmt, poll_seconds=poll_seconds):
+        return 1
+    if not gold_only and _full_phase_wanted(plan, model, confirmed):
+        return None
+    if fmt == "json":
+        emit([summary], [], "json")
+    return 0
+
+
+def _labelled_phase(
+    conn: sqlite3.Connection,
+    plan: MigrationPlan,
+    summary: dict[str, Any],
+    *,
+    fmt: str,
+    poll_seconds: float,
+) -> bool:
+    """Judge the labelled reports and show the agreement preview; False if the new model
+    failed every call."""
+    from store.runs.activation import preview
+
+    gold = run_judge(conn, plan.gold, wait=True, poll_seconds=poll_seconds)
+    seen = preview(conn, gold.run_id)
+    summary["gold_run"] = gold.run_id
+    summary["gold_status"] = gold.status
+    summary["preview"] = asdict(seen)
+    if fmt == "table":
+        from tui.render.activation import preview_renderables
+
+        print(f"labelled phase: candidate run {gold.run_id} ({gold.status})")
+        console = wide_console()
+        for renderable in preview_renderables(seen):
+            console.print(renderable)
+    if gold.status == "failed":
+        print(f"gavel: the new model failed every call of {gold.run_id}", file=sys.stderr)
+        return False
+    return True
+
+
+def _full_phase_wanted(plan: MigrationPlan, model: str, confirmed: bool) -> bool:
+    """Confirmed up front, or asked on a terminal; otherwise say how to go on."""
+    if confirmed or (
+        sys.stdin.isatty()
+        and click.confirm(
+            f"judge all {len(plan.reports)} reports with {model}?", default=False, err=True
+        )
+    ):
+        return True
+    print(
+        f"stopped after the labelled phase; run again with --yes for the full "
+        f"run (its {len(plan.gold_reports)} labelled reports are cached)",
+        file=sys.stderr,
+    )
+    return False
+
+
+def _full_phase(
+    conn: sqlite3.Connection,
+    plan: MigrationPlan,
+    summary: dict[str, Any],
+    *,
+    fmt: str,
+    poll_seconds: float,
+) -> int:
     full = run_judge(conn, plan.full, wait=True, poll_seconds=poll_seconds)
     summary.update(full_run=full.run_id, full_status=full.status, usage=full.usage)
     if fmt == "json":

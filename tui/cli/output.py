@@ -46,39 +46,73 @@ def emit(
 ) -> None:
     stream = out or sys.stdout
     terminal = to_terminal(stream)
-    if fmt == "json":
-        text = json.dumps([dict(r) for r in rows], ensure_ascii=False, indent=2)
-        stream.write((json_safe(text) if terminal else text) + "\n")
-        return
-    if fmt == "jsonl":
-        for row in rows:
-            text = json.dumps(dict(row), ensure_ascii=False, sort_keys=False)
-            stream.write((json_safe(text) if terminal else text) + "\n")
-        return
+    if fmt in ("json", "jsonl", "csv"):
+        stream.write(_machine_text(rows, columns, fmt, terminal))
+    elif console is None and not styles and not terminal:
+        _write_table_off_terminal(stream, rows, columns, title=title, numeric=numeric)
+    else:
+        _write_rich_table(stream, rows, columns, title, numeric, styles, console)
+
+
+def _machine_text(
+    rows: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: str, terminal: bool
+) -> str:
+    """JSON, JSON lines or CSV. The file keeps the bytes; a terminal gets JSON's unsafe
+    characters as escapes and CSV's shown visibly."""
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(
-            buffer, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n"
-        )
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
-        # The file keeps the bytes; a terminal shows them visibly.
-        stream.write(printable(buffer.getvalue()) if terminal else buffer.getvalue())
-        return
-    if console is None and not styles and not terminal:
-        # Rich's width off a terminal, as table_console sets it: $COLUMNS, else 200.
-        columns_env = os.environ.get("COLUMNS", "")
-        plain = plain_table(
-            rows,
-            columns,
-            title=title,
-            numeric=numeric,
-            width=int(columns_env) if columns_env.isdigit() else 200,
-        )
-        if plain is not None:
-            stream.write(plain)
-            return
+        text = _csv_text(rows, columns)
+        return printable(text) if terminal else text
+    if fmt == "json":
+        docs = [json.dumps([dict(r) for r in rows], ensure_ascii=False, indent=2)]
+    else:
+        docs = [json.dumps(dict(row), ensure_ascii=False, sort_keys=False) for row in rows]
+    return "".join((json_safe(doc) if terminal else doc) + "\n" for doc in docs)
+
+
+def _csv_text(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(
+        buffer, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n"
+    )
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
+    return buffer.getvalue()
+
+
+def _write_table_off_terminal(
+    stream: TextIO,
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    *,
+    title: str | None,
+    numeric: Sequence[str],
+) -> None:
+    """The plain table where it draws what Rich would, else Rich's."""
+    # Rich's width off a terminal, as table_console sets it: $COLUMNS, else 200.
+    columns_env = os.environ.get("COLUMNS", "")
+    plain = plain_table(
+        rows,
+        columns,
+        title=title,
+        numeric=numeric,
+        width=int(columns_env) if columns_env.isdigit() else 200,
+    )
+    if plain is not None:
+        stream.write(plain)
+    else:
+        _write_rich_table(stream, rows, columns, title, numeric, None, None)
+
+
+def _write_rich_table(
+    stream: TextIO,
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    title: str | None,
+    numeric: Sequence[str],
+    styles: Mapping[str, str] | None,
+    console: Console | None,
+) -> None:
     from tui.render.tables import data_table
 
     table = data_table(rows, columns, title=title, numeric=numeric, styles=styles)
@@ -99,20 +133,15 @@ def plain_table(
 ) -> str | None:
     """The table Rich draws for :func:`tui.render.tables.data_table` off a terminal (no
     colours), character for character, without importing Rich or measuring every cell
-    through it: a script piping ``gavel scores`` pays ~100 ms less. None when Rich would have
-    to fold a cell or the text holds anything wider than one column (then Rich draws it)."""
+    through it, so a script piping ``gavel scores`` does not wait for Rich. None when Rich
+    would have to fold a cell or the text holds anything wider than one column (then Rich
+    draws it)."""
     from reviewer.textsafety import visible
     from tui.render.tables import cell
 
     body = [[visible(cell(row.get(c))) for c in columns] for row in rows]
-    texts = [*columns, *(t for line in body for t in line), title or ""]
-    if not all(_NARROW.fullmatch(t) for t in texts) or (title and "[" in title):
-        return None
-    if title and title != title.strip():
-        return None  # Rich centres a title by its own whitespace rules
-    widths = [max([len(name), *(len(line[i]) for line in body)]) for i, name in enumerate(columns)]
-    total = sum(widths) + 3 * len(widths) + 1
-    if not columns or total > width or (title and len(title) > total):
+    widths = _plain_widths(columns, body, title, width)
+    if widths is None:
         return None
     right = [c in numeric for c in columns]
 
@@ -128,7 +157,7 @@ def plain_table(
 
     out: list[str] = []
     if title:
-        excess = total - len(title)
+        excess = sum(widths) + 3 * len(widths) + 1 - len(title)
         out.append(" " * (excess // 2) + title + " " * (excess - excess // 2))
     out.append(rule("┏", "━", "┳", "┓"))
     out.append(line(columns, "┃", "┃", "┃"))
@@ -136,6 +165,30 @@ def plain_table(
     out.extend(line(cells, "│", "│", "│") for cells in body)
     out.append(rule("└", "─", "┴", "┘"))
     return "\n".join(out) + "\n"
+
+
+def _plain_widths(
+    columns: Sequence[str], body: list[list[str]], title: str | None, width: int
+) -> list[int] | None:
+    """The column widths of a table drawn without Rich; None where only Rich draws it as
+    Rich would: text wider than a column a character, markup or outer whitespace in the
+    title, a table wider than ``width`` or than its title."""
+    if not _plain_text(columns, body, title):
+        return None
+    widths = [max([len(name), *(len(line[i]) for line in body)]) for i, name in enumerate(columns)]
+    total = sum(widths) + 3 * len(widths) + 1
+    if not columns or total > width or (title and len(title) > total):
+        return None
+    return widths
+
+
+def _plain_text(columns: Sequence[str], body: list[list[str]], title: str | None) -> bool:
+    """Every text is one column a character, and the title holds no markup Rich would read
+    and no outer whitespace (Rich centres a title by its own whitespace rules)."""
+    texts = [*columns, *(t for line in body for t in line), title or ""]
+    if not all(_NARROW.fullmatch(t) for t in texts):
+        return False
+    return not title or ("[" not in title and title == title.strip())
 
 
 def print_json(value: Any, *, indent: int | None = 2) -> None:

@@ -15,7 +15,7 @@ import click
 from reviewer.judge.compare import DEFAULT_STD, STD_CHOICES
 from reviewer.registry import frameworks
 from reviewer.textsafety import printable
-from store.runs.compare import check_runs, compare_runs
+from store.runs.compare import RunComparison, check_runs, compare_runs
 from store.runs.records import list_runs, mark_stale_runs, set_active
 from store.scores.cache import ensure_scores
 from tui.cli.options import db_option, format_option, open_db
@@ -23,6 +23,12 @@ from tui.cli.output import emit, wide_console
 from tui.render.tables import fmt_delta, fmt_number
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from rich.console import Console
+
+    from reviewer.agreement import ConfusionMatrix
+    from reviewer.framework import Framework
     from store.runs.activation import ActivationPreview
 
 
@@ -225,28 +231,27 @@ def _metrics(names: tuple[str, ...]) -> list[tuple[str, str]]:
     headline metric and those a framework marks for comparison."""
     registry = frameworks()
     if names:
-        out = []
-        for name in names:
-            framework, dot, metric = name.partition(".")
-            if dot:
-                out.append((framework, metric))
-                continue
-            owners = [
-                fw for fw, spec in registry.items() if any(m.name == name for m in spec.metrics)
-            ]
-            if len(owners) != 1:
-                where = f"it is in {', '.join(owners)}" if owners else "no framework has it"
-                raise click.BadParameter(
-                    f"{name!r}: write FRAMEWORK.METRIC ({where})", param_hint="--metric"
-                )
-            out.append((owners[0], name))
-        return out
+        return [_metric_named(name, registry) for name in names]
     return [
         (name, m.name)
         for name, fw in registry.items()
         for m in fw.metrics
         if m.headline or m.compare
     ]
+
+
+def _metric_named(name: str, registry: Mapping[str, Framework]) -> tuple[str, str]:
+    """``FRAMEWORK.METRIC`` as written, or the one framework that has a metric of that name."""
+    framework, dot, metric = name.partition(".")
+    if dot:
+        return framework, metric
+    owners = [fw for fw, spec in registry.items() if any(m.name == name for m in spec.metrics)]
+    if len(owners) != 1:
+        where = f"it is in {', '.join(owners)}" if owners else "no framework has it"
+        raise click.BadParameter(
+            f"{name!r}: write FRAMEWORK.METRIC ({where})", param_hint="--metric"
+        )
+    return owners[0], name
 
 
 @click.command(
@@ -295,27 +300,34 @@ def compare(
         std,
     )
     if fmt == "json":
-        emit(
-            [
-                {
-                    "runs": found.runs,
-                    "reports": found.reports,
-                    "variant": found.variant,
-                    "std": found.std,
-                    "agreement": [asdict(a) for a in found.agreement],
-                    "confusion": [
-                        {"kind": k, "labels": list(m.labels), "counts": m.counts}
-                        for k, m in found.confusion
-                    ],
-                    "score_differences": [asdict(d) for d in found.differences],
-                    "robustness": [asdict(s) for s in found.robustness],
-                }
-            ],
-            [],
-            "json",
-        )
+        emit([_comparison_record(found)], [], "json")
         return 0
     console = wide_console()
+    _print_agreement(found, console)
+    for kind, matrix in found.confusion:
+        _print_confusion(kind, matrix, console)
+    if found.differences:
+        _print_differences(found, variant, console)
+    _print_robustness(found, len(run_ids), std, console)
+    return 0
+
+
+def _comparison_record(found: RunComparison) -> dict[str, Any]:
+    return {
+        "runs": found.runs,
+        "reports": found.reports,
+        "variant": found.variant,
+        "std": found.std,
+        "agreement": [asdict(a) for a in found.agreement],
+        "confusion": [
+            {"kind": k, "labels": list(m.labels), "counts": m.counts} for k, m in found.confusion
+        ],
+        "score_differences": [asdict(d) for d in found.differences],
+        "robustness": [asdict(s) for s in found.robustness],
+    }
+
+
+def _print_agreement(found: RunComparison, console: Console) -> None:
     emit(
         [
             {
@@ -342,38 +354,45 @@ def compare(
         numeric=("n", "accuracy", "kappa", "weighted_kappa", "only_a", "only_b"),
         console=console,
     )
-    for kind, matrix in found.confusion:
-        labels = [str(label) for label in matrix.labels]
-        rows: list[dict[str, Any]] = [
-            {"a \\ b": labels[i], **{labels[j]: matrix.counts[i][j] for j in range(len(labels))}}
-            for i in range(len(labels))
-        ]
-        emit(
-            rows,
-            ["a \\ b", *labels],
-            "table",
-            title=f"{kind}: a in rows, b in columns",
-            numeric=labels,
-            console=console,
-        )
-    if found.differences:
-        emit(
-            [
-                {
-                    "system": d.system,
-                    "metric": d.metric,
-                    "a": fmt_number(d.a),
-                    "b": fmt_number(d.b),
-                    "delta": fmt_delta(d.delta),
-                }
-                for d in found.differences
-            ],
-            ["system", "metric", "a", "b", "delta"],
-            "table",
-            title=f"system scores, {variant} variant, {found.reports} reports both judged",
-            numeric=("a", "b", "delta"),
-            console=console,
-        )
+
+
+def _print_confusion(kind: str, matrix: ConfusionMatrix, console: Console) -> None:
+    labels = [str(label) for label in matrix.labels]
+    rows: list[dict[str, Any]] = [
+        {"a \\ b": labels[i], **{labels[j]: matrix.counts[i][j] for j in range(len(labels))}}
+        for i in range(len(labels))
+    ]
+    emit(
+        rows,
+        ["a \\ b", *labels],
+        "table",
+        title=f"{kind}: a in rows, b in columns",
+        numeric=labels,
+        console=console,
+    )
+
+
+def _print_differences(found: RunComparison, variant: str, console: Console) -> None:
+    emit(
+        [
+            {
+                "system": d.system,
+                "metric": d.metric,
+                "a": fmt_number(d.a),
+                "b": fmt_number(d.b),
+                "delta": fmt_delta(d.delta),
+            }
+            for d in found.differences
+        ],
+        ["system", "metric", "a", "b", "delta"],
+        "table",
+        title=f"system scores, {variant} variant, {found.reports} reports both judged",
+        numeric=("a", "b", "delta"),
+        console=console,
+    )
+
+
+def _print_robustness(found: RunComparison, runs: int, std: str, console: Console) -> None:
     emit(
         [
             {
@@ -386,9 +405,8 @@ def compare(
         ],
         ["system", "metric", "mean ± sd", "runs"],
         "table",
-        title=f"robustness over {len(run_ids)} runs ({std} standard deviation, "
+        title=f"robustness over {runs} runs ({std} standard deviation, "
         f"{found.reports} reports every run judged)",
         numeric=("runs",),
         console=console,
     )
-    return 0

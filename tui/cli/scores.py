@@ -7,7 +7,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,10 +17,13 @@ from store.reviewlog.events import rebuild_state
 from store.scores.cache import ensure_scores, load_options, rebuild_scores, set_options
 from store.sqlite.tx import transaction
 from store.sqlite.writelock import announced
-from store.views.queries import counts, score_rows
+from store.views.queries import ScoreRow, counts, score_rows
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit
 from tui.render.tables import fmt_delta, fmt_number
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 @click.command(
@@ -71,36 +74,9 @@ def print_scores(
         conn, per=per, framework=framework, system=system, include_parts=include_parts
     )
     if not rows:
-        filters = [
-            f"--{name} {value}"
-            for name, value in (("framework", framework), ("system", system))
-            if value
-        ]
-        if filters and conn.execute("SELECT 1 FROM score LIMIT 1").fetchone():
-            print(
-                f"no scores match {' '.join(filters)} (gavel scores without them lists what "
-                "there is)",
-                file=sys.stderr,
-            )
-        else:
-            print(
-                "no scores: import a run first (gavel import PATH, or gavel demo)", file=sys.stderr
-            )
+        _explain_no_scores(conn, framework, system)
         return 1
-    records: list[dict[str, Any]] = []
-    for row in rows:
-        record: dict[str, Any] = {"framework": row.framework, "system": row.system}
-        if per == "report":
-            record["task"] = row.task
-            record["report"] = row.report
-        record.update(
-            metric=row.metric,
-            judge=row.judge,
-            adjudicated=row.adjudicated,
-            delta=row.delta,
-            n=row.n,
-        )
-        records.append(record)
+    records = [_record(row, per) for row in rows]
     columns = (
         ["framework", "system"]
         + (["task"] if per == "report" else [])
@@ -115,37 +91,75 @@ def print_scores(
 
         console = Console()
     for name in dict.fromkeys(r["framework"] for r in records):
-        fw = find_framework(name)  # only the benchmarks these scores are from
-        order = {m.name: i for i, m in enumerate(fw.metrics)} if fw else {}
-        digits = {m.name: m.digits for m in fw.metrics} if fw else {}
-        subset = sorted(
-            (r for r in records if r["framework"] == name),
-            key=lambda r: (
-                r["system"],
-                r.get("task") or "",
-                order.get(r["metric"], 999),
-                r["metric"],
-            ),
-        )
-        shown = [
-            {
-                **r,
-                "judge": fmt_number(r["judge"], digits.get(r["metric"], 3)),
-                "adjudicated": fmt_number(r["adjudicated"], digits.get(r["metric"], 3)),
-                "delta": fmt_delta(r["delta"], max(digits.get(r["metric"], 3), 2)),
-            }
-            for r in subset
-        ]
-        label = fw.label if fw else name
-        emit(
-            shown,
-            columns[1:],
-            "table",
-            title=f"{label} ({name}) — judge → adjudicated",
-            numeric=("judge", "adjudicated", "delta", "n"),
-            console=console,
-        )
+        _framework_table(name, [r for r in records if r["framework"] == name], columns, console)
     return 0
+
+
+def _explain_no_scores(conn: sqlite3.Connection, framework: str | None, system: str | None) -> None:
+    """Why nothing is listed: the filters match nothing, or there are no scores at all."""
+    filters = [
+        f"--{name} {value}"
+        for name, value in (("framework", framework), ("system", system))
+        if value
+    ]
+    if filters and conn.execute("SELECT 1 FROM score LIMIT 1").fetchone():
+        print(
+            f"no scores match {' '.join(filters)} (gavel scores without them lists what there is)",
+            file=sys.stderr,
+        )
+    else:
+        print("no scores: import a run first (gavel import PATH, or gavel demo)", file=sys.stderr)
+
+
+def _record(row: ScoreRow, per: str) -> dict[str, Any]:
+    record: dict[str, Any] = {"framework": row.framework, "system": row.system}
+    if per == "report":
+        record["task"] = row.task
+        record["report"] = row.report
+    record.update(
+        metric=row.metric,
+        judge=row.judge,
+        adjudicated=row.adjudicated,
+        delta=row.delta,
+        n=row.n,
+    )
+    return record
+
+
+def _framework_table(
+    name: str, records: list[dict[str, Any]], columns: list[str], console: Console | None
+) -> None:
+    """One benchmark's scores as a table, its metrics in the benchmark's order and digits."""
+    fw = find_framework(name)  # only the benchmarks these scores are from
+    order = {m.name: i for i, m in enumerate(fw.metrics)} if fw else {}
+    digits = {m.name: m.digits for m in fw.metrics} if fw else {}
+    subset = sorted(
+        records,
+        key=lambda r: (
+            r["system"],
+            r.get("task") or "",
+            order.get(r["metric"], 999),
+            r["metric"],
+        ),
+    )
+    shown = [
+        {
+            **r,
+            "judge": fmt_number(r["judge"], digits.get(r["metric"], 3)),
+            "adjudicated": fmt_number(r["adjudicated"], digits.get(r["metric"], 3)),
+            "delta": fmt_delta(r["delta"], max(digits.get(r["metric"], 3), 2)),
+        }
+        for r in subset
+    ]
+    label = fw.label if fw else name
+    emit(
+        shown,
+        columns[1:],
+        "table",
+        title=f"{label} ({name}) — judge → adjudicated",
+        numeric=("judge", "adjudicated", "delta", "n"),
+        console=console,
+    )
 
 
 @click.command(

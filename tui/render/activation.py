@@ -39,50 +39,59 @@ def preview_renderables(seen: ActivationPreview) -> list[RenderableType]:
     for reason in seen.reasons:
         out.append(Text(f"needs a confirmation: {reason}", style="bold yellow"))
     if seen.gold.kinds:
-        out.append(
-            data_table(
-                [
-                    {
-                        "kind": k.kind,
-                        "n": k.n,
-                        "accuracy": fmt_number(k.accuracy.value),
-                        "kappa": fmt_number(k.kappa.value) if k.kappa else "",
-                        "errors": k.failed_a,
-                    }
-                    for k in seen.gold.kinds
-                ],
-                ["kind", "n", "accuracy", "kappa", "errors"],
-                title="the run against the human labels, per kind",
-                numeric=("n", "errors"),
-            )
-        )
-        for k in seen.gold.kinds:
-            if k.confusion is not None and k.n:
-                out.append(
-                    confusion_table(
-                        k.confusion, f"{k.kind}: run × human", "run", "human", label_for(k.kind)
-                    )
-                )
-    moved = [c for c in seen.changes if c.before != c.after or c.rank_before != c.rank_after]
-    out.append(
+        out += _per_kind(seen.gold)
+    out.append(_changes(seen))
+    return out
+
+
+def _per_kind(gold: GoldAgreement) -> list[RenderableType]:
+    """The run against the human labels kind by kind, with each kind's confusion matrix."""
+    out: list[RenderableType] = [
         data_table(
             [
                 {
-                    "system": c.system,
-                    "metric": c.metric,
-                    "variant": c.variant,
-                    "before": fmt_number(c.before),
-                    "after": fmt_number(c.after),
-                    "delta": fmt_delta(
-                        None if c.before is None or c.after is None else c.after - c.before
-                    ),
-                    "rank": _rank(c.rank_before, c.rank_after),
+                    "kind": k.kind,
+                    "n": k.n,
+                    "accuracy": fmt_number(k.accuracy.value),
+                    "kappa": fmt_number(k.kappa.value) if k.kappa else "",
+                    "errors": k.failed_a,
                 }
-                for c in moved
+                for k in gold.kinds
             ],
-            ["system", "metric", "variant", "before", "after", "delta", "rank"],
-            title=f"headline scores that would change ({len(moved)} of {len(seen.changes)})",
-            numeric=("before", "after", "delta"),
+            ["kind", "n", "accuracy", "kappa", "errors"],
+            title="the run against the human labels, per kind",
+            numeric=("n", "errors"),
         )
-    )
+    ]
+    for k in gold.kinds:
+        if k.confusion is not None and k.n:
+            out.append(
+                confusion_table(
+                    k.confusion, f"{k.kind}: run × human", "run", "human", label_for(k.kind)
+                )
+            )
     return out
+
+
+def _changes(seen: ActivationPreview) -> RenderableType:
+    """The headline scores and ranks activating the run would move."""
+    moved = [c for c in seen.changes if c.before != c.after or c.rank_before != c.rank_after]
+    return data_table(
+        [
+            {
+                "system": c.system,
+                "metric": c.metric,
+                "variant": c.variant,
+                "before": fmt_number(c.before),
+                "after": fmt_number(c.after),
+                "delta": fmt_delta(
+                    None if c.before is None or c.after is None else c.after - c.before
+                ),
+                "rank": _rank(c.rank_before, c.rank_after),
+            }
+            for c in moved
+        ],
+        ["system", "metric", "variant", "before", "after", "delta", "rank"],
+        title=f"headline scores that would change ({len(moved)} of {len(seen.changes)})",
+        numeric=("before", "after", "delta"),
+    )

@@ -24,7 +24,7 @@ from reviewer.agreement import (
 )
 from reviewer.comparison import PREVALENCE_CHANCE, CategoricalComparison
 from reviewer.registry import get_kind
-from store.views.agreement import AgreementReport
+from store.views.agreement import AgreementReport, JudgeHumanGroup
 from tui.render.safe import SafeText as Text
 from tui.render.tables import data_table, fmt_number, subject_name
 
@@ -47,38 +47,9 @@ def agreement_renderables(
 def _judge_human(report: AgreementReport, limit: int) -> list[RenderableType]:
     if not report.judge_human:
         return []
-    rows = []
-    for g in report.judge_human:
-        row: dict[str, Any] = {
-            "framework": g.framework,
-            "dimension": g.dimension or "—",
-            "kind": g.kind,
-            "run": f"{g.run} ({g.model})",
-            "n": g.n,
-            "disagree": len(g.disagreements),
-        }
-        if g.categorical is not None:
-            c = g.categorical
-            row.update(
-                accuracy=_ci(c.accuracy),
-                kappa=_kappa(c),
-                weighted=_ci(c.weighted_kappa),
-                ac1=_value(c.ac1),
-            )
-        elif g.continuous is not None:
-            m = g.continuous
-            row.update(
-                accuracy=_value(m.exact),
-                kappa=f"MAE {_value(m.mae)}",
-                weighted=f"r {_value(m.pearson)}",
-                ac1=f"ρ {_value(m.spearman)}",
-            )
-        if g.judge_failed:
-            row["disagree"] = f"{len(g.disagreements)} (+{g.judge_failed} judge failed)"
-        rows.append(row)
     out: list[RenderableType] = [
         data_table(
-            rows,
+            [_judge_human_row(g) for g in report.judge_human],
             [
                 "framework",
                 "dimension",
@@ -98,12 +69,7 @@ def _judge_human(report: AgreementReport, limit: int) -> list[RenderableType]:
     ]
     caveats = caveat_text(
         [
-            (
-                f"{g.framework} · {g.kind}"
-                + (f" · {g.dimension}" if g.dimension and g.dimension != g.kind else "")
-                + f" · {g.run}",
-                g.categorical.caveats,
-            )
+            (f"{_where(g)} · {g.run}", g.categorical.caveats)
             for g in report.judge_human
             if g.categorical is not None
         ]
@@ -111,53 +77,96 @@ def _judge_human(report: AgreementReport, limit: int) -> list[RenderableType]:
     if caveats is not None:
         out.append(caveats)
     for g in report.judge_human:
-        where = f"{g.framework} · {g.kind}" + (
-            f" · {g.dimension}" if g.dimension and g.dimension != g.kind else ""
+        out += _judge_human_details(g, limit)
+    return out
+
+
+def _judge_human_row(g: JudgeHumanGroup) -> dict[str, Any]:
+    """One group's statistics: κ and AC1 on a categorical scale, error and correlation on a
+    continuous one."""
+    row: dict[str, Any] = {
+        "framework": g.framework,
+        "dimension": g.dimension or "—",
+        "kind": g.kind,
+        "run": f"{g.run} ({g.model})",
+        "n": g.n,
+        "disagree": len(g.disagreements),
+    }
+    if g.categorical is not None:
+        c = g.categorical
+        row.update(
+            accuracy=_ci(c.accuracy),
+            kappa=_kappa(c),
+            weighted=_ci(c.weighted_kappa),
+            ac1=_value(c.ac1),
         )
-        if g.categorical is not None:
-            out.append(
-                confusion_table(
-                    g.categorical.confusion,
-                    f"{where} · {g.run}: judge × human",
+    elif g.continuous is not None:
+        m = g.continuous
+        row.update(
+            accuracy=_value(m.exact),
+            kappa=f"MAE {_value(m.mae)}",
+            weighted=f"r {_value(m.pearson)}",
+            ac1=f"ρ {_value(m.spearman)}",
+        )
+    if g.judge_failed:
+        row["disagree"] = f"{len(g.disagreements)} (+{g.judge_failed} judge failed)"
+    return row
+
+
+def _where(g: JudgeHumanGroup) -> str:
+    return f"{g.framework} · {g.kind}" + (
+        f" · {g.dimension}" if g.dimension and g.dimension != g.kind else ""
+    )
+
+
+def _judge_human_details(g: JudgeHumanGroup, limit: int) -> list[RenderableType]:
+    """A group's confusion matrix (categorical scales) and its first ``limit``
+    disagreements."""
+    out: list[RenderableType] = []
+    where = _where(g)
+    if g.categorical is not None:
+        out.append(
+            confusion_table(
+                g.categorical.confusion,
+                f"{where} · {g.run}: judge × human",
+                "judge",
+                "human",
+                label_for(g.kind),
+            )
+        )
+    shown = g.disagreements if limit < 0 else g.disagreements[:limit]
+    if shown:
+        out.append(
+            data_table(
+                [
+                    {
+                        "id": d.judgment_id,
+                        "report": d.report,
+                        "subject": subject_name(d.subject),
+                        "judge": d.judge,
+                        "human": d.human,
+                        "status": d.status,
+                        "by": d.decided_by,
+                        "reason": d.reason or "",
+                        "rationale": _own_words(d.rationale),
+                    }
+                    for d in shown
+                ],
+                [
+                    "id",
+                    "report",
+                    "subject",
                     "judge",
                     "human",
-                    label_for(g.kind),
-                )
+                    "status",
+                    "by",
+                    "reason",
+                    "rationale",
+                ],
+                title=f"{where} · {g.run}: disagreements ({len(shown)} of {len(g.disagreements)})",
+                numeric=("id",),
             )
-        shown = g.disagreements if limit < 0 else g.disagreements[:limit]
-        if shown:
-            out.append(
-                data_table(
-                    [
-                        {
-                            "id": d.judgment_id,
-                            "report": d.report,
-                            "subject": subject_name(d.subject),
-                            "judge": d.judge,
-                            "human": d.human,
-                            "status": d.status,
-                            "by": d.decided_by,
-                            "reason": d.reason or "",
-                            "rationale": _own_words(d.rationale),
-                        }
-                        for d in shown
-                    ],
-                    [
-                        "id",
-                        "report",
-                        "subject",
-                        "judge",
-                        "human",
-                        "status",
-                        "by",
-                        "reason",
-                        "rationale",
-                    ],
-                    title=f"{where} · {g.run}: disagreements ({len(shown)} of "
-                    f"{len(g.disagreements)})",
-                    numeric=("id",),
-                )
-            )
+        )
     return out
 
 
@@ -267,18 +276,19 @@ def confusion_table(
     table.add_column("total", justify="right", style="bold")
     peak = max((c for row in matrix.counts for c in row), default=0) or 1
     for i, (name, counts) in enumerate(zip(names, matrix.counts, strict=True)):
-        cells = []
-        for j, count in enumerate(counts):
-            if count == 0:
-                cells.append(Text("0", style="dim"))
-                continue
-            strong = count / peak >= 0.5
-            hue = "green" if i == j else "red"
-            cells.append(Text(str(count), style=f"bold white on {hue}" if strong else hue))
+        cells = [_count_cell(count, peak, i == j) for j, count in enumerate(counts)]
         table.add_row(Text(name), *cells, Text(str(sum(counts))))
     totals = [Text(str(sum(row[j] for row in matrix.counts))) for j in range(len(names))]
     table.add_row(Text("total", style="bold"), *totals, Text(str(matrix.n)))
     return table
+
+
+def _count_cell(count: int, peak: int, agreed: bool) -> Text:
+    """Agreement green, disagreement red; at half the largest count or more, filled."""
+    if count == 0:
+        return Text("0", style="dim")
+    hue = "green" if agreed else "red"
+    return Text(str(count), style=f"bold white on {hue}" if count / peak >= 0.5 else hue)
 
 
 def _ci(ci: BootstrapCI | None) -> str:

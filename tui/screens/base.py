@@ -12,7 +12,8 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 if TYPE_CHECKING:
-    from store.backend.workstation import Backend, WriteResult
+    from store.backend.commands import WriteResult
+    from store.backend.workstation import Backend
     from tui.config import Config
 
 

@@ -8,6 +8,8 @@ off the UI thread. Drawing a plan goes through the single writer like every writ
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on, work
@@ -15,11 +17,14 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import Footer, Header
 
-from store.backend.workstation import WriteCommand, WriteResult
+from store.backend.commands import DrawPlan, WriteResult
 from store.plans.estimates import DEFAULT_HALF_WIDTH
 from tui.keymap import bindings
 from tui.screens.base import GavelScreen
 from tui.widgets.text_view import TextView
+
+if TYPE_CHECKING:
+    from store.plans.design import PlanSpec
 
 TARGETS = (0.05, 0.02, 0.01, 0.005)
 """Half-widths the target cycles through (w)."""
@@ -98,7 +103,7 @@ class EstimatesScreen(GavelScreen):
         self.computed += 1
 
     def show_result(self, result: WriteResult) -> bool:
-        if result.command.kind != "new_plan":
+        if not isinstance(result.command, DrawPlan):
             return False
         if result.error:
             self.notify(result.error, severity="error", timeout=8)
@@ -146,10 +151,10 @@ class EstimatesScreen(GavelScreen):
     def action_new_plan(self) -> None:
         from tui.screens.plan_dialog import NewPlanDialog
 
-        def done(spec: object) -> None:
+        def done(spec: PlanSpec | None) -> None:
             if spec is not None:
                 self.notify("drawing the plan…")
-                self.gavel.backend.submit(WriteCommand("new_plan", value=spec))
+                self.gavel.backend.submit(DrawPlan(spec))
 
         self.app.push_screen(NewPlanDialog(self.suite), done)
 

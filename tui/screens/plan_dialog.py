@@ -57,12 +57,9 @@ class NewPlanDialog(ModalScreen[PlanSpec | None]):
         by = tuple(
             k.strip() for k in self.query_one("#plan-by", Input).value.split(",") if k.strip()
         )
-        if not budget.isdigit() or int(budget) < 1:
-            self.notify("the budget is a whole number of subjects", severity="error")
-            return
-        unknown = [k for k in by if k not in STRATA_KEYS]
-        if design == "stratified" and (unknown or not by):
-            self.notify(f"strata: any of {', '.join(STRATA_KEYS)}", severity="error")
+        problem = _problem(budget, design, by)
+        if problem is not None:
+            self.notify(problem, severity="error")
             return
         self.dismiss(
             PlanSpec(
@@ -76,3 +73,12 @@ class NewPlanDialog(ModalScreen[PlanSpec | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def _problem(budget: str, design: str, by: tuple[str, ...]) -> str | None:
+    """What keeps the plan from being drawn: the budget, or a stratified plan's strata."""
+    if not budget.isdigit() or int(budget) < 1:
+        return "the budget is a whole number of subjects"
+    if design == "stratified" and (not by or any(k not in STRATA_KEYS for k in by)):
+        return f"strata: any of {', '.join(STRATA_KEYS)}"
+    return None

@@ -12,6 +12,7 @@ sample, and skipping subjects because they look hard would bias it (skips are co
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -20,11 +21,14 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
-from store.backend.workstation import WriteCommand, WriteResult
-from store.plans.design import Plan, PlanItem
-from store.plans.estimates import DEFAULT_HALF_WIDTH
+from store.backend.commands import DrawPlan, WriteResult
+from store.plans.design import Plan, PlanItem, PlanSpec
+from store.plans.estimates import DEFAULT_HALF_WIDTH, EstimateReport, MetricEstimate
 from tui.messages import ReportLoaded
 from tui.screens.report import ReportScreen
+
+if TYPE_CHECKING:
+    from store.reviewlog.events import Recorded
 
 ESTIMATE_PAUSE = 1.5
 """Seconds without a decision before the plan bar's estimate is recomputed."""
@@ -110,8 +114,8 @@ class PlanReviewScreen(ReportScreen):
         self._bar()
 
     def _estimate_soon(self) -> None:
-        """Recompute the estimate once the reviewer pauses: at DailyReport size it takes about
-        a second of Python, which in a thread would slow every keypress of a fast review."""
+        """Recompute the estimate once the reviewer pauses: it is a long stretch of Python,
+        which in a thread would slow every keypress of a fast review."""
         if self._estimate_timer is not None:
             self._estimate_timer.stop()
         self._estimate_timer = self.set_timer(ESTIMATE_PAUSE, self.refresh_estimate)
@@ -119,58 +123,25 @@ class PlanReviewScreen(ReportScreen):
     def _ask_for_plan(self) -> None:
         from tui.screens.plan_dialog import NewPlanDialog
 
-        def done(spec: object) -> None:
+        def done(spec: PlanSpec | None) -> None:
             if spec is None:
                 self.app.pop_screen()
                 return
             self.query_one("#plan-bar", Static).update(Text("drawing the plan…"))
-            self.submit(WriteCommand("new_plan", value=spec))
+            self.submit(DrawPlan(spec))
 
         self.app.push_screen(NewPlanDialog(), done)
 
     @work(thread=True, exclusive=True, group="plan-estimate", exit_on_error=False)
     def refresh_estimate(self) -> None:
         from store.plans.estimates import estimate
-        from tui.render.estimates import fmt_interval
 
         if self.plan is None:
             return
         report = estimate(
             self.gavel.backend.reader(), self.plan.name, half_width=self.half_width, ranks=False
         )
-        rows = [r for r in report.rows if r.system_id is None]
-        additive = [r for r in rows if r.additive]
-        line = Text()
-        chosen = additive[0] if additive else (rows[0] if rows else None)
-        if chosen is None:
-            line.append("no metric to estimate", "dim")
-        else:
-            line.append(f"{chosen.label} overall ", "bold")
-            line.append(
-                fmt_interval(
-                    chosen.corrected, chosen.lower, chosen.upper, chosen.digits, chosen.status
-                )
-                if chosen.corrected is not None
-                else "— (" + "; ".join(chosen.notes) + ")"
-            )
-            line.append(
-                f"  judge {chosen.judge:.{max(chosen.digits, 2)}f}"
-                if chosen.judge is not None
-                else "",
-                "dim",
-            )
-            needed = [r.needed for r in report.rows if r.additive and r.needed is not None]
-            if chosen.needed is not None:
-                line.append(
-                    f"  ±{self.half_width:g}: "
-                    + ("reached" if chosen.needed == 0 else f"~{chosen.needed:,} more reviews"),
-                    "bold cyan",
-                )
-            elif chosen.corrected is not None:
-                line.append("  ±: no spread seen yet", "dim")
-            if needed and max(needed) > (chosen.needed or 0):
-                line.append(f" (every system: ~{max(needed):,})", "dim")
-        self.post_message(self.EstimateReady(line))
+        self.post_message(self.EstimateReady(estimate_line(report, self.half_width)))
 
     @on(EstimateReady)
     def estimate_ready(self, message: EstimateReady) -> None:
@@ -251,32 +222,82 @@ class PlanReviewScreen(ReportScreen):
         self._go(self._next_undecided(self.index, step))
 
     def show_result(self, result: WriteResult) -> bool:
-        if result.command.kind == "new_plan":
-            if result.error:
-                self.notify(result.error, severity="error", timeout=8)
-                self.app.pop_screen()
-                return True
-            if isinstance(result.data, Plan):
-                self.plan_name = result.data.name
-                self.notify(result.note or f"plan {self.plan_name} drawn", timeout=6)
-                self.load_plan()
+        if isinstance(result.command, DrawPlan):
+            self._plan_drawn(result)
             return True
         handled = super().show_result(result)
         recorded = result.recorded
-        if recorded is None or recorded.judgment_id is None or not self.items:
-            return handled
+        if recorded is not None and recorded.judgment_id is not None and self.items:
+            self._decided(recorded.judgment_id, recorded)
+        return handled
+
+    def _plan_drawn(self, result: WriteResult) -> None:
+        """The plan asked for on opening: review it, or leave if it could not be drawn."""
+        if result.error:
+            self.notify(result.error, severity="error", timeout=8)
+            self.app.pop_screen()
+        elif isinstance(result.data, Plan):
+            self.plan_name = result.data.name
+            self.notify(result.note or f"plan {self.plan_name} drawn", timeout=6)
+            self.load_plan()
+
+    def _decided(self, judgment_id: int, recorded: Recorded) -> None:
+        """A decision (or its undo) on a plan subject: mark it, and once the current subject
+        is decided move on to the next undecided one, or say the plan is complete."""
         deciding = recorded.action in DECIDING or (
             recorded.action == "redo" and recorded.reverted in DECIDING
         )
         for position, item in enumerate(self.items):
-            if item.judgment_id == recorded.judgment_id:
+            if item.judgment_id == judgment_id:
                 self.items[position] = replace(item, decided=deciding)
         current = self.items[self.index]
-        if current.judgment_id == recorded.judgment_id and current.decided:
+        if current.judgment_id == judgment_id and current.decided:
             if all(item.decided for item in self.items):
                 self.notify(f"plan {self.plan_name} is complete: see the estimates (E)", timeout=8)
             else:
                 self._go(self._next_undecided(self.index, 1))
         self._bar()
         self.load_plan()  # the decided marks as the database has them (undo, conflicts)
-        return handled
+
+
+def estimate_line(report: EstimateReport, half_width: float) -> Text:
+    """The plan bar's estimate: the first additive metric over every system (else the first
+    metric), its interval, the judge's value, and how many more reviews reach ±half_width."""
+    from tui.render.estimates import fmt_interval
+
+    rows = [r for r in report.rows if r.system_id is None]
+    additive = [r for r in rows if r.additive]
+    chosen = additive[0] if additive else (rows[0] if rows else None)
+    line = Text()
+    if chosen is None:
+        line.append("no metric to estimate", "dim")
+        return line
+    line.append(f"{chosen.label} overall ", "bold")
+    line.append(
+        fmt_interval(chosen.corrected, chosen.lower, chosen.upper, chosen.digits, chosen.status)
+        if chosen.corrected is not None
+        else "— (" + "; ".join(chosen.notes) + ")"
+    )
+    line.append(
+        f"  judge {chosen.judge:.{max(chosen.digits, 2)}f}" if chosen.judge is not None else "",
+        "dim",
+    )
+    _reviews_needed(line, report, chosen, half_width)
+    return line
+
+
+def _reviews_needed(
+    line: Text, report: EstimateReport, chosen: MetricEstimate, half_width: float
+) -> None:
+    """How many more reviews the chosen metric needs, and every system if that is more."""
+    needed = [r.needed for r in report.rows if r.additive and r.needed is not None]
+    if chosen.needed is not None:
+        line.append(
+            f"  ±{half_width:g}: "
+            + ("reached" if chosen.needed == 0 else f"~{chosen.needed:,} more reviews"),
+            "bold cyan",
+        )
+    elif chosen.corrected is not None:
+        line.append("  ±: no spread seen yet", "dim")
+    if needed and max(needed) > (chosen.needed or 0):
+        line.append(f" (every system: ~{max(needed):,})", "dim")

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from store.backend.workstation import WriteCommand, WriteResult
+from store.backend.commands import AcceptProposal, RejectProposal, WriteResult
 from tui.keymap import bindings
 from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
@@ -112,11 +112,9 @@ class ProposalsScreen(GavelScreen):
             return
         proposal = self.found[table.cursor_row]
         self.gavel.backend.submit(
-            WriteCommand(
-                "reject" if action == "reject" else "accept",
-                value=proposal.uuid,
-                force=action == "force",
-            )
+            RejectProposal(proposal.uuid)
+            if action == "reject"
+            else AcceptProposal(proposal.uuid, force=action == "force")
         )
 
     def show_result(self, result: WriteResult) -> bool:

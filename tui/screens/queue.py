@@ -35,9 +35,9 @@ SUSPECT = "◆"
 
 @lru_cache(maxsize=1 << 16)
 def shared_text(text: str, style: str = "", justify: JustifyMethod | None = None) -> Text:
-    """One ``Text`` per distinct cell. A run's 25,500 queue rows repeat the same few thousand
+    """One ``Text`` per distinct cell. A large run's queue rows repeat the same few distinct
     cells (task ids, systems, counts, scores), and the table only reads its cells: shared,
-    they cost a few MB instead of some 100 MB of separate objects."""
+    they take a small part of the memory separate objects would."""
     return Text(text, style=style, justify=justify)
 
 
@@ -178,38 +178,31 @@ class QueueScreen(GavelScreen):
     def _patch(self, fresh: dict[int, QueueRow]) -> bool:
         """Bring the table up to date by changing only what a decision changed: the decided
         reports' cells, and rows that left the filter. False when the order moved (a
-        redraw is needed). Re-adding 25,500 rows after every decision measured every cell
-        again and kept a core busy for seconds."""
+        redraw is needed). Re-adding every row after every decision would measure every
+        cell of a large queue again."""
         shown = select(self.rows, self.filter, self.impacts)
-        before = [r.report_id for r in self.shown]
-        after = [r.report_id for r in shown]
         table = self.query_one(DataTable)
-        if before != after:
-            kept = set(after)
-            if table.row_count != len(before):
-                return False  # rows still being added by index: removing would skip one
-            if len(kept) == len(after) and [rid for rid in before if rid in kept] == after:
-                gone = [rid for rid in before if rid not in kept]
-            else:
-                return False
-        else:
-            gone = []
+        gone = _left_the_filter(
+            [r.report_id for r in self.shown], [r.report_id for r in shown], table.row_count
+        )
+        if gone is None:
+            return False
         self.shown = shown
         for rid in gone:
             if str(rid) in table.rows:
                 table.remove_row(str(rid))
         for rid, row in fresh.items():
-            key = str(rid)
-            if key in table.rows:
-                for (column, heading), cell in zip(
-                    table.columns.items(), self._cells(row), strict=True
-                ):
-                    # Measured only when it may widen its column: Textual re-measures the
-                    # whole column (25,500 cells) for a cell narrower than the widest.
-                    wider = not isinstance(cell, RichText) or cell.cell_len > heading.content_width
-                    table.update_cell(key, column, cell, update_width=wider)
+            if str(rid) in table.rows:
+                self._update_row(table, str(rid), row)
         self._status()
         return True
+
+    def _update_row(self, table: DataTable[Any], key: str, row: QueueRow) -> None:
+        for (column, heading), cell in zip(table.columns.items(), self._cells(row), strict=True):
+            # Measured only when it may widen its column: Textual re-measures the whole
+            # column for a cell narrower than the widest.
+            wider = not isinstance(cell, RichText) or cell.cell_len > heading.content_width
+            table.update_cell(key, column, cell, update_width=wider)
 
     @on(ImpactsComputed)
     def impacts_done(self, message: ImpactsComputed) -> None:
@@ -490,3 +483,17 @@ def impact_cell(impact: Impact | None) -> Text:
 def _short(value: float) -> str:
     """A whole number as such (a level), anything else to two decimals: fits the column."""
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+
+
+def _left_the_filter(before: list[int], after: list[int], row_count: int) -> list[int] | None:
+    """The reports to remove from a table showing ``before`` so that it shows ``after``;
+    None when that takes more than removing rows (the order moved, a row came in) or rows
+    are still being added by index (removing would skip one)."""
+    if before == after:
+        return []
+    kept = set(after)
+    if row_count != len(before):
+        return None
+    if len(kept) == len(after) and [rid for rid in before if rid in kept] == after:
+        return [rid for rid in before if rid not in kept]
+    return None

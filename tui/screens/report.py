@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -17,7 +18,19 @@ from textual.widgets import Header, Static
 
 from reviewer.citations import find_markers
 from reviewer.registry import get_framework, get_kind, get_scale
-from store.backend.workstation import WriteCommand, WriteResult
+from store.backend.commands import (
+    Adjudicate,
+    Call,
+    Confirm,
+    Decide,
+    Flag,
+    Propose,
+    Rate,
+    Redo,
+    Undo,
+    WriteCommand,
+    WriteResult,
+)
 from store.views.screens import (
     History,
     JudgmentView,
@@ -52,6 +65,9 @@ from tui.widgets.hub_status import HubStatus
 from tui.widgets.judgments import JudgmentList
 from tui.widgets.report_text import ReportText, Span, visible
 from tui.widgets.text_view import TextView
+
+if TYPE_CHECKING:
+    from store.reviewlog.events import Recorded
 
 _VERDICT_CODES: dict[str, dict[str, str]] = {}
 
@@ -126,9 +142,13 @@ class ReportScreen(GavelScreen):
 
     def refresh_from(self, reports: frozenset[int], structural: bool) -> None:
         """Another process changed what this report shows: reload it, keeping the selection."""
-        if self.view is not None and (structural or self.report_id in reports):
-            self._reselect = self.query_one(JudgmentList).selected_id
-            self.load_report(self.report_id)
+        if self.view is None or not (structural or self.report_id in reports):
+            return
+        judgments = self.query(JudgmentList)
+        if not judgments:
+            return  # the screen is being taken down: the app is closing
+        self._reselect = judgments.first().selected_id
+        self.load_report(self.report_id)
 
     @work(thread=True, exclusive=True, group="report-load", exit_on_error=False)
     def _load(self, report_id: int) -> None:
@@ -186,15 +206,7 @@ class ReportScreen(GavelScreen):
         cleaned = self.show_cleaned and self.view.cleaned is not None
         if cleaned and self.view.cleaned is not None:
             text = self.view.cleaned
-        spans: list[Span] = []
-        if not cleaned:
-            spans = [
-                Span(c.span[0], c.span[1], "claim", c.id)
-                for c in self.view.claims.values()
-                if c.span is not None
-            ]
-            spans += [Span(m.start, m.end, "cite") for m in find_markers(text)]
-            spans += _keyword_spans(self.view)
+        spans = [] if cleaned else _report_spans(self.view, text)
         spans += [Span(at, at + len(self.find_query), "match") for at in self.find_hits]
         widget = self.query_one(ReportText)
         widget.border_title = "cleaned text (what the RACE judge saw)" if cleaned else "report"
@@ -234,23 +246,11 @@ class ReportScreen(GavelScreen):
 
     def _score_bar(self) -> None:
         line = Text()
-        heads = [s for s in self.scores if _is_headline(s)]
-        for score in heads:
-            line.append(f"{score.label} ", "bold")
-            judge, adj = _fmt(score.judge, score.digits), _fmt(score.adjudicated, score.digits)
-            if judge == adj:
-                line.append(judge)
-            else:
-                line.append(judge, "dim")
-                line.append(" → ")
-                up = (score.adjudicated or 0) > (score.judge or 0)
-                line.append(adj, "bold green" if up else "bold red")
-            line.append("   ")
+        for score in self.scores:
+            if _is_headline(score):
+                _append_score(line, score)
         if self.rank is not None and self.rank.judge is not None:
-            line.append(f"rank #{self.rank.judge}", "bold")
-            if self.rank.adjudicated != self.rank.judge:
-                line.append(f" → #{self.rank.adjudicated}", "bold magenta")
-            line.append(f"/{self.rank.of} ({self.rank.metric})   ")
+            _append_rank(line, self.rank)
         mine = self.view.ratings.get(self.gavel.config.reviewer) if self.view else None
         if mine:
             line.append("your rating ", "dim")
@@ -286,7 +286,7 @@ class ReportScreen(GavelScreen):
         ):
             self._edit(judgment, code)
             return
-        self.submit(WriteCommand("decide", judgment_id=judgment.id, value=code))
+        self.submit(Decide(judgment.id, code))
         self.action_move(1)
 
     def action_confirm(self) -> None:
@@ -306,7 +306,7 @@ class ReportScreen(GavelScreen):
             )
             self.notify(f"already {decided}; a value key or r changes it", timeout=3)
         else:
-            self.submit(WriteCommand("confirm", judgment_id=judgment.id, guard=True))
+            self.submit(Confirm(judgment.id, only_if_undecided=True))
         self.action_move(1)
 
     def action_rationale(self) -> None:
@@ -329,15 +329,7 @@ class ReportScreen(GavelScreen):
 
         def done(result: Rationale | None) -> None:
             if result is not None:
-                self.submit(
-                    WriteCommand(
-                        "decide",
-                        judgment_id=judgment.id,
-                        value=result.value,
-                        rationale=result.rationale,
-                        reason=result.reason,
-                    )
-                )
+                self.submit(Decide(judgment.id, result.value, result.rationale, result.reason))
 
         self.app.push_screen(
             RationaleEditor(
@@ -357,12 +349,12 @@ class ReportScreen(GavelScreen):
         if judgment is None or self.view is None:
             return
         if judgment.flagged:
-            self.submit(WriteCommand("flag", judgment_id=judgment.id, flag_on=False))
+            self.submit(Flag(judgment.id, on=False))
             return
 
         def done(note: str | None) -> None:
             if note is not None:
-                self.submit(WriteCommand("flag", judgment_id=judgment.id, rationale=note))
+                self.submit(Flag(judgment.id, note=note))
 
         self.app.push_screen(
             NoteDialog(f"Flag {subject_label(self.view, judgment)} — why?", "what to discuss"), done
@@ -371,11 +363,11 @@ class ReportScreen(GavelScreen):
     def action_undo(self) -> None:
         """Undo your latest decision in this report (never one in another report)."""
         if self.view is not None:
-            self.submit(WriteCommand("undo", report_id=self.view.report_id))
+            self.submit(Undo(self.view.report_id))
 
     def action_redo(self) -> None:
         if self.view is not None:
-            self.submit(WriteCommand("redo", report_id=self.view.report_id))
+            self.submit(Redo(self.view.report_id))
 
     def action_propose(self) -> None:
         """Propose a ground-truth expansion from what is selected (new claim, rubric item,
@@ -390,12 +382,12 @@ class ReportScreen(GavelScreen):
         def done(result: ProposalDraft | None) -> None:
             if result is not None:
                 self.submit(
-                    WriteCommand(
-                        "propose",
-                        report_id=report_id,
-                        judgment_id=judgment.id if judgment else None,
-                        value=(result.kind, result.text),
-                        rationale=result.rationale,
+                    Propose(
+                        report_id,
+                        judgment.id if judgment else None,
+                        result.kind,
+                        result.text,
+                        result.rationale,
                     )
                 )
 
@@ -510,41 +502,50 @@ class ReportScreen(GavelScreen):
 
         def done(value: str | None) -> None:
             if value is not None:
-                self.submit(WriteCommand("rate", report_id=report_id, value=value))
+                self.submit(Rate(report_id, value))
 
         self.app.push_screen(RatingDialog(self.view.report, rating, shown, current), done)
 
     def show_result(self, result: WriteResult) -> bool:
         """Redraw from a committed write (the app hands over the writer's message)."""
-        if result.command.kind == "call":
+        if isinstance(result.command, Call):
             return True  # a judge run's own writes: the worker reports when it is done
+        recorded = result.recorded
         if result.error is not None:
             self.notify(result.error, severity="error", timeout=6)
-            return True
-        if result.note is not None:
-            self.notify(result.note, timeout=8)
-            if (
-                result.scores
-                and self.view is not None
-                and result.command.report_id == self.view.report_id
-            ):
-                self.scores = result.scores
-                self._score_bar()
-            self.gavel.stored_at = time.perf_counter()
-            return True
-        recorded = result.recorded
-        if recorded is None:
-            where = " in this report" if result.command.kind in ("undo", "redo") else ""
-            self.notify(f"nothing of yours to {result.command.kind}{where}", severity="warning")
-            return True
-        if recorded.note is not None:
-            self.notify(recorded.note, title="Conflict", severity="warning", timeout=10)
-        if self.view is None or recorded.report_id != self.view.report_id:
-            if recorded.report_id is not None:
+        elif result.note is not None:
+            self._show_note(result, result.note)
+        elif recorded is None:
+            where = " in this report" if isinstance(result.command, Undo | Redo) else ""
+            self.notify(f"nothing of yours to {result.command.label}{where}", severity="warning")
+        else:
+            if recorded.note is not None:
+                self.notify(recorded.note, title="Conflict", severity="warning", timeout=10)
+            if self.view is not None and recorded.report_id == self.view.report_id:
+                self._show_decision(result, recorded, self.view)
+            elif recorded.report_id is not None:
                 self.notify(
                     f"{recorded.action} applied to another report (id {recorded.report_id})"
                 )
-            return True
+        return True
+
+    def _show_note(self, result: WriteResult, note: str) -> None:
+        """A write that is not a decision (a proposal): say what it did; a proposal made
+        here brings this report's scores."""
+        self.notify(note, timeout=8)
+        command = result.command
+        if (
+            result.scores
+            and self.view is not None
+            and isinstance(command, Propose)
+            and command.report_id == self.view.report_id
+        ):
+            self.scores = result.scores
+            self._score_bar()
+        self.gavel.stored_at = time.perf_counter()
+
+    def _show_decision(self, result: WriteResult, recorded: Recorded, view: ReportView) -> None:
+        """A decision on this report: the delta it made, its judgment and history redrawn."""
         old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
         self.scores = result.scores
         self.rank = result.rank or self.rank
@@ -554,16 +555,19 @@ class ReportScreen(GavelScreen):
             judgments.refresh_judgment(judgment)
         self.history.update(result.history)
         if recorded.action == "rate" or recorded.reverted == "rate":
-            rating = recorded.value if recorded.action == "rate" else None
-            self.view.ratings[self.gavel.config.reviewer] = rating or ""
-            self.notify(f"rated {rating}" if rating else "rating undone")
+            self._show_rating(recorded, view)
         if recorded.action in ("undo", "redo") and recorded.judgment_id is not None:
             judgments.select_id(recorded.judgment_id)
         self._score_bar()
         self._detail()
         self.gavel.stored_at = time.perf_counter()
         self.gavel.last_result = result
-        return True
+
+    def _show_rating(self, recorded: Recorded, view: ReportView) -> None:
+        """A rating, or the undo of one: the reviewer's rating shown in the score bar."""
+        rating = recorded.value if recorded.action == "rate" else None
+        view.ratings[self.gavel.config.reviewer] = rating or ""
+        self.notify(f"rated {rating}" if rating else "rating undone")
 
     # -- navigation ------------------------------------------------------------------------
 
@@ -580,25 +584,11 @@ class ReportScreen(GavelScreen):
             return
         status = {j.id: j for j in self.view.judgments}
         order = undecided_order(judgments.order, status, self.suspicion_first)
-        current = judgments.selected_id
-        position = order.index(current) if current in order else -1
-        if (
-            self.suspicion_first
-            and step > 0
-            and current in status
-            and not status[current].suspicious
-            and any(j.suspicious and not j.decided for j in status.values())
-        ):
-            position = -1  # from an unflagged verdict, ] goes to the strongest
-        count = len(order)
-        for offset in range(1, count + 1):
-            if position < 0 and step < 0 and offset == 1:
-                position = 0  # from outside the order, [ starts at its end
-            jid = order[(position + step * offset) % count]
-            if not status[jid].decided:
-                judgments.select_id(jid)
-                return
-        self.notify("every judgment of this report is decided")
+        jid = next_undecided(order, status, judgments.selected_id, step, self.suspicion_first)
+        if jid is None:
+            self.notify("every judgment of this report is decided")
+        else:
+            judgments.select_id(jid)
 
     def action_toggle_undecided_order(self) -> None:
         self.suspicion_first = not self.suspicion_first
@@ -641,16 +631,7 @@ class ReportScreen(GavelScreen):
 
         def done(result: Rationale | None) -> None:
             if result is not None:
-                self.submit(
-                    WriteCommand(
-                        "decide",
-                        judgment_id=judgment.id,
-                        value=result.value,
-                        rationale=result.rationale,
-                        reason=result.reason,
-                        adjudicate=True,
-                    )
-                )
+                self.submit(Adjudicate(judgment.id, result.value, result.rationale, result.reason))
 
         self.app.push_screen(
             RationaleEditor(
@@ -733,6 +714,37 @@ def undecided_order(
     return flagged + [jid for jid in listed if not status[jid].suspicious]
 
 
+def next_undecided(
+    order: list[int],
+    status: dict[int, JudgmentView],
+    current: int | None,
+    step: int,
+    suspicion_first: bool,
+) -> int | None:
+    """The undecided verdict ] (``step`` 1) or [ (-1) goes to from ``current`` along
+    ``order``; None when every one is decided."""
+    position = order.index(current) if current in order else -1
+    if suspicion_first and step > 0 and _away_from_suspicion(status, current):
+        position = -1  # from an unflagged verdict, ] goes to the strongest
+    if position < 0 and step < 0:
+        position = 0  # from outside the order, [ starts at its end
+    count = len(order)
+    for offset in range(1, count + 1):
+        jid = order[(position + step * offset) % count]
+        if not status[jid].decided:
+            return jid
+    return None
+
+
+def _away_from_suspicion(status: dict[int, JudgmentView], current: int | None) -> bool:
+    """The cursor is on an unflagged verdict while a suspicious one is still undecided."""
+    return (
+        current in status
+        and not status[current].suspicious
+        and any(j.suspicious and not j.decided for j in status.values())
+    )
+
+
 def _keyword_spans(view: ReportView) -> list[Span]:
     """Verdicts that mark the text at their key's offset (DR. Bench keyword hits: ``878``,
     ``878~``), as long as their criterion's text."""
@@ -756,6 +768,40 @@ def _is_headline(score: ScoreLine) -> bool:
     return fw is not None and any(m.name == score.metric and m.headline for m in fw.metrics)
 
 
+def _report_spans(view: ReportView, text: str) -> list[Span]:
+    """What the report text marks: located claims, citation markers, the benchmark's keywords."""
+    spans = [
+        Span(c.span[0], c.span[1], "claim", c.id)
+        for c in view.claims.values()
+        if c.span is not None
+    ]
+    spans += [Span(m.start, m.end, "cite") for m in find_markers(text)]
+    spans += _keyword_spans(view)
+    return spans
+
+
+def _append_score(line: Text, score: ScoreLine) -> None:
+    """One headline score: the judge's value, and where a decision moved it, the arrow to the
+    adjudicated value, green up or red down."""
+    line.append(f"{score.label} ", "bold")
+    judge, adj = _fmt(score.judge, score.digits), _fmt(score.adjudicated, score.digits)
+    if judge == adj:
+        line.append(judge)
+    else:
+        line.append(judge, "dim")
+        line.append(" → ")
+        up = (score.adjudicated or 0) > (score.judge or 0)
+        line.append(adj, "bold green" if up else "bold red")
+    line.append("   ")
+
+
+def _append_rank(line: Text, rank: Rank) -> None:
+    line.append(f"rank #{rank.judge}", "bold")
+    if rank.adjudicated != rank.judge:
+        line.append(f" → #{rank.adjudicated}", "bold magenta")
+    line.append(f"/{rank.of} ({rank.metric})   ")
+
+
 def _delta_text(
     old: dict[tuple[str, str], float | None],
     new: list[ScoreLine],
@@ -773,11 +819,14 @@ def _delta_text(
         if before != after and before is not None and after is not None:
             changed = True
             style = "bold green" if after > before else "bold red"
-            delta = after - before
-            # A report's level (UserPref 1–4) moves by whole steps: "-2", not "-2.00".
-            whole = float(before).is_integer() and float(after).is_integer()
-            shown = f"{delta:+.0f}" if whole else f"{delta:+.{max(score.digits, 2)}f}"
-            text.append(f"{score.label} {shown}  ", style)
+            text.append(f"{score.label} {_delta(before, after, score.digits)}  ", style)
     if not changed:
         text.append("no headline change", "dim")
     return text
+
+
+def _delta(before: float, after: float, digits: int) -> str:
+    # A report's level (UserPref 1–4) moves by whole steps: "-2", not "-2.00".
+    whole = float(before).is_integer() and float(after).is_integer()
+    delta = after - before
+    return f"{delta:+.0f}" if whole else f"{delta:+.{max(digits, 2)}f}"

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
-from store.backend.workstation import WriteCommand, WriteResult
+from store.backend.commands import Activate, PreviewActivation, Retire, WriteResult
 from tui.keymap import bindings
 from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
@@ -110,7 +110,7 @@ class RunsScreen(GavelScreen):
         run = self._selected()
         if run is not None:
             self.notify(f"computing what activating {run} would change…", timeout=3)
-            self.gavel.backend.submit(WriteCommand("preview_activation", value=run))
+            self.gavel.backend.submit(PreviewActivation(run))
 
     def action_retire(self) -> None:
         run = self._selected()
@@ -119,7 +119,7 @@ class RunsScreen(GavelScreen):
 
         def done(yes: bool | None) -> None:
             if yes:
-                self.gavel.backend.submit(WriteCommand("deactivate", value=run))
+                self.gavel.backend.submit(Retire(run))
 
         self.app.push_screen(
             ConfirmDialog(
@@ -137,8 +137,7 @@ class RunsScreen(GavelScreen):
         self.app.pop_screen()
 
     def show_result(self, result: WriteResult) -> bool:
-        command = result.command
-        if command.kind not in ("preview_activation", "activate", "deactivate"):
+        if not isinstance(result.command, PreviewActivation | Activate | Retire):
             return False
         if result.error is not None:
             self.notify(result.error, severity="error", timeout=8)
@@ -153,7 +152,7 @@ class RunsScreen(GavelScreen):
 
             def done(yes: bool | None) -> None:
                 if yes:
-                    self.gavel.backend.submit(WriteCommand("activate", value=run, force=True))
+                    self.gavel.backend.submit(Activate(run, confirmed=True))
 
             question = "Activate it anyway?" if seen.needs_confirmation else "Activate it?"
             self.app.push_screen(

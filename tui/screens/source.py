@@ -16,7 +16,7 @@ from textual.widgets import Header, Static
 
 from reviewer.citations import locate
 from reviewer.levels import content
-from store.views.screens import JudgmentView, ReportView
+from store.views.screens import JudgmentView, ReportView, SourceView
 from tui.detail import evidence_home
 from tui.detail import source_urls as _source_urls
 from tui.keymap import bindings
@@ -42,19 +42,23 @@ def cited_passage(page: str, claim: str) -> tuple[int, int] | None:
     if exact is not None:
         return exact
     wanted = set(content(claim))
-    if not wanted:
-        return None
-    best: tuple[int, int, int] | None = None
-    for match in _SENTENCE.finditer(page):
-        shared = len(wanted & set(content(match.group())))
-        if shared and (best is None or shared > best[0]):
-            best = (shared, match.start(), match.end())
+    best = _best_sentence(page, wanted) if wanted else None
     if best is None or best[0] < min(3, max(1, len(wanted) // 2)):
         return None
     start, end = best[1], best[2]
     while start < end and page[start].isspace():
         start += 1
     return start, end
+
+
+def _best_sentence(page: str, wanted: set[str]) -> tuple[int, int, int] | None:
+    """The first sentence sharing the most of ``wanted``'s words: (how many, start, end)."""
+    best: tuple[int, int, int] | None = None
+    for match in _SENTENCE.finditer(page):
+        shared = len(wanted & set(content(match.group())))
+        if shared and (best is None or shared > best[0]):
+            best = (shared, match.start(), match.end())
+    return best
 
 
 class SourceScreen(GavelScreen):
@@ -87,16 +91,23 @@ class SourceScreen(GavelScreen):
     def show(self) -> None:
         view, judgment, url = self.view, self.judgment, self.url
         source = view.sources.get(url)
-        ref = next((i for i, (_, u) in view.references.items() if u == url), None)
         claim = view.claims.get(judgment.claim_id) if judgment.claim_id else None
+        text = source.text if source is not None else ""
+        self.evidence = locate(text, judgment.evidence) if judgment.evidence and text else None
+        self.passage = cited_passage(text, claim.fact if claim else "") if text else None
+        self.sub_title = f"{view.report} · {judgment.kind}"
+        self.query_one("#source-head", Static).update(self._head(source))
+        self._show_page(text)
+
+    def _head(self, source: SourceView | None) -> Text:
+        """Which page of how many, and what of it can be read and is marked."""
+        url = self.url
+        ref = next((i for i, (_, u) in self.view.references.items() if u == url), None)
         head = Text()
         head.append(f"[{ref}] " if ref is not None else "", "bold")
         head.append(visible(source.title if source and source.title else url), "bold")
         head.append(f"   {self.position + 1}/{len(self.urls)}\n", "dim")
         head.append(visible(url) + "\n", "blue")
-        text = source.text if source is not None else ""
-        self.evidence = locate(text, judgment.evidence) if judgment.evidence and text else None
-        self.passage = cited_passage(text, claim.fact if claim else "") if text else None
         if source is None:
             head.append("not fetched: no stored page for this URL", "yellow")
         elif source.error:
@@ -104,14 +115,21 @@ class SourceScreen(GavelScreen):
                 f"could not be fetched ({visible(source.error)}): nothing to read", "bold red"
             )
         else:
-            head.append(f"{len(text):,} characters, fetched {source.fetched_at or '?'}.  ", "dim")
-            head.append(" evidence ", "black on yellow")
-            head.append(" the judge's quote" + ("" if self.evidence else " (not on this page)"))
-            head.append("   ")
-            head.append(" passage ", "reverse")
-            head.append(" closest to the claim" + ("" if self.passage else " (none found)"))
-        self.sub_title = f"{view.report} · {judgment.kind}"
-        self.query_one("#source-head", Static).update(head)
+            self._legend(head, source)
+        return head
+
+    def _legend(self, head: Text, source: SourceView) -> None:
+        text = source.text
+        head.append(f"{len(text):,} characters, fetched {source.fetched_at or '?'}.  ", "dim")
+        head.append(" evidence ", "black on yellow")
+        head.append(" the judge's quote" + ("" if self.evidence else " (not on this page)"))
+        head.append("   ")
+        head.append(" passage ", "reverse")
+        head.append(" closest to the claim" + ("" if self.passage else " (none found)"))
+
+    def _show_page(self, text: str) -> None:
+        """The whole page with the passage and the evidence marked, scrolled to the evidence
+        (else the passage)."""
         spans: list[Span] = []
         if self.passage is not None:
             spans.append(Span(*self.passage, "claim", -1))

@@ -159,7 +159,8 @@ class JudgmentList(ScrollView, can_focus=True):
         self._rows: list[_Row] = []
         self._row_of: dict[int, int] = {}
         self._by_id: dict[int, JudgmentView] = {}
-        self._cache: LRUCache[int, tuple[bool, int, Strip]] = LRUCache(1024)
+        self._cache: LRUCache[int, tuple[bool, bool, int, Strip]] = LRUCache(1024)
+        """Rendered rows by row: whether it was the cursor's, drawn focused, at what width."""
 
     # -- content ---------------------------------------------------------------------------
 
@@ -280,12 +281,14 @@ class JudgmentList(ScrollView, can_focus=True):
         if row >= len(self._rows) or self.view is None:
             return Strip.blank(width, self.rich_style)
         selected = row == self.cursor
+        # The cursor's colour follows focus: a row drawn before the list took focus is stale.
+        focused = selected and self.has_focus
         cached = self._cache.get(row)
-        if cached is not None and cached[0] == selected and cached[1] == width:
-            strip = cached[2]
+        if cached is not None and cached[:3] == (selected, focused, width):
+            strip = cached[3]
         else:
             strip = self._render_row(row, selected, width)
-            self._cache[row] = (selected, width, strip)
+            self._cache[row] = (selected, focused, width, strip)
         return strip.apply_offsets(0, row)
 
     def _render_row(self, row: int, selected: bool, width: int) -> Strip:

@@ -151,12 +151,7 @@ def layout_table(
     header, separator, *body = rows
     parsed = [_cells(text, *header), *(_cells(text, *row) for row in body)]
     n = max(len(cells) for cells in parsed)
-    natural = [0] * n
-    longest = [0] * n
-    for cells in parsed:
-        for i, (a, b) in enumerate(cells):
-            natural[i] = max(natural[i], cell_len(text[a:b]))
-            longest[i] = max([longest[i], *(cell_len(w) for w in text[a:b].split())])
+    natural, longest = _column_sizes(text, parsed, n)
     if sum(max(MIN_COLUMN, w) for w in longest) > width - (3 * n + 1):
         return _records(text, rows, parsed, width)
     widths = _widths(natural, longest, width)
@@ -166,26 +161,56 @@ def layout_table(
         ((table_start, table_start), Composed([_rule(widths, "┌", "┬", "┐")]))
     ]
     for number, (row, cells) in enumerate(zip([header, *body], parsed, strict=True)):
-        wrapped = [
-            _wrap_cell(text, *cells[i], widths[i]) if i < len(cells) else [(0, 0)] for i in range(n)
-        ]
-        height = max(len(w) for w in wrapped)
-        for k in range(height):
-            line = Composed(["│"], header=number == 0)
-            for i in range(n):
-                part = wrapped[i][k] if k < len(wrapped[i]) and i < len(cells) else None
-                used = cell_len(text[part[0] : part[1]]) if part is not None else 0
-                pad = widths[i] - used
-                left = pad // 2 if align[i] == "center" else (pad if align[i] == "right" else 0)
-                line.pieces.append(" " + " " * left)
-                if part is not None and part[1] > part[0]:
-                    line.pieces.append(part)
-                line.pieces.append(" " * (pad - left) + " │")
-            out.append((row, line))
+        out.extend((row, line) for line in _row_lines(text, cells, widths, align, number == 0))
         if number == 0:
             out.append((separator, Composed([_rule(widths, "├", "┼", "┤")])))
     out.append(((table_end_offset, table_end_offset), Composed([_rule(widths, "└", "┴", "┘")])))
     return out
+
+
+def _column_sizes(
+    text: str, parsed: list[list[tuple[int, int]]], n: int
+) -> tuple[list[int], list[int]]:
+    """Each column's widest cell and longest word, in terminal cells."""
+    natural = [0] * n
+    longest = [0] * n
+    for cells in parsed:
+        for i, (a, b) in enumerate(cells):
+            natural[i] = max(natural[i], cell_len(text[a:b]))
+            longest[i] = max([longest[i], *(cell_len(w) for w in text[a:b].split())])
+    return natural, longest
+
+
+def _row_lines(
+    text: str, cells: list[tuple[int, int]], widths: list[int], align: list[str], header: bool
+) -> list[Composed]:
+    """One row's display lines: its cells word-wrapped in their columns, as tall as the
+    tallest cell (a row with fewer cells than the table leaves the rest empty)."""
+    n = len(widths)
+    wrapped = [
+        _wrap_cell(text, *cells[i], widths[i]) if i < len(cells) else [(0, 0)] for i in range(n)
+    ]
+    lines = []
+    for k in range(max(len(w) for w in wrapped)):
+        line = Composed(["│"], header=header)
+        for i in range(n):
+            part = wrapped[i][k] if k < len(wrapped[i]) and i < len(cells) else None
+            _append_cell(line, text, part, widths[i], align[i])
+        lines.append(line)
+    return lines
+
+
+def _append_cell(
+    line: Composed, text: str, part: tuple[int, int] | None, width: int, align: str
+) -> None:
+    """One cell's line, padded to its column's width as the separator aligns it."""
+    used = cell_len(text[part[0] : part[1]]) if part is not None else 0
+    pad = width - used
+    left = pad // 2 if align == "center" else (pad if align == "right" else 0)
+    line.pieces.append(" " + " " * left)
+    if part is not None and part[1] > part[0]:
+        line.pieces.append(part)
+    line.pieces.append(" " * (pad - left) + " │")
 
 
 def _records(

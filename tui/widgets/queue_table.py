@@ -6,8 +6,8 @@ largest part of start-up. Every queue cell is a single line of text, so its widt
 cell length, which is what this table uses.
 
 It also rebuilds a list of every line's row after any cell changes (a decision's row, each
-batch of impacts): 0.1 s a time at 25,500 rows, several times when the reviewer comes back to
-the queue. With every row one line high, line y is row y, which this table answers directly.
+batch of impacts), a pass over every row each time, several times when the reviewer comes back
+to the queue. With every row one line high, line y is row y, which this table answers directly.
 """
 
 from __future__ import annotations

@@ -49,9 +49,9 @@ class TextView(ScrollView, can_focus=True):
         size = Size(width, len(self._strips))
         if size != self.virtual_size:
             # ``virtual_size`` is a layout reactive: assigning it re-runs the whole screen's
-            # layout (tens of ms on the report screen, every selection). The pane's scrollbars
-            # are fixed by its CSS (always a vertical one, never a horizontal one), so only
-            # the pane and its scrollbar need updating.
+            # layout, on every selection. The pane's scrollbars are fixed by its CSS (always
+            # a vertical one, never a horizontal one), so only the pane and its scrollbar
+            # need updating.
             self.set_reactive(ScrollView.virtual_size, size)
             self._scroll_update(size)
             self.refresh()
