@@ -699,15 +699,3 @@ def export_document(conn: sqlite3.Connection, plan: Plan) -> dict[str, Any]:
         ],
         "draws": list(export_rows(conn, plan)),
     }
-
-
-def new_plan_result(conn: sqlite3.Connection, reviewer: str, spec: object) -> dict[str, Any]:
-    """What the workstation's writer reports for a plan it was asked to draw: the plan as
-    ``data`` and its summary as ``note``, or the reason it could not be drawn as ``error``."""
-    if not isinstance(spec, PlanSpec):
-        return {"error": "not a plan specification"}
-    try:
-        made = create_plan(conn, spec, reviewer)
-    except InputError as exc:
-        return {"error": f"no plan drawn: {exc.message}"}
-    return {"data": made, "note": made.summary() + (f" ({made.note})" if made.note else "")}
