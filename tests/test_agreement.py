@@ -12,7 +12,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from reviewer.agreement import (
     accuracy,
@@ -42,6 +41,7 @@ from reviewer.agreement import (
     spearman,
     wilson_interval,
 )
+from tests.oracles import stats
 
 N = None
 

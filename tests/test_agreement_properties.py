@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from scipy import stats
 
 from reviewer.agreement import (
     accuracy,
@@ -29,6 +28,7 @@ from reviewer.agreement import (
     pearson,
     spearman,
 )
+from tests.oracles import stats
 
 WEIGHTS = ("none", "linear", "quadratic")
 

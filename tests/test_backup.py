@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,29 @@ def restore(binary: str, replica: str, target: Path) -> None:
     )
 
 
+def until(condition: Callable[[], bool], timeout: float = 60.0) -> None:
+    """Wait for a condition, not for a guessed time; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def restores(binary: str, replica: str, target: Path) -> bool:
+    """Whether the replica restores (it has a snapshot), into a fresh ``target``."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    done = subprocess.run(
+        [binary, "restore", "-o", str(target), replica], capture_output=True, timeout=120
+    )
+    return done.returncode == 0
+
+
+def caught_up(binary: str, replica: str, target: Path, wanted: tuple[set[str], str]) -> bool:
+    """Whether the replica restores to the wanted state."""
+    return restores(binary, replica, target) and state(target) == wanted
+
+
 def test_replicate_once_then_again_and_restore(sample_db: Path, tmp_path: Path) -> None:
     binary = litestream()
     replica = f"file://{tmp_path / 'replica'}"
@@ -109,11 +133,15 @@ def test_continuous_replication_while_a_reviewer_decides(sample_db: Path, tmp_pa
         stderr=subprocess.PIPE,
         text=True,
     )
+    replica = f"file://{tmp_path / 'replica'}"
     try:
-        time.sleep(1.0)
+        # Replicating from the start: a first snapshot restores.
+        until(lambda: server.poll() is not None or restores(binary, replica, tmp_path / "first.db"))
         assert server.poll() is None, server.stderr.read() if server.stderr else ""
         decide_some(sample_db, "ana", 12, "incorrect")
-        time.sleep(1.2)  # a few sync intervals
+        wanted = state(sample_db)
+        # The decisions reach the replica within a few sync intervals.
+        until(lambda: caught_up(binary, replica, tmp_path / "probe.db", wanted))
     finally:
         server.send_signal(signal.SIGTERM)  # its own clean shutdown
         try:
@@ -122,7 +150,7 @@ def test_continuous_replication_while_a_reviewer_decides(sample_db: Path, tmp_pa
             server.kill()
             server.wait()
     restored = tmp_path / "restored.db"
-    restore(binary, f"file://{tmp_path / 'replica'}", restored)
+    restore(binary, replica, restored)
     assert state(restored) == state(sample_db)
     conn = connect(restored)
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlite_utils
 
 from store.db.connection import connect
 from store.db.datasette import QUERIES, SEARCH, main, metadata
@@ -20,6 +19,9 @@ from store.exports.gold import gold_records
 from store.reviewlog.conflicts import adjudicate
 from store.reviewlog.events import ReviewLog
 from store.views.screens import queue_rows
+from tests.oracles import LazyModule
+
+sqlite_utils = LazyModule("sqlite_utils")  # pandas comes with it: not at collection
 
 
 def _verdicts(conn: sqlite3.Connection, kind: str, n: int) -> list[tuple[int, str]]:

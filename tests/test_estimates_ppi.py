@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 from reviewer.estimates.ppi import Moments, power_tuning, ppi_mean
-
-ppi_py = pytest.importorskip("ppi_py")
+from tests.oracles import ppi_py
 
 TOLERANCE = 1e-9
 

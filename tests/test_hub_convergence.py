@@ -15,7 +15,7 @@ import random
 import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -53,6 +53,14 @@ def gold(path: Path) -> str:
     write_export(conn, "gold", out, "jsonl")
     conn.close()
     return out.getvalue()
+
+
+def until(condition: Callable[[], bool], timeout: float = 120.0) -> None:
+    """Wait for a condition, not for a guessed time; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
 
 
 def writer(
@@ -110,8 +118,10 @@ def syncer(
     stop: threading.Event,
     offline: list[int],
     errors: list[BaseException],
+    synced: list[int] | None = None,
 ) -> None:
-    """The background sync of one database, on its own connection, at random intervals."""
+    """The background sync of one database, on its own connection, at random intervals;
+    each sync that reached the hub is counted in ``synced``."""
     rng = random.Random(seed)
     conn = connect(path)
     hub = PgHub(url, connect_timeout=2, statement_timeout=20)
@@ -119,6 +129,8 @@ def syncer(
         while not stop.is_set():
             try:
                 sync(conn, hub)
+                if synced is not None:
+                    synced.append(seed)
             except HubOffline:
                 offline.append(1)
             time.sleep(rng.random() * 0.08)
@@ -159,15 +171,28 @@ def test_three_databases_one_hub_converge_through_a_hub_restart(
         )
         for i in range(3)
     ]
+    synced: list[int] = []
     syncers = [
-        threading.Thread(target=syncer, args=(paths[i], url, 200 + i, stop, offline, errors))
+        threading.Thread(
+            target=syncer, args=(paths[i], url, 200 + i, stop, offline, errors, synced)
+        )
         for i in range(3)
     ]
     for thread in (*writers, *syncers):
         thread.start()
-    time.sleep(0.6)
+
+    def decided() -> int:
+        return sum(len(w) for w in written)
+
+    def writing() -> bool:
+        return any(thread.is_alive() for thread in writers)
+
+    # Every database has reached the hub at least once, and reviewers are under way.
+    until(lambda: set(synced) == {200, 201, 202} and decided() >= 6)
     own_server.stop("immediate")  # the hub dies mid-session, unannounced
-    time.sleep(1.0)  # reviewers keep deciding meanwhile
+    before = decided()
+    # The syncers notice, and the reviewers keep deciding meanwhile.
+    until(lambda: bool(offline) and (decided() >= before + 6 or not writing()))
     own_server.start()
     for thread in writers:
         thread.join(120)

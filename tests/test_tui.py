@@ -609,6 +609,8 @@ async def test_proposals_screen_help_and_accepting_a_flagged_duplicate(sample_db
 
 
 async def test_command_palette_runs_gavel_commands(sample_db: Path) -> None:
+    from textual.command import CommandList, CommandPalette
+
     from tui.screens.agreement import AgreementScreen
 
     app = make_app(sample_db)
@@ -620,9 +622,10 @@ async def test_command_palette_runs_gavel_commands(sample_db: Path) -> None:
             ("agreement statistics", lambda: isinstance(app.screen, AgreementScreen)),
         ):
             await pilot.press("ctrl+p")
-            await pilot.pause()
+            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
             await pilot.press(*query)
-            await pilot.pause(0.5)
+            # The palette searches in a worker: enter once a match is listed.
+            await wait_for(pilot, lambda: app.screen.query_one(CommandList).option_count > 0)
             await pilot.press("enter")
             await wait_for(pilot, reached)
 

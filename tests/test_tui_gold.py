@@ -57,7 +57,10 @@ async def test_enter_never_replaces_an_override(sample_db: Path) -> None:
         await pilot.pause()
         before = len(events(sample_db))
         await pilot.press("enter")  # walks on, stores nothing
-        await pilot.pause(0.3)
+        await wait_for(
+            pilot, lambda: any("already decided" in str(n.message) for n in app._notifications)
+        )
+        app.backend.call(lambda _conn: None)  # what was submitted before it has been applied
         assert len(events(sample_db)) == before
         assert decision(sample_db, "t01-atlas-dr", claim.subject) == ("single", "incorrect")
         assert any("already decided" in str(n.message) for n in app._notifications)
