@@ -15,7 +15,7 @@ import hashlib
 
 from reviewer.actions import REASON_CODES
 from reviewer.citations import locate
-from reviewer.grading import Claim, ContextItem, Criterion, grading_of
+from reviewer.grading import Claim, ContextItem, Criterion
 from reviewer.registry import get_framework, get_kind, get_scale
 from store.views.screens import JudgmentView, OtherVerdict, ReportView, SourceView, subject_label
 from tui.numfmt import short_value
@@ -170,7 +170,7 @@ def grading_context(view: ReportView, judgment: JudgmentView) -> list[tuple[str,
     if kind is None:
         return []
     try:
-        grading = grading_of(get_framework(kind.framework))
+        grading = get_framework(kind.framework).grading
     except KeyError:
         return []
     if grading is None or grading.context is None:

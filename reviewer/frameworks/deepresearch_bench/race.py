@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 
 from reviewer.framework import (
     Aggregate,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -302,7 +303,7 @@ def _number(code: str | None) -> float | None:
     return None if code is None else float(code)
 
 
-class RaceFramework:
+class RaceFramework(FrameworkBase):
     name: str = NAME
     label: str = "DeepResearch Bench RACE"
     kinds: Mapping[str, VerdictKind] = KINDS

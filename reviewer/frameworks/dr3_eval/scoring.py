@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 
 from reviewer.framework import (
     Aggregate,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -389,7 +390,7 @@ def _ref_map(metadata: Mapping[str, object], key: str) -> dict[int, str]:
     return out
 
 
-class Dr3Framework:
+class Dr3Framework(FrameworkBase):
     name: str = NAME
     label: str = "DR3-Eval"
     kinds: Mapping[str, VerdictKind] = KINDS

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from reviewer.framework import (
     Aggregate,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -529,7 +530,7 @@ def _output_tokens(metadata: Mapping[str, object]) -> float | None:
     return out if out > 0 else None
 
 
-class DrBenchFramework:
+class DrBenchFramework(FrameworkBase):
     name: str = NAME
     label: str = "DR. Bench"
     kinds: Mapping[str, VerdictKind] = KINDS

@@ -56,6 +56,7 @@ from typing import Any
 
 from reviewer.framework import (
     Aggregate,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -768,7 +769,7 @@ def _paper(state: _State, pairs: list[tuple[_Pred, _Gt]], id_ok: bool) -> tuple[
     return standard, _Result(ps, rs, _f1(ps, rs))
 
 
-class ClaimsF1Framework:
+class ClaimsF1Framework(FrameworkBase):
     name: str = NAME
     label: str = "LiveDRBench claims P/R/F1"
     kinds: Mapping[str, VerdictKind] = KINDS
