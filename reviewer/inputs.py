@@ -1,7 +1,8 @@
 """What a scoring function sees of one report: structure plus verdicts in both variants.
 
-Plain slotted dataclasses rather than pydantic models: a full recompute builds a few hundred
-thousand of these, and validation already happened at import.
+Plain slotted dataclasses rather than pydantic models: scoring from rows builds one per verdict
+and claim, and validation already happened at import. A full recompute reads most reports as
+counts instead (:class:`CountedReports`: columns, no object per report).
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ class ClaimIn:
 class VerdictIn(NamedTuple):
     """A judgment with its judge value and its effective (adjudicated) value, as scale codes.
 
-    A NamedTuple because a full recompute builds a quarter of a million of these straight from
-    database rows (``VerdictIn._make(row)``); ``subtask_id`` is the subtask of the judged
+    A NamedTuple because scoring from rows builds one per verdict straight from database rows
+    (``VerdictIn._make(row)``); ``subtask_id`` is the subtask of the judged
     criterion or claim, resolved at import.
     """
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,8 @@ _CITED = 3
 """Claim citation states a group is named by: 0 uncited, 1 cited, 2 undescribed (no claim, or
 one the counts cannot describe: ``claim_cited`` NULL or -1)."""
 _UNDESCRIBED = 2
+_BATCH = 65_536
+"""Groups read from SQLite at a time."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +184,7 @@ def _verdicts(
     if not len(ids) or not coding.kinds:
         return VerdictCounts(empty, empty, empty, empty, empty, empty)
     group, params = coding.group_sql()
-    rows = conn.execute(
+    cursor = conn.execute(
         f"""SELECT report_id, ifnull(subtask_id, 0), {group}, count(*)
             FROM judgment INDEXED BY judgment_scoring
             WHERE current = 1 AND report_id BETWEEN ? AND ?
@@ -189,8 +192,8 @@ def _verdicts(
             GROUP BY report_id, kind, subtask_id, claim_cited, value
             ORDER BY report_id, kind, subtask_id, claim_cited, value""",
         (*params, int(ids[0]), int(ids[-1]), *coding.kinds),
-    ).fetchall()
-    table = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    )
+    table = _integers(cursor, 4)
     report = np.searchsorted(ids, table[:, 0])
     known = report < len(ids)
     known[known] = ids[report[known]] == table[known, 0]  # (a report of another framework)
@@ -204,6 +207,16 @@ def _verdicts(
     foreign = (subtask >= 0) & (shapes.task[np.maximum(subtask, 0)] != report_task[report])
     subtask = np.where(foreign, -1, subtask)
     return VerdictCounts(report, kind, subtask, cited, value, table[:, 3])
+
+
+def _integers(cursor: sqlite3.Cursor, width: int) -> npt.NDArray[np.int64]:
+    """A query's rows of ``width`` integers as an (n, width) array: read flat (far cheaper
+    than letting numpy inspect each tuple), a batch at a time (memory holds one batch of
+    tuples, not the run's)."""
+    parts = [np.zeros(0, dtype=np.int64)]
+    while rows := cursor.fetchmany(_BATCH):
+        parts.append(np.fromiter(chain.from_iterable(rows), np.int64, width * len(rows)))
+    return np.concatenate(parts).reshape(-1, width)
 
 
 def _subtask_index(sid: Ints, none: npt.NDArray[np.bool_], ids: Ints, at: Ints) -> Ints:
@@ -221,11 +234,11 @@ def _claims(conn: sqlite3.Connection, ids: Ints) -> Ints:
     counts = np.zeros(len(ids), dtype=np.int64)
     if not len(ids):
         return counts
-    rows = conn.execute(
+    cursor = conn.execute(
         "SELECT report_id, count(*) FROM claim WHERE report_id BETWEEN ? AND ? GROUP BY report_id",
         (int(ids[0]), int(ids[-1])),
-    ).fetchall()
-    found = np.array(rows, dtype=np.int64).reshape(-1, 2)
+    )
+    found = _integers(cursor, 2)
     at = np.searchsorted(ids, found[:, 0])
     keep = at < len(ids)
     keep[keep] = ids[at[keep]] == found[keep, 0]

@@ -1,11 +1,11 @@
 """Each report's cached scores, one row per (report, framework, variant).
 
-A report has a dozen to thirty metrics. Stored a metric to a row, a full recompute of 2,550
-reports wrote 148,000 rows, and writing them took longer than reading every verdict the scores
-come from; stored as one row of plain doubles it writes 5,100. The metric names are the row's
-``metrics`` (a JSON list, the same few lists over and over) and the values its ``data``: one
-little-endian double per name, NaN for a metric without a value (as SQLite itself stores NaN:
-as NULL).
+A report has a dozen to thirty metrics. Stored a metric to a row, a full recompute wrote thirty
+rows a report, and writing them cost more than reading every verdict the scores come from;
+stored as one row of plain doubles it writes one a report and variant. The metric names are
+the row's ``metrics`` (a JSON list, the same few lists over and over) and the values its
+``data``: one little-endian double per name, NaN for a metric without a value (as SQLite
+itself stores NaN: as NULL).
 
 Derived like every score (:mod:`store.scores.cache` writes it; a full recompute rebuilds it). A row
 that is not well formed (a database from elsewhere) reads as a report without scores, and the
