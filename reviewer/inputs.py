@@ -8,7 +8,7 @@ counts instead (:class:`CountedReports`: columns, no object per report).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -197,3 +197,27 @@ class CountedReports:
     def none(self) -> int:
         """The value index of no value."""
         return len(self.codes) + 1
+
+    def subset(self, keep: npt.NDArray[np.bool_]) -> CountedReports:
+        """The reports ``keep`` marks (an (R,) mask), with their counts."""
+        if keep.all():
+            return self
+        position = keep.cumsum() - 1
+        v = self.verdicts
+        rows = keep[v.report]
+        verdicts = VerdictCounts(
+            position[v.report[rows]],
+            v.kind[rows],
+            v.subtask[rows],
+            v.cited[rows],
+            v.value[rows],
+            v.count[rows],
+        )
+        return replace(
+            self,
+            report_ids=self.report_ids[keep],
+            report_task=self.report_task[keep],
+            metadata=[self.metadata[i] for i in keep.nonzero()[0].tolist()],
+            claims=self.claims[keep],
+            verdicts=verdicts,
+        )

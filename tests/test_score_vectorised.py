@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reviewer.framework import ScoreMatrix, Variant
+from reviewer.frameworks.dailyreport import counted as counted_module
 from reviewer.frameworks.dailyreport.counted import score_counted
 from reviewer.frameworks.dailyreport.scoring import FRAMEWORK, OPTIONS
 from reviewer.inputs import (
@@ -321,3 +322,24 @@ def test_reports_without_subtasks_or_verdicts_have_no_scores(variant: Variant) -
     assert matrix.row(0) == {} == FRAMEWORK.score_report(bare, variant, DEFAULTS)
     none = score_counted(counted([], variant), DEFAULTS)
     assert none.values.shape == (0, len(none.names))
+
+
+@settings(max_examples=150, deadline=None)
+@given(reports(), options)
+def test_reports_scored_in_slices_of_like_width_score_the_same(
+    drawn: list[ReportInput], chosen: dict[str, str]
+) -> None:
+    # Few cells a slice: tasks of different subtask counts fall in different slices, and a
+    # slice holds a report or two.
+    table = counted(drawn, "adjudicated")
+    whole = score_counted(table, chosen)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(counted_module, "_CELLS", 4)
+        sliced = score_counted(table, chosen)
+        assert mismatches(drawn, "adjudicated", chosen) == []
+        slices = counted_module._slices(np.array([9, 1, 9, 2, 3, 2, 1]))
+    # Widths 1, 2, 3-4 and 9-16 apart; 4 cells: two of width 2, one of width 9 a slice.
+    assert [s.tolist() for s in slices] == [[1, 6], [3, 5], [4], [0], [2]]
+    for i in range(len(table.report_ids)):
+        assert repr(sliced.row(i)) == repr(whole.row(i))
+    assert sliced.values.tobytes() == whole.values.tobytes()

@@ -43,7 +43,7 @@ _BATCH = 65_536
 
 
 @dataclass(frozen=True, slots=True)
-class Counted:
+class CountedRun:
     """One framework's reports as counts: ``judge`` holds every report counts describe, in
     both variants where no decision moves a count; ``adjudicated`` those a decision moves
     (``moved``: their positions in ``judge``), with the decisions applied. ``uncounted`` are
@@ -89,7 +89,9 @@ class _Coding:
         return self.codes.index(value) if value in self.codes else len(self.codes)
 
 
-def count_run(conn: sqlite3.Connection, spec: BulkSpec, metas: Mapping[int, ReportMeta]) -> Counted:
+def count_run(
+    conn: sqlite3.Connection, spec: BulkSpec, metas: Mapping[int, ReportMeta]
+) -> CountedRun:
     """Every report of ``metas`` counted (the ones counts describe) and the rest named."""
     coding = _Coding((*spec.kinds, *((spec.claim_kind,) if spec.claim_kind else ())), spec.codes)
     ids = np.array(sorted(metas), dtype=np.int64)
@@ -116,11 +118,11 @@ def count_run(conn: sqlite3.Connection, spec: BulkSpec, metas: Mapping[int, Repo
         verdicts,
     )
     uncounted = ids[~describable].tolist()
-    table = subset(table, describable)
+    table = table.subset(describable)
     moves = _moves(conn, coding, spec.claim_kind, table, subtask_ids, subtask_at)
     moved = np.unique(moves.report)
-    adjudicated = subset(_with(table, moves), np.isin(np.arange(len(table.report_ids)), moved))
-    return Counted(table, adjudicated, moved, uncounted)
+    adjudicated = _with(table, moves).subset(np.isin(np.arange(len(table.report_ids)), moved))
+    return CountedRun(table, adjudicated, moved, uncounted)
 
 
 def _task_shapes(conn: sqlite3.Connection, task_ids: Ints) -> tuple[TaskShapes, Ints, Ints]:
@@ -268,32 +270,6 @@ def _describable(
     )
     every: npt.NDArray[np.bool_] = ~bad & (judged.astype(np.int64) == claims)
     return every & ~np.isin(ids, from_runs)
-
-
-def subset(table: CountedReports, keep: npt.NDArray[np.bool_]) -> CountedReports:
-    """The reports ``keep`` marks, with their counts."""
-    if keep.all():
-        return table
-    position = np.cumsum(keep) - 1
-    v = table.verdicts
-    rows = keep[v.report]
-    verdicts = VerdictCounts(
-        position[v.report[rows]],
-        v.kind[rows],
-        v.subtask[rows],
-        v.cited[rows],
-        v.value[rows],
-        v.count[rows],
-    )
-    chosen = np.flatnonzero(keep).tolist()
-    return replace(
-        table,
-        report_ids=table.report_ids[keep],
-        report_task=table.report_task[keep],
-        metadata=[table.metadata[i] for i in chosen],
-        claims=table.claims[keep],
-        verdicts=verdicts,
-    )
 
 
 def _with(table: CountedReports, moves: VerdictCounts) -> CountedReports:

@@ -549,8 +549,47 @@ def _trace(metadata: Sequence[Mapping[str, object]]) -> tuple[Floats, Bools]:
     return counts, has
 
 
+_CELLS = 1 << 22
+"""(subtask position, report) cells scored at a time."""
+
+
 def score_counted(table: CountedReports, options: Mapping[str, str]) -> ScoreMatrix:
-    """:meth:`CascadeFramework.score_report` of every report of ``table``, from its counts."""
+    """:meth:`CascadeFramework.score_report` of every report of ``table``, from its counts.
+
+    Reports are scored in slices of like width (their tasks' subtask counts within a factor
+    of two) when one matrix for all would be large: memory then follows the subtasks the
+    reports have, not the widest task times every report."""
+    shapes = table.tasks
+    tasks = int(max(shapes.task.max(initial=-1), table.report_task.max(initial=-1))) + 1
+    widths = np.bincount(shapes.task, minlength=tasks)[table.report_task]
+    if int(widths.max(initial=0)) * len(widths) <= _CELLS:
+        return _score(table, options)
+    reports = len(widths)
+    values = np.full((reports, len(NAMES)), np.nan)
+    layout = np.zeros(reports, dtype=np.intp)
+    layouts: dict[tuple[int, ...], int] = {}
+    for rows in _slices(widths):
+        keep = np.zeros(reports, dtype=np.bool_)
+        keep[rows] = True
+        piece = _score(table.subset(keep), options)
+        values[rows] = piece.values
+        at = [layouts.setdefault(columns, len(layouts)) for columns in piece.layouts]
+        layout[rows] = np.array(at, dtype=np.intp)[piece.layout]
+    return ScoreMatrix(NAMES, values, tuple(layouts), layout)
+
+
+def _slices(widths: Ints) -> list[npt.NDArray[np.intp]]:
+    """The reports (ascending) in slices of like width, each of at most ``_CELLS`` cells."""
+    bucket = np.ceil(np.log2(np.maximum(widths, 1))).astype(np.int64)
+    out: list[npt.NDArray[np.intp]] = []
+    for b in np.unique(bucket).tolist():
+        members = np.flatnonzero(bucket == b)
+        per = max(_CELLS >> b, 1)
+        out.extend(members[k : k + per] for k in range(0, len(members), per))
+    return out
+
+
+def _score(table: CountedReports, options: Mapping[str, str]) -> ScoreMatrix:
     grid = _grid(table)
     tallies = _tallies(table, grid, options)
     subs = _subtasks(grid, tallies, options)
