@@ -10,6 +10,7 @@ which verdicts its judge can re-ask — so that neither ever branches on a bench
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -232,13 +233,22 @@ class BulkSpec:
     :class:`reviewer.inputs.CountedReports`). ``score`` must give every report exactly what
     ``score_report`` gives on the same report: the property tests hold the two equal. A
     report whose rows the counts cannot describe (several extractions of its claims, a claim
-    without its one verdict) is scored from its rows.
+    without its one verdict) is scored from its rows. ``names`` of every matrix it gives
+    are the same, whatever the reports.
     """
 
     kinds: tuple[str, ...]
     codes: tuple[str, ...]
     claim_kind: str | None
-    score: Callable[[CountedReports, Mapping[str, str]], ScoreMatrix]
+    scorer: str
+    """``"module:function"`` of the ``(CountedReports, options) -> ScoreMatrix`` that scores,
+    imported when a full recompute scores (its numpy with it), not with the framework."""
+
+    def score(self, table: CountedReports, options: Mapping[str, str]) -> ScoreMatrix:
+        module, _, name = self.scorer.partition(":")
+        scorer: Callable[[CountedReports, Mapping[str, str]], ScoreMatrix]
+        scorer = getattr(importlib.import_module(module), name)
+        return scorer(table, options)
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,6 @@ from reviewer.framework import (
     Rating,
     Rejudge,
     ReportScores,
-    ScoreMatrix,
     Variant,
     VerdictKind,
     columns_of,
@@ -45,7 +44,7 @@ from reviewer.framework import (
 from reviewer.frameworks.dailyreport.grading import GRADING
 from reviewer.frameworks.dailyreport.proposals import PROPOSALS
 from reviewer.grading import Grading
-from reviewer.inputs import ClaimIn, CountedReports, ReportInput, SubtaskIn, variant_field
+from reviewer.inputs import ClaimIn, ReportInput, SubtaskIn, variant_field
 from reviewer.keys import TRACE_COUNTS, TRACE_KEY
 from reviewer.scales import CLAIM, CONSISTENCY, RATING4, TERNARY
 
@@ -886,14 +885,6 @@ def _report_counts(column: Callable[[str], Sequence[float]], count: int) -> dict
     return out
 
 
-def _score_counted(table: CountedReports, options: Mapping[str, str]) -> ScoreMatrix:
-    # numpy is imported when a full recompute scores from counts, not with the framework:
-    # a decision's rescore and every listing of benchmarks stay without it.
-    from reviewer.frameworks.dailyreport.counted import score_counted
-
-    return score_counted(table, options)
-
-
 class CascadeFramework(FrameworkBase):
     name: str = NAME
     label: str = "DailyReport cascade"
@@ -908,7 +899,10 @@ class CascadeFramework(FrameworkBase):
     metrics: Sequence[Metric] = METRICS
     options: Sequence[OptionSpec] = OPTIONS
     bulk: BulkSpec | None = BulkSpec(
-        ("ins", "rat", "consistency"), (*HALVES, "correct", "support"), "claim", _score_counted
+        ("ins", "rat", "consistency"),
+        (*HALVES, "correct", "support"),
+        "claim",
+        "reviewer.frameworks.dailyreport.counted:score_counted",
     )
     columns: ColumnAggregation | None = ColumnAggregation(_AGGREGATED, aggregate_columns)
 
