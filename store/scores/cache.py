@@ -380,17 +380,7 @@ def _update(
     for system_id, name in sorted(touched):
         for variant in variants:
             key = (system_id, name, variant)
-            fw = registry[name]
-            if fw.columns is not None:
-                aggregates = _aggregate_columns(
-                    fw.columns,
-                    _system_columns(conn, key, fw.columns, fresh[key], cache),
-                    options[name],
-                )
-            else:
-                aggregates = _aggregate(
-                    fw, _system_reports(conn, key, fresh[key], cache), options[name]
-                )
+            aggregates = _reaggregated(conn, registry[name], key, fresh[key], cache, options[name])
             scope = system_scope(system_id)
             conn.execute(
                 "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
@@ -400,6 +390,22 @@ def _update(
                 _INSERT,
                 [(scope, name, variant, m, v, n) for m, (v, n) in aggregates.items()],
             )
+
+
+def _reaggregated(
+    conn: sqlite3.Connection,
+    fw: Framework,
+    key: tuple[int, str, Variant],
+    fresh: Mapping[int, ReportScores],
+    cache: SystemScoreCache | None,
+    options: Mapping[str, str],
+) -> dict[str, tuple[float | None, int]]:
+    """A system's aggregate with ``fresh`` in place: from its columns where the framework
+    aggregates from columns, else from its report scores."""
+    if fw.columns is not None:
+        columns = _system_columns(conn, key, fw.columns, fresh, cache)
+        return _aggregate_columns(fw.columns, columns, options)
+    return _aggregate(fw, _system_reports(conn, key, fresh, cache), options)
 
 
 def _system_reports(
