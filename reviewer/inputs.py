@@ -142,22 +142,23 @@ class TaskShapes:
 @dataclass(frozen=True, slots=True)
 class VerdictCounts:
     """How many verdicts in force there are per (report, kind, subtask, cited, value), as
-    columns of one row per such group (a count may be negative: a human decision moves one
-    verdict from the judge's value to its own, as a -1 and a +1)."""
+    columns of one row per such group, in report order (a count may be negative: a human
+    decision moves one verdict from the judge's value to its own, as a -1 and a +1). Narrow
+    integers: a run has a million groups."""
 
-    report: npt.NDArray[np.int64]
+    report: npt.NDArray[np.int32]
     """the report, an index into :attr:`CountedReports.report_ids`"""
-    kind: npt.NDArray[np.int64]
+    kind: npt.NDArray[np.int32]
     """an index into :attr:`CountedReports.kinds`"""
-    subtask: npt.NDArray[np.int64]
+    subtask: npt.NDArray[np.int32]
     """the verdict's subtask, an index into :class:`TaskShapes`; -1 when it has none among its
     report's task's subtasks"""
-    cited: npt.NDArray[np.int64]
+    cited: npt.NDArray[np.int32]
     """1 where the verdict's claim cites a reference (a citation or a url), else 0"""
-    value: npt.NDArray[np.int64]
+    value: npt.NDArray[np.int32]
     """an index into :attr:`CountedReports.codes`; ``len(codes)`` for any other value,
     ``len(codes) + 1`` for no value"""
-    count: npt.NDArray[np.int64]
+    count: npt.NDArray[np.int32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +198,28 @@ class CountedReports:
     def none(self) -> int:
         """The value index of no value."""
         return len(self.codes) + 1
+
+    def between(self, lo: int, hi: int) -> CountedReports:
+        """Reports ``lo`` to ``hi - 1`` (positions), with their counts: one run of the rows,
+        which are in report order."""
+        v = self.verdicts
+        a, b = (int(at) for at in v.report.searchsorted([lo, hi]))
+        verdicts = VerdictCounts(
+            v.report[a:b] - lo,
+            v.kind[a:b],
+            v.subtask[a:b],
+            v.cited[a:b],
+            v.value[a:b],
+            v.count[a:b],
+        )
+        return replace(
+            self,
+            report_ids=self.report_ids[lo:hi],
+            report_task=self.report_task[lo:hi],
+            metadata=self.metadata[lo:hi],
+            claims=self.claims[lo:hi],
+            verdicts=verdicts,
+        )
 
     def subset(self, keep: npt.NDArray[np.bool_]) -> CountedReports:
         """The reports ``keep`` marks (an (R,) mask), with their counts."""

@@ -203,7 +203,7 @@ def counted(reports: Sequence[ReportInput], variant: Variant) -> CountedReports:
             [d for _, d in criteria],
             ints(list(criteria.values()), dtype=np.int64),
         ),
-        VerdictCounts(*(np.ascontiguousarray(column) for column in columns)),
+        VerdictCounts(*(np.ascontiguousarray(column, dtype=np.int32) for column in columns)),
     )
 
 

@@ -33,6 +33,7 @@ from store.reviewlog.subjects import verdicts_of
 from store.scores.inputs import RUN_CLAIM_KEY, ReportMeta
 
 Ints = npt.NDArray[np.int64]
+Int32s = npt.NDArray[np.int32]
 
 _CITED = 3
 """Claim citation states a group is named by: 0 uncited, 1 cited, 2 undescribed (no claim, or
@@ -100,8 +101,9 @@ def count_run(
         return_inverse=True,
     )
     report_task = report_task.astype(np.int64).reshape(-1)
-    shapes, subtask_ids, subtask_at = _task_shapes(conn, task_ids)
-    verdicts = _verdicts(conn, coding, ids, report_task, shapes, subtask_ids, subtask_at)
+    shapes, *at = _task_shapes(conn, task_ids)
+    lookup = (at[0], at[1])
+    verdicts = _verdicts(conn, coding, ids, report_task, shapes, lookup)
     claims = np.zeros(len(ids), dtype=np.int64)
     describable = np.ones(len(ids), dtype=np.bool_)
     if spec.claim_kind is not None:
@@ -119,10 +121,12 @@ def count_run(
     )
     uncounted = ids[~describable].tolist()
     table = table.subset(describable)
-    moves = _moves(conn, coding, spec.claim_kind, table, subtask_ids, subtask_at)
+    moves = _moves(conn, coding, spec.claim_kind, table, lookup)
     moved = np.unique(moves.report)
-    adjudicated = _with(table, moves).subset(np.isin(np.arange(len(table.report_ids)), moved))
-    return CountedRun(table, adjudicated, moved, uncounted)
+    chosen = np.zeros(len(table.report_ids), dtype=np.bool_)
+    chosen[moved] = True
+    adjudicated = _with(table.subset(chosen), moves, np.cumsum(chosen) - 1)
+    return CountedRun(table, adjudicated, moved.astype(np.int64), uncounted)
 
 
 def _task_shapes(conn: sqlite3.Connection, task_ids: Ints) -> tuple[TaskShapes, Ints, Ints]:
@@ -176,13 +180,12 @@ def _verdicts(
     ids: Ints,
     report_task: Ints,
     shapes: TaskShapes,
-    subtask_ids: Ints,
-    subtask_at: Ints,
+    at: tuple[Ints, Ints],
 ) -> VerdictCounts:
     """One grouped pass over the covering index, every kind at once, in the index's order
     down to the value (one count a group is the only aggregate: each further one costs as
     much as the count itself); the group's name is computed once per group."""
-    empty = np.zeros(0, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int32)
     if not len(ids) or not coding.kinds:
         return VerdictCounts(empty, empty, empty, empty, empty, empty)
     group, params = coding.group_sql()
@@ -195,20 +198,35 @@ def _verdicts(
             ORDER BY report_id, kind, subtask_id, claim_cited, value""",
         (*params, int(ids[0]), int(ids[-1]), *coding.kinds),
     )
-    table = _integers(cursor, 4)
-    report = np.searchsorted(ids, table[:, 0])
+    parts = [_decoded(np.zeros((0, 4), dtype=np.int64), coding, ids, report_task, shapes, at)]
+    while rows := cursor.fetchmany(_BATCH):
+        batch = np.fromiter(chain.from_iterable(rows), np.int64, 4 * len(rows)).reshape(-1, 4)
+        parts.append(_decoded(batch, coding, ids, report_task, shapes, at))
+    return VerdictCounts(*(np.concatenate(column) for column in zip(*parts, strict=True)))
+
+
+def _decoded(
+    batch: Ints,
+    coding: _Coding,
+    ids: Ints,
+    report_task: Ints,
+    shapes: TaskShapes,
+    at: tuple[Ints, Ints],
+) -> tuple[Int32s, ...]:
+    """Rows of (report id, subtask id, group name, count) as the columns of
+    :class:`VerdictCounts` (narrow integers: memory holds a run's groups)."""
+    report = np.searchsorted(ids, batch[:, 0])
     known = report < len(ids)
-    known[known] = ids[report[known]] == table[known, 0]  # (a report of another framework)
-    table, report = table[known], report[known]
-    code = table[:, 2]
-    code, no_subtask = np.divmod(code, 2)
+    known[known] = ids[report[known]] == batch[known, 0]  # (a report of another framework)
+    batch, report = batch[known], report[known]
+    code, no_subtask = np.divmod(batch[:, 2], 2)
     code, value = np.divmod(code, coding.values)
     kind, cited = np.divmod(code, _CITED)
-    subtask = _subtask_index(table[:, 1], no_subtask == 1, subtask_ids, subtask_at)
+    subtask = _subtask_index(batch[:, 1], no_subtask == 1, *at)
     # A verdict under a subtask of another task counts for no subtask of its report.
-    foreign = (subtask >= 0) & (shapes.task[np.maximum(subtask, 0)] != report_task[report])
-    subtask = np.where(foreign, -1, subtask)
-    return VerdictCounts(report, kind, subtask, cited, value, table[:, 3])
+    subtask[(subtask >= 0) & (shapes.task[np.maximum(subtask, 0)] != report_task[report])] = -1
+    columns = (report, kind, subtask, cited, value, batch[:, 3])
+    return tuple(column.astype(np.int32) for column in columns)
 
 
 def _integers(cursor: sqlite3.Cursor, width: int) -> npt.NDArray[np.int64]:
@@ -272,14 +290,17 @@ def _describable(
     return every & ~np.isin(ids, from_runs)
 
 
-def _with(table: CountedReports, moves: VerdictCounts) -> CountedReports:
-    """The counts with the decisions' moves added."""
-    v = table.verdicts
-    joined = [np.concatenate((a, b)) for a, b in zip(_columns(v), _columns(moves), strict=True)]
-    return replace(table, verdicts=VerdictCounts(*joined))
+def _with(table: CountedReports, moves: VerdictCounts, position: Ints) -> CountedReports:
+    """The counts with the decisions' moves added (``position``: where each report of the
+    moves is in ``table``)."""
+    moved = VerdictCounts(position[moves.report].astype(np.int32), *_columns(moves)[1:])
+    pairs = zip(_columns(table.verdicts), _columns(moved), strict=True)
+    joined = [np.concatenate(pair) for pair in pairs]
+    order = np.argsort(joined[0], kind="stable")  # (rows stay in report order)
+    return replace(table, verdicts=VerdictCounts(*(column[order] for column in joined)))
 
 
-def _columns(v: VerdictCounts) -> tuple[Ints, ...]:
+def _columns(v: VerdictCounts) -> tuple[Int32s, ...]:
     return v.report, v.kind, v.subtask, v.cited, v.value, v.count
 
 
@@ -288,8 +309,7 @@ def _moves(
     coding: _Coding,
     claim_kind: str | None,
     table: CountedReports,
-    subtask_ids: Ints,
-    subtask_at: Ints,
+    at: tuple[Ints, Ints],
 ) -> VerdictCounts:
     """Every verdict in force of ``table``'s reports that a decision moves to another value:
     a -1 at its judge value and a +1 at the decision's (a decision in conflict moves none)."""
@@ -310,18 +330,12 @@ def _moves(
     found = np.array(rows, dtype=np.int64).reshape(-1, 6)
     report = found[:, 0]
     sid = found[:, 2]
-    subtask = _subtask_index(sid, sid < 0, subtask_ids, subtask_at)
+    subtask = _subtask_index(sid, sid < 0, *at)
     foreign = (subtask >= 0) & (
         table.tasks.task[np.maximum(subtask, 0)] != table.report_task[report]
     )
-    return VerdictCounts(
-        report,
-        found[:, 1],
-        np.where(foreign, -1, subtask),
-        found[:, 3],
-        found[:, 4],
-        found[:, 5],
-    )
+    columns = (report, found[:, 1], np.where(foreign, -1, subtask), *found[:, 3:].T)
+    return VerdictCounts(*(column.astype(np.int32) for column in columns))
 
 
 def _decided(

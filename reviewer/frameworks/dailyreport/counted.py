@@ -186,10 +186,10 @@ def _tallies(table: CountedReports, grid: _Grid, options: Mapping[str, str]) -> 
     kind, value, count, report = verdicts.kind, verdicts.value, verdicts.count, verdicts.report
     codes = table.codes
     placed = verdicts.subtask >= 0
-    position = np.where(placed, verdicts.subtask - grid.start[table.report_task[report]], 0).astype(
-        np.int64
-    )
-    cell = position * reports + report
+    # (position, report) as one index, in 32 bits: a table is scored in slices of at most
+    # _CELLS cells. (Rows without a subtask get an index they are never counted at.)
+    start = grid.start[table.report_task].astype(np.int32)
+    cell = (verdicts.subtask - start[report]) * np.int32(reports) + report
     cells = width * reports
 
     def per_cell(chosen: Bools) -> Ints:
@@ -199,14 +199,14 @@ def _tallies(table: CountedReports, grid: _Grid, options: Mapping[str, str]) -> 
     def per_report(chosen: Bools) -> Ints:
         return _bincount(report[chosen], count[chosen], reports)
 
-    half = np.full(len(codes) + 2, -1, dtype=np.int64)
+    half = np.full(len(codes) + 2, -1, dtype=np.int8)
     for code, number in HALVES.items():
         half[codes.index(code)] = number
     halves = half[value]
 
     def by_half(name: str) -> Ints:
         chosen = (kind == table.kinds.index(name)) & (halves >= 0) & placed
-        flat = halves[chosen] * cells + cell[chosen]
+        flat = halves[chosen].astype(np.int64) * cells + cell[chosen]
         return _bincount(flat, count[chosen], 3 * cells).reshape(3, width, reports)
 
     claim = kind == len(table.kinds) - 1
@@ -230,7 +230,7 @@ def _tallies(table: CountedReports, grid: _Grid, options: Mapping[str, str]) -> 
     )
 
 
-def _bincount(at: Ints, weights: Ints, size: int) -> Ints:
+def _bincount(at: npt.NDArray[np.integer], weights: npt.NDArray[np.integer], size: int) -> Ints:
     # Float weights hold whole counts exactly (far below 2**53).
     return np.bincount(at, weights=weights, minlength=size).astype(np.int64)
 
@@ -549,7 +549,7 @@ def _trace(metadata: Sequence[Mapping[str, object]]) -> tuple[Floats, Bools]:
     return counts, has
 
 
-_CELLS = 1 << 22
+_CELLS = 1 << 16
 """(subtask position, report) cells scored at a time."""
 
 
@@ -569,9 +569,13 @@ def score_counted(table: CountedReports, options: Mapping[str, str]) -> ScoreMat
     layout = np.zeros(reports, dtype=np.intp)
     layouts: dict[tuple[int, ...], int] = {}
     for rows in _slices(widths):
-        keep = np.zeros(reports, dtype=np.bool_)
-        keep[rows] = True
-        piece = _score(table.subset(keep), options)
+        lo, hi = int(rows[0]), int(rows[-1]) + 1
+        if hi - lo == len(rows):  # (the common case: every task about as wide)
+            piece = _score(table.between(lo, hi), options)
+        else:
+            keep = np.zeros(reports, dtype=np.bool_)
+            keep[rows] = True
+            piece = _score(table.subset(keep), options)
         values[rows] = piece.values
         at = [layouts.setdefault(columns, len(layouts)) for columns in piece.layouts]
         layout[rows] = np.array(at, dtype=np.intp)[piece.layout]
