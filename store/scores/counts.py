@@ -101,8 +101,7 @@ def count_run(
         return_inverse=True,
     )
     report_task = report_task.astype(np.int64).reshape(-1)
-    shapes, *at = _task_shapes(conn, task_ids)
-    lookup = (at[0], at[1])
+    shapes, lookup = _task_shapes(conn, task_ids)
     verdicts = _verdicts(conn, coding, ids, report_task, shapes, lookup)
     claims = np.zeros(len(ids), dtype=np.int64)
     describable = np.ones(len(ids), dtype=np.bool_)
@@ -129,9 +128,9 @@ def count_run(
     return CountedRun(table, adjudicated, moved.astype(np.int64), uncounted)
 
 
-def _task_shapes(conn: sqlite3.Connection, task_ids: Ints) -> tuple[TaskShapes, Ints, Ints]:
+def _task_shapes(conn: sqlite3.Connection, task_ids: Ints) -> tuple[TaskShapes, tuple[Ints, Ints]]:
     """The tasks' subtasks (in task order, then their own) and criteria counted by subtask
-    and dimension; with every subtask id in ascending order and its index, for lookups."""
+    and dimension; and, for lookups, every subtask id in ascending order with its index."""
     at = {tid: i for i, tid in enumerate(task_ids.tolist())}
     ids: list[int] = []
     task: list[int] = []
@@ -171,7 +170,7 @@ def _task_shapes(conn: sqlite3.Connection, task_ids: Ints) -> tuple[TaskShapes, 
         crit_dimension,
         np.array(crit_count, dtype=np.int64),
     )
-    return shapes, sorted_ids, order.astype(np.int64)
+    return shapes, (sorted_ids, order.astype(np.int64))
 
 
 def _verdicts(
