@@ -230,11 +230,11 @@ class BulkSpec:
     ``kinds`` are counted per (report, kind, subtask, value), each value one of ``codes`` or
     another; ``claim_kind``, the verdict kind about each extracted claim, is counted the same
     way and, besides, by whether its claim cites a reference (see
-    :class:`reviewer.inputs.CountedReports`). ``score`` must give every report exactly what
-    ``score_report`` gives on the same report: the property tests hold the two equal. A
-    report whose rows the counts cannot describe (several extractions of its claims, a claim
-    without its one verdict) is scored from its rows. ``names`` of every matrix it gives
-    are the same, whatever the reports.
+    :class:`reviewer.inputs.CountedReports`). The ``scorer`` must give every report exactly
+    what ``score_report`` gives on the same report (the property tests hold the two equal),
+    and its matrices the same ``names`` whatever the reports. A report whose rows the counts
+    cannot describe (several extractions of its claims, a claim without its one verdict) is
+    scored from its rows.
     """
 
     kinds: tuple[str, ...]
