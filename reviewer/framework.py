@@ -10,17 +10,21 @@ which verdicts its judge can re-ask — so that neither ever branches on a bench
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from reviewer.grading import Grading
-from reviewer.inputs import ReportCounts, ReportInput
+from reviewer.inputs import CountedReports, ReportInput
 from reviewer.scales import Scale
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import numpy as np
+    import numpy.typing as npt
 
     from reviewer.models import Bundle
 
@@ -34,7 +38,7 @@ ReportScores = dict[str, float | None]
 Columns = Mapping[str, Sequence[float]]
 """One system's per-report scores by metric, in report-id order, NaN where a report has no
 value (absent or None alike). A framework that aggregates from columns
-(:class:`ColumnAggregating`) lets the store keep each system as a few typed arrays and
+(:class:`ColumnAggregation`) lets the store keep each system as a few typed arrays and
 re-aggregate after a decision without building a dict per report."""
 
 
@@ -193,28 +197,76 @@ class Rejudge:
 
 
 @dataclass(frozen=True, slots=True)
-class BulkSpec:
-    """How a framework scores a report from verdict counts that SQL computes, instead of from
-    every verdict row: what a full recompute of a large run uses (``store.scores.cache``).
+class ScoreMatrix:
+    """Many reports' scores at once, one row a report: what a :class:`BulkSpec` gives.
 
-    ``kinds`` are counted per (report, kind, subtask, value) for the ``codes`` listed (any
-    other value counts as :data:`reviewer.inputs.OTHER`); ``claim_kind``, the verdict kind
-    about each extracted claim, is counted per subtask and, separately, over the claims that
-    cite a reference. ``score`` must give exactly what ``score_report`` gives on the same
-    report: the property tests hold the two equal. A report whose rows the counts cannot
-    describe (several extractions of its claims, a claim without its one verdict) is scored
-    from its rows.
+    ``values`` holds every metric of ``names`` (NaN where a report has no value, absent or
+    None alike); ``layouts`` are the distinct metric lists the reports have, each the column
+    indices in the order the report's own dict would list them (``()``: no scores), and
+    ``layout`` says which one each report has. A store writes a report's row straight from
+    its slice of the matrix, and a system's columns are slices of it.
+    """
+
+    names: tuple[str, ...]
+    values: npt.NDArray[np.float64]
+    layouts: tuple[tuple[int, ...], ...]
+    layout: npt.NDArray[np.intp]
+
+    def row(self, i: int) -> ReportScores:
+        """Report ``i``'s scores as the dict ``score_report`` gives (None for NaN)."""
+        values = self.values[i].tolist()
+        return {
+            self.names[c]: None if (v := values[c]) != v else v
+            for c in self.layouts[int(self.layout[i])]
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class BulkSpec:
+    """How a framework scores every report of a run at once from verdict counts that SQL
+    computes, instead of from every verdict row: what a full recompute of a large run uses
+    (``store.scores.counted``).
+
+    ``kinds`` are counted per (report, kind, subtask, value), each value one of ``codes`` or
+    another; ``claim_kind``, the verdict kind about each extracted claim, is counted the same
+    way and, besides, by whether its claim cites a reference (see
+    :class:`reviewer.inputs.CountedReports`). The ``scorer`` must give every report exactly
+    what ``score_report`` gives on the same report (the property tests hold the two equal),
+    and its matrices the same ``names`` whatever the reports. A report whose rows the counts
+    cannot describe (several extractions of its claims, a claim without its one verdict) is
+    scored from its rows.
     """
 
     kinds: tuple[str, ...]
     codes: tuple[str, ...]
     claim_kind: str | None
-    claim_codes: tuple[str, ...]
-    """the values counted separately over cited claims"""
-    score: Callable[[ReportCounts, Mapping[str, str]], ReportScores]
+    scorer: str
+    """``"module:function"`` of the ``(CountedReports, options) -> ScoreMatrix`` that scores,
+    imported when a full recompute scores (its numpy with it), not with the framework."""
+
+    def score(self, table: CountedReports, options: Mapping[str, str]) -> ScoreMatrix:
+        module, _, name = self.scorer.partition(":")
+        scorer: Callable[[CountedReports, Mapping[str, str]], ScoreMatrix]
+        scorer = getattr(importlib.import_module(module), name)
+        return scorer(table, options)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnAggregation:
+    """How a framework's system aggregate is a function of per-metric columns: ``aggregate``
+    over :func:`columns_of` the non-empty reports must equal the framework's ``aggregate``
+    (the store relies on it to keep each system as columns and re-aggregate from them)."""
+
+    metrics: tuple[str, ...]
+    """The metrics ``aggregate`` reads (the columns worth keeping)."""
+    aggregate: Callable[[Columns, int, Mapping[str, str]], dict[str, Aggregate]]
+    """(columns, how many reports, options) -> the system's aggregates."""
 
 
 class Framework(Protocol):
+    """A scoring definition. Optional capabilities are members like any other, declared
+    absent (None) where a framework lacks them: :class:`FrameworkBase` declares them so."""
+
     name: str
     label: str
     kinds: Mapping[str, VerdictKind]
@@ -224,8 +276,11 @@ class Framework(Protocol):
     proposals: Proposals
     rejudge: Rejudge | None
     grading: Grading | None
-    """What the reviewer sees beside a verdict and what makes one suspicious (read it with
-    :func:`reviewer.grading.grading_of`: a framework installed from elsewhere may lack it)."""
+    """What the reviewer sees beside a verdict and what makes one suspicious."""
+    bulk: BulkSpec | None
+    """Scoring from SQL's counts, for a full recompute; None: every report from its rows."""
+    columns: ColumnAggregation | None
+    """Aggregation from per-metric columns; None: from report scores (``aggregate``)."""
 
     def score_report(
         self, report: ReportInput, variant: Variant, options: Mapping[str, str]
@@ -236,27 +291,19 @@ class Framework(Protocol):
     ) -> dict[str, Aggregate]: ...
 
 
-class ColumnAggregating(Protocol):
-    """A framework whose system aggregate is a function of per-metric columns: its
-    ``aggregate`` must equal ``aggregate_columns`` over :func:`columns_of` the non-empty
-    reports (the store relies on it to re-aggregate a system from stored columns)."""
+class FrameworkBase:
+    """The optional capabilities of a :class:`Framework`, declared absent: a framework
+    inherits this and declares what it has by overriding the member (the way harlequin's
+    adapter base declares ``implements_copy``), so the store asks the interface and never
+    looks for an attribute."""
 
-    aggregated: tuple[str, ...]
-    """The metrics ``aggregate_columns`` reads (the columns worth keeping)."""
-
-    def aggregate_columns(
-        self, columns: Columns, count: int, options: Mapping[str, str]
-    ) -> dict[str, Aggregate]: ...
+    grading: Grading | None = None
+    bulk: BulkSpec | None = None
+    columns: ColumnAggregation | None = None
 
 
-def column_aggregating(fw: object) -> ColumnAggregating | None:
-    """``fw`` as a :class:`ColumnAggregating` framework, or None (a framework installed from
-    elsewhere need not be one)."""
-    if callable(getattr(fw, "aggregate_columns", None)) and isinstance(
-        getattr(fw, "aggregated", None), tuple
-    ):
-        return fw  # type: ignore[return-value]
-    return None
+CAPABILITIES = ("grading", "bulk", "columns")
+"""The optional members of :class:`Framework` that :class:`FrameworkBase` declares absent."""
 
 
 Reader = Callable[["Path", "str | None"], "Bundle"]
@@ -284,6 +331,18 @@ class Benchmark:
     label: str
     frameworks: tuple[Framework, ...]
     formats: tuple[FormatSpec, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A framework written before its protocol grew a member fails here, when its
+        # benchmark is declared, naming what it lacks, rather than half-way through a score.
+        for framework in self.frameworks:
+            missing = [name for name in CAPABILITIES if not hasattr(framework, name)]
+            if missing:
+                raise TypeError(
+                    f"framework {framework.name!r} of benchmark {self.name!r} does not declare "
+                    f"{', '.join(missing)}: inherit reviewer.framework.FrameworkBase, which "
+                    "declares every optional capability absent"
+                )
 
 
 def resolve_options(framework: Framework, overrides: Mapping[str, str]) -> dict[str, str]:

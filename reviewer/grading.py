@@ -175,10 +175,3 @@ class Grading:
     context: Callable[[ContextItem], list[Section]] | None = None
     method: str = ""
     """One paragraph for the help and README: what the framework's own rules look at."""
-
-
-def grading_of(framework: object) -> Grading | None:
-    """A framework's grading declaration; None for one that declares none (a benchmark
-    installed from elsewhere may predate the attribute)."""
-    found = getattr(framework, "grading", None)
-    return found if isinstance(found, Grading) else None

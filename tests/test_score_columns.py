@@ -14,8 +14,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reviewer.framework import column_aggregating, columns_of
+from reviewer.framework import columns_of
 from reviewer.frameworks.dailyreport.scoring import FRAMEWORK as CASCADE
+from reviewer.frameworks.dailyreport.scoring import aggregate_columns
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from reviewer.registry import frameworks
 from store.db.connection import connect
@@ -23,6 +24,10 @@ from store.imports.from_path import import_path
 from store.reviewlog.events import ReviewLog
 from store.scores.cache import cached, compute_all, system_report_scores, update_scores
 from store.scores.columns import SystemColumns, load_columns
+
+assert CASCADE.columns is not None
+AGGREGATED = CASCADE.columns.metrics
+assert CASCADE.columns.aggregate is aggregate_columns
 
 values = st.one_of(st.none(), st.floats(allow_nan=False), st.just(-0.0), st.just(math.inf))
 reports = st.dictionaries(
@@ -154,7 +159,7 @@ def previous_aggregate(
 @given(
     st.lists(
         st.dictionaries(
-            st.sampled_from(sorted(CASCADE.aggregated)),
+            st.sampled_from(sorted(AGGREGATED)),
             st.one_of(
                 st.none(), st.floats(-5, 5, allow_nan=False), st.just(-0.0), st.integers(0, 40)
             ),
@@ -168,7 +173,7 @@ def test_the_cascade_aggregate_over_columns_equals_the_one_over_dicts(
 ) -> None:
     options = {**{o.name: o.default for o in CASCADE.options}, "aggregation": aggregation}
     kept = [r for r in rows if r]
-    by_columns = CASCADE.aggregate_columns(columns_of(kept, CASCADE.aggregated), len(kept), options)
+    by_columns = aggregate_columns(columns_of(kept, AGGREGATED), len(kept), options)
     got = {m: (a.value, a.n) for m, a in by_columns.items()}
     assert repr(got) == repr(previous_aggregate(rows, options))  # bit for bit, -0.0 too
 
@@ -185,14 +190,14 @@ def _imported(tmp_path: Path) -> Path:
 
 def test_every_system_has_its_columns_after_import(tmp_path: Path) -> None:
     conn = connect(_imported(tmp_path))
-    fw = column_aggregating(frameworks()["cascade"])
-    assert fw is not None
+    aggregation = frameworks()["cascade"].columns
+    assert aggregation is not None
     systems = [row[0] for row in conn.execute("SELECT id FROM system ORDER BY id")]
     for system_id in systems:
         for variant in ("judge", "adjudicated"):
             stored = load_columns(conn, system_id, "cascade", variant)
             expected = SystemColumns.of(
-                system_report_scores(conn, system_id, "cascade", variant), fw.aggregated
+                system_report_scores(conn, system_id, "cascade", variant), aggregation.metrics
             )
             assert stored is not None and bits(stored) == bits(expected)
 

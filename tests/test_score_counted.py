@@ -13,6 +13,7 @@ import pytest
 import store.scores.cache
 import store.scores.counted as parts
 from reviewer.formats.native import iter_records
+from reviewer.frameworks.dailyreport.scoring import CascadeFramework
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from store.db.connection import connect
 from store.imports.loader import import_records
@@ -85,8 +86,7 @@ def test_a_counted_framework_that_aggregates_from_scores_comes_out_the_same(
     rebuild_scores(conn)
     with_columns = cache_rows(conn)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(parts, "column_aggregating", lambda _: None)
-        patch.setattr(store.scores.cache, "column_aggregating", lambda _: None)
+        patch.setattr(CascadeFramework, "columns", None)
         rebuild_scores(conn)
         without = cache_rows(conn)
     assert without["score_columns"] == []

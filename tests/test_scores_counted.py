@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reviewer.formats.native import iter_records
+from reviewer.frameworks.dailyreport import counted as counted_module
 from reviewer.frameworks.dailyreport.scoring import CascadeFramework
 from reviewer.frameworks.dailyreport.synthetic import SyntheticSpec, write_synthetic
 from store.db.connection import connect
@@ -64,3 +65,21 @@ def test_a_plain_cascade_run_is_counted_not_read_row_by_row(
     assert counted.reports != rows.reports  # the decision moved the adjudicated scores
     monkeypatch.undo()
     assert differences(counted, compute_rows(conn)) == []
+
+
+def test_a_run_scored_in_slices_equals_scores_from_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A few cells a slice: the judge's counts and the decided reports' (their decisions'
+    # moves kept in report order) are both cut into runs of reports.
+    write_synthetic(tmp_path / "run", SyntheticSpec(tasks=4, systems=3, subtasks=4, claims=6))
+    conn = connect(tmp_path / "db.sqlite")
+    suite, records = iter_records(tmp_path / "run")
+    import_records(conn, suite, records, "test")
+    log = ReviewLog(conn, "ana")
+    for jid, kind in conn.execute(
+        "SELECT id, kind FROM judgment WHERE kind IN ('ins', 'claim') ORDER BY id DESC LIMIT 40"
+    ).fetchall()[::3]:
+        log.decide(jid, "0" if kind == "ins" else "incorrect", "wrong")
+    monkeypatch.setattr(counted_module, "_CELLS", 8)
+    assert differences(compute_all(conn), compute_rows(conn)) == []

@@ -21,7 +21,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reviewer.framework import column_aggregating
 from reviewer.models import (
     Bundle,
     Claim,
@@ -740,15 +739,15 @@ def stale_columns(conn: sqlite3.Connection) -> list[tuple[int, str, str]]:
     stale = []
     for (system_id,) in conn.execute("SELECT id FROM system"):
         for name in FRAMEWORKS:
-            fw = column_aggregating(frameworks()[name])
-            if fw is None:
+            aggregation = frameworks()[name].columns
+            if aggregation is None:
                 continue
             for variant in ("judge", "adjudicated"):
                 rows = system_report_scores(conn, system_id, name, variant)
                 if not rows:
                     continue
                 stored = load_columns(conn, system_id, name, variant)
-                expected = SystemColumns.of(rows, fw.aggregated)
+                expected = SystemColumns.of(rows, aggregation.metrics)
                 if (
                     stored is None
                     or stored.ids != expected.ids

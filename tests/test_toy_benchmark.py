@@ -110,3 +110,25 @@ def test_a_listed_benchmark_that_does_not_import_is_an_error(
     finally:
         monkeypatch.undo()
         registry.reset()
+
+
+def test_its_optional_capabilities_are_declared_absent(toy: None, tmp_path: Path) -> None:
+    # The store asks the interface: no bulk counting (every report scored from its rows), no
+    # columns (aggregated from report scores), no grading.
+    fw = registry.get_framework("toy")
+    assert (fw.bulk, fw.columns, fw.grading) == (None, None, None)
+    conn = imported(tmp_path)
+    assert conn.execute("SELECT count(*) FROM score_columns").fetchone()[0] == 0
+    assert system_score(conn, "beta", "adjudicated") == 0.75
+
+
+def test_a_framework_that_does_not_declare_its_capabilities_is_refused() -> None:
+    from reviewer.framework import Benchmark
+
+    class Undeclared:
+        """A framework written before the protocol declared its optional capabilities."""
+
+        name = "undeclared"
+
+    with pytest.raises(TypeError, match="does not declare grading, bulk, columns"):
+        Benchmark("old", "Old", (Undeclared(),))  # type: ignore[arg-type]

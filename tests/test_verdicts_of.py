@@ -23,7 +23,7 @@ def _state(db: Path) -> tuple[object, object]:
         queue = [
             (r.report_id, r.decided, r.differs, r.conflicts, r.flags) for r in queue_rows(conn)
         ]
-        return ({rid: sorted(map(repr, moves)) for rid, moves in decided.items()}, queue)
+        return (sorted(map(repr, decided)), queue)
     finally:
         conn.close()
 

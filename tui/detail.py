@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from reviewer.actions import REASON_CODES
 from reviewer.citations import locate
-from reviewer.grading import Claim, ContextItem, Criterion, Grading, grading_of
+from reviewer.grading import Claim, ContextItem, Criterion, Grading
 from reviewer.registry import get_framework, get_kind, get_scale
 from store.views.screens import JudgmentView, OtherVerdict, ReportView, SourceView, subject_label
 from tui.numfmt import short_value
@@ -226,7 +226,7 @@ def _grading(judgment: JudgmentView) -> Grading | None:
     if kind is None:
         return None
     try:
-        return grading_of(get_framework(kind.framework))
+        return get_framework(kind.framework).grading
     except KeyError:
         return None
 

@@ -21,23 +21,24 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING
 
 from reviewer.framework import (
-    ColumnAggregating,
+    ColumnAggregation,
     Framework,
     ReportScores,
     Variant,
-    column_aggregating,
     resolve_options,
 )
 from reviewer.registry import find_framework, frameworks
 from store.scores import report_rows as report_scores
 from store.scores.columns import SystemColumns, load_columns, store_columns
-from store.scores.counted import Part, both_scored, bulk_spec, count_all, encoded_rows, plan
-from store.scores.counts import count_reports
-from store.scores.inputs import load_inputs, report_meta, task_structure
+from store.scores.inputs import load_inputs, report_meta
 from store.sqlite.bulk import gc_paused
 from store.sqlite.tx import transaction
+
+if TYPE_CHECKING:
+    from store.scores.counted import Part
 
 OPTIONS_KEY = "options"
 SCORES_BEHIND = "scores_behind"
@@ -146,24 +147,20 @@ _CHUNK = 256
 def _score_all(conn: sqlite3.Connection) -> Iterator[Scored]:
     """Every report's scores in every framework of its suite, both variants: counted by SQL
     where the framework allows it, else from the rows, a chunk of reports at a time."""
+    # (numpy, which counting needs, is imported for a full recompute only.)
+    from store.scores.counted import plan, score_counted, scored_reports
+
     options = load_options(conn)
     registry = frameworks()
     counted, from_rows = plan(report_meta(conn), registry)
-    if counted:
-        structure = task_structure(conn)
-        for name, wanted in counted.items():
-            spec = bulk_spec(registry[name])
-            assert spec is not None
-            for rid, judge, adjudicated in count_reports(conn, spec, wanted, structure):
-                if judge is None or adjudicated is None:
-                    from_rows[rid].append(name)
-                    continue
-                yield (
-                    rid,
-                    wanted[rid].system_id,
-                    name,
-                    *both_scored(spec, judge, adjudicated, options[name]),
-                )
+    for name, wanted in counted.items():
+        spec = registry[name].bulk
+        assert spec is not None
+        scored = score_counted(conn, spec, wanted, options[name])
+        for rid in scored.uncounted:
+            from_rows[rid].append(name)
+        for rid, judge, adjudicated in scored_reports(scored):
+            yield rid, wanted[rid].system_id, name, judge, adjudicated
     yield from _score_rows(conn, from_rows)
 
 
@@ -207,11 +204,11 @@ def _aggregate(
 
 
 def _aggregate_columns(
-    fw: ColumnAggregating, columns: SystemColumns, options: Mapping[str, str]
+    aggregation: ColumnAggregation, columns: SystemColumns, options: Mapping[str, str]
 ) -> dict[str, tuple[float | None, int]]:
     return {
         m: (a.value, a.n)
-        for m, a in fw.aggregate_columns(columns.columns, len(columns.ids), options).items()
+        for m, a in aggregation.aggregate(columns.columns, len(columns.ids), options).items()
     }
 
 
@@ -225,6 +222,9 @@ def _rebuild(conn: sqlite3.Connection) -> None:
     """Every score recomputed and stored: a report's scores are written as they are scored
     (one row each, :mod:`store.scores.report_rows`), in batches; counted reports first, then
     those scored from their rows."""
+    # (numpy, which counting needs, is imported for a full recompute only.)
+    from store.scores.counted import count_all
+
     registry, options = frameworks(), load_options(conn)
     write = partial(report_scores.insert_encoded, conn)
     systems = _Systems()
@@ -232,13 +232,12 @@ def _rebuild(conn: sqlite3.Connection) -> None:
     _clear_scores(conn)
     counted = count_all(conn, options, write)
     for name, part in counted.parts:
-        write(part.rows)
         systems.add(name, part)
     for rid, names in counted.from_rows.items():
         from_rows[rid].extend(names)
     batch: list[tuple[int, str, str, str, bytes]] = []
     for rid, system_id, name, judge, adjudicated in _score_rows(conn, from_rows):
-        batch.extend(encoded_rows(rid, name, judge, adjudicated))
+        batch.extend(report_scores.encoded_rows(rid, name, judge, adjudicated))
         systems.scores[(system_id, name, "judge")][rid] = judge
         systems.scores[(system_id, name, "adjudicated")][rid] = adjudicated
         if len(batch) > 4_096:
@@ -247,11 +246,10 @@ def _rebuild(conn: sqlite3.Connection) -> None:
     write(batch)
     for (sid, name, variant), values in systems.merged(registry).items():
         fw = registry[name]
-        by_columns = column_aggregating(fw)
         if isinstance(values, SystemColumns):
-            assert by_columns is not None
+            assert fw.columns is not None
             store_columns(conn, sid, name, variant, values)
-            aggregates = _aggregate_columns(by_columns, values, options[name])
+            aggregates = _aggregate_columns(fw.columns, values, options[name])
         else:
             aggregates = _aggregate(fw, [values[rid] for rid in sorted(values)], options[name])
         conn.executemany(
@@ -292,14 +290,14 @@ class _Systems:
         report scores."""
         out: dict[tuple[int, str, Variant], SystemColumns | dict[int, ReportScores]] = {}
         for key in sorted({*self.slices, *self.scores}):  # the same order every time
-            by_columns = column_aggregating(registry[key[1]])
+            aggregation = registry[key[1]].columns
             scores = self.scores.get(key, {})
-            if by_columns is None:
+            if aggregation is None:
                 out[key] = scores
                 continue
             slices = self.slices.get(key, [])
             if scores or not slices:
-                slices = [*slices, SystemColumns.of(scores, by_columns.aggregated)]
+                slices = [*slices, SystemColumns.of(scores, aggregation.metrics)]
             out[key] = SystemColumns.merged(slices)
         return out
 
@@ -382,18 +380,7 @@ def _update(
     for system_id, name in sorted(touched):
         for variant in variants:
             key = (system_id, name, variant)
-            fw = registry[name]
-            by_columns = column_aggregating(fw)
-            if by_columns is not None:
-                aggregates = _aggregate_columns(
-                    by_columns,
-                    _system_columns(conn, key, by_columns, fresh[key], cache),
-                    options[name],
-                )
-            else:
-                aggregates = _aggregate(
-                    fw, _system_reports(conn, key, fresh[key], cache), options[name]
-                )
+            aggregates = _reaggregated(conn, registry[name], key, fresh[key], cache, options[name])
             scope = system_scope(system_id)
             conn.execute(
                 "DELETE FROM score WHERE scope = ? AND framework = ? AND variant = ?",
@@ -403,6 +390,22 @@ def _update(
                 _INSERT,
                 [(scope, name, variant, m, v, n) for m, (v, n) in aggregates.items()],
             )
+
+
+def _reaggregated(
+    conn: sqlite3.Connection,
+    fw: Framework,
+    key: tuple[int, str, Variant],
+    fresh: Mapping[int, ReportScores],
+    cache: SystemScoreCache | None,
+    options: Mapping[str, str],
+) -> dict[str, tuple[float | None, int]]:
+    """A system's aggregate with ``fresh`` in place: from its columns where the framework
+    aggregates from columns, else from its report scores."""
+    if fw.columns is not None:
+        columns = _system_columns(conn, key, fw.columns, fresh, cache)
+        return _aggregate_columns(fw.columns, columns, options)
+    return _aggregate(fw, _system_reports(conn, key, fresh, cache), options)
 
 
 def _system_reports(
@@ -430,7 +433,7 @@ def _system_reports(
 def _system_columns(
     conn: sqlite3.Connection,
     key: tuple[int, str, Variant],
-    fw: ColumnAggregating,
+    aggregation: ColumnAggregation,
     fresh: Mapping[int, ReportScores],
     cache: SystemScoreCache | None,
 ) -> SystemColumns:
@@ -439,8 +442,8 @@ def _system_columns(
     columns = cache.columns.get(key) if cache is not None else None
     if columns is None:
         columns = load_columns(conn, *key)
-        if columns is None or set(columns.columns) != set(fw.aggregated):
-            columns = SystemColumns.of(system_report_scores(conn, *key), fw.aggregated)
+        if columns is None or set(columns.columns) != set(aggregation.metrics):
+            columns = SystemColumns.of(system_report_scores(conn, *key), aggregation.metrics)
         if cache is not None:
             cache.columns[key] = columns
     for rid, scores in fresh.items():

@@ -1,9 +1,9 @@
 """Each system's per-report scores as columns, stored beside the report rows.
 
 Re-aggregating a system after a decision needs every report of that system. Read back as score
-rows that is 43,500 rows and 1,500 dicts at 25,500 reports (40 ms); read as one row of typed
-arrays it is a fraction of a millisecond, and a framework that aggregates from columns
-(:class:`reviewer.framework.ColumnAggregating`) needs nothing more. The columns are derived like
+rows that is a row and a dict per report; read as one row of typed arrays it is one small
+read, and a framework that aggregates from columns
+(:class:`reviewer.framework.ColumnAggregation`) needs nothing more. The columns are derived like
 the rows, written in the same transaction by :mod:`store.scores.cache`, and only ever an
 accelerator: a missing or malformed blob is read from the rows instead.
 

@@ -127,29 +127,8 @@ def load_inputs(
         return {}
     ids = None if report_ids is None else list(metas)
     task_ids = None if report_ids is None else sorted({m.task_id for m in metas.values()})
-    tparams = _where("task_id", task_ids)[1]
-
     task_meta, subtasks, criteria = task_structure(conn, task_ids)
-
-    # Accepted ground-truth expansions, shared by every report of the task.
-    expansions: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for tid, kind, framework, payload, target, puuid in conn.execute(
-        f"""SELECT p.task_id, p.kind, p.framework, p.payload, p.target, p.uuid
-            FROM proposal p JOIN ({PROPOSAL_STATUS_SQL}) s ON s.proposal = p.uuid AND s.rn = 1
-            WHERE s.action = 'accept' {_where("p.task_id", task_ids)[0]}
-            ORDER BY p.task_id, p.created_at, p.uuid""",
-        tparams,
-    ):
-        expansions[tid].append(
-            {
-                "kind": kind,
-                "framework": framework,
-                "payload": json.loads(payload),
-                "target": target,
-                "proposal": puuid,
-            }
-        )
-
+    expansions = _expansions(conn, task_ids)
     inputs: dict[int, ReportInput] = {}
     for rid, meta in metas.items():
         inputs[rid] = ReportInput(
@@ -162,7 +141,40 @@ def load_inputs(
             criteria=criteria.get(meta.task_id, []),
             expansions=expansions.get(meta.task_id, []),
         )
+    _add_claims(conn, inputs, ids)
+    _add_verdicts(conn, inputs, ids)
+    return inputs
 
+
+def _expansions(
+    conn: sqlite3.Connection, task_ids: Sequence[int] | None
+) -> dict[int, list[dict[str, Any]]]:
+    """Accepted ground-truth expansions, by task: shared by every report of the task."""
+    expansions: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    where, params = _where("p.task_id", task_ids)
+    for tid, kind, framework, payload, target, puuid in conn.execute(
+        f"""SELECT p.task_id, p.kind, p.framework, p.payload, p.target, p.uuid
+            FROM proposal p JOIN ({PROPOSAL_STATUS_SQL}) s ON s.proposal = p.uuid AND s.rn = 1
+            WHERE s.action = 'accept' {where}
+            ORDER BY p.task_id, p.created_at, p.uuid""",
+        params,
+    ):
+        expansions[tid].append(
+            {
+                "kind": kind,
+                "framework": framework,
+                "payload": json.loads(payload),
+                "target": target,
+                "proposal": puuid,
+            }
+        )
+    return expansions
+
+
+def _add_claims(
+    conn: sqlite3.Connection, inputs: dict[int, ReportInput], ids: Sequence[int] | None
+) -> None:
+    """Each report's extracted claims, in order, with the judge run that extracted each."""
     rwhere, rparams = _where("report_id", ids)
     cites_cache: dict[str, tuple[int, ...]] = {"[]": ()}
     ranks = {
@@ -187,22 +199,20 @@ def load_inputs(
             cites = cites_cache.get(citations)
             if cites is None:
                 cites = cites_cache[citations] = tuple(json.loads(citations))
-            claims.append(
-                ClaimIn(
-                    kid,
-                    subtask_id,
-                    criterion_id,
-                    cites,
-                    url,
-                    origin,
-                    ranks.get(origin, 0) if origin is not None else 0,
-                )
-            )
+            rank = ranks.get(origin, 0) if origin is not None else 0
+            claims.append(ClaimIn(kid, subtask_id, criterion_id, cites, url, origin, rank))
 
-    # Judge values come from one scan of a covering index; the human decisions are patched
-    # in afterwards instead of joining every row against the decision table. For a few
-    # reports (a decision's rescore) only their subjects' decisions are read: a team that has
-    # decided a whole run holds ~10⁵ of them, and reading all would cost every keypress.
+
+def _add_verdicts(
+    conn: sqlite3.Connection, inputs: dict[int, ReportInput], ids: Sequence[int] | None
+) -> None:
+    """Each report's verdicts in force, with the human decisions in force on them.
+
+    Judge values come from one scan of a covering index; the human decisions are patched
+    in afterwards instead of joining every row against the decision table. For a few
+    reports (a decision's rescore) only their subjects' decisions are read: a team that has
+    decided a whole run holds ~10⁵ of them, and reading all would cost every keypress.
+    """
     swhere, sparams = _where("s.report_id", ids)
     decided = {
         jid: value
@@ -234,4 +244,3 @@ def load_inputs(
                 if verdict.subject in decided:
                     verdicts[i] = verdict._replace(effective=decided[verdict.subject])
         target.verdicts = verdicts
-    return inputs

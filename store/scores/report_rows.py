@@ -1,11 +1,11 @@
 """Each report's cached scores, one row per (report, framework, variant).
 
-A report has a dozen to thirty metrics. Stored a metric to a row, a full recompute of 2,550
-reports wrote 148,000 rows, and writing them took longer than reading every verdict the scores
-come from; stored as one row of plain doubles it writes 5,100. The metric names are the row's
-``metrics`` (a JSON list, the same few lists over and over) and the values its ``data``: one
-little-endian double per name, NaN for a metric without a value (as SQLite itself stores NaN:
-as NULL).
+A report has a dozen to thirty metrics. Stored a metric to a row, a full recompute wrote thirty
+rows a report, and writing them cost more than reading every verdict the scores come from;
+stored as one row of plain doubles it writes one a report and variant. The metric names are
+the row's ``metrics`` (a JSON list, the same few lists over and over) and the values its
+``data``: one little-endian double per name, NaN for a metric without a value (as SQLite
+itself stores NaN: as NULL).
 
 Derived like every score (:mod:`store.scores.cache` writes it; a full recompute rebuilds it). A row
 that is not well formed (a database from elsewhere) reads as a report without scores, and the
@@ -32,10 +32,13 @@ _UPSERT = (
 _LITTLE = sys.byteorder == "little"
 Row = tuple[int, str, str, ReportScores]
 """(report id, framework, variant, scores)."""
+EncodedRow = tuple[int, str, str, str, bytes]
+"""A row as stored: (report id, framework, variant, metrics, data)."""
 
 
 @lru_cache(maxsize=256)
-def _metrics_text(names: tuple[str, ...]) -> str:
+def metrics_text(names: tuple[str, ...]) -> str:
+    """The ``metrics`` of a row with these metrics, in this order."""
     return json.dumps(list(names), ensure_ascii=False)
 
 
@@ -62,7 +65,7 @@ def encode(scores: ReportScores) -> tuple[str, bytes]:
     values = array("d", [nan if v is None else v for v in scores.values()])
     if not _LITTLE:
         values.byteswap()
-    return _metrics_text(tuple(scores)), values.tobytes()
+    return metrics_text(tuple(scores)), values.tobytes()
 
 
 def decode(metrics: str, data: bytes) -> ReportScores | None:
@@ -107,6 +110,20 @@ def pick(metrics: str, data: bytes, wanted: tuple[str, ...]) -> dict[str, float 
     return out
 
 
+def encoded_rows(
+    rid: int, framework: str, judge: ReportScores, adjudicated: ReportScores
+) -> list[EncodedRow]:
+    """A report's rows in both variants (none for a variant without scores); an adjudicated
+    variant that is the judge's own scores (the same object) reuses its encoding."""
+    rows: list[EncodedRow] = []
+    if judge:
+        rows.append((rid, framework, "judge", *encode(judge)))
+    if adjudicated:
+        again = rows[-1][3:] if adjudicated is judge else encode(adjudicated)
+        rows.append((rid, framework, "adjudicated", *again))
+    return rows
+
+
 def write(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
     """Store (or replace) each row's scores; a report without scores has no row."""
     put: list[tuple[int, str, str, str, bytes]] = []
@@ -124,9 +141,7 @@ def write(conn: sqlite3.Connection, rows: Iterable[Row]) -> None:
         conn.executemany(_UPSERT, put)
 
 
-def insert_encoded(
-    conn: sqlite3.Connection, rows: Sequence[tuple[int, str, str, str, bytes]]
-) -> None:
+def insert_encoded(conn: sqlite3.Connection, rows: Sequence[EncodedRow]) -> None:
     """Rows already encoded (a full recompute, into an emptied table)."""
     conn.executemany(_UPSERT, rows)
 

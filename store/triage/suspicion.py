@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reviewer.grading import Claim, Criterion, Evidence, Flag, Grading, Page, Verdict, grading_of
+from reviewer.grading import Claim, Criterion, Evidence, Flag, Grading, Page, Verdict
 from reviewer.registry import frameworks
 from reviewer.suspicion import flags, suspicion
 from store.sqlite.tx import transaction
@@ -58,7 +58,7 @@ def _gradings(names: Iterable[str]) -> list[Grading]:
     registry = frameworks()
     out = []
     for name in names:
-        grading = grading_of(registry[name]) if name in registry else None
+        grading = registry[name].grading if name in registry else None
         if grading is not None:
             out.append(grading)
     return out

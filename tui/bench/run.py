@@ -294,26 +294,10 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
     with console.status("import as `gavel import` does it, in a process of its own…"):
         figures.extend(_import_process_figures(bundle, root, db))
 
-    with console.status(f"full recompute ({repeats} times, and its baseline)…"):
-        full, fetch = _interleaved(
-            [lambda: rebuild_scores(conn), lambda: _bare_fetch(conn)], repeats
-        )
-    stages.mark("full recompute")
-    # DESIGN.md §5: < 1 s at DailyReport size, < 5 s at 10×, and ≤ 1.2× the bare fetch, in
-    # one process.
     design_size = tasks * options.systems <= 2_550
-    limit = 1.0 if design_size else 5.0
-    figures.append(
-        Figure.of(
-            "full recompute of every score (one process)",
-            full,
-            "s",
-            "bare fetch of the rows it reads",
-            fetch,
-            f"< {limit:g} s and ≤ 1.2× the bare fetch",
-            lambda f: f.median < limit and (f.ratio or 0) <= 1.2,
-        )
-    )
+    with console.status("full recompute (at least 3 times, and its baseline)…"):
+        figures.append(_recompute_figure(conn, repeats, design_size))
+    stages.mark("full recompute")
 
     with console.status("decisions and incremental recompute…"):
         inc = _incremental(conn)
@@ -538,6 +522,29 @@ def _estimate_figure(
             pass
 
     return took, _times(bare, max(repeats, 3)), reviewed
+
+
+def _recompute_figure(conn: sqlite3.Connection, repeats: int, design_size: bool) -> Figure:
+    """DESIGN.md §5: every score recomputed in one process, < 1 s at DailyReport size and
+    < 5 s at 10×, and ≤ 1.2× the bare fetch of the rows it reads, the two taking turns.
+
+    At least three repeats: the median of two is their mean, and a first repeat that finds
+    the database out of the page cache (the import children ran just before) would decide
+    it; three keep one such repeat in the table (its best and n) without making the median.
+    """
+    full, fetch = _interleaved(
+        [lambda: rebuild_scores(conn), lambda: _bare_fetch(conn)], max(repeats, 3)
+    )
+    limit = 1.0 if design_size else 5.0
+    return Figure.of(
+        "full recompute of every score (one process)",
+        full,
+        "s",
+        "bare fetch of the rows it reads",
+        fetch,
+        f"< {limit:g} s and ≤ 1.2× the bare fetch",
+        lambda f: f.median < limit and (f.ratio or 0) <= 1.2,
+    )
 
 
 def _bare_fetch(conn: sqlite3.Connection) -> None:

@@ -28,7 +28,9 @@ from typing import TypeVar, cast
 from reviewer.framework import (
     Aggregate,
     BulkSpec,
+    ColumnAggregation,
     Columns,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -42,7 +44,7 @@ from reviewer.framework import (
 from reviewer.frameworks.dailyreport.grading import GRADING
 from reviewer.frameworks.dailyreport.proposals import PROPOSALS
 from reviewer.grading import Grading
-from reviewer.inputs import ReportCounts, ReportInput, SubtaskIn, variant_field
+from reviewer.inputs import ClaimIn, ReportInput, SubtaskIn, variant_field
 from reviewer.keys import TRACE_COUNTS, TRACE_KEY
 from reviewer.scales import CLAIM, CONSISTENCY, RATING4, TERNARY
 
@@ -290,7 +292,7 @@ class UserPrefTrace:
     rule: str
 
 
-_HALVES = {c.code: round(2 * (c.numeric or 0.0)) for c in TERNARY.choices}
+HALVES = {c.code: round(2 * (c.numeric or 0.0)) for c in TERNARY.choices}
 """Ternary codes as whole halves: 0, 0.5, 1 → 0, 1, 2 (exact)."""
 
 
@@ -371,6 +373,17 @@ class _Claims:
     correct_noref: int
 
 
+def _extractions(
+    claims: Sequence[ClaimIn], values: Mapping[int | None, str | None]
+) -> set[str | None] | None:
+    """The extractions whose claims count: every claim when all came with the report (None);
+    else those with a factuality verdict in force on one of their claims, or the imported
+    ones when none has."""
+    if all(claim.origin is None for claim in claims):
+        return None
+    return {c.origin for c in claims if c.id in values} or {None}
+
+
 def _count_claims(
     report: ReportInput, shape: _TaskShape, values: dict[int | None, str | None]
 ) -> _Claims:
@@ -382,38 +395,30 @@ def _count_claims(
     Gavel judge run extracted (which judges consistency and rationality, never factuality) do
     not join the denominator unless a factuality verdict in force is on one of them.
     """
-    claims = report.claims
-    counted: set[str | None] | None = None
+    counted = _extractions(report.claims, values)
     linked = shape.linked
-    while True:
-        total: dict[int | None, int] = defaultdict(int)
-        correct: dict[int | None, int] = defaultdict(int)
-        unjudged = n = claims_ref = correct_ref = correct_noref = 0
-        for claim in claims:
-            origin = claim.origin
-            if origin is not None and counted is None:
-                break  # a judge run's claims are here: choose the extraction, start over
-            if counted is not None and origin not in counted:
-                continue
-            sub = claim.subtask_id
-            if sub is None and claim.criterion_id is not None:
-                sub = linked.get(claim.criterion_id)
-            value = values.get(claim.id)
-            ok = value == "correct"
-            total[sub] += 1
-            n += 1
-            if ok:
-                correct[sub] += 1
-            elif value is None:
-                unjudged += 1
-            if claim.citations or claim.url is not None:
-                claims_ref += 1
-                correct_ref += ok
-            else:
-                correct_noref += ok
+    total: dict[int | None, int] = defaultdict(int)
+    correct: dict[int | None, int] = defaultdict(int)
+    unjudged = n = claims_ref = correct_ref = correct_noref = 0
+    for claim in report.claims:
+        if counted is not None and claim.origin not in counted:
+            continue
+        sub = claim.subtask_id
+        if sub is None and claim.criterion_id is not None:
+            sub = linked.get(claim.criterion_id)
+        value = values.get(claim.id)
+        ok = value == "correct"
+        total[sub] += 1
+        n += 1
+        if ok:
+            correct[sub] += 1
+        elif value is None:
+            unjudged += 1
+        if claim.citations or claim.url is not None:
+            claims_ref += 1
+            correct_ref += ok
         else:
-            break
-        counted = {c.origin for c in claims if c.id in values} or {None}
+            correct_noref += ok
     return _Claims(total, correct, unjudged, n, claims_ref, correct_ref, correct_noref)
 
 
@@ -439,11 +444,11 @@ def _read(report: ReportInput, variant: Variant, options: Mapping[str, str]) -> 
         if kind == "claim":
             claim_values[verdict[5]] = verdict[field]  # type: ignore[assignment]
         elif kind == "ins":
-            number = _HALVES.get(verdict[field])  # type: ignore[arg-type]
+            number = HALVES.get(verdict[field])  # type: ignore[arg-type]
             if number is not None:
                 ins_vals[verdict[3]].append(number)
         elif kind == "rat":
-            number = _HALVES.get(verdict[field])  # type: ignore[arg-type]
+            number = HALVES.get(verdict[field])  # type: ignore[arg-type]
             if number is not None:
                 rat_vals[verdict[3]].append(number)
         elif kind == "consistency":
@@ -477,13 +482,82 @@ def _criteria_value(
     return _combine(values, how) if values else None
 
 
+def _one_verdict(expected: int, values: list[int] | None) -> Q | None:
+    """The common case, one criterion and its one usable verdict, else None."""
+    if expected == 1 and values is not None and len(values) == 1:
+        return (values[0], 2)
+    return None
+
+
+def _ins_value(
+    expected: int, values: list[int] | None, how: str, exclude_failed: bool, flags: ReviewFlags
+) -> Q | None:
+    """ins_k, or None for a subtask without an ins criterion or usable verdict (flagged)."""
+    if (one := _one_verdict(expected, values)) is not None:
+        return one
+    if expected or values:
+        return _criteria_value(values, expected, how, exclude_failed, flags)
+    flags.missing_ins += 1
+    return None
+
+
+def _rat_value(
+    expected: int, values: list[int] | None, how: str, exclude_failed: bool, flags: ReviewFlags
+) -> Q | None:
+    """rat_k, or None for a subtask without a rat rubric (φ_k = 0) or usable verdict."""
+    if not expected:
+        return None
+    if (one := _one_verdict(expected, values)) is not None:
+        return one
+    return _criteria_value(values, expected, how, exclude_failed, flags)
+
+
+def _fac_value(
+    sid: int, shape: _TaskShape, claims: _Claims, exclude_empty: bool, flags: ReviewFlags
+) -> tuple[Q | None, bool]:
+    """(fac_k, whether its fac rubric found no claim): Eq. 6, or for a subtask without
+    claims 0 or nothing (option empty_claims, flagged either way)."""
+    if sid not in shape.has_fac:
+        return None, False
+    total = claims.total.get(sid, 0)
+    if total:
+        return (claims.correct.get(sid, 0), total), False
+    flags.empty_fac += 1
+    return (None if exclude_empty else (0, 1)), True
+
+
+def _subtask_score(
+    subtask: SubtaskIn,
+    ins_q: Q,
+    fac_q: Q | None,
+    rat_q: Q | None,
+    fac_empty: bool,
+    zero_missing: bool,
+) -> SubtaskScore:
+    ins = ins_q[0] / ins_q[1]
+    fac = None if fac_q is None else fac_q[0] / fac_q[1]
+    rat = None if rat_q is None else rat_q[0] / rat_q[1]
+    o = _o(ins, fac, rat, zero_missing, 0.0)
+    passed = ins == 1.0 and (fac is None or fac == 1.0) and (rat is None or rat == 1.0)
+    return SubtaskScore(
+        subtask.id,
+        subtask.importance,
+        subtask.group,
+        ins,
+        fac,
+        rat,
+        o,
+        passed,
+        fac_empty,
+        (ins_q, fac_q, rat_q),
+    )
+
+
 def _subtasks(
     report: ReportInput, read: _Verdicts, options: Mapping[str, str]
 ) -> tuple[list[SubtaskScore], ReviewFlags]:
     how = options["several_criteria"]
     shape = _shape(report)
-    ins_vals, rat_vals = read.ins, read.rat
-    claims_total, claims_correct = read.claims.total, read.claims.correct
     exclude_empty = options["empty_claims"] == "exclude"
     exclude_failed = options["failed_verdict"] == "exclude"
     exclude_no_ins = options["missing_ins"] == "exclude"
@@ -492,61 +566,14 @@ def _subtasks(
     flags = ReviewFlags(unjudged_claims=read.claims.unjudged)
     for subtask in report.subtasks:
         sid = subtask.id
-        expected = shape.ins.get(sid, 0)
-        values = ins_vals.get(sid)
-        ins_q: Q | None
-        if expected == 1 and values is not None and len(values) == 1:
-            ins_q = (values[0], 2)  # the common case: one ins verdict
-        elif expected or values:
-            ins_q = _criteria_value(values, expected, how, exclude_failed, flags)
-        else:
-            flags.missing_ins += 1
-            ins_q = None
+        ins_q = _ins_value(shape.ins.get(sid, 0), read.ins.get(sid), how, exclude_failed, flags)
         if ins_q is None:
             if exclude_no_ins:
                 continue
             ins_q = (0, 1)
-        ins = ins_q[0] / ins_q[1]
-        fac_q: Q | None = None
-        fac: float | None = None
-        fac_empty = False
-        if sid in shape.has_fac:
-            total = claims_total.get(sid, 0)
-            if total:
-                fac_q = (claims_correct.get(sid, 0), total)
-            else:
-                fac_empty = True
-                flags.empty_fac += 1
-                fac_q = None if exclude_empty else (0, 1)
-            if fac_q is not None:
-                fac = fac_q[0] / fac_q[1]
-        rat_q: Q | None = None
-        rat: float | None = None
-        expected = shape.rat.get(sid, 0)
-        if expected:
-            values = rat_vals.get(sid)
-            if expected == 1 and values is not None and len(values) == 1:
-                rat_q = (values[0], 2)
-            else:
-                rat_q = _criteria_value(values, expected, how, exclude_failed, flags)
-            if rat_q is not None:
-                rat = rat_q[0] / rat_q[1]
-        o = _o(ins, fac, rat, zero_missing, 0.0)
-        passed = ins == 1.0 and (fac is None or fac == 1.0) and (rat is None or rat == 1.0)
-        out.append(
-            SubtaskScore(
-                sid,
-                subtask.importance,
-                subtask.group,
-                ins,
-                fac,
-                rat,
-                o,
-                passed,
-                fac_empty,
-                (ins_q, fac_q, rat_q),
-            )
-        )
+        fac_q, fac_empty = _fac_value(sid, shape, read.claims, exclude_empty, flags)
+        rat_q = _rat_value(shape.rat.get(sid, 0), read.rat.get(sid), how, exclude_failed, flags)
+        out.append(_subtask_score(subtask, ins_q, fac_q, rat_q, fac_empty, zero_missing))
     return out, flags
 
 
@@ -555,8 +582,8 @@ def _mean(values: Sequence[N]) -> N:
 
 
 THRESHOLDS = (0.3, 0.5, 0.7)
-_EXACT_THRESHOLDS = (Fraction(3, 10), Fraction(1, 2), Fraction(7, 10))
-_NEAR = 1e-9
+EXACT_THRESHOLDS = (Fraction(3, 10), Fraction(1, 2), Fraction(7, 10))
+NEAR = 1e-9
 """A float c0 or c1 closer than this to a threshold is decided again in exact arithmetic.
 Float means of a few dozen o_k are off by well under 1e-12, so every c that truly equals a
 threshold (or lies within 1e-9 of one) is decided exactly and every other one is already
@@ -577,49 +604,71 @@ def user_pref(
     if exact is None:
         exact = any(isinstance(o, Fraction) for _, _, o in subtasks)
     one, zero = cast(N, Fraction(1) if exact else 1.0), cast(N, Fraction(0) if exact else 0.0)
-    low, half, high = _EXACT_THRESHOLDS if exact else THRESHOLDS
-    s0 = [o for imp, _, o in subtasks if imp == "P0"]
-    s1 = [o for imp, _, o in subtasks if imp == "P1"]
+    s0, s1, groups = _by_importance(subtasks)
+    c0 = _mean(s0) if s0 else one
+    pooled = s1 + [_mean(values) for values in groups.values()]
+    c1 = _mean(pooled) if pooled else (one if options["empty_c1"] == "one" else zero)
+    v1 = all(o > 0 for o in s1)
+    v2, v2_vacuous = _v2(groups, options)
+    every_one = bool(subtasks) and all(o == 1 for _, _, o in subtasks)
+    level, rule = preference_level(
+        c0, c1, v1, v2, every_one, EXACT_THRESHOLDS if exact else THRESHOLDS
+    )
+    return UserPrefTrace(level, float(c0), float(c1), v1, v2, v2_vacuous, rule)
+
+
+def _by_importance(
+    subtasks: Sequence[tuple[str, str | None, N]],
+) -> tuple[list[N], list[N], dict[str, list[N]]]:
+    """S0 and S1's o_k in order, and each P2(a) group's, groups in order of appearance."""
+    s0: list[N] = []
+    s1: list[N] = []
     groups: dict[str, list[N]] = defaultdict(list)
     for imp, group, o in subtasks:
-        if imp == "P2a":
+        if imp == "P0":
+            s0.append(o)
+        elif imp == "P1":
+            s1.append(o)
+        elif imp == "P2a":
             groups[group or ""].append(o)
-    g = [_mean(values) for values in groups.values()]
-    c0 = _mean(s0) if s0 else one
-    pooled = s1 + g
-    if pooled:
-        c1 = _mean(pooled)
-    else:
-        c1 = one if options["empty_c1"] == "one" else zero
-    v1 = all(o > 0 for o in s1)
+    return s0, s1, groups
+
+
+def _v2(groups: Mapping[str, Sequence[N]], options: Mapping[str, str]) -> tuple[bool, bool]:
+    """(v2 = ∃k∈∪S2(a): o_k > 0, whether it holds vacuously: no P2(a) subtask at all)."""
     s2_all = [o for values in groups.values() for o in values]
-    v2_vacuous = not s2_all
-    if v2_vacuous:
-        v2 = options["v2_without_groups"] == "vacuous_true"
-    else:
-        v2 = any(o > 0 for o in s2_all)
+    if not s2_all:
+        return options["v2_without_groups"] == "vacuous_true", True
+    return any(o > 0 for o in s2_all), False
 
-    def trace(level: int, rule: str) -> UserPrefTrace:
-        return UserPrefTrace(level, float(c0), float(c1), v1, v2, v2_vacuous, rule)
 
-    if subtasks and all(o == 1 for _, _, o in subtasks):
-        return trace(4, "every o_k = 1")
-    if c0 == 0 or c1 < low or (c0 < half and c1 < half):
-        return trace(
-            1, "c0 = 0" if c0 == 0 else ("c1 < 0.3" if c1 < low else "c0 < 0.5 ∧ c1 < 0.5")
-        )
-    if c0 >= half and v1 and v2 and c1 >= high:
-        return trace(3, "c0 ≥ 0.5 ∧ v1 ∧ v2 ∧ c1 ≥ 0.7")
-    failed = [
-        name
-        for name, ok in (("c0 ≥ 0.5", c0 >= half), ("v1", v1), ("v2", v2), ("c1 ≥ 0.7", c1 >= high))
-        if not ok
-    ]
-    return trace(2, "not " + " ∧ ".join(failed))
+def preference_level(
+    c0: N,
+    c1: N,
+    v1: bool,
+    v2: bool,
+    every_one: bool,
+    thresholds: tuple[float, float, float] | tuple[Fraction, Fraction, Fraction],
+) -> tuple[int, str]:
+    """Algorithm 1's level from its intermediate values, and the rule that gave it."""
+    low, half, high = thresholds
+    if every_one:
+        return 4, "every o_k = 1"
+    if c0 == 0:
+        return 1, "c0 = 0"
+    if c1 < low:
+        return 1, "c1 < 0.3"
+    if c0 < half and c1 < half:
+        return 1, "c0 < 0.5 ∧ c1 < 0.5"
+    checks = (("c0 ≥ 0.5", c0 >= half), ("v1", v1), ("v2", v2), ("c1 ≥ 0.7", c1 >= high))
+    failed = [name for name, ok in checks if not ok]
+    if not failed:
+        return 3, "c0 ≥ 0.5 ∧ v1 ∧ v2 ∧ c1 ≥ 0.7"
+    return 2, "not " + " ∧ ".join(failed)
 
 
 def _near_threshold(trace: UserPrefTrace) -> bool:
-    return any(abs(c - t) < _NEAR for c in (trace.c0, trace.c1) for t in THRESHOLDS)
+    return any(abs(c - t) < NEAR for c in (trace.c0, trace.c1) for t in THRESHOLDS)
 
 
 def _user_pref(subs: Sequence[SubtaskScore], options: Mapping[str, str]) -> UserPrefTrace:
@@ -663,74 +712,6 @@ def search_counts(metadata: Mapping[str, object]) -> tuple[float | None, ...] | 
 
 def _ratio(num: float, den: float) -> float | None:
     return num / den if den else None
-
-
-class CascadeFramework:
-    name: str = NAME
-    label: str = "DailyReport cascade"
-    rating: Rating | None = Rating(RATING4, "UserPref")
-    proposals: Proposals = PROPOSALS
-    rejudge: Rejudge | None = Rejudge(
-        frozenset({"ins", "rat", "consistency"}),
-        pipeline="reviewer.frameworks.dailyreport.judge_pipeline:SPEC",
-    )
-    grading: Grading | None = GRADING
-    kinds: Mapping[str, VerdictKind] = KINDS
-    metrics: Sequence[Metric] = METRICS
-    options: Sequence[OptionSpec] = OPTIONS
-    bulk: BulkSpec | None = BulkSpec(
-        ("ins", "rat", "consistency"),
-        (*_HALVES, "correct", "support"),
-        "claim",
-        ("correct",),
-        lambda counts, options: score_counts(counts, options),
-    )
-
-    def score_report(
-        self, report: ReportInput, variant: Variant, options: Mapping[str, str]
-    ) -> ReportScores:
-        if not report.subtasks:
-            return {}
-        return _scores(report, _read(report, variant, options), options)
-
-    @property
-    def aggregated(self) -> tuple[str, ...]:
-        return _AGGREGATED
-
-    def aggregate(
-        self, reports: Sequence[ReportScores], options: Mapping[str, str]
-    ) -> dict[str, Aggregate]:
-        reports = [r for r in reports if r]
-        return self.aggregate_columns(columns_of(reports, _AGGREGATED), len(reports), options)
-
-    def aggregate_columns(
-        self, columns: Columns, count: int, options: Mapping[str, str]
-    ) -> dict[str, Aggregate]:
-        """The system's scores from its reports' columns (NaN: the report has no value)."""
-
-        def column(name: str) -> Sequence[float]:
-            return columns.get(name) or [math.nan] * count
-
-        out: dict[str, Aggregate] = {}
-        if options["aggregation"] == "micro":
-            out = _micro(column)
-        else:
-            for metric in METRICS:
-                if metric.name in ("NeedsReview", "Fac_na", "Rat_na", "Trace_na"):
-                    continue
-                out[metric.name] = _mean_of(column(metric.name))
-        # (v == v: not NaN; a report that needs review says so with a non-zero flag.)
-        needs = sum(1 for v in column("NeedsReview") if v == v and v)
-        out["NeedsReview"] = Aggregate(float(needs), count)
-        # Per-report levels and counts: means over the reports that have them.
-        for name in ("UserPref", *SEARCH_METRICS):
-            out[name] = _mean_of(column(name))
-        for name in ("Fac", "Rat"):
-            undefined = sum(1 for v in column(name) if v != v)
-            out[f"{name}_na"] = Aggregate(float(undefined), count)
-        missing = sum(1 for v in column("Trace_na") if v != 0.0)  # NaN too
-        out["Trace_na"] = Aggregate(float(missing), count)
-        return out
 
 
 def _scores(report: ReportInput, read: _Verdicts, options: Mapping[str, str]) -> ReportScores:
@@ -803,52 +784,6 @@ def _scores(report: ReportInput, read: _Verdicts, options: Mapping[str, str]) ->
     return scores
 
 
-def score_counts(counts: ReportCounts, options: Mapping[str, str]) -> ReportScores:
-    """:meth:`CascadeFramework.score_report` from SQL's verdict counts (``BulkSpec``): the
-    same :class:`_Verdicts` that :func:`_read` builds from the rows, then the same scoring."""
-    report = counts.report
-    if not report.subtasks:
-        return {}
-    failed_pairs_count = options["failed_consistency"] == "not_support"
-    ins_vals: dict[int | None, list[int]] = defaultdict(list)
-    rat_vals: dict[int | None, list[int]] = defaultdict(list)
-    pairs = pairs_support = 0
-    for (kind, sub), values in counts.verdicts.items():
-        if kind == "ins" or kind == "rat":
-            target = ins_vals if kind == "ins" else rat_vals
-            for value, n in values.items():
-                number = _HALVES.get(value) if value is not None else None
-                if number is not None and n:
-                    target[sub].extend([number] * n)
-        elif kind == "consistency":
-            for value, n in values.items():
-                if value is not None or failed_pairs_count:
-                    pairs += n
-                if value == "support":
-                    pairs_support += n
-    total: dict[int | None, int] = {}
-    correct: dict[int | None, int] = {}
-    unjudged = correct_all = 0
-    for sub, values in counts.claim_values.items():
-        total[sub] = sum(values.values())
-        right = values.get("correct", 0)
-        if right:
-            correct[sub] = right
-        correct_all += right
-        unjudged += values.get(None, 0)
-    correct_ref = counts.cited_values.get("correct", 0)
-    claims = _Claims(
-        total,
-        correct,
-        unjudged,
-        counts.claims,
-        counts.cited,
-        correct_ref,
-        correct_all - correct_ref,
-    )
-    return _scores(report, _Verdicts(ins_vals, rat_vals, claims, pairs, pairs_support), options)
-
-
 def _mean_of(column: Sequence[float]) -> Aggregate:
     # A column without NaN (the common case) is used as it is: sum in C says so.
     values = column if (s := sum(column, 0.0)) == s else [v for v in column if v == v]
@@ -908,6 +843,81 @@ _AGGREGATED = tuple(
     sorted({m.name for m in METRICS} | {"UserPref", *SEARCH_METRICS, *_MICRO_PARTS})
 )
 """Every metric the system aggregate reads."""
+
+
+def aggregate_columns(
+    columns: Columns, count: int, options: Mapping[str, str]
+) -> dict[str, Aggregate]:
+    """The system's scores from its reports' columns (NaN: the report has no value)."""
+
+    def column(name: str) -> Sequence[float]:
+        return columns.get(name) or [math.nan] * count
+
+    out = _micro(column) if options["aggregation"] == "micro" else _macro(column)
+    counts = _report_counts(column, count)
+    out["NeedsReview"] = counts.pop("NeedsReview")
+    # Per-report levels and counts: means over the reports that have them.
+    for name in ("UserPref", *SEARCH_METRICS):
+        out[name] = _mean_of(column(name))
+    out.update(counts)
+    return out
+
+
+def _macro(column: Callable[[str], Sequence[float]]) -> dict[str, Aggregate]:
+    """The mean of per-report values, metric by metric."""
+    return {
+        metric.name: _mean_of(column(metric.name))
+        for metric in METRICS
+        if metric.name not in ("NeedsReview", "Fac_na", "Rat_na", "Trace_na")
+    }
+
+
+def _report_counts(column: Callable[[str], Sequence[float]], count: int) -> dict[str, Aggregate]:
+    """How many reports need review, have no Fac or Rat, or carry no trace counts."""
+    # (v == v: not NaN; a report that needs review says so with a non-zero flag.)
+    needs = sum(1 for v in column("NeedsReview") if v == v and v)
+    out = {"NeedsReview": Aggregate(float(needs), count)}
+    for name in ("Fac", "Rat"):
+        undefined = sum(1 for v in column(name) if v != v)
+        out[f"{name}_na"] = Aggregate(float(undefined), count)
+    missing = sum(1 for v in column("Trace_na") if v != 0.0)  # NaN too
+    out["Trace_na"] = Aggregate(float(missing), count)
+    return out
+
+
+class CascadeFramework(FrameworkBase):
+    name: str = NAME
+    label: str = "DailyReport cascade"
+    rating: Rating | None = Rating(RATING4, "UserPref")
+    proposals: Proposals = PROPOSALS
+    rejudge: Rejudge | None = Rejudge(
+        frozenset({"ins", "rat", "consistency"}),
+        pipeline="reviewer.frameworks.dailyreport.judge_pipeline:SPEC",
+    )
+    grading: Grading | None = GRADING
+    kinds: Mapping[str, VerdictKind] = KINDS
+    metrics: Sequence[Metric] = METRICS
+    options: Sequence[OptionSpec] = OPTIONS
+    bulk: BulkSpec | None = BulkSpec(
+        ("ins", "rat", "consistency"),
+        (*HALVES, "correct", "support"),
+        "claim",
+        "reviewer.frameworks.dailyreport.counted:score_counted",
+    )
+    columns: ColumnAggregation | None = ColumnAggregation(_AGGREGATED, aggregate_columns)
+
+    def score_report(
+        self, report: ReportInput, variant: Variant, options: Mapping[str, str]
+    ) -> ReportScores:
+        if not report.subtasks:
+            return {}
+        return _scores(report, _read(report, variant, options), options)
+
+    def aggregate(
+        self, reports: Sequence[ReportScores], options: Mapping[str, str]
+    ) -> dict[str, Aggregate]:
+        reports = [r for r in reports if r]
+        return aggregate_columns(columns_of(reports, _AGGREGATED), len(reports), options)
 
 
 def subtask_importance_label(subtask: SubtaskIn) -> str:

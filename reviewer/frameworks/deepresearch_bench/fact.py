@@ -49,6 +49,7 @@ from collections.abc import Mapping, Sequence
 
 from reviewer.framework import (
     Aggregate,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -126,7 +127,7 @@ METRICS = (
 )
 
 
-class FactFramework:
+class FactFramework(FrameworkBase):
     name: str = NAME
     label: str = "DeepResearch Bench FACT"
     kinds: Mapping[str, VerdictKind] = KINDS

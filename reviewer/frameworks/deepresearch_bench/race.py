@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 
 from reviewer.framework import (
     Aggregate,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -349,7 +350,7 @@ def _add_stored(scores: ReportScores, stored: Mapping[str, float]) -> None:
             scores["drift_overall" if key == OVERALL_KEY else f"drift_{key}"] = mine - value
 
 
-class RaceFramework:
+class RaceFramework(FrameworkBase):
     name: str = NAME
     label: str = "DeepResearch Bench RACE"
     kinds: Mapping[str, VerdictKind] = KINDS

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 
 from reviewer.framework import (
     Aggregate,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -469,7 +470,7 @@ def _depth(
     return _mean([d for d in depth if d is not None])
 
 
-class Dr3Framework:
+class Dr3Framework(FrameworkBase):
     name: str = NAME
     label: str = "DR3-Eval"
     kinds: Mapping[str, VerdictKind] = KINDS

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from reviewer.framework import (
     Aggregate,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -693,7 +694,7 @@ def _metric_values(scored: Sequence[ReportScores], name: str, zero: bool) -> lis
     return [v for r in scored if (v := r.get(name)) is not None]
 
 
-class DrBenchFramework:
+class DrBenchFramework(FrameworkBase):
     name: str = NAME
     label: str = "DR. Bench"
     kinds: Mapping[str, VerdictKind] = KINDS

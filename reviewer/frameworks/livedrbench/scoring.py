@@ -56,6 +56,7 @@ from typing import Any, TypeGuard
 
 from reviewer.framework import (
     Aggregate,
+    FrameworkBase,
     Metric,
     OptionSpec,
     Proposals,
@@ -852,7 +853,7 @@ def _agreement(state: _State, pred: _Pred, gt: _Gt, key: str) -> float:
     return 1.0 if grade >= 2 else 0.0
 
 
-class ClaimsF1Framework:
+class ClaimsF1Framework(FrameworkBase):
     name: str = NAME
     label: str = "LiveDRBench claims P/R/F1"
     kinds: Mapping[str, VerdictKind] = KINDS
