@@ -140,10 +140,11 @@ def pairs(tokens: Sequence[str]) -> set[tuple[str, str]]:
 
 
 _CLAUSE = re.compile(
-    r";|,?\s+but\s+|,?\s+although\s+|,?\s+though\s+|,?\s+whereas\s+|"
-    r",?\s+while\s+|,?\s+however\b|,\s+or\s+|\.\s+",
+    r"(?=[;,.\s])(?:;|,?\s+(?:but|although|though|whereas|while)\s+|,?\s+however\b|,\s+or\s+|\.\s+)",
     re.IGNORECASE,
 )
+"""Where a clause ends: ';', 'but', 'although', ', or', a sentence end … Every separator starts
+with one of the characters the lookahead names, which lets the scan skip the others."""
 
 
 @functools.lru_cache(maxsize=16384)
@@ -158,12 +159,72 @@ def affirmative_clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE.split(text) if c and c.strip() and not negates(c)]
 
 
-@functools.lru_cache(maxsize=1024)
-def _affirmative_words(text: str) -> tuple[tuple[str, ...], ...]:
-    """The words of each affirmative clause of ``text``: an explanation is read by both the
-    count and the quote test, several times each, and a criterion's texts once per report
-    judged on it (17 systems a task), so the reading is kept."""
-    return tuple(tuple(words(clause)) for clause in affirmative_clauses(text))
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """An explanation as both checks read it, read once: the count and the quote test each
+    look at it, and the words of its clauses are the whole of the work."""
+
+    clauses: tuple[tuple[str, ...], ...]
+    """The words of each affirmative clause."""
+    counts: tuple[tuple[int | None, frozenset[str]], ...]
+    """Per clause: the count it states (-1: every item; None: none) and its words' stems."""
+    said: frozenset[str]
+    """Content stems (no numbers) of every clause."""
+    said_pairs: frozenset[tuple[str, str]]
+    only: frozenset[str]
+    """Content stems of the clauses that say "only" (what an exclusive condition may meet)."""
+    only_pairs: frozenset[tuple[str, str]]
+
+
+def _stated(raw: Sequence[str]) -> int | None:
+    """The count a clause states: "all five", "each of the 4" (the number), "every bank" (-1,
+    every item), or a number it starts with ("Eight concrete tips")."""
+    for i, w in enumerate(raw):
+        if w in ("all", "every", "each"):
+            ahead = [x for x in raw[i + 1 : i + 4] if x not in ("of", "the")]
+            if ahead and ahead[0].isdigit():
+                return int(ahead[0])
+            if w in ("every", "each"):
+                return -1
+            break
+    if raw and raw[0].isdigit() and 1 < int(raw[0]) <= 12:
+        return int(raw[0])
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _read(text: str) -> _Reading:
+    """The explanation's affirmative clauses (as :func:`affirmative_clauses` finds them), each
+    split into words and stemmed once."""
+    clauses = []
+    counts = []
+    said: set[str] = set()
+    said_pairs: set[tuple[str, str]] = set()
+    only: set[str] = set()
+    only_pairs: set[tuple[str, str]] = set()
+    for clause in _CLAUSE.split(text):
+        if not clause or not clause.strip():
+            continue
+        raw = tuple(words(clause))
+        stems = [stem(w) for w in raw]
+        if not _NEGATIVE.isdisjoint(stems):
+            continue
+        clauses.append(raw)
+        counts.append((_stated(raw), frozenset(stems)))
+        toks = [t for w, t in zip(raw, stems, strict=True) if w not in STOP and not t.isdigit()]
+        said.update(toks)
+        said_pairs.update(itertools.pairwise(toks))
+        if "only" in raw:
+            only.update(toks)
+            only_pairs.update(itertools.pairwise(toks))
+    return _Reading(
+        tuple(clauses),
+        tuple(counts),
+        frozenset(said),
+        frozenset(said_pairs),
+        frozenset(only),
+        frozenset(only_pairs),
+    )
 
 
 def parse_levels(explanation: str, codes: Sequence[str] = ("1", "0.5", "0")) -> dict[str, str]:
@@ -212,34 +273,38 @@ def quoted_level(
     if awarded not in levels or len(levels) < 2 or not explanation.strip():
         return None
     prepared = _prepared_levels(tuple(levels.items()), skip_counts)
-    said: list[tuple[set[str], set[tuple[str, str]], bool]] = []
-    said_sequences = _affirmative_words(explanation)
-    for clause_words in said_sequences:
-        toks = [t for t in (stem(w) for w in clause_words if w not in STOP) if not t.isdigit()]
-        said.append((set(toks), pairs(toks), "only" in clause_words))
-    scores: dict[str, tuple[float, tuple[str, ...]]] = {}
-    for code, (conds, level_quotes) in prepared.items():
-        found_words: set[str] = set()
-        found_pairs: set[tuple[str, str]] = set()
-        for level_words, level_pairs, exclusive in conds:
-            for said_words, said_pairs, said_only in said:
-                if exclusive and not said_only:
-                    continue
-                found_words |= level_words & said_words
-                found_pairs |= level_pairs & said_pairs
-        quotes = {q for q in level_quotes if _contains(said_sequences, q)}
+    reading = _read(explanation)
+    scores = {code: _found(level, reading) for code, level in prepared.items()}
+    best = max((c for c in scores if c != awarded), key=lambda c: _score(scores[c]))
+    score, own = _score(scores[best]), _score(scores[awarded])
+    if score >= 2 and score > own:
+        found_words, found_pairs, quotes = scores[best]
         matched = (
             tuple(sorted(found_words))
             + tuple(sorted(" ".join(p) for p in found_pairs))
             + tuple(f"'{' '.join(q)}'" for q in sorted(quotes))
         )
-        scores[code] = (len(found_words) + 2.0 * len(found_pairs) + 2.0 * len(quotes), matched)
-    best = max((c for c in scores if c != awarded), key=lambda c: scores[c][0])
-    score, matched = scores[best]
-    own = scores[awarded][0]
-    if score >= 2 and score > own:
         return LevelMatch(best, score, own, matched)
     return None
+
+
+Found = tuple[frozenset[str], frozenset[tuple[str, str]], frozenset[tuple[str, ...]]]
+"""A level's distinctive words, word pairs and quoted phrases an explanation uses."""
+
+
+def _found(level: _LevelWords, reading: _Reading) -> Found:
+    """What of one level an explanation uses: its open conditions' words in any clause, its
+    exclusive ("only …") conditions' words in a clause that says "only" too."""
+    return (
+        (level.words & reading.said) | (level.only_words & reading.only),
+        (level.pairs & reading.said_pairs) | (level.only_pairs & reading.only_pairs),
+        frozenset(q for q in level.quotes if _contains(reading.clauses, q)),
+    )
+
+
+def _score(found: Found) -> float:
+    """A word scores one, a word pair or a quoted phrase two."""
+    return len(found[0]) + 2.0 * len(found[1]) + 2.0 * len(found[2])
 
 
 @functools.lru_cache(maxsize=4096)
@@ -265,38 +330,47 @@ def _level_tables(
     return out
 
 
-Prepared = dict[
-    str,
-    tuple[
-        tuple[tuple[frozenset[str], frozenset[tuple[str, str]], bool], ...],
-        tuple[tuple[str, ...], ...],
-    ],
-]
+@dataclass(frozen=True, slots=True)
+class _LevelWords:
+    """One level's distinctive words and word pairs (no other level's), those of its open
+    conditions and those of its exclusive ones apart, and the phrases it quotes."""
+
+    words: frozenset[str]
+    pairs: frozenset[tuple[str, str]]
+    only_words: frozenset[str]
+    only_pairs: frozenset[tuple[str, str]]
+    quotes: tuple[tuple[str, ...], ...]
 
 
 @functools.lru_cache(maxsize=4096)
-def _prepared_levels(items: tuple[tuple[str, str], ...], skip_counts: bool) -> Prepared:
-    """Per level code: each condition's distinctive words and word pairs (no other level's),
-    whether it is exclusive, and the phrases the level quotes. They depend on the rubric
-    alone, not on the explanation: read once per rubric, not once per verdict judged on it
-    (45,900 verdicts at 2,550 reports)."""
+def _prepared_levels(
+    items: tuple[tuple[str, str], ...], skip_counts: bool
+) -> dict[str, _LevelWords]:
+    """Per level code, what :func:`quoted_level` looks for. It depends on the rubric alone,
+    not on the explanation: read once per rubric, not once per verdict judged on it."""
     tables = _level_tables(items)
-    out: Prepared = {}
+    out: dict[str, _LevelWords] = {}
     for code, text in items:
         distinctive, other_pairs = tables[code]
-        conds = tuple(
-            (
-                frozenset(set(level_toks) & distinctive),
-                frozenset(
-                    p
-                    for p in pairs(level_toks) - other_pairs
-                    if p[0] in distinctive or p[1] in distinctive
-                ),
-                exclusive,
+        found: dict[bool, tuple[set[str], set[tuple[str, str]]]] = {
+            False: (set(), set()),
+            True: (set(), set()),
+        }
+        for level_toks, exclusive in _conditions(text, skip_counts):
+            words_of, pairs_of = found[exclusive]
+            words_of.update(set(level_toks) & distinctive)
+            pairs_of.update(
+                p
+                for p in pairs(level_toks) - other_pairs
+                if p[0] in distinctive or p[1] in distinctive
             )
-            for level_toks, exclusive in _conditions(text, skip_counts)
+        out[code] = _LevelWords(
+            frozenset(found[False][0]),
+            frozenset(found[False][1]),
+            frozenset(found[True][0]),
+            frozenset(found[True][1]),
+            _quoted(text),
         )
-        out[code] = (conds, _quoted(text))
     return out
 
 
@@ -453,25 +527,16 @@ def explained_count(explanation: str, items: Sequence[str], total: int) -> int |
     """How many items the explanation says are there (see the module docstring): in its first
     affirmative clause that says, a number it states ("all five", "each bank", "Eight
     concrete tips") wins over the ``items`` it names."""
-    keys = _item_keys(tuple(items)) if items else ()
-    for raw in _affirmative_words(explanation):
-        stated: int | None = None
-        for i, w in enumerate(raw):
-            if w in ("all", "every", "each"):
-                ahead = [x for x in raw[i + 1 : i + 4] if x not in ("of", "the")]
-                if ahead and ahead[0].isdigit():
-                    stated = min(int(ahead[0]), total)
-                elif w in ("every", "each"):
-                    stated = total
-                break
-        if stated is None and raw and raw[0].isdigit() and 1 < int(raw[0]) <= 12:
-            stated = min(int(raw[0]), total)
+    return _count(_read(explanation), _item_keys(tuple(items)) if items else (), total)
+
+
+def _count(reading: _Reading, keys: Sequence[frozenset[str]], total: int) -> int | None:
+    for stated, present in reading.counts:
         if stated is not None:
-            return stated
-        present = {stem(w) for w in raw}
-        named = {index for index, key in enumerate(keys) if key & present}
+            return total if stated < 0 else min(stated, total)
+        named = sum(1 for key in keys if key & present)
         if named:
-            return len(named)
+            return named
     return None
 
 
@@ -511,28 +576,53 @@ def counted_level(
     """
     if awarded not in levels or not explanation.strip():
         return None
-    candidates: list[tuple[int, Sequence[str]]] = [(len(items), items) for items in lists]
-    candidates += [(n, ()) for n in _totals(tuple(levels.values()))]
-    items_of_levels = tuple(levels.items())
-    for total, items in candidates:
-        ranges = dict(_level_ranges(items_of_levels, total))
-        if len(ranges) < 2 or max(high for _, high in ranges.values()) != total:
-            continue
-        count = explained_count(explanation, items, total)
+    reading = _read(explanation)
+    for total, items, keys, ranges in _counts_readable(
+        tuple(levels.items()), tuple(tuple(items) for items in lists)
+    ):
+        count = _count(reading, keys, total)
         if count is None:
             continue
-        implied = [code for code, (low, high) in ranges.items() if low <= count <= high]
+        implied = [code for code, (low, high) in ranges if low <= count <= high]
         if not implied:
             return None
         if awarded in implied:
-            return CountMatch(awarded, count, total, tuple(items))
+            return CountMatch(awarded, count, total, items)
         level = implied[0]
         rank = {code: i for i, code in enumerate(order)}
-        if rank.get(awarded, -1) < rank.get(level, -1) and re.search(
-            r",\s*or\s+|;", levels.get(awarded, "")
+        if rank.get(awarded, -1) < rank.get(level, -1) and _ALTERNATIVES.search(
+            levels.get(awarded, "")
         ):
             # Awarded less than the count allows: fine when the awarded level has another
             # condition the judge may have applied ("…, or a fee without its waiver condition").
-            return CountMatch(awarded, count, total, tuple(items))
-        return CountMatch(level, count, total, tuple(items))
+            return CountMatch(awarded, count, total, items)
+        return CountMatch(level, count, total, items)
     return None
+
+
+_ALTERNATIVES = re.compile(r",\s*or\s+|;")
+
+Readable = tuple[
+    tuple[
+        int, tuple[str, ...], tuple[frozenset[str], ...], tuple[tuple[str, tuple[int, int]], ...]
+    ],
+    ...,
+]
+
+
+@functools.lru_cache(maxsize=4096)
+def _counts_readable(
+    levels: tuple[tuple[str, str], ...], lists: tuple[tuple[str, ...], ...]
+) -> Readable:
+    """The item totals the levels count up to, in the order they are tried (the lists', then
+    an 'all N' of the levels), each with its items, what naming each item looks like and the
+    levels' count ranges: a rubric's, read once, not once per verdict judged on it."""
+    candidates = [(len(items), items) for items in lists]
+    candidates += [(n, ()) for n in _totals(tuple(text for _, text in levels))]
+    out = []
+    for total, items in candidates:
+        ranges = _level_ranges(levels, total)
+        if len(ranges) < 2 or max(high for _, (_, high) in ranges) != total:
+            continue
+        out.append((total, items, _item_keys(items) if items else (), ranges))
+    return tuple(out)

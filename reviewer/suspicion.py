@@ -238,6 +238,7 @@ def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Itera
     if grading.levels is None or not grading.level_kinds:
         return
     prompt_lists = enumerated_items(prompt) if prompt else ()
+    orders: dict[str, tuple[str, ...] | None] = {}
     for verdict in evidence.verdicts:
         if verdict.kind not in grading.level_kinds or verdict.value is None:
             continue
@@ -247,38 +248,56 @@ def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Itera
         levels = dict(grading.levels(criterion))
         if not levels:
             continue
-        kind = get_kind(verdict.kind)
-        order = (
-            tuple(c.code for c in sorted(kind.scale.choices, key=lambda c: c.numeric or 0.0))
-            if kind is not None
-            else tuple(levels)
-        )
-        counting = dict(levels)
-        counting.setdefault(order[-1] if order else "1", criterion.text)
+        if verdict.kind not in orders:
+            orders[verdict.kind] = _scale_order(verdict.kind)
+        order = orders[verdict.kind]
+        if order is None:
+            order = tuple(levels)
         lists = enumerated_items(criterion.text) + prompt_lists
-        counted = counted_level(verdict.explanation, counting, verdict.value, lists, order)
-        if counted is not None and counted.level != verdict.value:
-            what = "items" if not counted.items else ", ".join(counted.items)
-            yield Flag(
-                verdict.subject,
-                "level",
-                LIKELY,
-                f"the explanation counts {counted.count} of {counted.total} ({what}); "
-                f"the rubric gives {counted.level} for that "
-                f"(“{_short(counting[counted.level], 60)}”), the judge {verdict.value}.",
-            )
-        quoted = quoted_level(
-            verdict.explanation, levels, verdict.value, skip_counts=counted is not None
+        yield from _level_flags_of(verdict, criterion.text, levels, order, lists)
+
+
+def _scale_order(kind_name: str) -> tuple[str, ...] | None:
+    """A verdict kind's codes from the lowest level up (None for a kind not registered)."""
+    kind = get_kind(kind_name)
+    if kind is None:
+        return None
+    return tuple(c.code for c in sorted(kind.scale.choices, key=lambda c: c.numeric or 0.0))
+
+
+def _level_flags_of(
+    verdict: Verdict,
+    criterion_text: str,
+    levels: dict[str, str],
+    order: tuple[str, ...],
+    lists: tuple[tuple[str, ...], ...],
+) -> Iterator[Flag]:
+    """The count and the quote test on one verdict (the criterion text is the level its top
+    code names when the rubric writes none)."""
+    value = verdict.value or ""
+    counting = dict(levels)
+    counting.setdefault(order[-1] if order else "1", criterion_text)
+    counted = counted_level(verdict.explanation, counting, value, lists, order)
+    if counted is not None and counted.level != value:
+        what = "items" if not counted.items else ", ".join(counted.items)
+        yield Flag(
+            verdict.subject,
+            "level",
+            LIKELY,
+            f"the explanation counts {counted.count} of {counted.total} ({what}); "
+            f"the rubric gives {counted.level} for that "
+            f"(“{_short(counting[counted.level], 60)}”), the judge {value}.",
         )
-        if quoted is not None:
-            yield Flag(
-                verdict.subject,
-                "level",
-                LIKELY,
-                f"the explanation uses the words of level {quoted.level} "
-                f"(“{_short(levels[quoted.level], 60)}”: "
-                f"{', '.join(quoted.matched)}), not of {verdict.value}.",
-            )
+    quoted = quoted_level(verdict.explanation, levels, value, skip_counts=counted is not None)
+    if quoted is not None:
+        yield Flag(
+            verdict.subject,
+            "level",
+            LIKELY,
+            f"the explanation uses the words of level {quoted.level} "
+            f"(“{_short(levels[quoted.level], 60)}”: "
+            f"{', '.join(quoted.matched)}), not of {value}.",
+        )
 
 
 # -- judge runs ---------------------------------------------------------------------------------
