@@ -45,7 +45,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
         with path.open("r", encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
-                if line.strip():
+                if line and not line.isspace():  # (not strip(): that copies every line)
                     yield number, line
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
@@ -159,6 +159,29 @@ def _suspect(line: str) -> bool:
     )
 
 
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789E", b"000000000e")
+_SURROGATE_READ = re.compile(rb"\\u[dD][0a-fA-F]")
+""":data:`_SURROGATE` as :func:`_may_refuse` reads the text (8 and 9 as 0)."""
+
+
+def _may_refuse(text: str) -> bool:
+    """Whether any line of ``text`` may hold what :func:`_suspect` looks for: a quick test of
+    a whole chunk that never misses one (a false alarm only costs the line by line check).
+
+    Read with every digit as 0, E as e and signs dropped, each of :func:`_suspect`'s patterns
+    contains a plain substring — 19 zeros, ``e000``, ``NaN``, ``Infinity``, ``\\u`` — and a
+    substring is found by skipping through the text rather than trying a pattern at each
+    digit, which is most of what scanning every character of a large import cost."""
+    data = text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO, b"+-")
+    return (
+        b"0000000000000000000" in data
+        or b"e000" in data
+        or b"NaN" in data
+        or b"Infinity" in data
+        or (b"\\u" in data and _SURROGATE_READ.search(data) is not None)
+    )
+
+
 def check_line(path: Path, number: int, line: str) -> None:
     """For lines parsed elsewhere (pydantic): refuse what :func:`loads` refuses."""
     if _suspect(line):
@@ -210,32 +233,41 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, parse_object(path, number, line)
 
 
-_ADAPTERS: dict[type[BaseModel], TypeAdapter[list[Any]]] = {}
+_ADAPTERS: dict[object, TypeAdapter[list[Any]]] = {}
 
 
-def validate_lines(model: type[M], path: Path, lines: list[tuple[int, str]]) -> list[M]:
+def _adapter(shape: object) -> TypeAdapter[list[Any]]:
+    adapter = _ADAPTERS.get(shape)
+    if adapter is None:
+        adapter = _ADAPTERS[shape] = TypeAdapter(list[shape])  # type: ignore[valid-type]
+    return adapter
+
+
+def validate_lines(
+    model: type[M], path: Path, lines: list[tuple[int, str]], read_as: object = None
+) -> list[Any]:
     """Validate a chunk of lines in one pydantic call, falling back per line to locate errors.
 
     One call for a few thousand lines costs about what ``json.loads`` alone would per line, so
     large bundles validate at close to parse speed; only a failing chunk pays for the slow path
-    that names the exact line and field.
+    that names the exact line and field. ``read_as``: a shape that validates exactly as
+    ``model`` does but builds less (:class:`reviewer.models.JudgmentRecord`); the errors are
+    still ``model``'s.
     """
-    adapter = _ADAPTERS.get(model)
-    if adapter is None:
-        adapter = _ADAPTERS[model] = TypeAdapter(list[model])  # type: ignore[valid-type]
+    text = "[" + ",".join(line for _, line in lines) + "]"
     # One scan of the chunk: a line can hold what loads() refuses only if the chunk does
-    # (no pattern spans a line break). Scanning line by line was an eighth of a large import.
-    if _suspect("\n".join(text for _, text in lines)):
-        for number, text in lines:
-            check_line(path, number, text)
+    # (no pattern spans a line break, and each line ends with one).
+    if _may_refuse(text):
+        for number, line in lines:
+            check_line(path, number, line)
     try:
-        records: list[M] = adapter.validate_json("[" + ",".join(text for _, text in lines) + "]")
+        records: list[Any] = _adapter(model if read_as is None else read_as).validate_json(text)
         if len(records) == len(lines):
             return records
     except ValidationError:
         pass
-    for number, text in lines:
-        validate_json_line(model, path, number, text)
+    for number, line in lines:
+        validate_json_line(model, path, number, line)
     raise InputError(path, "a line holds more than one JSON value", line=lines[0][0])
 
 
@@ -245,19 +277,32 @@ comes first, so memory stays flat when lines are long (reports of 40,000 words: 
 at once were ~150 MB of text and models)."""
 
 
-def iter_models(model: type[M], path: Path, chunk: int = 2000) -> Iterator[tuple[int, M]]:
-    """(line number, validated record) for every non-blank line, validated in chunks (of at
-    most ``chunk`` lines and about :data:`CHUNK_CHARS` characters)."""
+def line_chunks(path: Path, chunk: int = 2000) -> Iterator[list[tuple[int, str]]]:
+    """The non-blank lines of ``path`` with their numbers, in chunks of at most ``chunk`` lines
+    and about :data:`CHUNK_CHARS` characters."""
     pending: list[tuple[int, str]] = []
     size = 0
     for number, line in iter_lines(path):
         pending.append((number, line))
         size += len(line)
         if len(pending) >= chunk or size >= CHUNK_CHARS:
-            yield from zip(
-                (n for n, _ in pending), validate_lines(model, path, pending), strict=True
-            )
+            yield pending
             pending = []
             size = 0
     if pending:
-        yield from zip((n for n, _ in pending), validate_lines(model, path, pending), strict=True)
+        yield pending
+
+
+def model_chunks(
+    model: type[M], path: Path, read_as: object = None, chunk: int = 2000
+) -> Iterator[tuple[list[int], list[Any]]]:
+    """(line numbers, validated records) of every non-blank line, a chunk at a time (see
+    :func:`line_chunks`; ``read_as`` as for :func:`validate_lines`)."""
+    for lines in line_chunks(path, chunk):
+        yield [number for number, _ in lines], validate_lines(model, path, lines, read_as)
+
+
+def iter_models(model: type[M], path: Path, chunk: int = 2000) -> Iterator[tuple[int, M]]:
+    """(line number, validated record) for every non-blank line (see :func:`model_chunks`)."""
+    for numbers, records in model_chunks(model, path, chunk=chunk):
+        yield from zip(numbers, records, strict=True)

@@ -14,24 +14,35 @@ import json
 import sqlite3
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from reviewer.errors import InputError
-from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker
+from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker, ResolvedClaim
 from reviewer.formats.jsonl import Where
-from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
+from reviewer.models import (
+    Bundle,
+    Claim,
+    JudgeRun,
+    JudgmentRecord,
+    Report,
+    Source,
+    Suite,
+    System,
+    Task,
+)
 from store.reviewlog.subjects import subject_target
 from store.scores.cache import mark_scores_behind
 from store.scores.claim_facts import claim_cited, verdict_cited
 from store.sqlite.bulk import gc_paused
 from store.sqlite.tx import now_iso, transaction
 
-Row = tuple[Any, ...]
-Records = Iterable[tuple[str, BaseModel, Where]]
+Row = Sequence[Any]
+"""A row's values in its table's column order (a verdict's is a list: its subject id comes last)."""
+Records = Iterable[tuple[str, BaseModel | JudgmentRecord, Where]]
 
 INSERTS: dict[str, str] = {
     "suite": "INSERT INTO suite VALUES (?,?,?,?,?,?,?,?,?)",
@@ -154,6 +165,22 @@ class _Pending:
     size: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _ReportAt:
+    """The report whose verdicts are being read (a report's verdicts come together), with
+    the row ids they name."""
+
+    ext: str
+    id: int
+    criteria: dict[str, int]
+    """Its task's criteria: id in the bundle -> row id."""
+    claims: dict[str, int]
+    """Its claims: id in the bundle -> row id."""
+
+
+_NOWHERE = _ReportAt("", 0, {}, {})
+
+
 class Loader:
     """Turns checked records into rows and writes them in batches (caller holds the tx)."""
 
@@ -183,18 +210,18 @@ class Loader:
         # claims' row ids are consecutive). A run has a million claims: a tuple of ids a
         # report, not a dict, and a dict only for the report whose verdicts are coming.
         self._report: dict[str, tuple[int, str, int, tuple[str, ...]]] = {}
-        self._claims_at: tuple[str, dict[str, int]] = ("", {})
+        self._at = _NOWHERE
         self._run: dict[str, tuple[int, tuple[str, int]]] = {}
         self._newest_run: str | None = None
         self._own_subjects: bool | None = None
         """Whether each verdict is its own new subject, its row written beside it: so in a
         bundle of one run (the common case), decided at its first verdict, when every run
-        has been read. Linking them afterwards rewrote every verdict row (18 s at 25,500
-        reports)."""
-        self._held: list[tuple[Row, Where]] = []
-        """The verdicts of the report being read, written with their subjects at its end."""
-        self._held_ext = ""
-        """That report's id in the bundle (for its subjects' targets)."""
+        has been read. Linking them afterwards rewrote every verdict row."""
+        self._held: list[list[Any]] = []
+        """The verdict rows of the report being read, written with their subjects at its end
+        (their last column, the subject's id, is set then)."""
+        self._held_where: list[Where] = []
+        self._held_at = _NOWHERE
         self._released_up_to = 0
         self._cites: dict[tuple[int, ...], str] = {(): "[]"}
         self._crit_subtask: dict[int, int | None] = {}
@@ -203,6 +230,14 @@ class Loader:
         self._claim_cited = array("b")
         """Each claim's :func:`store.scores.claim_facts.claim_cited` flag, by claim row id
         likewise."""
+        self._readers: dict[str, Callable[[Any, Where], None]] = {
+            "judgment": self.judgment,
+            "report": self.report,
+            "task": self.task,
+            "system": self.system,
+            "source": self.source,
+            "run": self.run,
+        }
         self._add(
             "suite",
             (
@@ -236,8 +271,14 @@ class Loader:
         if self.pending.size >= BATCH_ROWS:
             self.flush()
 
-    def _add_judgment(self, row: Row, where: Where) -> None:
-        # The hot path of a large import: a quarter of a million calls, so no table lookup.
+    def _extend(self, table: str, rows: list[Row]) -> None:
+        self.pending.rows[table].extend(rows)
+        self.pending.size += len(rows)
+        self.counts[table] += len(rows)
+        if self.pending.size >= BATCH_ROWS:
+            self.flush()
+
+    def _add_judgment(self, row: list[Any], where: Where) -> None:
         self._judgments.append(row)
         self._judgment_where.append(where)
         self.pending.size += 1
@@ -254,21 +295,11 @@ class Loader:
 
     # -- records -----------------------------------------------------------------------
 
-    def add(self, rtype: str, record: BaseModel, where: Where) -> None:
-        if isinstance(record, Judgment):
-            self.judgment(record, where)
-        elif isinstance(record, Report):
-            self.report(record, where)
-        elif isinstance(record, Task):
-            self.task(record, where)
-        elif isinstance(record, System):
-            self.system(record, where)
-        elif isinstance(record, Source):
-            self.source(record, where)
-        elif isinstance(record, JudgeRun):
-            self.run(record, where)
-        else:
+    def add(self, rtype: str, record: object, where: Where) -> None:
+        reader = self._readers.get(rtype)
+        if reader is None:
             raise InputError(where[0], f"unexpected {rtype} record", line=where[1])
+        reader(record, where)
 
     def task(self, task: Task, where: Where) -> None:
         self.checker.task(task, where)
@@ -305,12 +336,11 @@ class Loader:
                 ),
             )
         criteria: dict[str, int] = {}
-        crit_subtask: dict[str, int | None] = {}
         for ordinal, crit in enumerate(task.criteria):
             cid = self._take("criterion")
             criteria[crit.id] = cid
             sub_id = subtasks[crit.subtask] if crit.subtask is not None else None
-            crit_subtask[crit.id] = sub_id
+            self._crit_subtask[cid] = sub_id
             self._add(
                 "criterion",
                 (
@@ -329,7 +359,6 @@ class Loader:
                 ),
             )
         self._task[task.id] = (tid, subtasks, criteria)
-        self._crit_subtask.update({criteria[k]: v for k, v in crit_subtask.items()})
 
     def system(self, system: System, where: Where) -> None:
         self.checker.system(system, where)
@@ -366,47 +395,63 @@ class Loader:
                 _dumps(report.metadata),
             ),
         )
-        for index, title, url in resolved.references:
-            self._add("reference", (rid, index, title, url))
+        self._extend("reference", [(rid, *ref) for ref in resolved.references])
         first_claim = self.ids["claim"]
-        for ordinal, (claim, where_claim) in enumerate(
-            zip(report.claims, resolved.claims, strict=True)
-        ):
-            kid = self._take("claim")
-            span = where_claim.span
-            cites = self._cites.get(where_claim.citations)
-            if cites is None:
-                if len(self._cites) > 50_000:  # a memo, not a record of every claim
-                    self._cites = {(): "[]"}
-                cites = self._cites[where_claim.citations] = json.dumps(list(where_claim.citations))
-            # The subtask the claim is placed in: its own, else its criterion's (resolved by
-            # the checker), so claims linked only through their fac rubric count for it.
-            subtask = subtasks[where_claim.subtask] if where_claim.subtask is not None else None
-            self._claim_subtask.append(subtask or 0)
-            self._claim_cited.append(claim_cited(cites, claim.url))
-            self._add(
-                "claim",
-                (
-                    kid,
-                    rid,
-                    claim.id,
-                    ordinal,
-                    subtask,
-                    criteria[claim.criterion] if claim.criterion is not None else None,
-                    claim.fact,
-                    claim.extract or claim.fact,
-                    span[0] if span else None,
-                    span[1] if span else None,
-                    cites,
-                    claim.url,
-                    _dumps(claim.metadata),
-                ),
-            )
+        self._extend(
+            "claim",
+            [
+                self._claim_row(
+                    first_claim + ordinal, rid, ordinal, claim, place, subtasks, criteria
+                )
+                for ordinal, (claim, place) in enumerate(
+                    zip(report.claims, resolved.claims, strict=True)
+                )
+            ],
+        )
+        self.ids["claim"] = first_claim + len(report.claims)
         self._report[report.id] = (
             rid,
             report.task,
             first_claim,
             tuple(c.id for c in report.claims),
+        )
+
+    def _claim_row(
+        self,
+        kid: int,
+        rid: int,
+        ordinal: int,
+        claim: Claim,
+        place: ResolvedClaim,
+        subtasks: dict[str, int],
+        criteria: dict[str, int],
+    ) -> Row:
+        """A claim's row, its subtask and cited flag kept for its verdicts' rows."""
+        span = place.span
+        cites = self._cites.get(place.citations)
+        if cites is None:
+            if len(self._cites) > 50_000:  # a memo, not a record of every claim
+                self._cites = {(): "[]"}
+            cites = self._cites[place.citations] = json.dumps(list(place.citations))
+        # The subtask the claim is placed in: its own, else its criterion's (resolved by
+        # the checker), so claims linked only through their fac rubric count for it.
+        subtask = subtasks[place.subtask] if place.subtask is not None else None
+        self._claim_subtask.append(subtask or 0)
+        self._claim_cited.append(claim_cited(cites, claim.url))
+        return (
+            kid,
+            rid,
+            claim.id,
+            ordinal,
+            subtask,
+            criteria[claim.criterion] if claim.criterion is not None else None,
+            claim.fact,
+            claim.extract or claim.fact,
+            span[0] if span else None,
+            span[1] if span else None,
+            cites,
+            claim.url,
+            _dumps(claim.metadata),
         )
 
     def source(self, source: Source, where: Where) -> None:
@@ -449,63 +494,81 @@ class Loader:
             ),
         )
 
-    def judgment(self, judgment: Judgment, where: Where) -> None:
-        resolved = self.checker.judgment(judgment, where)
-        report_id, task_ext, first_claim, claim_order = self._report[judgment.report]
-        criteria = self._task[task_ext][2]
-        crit_id = criteria[judgment.criterion] if judgment.criterion is not None else None
-        claim_id = None
-        if judgment.claim is not None:
-            if self._claims_at[0] != judgment.report:
-                self._claims_at = (
-                    judgment.report,
-                    {ext: first_claim + n for n, ext in enumerate(claim_order)},
-                )
-            claim_id = self._claims_at[1][judgment.claim]
-        cited = None
+    # -- verdicts ----------------------------------------------------------------------
+
+    def judgment(self, judgment: JudgmentRecord, where: Where) -> None:
+        """A verdict's row (the hot path of a large import: a quarter of a million calls)."""
+        value, subject = self.checker.judgment(judgment, where)
+        at = self._at
+        if judgment["report"] != at.ext:
+            at = self._enter(judgment["report"])
+        criterion = judgment.get("criterion")
+        claim = judgment.get("claim")
+        crit_id = at.criteria[criterion] if criterion is not None else None
+        claim_id = at.claims[claim] if claim is not None else None
+        subtask, cited = self._placed(crit_id, claim_id)
+        ids = self.ids
+        jid = ids["judgment"]
+        ids["judgment"] = jid + 1
+        row = [
+            jid,
+            self._run[judgment["run"]][0],
+            at.id,
+            judgment["kind"],
+            crit_id,
+            claim_id,
+            judgment.get("ref"),
+            judgment.get("key"),
+            subject,
+            value,
+            judgment.get("explanation", ""),
+            judgment.get("evidence", ""),
+            judgment.get("raw", ""),
+            judgment.get("error"),
+            judgment.get("source_sha256"),
+            int(judgment["run"] == self._newest_run),
+            subtask,
+            cited,
+            None,  # the subject's id, when the verdict's subject is written beside it
+        ]
+        if self._own_subjects is None:
+            self._own_subjects = self.conn is not None and len(self._run) == 1
+        if self._own_subjects and self._hold(at, row, where):
+            return
+        self._add_judgment(row, where)
+
+    def _enter(self, ext: str) -> _ReportAt:
+        """The report whose verdicts come next, with the row ids they name."""
+        rid, task, first_claim, claim_order = self._report[ext]
+        claims = {claim: first_claim + n for n, claim in enumerate(claim_order)}
+        self._at = _ReportAt(ext, rid, self._task[task][2], claims)
+        return self._at
+
+    def _placed(self, crit_id: int | None, claim_id: int | None) -> tuple[int | None, int | None]:
+        """A verdict's subtask and claim-cited flag: a claim's verdict is filed under its
+        criterion's subtask when it names a criterion, else under its claim's."""
         if claim_id is not None:
             at = claim_id - self.first["claim"]
             claim_subtask = self._claim_subtask[at] or None
             subtask = self._crit_subtask.get(crit_id) if crit_id is not None else claim_subtask
-            cited = verdict_cited(self._claim_cited[at], subtask, claim_subtask)
-        elif crit_id is not None:
-            subtask = self._crit_subtask.get(crit_id)
-        else:
-            subtask = None
-        row = (
-            self._take("judgment"),
-            self._run[judgment.run][0],
-            report_id,
-            judgment.kind,
-            crit_id,
-            claim_id,
-            judgment.ref,
-            judgment.key,
-            resolved.subject,
-            resolved.value,
-            judgment.explanation,
-            judgment.evidence,
-            judgment.raw,
-            judgment.error,
-            judgment.source_sha256,
-            int(judgment.run == self._newest_run),
-            subtask,
-            cited,
-        )
-        if self._own_subjects is None:
-            self._own_subjects = self.conn is not None and len(self._run) == 1
-        if self._own_subjects:
-            if judgment.report != self._held_ext:
-                self._release_held()
-                if report_id <= self._released_up_to:
-                    # Verdicts not grouped by report: the subjects are linked afterwards.
-                    self._own_subjects = False
-                    self._add_judgment((*row, None), where)
-                    return
-                self._held_ext = judgment.report
-            self._held.append((row, where))
-            return
-        self._add_judgment((*row, None), where)
+            return subtask, verdict_cited(self._claim_cited[at], subtask, claim_subtask)
+        if crit_id is not None:
+            return self._crit_subtask.get(crit_id), None
+        return None, None
+
+    def _hold(self, at: _ReportAt, row: list[Any], where: Where) -> bool:
+        """Keep a verdict until its report's end, to write it with a new subject; False when
+        the verdicts turn out not grouped by report (then every later verdict is written
+        bare, and the subjects linked afterwards)."""
+        if at is not self._held_at:
+            self._release_held()
+            if at.id <= self._released_up_to:
+                self._own_subjects = False
+                return False
+            self._held_at = at
+        self._held.append(row)
+        self._held_where.append(where)
+        return True
 
     def _release_held(self) -> None:
         """Write the held verdicts of one report with a new subject each, numbered in (kind,
@@ -513,35 +576,35 @@ class Loader:
         order, so a seed draws the same subjects from the same run whichever way it came in.
         One run judges a subject once (the judgment table's unique index says so) and the
         report is new, so every verdict is a new subject."""
-        held, self._held = self._held, []
+        held, wheres = self._held, self._held_where
         if not held:
             return
+        self._held, self._held_where = [], []
         first = self.ids["subject"]
-        ranked = sorted(range(len(held)), key=lambda i: (held[i][0][3], held[i][0][8]))
-        number = [0] * len(held)
-        for rank, i in enumerate(ranked):
-            number[i] = first + rank
+        for rank, (_, _, i) in enumerate(sorted([(r[3], r[8], i) for i, r in enumerate(held)])):
+            held[i][18] = first + rank
         self.ids["subject"] = first + len(held)
-        report = held[0][0][2]
-        for (row, where), subject_id in zip(held, number, strict=True):
-            # (Not a local name for the list: a flush below starts new ones.)
-            self.pending.rows["subject"].append(
-                (
-                    subject_id,
-                    report,
-                    row[3],
-                    row[8],
-                    subject_target(self.suite.id, self._held_ext, row[3], row[8]),
-                )
-            )
-            self.pending.size += 1
-            self._add_judgment((*row, subject_id), where)
+        report, ext, suite = held[0][2], self._held_at.ext, self.suite.id
+        # A subject row and its verdict's share their place in the batch (see
+        # _repeated_verdict), so both lists are extended together.
+        self.pending.rows["subject"].extend(
+            [(r[18], report, r[3], r[8], subject_target(suite, ext, r[3], r[8])) for r in held]
+        )
+        self._judgments.extend(held)
+        self._judgment_where.extend(wheres)
+        self.pending.size += 2 * len(held)
         self._released_up_to = report
+        if self.pending.size >= BATCH_ROWS:
+            self.flush()
 
     def read(self, records: Records) -> None:
         """Every record of the stream, in turn."""
+        readers = self._readers
         for rtype, record, where in records:
-            self.add(rtype, record, where)
+            reader = readers.get(rtype)
+            if reader is None:
+                raise InputError(where[0], f"unexpected {rtype} record", line=where[1])
+            reader(record, where)
 
     def drain(self) -> None:
         """Every row read so far handed on: the last report's held verdicts and the batch."""
