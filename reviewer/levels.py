@@ -29,7 +29,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 NUMBER_WORDS = {
@@ -130,6 +132,13 @@ def words(text: str) -> list[str]:
     return [str(NUMBER_WORDS[raw]) if raw in NUMBER_WORDS else raw for raw in _WORD.findall(text)]
 
 
+@functools.lru_cache(maxsize=16384)
+def _text_words(text: str) -> tuple[str, ...]:
+    """:func:`words` of a rubric's text, kept: its level texts are read by both checks, for
+    every item total they may count."""
+    return tuple(words(text))
+
+
 def content(text: str) -> list[str]:
     """Stemmed content words of ``text``, in order (stop words dropped)."""
     return [stem(w) for w in words(text) if w not in STOP]
@@ -192,26 +201,38 @@ def _stated(raw: Sequence[str]) -> int | None:
     return None
 
 
+def _affirmative_read(text: str) -> list[tuple[tuple[str, ...], list[str]]]:
+    """The words and their stems of each clause of ``text`` that does not negate (the clauses
+    :func:`affirmative_clauses` keeps), each word read and stemmed once."""
+    out = []
+    for clause in _CLAUSE.split(text):
+        if not clause or not clause.strip():
+            continue
+        raw = tuple(words(clause))
+        stems = [stem(w) for w in raw]
+        if _NEGATIVE.isdisjoint(stems):
+            out.append((raw, stems))
+    return out
+
+
+def _content_of(raw: Sequence[str], stems: Sequence[str]) -> list[str]:
+    """A clause's content stems without numbers (stop words dropped)."""
+    return [t for w, t in zip(raw, stems, strict=True) if w not in STOP and not t.isdigit()]
+
+
 @functools.lru_cache(maxsize=256)
 def _read(text: str) -> _Reading:
-    """The explanation's affirmative clauses (as :func:`affirmative_clauses` finds them), each
-    split into words and stemmed once."""
+    """The explanation's affirmative clauses, each split into words and stemmed once."""
     clauses = []
     counts = []
     said: set[str] = set()
     said_pairs: set[tuple[str, str]] = set()
     only: set[str] = set()
     only_pairs: set[tuple[str, str]] = set()
-    for clause in _CLAUSE.split(text):
-        if not clause or not clause.strip():
-            continue
-        raw = tuple(words(clause))
-        stems = [stem(w) for w in raw]
-        if not _NEGATIVE.isdisjoint(stems):
-            continue
+    for raw, stems in _affirmative_read(text):
         clauses.append(raw)
         counts.append((_stated(raw), frozenset(stems)))
-        toks = [t for w, t in zip(raw, stems, strict=True) if w not in STOP and not t.isdigit()]
+        toks = _content_of(raw, stems)
         said.update(toks)
         said_pairs.update(itertools.pairwise(toks))
         if "only" in raw:
@@ -272,39 +293,52 @@ def quoted_level(
     """
     if awarded not in levels or len(levels) < 2 or not explanation.strip():
         return None
-    prepared = _prepared_levels(tuple(levels.items()), skip_counts)
-    reading = _read(explanation)
-    scores = {code: _found(level, reading) for code, level in prepared.items()}
-    best = max((c for c in scores if c != awarded), key=lambda c: _score(scores[c]))
-    score, own = _score(scores[best]), _score(scores[awarded])
-    if score >= 2 and score > own:
-        found_words, found_pairs, quotes = scores[best]
+    return _quoted_in(
+        _prepared_levels(tuple(levels.items()), skip_counts), _read(explanation), awarded
+    )
+
+
+def _quoted_in(
+    prepared: dict[str, _LevelWords], reading: _Reading, awarded: str
+) -> LevelMatch | None:
+    """:func:`quoted_level` on a prepared rubric and a read explanation (``awarded`` is one
+    of the rubric's levels, and another exists)."""
+    best, best_score, own = "", -1.0, 0.0
+    for code, level in prepared.items():
+        words, pairs_, quotes = _found(level, reading)
+        # A word scores one, a word pair or a quoted phrase two.
+        score = len(words) + 2.0 * len(pairs_) + 2.0 * len(quotes)
+        if code == awarded:
+            own = score
+        elif score > best_score:  # (the first of equals, as max() picks)
+            best, best_score = code, score
+    if best_score >= 2 and best_score > own:
+        words, pairs_, quotes = _found(prepared[best], reading)
         matched = (
-            tuple(sorted(found_words))
-            + tuple(sorted(" ".join(p) for p in found_pairs))
+            tuple(sorted(words))
+            + tuple(sorted(" ".join(p) for p in pairs_))
             + tuple(f"'{' '.join(q)}'" for q in sorted(quotes))
         )
-        return LevelMatch(best, score, own, matched)
+        return LevelMatch(best, best_score, own, matched)
     return None
 
 
-Found = tuple[frozenset[str], frozenset[tuple[str, str]], frozenset[tuple[str, ...]]]
+Found = tuple[AbstractSet[str], AbstractSet[tuple[str, str]], AbstractSet[tuple[str, ...]]]
 """A level's distinctive words, word pairs and quoted phrases an explanation uses."""
 
 
 def _found(level: _LevelWords, reading: _Reading) -> Found:
     """What of one level an explanation uses: its open conditions' words in any clause, its
     exclusive ("only …") conditions' words in a clause that says "only" too."""
-    return (
-        (level.words & reading.said) | (level.only_words & reading.only),
-        (level.pairs & reading.said_pairs) | (level.only_pairs & reading.only_pairs),
-        frozenset(q for q in level.quotes if _contains(reading.clauses, q)),
-    )
-
-
-def _score(found: Found) -> float:
-    """A word scores one, a word pair or a quoted phrase two."""
-    return len(found[0]) + 2.0 * len(found[1]) + 2.0 * len(found[2])
+    words = level.words & reading.said
+    if level.only_words:
+        words = words | (level.only_words & reading.only)
+    pairs_ = level.pairs & reading.said_pairs
+    if level.only_pairs:
+        pairs_ = pairs_ | (level.only_pairs & reading.only_pairs)
+    if not level.quotes:
+        return words, pairs_, frozenset()
+    return words, pairs_, {q for q in level.quotes if _contains(reading.clauses, q)}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -381,7 +415,7 @@ _QUOTE = re.compile(r"'([^']{2,40})'|\u2018([^\u2019]{2,40})\u2019|\u201c([^\u20
 def _quoted(text: str) -> tuple[tuple[str, ...], ...]:
     """Phrases a level text quotes ('about', 'under 400'): an explanation that uses one is
     quoting that level, stop words or not."""
-    return tuple(tuple(words(next(g for g in m.groups() if g))) for m in _QUOTE.finditer(text))
+    return tuple(_text_words(next(g for g in m.groups() if g)) for m in _QUOTE.finditer(text))
 
 
 def _contains(sequences: Sequence[Sequence[str]], phrase: Sequence[str]) -> bool:
@@ -395,20 +429,24 @@ def _contains(sequences: Sequence[Sequence[str]], phrase: Sequence[str]) -> bool
 def _conditions(text: str, skip_first: bool) -> tuple[tuple[tuple[str, ...], bool], ...]:
     """A level text's conditions (alternatives split at ', or' and ';'), each as the content
     words of its affirmative parts without numbers, and whether it is exclusive ('only …')."""
-    alternatives = [c for c in re.split(r",\s*or\s+|;", text) if c.strip()]
-    if skip_first:
-        alternatives = alternatives[1:]  # the count the count rule has already read
-    out = []
-    for alternative in alternatives:
-        toks = [
-            t
-            for clause in affirmative_clauses(alternative)
-            for t in content(clause)
-            if not t.isdigit()
-        ]
-        if toks:
-            out.append((tuple(toks), words(alternative)[:1] == ["only"]))
+    read = _alternatives(text)
+    return tuple(found for found in read[1 if skip_first else 0 :] if found is not None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _alternatives(text: str) -> tuple[tuple[tuple[str, ...], bool] | None, ...]:
+    """Each alternative of a level text as :func:`_conditions` reads it (None: no content
+    word), the first included."""
+    out: list[tuple[tuple[str, ...], bool] | None] = []
+    for alternative in _ALTERNATIVE.split(text):
+        if not alternative.strip():
+            continue
+        toks = [t for raw, stems in _affirmative_read(alternative) for t in _content_of(raw, stems)]
+        out.append((tuple(toks), _text_words(alternative)[:1] == ("only",)) if toks else None)
     return tuple(out)
+
+
+_ALTERNATIVE = re.compile(r",\s*or\s+|;")
 
 
 # -- counts --------------------------------------------------------------------------------
@@ -453,11 +491,8 @@ def enumerated_lists(text: str) -> list[list[str]]:
 def _item_keys(items: tuple[str, ...]) -> tuple[frozenset[str], ...]:
     """Per item, the stemmed words no other item has (what naming it looks like)."""
     tokens = [set(content(item)) for item in items]
-    keys = []
-    for i, own in enumerate(tokens):
-        others = set().union(*(t for j, t in enumerate(tokens) if j != i))
-        keys.append(frozenset((own - others) or own))
-    return tuple(keys)
+    items_with = Counter(word for own in tokens for word in own)
+    return tuple(frozenset({w for w in own if items_with[w] == 1} or own) for own in tokens)
 
 
 def level_ranges(levels: Mapping[str, str], total: int) -> dict[str, tuple[int, int]]:
@@ -471,15 +506,14 @@ def _level_ranges(
 ) -> tuple[tuple[str, tuple[int, int]], ...]:
     out: dict[str, tuple[int, int]] = {}
     for code, text in levels:
-        first = re.split(r",\s*or\s+|;\s*", text)[0]
-        ws = words(first)
-        found = _range(ws, total)
+        first = _ALTERNATIVE.split(text, maxsplit=1)[0]
+        found = _range(_text_words(first), total)
         if found is not None:
             out[code] = found
     return tuple(out.items())
 
 
-def _range(ws: list[str], total: int) -> tuple[int, int] | None:
+def _range(ws: Sequence[str], total: int) -> tuple[int, int] | None:
     def num(i: int) -> int | None:
         if 0 <= i < len(ws) and ws[i].isdigit():
             value = int(ws[i])
@@ -553,7 +587,7 @@ def _totals(levels: tuple[str, ...]) -> tuple[int, ...]:
     """The N of 'all N' / 'N of the N' in level texts."""
     out = []
     for text in levels:
-        ws = words(text)
+        ws = _text_words(text)
         for i, w in enumerate(ws):
             if w in ("all", "every") and i + 1 < len(ws) and ws[i + 1].isdigit():
                 out.append(int(ws[i + 1]))
@@ -576,10 +610,19 @@ def counted_level(
     """
     if awarded not in levels or not explanation.strip():
         return None
-    reading = _read(explanation)
-    for total, items, keys, ranges in _counts_readable(
-        tuple(levels.items()), tuple(tuple(items) for items in lists)
-    ):
+    readable = _counts_readable(tuple(levels.items()), tuple(tuple(items) for items in lists))
+    return _counted_in(readable, _read(explanation), levels, awarded, order)
+
+
+def _counted_in(
+    readable: Readable,
+    reading: _Reading,
+    levels: Mapping[str, str],
+    awarded: str,
+    order: Sequence[str],
+) -> CountMatch | None:
+    """:func:`counted_level` on a rubric's readable counts and a read explanation."""
+    for total, items, keys, ranges in readable:
         count = _count(reading, keys, total)
         if count is None:
             continue
@@ -598,6 +641,54 @@ def counted_level(
             return CountMatch(awarded, count, total, items)
         return CountMatch(level, count, total, items)
     return None
+
+
+class Rubric:
+    """One criterion's levels as both checks read them, prepared once for every verdict
+    judged on it (a criterion is judged once per report: 17 times a task in DailyReport).
+
+    ``levels`` are the level texts the quote test compares; ``counting`` the ones the count
+    test reads (the same, and the criterion text as its top level's when the rubric writes
+    none); ``lists`` the candidate item enumerations and ``order`` the scale's codes from
+    the lowest up, as for :func:`counted_level`."""
+
+    __slots__ = ("_prepared", "_readable", "counting", "levels", "order")
+
+    def __init__(
+        self,
+        levels: Mapping[str, str],
+        counting: Mapping[str, str],
+        lists: Sequence[Sequence[str]],
+        order: Sequence[str],
+    ) -> None:
+        self.levels = dict(levels)
+        self.counting = dict(counting)
+        self.order = tuple(order)
+        self._readable = _counts_readable(
+            tuple(self.counting.items()), tuple(tuple(items) for items in lists)
+        )
+        items = tuple(self.levels.items())
+        self._prepared = [_prepared_levels(items, False), None]
+
+    def checks(self, explanation: str, awarded: str) -> tuple[CountMatch | None, LevelMatch | None]:
+        """:func:`counted_level` with ``counting`` and :func:`quoted_level` with ``levels``
+        (skipping the counts when the first found one), the explanation read once."""
+        if not explanation.strip():
+            return None, None
+        reading = _read(explanation)
+        counted = None
+        if awarded in self.counting:
+            counted = _counted_in(self._readable, reading, self.counting, awarded, self.order)
+        quoted = None
+        if awarded in self.levels and len(self.levels) >= 2:
+            quoted = _quoted_in(self._prepared_for(counted is not None), reading, awarded)
+        return counted, quoted
+
+    def _prepared_for(self, skip_counts: bool) -> dict[str, _LevelWords]:
+        prepared = self._prepared[skip_counts]
+        if prepared is None:  # (most verdicts state no count: read when one does)
+            prepared = self._prepared[1] = _prepared_levels(tuple(self.levels.items()), True)
+        return prepared
 
 
 _ALTERNATIVES = re.compile(r",\s*or\s+|;")

@@ -24,12 +24,13 @@ it.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from reviewer.citations import locate
 from reviewer.grading import Entailment, Evidence, Flag, Grading, Verdict
-from reviewer.levels import counted_level, enumerated_items, quoted_level
+from reviewer.levels import Rubric, enumerated_items
 from reviewer.registry import get_kind
 
 STRONG = 1.0
@@ -237,7 +238,6 @@ def _short(text: str, limit: int = 70) -> str:
 def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Iterator[Flag]:
     if grading.levels is None or not grading.level_kinds:
         return
-    prompt_lists = enumerated_items(prompt) if prompt else ()
     orders: dict[str, tuple[str, ...] | None] = {}
     for verdict in evidence.verdicts:
         if verdict.kind not in grading.level_kinds or verdict.value is None:
@@ -245,16 +245,14 @@ def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Itera
         criterion = evidence.criteria.get(verdict.criterion or "")
         if criterion is None or not verdict.explanation.strip():
             continue
-        levels = dict(grading.levels(criterion))
+        levels = grading.levels(criterion)
         if not levels:
             continue
         if verdict.kind not in orders:
             orders[verdict.kind] = _scale_order(verdict.kind)
         order = orders[verdict.kind]
-        if order is None:
-            order = tuple(levels)
-        lists = enumerated_items(criterion.text) + prompt_lists
-        yield from _level_flags_of(verdict, criterion.text, levels, order, lists)
+        rubric = _rubric(tuple(levels.items()), criterion.text, order, prompt)
+        yield from _level_flags_of(verdict, rubric)
 
 
 def _scale_order(kind_name: str) -> tuple[str, ...] | None:
@@ -265,19 +263,28 @@ def _scale_order(kind_name: str) -> tuple[str, ...] | None:
     return tuple(c.code for c in sorted(kind.scale.choices, key=lambda c: c.numeric or 0.0))
 
 
-def _level_flags_of(
-    verdict: Verdict,
+@functools.lru_cache(maxsize=4096)
+def _rubric(
+    levels: tuple[tuple[str, str], ...],
     criterion_text: str,
-    levels: dict[str, str],
-    order: tuple[str, ...],
-    lists: tuple[tuple[str, ...], ...],
-) -> Iterator[Flag]:
-    """The count and the quote test on one verdict (the criterion text is the level its top
-    code names when the rubric writes none)."""
-    value = verdict.value or ""
+    order: tuple[str, ...] | None,
+    prompt: str,
+) -> Rubric:
+    """A criterion's levels as both checks read them (see :class:`reviewer.levels.Rubric`):
+    the criterion text is the level its top code names when the rubric writes none, and its
+    enumerations come before the prompt's. Kept: a criterion is judged once per report."""
+    if order is None:
+        order = tuple(code for code, _ in levels)
     counting = dict(levels)
     counting.setdefault(order[-1] if order else "1", criterion_text)
-    counted = counted_level(verdict.explanation, counting, value, lists, order)
+    lists = enumerated_items(criterion_text) + (enumerated_items(prompt) if prompt else ())
+    return Rubric(dict(levels), counting, lists, order)
+
+
+def _level_flags_of(verdict: Verdict, rubric: Rubric) -> Iterator[Flag]:
+    """The count and the quote test on one verdict."""
+    value = verdict.value or ""
+    counted, quoted = rubric.checks(verdict.explanation, value)
     if counted is not None and counted.level != value:
         what = "items" if not counted.items else ", ".join(counted.items)
         yield Flag(
@@ -286,16 +293,15 @@ def _level_flags_of(
             LIKELY,
             f"the explanation counts {counted.count} of {counted.total} ({what}); "
             f"the rubric gives {counted.level} for that "
-            f"(“{_short(counting[counted.level], 60)}”), the judge {value}.",
+            f"(“{_short(rubric.counting[counted.level], 60)}”), the judge {value}.",
         )
-    quoted = quoted_level(verdict.explanation, levels, value, skip_counts=counted is not None)
     if quoted is not None:
         yield Flag(
             verdict.subject,
             "level",
             LIKELY,
             f"the explanation uses the words of level {quoted.level} "
-            f"(“{_short(levels[quoted.level], 60)}”: "
+            f"(“{_short(rubric.levels[quoted.level], 60)}”: "
             f"{', '.join(quoted.matched)}), not of {value}.",
         )
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from reviewer.errors import InputError
 from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker, ResolvedClaim
 from reviewer.formats.jsonl import Where
+from reviewer.grading import Verdict
 from reviewer.models import (
     Bundle,
     Claim,
@@ -39,6 +40,7 @@ from store.scores.cache import mark_scores_behind
 from store.scores.claim_facts import claim_cited, verdict_cited
 from store.sqlite.bulk import gc_paused
 from store.sqlite.tx import now_iso, transaction
+from store.triage.suspicion import FreshFlags, as_verdict, refresh_suspicion
 
 Row = Sequence[Any]
 """A row's values in its table's column order (a verdict's is a list: its subject id comes last)."""
@@ -212,7 +214,10 @@ class Loader:
         self._report: dict[str, tuple[int, str, int, tuple[str, ...]]] = {}
         self._at = _NOWHERE
         self._run: dict[str, tuple[int, tuple[str, int]]] = {}
+        self._model: dict[str, str] = {}
         self._newest_run: str | None = None
+        self.fresh = FreshFlags(conn) if conn is not None else None
+        """The new reports' flags, given as their verdicts are written (one run's import)."""
         self._own_subjects: bool | None = None
         """Whether each verdict is its own new subject, its row written beside it: so in a
         bundle of one run (the common case), decided at its first verdict, when every run
@@ -221,6 +226,7 @@ class Loader:
         """The verdict rows of the report being read, written with their subjects at its end
         (their last column, the subject's id, is set then)."""
         self._held_where: list[Where] = []
+        self._held_records: list[JudgmentRecord] = []
         self._held_at = _NOWHERE
         self._released_up_to = 0
         self._cites: dict[tuple[int, ...], str] = {(): "[]"}
@@ -476,6 +482,7 @@ class Loader:
         rid = self._take("judge_run")
         order = (run.created_at, len(self._run))
         self._run[run.id] = (rid, order)
+        self._model[run.id] = run.model
         if self._newest_run is None or order > self._run[self._newest_run][1]:
             self._newest_run = run.id
         self._add(
@@ -533,7 +540,7 @@ class Loader:
         ]
         if self._own_subjects is None:
             self._own_subjects = self.conn is not None and len(self._run) == 1
-        if self._own_subjects and self._hold(at, row, where):
+        if self._own_subjects and self._hold(at, row, judgment, where):
             return
         self._add_judgment(row, where)
 
@@ -556,7 +563,7 @@ class Loader:
             return self._crit_subtask.get(crit_id), None
         return None, None
 
-    def _hold(self, at: _ReportAt, row: list[Any], where: Where) -> bool:
+    def _hold(self, at: _ReportAt, row: list[Any], judgment: JudgmentRecord, where: Where) -> bool:
         """Keep a verdict until its report's end, to write it with a new subject; False when
         the verdicts turn out not grouped by report (then every later verdict is written
         bare, and the subjects linked afterwards)."""
@@ -568,6 +575,7 @@ class Loader:
             self._held_at = at
         self._held.append(row)
         self._held_where.append(where)
+        self._held_records.append(judgment)
         return True
 
     def _release_held(self) -> None:
@@ -576,10 +584,10 @@ class Loader:
         order, so a seed draws the same subjects from the same run whichever way it came in.
         One run judges a subject once (the judgment table's unique index says so) and the
         report is new, so every verdict is a new subject."""
-        held, wheres = self._held, self._held_where
+        held, wheres, records = self._held, self._held_where, self._held_records
         if not held:
             return
-        self._held, self._held_where = [], []
+        self._held, self._held_where, self._held_records = [], [], []
         first = self.ids["subject"]
         for rank, (_, _, i) in enumerate(sorted([(r[3], r[8], i) for i, r in enumerate(held)])):
             held[i][18] = first + rank
@@ -594,8 +602,38 @@ class Loader:
         self._judgment_where.extend(wheres)
         self.pending.size += 2 * len(held)
         self._released_up_to = report
-        if self.pending.size >= BATCH_ROWS:
+        ready = self.fresh is not None and self.fresh.add(report, self._verdicts(held, records))
+        if ready or self.pending.size >= BATCH_ROWS:
             self.flush()
+        if ready and self.fresh is not None:
+            self.fresh.write()
+
+    def _verdicts(self, held: list[list[Any]], records: list[JudgmentRecord]) -> list[Verdict]:
+        """A report's verdict rows as the suspicion rules see them (as they would be read
+        back: the value of a failed verdict is None, and the run is active)."""
+        run = records[0]["run"]
+        model = self._model[run]
+        return [
+            as_verdict(
+                (
+                    r[0],
+                    r[18],
+                    r[3],
+                    r[9] if r[13] is None else None,
+                    r[10],
+                    r[11],
+                    run,
+                    record.get("criterion"),
+                    record.get("claim"),
+                    r[6],
+                    r[7],
+                    model,
+                    r[15],
+                    1,
+                )
+            )
+            for r, record in zip(held, records, strict=True)
+        ]
 
     def read(self, records: Records) -> None:
         """Every record of the stream, in turn."""
@@ -607,9 +645,18 @@ class Loader:
             reader(record, where)
 
     def drain(self) -> None:
-        """Every row read so far handed on: the last report's held verdicts and the batch."""
+        """Every row read so far handed on: the last report's held verdicts and the batch
+        (and the flags of the reports whose verdicts were held)."""
         self._release_held()
         self.flush()
+        if self.fresh is not None and self._own_subjects:
+            self.fresh.write()
+
+    @property
+    def flagged(self) -> bool:
+        """Whether every new report's flags are written (as its verdicts were: one run, its
+        verdicts grouped by report), or the import must refresh them from its rows."""
+        return bool(self._own_subjects)
 
     def fill_search(self) -> None:
         """Index the new text for search (after :meth:`finish`): nothing else of the import
@@ -690,10 +737,9 @@ def import_records(
         subjects = loader.finish()
         _apply_waiting_events(conn, loader.suite_id, subjects)
         mark_scores_behind(conn, f"suite {suite.id} imported")
-        from store.triage.suspicion import refresh_suspicion
-
         loader.fill_search()
-        refresh_suspicion(conn, loader.report_ids())
+        if not loader.flagged:
+            refresh_suspicion(conn, loader.report_ids())
     counts = {
         name: loader.counts[table]
         for name, table in (
