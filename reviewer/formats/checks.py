@@ -237,26 +237,34 @@ class BundleChecker:
         text; an InputError names the first thing wrong (run, report, kind, subject, value)."""
         if judgment["run"] not in self._runs:
             raise _err(where, f"unknown run {judgment['run']!r}", "run")
-        target = self._target_of(judgment["report"], where)
-        kind = self._kind_of(judgment["kind"], where)
-        criterion = judgment.get("criterion")
-        claim = judgment.get("claim")
-        ref = judgment.get("ref")
-        key = judgment.get("key")
-        _SUBJECTS.get(kind.subject, _key_subject)(kind, target, judgment, where)
-        if kind.subject != "criterion" and criterion is not None:
-            _known_criterion(target, criterion, where)
+        report = judgment["report"]
+        target = self._target if report == self._target.ext else self._target_of(report, where)
+        kind = self._suite_kinds.get(judgment["kind"]) or self._kind_of(judgment["kind"], where)
+        criterion, claim = judgment.get("criterion"), judgment.get("claim")
+        ref, key = judgment.get("ref"), judgment.get("key")
+        _SUBJECTS.get(kind.subject, _key_subject)(kind, target, criterion, claim, ref, key, where)
         subject = subject_key(criterion, claim, ref, key)
         if self._remember:
-            identity = (judgment["run"], judgment["report"], judgment["kind"], subject)
-            if identity in self._seen:
-                raise _err(where, REPEATED_VERDICT, "kind")
-            self._seen.add(identity)
-        return self._code(kind, judgment, where), subject
+            self._once((judgment["run"], report, judgment["kind"], subject), where)
+        value = judgment.get("value")
+        if value is None:
+            if judgment.get("error") is None:
+                raise _err(
+                    where, "no value: give a value, or an error saying why there is none", "value"
+                )
+            return None, subject
+        code = self._normalized.get((kind.scale.name, value, type(value)))
+        if code is None:
+            code = self._code(kind, value, where)
+        return code, subject
+
+    def _once(self, identity: tuple[str, str, str, str], where: Where) -> None:
+        """A verdict's identity (run, report, kind, subject), refused the second time."""
+        if identity in self._seen:
+            raise _err(where, REPEATED_VERDICT, "kind")
+        self._seen.add(identity)
 
     def _target_of(self, report: str, where: Where) -> _Target:
-        if report == self._target.ext:
-            return self._target
         found = self._reports.get(report)
         if found is None:
             raise _err(where, f"unknown report {report!r}", "report")
@@ -265,9 +273,6 @@ class BundleChecker:
         return self._target
 
     def _kind_of(self, name: str, where: Where) -> VerdictKind:
-        kind = self._suite_kinds.get(name)
-        if kind is not None:
-            return kind
         kind = self._kinds.get(name)
         if kind is None:
             raise _err(where, f"unknown verdict kind {name!r}", "kind")
@@ -280,28 +285,23 @@ class BundleChecker:
         self._suite_kinds[name] = kind
         return kind
 
-    def _code(self, kind: VerdictKind, judgment: JudgmentRecord, where: Where) -> str | None:
-        value = judgment.get("value")
-        if value is None:
-            if judgment.get("error") is None:
-                raise _err(
-                    where, "no value: give a value, or an error saying why there is none", "value"
-                )
-            return None
-        memo = (kind.scale.name, value, type(value))
-        code = self._normalized.get(memo)
-        if code is None:
-            try:
-                code = kind.scale.normalize(value)
-            except ScaleError as exc:
-                raise _err(where, str(exc), "value") from exc
-            self._normalized[memo] = code
+    def _code(self, kind: VerdictKind, value: str | float | bool, where: Where) -> str:
+        """A value as its kind's scale code (each distinct value normalised once)."""
+        try:
+            code = kind.scale.normalize(value)
+        except ScaleError as exc:
+            raise _err(where, str(exc), "value") from exc
+        self._normalized[(kind.scale.name, value, type(value))] = code
         return code
 
 
 # -- what a verdict's subject must name, by the kind's subject --------------------------------
 
-SubjectCheck = Callable[[VerdictKind, _Target, JudgmentRecord, Where], None]
+SubjectCheck = Callable[
+    [VerdictKind, _Target, str | None, str | None, int | None, str | None, Where], None
+]
+"""(kind, report, criterion, claim, ref, key, where): raises when the verdict does not name
+what its kind's subject needs, or names what its report does not have."""
 
 
 def _known_criterion(target: _Target, criterion: str, where: Where) -> None:
@@ -310,40 +310,70 @@ def _known_criterion(target: _Target, criterion: str, where: Where) -> None:
 
 
 def _criterion_subject(
-    kind: VerdictKind, target: _Target, judgment: JudgmentRecord, where: Where
+    kind: VerdictKind,
+    target: _Target,
+    criterion: str | None,
+    claim: str | None,
+    ref: int | None,
+    key: str | None,
+    where: Where,
 ) -> None:
-    criterion = judgment.get("criterion")
     if criterion is None:
         raise _err(where, f"a {kind.name} verdict needs a criterion", "criterion")
     _known_criterion(target, criterion, where)
 
 
 def _claim_subject(
-    kind: VerdictKind, target: _Target, judgment: JudgmentRecord, where: Where
+    kind: VerdictKind,
+    target: _Target,
+    criterion: str | None,
+    claim: str | None,
+    ref: int | None,
+    key: str | None,
+    where: Where,
 ) -> None:
-    claim = judgment.get("claim")
     if claim is None:
         raise _err(where, f"a {kind.name} verdict needs a claim", "claim")
     if claim not in target.claims:
         raise _err(where, f"unknown claim {claim!r} in report {target.ext}", "claim")
+    if criterion is not None:  # (a claim's verdict may name its criterion too)
+        _known_criterion(target, criterion, where)
 
 
 def _claim_ref_subject(
-    kind: VerdictKind, target: _Target, judgment: JudgmentRecord, where: Where
+    kind: VerdictKind,
+    target: _Target,
+    criterion: str | None,
+    claim: str | None,
+    ref: int | None,
+    key: str | None,
+    where: Where,
 ) -> None:
-    _claim_subject(kind, target, judgment, where)
-    ref = judgment.get("ref")
+    if claim is None:
+        raise _err(where, f"a {kind.name} verdict needs a claim", "claim")
+    if claim not in target.claims:
+        raise _err(where, f"unknown claim {claim!r} in report {target.ext}", "claim")
     if ref is None:
         raise _err(where, f"a {kind.name} verdict needs a ref (reference index)", "ref")
     if target.references and ref not in target.references:
         raise _err(where, f"report {target.ext} has no reference [{ref}]", "ref")
+    if criterion is not None:
+        _known_criterion(target, criterion, where)
 
 
 def _key_subject(
-    kind: VerdictKind, target: _Target, judgment: JudgmentRecord, where: Where
+    kind: VerdictKind,
+    target: _Target,
+    criterion: str | None,
+    claim: str | None,
+    ref: int | None,
+    key: str | None,
+    where: Where,
 ) -> None:
-    if judgment.get("key") is None:
+    if key is None:
         raise _err(where, f"a {kind.name} verdict needs a key", "key")
+    if criterion is not None:
+        _known_criterion(target, criterion, where)
 
 
 _SUBJECTS: dict[str, SubjectCheck] = {
