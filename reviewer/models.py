@@ -288,31 +288,25 @@ class Judgment(_Record):
 
 
 @with_config(ConfigDict(extra="forbid"))
-class _JudgmentNames(TypedDict):
-    """What every verdict names (the keys a :class:`JudgmentRecord` always has)."""
+class JudgmentRecord(TypedDict):
+    """A :class:`Judgment` as a large import reads it: the same fields validated the same way
+    (with the same defaults), into a plain dict. A run holds a quarter of a million verdicts,
+    each read once and turned into a row: a model each was an object and its bookkeeping
+    built to be thrown away. tests/test_native_format.py holds the two equal."""
 
     run: str
     report: str
     kind: str
-
-
-@with_config(ConfigDict(extra="forbid"))
-class JudgmentRecord(_JudgmentNames, total=False):
-    """A :class:`Judgment` as a large import reads it: the same fields validated the same way,
-    into a plain dict (an absent key has the model's default). A run holds a quarter of a
-    million verdicts, each read once and turned into a row: a model each was an object and its
-    bookkeeping built to be thrown away. tests/test_native_format.py holds the two equal."""
-
-    criterion: str | None
-    claim: str | None
-    ref: int | None
-    key: str | None
-    value: str | float | int | bool | None
-    explanation: str
-    evidence: str
-    raw: str
-    error: str | None
-    source_sha256: str | None
+    criterion: Annotated[str | None, Field(default=None)]
+    claim: Annotated[str | None, Field(default=None)]
+    ref: Annotated[int | None, Field(default=None)]
+    key: Annotated[str | None, Field(default=None)]
+    value: Annotated[str | float | int | bool | None, Field(default=None)]
+    explanation: Annotated[str, Field(default="")]
+    evidence: Annotated[str, Field(default="")]
+    raw: Annotated[str, Field(default="")]
+    error: Annotated[str | None, Field(default=None)]
+    source_sha256: Annotated[str | None, Field(default=None)]
 
 
 def subject_of(judgment: Judgment) -> str:

@@ -65,6 +65,14 @@ def flags(evidence: Evidence, gradings: Sequence[Grading], prompt: str = "") -> 
     return merge(found)
 
 
+def reads_claims(gradings: Sequence[Grading]) -> bool:
+    """Whether the rules read every report's claims: a framework's own rules may; the shared
+    ones read them only where a page cited for the report's task could not be fetched (only
+    :func:`unreachable` reads claims, and it returns at once when no such page is cited), so
+    a store may leave them out of a report's evidence elsewhere."""
+    return any(grading.rules for grading in gradings)
+
+
 def merge(found: Iterable[Flag]) -> list[Flag]:
     """One flag per (subject, rule): the strongest weight, the reasons joined."""
     by_key: dict[tuple[int, str], list[Flag]] = defaultdict(list)

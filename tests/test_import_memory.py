@@ -179,7 +179,7 @@ def test_a_refused_number_is_named_by_its_line_in_a_large_chunk(tmp_path: Path) 
     lines = [good % i for i in range(300)]
     lines[211] = lines[211].replace('"correct"', "1e400")
     path.write_text("".join(lines), encoding="utf-8")
-    (chunk,) = list(line_chunks(path))
+    ((numbers, chunk),) = list(line_chunks(path))
     with pytest.raises(InputError) as caught:
-        validate_lines(Judgment, path, chunk, JudgmentRecord)
+        validate_lines(Judgment, path, numbers, chunk, JudgmentRecord)
     assert caught.value.line == 212 and "beyond the range" in str(caught.value)

@@ -240,15 +240,19 @@ class BundleChecker:
         report = judgment["report"]
         target = self._target if report == self._target.ext else self._target_of(report, where)
         kind = self._suite_kinds.get(judgment["kind"]) or self._kind_of(judgment["kind"], where)
-        criterion, claim = judgment.get("criterion"), judgment.get("claim")
-        ref, key = judgment.get("ref"), judgment.get("key")
+        criterion, claim, ref, key = (
+            judgment["criterion"],
+            judgment["claim"],
+            judgment["ref"],
+            judgment["key"],
+        )
         _SUBJECTS.get(kind.subject, _key_subject)(kind, target, criterion, claim, ref, key, where)
         subject = subject_key(criterion, claim, ref, key)
         if self._remember:
             self._once((judgment["run"], report, judgment["kind"], subject), where)
-        value = judgment.get("value")
+        value = judgment["value"]
         if value is None:
-            if judgment.get("error") is None:
+            if judgment["error"] is None:
                 raise _err(
                     where, "no value: give a value, or an error saying why there is none", "value"
                 )

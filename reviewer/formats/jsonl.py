@@ -244,9 +244,14 @@ def _adapter(shape: object) -> TypeAdapter[list[Any]]:
 
 
 def validate_lines(
-    model: type[M], path: Path, lines: list[tuple[int, str]], read_as: object = None
+    model: type[M],
+    path: Path,
+    numbers: list[int],
+    lines: list[str],
+    read_as: object = None,
 ) -> list[Any]:
-    """Validate a chunk of lines in one pydantic call, falling back per line to locate errors.
+    """Validate a chunk of lines (and their numbers) in one pydantic call, falling back per
+    line to locate errors.
 
     One call for a few thousand lines costs about what ``json.loads`` alone would per line, so
     large bundles validate at close to parse speed; only a failing chunk pays for the slow path
@@ -254,11 +259,11 @@ def validate_lines(
     ``model`` does but builds less (:class:`reviewer.models.JudgmentRecord`); the errors are
     still ``model``'s.
     """
-    text = "[" + ",".join(line for _, line in lines) + "]"
+    text = "[" + ",".join(lines) + "]"
     # One scan of the chunk: a line can hold what loads() refuses only if the chunk does
     # (no pattern spans a line break, and each line ends with one).
     if _may_refuse(text):
-        for number, line in lines:
+        for number, line in zip(numbers, lines, strict=True):
             check_line(path, number, line)
     try:
         records: list[Any] = _adapter(model if read_as is None else read_as).validate_json(text)
@@ -266,9 +271,9 @@ def validate_lines(
             return records
     except ValidationError:
         pass
-    for number, line in lines:
+    for number, line in zip(numbers, lines, strict=True):
         validate_json_line(model, path, number, line)
-    raise InputError(path, "a line holds more than one JSON value", line=lines[0][0])
+    raise InputError(path, "a line holds more than one JSON value", line=numbers[0])
 
 
 CHUNK_CHARS = 2_000_000
@@ -277,20 +282,29 @@ comes first, so memory stays flat when lines are long (reports of 40,000 words: 
 at once were ~150 MB of text and models)."""
 
 
-def line_chunks(path: Path, chunk: int = 2000) -> Iterator[list[tuple[int, str]]]:
-    """The non-blank lines of ``path`` with their numbers, in chunks of at most ``chunk`` lines
-    and about :data:`CHUNK_CHARS` characters."""
-    pending: list[tuple[int, str]] = []
+def line_chunks(path: Path, chunk: int = 2000) -> Iterator[tuple[list[int], list[str]]]:
+    """The non-blank lines of ``path`` (as :func:`iter_lines` reads them) and their numbers,
+    in chunks of at most ``chunk`` lines and about :data:`CHUNK_CHARS` characters."""
+    numbers: list[int] = []
+    lines: list[str] = []
     size = 0
-    for number, line in iter_lines(path):
-        pending.append((number, line))
-        size += len(line)
-        if len(pending) >= chunk or size >= CHUNK_CHARS:
-            yield pending
-            pending = []
-            size = 0
-    if pending:
-        yield pending
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line or line.isspace():
+                    continue
+                numbers.append(number)
+                lines.append(line)
+                size += len(line)
+                if len(lines) >= chunk or size >= CHUNK_CHARS:
+                    yield numbers, lines
+                    numbers, lines, size = [], [], 0
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    if lines:
+        yield numbers, lines
 
 
 def model_chunks(
@@ -298,8 +312,8 @@ def model_chunks(
 ) -> Iterator[tuple[list[int], list[Any]]]:
     """(line numbers, validated records) of every non-blank line, a chunk at a time (see
     :func:`line_chunks`; ``read_as`` as for :func:`validate_lines`)."""
-    for lines in line_chunks(path, chunk):
-        yield [number for number, _ in lines], validate_lines(model, path, lines, read_as)
+    for numbers, lines in line_chunks(path, chunk):
+        yield numbers, validate_lines(model, path, numbers, lines, read_as)
 
 
 def iter_models(model: type[M], path: Path, chunk: int = 2000) -> Iterator[tuple[int, M]]:

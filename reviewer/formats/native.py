@@ -17,6 +17,7 @@ system, report, source, run or judgment. ``docs/format.md`` documents both with 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from pathlib import Path
 from typing import Any, cast
 
@@ -117,11 +118,10 @@ def _stream_folder(
         file = folder / name
         if not file.exists():
             continue
-        rtype = _TYPE_OF[model]
-        label = str(file)
+        kind, label = repeat(_TYPE_OF[model]), repeat(str(file))
         for numbers, records in model_chunks(model, file, read_as.get(model)):
-            for number, record in zip(numbers, records, strict=True):
-                yield rtype, record, (label, number)
+            # (The repeats are endless; a chunk's records and numbers are as many.)
+            yield from zip(kind, records, zip(label, numbers, strict=False), strict=False)
 
 
 def _read_manifest(folder: Path) -> Suite:

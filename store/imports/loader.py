@@ -509,8 +509,8 @@ class Loader:
         at = self._at
         if judgment["report"] != at.ext:
             at = self._enter(judgment["report"])
-        criterion = judgment.get("criterion")
-        claim = judgment.get("claim")
+        criterion = judgment["criterion"]
+        claim = judgment["claim"]
         crit_id = at.criteria[criterion] if criterion is not None else None
         claim_id = at.claims[claim] if claim is not None else None
         subtask, cited = self._placed(crit_id, claim_id)
@@ -524,15 +524,15 @@ class Loader:
             judgment["kind"],
             crit_id,
             claim_id,
-            judgment.get("ref"),
-            judgment.get("key"),
+            judgment["ref"],
+            judgment["key"],
             subject,
             value,
-            judgment.get("explanation", ""),
-            judgment.get("evidence", ""),
-            judgment.get("raw", ""),
-            judgment.get("error"),
-            judgment.get("source_sha256"),
+            judgment["explanation"],
+            judgment["evidence"],
+            judgment["raw"],
+            judgment["error"],
+            judgment["source_sha256"],
             int(judgment["run"] == self._newest_run),
             subtask,
             cited,
@@ -623,8 +623,8 @@ class Loader:
                     r[10],
                     r[11],
                     run,
-                    record.get("criterion"),
-                    record.get("claim"),
+                    record["criterion"],
+                    record["claim"],
                     r[6],
                     r[7],
                     model,

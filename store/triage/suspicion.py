@@ -22,7 +22,7 @@ from typing import Any
 
 from reviewer.grading import Claim, Criterion, Evidence, Flag, Grading, Page, Verdict, grading_of
 from reviewer.registry import frameworks
-from reviewer.suspicion import flags, suspicion
+from reviewer.suspicion import flags, reads_claims, suspicion
 from store.sqlite.tx import transaction
 
 BATCH = 300
@@ -83,11 +83,14 @@ def evidence(
     report_ids: Sequence[int],
     with_text: Callable[[Sequence[str]], bool] = lambda names: True,
     verdicts: Mapping[int, list[Verdict]] | None = None,
+    with_claims: Callable[[Sequence[str]], bool] = lambda names: True,
 ) -> Iterator[tuple[int, list[str], str, Evidence]]:
     """(report id, framework names, task prompt, evidence) of each report, loaded in one query
-    per table; the report text only where ``with_text(framework names)`` says so.
-    ``verdicts``: each report's verdicts, when the caller holds them (an import that has just
-    written them, every one current): they are then not read back."""
+    per table; the report text only where ``with_text(framework names)`` says so, and its
+    claims only where ``with_claims`` says so or a page cited for its task is unreachable (see
+    :func:`reviewer.suspicion.reads_claims`). ``verdicts``: each report's verdicts, when the
+    caller holds them (an import that has just written them, every one current): they are
+    then not read back."""
     ids = sorted(set(report_ids))
     if not ids:
         return
@@ -97,32 +100,27 @@ def evidence(
             JOIN suite s ON s.id = y.suite_id WHERE r.id IN ({_in(ids)})""",
         ids,
     ).fetchall()
-    texts = _texts(conn, [h[0] for h in heads if with_text(json.loads(h[5]))])
+    names = {h[0]: json.loads(h[5]) for h in heads}
+    texts = _texts(conn, [h[0] for h in heads if with_text(names[h[0]])])
     task_ids = sorted({h[2] for h in heads})
     criteria = _criteria(conn, task_ids)
     references = _references(conn, ids)
-    task_urls = _task_urls(conn, task_ids)
-    pages = _pages(conn, heads, task_urls)
-    claims = _claims(conn, ids, _citing_dead_pages(heads, references, pages))
+    of_task = _task_pages(conn, heads, _task_urls(conn, task_ids))
+    reading = [
+        rid
+        for rid, _, task, _, _, _, _ in heads
+        if with_claims(names[rid]) or any(p.unreachable for p in of_task[task].values())
+    ]
+    claims = _claims(conn, reading, _citing_dead_pages(heads, references, of_task))
     current, others = (
         (defaultdict(list, verdicts), defaultdict(list))
         if verdicts is not None
         else _verdicts(conn, ids)
     )
-    # Each report sees its task's pages, whichever reports share its batch: the flags must not
-    # depend on how a refresh is cut into batches.
-    of_task: dict[int, dict[str, Page]] = {}
-    for rid, rext, task, prompt, tmeta, fws, suite in heads:
-        if task not in of_task:
-            stored = pages[suite]
-            of_task[task] = {
-                url: page
-                for url in sorted(task_urls[task])
-                if (page := stored.get(url)) is not None
-            }
+    for rid, rext, task, prompt, tmeta, _, _ in heads:
         yield (
             rid,
-            list(json.loads(fws)),
+            list(names[rid]),
             prompt,
             Evidence(
                 rext,
@@ -181,10 +179,12 @@ def _task_urls(conn: sqlite3.Connection, task_ids: Sequence[int]) -> dict[int, s
     return task_urls
 
 
-def _pages(
+def _task_pages(
     conn: sqlite3.Connection, heads: Sequence[Head], task_urls: Mapping[int, set[str]]
 ) -> dict[int, dict[str, Page]]:
-    """Suite id -> URL -> stored page, of the pages cited for the reports' tasks."""
+    """Task id -> URL -> stored page, of the pages cited for the task (in URL order). Each
+    report sees its task's pages, whichever reports share its batch: the flags must not
+    depend on how a refresh is cut into batches."""
     wanted: dict[int, set[str]] = defaultdict(set)
     for _, _, task, _, _, _, suite in heads:
         wanted[suite].update(task_urls.get(task, ()))
@@ -199,20 +199,29 @@ def _pages(
                 (suite, *chunk),
             ):
                 pages[suite][url] = Page(url, title, text, error, _json(meta))
-    return pages
+    of_task: dict[int, dict[str, Page]] = {}
+    for _, _, task, _, _, _, suite in heads:
+        if task not in of_task:
+            stored = pages[suite]
+            of_task[task] = {
+                url: page
+                for url in sorted(task_urls.get(task, ()))
+                if (page := stored.get(url)) is not None
+            }
+    return of_task
 
 
 def _citing_dead_pages(
     heads: Sequence[Head],
     references: Mapping[int, dict[int, str]],
-    pages: Mapping[int, dict[str, Page]],
+    of_task: Mapping[int, dict[str, Page]],
 ) -> set[int]:
     """The reports a reference of which is an unreachable page: the only ones whose claims'
     citations a rule reads (parsing them for every claim of a large import would cost more
     than every rule together)."""
     dead = set()
-    for rid, _, _, _, _, _, suite in heads:
-        stored = pages.get(suite, {})
+    for rid, _, task, _, _, _, _ in heads:
+        stored = of_task.get(task, {})
         cited = references.get(rid, {}).values()
         if any((page := stored.get(url)) is not None and page.unreachable for url in cited):
             dead.add(rid)
@@ -224,6 +233,8 @@ def _claims(
 ) -> dict[int, dict[str, Claim]]:
     """Report id -> its claims by id (with their citations only where ``dead`` says)."""
     claims: dict[int, dict[str, Claim]] = defaultdict(dict)
+    if not ids:
+        return claims
     for rid, ext, fact, extract, cites, url, meta in conn.execute(
         f"SELECT report_id, ext_id, fact, extract, citations, url, metadata FROM claim "
         f"WHERE report_id IN ({_in(ids)})",
@@ -286,6 +297,9 @@ class _Rules:
     def reads_text(self, names: Sequence[str]) -> bool:
         return any(g.reads_text for g in self.gradings(names))
 
+    def reads_claims(self, names: Sequence[str]) -> bool:
+        return reads_claims(self.gradings(names))
+
     def flags(self, found: Found) -> dict[int, list[Flag]]:
         return {
             rid: flags(evidence, self.gradings(names), prompt)
@@ -301,7 +315,8 @@ def computed_batches(
     rules = _Rules()
     for begin in range(0, len(ids), BATCH):
         batch = list(ids[begin : begin + BATCH])
-        yield batch, rules.flags(list(evidence(conn, batch, rules.reads_text)))
+        found = evidence(conn, batch, rules.reads_text, with_claims=rules.reads_claims)
+        yield batch, rules.flags(list(found))
 
 
 as_verdict = _AS_VERDICT
@@ -332,7 +347,15 @@ class FreshFlags:
             return
         waiting, self.waiting = self.waiting, {}
         found = self.rules.flags(
-            list(evidence(self.conn, list(waiting), self.rules.reads_text, waiting))
+            list(
+                evidence(
+                    self.conn,
+                    list(waiting),
+                    self.rules.reads_text,
+                    waiting,
+                    self.rules.reads_claims,
+                )
+            )
         )
         rows = [
             (f.subject, f.rule, f.weight, f.reason) for flagged in found.values() for f in flagged
