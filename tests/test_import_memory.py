@@ -183,3 +183,11 @@ def test_a_refused_number_is_named_by_its_line_in_a_large_chunk(tmp_path: Path) 
     with pytest.raises(InputError) as caught:
         validate_lines(Judgment, path, numbers, chunk, JudgmentRecord)
     assert caught.value.line == 212 and "beyond the range" in str(caught.value)
+
+
+@given(st.text(st.sampled_from(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x85\u3000ab.é"), max_size=30))
+@settings(max_examples=500, deadline=None)
+def test_a_reports_words_are_counted_as_split_counts_them(text: str) -> None:
+    from store.imports.loader import word_count
+
+    assert word_count(text) == len(text.split())
