@@ -198,6 +198,9 @@ class _ReportAt:
 
 _NOWHERE = _ReportAt("", 0, {}, {})
 
+Checked = tuple[JudgmentRecord, Where, str | None, str]
+"""A verdict, where it was read, its value's code and its subject's text."""
+
 
 class Loader:
     """Turns checked records into rows and writes them in batches (caller holds the tx)."""
@@ -238,11 +241,9 @@ class Loader:
         """Whether each verdict is its own new subject, its row written beside it: so in a
         bundle of one run (the common case), decided at its first verdict, when every run
         has been read. Linking them afterwards rewrote every verdict row."""
-        self._held: list[list[Any]] = []
-        """The verdict rows of the report being read, written with their subjects at its end
-        (their last column, the subject's id, is set then)."""
-        self._held_where: list[Where] = []
-        self._held_records: list[JudgmentRecord] = []
+        self._held: list[Checked] = []
+        """The checked verdicts of the report being read, written with their subjects at its
+        end."""
         self._held_at = _NOWHERE
         self._released_up_to = 0
         self._cites: dict[tuple[int, ...], str] = {(): "[]"}
@@ -520,44 +521,28 @@ class Loader:
     # -- verdicts ----------------------------------------------------------------------
 
     def judgment(self, judgment: JudgmentRecord, where: Where) -> None:
-        """A verdict's row (the hot path of a large import: a quarter of a million calls)."""
+        """A verdict, checked (the hot path of a large import: a quarter of a million calls).
+        In a bundle of one run its report's verdicts are held and written together at its end
+        (see :meth:`_release_held`), else each is written as it comes."""
         value, subject = self.checker.judgment(judgment, where)
-        at = self._at
-        if judgment["report"] != at.ext:
-            at = self._enter(judgment["report"])
-        criterion = judgment["criterion"]
-        claim = judgment["claim"]
-        crit_id = at.criteria[criterion] if criterion is not None else None
-        claim_id = at.claims[claim] if claim is not None else None
-        subtask, cited = self._placed(crit_id, claim_id)
-        ids = self.ids
-        jid = ids["judgment"]
-        ids["judgment"] = jid + 1
-        row = [
-            jid,
-            self._run[judgment["run"]][0],
-            at.id,
-            judgment["kind"],
-            crit_id,
-            claim_id,
-            judgment["ref"],
-            judgment["key"],
-            subject,
-            value,
-            judgment["explanation"],
-            judgment["evidence"],
-            judgment["raw"],
-            judgment["error"],
-            judgment["source_sha256"],
-            int(judgment["run"] == self._newest_run),
-            subtask,
-            cited,
-            None,  # the subject's id, when the verdict's subject is written beside it
-        ]
+        if judgment["report"] == self._held_at.ext:
+            self._held.append((judgment, where, value, subject))
+            return
         if self._own_subjects is None:
             self._own_subjects = self.conn is not None and len(self._run) == 1
-        if self._own_subjects and self._hold(at, row, judgment, where):
-            return
+        if self._own_subjects:
+            self._release_held()
+            at = self._enter(judgment["report"])
+            if at.id > self._released_up_to:
+                self._held_at = at
+                self._held.append((judgment, where, value, subject))
+                return
+            # Verdicts not grouped by report: these and the rest are written bare, and their
+            # subjects linked afterwards.
+            self._own_subjects = False
+            self._held_at = _NOWHERE
+        at = self._at if judgment["report"] == self._at.ext else self._enter(judgment["report"])
+        (row,) = self._rows(at, [(judgment, where, value, subject)])
         self._add_judgment(row, where)
 
     def _enter(self, ext: str) -> _ReportAt:
@@ -567,32 +552,53 @@ class Loader:
         self._at = _ReportAt(ext, rid, self._task[task][2], claims)
         return self._at
 
-    def _placed(self, crit_id: int | None, claim_id: int | None) -> tuple[int | None, int | None]:
-        """A verdict's subtask and claim-cited flag: a claim's verdict is filed under its
-        criterion's subtask when it names a criterion, else under its claim's."""
-        if claim_id is not None:
-            at = claim_id - self.first["claim"]
-            claim_subtask = self._claim_subtask[at] or None
-            subtask = self._crit_subtask.get(crit_id) if crit_id is not None else claim_subtask
-            return subtask, verdict_cited(self._claim_cited[at], subtask, claim_subtask)
-        if crit_id is not None:
-            return self._crit_subtask.get(crit_id), None
-        return None, None
-
-    def _hold(self, at: _ReportAt, row: list[Any], judgment: JudgmentRecord, where: Where) -> bool:
-        """Keep a verdict until its report's end, to write it with a new subject; False when
-        the verdicts turn out not grouped by report (then every later verdict is written
-        bare, and the subjects linked afterwards)."""
-        if at is not self._held_at:
-            self._release_held()
-            if at.id <= self._released_up_to:
-                self._own_subjects = False
-                return False
-            self._held_at = at
-        self._held.append(row)
-        self._held_where.append(where)
-        self._held_records.append(judgment)
-        return True
+    def _rows(self, at: _ReportAt, verdicts: list[Checked]) -> list[list[Any]]:
+        """The rows of checked verdicts of one report, their ids taken in order. A claim's
+        verdict is filed under its criterion's subtask when it names a criterion, else under
+        its claim's; its cited flag is its claim's unless it is filed elsewhere."""
+        first_claim, crit_subtask = self.first["claim"], self._crit_subtask
+        claim_subtask, claim_cited = self._claim_subtask, self._claim_cited
+        runs, newest = self._run, self._newest_run
+        jid = self.ids["judgment"]
+        rows = []
+        for judgment, _, value, subject in verdicts:
+            criterion, claim = judgment["criterion"], judgment["claim"]
+            crit_id = at.criteria[criterion] if criterion is not None else None
+            subtask = crit_subtask.get(crit_id) if crit_id is not None else None
+            claim_id = cited = None
+            if claim is not None:
+                claim_id = at.claims[claim]
+                k = claim_id - first_claim
+                of_claim = claim_subtask[k] or None
+                if crit_id is None:
+                    subtask = of_claim
+                cited = verdict_cited(claim_cited[k], subtask, of_claim)
+            rows.append(
+                [
+                    jid,
+                    runs[judgment["run"]][0],
+                    at.id,
+                    judgment["kind"],
+                    crit_id,
+                    claim_id,
+                    judgment["ref"],
+                    judgment["key"],
+                    subject,
+                    value,
+                    judgment["explanation"],
+                    judgment["evidence"],
+                    judgment["raw"],
+                    judgment["error"],
+                    judgment["source_sha256"],
+                    int(judgment["run"] == newest),
+                    subtask,
+                    cited,
+                    None,  # the subject's id, when its subject is written beside it
+                ]
+            )
+            jid += 1
+        self.ids["judgment"] = jid
+        return rows
 
     def _release_held(self) -> None:
         """Write the held verdicts of one report with a new subject each, numbered in (kind,
@@ -600,25 +606,28 @@ class Loader:
         order, so a seed draws the same subjects from the same run whichever way it came in.
         One run judges a subject once (the judgment table's unique index says so) and the
         report is new, so every verdict is a new subject."""
-        held, wheres, records = self._held, self._held_where, self._held_records
+        held = self._held
         if not held:
             return
-        self._held, self._held_where, self._held_records = [], [], []
+        self._held = []
+        at = self._held_at
+        rows = self._rows(at, held)
         first = self.ids["subject"]
-        for rank, (_, _, i) in enumerate(sorted([(r[3], r[8], i) for i, r in enumerate(held)])):
-            held[i][18] = first + rank
-        self.ids["subject"] = first + len(held)
-        report, ext, suite = held[0][2], self._held_at.ext, self.suite.id
+        for rank, (_, _, i) in enumerate(sorted([(r[3], r[8], i) for i, r in enumerate(rows)])):
+            rows[i][18] = first + rank
+        self.ids["subject"] = first + len(rows)
+        suite = self.suite.id
         # A subject row and its verdict's share their place in the batch (see
         # _repeated_verdict), so both lists are extended together.
         self.pending.rows["subject"].extend(
-            [(r[18], report, r[3], r[8], subject_target(suite, ext, r[3], r[8])) for r in held]
+            [(r[18], at.id, r[3], r[8], subject_target(suite, at.ext, r[3], r[8])) for r in rows]
         )
-        self._judgments.extend(held)
-        self._judgment_where.extend(wheres)
-        self.pending.size += 2 * len(held)
-        self._released_up_to = report
-        ready = self.fresh is not None and self.fresh.add(report, self._verdicts(held, records))
+        self._judgments.extend(rows)
+        self._judgment_where.extend([where for _, where, _, _ in held])
+        self.pending.size += 2 * len(rows)
+        self._released_up_to = at.id
+        records = [judgment for judgment, _, _, _ in held]
+        ready = self.fresh is not None and self.fresh.add(at.id, self._verdicts(rows, records))
         if ready or self.pending.size >= BATCH_ROWS:
             self.flush()
         if ready and self.fresh is not None:
