@@ -120,27 +120,29 @@ def parse_references(markdown: str) -> list[ParsedReference]:
     heading = _last_heading(markdown)
     if heading is None:
         return []
-    section = markdown[heading.end() :]
     refs: dict[int, ParsedReference] = {}
-    for line in section.splitlines():
+    for line in markdown[heading.end() :].splitlines():
         if _NEXT_HEADING.match(line):
             break
         m = _REF_LINE.match(line)
-        if not m:
-            continue
-        index = int(m.group("b") or m.group("d"))
-        rest = m.group("rest")
-        link = _MD_LINK.search(rest)
-        if link:
-            url: str | None = link.group("url")
-            title = (link.group("title") or rest[: link.start()]).strip()
-        else:
-            found = _URL.search(rest)
-            url = found.group(0).rstrip(".,;") if found else None
-            title = (rest[: found.start()] if found else rest).strip()
-        title = title.strip(" -–—:|").strip()
-        refs.setdefault(index, ParsedReference(index, title, url))
+        if m:
+            index = int(m.group("b") or m.group("d"))
+            refs.setdefault(index, _reference(index, m.group("rest")))
     return [refs[i] for i in sorted(refs)]
+
+
+def _reference(index: int, rest: str) -> ParsedReference:
+    """An entry's title and URL: a Markdown link's, else the first bare URL and what precedes
+    it."""
+    link = _MD_LINK.search(rest)
+    if link:
+        url: str | None = link.group("url")
+        title = (link.group("title") or rest[: link.start()]).strip()
+    else:
+        found = _URL.search(rest)
+        url = found.group(0).rstrip(".,;") if found else None
+        title = (rest[: found.start()] if found else rest).strip()
+    return ParsedReference(index, title.strip(" -–—:|").strip(), url)
 
 
 def citations_near(markdown: str, start: int, end: int) -> tuple[int, ...]:

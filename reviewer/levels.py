@@ -30,7 +30,7 @@ import functools
 import itertools
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -107,18 +107,23 @@ def stem(word: str) -> str:
     """A light suffix stemmer: enough to meet 'tiered' with 'tier' and 'named' with 'name'."""
     if word.isdigit() or len(word) <= 3:
         return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("ches", "shes", "sses", "xes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
+    word = _singular(word)
     for suffix in ("ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
             break
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]
+    return word
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes", "zes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
     return word
 
 
@@ -190,15 +195,22 @@ def _stated(raw: Sequence[str]) -> int | None:
     every item), or a number it starts with ("Eight concrete tips")."""
     for i, w in enumerate(raw):
         if w in ("all", "every", "each"):
-            ahead = [x for x in raw[i + 1 : i + 4] if x not in ("of", "the")]
-            if ahead and ahead[0].isdigit():
-                return int(ahead[0])
-            if w in ("every", "each"):
-                return -1
+            found = _count_after(raw, i)
+            if found is not None:
+                return found
             break
     if raw and raw[0].isdigit() and 1 < int(raw[0]) <= 12:
         return int(raw[0])
     return None
+
+
+def _count_after(raw: Sequence[str], i: int) -> int | None:
+    """After 'all', 'every' or 'each' at ``i``: the number that follows, else -1 (every item)
+    for 'every' and 'each', else None."""
+    ahead = [x for x in raw[i + 1 : i + 4] if x not in ("of", "the")]
+    if ahead and ahead[0].isdigit():
+        return int(ahead[0])
+    return -1 if raw[i] in ("every", "each") else None
 
 
 def _affirmative_read(text: str) -> list[tuple[tuple[str, ...], list[str]]]:
@@ -347,21 +359,28 @@ def _level_tables(
 ) -> dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]]:
     """Per level code: the words no other level's text uses, and the word pairs other levels'
     texts use (a rubric's levels are the same for every report judged on it: computed once)."""
-    every = {code: _conditions(text, False) for code, text in items}
-    flat = {
-        code: set().union(*(set(t) for t, _ in conds)) if conds else set()
-        for code, conds in every.items()
-    }
-    grams = {
-        code: set().union(*(pairs(t) for t, _ in conds)) if conds else set()
-        for code, conds in every.items()
-    }
+    flat: dict[str, set[str]] = {}
+    grams: dict[str, set[tuple[str, str]]] = {}
+    for code, text in items:
+        flat[code], grams[code] = _words_and_pairs(_conditions(text, False))
     out = {}
-    for code in every:
+    for code in flat:
         other_words = set().union(*(w for c, w in flat.items() if c != code))
         other_pairs = set().union(*(g for c, g in grams.items() if c != code))
         out[code] = (frozenset(flat[code] - other_words), frozenset(other_pairs))
     return out
+
+
+def _words_and_pairs(
+    conditions: Sequence[tuple[tuple[str, ...], bool]],
+) -> tuple[set[str], set[tuple[str, str]]]:
+    """Every word and word pair of a level's conditions."""
+    words_of: set[str] = set()
+    pairs_of: set[tuple[str, str]] = set()
+    for toks, _ in conditions:
+        words_of.update(toks)
+        pairs_of |= pairs(toks)
+    return words_of, pairs_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,21 +489,40 @@ def enumerated_lists(text: str) -> list[list[str]]:
         items = [i.strip(" .") for i in _SPLIT_ITEMS.split(match.group(1)) if i.strip(" .")]
         if len(items) >= 2:
             found.append(items)
-    for sentence in re.split(r"[?!:;\n—]|\.\s", _LIST_IN_PARENS.sub("", text)):
-        if sentence.count(",") < 1 or (" and " not in sentence and " or " not in sentence):
-            continue
-        parts = [p.strip(" .") for p in _SPLIT_ITEMS.split(sentence) if p.strip(" .")]
-        if len(parts) < 3:
-            continue
-        parts[0] = _LEAD.sub("", parts[0])
-        while parts and re.match(r"(?:with|in|on|at|from|including|as|to|for)\b", parts[-1]):
-            parts.pop()  # ", with the currency": a qualifier, not an item
-        if len(parts) < 3:
-            continue
-        parts[-1] = re.split(r"\s+(?:with|in|on|at|from|including|as|to)\s+", parts[-1])[0]
-        if all(len(p.split()) <= 4 for p in parts):
-            found.append(parts)
+    for sentence in _SENTENCE.split(_LIST_IN_PARENS.sub("", text)):
+        listed = _listed(sentence)
+        if listed is not None:
+            found.append(listed)
     return found
+
+
+_SENTENCE = re.compile(r"[?!:;\n—]|\.\s")
+_QUALIFIER = re.compile(r"(?:with|in|on|at|from|including|as|to|for)\b")
+_TAIL = re.compile(r"\s+(?:with|in|on|at|from|including|as|to)\s+")
+
+
+def _listed(sentence: str) -> list[str] | None:
+    """The items of 'a, b, c and d' in a sentence (three or more, of four words at most)."""
+    if sentence.count(",") < 1 or (" and " not in sentence and " or " not in sentence):
+        return None
+    parts = [p.strip(" .") for p in _SPLIT_ITEMS.split(sentence) if p.strip(" .")]
+    if len(parts) < 3:
+        return None
+    parts = _without_qualifiers(parts)
+    if len(parts) < 3:
+        return None
+    return parts if all(len(p.split()) <= 4 for p in parts) else None
+
+
+def _without_qualifiers(parts: list[str]) -> list[str]:
+    """The items without what leads into the first ('… for A') and what qualifies the list
+    after the last (', with the currency', 'D in euros')."""
+    parts = [_LEAD.sub("", parts[0]), *parts[1:]]
+    while parts and _QUALIFIER.match(parts[-1]):
+        parts.pop()  # ", with the currency": a qualifier, not an item
+    if parts:
+        parts[-1] = _TAIL.split(parts[-1])[0]
+    return parts
 
 
 @functools.lru_cache(maxsize=4096)
@@ -514,47 +552,82 @@ def _level_ranges(
 
 
 def _range(ws: Sequence[str], total: int) -> tuple[int, int] | None:
-    def num(i: int) -> int | None:
-        if 0 <= i < len(ws) and ws[i].isdigit():
-            value = int(ws[i])
-            return value if value <= total else None
-        return None
-
-    for i, w in enumerate(ws):
-        if w in ("all", "every", "each") and (num(i + 1) in (None, total)):
-            return total, total
-        if w == "least" and num(i + 1) is not None:
-            low = num(i + 1)
-            assert low is not None
-            return low, total
-        if (
-            w in ("fewer", "less")
-            and i + 2 < len(ws)
-            and ws[i + 1] == "than"
-            and num(i + 2) is not None
-        ):
-            high = num(i + 2)
-            assert high is not None
-            return 0, high - 1
-        if w == "more" and i + 2 < len(ws) and ws[i + 1] == "than" and num(i + 2) is not None:
-            low = num(i + 2)
-            assert low is not None
-            return low + 1, total
-        a = num(i)
-        if a is not None:
-            if i + 2 < len(ws) and ws[i + 1] in ("or", "to") and ws[i + 2] == "0":
-                return 0, a
-            b = num(i + 2) if i + 2 < len(ws) and ws[i + 1] in ("or", "to") else None
-            if b is not None:
-                return min(a, b), max(a, b)
-            rest = ws[i + 1 : i + 4]
-            if "or" in rest and "0" in ws[i + 1 : i + 5]:
-                return 0, a
-            if a <= total:
-                return a, a
-        if w == "some" and i > 0 and ws[i - 1] == "only":
-            return 1, total - 1
+    """The count range the first words that say one ask for: 'all'/'every'/'each' (N), 'at
+    least N', 'fewer/less than N', 'more than N', a number ('N', 'N or 0', 'N to M', 'N or
+    none'), 'only some'."""
+    for i in range(len(ws)):
+        for reader in _RANGE_READERS:
+            found = reader(ws, i, total)
+            if found is not None:
+                return found
     return None
+
+
+def _num(ws: Sequence[str], i: int, total: int) -> int | None:
+    """The number at ``i`` when it is one no larger than ``total``."""
+    if 0 <= i < len(ws) and ws[i].isdigit():
+        value = int(ws[i])
+        return value if value <= total else None
+    return None
+
+
+Range = tuple[int, int] | None
+
+
+def _every(ws: Sequence[str], i: int, total: int) -> Range:
+    if ws[i] in ("all", "every", "each") and (_num(ws, i + 1, total) in (None, total)):
+        return total, total
+    return None
+
+
+def _at_least(ws: Sequence[str], i: int, total: int) -> Range:
+    low = _num(ws, i + 1, total) if ws[i] == "least" else None
+    return (low, total) if low is not None else None
+
+
+def _fewer_than(ws: Sequence[str], i: int, total: int) -> Range:
+    if ws[i] not in ("fewer", "less") or i + 2 >= len(ws) or ws[i + 1] != "than":
+        return None
+    high = _num(ws, i + 2, total)
+    return (0, high - 1) if high is not None else None
+
+
+def _more_than(ws: Sequence[str], i: int, total: int) -> Range:
+    if ws[i] != "more" or i + 2 >= len(ws) or ws[i + 1] != "than":
+        return None
+    low = _num(ws, i + 2, total)
+    return (low + 1, total) if low is not None else None
+
+
+def _a_number(ws: Sequence[str], i: int, total: int) -> Range:
+    """'N' (exactly), 'N or 0' / 'N or none' (at most), 'N to M' / 'N or M' (between)."""
+    a = _num(ws, i, total)
+    if a is None:
+        return None
+    joined = i + 2 < len(ws) and ws[i + 1] in ("or", "to")
+    if joined and ws[i + 2] == "0":
+        return 0, a
+    b = _num(ws, i + 2, total) if joined else None
+    if b is not None:
+        return min(a, b), max(a, b)
+    if "or" in ws[i + 1 : i + 4] and "0" in ws[i + 1 : i + 5]:
+        return 0, a
+    return a, a
+
+
+def _only_some(ws: Sequence[str], i: int, total: int) -> Range:
+    return (1, total - 1) if ws[i] == "some" and i > 0 and ws[i - 1] == "only" else None
+
+
+_RANGE_READERS: tuple[Callable[[Sequence[str], int, int], Range], ...] = (
+    _every,
+    _at_least,
+    _fewer_than,
+    _more_than,
+    _a_number,
+    _only_some,
+)
+"""The ways a level text says a count, tried in this order at each word."""
 
 
 def explained_count(explanation: str, items: Sequence[str], total: int) -> int | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,17 +90,21 @@ def _surrogate_path(value: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] |
     if isinstance(value, str):
         return path if any("\ud800" <= c <= "\udfff" for c in value) else None
     if isinstance(value, dict):
-        for key, item in value.items():
-            found = _surrogate_path(key, (*path, str(key))) or _surrogate_path(
-                item, (*path, str(key))
-            )
-            if found is not None:
-                return found
+        return _first_surrogate_in(value.items(), path)
     if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _surrogate_path(item, (*path, str(index)))
-            if found is not None:
-                return found
+        return _first_surrogate_in(enumerate(value), path)
+    return None
+
+
+def _first_surrogate_in(
+    items: Iterable[tuple[Any, Any]], path: tuple[str, ...]
+) -> tuple[str, ...] | None:
+    """In an object's keys and values, or a list's items (keyed by their index), in order."""
+    for key, item in items:
+        step = (*path, str(key))
+        found = _surrogate_path(key, step) or _surrogate_path(item, step)
+        if found is not None:
+            return found
     return None
 
 
@@ -125,17 +129,22 @@ def loads(text: str, file: str | Path, line: int | None = None, field: str | Non
         ) from None
     except ValueError as exc:  # an integer too long to convert, and the like
         raise InputError(file, f"invalid JSON: {exc}", line=line, field=field) from None
-    if "\\u" in text and re.search(r"\\u[dD][89a-fA-F]", text):
-        found = _surrogate_path(value)
-        if found is not None:
-            raise InputError(
-                file,
-                "a string with a lone surrogate (an escape such as "
-                "\\ud800 that is not half of a pair): not text",
-                line=line,
-                field=".".join((*([field] if field else []), *found)) or None,
-            )
+    if "\\u" in text and _SURROGATE.search(text):
+        _refuse_surrogates(value, file, line, field)
     return value
+
+
+def _refuse_surrogates(value: Any, file: str | Path, line: int | None, field: str | None) -> None:
+    """A lone surrogate escaped in the text is no text: named by its place in the value."""
+    found = _surrogate_path(value)
+    if found is not None:
+        raise InputError(
+            file,
+            "a string with a lone surrogate (an escape such as "
+            "\\ud800 that is not half of a pair): not text",
+            line=line,
+            field=".".join((*([field] if field else []), *found)) or None,
+        )
 
 
 _BIG_NUMBER = re.compile(r"[0-9](?:[0-9]{18}|(?:\.[0-9]+)?[eE][+-]?[0-9]{3})")

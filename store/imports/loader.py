@@ -612,10 +612,7 @@ class Loader:
         self._held = []
         at = self._held_at
         rows = self._rows(at, held)
-        first = self.ids["subject"]
-        for rank, (_, _, i) in enumerate(sorted([(r[3], r[8], i) for i, r in enumerate(rows)])):
-            rows[i][18] = first + rank
-        self.ids["subject"] = first + len(rows)
+        self._number_subjects(rows)
         suite = self.suite.id
         # A subject row and its verdict's share their place in the batch (see
         # _repeated_verdict), so both lists are extended together.
@@ -626,12 +623,22 @@ class Loader:
         self._judgment_where.extend([where for _, where, _, _ in held])
         self.pending.size += 2 * len(rows)
         self._released_up_to = at.id
-        records = [judgment for judgment, _, _, _ in held]
-        ready = self.fresh is not None and self.fresh.add(at.id, self._verdicts(rows, records))
-        if ready or self.pending.size >= BATCH_ROWS:
-            self.flush()
-        if ready and self.fresh is not None:
+        if self.fresh is None:
+            if self.pending.size >= BATCH_ROWS:
+                self.flush()
+            return
+        if self.fresh.add(at.id, self._verdicts(rows, [judgment for judgment, *_ in held])):
+            self.flush()  # (the flags name the subjects: they are stored first)
             self.fresh.write()
+        elif self.pending.size >= BATCH_ROWS:
+            self.flush()
+
+    def _number_subjects(self, rows: list[list[Any]]) -> None:
+        """Each verdict row's new subject id (its last column), in (kind, subject) order."""
+        first = self.ids["subject"]
+        for rank, (_, _, i) in enumerate(sorted([(r[3], r[8], i) for i, r in enumerate(rows)])):
+            rows[i][18] = first + rank
+        self.ids["subject"] = first + len(rows)
 
     def _verdicts(self, held: list[list[Any]], records: list[JudgmentRecord]) -> list[Verdict]:
         """A report's verdict rows as the suspicion rules see them (as they would be read

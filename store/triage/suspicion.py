@@ -94,29 +94,16 @@ def evidence(
     ids = sorted(set(report_ids))
     if not ids:
         return
-    heads: list[Head] = conn.execute(
-        f"""SELECT r.id, r.ext_id, r.task_id, t.prompt, t.metadata, s.frameworks, s.id
-            FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
-            JOIN suite s ON s.id = y.suite_id WHERE r.id IN ({_in(ids)})""",
-        ids,
-    ).fetchall()
+    heads = _heads(conn, ids)
     names = {h[0]: json.loads(h[5]) for h in heads}
     texts = _texts(conn, [h[0] for h in heads if with_text(names[h[0]])])
     task_ids = sorted({h[2] for h in heads})
     criteria = _criteria(conn, task_ids)
     references = _references(conn, ids)
     of_task = _task_pages(conn, heads, _task_urls(conn, task_ids))
-    reading = [
-        rid
-        for rid, _, task, _, _, _, _ in heads
-        if with_claims(names[rid]) or any(p.unreachable for p in of_task[task].values())
-    ]
+    reading = _reading_claims(heads, names, of_task, with_claims)
     claims = _claims(conn, reading, _citing_dead_pages(heads, references, of_task))
-    current, others = (
-        (defaultdict(list, verdicts), defaultdict(list))
-        if verdicts is not None
-        else _verdicts(conn, ids)
-    )
+    current, others = _verdicts(conn, ids) if verdicts is None else _held(verdicts)
     for rid, rext, task, prompt, tmeta, _, _ in heads:
         yield (
             rid,
@@ -134,6 +121,30 @@ def evidence(
                 others[rid],
             ),
         )
+
+
+def _heads(conn: sqlite3.Connection, ids: Sequence[int]) -> list[Head]:
+    return conn.execute(
+        f"""SELECT r.id, r.ext_id, r.task_id, t.prompt, t.metadata, s.frameworks, s.id
+            FROM report r JOIN task t ON t.id = r.task_id JOIN system y ON y.id = r.system_id
+            JOIN suite s ON s.id = y.suite_id WHERE r.id IN ({_in(ids)})""",
+        ids,
+    ).fetchall()
+
+
+def _reading_claims(
+    heads: Sequence[Head],
+    names: Mapping[int, Sequence[str]],
+    of_task: Mapping[int, dict[str, Page]],
+    with_claims: Callable[[Sequence[str]], bool],
+) -> list[int]:
+    """The reports whose claims a rule may read: where the frameworks' own rules may, or a
+    page cited for the task could not be fetched (the shared rules read them then)."""
+    return [
+        rid
+        for rid, _, task, *_ in heads
+        if with_claims(names[rid]) or any(p.unreachable for p in of_task[task].values())
+    ]
 
 
 def _texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
@@ -261,6 +272,13 @@ _AS_VERDICT = functools.partial(tuple.__new__, Verdict)
 """A row's last fields as a Verdict (what ``Verdict._make`` does, without a Python call per
 row: a refresh of a large import reads a quarter of a million of them)."""
 _VERDICT_FIELDS = operator.itemgetter(slice(2, None))
+
+
+def _held(
+    verdicts: Mapping[int, list[Verdict]],
+) -> tuple[dict[int, list[Verdict]], dict[int, list[Verdict]]]:
+    """Verdicts a caller holds, every one current."""
+    return defaultdict(list, verdicts), defaultdict(list)
 
 
 def _verdicts(
