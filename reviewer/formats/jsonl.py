@@ -287,8 +287,8 @@ def validate_lines(
 
 CHUNK_CHARS = 2_000_000
 """Text validated at once: a chunk ends at ``chunk`` lines or this many characters, whichever
-comes first, so memory stays flat when lines are long (reports of 40,000 words: 2,000 of them
-at once were ~150 MB of text and models)."""
+comes first, so memory stays flat when lines are long (reports of 40,000 words, whose text
+and models two thousand at a time would not)."""
 
 
 def line_chunks(path: Path, chunk: int = 2000) -> Iterator[tuple[list[int], list[str]]]:

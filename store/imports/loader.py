@@ -89,9 +89,9 @@ _FTS_AUTOMERGE = 4
 
 
 def bulk_fts_fill(conn: sqlite3.Connection, fts: str, fill: str, first: int) -> None:
-    """Fill a search index without merging its segments as it grows (a third faster: 11 s of
-    the 25,500-report import was this fill); its crisis merges still bound the segment count,
-    and the index's own setting is back before the transaction commits."""
+    """Fill a search index without merging its segments as it grows (merging as it grows was
+    much of a large import); its crisis merges still bound the segment count, and the index's
+    own setting is back before the transaction commits."""
     row = conn.execute(f"SELECT v FROM {fts}_config WHERE k = 'automerge'").fetchone()
     setting = int(row[0]) if row is not None else _FTS_AUTOMERGE
     conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('automerge', 0)")
