@@ -137,7 +137,7 @@ def words(text: str) -> list[str]:
     return [str(NUMBER_WORDS[raw]) if raw in NUMBER_WORDS else raw for raw in _WORD.findall(text)]
 
 
-@functools.lru_cache(maxsize=16384)
+@functools.lru_cache(maxsize=1024)
 def _text_words(text: str) -> tuple[str, ...]:
     """:func:`words` of a rubric's text, kept: its level texts are read by both checks, for
     every item total they may count."""
@@ -353,7 +353,7 @@ def _found(level: _LevelWords, reading: _Reading) -> Found:
     return words, pairs_, {q for q in level.quotes if _contains(reading.clauses, q)}
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _level_tables(
     items: tuple[tuple[str, str], ...],
 ) -> dict[str, tuple[frozenset[str], frozenset[tuple[str, str]]]]:
@@ -395,12 +395,13 @@ class _LevelWords:
     quotes: tuple[tuple[str, ...], ...]
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _prepared_levels(
     items: tuple[tuple[str, str], ...], skip_counts: bool
 ) -> dict[str, _LevelWords]:
     """Per level code, what :func:`quoted_level` looks for. It depends on the rubric alone,
-    not on the explanation: read once per rubric, not once per verdict judged on it."""
+    not on the explanation: read once per rubric, not once per verdict judged on it (kept
+    for a while; a :class:`Rubric` keeps its own for as long as it is kept)."""
     tables = _level_tables(items)
     out: dict[str, _LevelWords] = {}
     for code, text in items:
@@ -430,7 +431,7 @@ def _prepared_levels(
 _QUOTE = re.compile(r"'([^']{2,40})'|\u2018([^\u2019]{2,40})\u2019|\u201c([^\u201d]{2,40})\u201d")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _quoted(text: str) -> tuple[tuple[str, ...], ...]:
     """Phrases a level text quotes ('about', 'under 400'): an explanation that uses one is
     quoting that level, stop words or not."""
@@ -444,7 +445,7 @@ def _contains(sequences: Sequence[Sequence[str]], phrase: Sequence[str]) -> bool
     )
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _conditions(text: str, skip_first: bool) -> tuple[tuple[tuple[str, ...], bool], ...]:
     """A level text's conditions (alternatives split at ', or' and ';'), each as the content
     words of its affirmative parts without numbers, and whether it is exclusive ('only …')."""
@@ -452,7 +453,7 @@ def _conditions(text: str, skip_first: bool) -> tuple[tuple[tuple[str, ...], boo
     return tuple(found for found in read[1 if skip_first else 0 :] if found is not None)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _alternatives(text: str) -> tuple[tuple[tuple[str, ...], bool] | None, ...]:
     """Each alternative of a level text as :func:`_conditions` reads it (None: no content
     word), the first included."""
@@ -525,7 +526,7 @@ def _without_qualifiers(parts: list[str]) -> list[str]:
     return parts
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _item_keys(items: tuple[str, ...]) -> tuple[frozenset[str], ...]:
     """Per item, the stemmed words no other item has (what naming it looks like)."""
     tokens = [set(content(item)) for item in items]
@@ -538,7 +539,7 @@ def level_ranges(levels: Mapping[str, str], total: int) -> dict[str, tuple[int, 
     return dict(_level_ranges(tuple(levels.items()), total))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _level_ranges(
     levels: tuple[tuple[str, str], ...], total: int
 ) -> tuple[tuple[str, tuple[int, int]], ...]:
@@ -655,7 +656,7 @@ class CountMatch:
     items: tuple[str, ...]
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _totals(levels: tuple[str, ...]) -> tuple[int, ...]:
     """The N of 'all N' / 'N of the N' in level texts."""
     out = []
@@ -774,7 +775,7 @@ Readable = tuple[
 ]
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def _counts_readable(
     levels: tuple[tuple[str, str], ...], lists: tuple[tuple[str, ...], ...]
 ) -> Readable:
