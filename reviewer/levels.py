@@ -134,7 +134,12 @@ def words(text: str) -> list[str]:
     """Lower-cased words of ``text`` with number words as digits, in order (possessive 's and
     'n/a' folded so they do not read as words of their own)."""
     text = text.lower().replace("’", "'").replace("'s", "").replace("n/a", "na")
-    return [str(NUMBER_WORDS[raw]) if raw in NUMBER_WORDS else raw for raw in _WORD.findall(text)]
+    found = _WORD.findall(text)
+    return list(map(_AS_DIGITS.get, found, found))
+
+
+_AS_DIGITS = {word: str(number) for word, number in NUMBER_WORDS.items()}
+"""A number word's digits (a word looked up with itself as the default stays itself)."""
 
 
 @functools.lru_cache(maxsize=1024)
@@ -221,7 +226,7 @@ def _affirmative_read(text: str) -> list[tuple[tuple[str, ...], list[str]]]:
         if not clause or not clause.strip():
             continue
         raw = tuple(words(clause))
-        stems = [stem(w) for w in raw]
+        stems = list(map(stem, raw))
         if _NEGATIVE.isdisjoint(stems):
             out.append((raw, stems))
     return out

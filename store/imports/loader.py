@@ -161,18 +161,18 @@ def _repeated_verdict(
     occurrence. Returns when the failure was something else.
 
     A bundle of one run writes each verdict's subject first, so there the repeat shows as a
-    repeated subject (a subject row and its verdict's share their place in the batch)."""
+    repeated subject: looked for from the verdict rows (in the order they were read; a
+    verdict's row names its subject's id last, None when it has none written beside it)."""
     if table == "subject":
         query = "SELECT 1 FROM subject WHERE report_id = ? AND kind = ? AND key = ? AND id != ?"
-        keys: list[Row] = [(row[1], row[2], row[3], row[0]) for row in rows["subject"]]
+        keys: list[Row] = [(row[2], row[3], row[8], row[18]) for row in rows["judgment"]]
     else:
         query = (
             "SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
             "AND subject = ? AND id != ?"
         )
         keys = [(row[1], row[2], row[3], row[8], row[0]) for row in rows["judgment"]]
-    # (Subject rows stop where a bundle's verdicts turned out not grouped by report.)
-    for key, where in zip(keys, judgment_where, strict=False):
+    for key, where in zip(keys, judgment_where, strict=True):
         if conn.execute(query, key).fetchone() is not None:
             raise InputError(where[0], REPEATED_VERDICT, line=where[1], field="kind")
 
@@ -612,12 +612,13 @@ class Loader:
         self._held = []
         at = self._held_at
         rows = self._rows(at, held)
-        self._number_subjects(rows)
         suite = self.suite.id
-        # A subject row and its verdict's share their place in the batch (see
-        # _repeated_verdict), so both lists are extended together.
+        # In id order, as the table and its index keep them (cheaper to insert).
         self.pending.rows["subject"].extend(
-            [(r[18], at.id, r[3], r[8], subject_target(suite, at.ext, r[3], r[8])) for r in rows]
+            [
+                (r[18], at.id, r[3], r[8], subject_target(suite, at.ext, r[3], r[8]))
+                for r in self._number_subjects(rows)
+            ]
         )
         self._judgments.extend(rows)
         self._judgment_where.extend([where for _, where, _, _ in held])
@@ -633,12 +634,15 @@ class Loader:
         elif self.pending.size >= BATCH_ROWS:
             self.flush()
 
-    def _number_subjects(self, rows: list[list[Any]]) -> None:
-        """Each verdict row's new subject id (its last column), in (kind, subject) order."""
+    def _number_subjects(self, rows: list[list[Any]]) -> list[list[Any]]:
+        """Each verdict row's new subject id (its last column), in (kind, subject) order; the
+        rows in that order."""
         first = self.ids["subject"]
-        for rank, (_, _, i) in enumerate(sorted([(r[3], r[8], i) for i, r in enumerate(rows)])):
-            rows[i][18] = first + rank
+        ranked = [rows[i] for _, _, i in sorted([(r[3], r[8], i) for i, r in enumerate(rows)])]
+        for rank, row in enumerate(ranked, start=first):
+            row[18] = rank
         self.ids["subject"] = first + len(rows)
+        return ranked
 
     def _verdicts(self, held: list[list[Any]], records: list[JudgmentRecord]) -> list[Verdict]:
         """A report's verdict rows as the suspicion rules see them (as they would be read
