@@ -21,12 +21,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from reviewer.errors import InputError
-from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker, ResolvedClaim
+from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker, ResolvedReport
 from reviewer.formats.jsonl import Where
 from reviewer.grading import Verdict
 from reviewer.models import (
     Bundle,
-    Claim,
     JudgeRun,
     JudgmentRecord,
     Report,
@@ -421,15 +420,7 @@ class Loader:
         self._extend("reference", [(rid, *ref) for ref in resolved.references])
         first_claim = self.ids["claim"]
         self._extend(
-            "claim",
-            [
-                self._claim_row(
-                    first_claim + ordinal, rid, ordinal, claim, place, subtasks, criteria
-                )
-                for ordinal, (claim, place) in enumerate(
-                    zip(report.claims, resolved.claims, strict=True)
-                )
-            ],
+            "claim", self._claim_rows(first_claim, rid, report, resolved, subtasks, criteria)
         )
         self.ids["claim"] = first_claim + len(report.claims)
         self._report[report.id] = (
@@ -439,43 +430,56 @@ class Loader:
             tuple(c.id for c in report.claims),
         )
 
-    def _claim_row(
+    def _claim_rows(
         self,
-        kid: int,
+        first: int,
         rid: int,
-        ordinal: int,
-        claim: Claim,
-        place: ResolvedClaim,
+        report: Report,
+        resolved: ResolvedReport,
         subtasks: dict[str, int],
         criteria: dict[str, int],
-    ) -> Row:
-        """A claim's row, its subtask and cited flag kept for its verdicts' rows."""
-        span = place.span
-        cites = self._cites.get(place.citations)
-        if cites is None:
-            if len(self._cites) > 50_000:  # a memo, not a record of every claim
-                self._cites = {(): "[]"}
-            cites = self._cites[place.citations] = json.dumps(list(place.citations))
-        # The subtask the claim is placed in: its own, else its criterion's (resolved by
-        # the checker), so claims linked only through their fac rubric count for it.
-        subtask = subtasks[place.subtask] if place.subtask is not None else None
-        self._claim_subtask.append(subtask or 0)
-        self._claim_cited.append(claim_cited(cites, claim.url))
-        return (
-            kid,
-            rid,
-            claim.id,
-            ordinal,
-            subtask,
-            criteria[claim.criterion] if claim.criterion is not None else None,
-            claim.fact,
-            claim.extract or claim.fact,
-            span[0] if span else None,
-            span[1] if span else None,
-            cites,
-            claim.url,
-            _dumps(claim.metadata),
-        )
+    ) -> list[Row]:
+        """A report's claim rows (ids from ``first`` on), each claim's subtask and cited flag
+        kept for its verdicts' rows. A claim is placed in its own subtask, else its
+        criterion's (resolved by the checker), so claims linked only through their fac rubric
+        count for it."""
+        rows: list[Row] = []
+        memo, claim_subtask, cited = self._cites, self._claim_subtask, self._claim_cited
+        for ordinal, (claim, (span, citations, place)) in enumerate(
+            zip(report.claims, resolved.claims, strict=True)
+        ):
+            cites = memo.get(citations)
+            if cites is None:
+                cites = self._cite_list(citations)
+            subtask = subtasks[place] if place is not None else None
+            claim_subtask.append(subtask or 0)
+            cited.append(claim_cited(cites, claim.url))
+            rows.append(
+                (
+                    first + ordinal,
+                    rid,
+                    claim.id,
+                    ordinal,
+                    subtask,
+                    criteria[claim.criterion] if claim.criterion is not None else None,
+                    claim.fact,
+                    claim.extract or claim.fact,
+                    span[0] if span else None,
+                    span[1] if span else None,
+                    cites,
+                    claim.url,
+                    _dumps(claim.metadata) if claim.metadata else "{}",
+                )
+            )
+        return rows
+
+    def _cite_list(self, citations: tuple[int, ...]) -> str:
+        """A claim's citations as stored (JSON), kept in a memo of the lists seen (not a
+        record of every claim)."""
+        if len(self._cites) > 50_000:
+            self._cites = {(): "[]"}
+        cites = self._cites[citations] = json.dumps(list(citations))
+        return cites
 
     def source(self, source: Source, where: Where) -> None:
         digest = self.checker.source(source, where)
