@@ -33,6 +33,7 @@ _REF_LINE = re.compile(
 _URL = re.compile(r"https?://(?:\[[0-9A-Za-z:.%]+\][^\s<>\]\)\"']*|[^\s<>\]\)\"']+)")
 """A bare URL: up to whitespace, a closing bracket or quote — except the brackets of an IPv6
 host (``http://[::1]:18091/x``), which belong to it."""
+_NEXT_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _MD_LINK = re.compile(r"\[(?P<title>[^\]]*)\]\((?P<url>https?://[^)\s]+)\)")
 
 
@@ -95,38 +96,53 @@ def cited_indices(text: str) -> tuple[int, ...]:
     return tuple(seen)
 
 
+def _last_heading(markdown: str) -> re.Match[str] | None:
+    """The last references heading: found from the end, one line with a '#' at a time (a
+    heading is one line and has one), rather than by scanning the whole report."""
+    end = len(markdown)
+    while (at := markdown.rfind("#", 0, end)) >= 0:
+        start = markdown.rfind("\n", 0, at) + 1
+        found = _HEADING.match(markdown, start)
+        if found is not None:
+            return found
+        end = start
+    return None
+
+
 def body_end(markdown: str) -> int:
     """Offset where the references section starts (the whole text when there is none)."""
-    matches = list(_HEADING.finditer(markdown))
-    return matches[-1].start() if matches else len(markdown)
+    heading = _last_heading(markdown)
+    return heading.start() if heading is not None else len(markdown)
 
 
 def parse_references(markdown: str) -> list[ParsedReference]:
     """The numbered entries of the last references section (``[n] Title URL`` or ``n. …``)."""
-    matches = list(_HEADING.finditer(markdown))
-    if not matches:
+    heading = _last_heading(markdown)
+    if heading is None:
         return []
-    section = markdown[matches[-1].end() :]
     refs: dict[int, ParsedReference] = {}
-    for line in section.splitlines():
-        if re.match(r"^\s{0,3}#{1,6}\s", line):
+    for line in markdown[heading.end() :].splitlines():
+        if _NEXT_HEADING.match(line):
             break
         m = _REF_LINE.match(line)
-        if not m:
-            continue
-        index = int(m.group("b") or m.group("d"))
-        rest = m.group("rest")
-        link = _MD_LINK.search(rest)
-        if link:
-            url: str | None = link.group("url")
-            title = (link.group("title") or rest[: link.start()]).strip()
-        else:
-            found = _URL.search(rest)
-            url = found.group(0).rstrip(".,;") if found else None
-            title = (rest[: found.start()] if found else rest).strip()
-        title = title.strip(" -–—:|").strip()
-        refs.setdefault(index, ParsedReference(index, title, url))
+        if m:
+            index = int(m.group("b") or m.group("d"))
+            refs.setdefault(index, _reference(index, m.group("rest")))
     return [refs[i] for i in sorted(refs)]
+
+
+def _reference(index: int, rest: str) -> ParsedReference:
+    """An entry's title and URL: a Markdown link's, else the first bare URL and what precedes
+    it."""
+    link = _MD_LINK.search(rest)
+    if link:
+        url: str | None = link.group("url")
+        title = (link.group("title") or rest[: link.start()]).strip()
+    else:
+        found = _URL.search(rest)
+        url = found.group(0).rstrip(".,;") if found else None
+        title = (rest[: found.start()] if found else rest).strip()
+    return ParsedReference(index, title.strip(" -–—:|").strip(), url)
 
 
 def citations_near(markdown: str, start: int, end: int) -> tuple[int, ...]:

@@ -149,6 +149,16 @@ class ContextItem:
     url: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SubtaskCriterion:
+    """A criterion every subtask is expected to have: a subtask without one of ``dimension``
+    (for the framework) is imported with a warning that says what its score becomes
+    (``consequence``)."""
+
+    dimension: str
+    consequence: str
+
+
 Section = tuple[str, str]
 """(title, body) of one grading-context section in the detail pane, plain text."""
 
@@ -175,3 +185,6 @@ class Grading:
     context: Callable[[ContextItem], list[Section]] | None = None
     method: str = ""
     """One paragraph for the help and README: what the framework's own rules look at."""
+    subtask_criterion: SubtaskCriterion | None = None
+    """What a task's subtasks each need to be scored as the benchmark means (checked at
+    import)."""

@@ -16,7 +16,9 @@ from pydantic import (
     Field,
     field_validator,
     model_validator,
+    with_config,
 )
+from typing_extensions import TypedDict
 
 from reviewer.keys import RUN_CLAIM_KEY as RUN_CLAIM_KEY
 from reviewer.keys import TRACE_COUNTS as TRACE_COUNTS
@@ -45,6 +47,8 @@ def id_problem(text: str) -> str | None:
 
 
 def _no_hidden_characters(value: str) -> str:
+    if value.isascii() and value.isprintable():
+        return value  # printable ASCII hides nothing (the common case, a hundred thousand ids)
     hidden = hidden_characters(value)
     if hidden:
         raise ValueError(f"an id with hidden or control characters ({', '.join(hidden)})")
@@ -283,21 +287,54 @@ class Judgment(_Record):
         return subject_of(self)
 
 
+@with_config(ConfigDict(extra="forbid"))
+class JudgmentRecord(TypedDict):
+    """A :class:`Judgment` as a large import reads it: the same fields validated the same way
+    (with the same defaults), into a plain dict. A run holds a quarter of a million verdicts,
+    each read once and turned into a row: a model each was an object and its bookkeeping
+    built to be thrown away. tests/test_native_format.py holds the two equal."""
+
+    run: str
+    report: str
+    kind: str
+    criterion: Annotated[str | None, Field(default=None)]
+    claim: Annotated[str | None, Field(default=None)]
+    ref: Annotated[int | None, Field(default=None)]
+    key: Annotated[str | None, Field(default=None)]
+    value: Annotated[str | float | int | bool | None, Field(default=None)]
+    explanation: Annotated[str, Field(default="")]
+    evidence: Annotated[str, Field(default="")]
+    raw: Annotated[str, Field(default="")]
+    error: Annotated[str | None, Field(default=None)]
+    source_sha256: Annotated[str | None, Field(default=None)]
+
+
 def subject_of(judgment: Judgment) -> str:
     """A stable text naming a judgment's subject within (run, report, kind).
 
     Part of the portable key review events use, so its spelling must never change.
     """
+    return subject_key(judgment.criterion, judgment.claim, judgment.ref, judgment.key)
+
+
+def subject_key(criterion: str | None, claim: str | None, ref: int | None, key: str | None) -> str:
+    """:func:`subject_of` from the four fields that name a subject."""
+    if ref is None and key is None:
+        # The common shapes first: a criterion verdict, a claim verdict.
+        if claim is None:
+            return "-" if criterion is None else "c=" + criterion
+        if criterion is None:
+            return "k=" + claim
     parts = []
-    if judgment.criterion is not None:
-        parts.append("c=" + judgment.criterion)
-    if judgment.claim is not None:
-        parts.append("k=" + judgment.claim)
-    if judgment.ref is not None:
-        parts.append(f"r={judgment.ref}")
-    if judgment.key is not None:
-        parts.append("x=" + judgment.key)
-    return ";".join(parts) or "-"
+    if criterion is not None:
+        parts.append("c=" + criterion)
+    if claim is not None:
+        parts.append("k=" + claim)
+    if ref is not None:
+        parts.append(f"r={ref}")
+    if key is not None:
+        parts.append("x=" + key)
+    return ";".join(parts)
 
 
 RECORD_FILES: dict[str, type[_Record]] = {

@@ -24,12 +24,22 @@ it.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from reviewer.citations import locate
-from reviewer.grading import Entailment, Evidence, Flag, Grading, Verdict
-from reviewer.levels import counted_level, enumerated_items, quoted_level
+from reviewer.grading import (
+    Claim,
+    Criterion,
+    Entailment,
+    Evidence,
+    Flag,
+    Grading,
+    Page,
+    Verdict,
+)
+from reviewer.levels import Rubric, enumerated_items
 from reviewer.registry import get_kind
 
 STRONG = 1.0
@@ -64,6 +74,14 @@ def flags(evidence: Evidence, gradings: Sequence[Grading], prompt: str = "") -> 
     return merge(found)
 
 
+def reads_claims(gradings: Sequence[Grading]) -> bool:
+    """Whether the rules read every report's claims: a framework's own rules may; the shared
+    ones read them only where a page cited for the report's task could not be fetched (only
+    :func:`unreachable` reads claims, and it returns at once when no such page is cited), so
+    a store may leave them out of a report's evidence elsewhere."""
+    return any(grading.rules for grading in gradings)
+
+
 def merge(found: Iterable[Flag]) -> list[Flag]:
     """One flag per (subject, rule): the strongest weight, the reasons joined."""
     by_key: dict[tuple[int, str], list[Flag]] = defaultdict(list)
@@ -90,41 +108,55 @@ def suspicion(weights: Sequence[float]) -> float:
 
 def contradictions(evidence: Evidence, entailments: Sequence[Entailment]) -> Iterator[Flag]:
     for entailment in entailments:
-        wholes: dict[str, list[Verdict]] = defaultdict(list)
-        parts: dict[str, list[Verdict]] = defaultdict(list)
-        for verdict in evidence.verdicts:
-            if verdict.value is None or verdict.claim is None:
-                continue
-            if verdict.kind == entailment.part and verdict.ref is not None:
-                parts[verdict.claim].append(verdict)
-            elif verdict.kind == entailment.whole and verdict.ref is None:
-                wholes[verdict.claim].append(verdict)
+        wholes, parts = _wholes_and_parts(evidence.verdicts, entailment)
         for claim, claim_parts in parts.items():
             said = claim_parts[0].value
             implied = entailment.implied.get(said or "")
             if implied is None or claim not in wholes or any(p.value != said for p in claim_parts):
                 continue
             for whole in wholes[claim]:
-                if whole.value == implied:
-                    continue
-                n = len(claim_parts)
-                every = "the" if n == 1 else f"every ({n})"
-                yield Flag(
-                    whole.subject,
-                    "contradiction",
-                    STRONG,
-                    f"judged {whole.value}, but {every} {entailment.part} verdict on "
-                    f"claim {claim} says {said} — one side is wrong.",
-                )
-                for part in claim_parts:
-                    yield Flag(
-                        part.subject,
-                        "contradiction",
-                        STRONG,
-                        f"says {said}, as every {entailment.part} verdict on claim "
-                        f"{claim} does, but the claim itself is judged {whole.value} "
-                        f"(it would be {implied}) — one side is wrong.",
-                    )
+                if whole.value != implied:
+                    yield from _contradiction(entailment, claim, whole, claim_parts, implied)
+
+
+def _wholes_and_parts(
+    verdicts: Iterable[Verdict], entailment: Entailment
+) -> tuple[dict[str, list[Verdict]], dict[str, list[Verdict]]]:
+    """Per claim, the verdicts on it as a whole and those on its parts (one per reference)."""
+    wholes: dict[str, list[Verdict]] = defaultdict(list)
+    parts: dict[str, list[Verdict]] = defaultdict(list)
+    for verdict in verdicts:
+        if verdict.value is None or verdict.claim is None:
+            continue
+        if verdict.kind == entailment.part and verdict.ref is not None:
+            parts[verdict.claim].append(verdict)
+        elif verdict.kind == entailment.whole and verdict.ref is None:
+            wholes[verdict.claim].append(verdict)
+    return wholes, parts
+
+
+def _contradiction(
+    entailment: Entailment, claim: str, whole: Verdict, parts: Sequence[Verdict], implied: str
+) -> Iterator[Flag]:
+    """Both sides of a whole that says other than what its agreeing parts imply."""
+    said = parts[0].value
+    every = "the" if len(parts) == 1 else f"every ({len(parts)})"
+    yield Flag(
+        whole.subject,
+        "contradiction",
+        STRONG,
+        f"judged {whole.value}, but {every} {entailment.part} verdict on "
+        f"claim {claim} says {said} — one side is wrong.",
+    )
+    for part in parts:
+        yield Flag(
+            part.subject,
+            "contradiction",
+            STRONG,
+            f"says {said}, as every {entailment.part} verdict on claim "
+            f"{claim} does, but the claim itself is judged {whole.value} "
+            f"(it would be {implied}) — one side is wrong.",
+        )
 
 
 # -- unreachable pages and evidence ----------------------------------------------------------
@@ -138,49 +170,70 @@ def unreachable(evidence: Evidence, required: Mapping[str, str]) -> Iterator[Fla
         if want is None or verdict.value is None or verdict.value == want:
             continue
         if verdict.ref is not None:
-            page = evidence.page_of(verdict.ref)
-            if page is not None and page.unreachable:
-                yield Flag(
-                    verdict.subject,
-                    "unreachable",
-                    STRONG,
-                    f"reference [{verdict.ref}] could not be fetched ({page.error}), so "
-                    f"the judge cannot have read it: {want} is the only possible "
-                    f"verdict, not {verdict.value}.",
-                )
-            continue
-        claim = evidence.claims.get(verdict.claim or "")
-        if claim is None:
-            continue
-        own = evidence.pages.get(claim.url) if claim.url and not claim.citations else None
-        if own is not None:  # a (statement, URL) pair: the verdict is about that page
-            if own.unreachable:
-                yield Flag(
-                    verdict.subject,
-                    "unreachable",
-                    STRONG,
-                    f"its page could not be fetched ({own.error}): {want} is the only "
-                    f"possible verdict, not {verdict.value}.",
-                )
-            continue
-        cited = evidence.cited_pages(claim)
-        if not cited or not all(p is not None and p.unreachable for _, p in cited):
-            continue
-        if verdict.evidence and _found_anywhere(evidence, verdict.evidence):
-            continue  # judged from another page of the task: that can be right
-        refs = ", ".join(f"[{i}]" for i, _ in cited if i is not None) or "its page"
-        why = (
-            "its quoted evidence is in no stored page"
-            if verdict.evidence
-            else "it quotes no evidence"
-        )
-        yield Flag(
-            verdict.subject,
-            "unreachable",
-            STRONG,
-            f"every page the claim cites ({refs}) could not be fetched and {why}: "
-            f"nothing supports {verdict.value}; {want} is what the pages allow.",
-        )
+            found = _unreachable_reference(evidence, verdict, want)
+        else:
+            found = _unreachable_claim(evidence, verdict, want)
+        if found is not None:
+            yield found
+
+
+def _unreachable_reference(evidence: Evidence, verdict: Verdict, want: str) -> Flag | None:
+    """A verdict on one reference's page, which could not be fetched."""
+    page = evidence.page_of(verdict.ref)
+    if page is None or not page.unreachable:
+        return None
+    return Flag(
+        verdict.subject,
+        "unreachable",
+        STRONG,
+        f"reference [{verdict.ref}] could not be fetched ({page.error}), so "
+        f"the judge cannot have read it: {want} is the only possible "
+        f"verdict, not {verdict.value}.",
+    )
+
+
+def _unreachable_claim(evidence: Evidence, verdict: Verdict, want: str) -> Flag | None:
+    """A verdict on a claim whose page (a statement with its URL), or every page it cites,
+    could not be fetched."""
+    claim = evidence.claims.get(verdict.claim or "")
+    if claim is None:
+        return None
+    own = evidence.pages.get(claim.url) if claim.url and not claim.citations else None
+    if own is None:
+        return _unreachable_citations(evidence, verdict, claim, want)
+    if not own.unreachable:  # a (statement, URL) pair: the verdict is about that page
+        return None
+    return Flag(
+        verdict.subject,
+        "unreachable",
+        STRONG,
+        f"its page could not be fetched ({own.error}): {want} is the only "
+        f"possible verdict, not {verdict.value}.",
+    )
+
+
+def _unreachable_citations(
+    evidence: Evidence, verdict: Verdict, claim: Claim, want: str
+) -> Flag | None:
+    """Every page the claim cites could not be fetched, and the verdict quotes nothing that
+    another stored page holds."""
+    cited = evidence.cited_pages(claim)
+    if not cited or not all(p is not None and p.unreachable for _, p in cited):
+        return None
+    if verdict.evidence and _found_anywhere(evidence, verdict.evidence):
+        return None  # judged from another page of the task: that can be right
+    return Flag(verdict.subject, "unreachable", STRONG, _unfetched(cited, verdict, want))
+
+
+def _unfetched(cited: Sequence[tuple[int | None, Page | None]], verdict: Verdict, want: str) -> str:
+    refs = ", ".join(f"[{i}]" for i, _ in cited if i is not None) or "its page"
+    why = (
+        "its quoted evidence is in no stored page" if verdict.evidence else "it quotes no evidence"
+    )
+    return (
+        f"every page the claim cites ({refs}) could not be fetched and {why}: "
+        f"nothing supports {verdict.value}; {want} is what the pages allow."
+    )
 
 
 def _any_unreachable(evidence: Evidence) -> bool:
@@ -207,23 +260,29 @@ def unlocated_evidence(
             continue
         if verdict.value == required.get(verdict.kind):
             continue
-        if verdict.ref is not None:
-            page = evidence.page_of(verdict.ref)
-            if page is None or not page.text or locate(page.text, verdict.evidence) is not None:
-                continue
-            where = f"reference [{verdict.ref}]'s stored page"
-            if _found_anywhere(evidence, verdict.evidence):
-                where += " (it is on another page cited for this task)"
-        elif _found_anywhere(evidence, verdict.evidence):
-            continue
-        else:
-            where = "any stored page cited for this task"
-        yield Flag(
-            verdict.subject,
-            "evidence",
-            LIKELY,
-            f"the quoted evidence “{_short(verdict.evidence)}” is not in {where}.",
-        )
+        where = _where_evidence_is_missing(evidence, verdict)
+        if where is not None:
+            yield Flag(
+                verdict.subject,
+                "evidence",
+                LIKELY,
+                f"the quoted evidence “{_short(verdict.evidence)}” is not in {where}.",
+            )
+
+
+def _where_evidence_is_missing(evidence: Evidence, verdict: Verdict) -> str | None:
+    """Where a verdict's quote should be and is not (None: it is there, or no page says)."""
+    if verdict.ref is None:
+        if _found_anywhere(evidence, verdict.evidence):
+            return None
+        return "any stored page cited for this task"
+    page = evidence.page_of(verdict.ref)
+    if page is None or not page.text or locate(page.text, verdict.evidence) is not None:
+        return None
+    where = f"reference [{verdict.ref}]'s stored page"
+    if _found_anywhere(evidence, verdict.evidence):
+        where += " (it is on another page cited for this task)"
+    return where
 
 
 def _short(text: str, limit: int = 70) -> str:
@@ -237,48 +296,78 @@ def _short(text: str, limit: int = 70) -> str:
 def level_flags(evidence: Evidence, grading: Grading, prompt: str = "") -> Iterator[Flag]:
     if grading.levels is None or not grading.level_kinds:
         return
-    prompt_lists = enumerated_items(prompt) if prompt else ()
-    for verdict in evidence.verdicts:
-        if verdict.kind not in grading.level_kinds or verdict.value is None:
-            continue
-        criterion = evidence.criteria.get(verdict.criterion or "")
-        if criterion is None or not verdict.explanation.strip():
-            continue
-        levels = dict(grading.levels(criterion))
+    orders: dict[str, tuple[str, ...] | None] = {}
+    for verdict, criterion in _level_verdicts(evidence, grading.level_kinds):
+        levels = grading.levels(criterion)
         if not levels:
             continue
-        kind = get_kind(verdict.kind)
-        order = (
-            tuple(c.code for c in sorted(kind.scale.choices, key=lambda c: c.numeric or 0.0))
-            if kind is not None
-            else tuple(levels)
+        if verdict.kind not in orders:
+            orders[verdict.kind] = _scale_order(verdict.kind)
+        rubric = _rubric(tuple(levels.items()), criterion.text, orders[verdict.kind], prompt)
+        yield from _level_flags_of(verdict, rubric)
+
+
+def _level_verdicts(
+    evidence: Evidence, kinds: frozenset[str]
+) -> Iterator[tuple[Verdict, Criterion]]:
+    """The verdicts on a rubric's level that explain themselves, with their criterion."""
+    for verdict in evidence.verdicts:
+        if verdict.kind not in kinds or verdict.value is None:
+            continue
+        criterion = evidence.criteria.get(verdict.criterion or "")
+        if criterion is not None and verdict.explanation.strip():
+            yield verdict, criterion
+
+
+def _scale_order(kind_name: str) -> tuple[str, ...] | None:
+    """A verdict kind's codes from the lowest level up (None for a kind not registered)."""
+    kind = get_kind(kind_name)
+    if kind is None:
+        return None
+    return tuple(c.code for c in sorted(kind.scale.choices, key=lambda c: c.numeric or 0.0))
+
+
+@functools.lru_cache(maxsize=4096)
+def _rubric(
+    levels: tuple[tuple[str, str], ...],
+    criterion_text: str,
+    order: tuple[str, ...] | None,
+    prompt: str,
+) -> Rubric:
+    """A criterion's levels as both checks read them (see :class:`reviewer.levels.Rubric`):
+    the criterion text is the level its top code names when the rubric writes none, and its
+    enumerations come before the prompt's. Kept: a criterion is judged once per report."""
+    if order is None:
+        order = tuple(code for code, _ in levels)
+    counting = dict(levels)
+    counting.setdefault(order[-1] if order else "1", criterion_text)
+    lists = enumerated_items(criterion_text) + (enumerated_items(prompt) if prompt else ())
+    return Rubric(dict(levels), counting, lists, order)
+
+
+def _level_flags_of(verdict: Verdict, rubric: Rubric) -> Iterator[Flag]:
+    """The count and the quote test on one verdict."""
+    value = verdict.value or ""
+    counted, quoted = rubric.checks(verdict.explanation, value)
+    if counted is not None and counted.level != value:
+        what = "items" if not counted.items else ", ".join(counted.items)
+        yield Flag(
+            verdict.subject,
+            "level",
+            LIKELY,
+            f"the explanation counts {counted.count} of {counted.total} ({what}); "
+            f"the rubric gives {counted.level} for that "
+            f"(“{_short(rubric.counting[counted.level], 60)}”), the judge {value}.",
         )
-        counting = dict(levels)
-        counting.setdefault(order[-1] if order else "1", criterion.text)
-        lists = enumerated_items(criterion.text) + prompt_lists
-        counted = counted_level(verdict.explanation, counting, verdict.value, lists, order)
-        if counted is not None and counted.level != verdict.value:
-            what = "items" if not counted.items else ", ".join(counted.items)
-            yield Flag(
-                verdict.subject,
-                "level",
-                LIKELY,
-                f"the explanation counts {counted.count} of {counted.total} ({what}); "
-                f"the rubric gives {counted.level} for that "
-                f"(“{_short(counting[counted.level], 60)}”), the judge {verdict.value}.",
-            )
-        quoted = quoted_level(
-            verdict.explanation, levels, verdict.value, skip_counts=counted is not None
+    if quoted is not None:
+        yield Flag(
+            verdict.subject,
+            "level",
+            LIKELY,
+            f"the explanation uses the words of level {quoted.level} "
+            f"(“{_short(rubric.levels[quoted.level], 60)}”: "
+            f"{', '.join(quoted.matched)}), not of {value}.",
         )
-        if quoted is not None:
-            yield Flag(
-                verdict.subject,
-                "level",
-                LIKELY,
-                f"the explanation uses the words of level {quoted.level} "
-                f"(“{_short(levels[quoted.level], 60)}”: "
-                f"{', '.join(quoted.matched)}), not of {verdict.value}.",
-            )
 
 
 # -- judge runs ---------------------------------------------------------------------------------
@@ -299,19 +388,23 @@ def run_disagreements(evidence: Evidence) -> Iterator[Flag]:
             for o in others.get(verdict.subject, ())
             if o.run != verdict.run and not _same(verdict.kind, o.value, verdict.value)
         ]
-        if not differing:
-            continue
-        said = "; ".join(
-            f"run {o.run}{' (' + o.model + ')' if o.model else ''}"
-            f"{'' if o.active else ' [candidate]'} says {o.value}"
-            for o in differing[:3]
-        )
-        yield Flag(
-            verdict.subject,
-            "runs",
-            LIKELY,
-            f"judge runs disagree: {said}; the counting run {verdict.run} says {verdict.value}.",
-        )
+        if differing:
+            yield Flag(
+                verdict.subject,
+                "runs",
+                LIKELY,
+                f"judge runs disagree: {_said(differing)}; the counting run {verdict.run} "
+                f"says {verdict.value}.",
+            )
+
+
+def _said(others: Sequence[Verdict]) -> str:
+    """What (the first three of) the other runs say."""
+    return "; ".join(
+        f"run {o.run}{' (' + o.model + ')' if o.model else ''}"
+        f"{'' if o.active else ' [candidate]'} says {o.value}"
+        for o in others[:3]
+    )
 
 
 def _same(kind: str, a: str | None, b: str | None) -> bool:

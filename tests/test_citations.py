@@ -68,3 +68,19 @@ def test_locate_tolerates_whitespace_differences() -> None:
     assert locate(md, "A claim that wraps over lines") == (0, expected_end)
     assert locate(md, "absent text") is None
     assert locate(md, "") is None
+
+
+def test_the_last_references_heading_counts_wherever_hashes_are() -> None:
+    text = (
+        "# Report\n\nC# and F# are languages; see #3.\n"
+        "## References\n[1] Early list https://a.example\n\n"
+        "Text in between # with a hash ## References inline\n"
+        "  ### Sources :  \n1. Final list https://b.example\n"
+        "#### Appendix #\n[2] Not a reference https://c.example\n"
+        "## References #\n"  # (a trailing '#' is not a heading of the section)
+    )
+    refs = parse_references(text)
+    assert [(r.index, r.url) for r in refs] == [(1, "https://b.example")]
+    assert body_end(text) == text.index("  ### Sources")
+    assert parse_references("no heading # here\n[1] x https://d.example") == []
+    assert body_end("# Title only") == len("# Title only")

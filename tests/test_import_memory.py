@@ -109,11 +109,13 @@ def test_an_import_keeps_temporary_storage_on_disk_and_restores_it(
     ],
 )
 def test_the_quick_line_scan_flags_every_line_loads_refuses(line: str) -> None:
-    from reviewer.formats.jsonl import _suspect, loads
+    from reviewer.formats.jsonl import _may_refuse, _suspect, loads
 
     with pytest.raises(InputError):
         loads(line, "x.jsonl", 1)
     assert _suspect(line)
+    # The chunk scan finds it too, among other lines and in text that is not ASCII.
+    assert _may_refuse("[" + ",".join(['{"a": "ä 1"}\n', line + "\n", '{"b": 2}']) + "]")
 
 
 @pytest.mark.parametrize(
@@ -142,7 +144,7 @@ def test_the_quick_line_scan_lets_plain_lines_through(line: str) -> None:
 def test_no_number_loads_refuses_escapes_the_scan(
     mantissa: str, fraction: str, exponent: int, sign: str, form: str
 ) -> None:
-    from reviewer.formats.jsonl import _suspect, loads
+    from reviewer.formats.jsonl import _may_refuse, _suspect, loads
 
     digits = mantissa.lstrip("0") or "0"
     number = sign + digits
@@ -155,3 +157,37 @@ def test_no_number_loads_refuses_escapes_the_scan(
         loads(line, "x.jsonl", 1)
     except InputError:
         assert _suspect(line), line
+    if _suspect(line):
+        assert _may_refuse(line), line
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=400, deadline=None)
+def test_the_chunk_scan_misses_no_line_the_line_scan_flags(text: str) -> None:
+    from reviewer.formats.jsonl import _may_refuse, _suspect
+
+    if _suspect(text):
+        assert _may_refuse(text), text
+
+
+def test_a_refused_number_is_named_by_its_line_in_a_large_chunk(tmp_path: Path) -> None:
+    from reviewer.formats.jsonl import line_chunks, validate_lines
+    from reviewer.models import Judgment, JudgmentRecord
+
+    path = tmp_path / "judgments.jsonl"
+    good = '{"run": "r", "report": "x", "kind": "claim", "claim": "c%d", "value": "correct"}\n'
+    lines = [good % i for i in range(300)]
+    lines[211] = lines[211].replace('"correct"', "1e400")
+    path.write_text("".join(lines), encoding="utf-8")
+    ((numbers, chunk),) = list(line_chunks(path))
+    with pytest.raises(InputError) as caught:
+        validate_lines(Judgment, path, numbers, chunk, JudgmentRecord)
+    assert caught.value.line == 212 and "beyond the range" in str(caught.value)
+
+
+@given(st.text(st.sampled_from(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x00\x85\u3000ab.é"), max_size=30))
+@settings(max_examples=500, deadline=None)
+def test_a_reports_words_are_counted_as_split_counts_them(text: str) -> None:
+    from store.imports.loader import word_count
+
+    assert word_count(text) == len(text.split())

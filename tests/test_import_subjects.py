@@ -2,7 +2,10 @@
 verdict a new subject as it streams in, instead of linking them afterwards with an UPDATE of
 every verdict row. The result must be exactly what linking afterwards gives (same ids, in the
 same (report, kind, subject) order, so a plan's seed draws the same subjects), whatever order
-the verdicts come in, and a repeated verdict is still bad input naming its line."""
+the verdicts come in, and a repeated verdict is still bad input naming its line.
+
+Their suspicion flags are computed the same way, from the verdicts the import holds rather
+than read back: they must be exactly what a refresh from the stored rows gives."""
 
 from __future__ import annotations
 
@@ -85,6 +88,48 @@ def test_verdicts_not_grouped_by_report_are_still_all_linked(
             conn.execute("SELECT count(*) FROM judgment WHERE subject_id IS NULL").fetchone()[0]
             == 0
         )
+
+
+FLAGS = (
+    "SELECT r.ext_id, s.kind, s.key, x.rule, x.weight, x.reason FROM suspicion x "
+    "JOIN subject s ON s.id = x.subject_id JOIN report r ON r.id = s.report_id ORDER BY 1, 2, 3, 4"
+)
+
+
+def test_flags_written_beside_verdicts_equal_flags_refreshed(
+    synthetic: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from store.triage.suspicion import refresh_suspicion
+
+    def refresh(*args: object) -> int:
+        raise AssertionError("a bundle of one run is flagged as it is written")
+
+    monkeypatch.setattr(importer, "refresh_suspicion", refresh)
+    _import(synthetic, tmp_path / "streamed.db")
+    with sqlite3.connect(tmp_path / "streamed.db") as conn:
+        streamed = conn.execute(FLAGS).fetchall()
+        assert len(streamed) >= 5
+        conn.execute("DELETE FROM suspicion")
+        refresh_suspicion(conn)
+        assert conn.execute(FLAGS).fetchall() == streamed
+
+
+def test_verdicts_not_grouped_by_report_are_flagged_from_their_rows(
+    synthetic: Path, tmp_path: Path
+) -> None:
+    shuffled = tmp_path / "shuffled"
+    shuffled.mkdir()
+    for path in synthetic.iterdir():
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        if path.name == "judgments.jsonl":
+            lines = lines[: len(lines) // 2][::-1] + lines[len(lines) // 2 :]
+        (shuffled / path.name).write_text("".join(lines), encoding="utf-8")
+    _import(synthetic, tmp_path / "grouped.db")
+    _import(shuffled, tmp_path / "shuffled.db")
+    with sqlite3.connect(tmp_path / "grouped.db") as grouped:
+        expected = grouped.execute(FLAGS).fetchall()
+    with sqlite3.connect(tmp_path / "shuffled.db") as conn:
+        assert conn.execute(FLAGS).fetchall() == expected
 
 
 def _repeat_next_to(bundle: Bundle, index: int) -> int:

@@ -194,3 +194,128 @@ def test_span_past_the_end_is_an_error(tmp_path: Path, conn: sqlite3.Connection)
     bundle.reports[0] = report.model_copy(update={"claims": [claim, *report.claims[1:]]})
     with pytest.raises(InputError, match="past the report"):
         import_bundle(conn, bundle, "h")
+
+
+# -- verdicts read as plain records ----------------------------------------------------------
+
+
+def test_a_judgment_record_has_exactly_the_judgments_fields() -> None:
+    from typing import get_type_hints
+
+    from pydantic import TypeAdapter
+
+    from reviewer.models import Judgment, JudgmentRecord
+
+    hints = get_type_hints(JudgmentRecord)
+    fields = Judgment.model_fields
+    assert list(hints) == list(fields)
+    assert {name: hints[name] for name in hints} == {n: f.annotation for n, f in fields.items()}
+    # The same defaults: a verdict that names only what it must reads the same both ways.
+    bare = {"run": "r", "report": "x", "kind": "k"}
+    assert TypeAdapter(JudgmentRecord).validate_python(bare) == dict(Judgment(**bare))
+    with pytest.raises(ValueError):
+        TypeAdapter(JudgmentRecord).validate_python({"run": "r", "report": "x"})
+
+
+LINES = [
+    '{"run": "r", "report": "x", "kind": "ins", "criterion": "c", "value": 1.0}',
+    '{"run": "r", "report": "x", "kind": "ins", "value": "0.5", "explanation": "e"}',
+    '{"run": "r", "report": "x", "kind": "k", "claim": "c", "ref": 3, "value": true}',
+    '{"run": "r", "report": "x", "kind": "k", "ref": "3"}',
+    '{"run": "r", "report": "x", "kind": "k", "ref": 3.5}',
+    '{"run": "r", "report": "x", "kind": "k", "value": [1]}',
+    '{"run": "r", "report": "x", "kind": "k", "value": null, "error": "timeout"}',
+    '{"run": "r", "report": "x", "kind": "k", "explanation": null}',
+    '{"run": "r", "report": "x", "kind": "k", "typo": 1}',
+    '{"run": "r", "report": "x"}',
+    '{"run": 1, "report": "x", "kind": "k"}',
+    '{"run": "r", "report": "x", "kind": "k", "source_sha256": 5}',
+    "[1, 2]",
+    "3",
+]
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_a_judgment_record_accepts_and_refuses_what_the_model_does(line: str) -> None:
+    from pydantic import TypeAdapter, ValidationError
+
+    from reviewer.models import Judgment, JudgmentRecord
+
+    try:
+        model: object = dict(Judgment.model_validate_json(line))
+    except ValidationError:
+        model = None
+    try:
+        record: object = TypeAdapter(JudgmentRecord).validate_json(line)
+    except ValidationError:
+        record = None
+    assert (model is None) == (record is None)
+    if isinstance(model, dict) and isinstance(record, dict):
+        assert record == model
+
+
+def test_a_bad_verdict_line_is_named_as_the_model_names_it(
+    tmp_path: Path, conn: sqlite3.Connection
+) -> None:
+    folder = write_folder(tmp_path)
+    edit_line(folder / "judgments.jsonl", 2, {"ref": "third"})
+    with pytest.raises(InputError) as caught:
+        import_folder(conn, folder)
+    error = caught.value
+    assert (error.line, error.field) == (2, "ref")
+    assert "valid integer" in str(error)
+    assert row_counts(conn)["judgment"] == 0
+
+
+# -- what a framework declares about its subtasks --------------------------------------------
+
+
+def test_what_each_subtask_needs_is_the_frameworks_declaration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    import reviewer.formats.checks as checks
+    from reviewer.frameworks.dailyreport.grading import GRADING
+    from reviewer.grading import SubtaskCriterion
+    from reviewer.registry import frameworks
+
+    bundle = tiny_bundle()
+    bundle.tasks[0].criteria.pop(0)  # s1 loses its ins criterion
+    bundle.judgments = [j for j in bundle.judgments if j.criterion != "s1-ins"]
+    assert [w.split(": ", 1)[1] for w in check_bundle_warnings(bundle)] == [
+        "field 'subtasks.0': subtask 's1' of task 't1' has no ins criterion: its ins_k is 0 "
+        "and the report is flagged 'needs review' (option cascade.missing_ins=exclude leaves "
+        "the subtask out instead)"
+    ]
+    # Declared otherwise, the same check asks for what the declaration says ...
+    cascade = frameworks()["cascade"]
+    other = SubtaskCriterion("fac", "no facts for it")
+    declared = type(
+        "Declared", (), {"grading": dataclasses.replace(GRADING, subtask_criterion=other)}
+    )
+    monkeypatch.setattr(checks, "frameworks", lambda: {"cascade": declared()})
+    warned = check_bundle_warnings(bundle)
+    assert len(warned) == 2 and all("has no fac criterion: no facts for it" in w for w in warned)
+    # ... and asks nothing of a framework that declares nothing.
+    bare = type("Bare", (), {"grading": dataclasses.replace(GRADING, subtask_criterion=None)})
+    monkeypatch.setattr(checks, "frameworks", lambda: {"cascade": bare()})
+    assert check_bundle_warnings(bundle) == []
+    assert cascade.grading is GRADING  # (the registered framework is left as it was)
+
+
+def check_bundle_warnings(bundle: object) -> list[str]:
+    from reviewer.formats.checks import check_bundle
+    from reviewer.models import Bundle
+
+    assert isinstance(bundle, Bundle)
+    return check_bundle(bundle).warnings
+
+
+def test_the_bundle_checks_name_no_framework() -> None:
+    import reviewer.formats.checks as checks
+    from reviewer.registry import frameworks
+
+    source = Path(checks.__file__).read_text(encoding="utf-8")
+    for name in frameworks():
+        assert f'"{name}"' not in source and f"'{name}'" not in source, name

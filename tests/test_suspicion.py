@@ -199,3 +199,33 @@ def test_flags_do_not_depend_on_which_reports_share_a_batch(
     conn.execute("DELETE FROM suspicion")
     assert refresh_suspicion(conn) == len(before)
     assert _flags(conn) == before
+
+
+# -- what the evidence of a report holds -------------------------------------------------------
+
+
+def test_claims_are_read_where_a_rule_may_read_them(sample_db: Path) -> None:
+    from reviewer.frameworks.dailyreport.grading import GRADING
+    from reviewer.frameworks.dr3_eval.grading import GRADING as DR3
+    from reviewer.suspicion import level_flags, reads_claims, unlocated_evidence
+    from store.triage.suspicion import evidence
+
+    assert reads_claims([DR3]) and not reads_claims([GRADING])  # DR3-Eval's own rules may
+    conn = connect(sample_db)
+    ids = [r for (r,) in conn.execute("SELECT id FROM report ORDER BY id")]
+    full = {rid: ev for rid, _, _, ev in evidence(conn, ids)}
+    lean = {rid: ev for rid, _, _, ev in evidence(conn, ids, with_claims=lambda names: False)}
+    conn.close()
+    dead = {rid for rid, ev in full.items() if any(p.unreachable for p in ev.pages.values())}
+    assert dead and len(dead) < len(full)
+    for rid, ev in full.items():
+        # Claims are left out only where no page cited for the task is unreachable ...
+        assert lean[rid].claims == (ev.claims if rid in dead else {})
+        # ... which changes nothing the shared rules say.
+        for said in (
+            lambda e: list(unreachable(e, GRADING.unreachable)),
+            lambda e: list(unlocated_evidence(e, GRADING.evidence_kinds, GRADING.unreachable)),
+            lambda e: list(contradictions(e, GRADING.entailments)),
+            lambda e: list(level_flags(e, GRADING)),
+        ):
+            assert said(lean[rid]) == said(ev)

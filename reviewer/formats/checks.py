@@ -6,43 +6,53 @@ that falls outside its report. The checker sees records as a stream (suite, task
 reports, sources, runs, judgments) and keeps only ids, so a large bundle is checked in constant
 memory; the store's importer writes each record right after its check, inside one transaction
 that an error rolls back, so a bad bundle still imports nothing.
+
+What a benchmark expects beyond the format (each subtask scored through a criterion of some
+dimension) is what its framework declares in its :class:`~reviewer.grading.Grading`; nothing
+here knows a benchmark by name.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple, cast
 
 from reviewer.citations import citations_near, locate, parse_references
 from reviewer.errors import InputError
 from reviewer.formats.jsonl import Where
 from reviewer.framework import VerdictKind
+from reviewer.grading import SubtaskCriterion
 from reviewer.models import (
     TRACE_COUNTS,
     TRACE_KEY,
     Bundle,
+    Claim,
     JudgeRun,
-    Judgment,
+    JudgmentRecord,
     Report,
     Source,
     Suite,
     System,
     Task,
-    subject_of,
+    subject_key,
 )
 from reviewer.registry import frameworks, verdict_kinds
 from reviewer.scales import ScaleError
 
-"""(file, 1-based line or None) of the record being checked."""
 
-
-@dataclass(frozen=True, slots=True)
-class ResolvedClaim:
+class ResolvedClaim(NamedTuple):
     span: tuple[int, int] | None
     citations: tuple[int, ...]
     subtask: str | None = None
     """The subtask the claim belongs to: its own ``subtask``, else its ``criterion``'s (a claim
     answers "only one most matching accuracy question", DailyReport App. C)."""
+
+
+_resolved_claim = functools.partial(tuple.__new__, ResolvedClaim)
+"""(span, citations, subtask) as a ResolvedClaim, without a Python call per claim."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +61,9 @@ class ResolvedReport:
     claims: list[ResolvedClaim]
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedJudgment:
+class ResolvedJudgment(NamedTuple):
     value: str | None
+    """The value as its scale's code (None: the judge failed on the item)."""
     subject: str
 
 
@@ -78,6 +88,20 @@ class Resolved:
 REPEATED_VERDICT = "a second verdict on the same subject in the same run"
 
 
+class _Target(NamedTuple):
+    """The report a run of verdicts is about (they come together), with what they may name."""
+
+    ext: str
+    task: str
+    criteria: Mapping[str, str | None]
+    """The task's criteria (id -> subtask)."""
+    claims: frozenset[str]
+    references: frozenset[int]
+
+
+_NO_TARGET = _Target("", "", {}, frozenset(), frozenset())
+
+
 class BundleChecker:
     """Checks records in bundle order and returns what the store needs resolved."""
 
@@ -91,25 +115,20 @@ class BundleChecker:
         """``repeats_checked_by_store``: the caller finds a second verdict on the same subject
         in the same run itself (the store's unique index does, naming the line), so the
         checker need not remember every verdict's identity — a set that would grow with the
-        run (~300 MB at 2.5 million verdicts)."""
+        run."""
         self._remember = not repeats_checked_by_store
-        known = frameworks()
-        for name in suite.frameworks:
-            if name not in known:
-                raise InputError(
-                    suite_file,
-                    f"unknown framework {name!r} (known: {', '.join(sorted(known))})",
-                    field="frameworks",
-                )
+        self._needs = _subtask_criteria(suite, suite_file)
         self.suite = suite
         self._kinds: dict[str, VerdictKind] = verdict_kinds()
+        self._suite_kinds: dict[str, VerdictKind] = {}
+        """The kinds already found to belong to one of the suite's frameworks."""
         self._tasks: dict[str, tuple[frozenset[str], dict[str, str | None]]] = {}
         self._systems: set[str] = set()
         # Per report: its task, its claim ids in order (a tuple: a run holds a million of
-        # them) and its reference indices. Membership goes through a set of one report's ids,
-        # kept while that report's verdicts come (they come together).
+        # them) and its reference indices; the report whose verdicts are coming (they come
+        # together) as a _Target.
         self._reports: dict[str, tuple[str, tuple[str, ...], frozenset[int]]] = {}
-        self._claims_of: tuple[str, frozenset[str]] = ("", frozenset())
+        self._target = _NO_TARGET
         self._pairs: set[tuple[str, str]] = set()
         self._urls: set[str] = set()
         self._runs: set[str] = set()
@@ -118,7 +137,7 @@ class BundleChecker:
         self.warnings: list[str] = []
         """Accepted, but worth a look (named like errors: file, line, field)."""
 
-    # -- records -----------------------------------------------------------------------
+    # -- tasks, systems --------------------------------------------------------------------
 
     def task(self, task: Task, where: Where) -> None:
         if task.id in self._tasks:
@@ -131,36 +150,58 @@ class BundleChecker:
                     "which the suite does not list",
                     f"criteria.{i}.framework",
                 )
-        if "cascade" in self.suite.frameworks:
-            with_ins = {
-                c.subtask
-                for c in task.criteria
-                if c.framework == "cascade" and c.dimension == "ins"
-            }
-            for i, sub in enumerate(task.subtasks):
-                if sub.id not in with_ins:
-                    self.warnings.append(
-                        str(
-                            _err(
-                                where,
-                                f"subtask {sub.id!r} of task {task.id!r} has no ins criterion: "
-                                "its ins_k is 0 and the report is flagged 'needs review' (option "
-                                "cascade.missing_ins=exclude leaves the subtask out instead)",
-                                f"subtasks.{i}",
-                            )
-                        )
-                    )
+        for framework, need in self._needs:
+            self._warn_subtasks_without(task, framework, need, where)
         self._tasks[task.id] = (
             frozenset(s.id for s in task.subtasks),
             {c.id: c.subtask for c in task.criteria},
         )
+
+    def _warn_subtasks_without(
+        self, task: Task, framework: str, need: SubtaskCriterion, where: Where
+    ) -> None:
+        covered = {
+            c.subtask
+            for c in task.criteria
+            if c.framework == framework and c.dimension == need.dimension
+        }
+        for i, sub in enumerate(task.subtasks):
+            if sub.id not in covered:
+                message = (
+                    f"subtask {sub.id!r} of task {task.id!r} has no {need.dimension} "
+                    f"criterion: {need.consequence}"
+                )
+                self.warnings.append(str(_err(where, message, f"subtasks.{i}")))
 
     def system(self, system: System, where: Where) -> None:
         if system.id in self._systems:
             raise _err(where, f"system id {system.id!r} repeats", "id")
         self._systems.add(system.id)
 
+    # -- reports ---------------------------------------------------------------------------
+
     def report(self, report: Report, where: Where) -> ResolvedReport:
+        self._check_report_names(report, where)
+        _check_trace(report, where)
+        subtasks, criteria = self._tasks[report.task]
+        refs = _references(report, where)
+        claims: list[ResolvedClaim] = []
+        cursor = 0
+        for j, claim in enumerate(report.claims):
+            subtask = _claim_subtask(claim, j, subtasks, criteria, where)
+            span, cites = _claim_place(claim, j, report.markdown, cursor, where)
+            if span is not None:
+                cursor = span[0]
+            claims.append(_resolved_claim((span, cites, subtask)))
+        self._reports[report.id] = (
+            report.task,
+            tuple(c.id for c in report.claims),
+            frozenset(r[0] for r in refs),
+        )
+        return ResolvedReport(refs, claims)
+
+    def _check_report_names(self, report: Report, where: Where) -> None:
+        """A new report id, for a known task and system, the first for the pair."""
         if report.id in self._reports:
             raise _err(where, f"report id {report.id!r} repeats", "id")
         if report.task not in self._tasks:
@@ -174,69 +215,8 @@ class BundleChecker:
                 "system",
             )
         self._pairs.add((report.task, report.system))
-        _check_trace(report, where)
-        subtasks, criteria = self._tasks[report.task]
-        if report.references is None:
-            refs = [(r.index, r.title, r.url) for r in parse_references(report.markdown)]
-        else:
-            refs = [(r.index, r.title, r.url) for r in report.references]
-            if len({r[0] for r in refs}) != len(refs):
-                raise _err(where, "reference indices repeat", "references")
-        claims: list[ResolvedClaim] = []
-        cursor = 0
-        markdown = report.markdown
-        for j, claim in enumerate(report.claims):
-            if claim.subtask is not None and claim.subtask not in subtasks:
-                raise _err(
-                    where,
-                    f"claim {claim.id} names unknown subtask {claim.subtask!r}",
-                    f"claims.{j}.subtask",
-                )
-            subtask = claim.subtask
-            if claim.criterion is not None:
-                if claim.criterion not in criteria:
-                    raise _err(
-                        where,
-                        f"claim {claim.id} names unknown criterion {claim.criterion!r}",
-                        f"claims.{j}.criterion",
-                    )
-                linked = criteria[claim.criterion]
-                if subtask is None:
-                    subtask = linked
-                elif linked is not None and linked != subtask:
-                    raise _err(
-                        where,
-                        f"claim {claim.id} names subtask {subtask!r} but its "
-                        f"criterion {claim.criterion!r} belongs to subtask {linked!r}",
-                        f"claims.{j}.criterion",
-                    )
-            span: tuple[int, int] | None
-            if claim.span is not None:
-                if claim.span[1] > len(markdown):
-                    raise _err(
-                        where,
-                        f"claim {claim.id} span ends at {claim.span[1]}, past the "
-                        f"report's {len(markdown)} characters",
-                        f"claims.{j}.span",
-                    )
-                span = (claim.span[0], claim.span[1])
-            else:
-                span = locate(markdown, claim.fact, cursor)
-            if span is not None:
-                cursor = span[0]
-            if claim.citations is not None:
-                cites = tuple(claim.citations)
-            elif span is not None:
-                cites = citations_near(markdown, span[0], span[1])
-            else:
-                cites = ()
-            claims.append(ResolvedClaim(span, cites, subtask))
-        self._reports[report.id] = (
-            report.task,
-            tuple(c.id for c in report.claims),
-            frozenset(r[0] for r in refs),
-        )
-        return ResolvedReport(refs, claims)
+
+    # -- sources, runs ---------------------------------------------------------------------
 
     def source(self, source: Source, where: Where) -> str:
         """Returns the sha256 of the source text (computed, or checked when given)."""
@@ -255,79 +235,253 @@ class BundleChecker:
             raise _err(where, f"run id {run.id!r} repeats", "id")
         self._runs.add(run.id)
 
-    def judgment(self, judgment: Judgment, where: Where) -> ResolvedJudgment:
-        if judgment.run not in self._runs:
-            raise _err(where, f"unknown run {judgment.run!r}", "run")
-        target = self._reports.get(judgment.report)
-        if target is None:
-            raise _err(where, f"unknown report {judgment.report!r}", "report")
-        kind = self._kinds.get(judgment.kind)
+    # -- judgments -------------------------------------------------------------------------
+
+    def judgment(self, judgment: JudgmentRecord, where: Where) -> tuple[str | None, str]:
+        """The verdict's value as its scale's code (None: the judge failed) and its subject's
+        text; an InputError names the first thing wrong (run, report, kind, subject, value)."""
+        if judgment["run"] not in self._runs:
+            raise _err(where, f"unknown run {judgment['run']!r}", "run")
+        report = judgment["report"]
+        target = self._target if report == self._target.ext else self._target_of(report, where)
+        kind = self._suite_kinds.get(judgment["kind"]) or self._kind_of(judgment["kind"], where)
+        criterion, claim, ref, key = (
+            judgment["criterion"],
+            judgment["claim"],
+            judgment["ref"],
+            judgment["key"],
+        )
+        _SUBJECTS.get(kind.subject, _key_subject)(kind, target, criterion, claim, ref, key, where)
+        subject = subject_key(criterion, claim, ref, key)
+        if self._remember:
+            self._once((judgment["run"], report, judgment["kind"], subject), where)
+        value = judgment["value"]
+        if value is None:
+            if judgment["error"] is None:
+                raise _err(
+                    where, "no value: give a value, or an error saying why there is none", "value"
+                )
+            return None, subject
+        code = self._normalized.get((kind.scale.name, value, type(value)))
+        if code is None:
+            code = self._code(kind, value, where)
+        return code, subject
+
+    def _once(self, identity: tuple[str, str, str, str], where: Where) -> None:
+        """A verdict's identity (run, report, kind, subject), refused the second time."""
+        if identity in self._seen:
+            raise _err(where, REPEATED_VERDICT, "kind")
+        self._seen.add(identity)
+
+    def _target_of(self, report: str, where: Where) -> _Target:
+        found = self._reports.get(report)
+        if found is None:
+            raise _err(where, f"unknown report {report!r}", "report")
+        task, claims, references = found
+        self._target = _Target(report, task, self._tasks[task][1], frozenset(claims), references)
+        return self._target
+
+    def _kind_of(self, name: str, where: Where) -> VerdictKind:
+        kind = self._kinds.get(name)
         if kind is None:
-            raise _err(where, f"unknown verdict kind {judgment.kind!r}", "kind")
+            raise _err(where, f"unknown verdict kind {name!r}", "kind")
         if kind.framework not in self.suite.frameworks:
             raise _err(
                 where,
                 f"kind {kind.name} belongs to {kind.framework}, which the suite does not list",
                 "kind",
             )
-        task_id, claim_order, ref_indices = target
-        subject = kind.subject
-        if subject == "criterion":
-            if judgment.criterion is None:
-                raise _err(where, f"a {kind.name} verdict needs a criterion", "criterion")
-            if judgment.criterion not in self._tasks[task_id][1]:
-                raise _err(
-                    where,
-                    f"unknown criterion {judgment.criterion!r} for task {task_id}",
-                    "criterion",
-                )
-        elif subject == "claim" or subject == "claim_ref":
-            if judgment.claim is None:
-                raise _err(where, f"a {kind.name} verdict needs a claim", "claim")
-            if self._claims_of[0] != judgment.report:
-                self._claims_of = (judgment.report, frozenset(claim_order))
-            if judgment.claim not in self._claims_of[1]:
-                raise _err(
-                    where, f"unknown claim {judgment.claim!r} in report {judgment.report}", "claim"
-                )
-            if subject == "claim_ref":
-                if judgment.ref is None:
-                    raise _err(where, f"a {kind.name} verdict needs a ref (reference index)", "ref")
-                if ref_indices and judgment.ref not in ref_indices:
-                    raise _err(
-                        where, f"report {judgment.report} has no reference [{judgment.ref}]", "ref"
-                    )
-        elif judgment.key is None:
-            raise _err(where, f"a {kind.name} verdict needs a key", "key")
-        if (
-            subject != "criterion"
-            and judgment.criterion is not None
-            and judgment.criterion not in self._tasks[task_id][1]
-        ):
+        self._suite_kinds[name] = kind
+        return kind
+
+    def _code(self, kind: VerdictKind, value: str | float | bool, where: Where) -> str:
+        """A value as its kind's scale code (each distinct value normalised once)."""
+        try:
+            code = kind.scale.normalize(value)
+        except ScaleError as exc:
+            raise _err(where, str(exc), "value") from exc
+        self._normalized[(kind.scale.name, value, type(value))] = code
+        return code
+
+
+# -- what a verdict's subject must name, by the kind's subject --------------------------------
+
+SubjectCheck = Callable[
+    [VerdictKind, _Target, str | None, str | None, int | None, str | None, Where], None
+]
+"""(kind, report, criterion, claim, ref, key, where): raises when the verdict does not name
+what its kind's subject needs, or names what its report does not have."""
+
+
+def _known_criterion(target: _Target, criterion: str, where: Where) -> None:
+    if criterion not in target.criteria:
+        raise _err(where, f"unknown criterion {criterion!r} for task {target.task}", "criterion")
+
+
+def _criterion_subject(
+    kind: VerdictKind,
+    target: _Target,
+    criterion: str | None,
+    claim: str | None,
+    ref: int | None,
+    key: str | None,
+    where: Where,
+) -> None:
+    if criterion is None:
+        raise _err(where, f"a {kind.name} verdict needs a criterion", "criterion")
+    _known_criterion(target, criterion, where)
+
+
+def _claim_subject(
+    kind: VerdictKind,
+    target: _Target,
+    criterion: str | None,
+    claim: str | None,
+    ref: int | None,
+    key: str | None,
+    where: Where,
+) -> None:
+    if claim is None:
+        raise _err(where, f"a {kind.name} verdict needs a claim", "claim")
+    if claim not in target.claims:
+        raise _err(where, f"unknown claim {claim!r} in report {target.ext}", "claim")
+    if criterion is not None:  # (a claim's verdict may name its criterion too)
+        _known_criterion(target, criterion, where)
+
+
+def _claim_ref_subject(
+    kind: VerdictKind,
+    target: _Target,
+    criterion: str | None,
+    claim: str | None,
+    ref: int | None,
+    key: str | None,
+    where: Where,
+) -> None:
+    if claim is None:
+        raise _err(where, f"a {kind.name} verdict needs a claim", "claim")
+    if claim not in target.claims:
+        raise _err(where, f"unknown claim {claim!r} in report {target.ext}", "claim")
+    if ref is None:
+        raise _err(where, f"a {kind.name} verdict needs a ref (reference index)", "ref")
+    if target.references and ref not in target.references:
+        raise _err(where, f"report {target.ext} has no reference [{ref}]", "ref")
+    if criterion is not None:
+        _known_criterion(target, criterion, where)
+
+
+def _key_subject(
+    kind: VerdictKind,
+    target: _Target,
+    criterion: str | None,
+    claim: str | None,
+    ref: int | None,
+    key: str | None,
+    where: Where,
+) -> None:
+    if key is None:
+        raise _err(where, f"a {kind.name} verdict needs a key", "key")
+    if criterion is not None:
+        _known_criterion(target, criterion, where)
+
+
+_SUBJECTS: dict[str, SubjectCheck] = {
+    "criterion": _criterion_subject,
+    "claim": _claim_subject,
+    "claim_ref": _claim_ref_subject,
+    "key": _key_subject,
+}
+
+
+# -- what a report's parts resolve to ---------------------------------------------------------
+
+
+def _references(report: Report, where: Where) -> list[tuple[int, str, str | None]]:
+    """The report's reference list: as given (indices must not repeat), else parsed from its
+    text."""
+    if report.references is None:
+        return [(r.index, r.title, r.url) for r in parse_references(report.markdown)]
+    refs = [(r.index, r.title, r.url) for r in report.references]
+    if len({r[0] for r in refs}) != len(refs):
+        raise _err(where, "reference indices repeat", "references")
+    return refs
+
+
+def _claim_subtask(
+    claim: Claim,
+    j: int,
+    subtasks: frozenset[str],
+    criteria: Mapping[str, str | None],
+    where: Where,
+) -> str | None:
+    """The claim's subtask: its own, else its criterion's (they must agree when both say)."""
+    if claim.subtask is not None and claim.subtask not in subtasks:
+        raise _err(
+            where,
+            f"claim {claim.id} names unknown subtask {claim.subtask!r}",
+            f"claims.{j}.subtask",
+        )
+    if claim.criterion is None:
+        return claim.subtask
+    if claim.criterion not in criteria:
+        raise _err(
+            where,
+            f"claim {claim.id} names unknown criterion {claim.criterion!r}",
+            f"claims.{j}.criterion",
+        )
+    linked = criteria[claim.criterion]
+    if claim.subtask is None:
+        return linked
+    if linked is not None and linked != claim.subtask:
+        raise _err(
+            where,
+            f"claim {claim.id} names subtask {claim.subtask!r} but its "
+            f"criterion {claim.criterion!r} belongs to subtask {linked!r}",
+            f"claims.{j}.criterion",
+        )
+    return claim.subtask
+
+
+def _claim_place(
+    claim: Claim, j: int, markdown: str, cursor: int, where: Where
+) -> tuple[tuple[int, int] | None, tuple[int, ...]]:
+    """Where the claim is in the report (given, else found from ``cursor`` on) and the
+    references it cites (given, else the markers at its place)."""
+    span: tuple[int, int] | None
+    if claim.span is not None:
+        if claim.span[1] > len(markdown):
             raise _err(
-                where, f"unknown criterion {judgment.criterion!r} for task {task_id}", "criterion"
+                where,
+                f"claim {claim.id} span ends at {claim.span[1]}, past the "
+                f"report's {len(markdown)} characters",
+                f"claims.{j}.span",
             )
-        subject_text = subject_of(judgment)
-        if self._remember:
-            identity = (judgment.run, judgment.report, judgment.kind, subject_text)
-            if identity in self._seen:
-                raise _err(where, REPEATED_VERDICT, "kind")
-            self._seen.add(identity)
-        if judgment.value is None:
-            if judgment.error is None:
-                raise _err(
-                    where, "no value: give a value, or an error saying why there is none", "value"
-                )
-            return ResolvedJudgment(None, subject_text)
-        memo = (kind.scale.name, judgment.value, type(judgment.value))
-        code = self._normalized.get(memo)
-        if code is None:
-            try:
-                code = kind.scale.normalize(judgment.value)
-            except ScaleError as exc:
-                raise _err(where, str(exc), "value") from exc
-            self._normalized[memo] = code
-        return ResolvedJudgment(code, subject_text)
+        span = (claim.span[0], claim.span[1])
+    else:
+        span = locate(markdown, claim.fact, cursor)
+    if claim.citations is not None:
+        return span, tuple(claim.citations)
+    if span is not None:
+        return span, citations_near(markdown, span[0], span[1])
+    return span, ()
+
+
+def _subtask_criteria(suite: Suite, suite_file: str) -> list[tuple[str, SubtaskCriterion]]:
+    """(framework, what each subtask needs) for the suite's frameworks that declare it; an
+    unknown framework is an error."""
+    known = frameworks()
+    needs = []
+    for name in suite.frameworks:
+        if name not in known:
+            raise InputError(
+                suite_file,
+                f"unknown framework {name!r} (known: {', '.join(sorted(known))})",
+                field="frameworks",
+            )
+        grading = known[name].grading
+        if grading is not None and grading.subtask_criterion is not None:
+            needs.append((name, grading.subtask_criterion))
+    return needs
 
 
 def _check_trace(report: Report, where: Where) -> None:
@@ -380,8 +534,8 @@ def check_bundle(bundle: Bundle) -> Resolved:
     for i, run in enumerate(bundle.runs):
         checker.run(run, where("run", i, "runs.jsonl"))
     for i, judgment in enumerate(bundle.judgments):
-        resolved.judgments.append(
-            checker.judgment(judgment, where("judgment", i, "judgments.jsonl"))
-        )
+        record = cast(JudgmentRecord, dict(judgment))
+        value, subject = checker.judgment(record, where("judgment", i, "judgments.jsonl"))
+        resolved.judgments.append(ResolvedJudgment(value, subject))
     resolved.warnings = checker.warnings
     return resolved

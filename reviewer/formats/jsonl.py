@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,7 +45,7 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     try:
         with path.open("r", encoding="utf-8") as handle:
             for number, line in enumerate(handle, 1):
-                if line.strip():
+                if line and not line.isspace():  # (not strip(): that copies every line)
                     yield number, line
     except UnicodeDecodeError as exc:
         raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
@@ -90,17 +90,21 @@ def _surrogate_path(value: Any, path: tuple[str, ...] = ()) -> tuple[str, ...] |
     if isinstance(value, str):
         return path if any("\ud800" <= c <= "\udfff" for c in value) else None
     if isinstance(value, dict):
-        for key, item in value.items():
-            found = _surrogate_path(key, (*path, str(key))) or _surrogate_path(
-                item, (*path, str(key))
-            )
-            if found is not None:
-                return found
+        return _first_surrogate_in(value.items(), path)
     if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _surrogate_path(item, (*path, str(index)))
-            if found is not None:
-                return found
+        return _first_surrogate_in(enumerate(value), path)
+    return None
+
+
+def _first_surrogate_in(
+    items: Iterable[tuple[Any, Any]], path: tuple[str, ...]
+) -> tuple[str, ...] | None:
+    """In an object's keys and values, or a list's items (keyed by their index), in order."""
+    for key, item in items:
+        step = (*path, str(key))
+        found = _surrogate_path(key, step) or _surrogate_path(item, step)
+        if found is not None:
+            return found
     return None
 
 
@@ -125,17 +129,22 @@ def loads(text: str, file: str | Path, line: int | None = None, field: str | Non
         ) from None
     except ValueError as exc:  # an integer too long to convert, and the like
         raise InputError(file, f"invalid JSON: {exc}", line=line, field=field) from None
-    if "\\u" in text and re.search(r"\\u[dD][89a-fA-F]", text):
-        found = _surrogate_path(value)
-        if found is not None:
-            raise InputError(
-                file,
-                "a string with a lone surrogate (an escape such as "
-                "\\ud800 that is not half of a pair): not text",
-                line=line,
-                field=".".join((*([field] if field else []), *found)) or None,
-            )
+    if "\\u" in text and _SURROGATE.search(text):
+        _refuse_surrogates(value, file, line, field)
     return value
+
+
+def _refuse_surrogates(value: Any, file: str | Path, line: int | None, field: str | None) -> None:
+    """A lone surrogate escaped in the text is no text: named by its place in the value."""
+    found = _surrogate_path(value)
+    if found is not None:
+        raise InputError(
+            file,
+            "a string with a lone surrogate (an escape such as "
+            "\\ud800 that is not half of a pair): not text",
+            line=line,
+            field=".".join((*([field] if field else []), *found)) or None,
+        )
 
 
 _BIG_NUMBER = re.compile(r"[0-9](?:[0-9]{18}|(?:\.[0-9]+)?[eE][+-]?[0-9]{3})")
@@ -156,6 +165,29 @@ def _suspect(line: str) -> bool:
         or "Infinity" in line
         or ("\\u" in line and _SURROGATE.search(line) is not None)
         or _BIG_NUMBER.search(line) is not None
+    )
+
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789E", b"000000000e")
+_SURROGATE_READ = re.compile(rb"\\u[dD][0a-fA-F]")
+""":data:`_SURROGATE` as :func:`_may_refuse` reads the text (8 and 9 as 0)."""
+
+
+def _may_refuse(text: str) -> bool:
+    """Whether any line of ``text`` may hold what :func:`_suspect` looks for: a quick test of
+    a whole chunk that never misses one (a false alarm only costs the line by line check).
+
+    Read with every digit as 0, E as e and signs dropped, each of :func:`_suspect`'s patterns
+    contains a plain substring — 19 zeros, ``e000``, ``NaN``, ``Infinity``, ``\\u`` — and a
+    substring is found by skipping through the text rather than trying a pattern at each
+    digit, which is most of what scanning every character of a large import cost."""
+    data = text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZERO, b"+-")
+    return (
+        b"0000000000000000000" in data
+        or b"e000" in data
+        or b"NaN" in data
+        or b"Infinity" in data
+        or (b"\\u" in data and _SURROGATE_READ.search(data) is not None)
     )
 
 
@@ -210,54 +242,90 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, parse_object(path, number, line)
 
 
-_ADAPTERS: dict[type[BaseModel], TypeAdapter[list[Any]]] = {}
+_ADAPTERS: dict[object, TypeAdapter[list[Any]]] = {}
 
 
-def validate_lines(model: type[M], path: Path, lines: list[tuple[int, str]]) -> list[M]:
-    """Validate a chunk of lines in one pydantic call, falling back per line to locate errors.
+def _adapter(shape: object) -> TypeAdapter[list[Any]]:
+    adapter = _ADAPTERS.get(shape)
+    if adapter is None:
+        adapter = _ADAPTERS[shape] = TypeAdapter(list[shape])  # type: ignore[valid-type]
+    return adapter
+
+
+def validate_lines(
+    model: type[M],
+    path: Path,
+    numbers: list[int],
+    lines: list[str],
+    read_as: object = None,
+) -> list[Any]:
+    """Validate a chunk of lines (and their numbers) in one pydantic call, falling back per
+    line to locate errors.
 
     One call for a few thousand lines costs about what ``json.loads`` alone would per line, so
     large bundles validate at close to parse speed; only a failing chunk pays for the slow path
-    that names the exact line and field.
+    that names the exact line and field. ``read_as``: a shape that validates exactly as
+    ``model`` does but builds less (:class:`reviewer.models.JudgmentRecord`); the errors are
+    still ``model``'s.
     """
-    adapter = _ADAPTERS.get(model)
-    if adapter is None:
-        adapter = _ADAPTERS[model] = TypeAdapter(list[model])  # type: ignore[valid-type]
+    text = "[" + ",".join(lines) + "]"
     # One scan of the chunk: a line can hold what loads() refuses only if the chunk does
-    # (no pattern spans a line break). Scanning line by line was an eighth of a large import.
-    if _suspect("\n".join(text for _, text in lines)):
-        for number, text in lines:
-            check_line(path, number, text)
+    # (no pattern spans a line break, and each line ends with one).
+    if _may_refuse(text):
+        for number, line in zip(numbers, lines, strict=True):
+            check_line(path, number, line)
     try:
-        records: list[M] = adapter.validate_json("[" + ",".join(text for _, text in lines) + "]")
+        records: list[Any] = _adapter(model if read_as is None else read_as).validate_json(text)
         if len(records) == len(lines):
             return records
     except ValidationError:
         pass
-    for number, text in lines:
-        validate_json_line(model, path, number, text)
-    raise InputError(path, "a line holds more than one JSON value", line=lines[0][0])
+    for number, line in zip(numbers, lines, strict=True):
+        validate_json_line(model, path, number, line)
+    raise InputError(path, "a line holds more than one JSON value", line=numbers[0])
 
 
 CHUNK_CHARS = 2_000_000
 """Text validated at once: a chunk ends at ``chunk`` lines or this many characters, whichever
-comes first, so memory stays flat when lines are long (reports of 40,000 words: 2,000 of them
-at once were ~150 MB of text and models)."""
+comes first, so memory stays flat when lines are long (reports of 40,000 words, whose text
+and models two thousand at a time would not)."""
+
+
+def line_chunks(path: Path, chunk: int = 2000) -> Iterator[tuple[list[int], list[str]]]:
+    """The non-blank lines of ``path`` (as :func:`iter_lines` reads them) and their numbers,
+    in chunks of at most ``chunk`` lines and about :data:`CHUNK_CHARS` characters."""
+    numbers: list[int] = []
+    lines: list[str] = []
+    size = 0
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line or line.isspace():
+                    continue
+                numbers.append(number)
+                lines.append(line)
+                size += len(line)
+                if len(lines) >= chunk or size >= CHUNK_CHARS:
+                    yield numbers, lines
+                    numbers, lines, size = [], [], 0
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
+    if lines:
+        yield numbers, lines
+
+
+def model_chunks(
+    model: type[M], path: Path, read_as: object = None, chunk: int = 2000
+) -> Iterator[tuple[list[int], list[Any]]]:
+    """(line numbers, validated records) of every non-blank line, a chunk at a time (see
+    :func:`line_chunks`; ``read_as`` as for :func:`validate_lines`)."""
+    for numbers, lines in line_chunks(path, chunk):
+        yield numbers, validate_lines(model, path, numbers, lines, read_as)
 
 
 def iter_models(model: type[M], path: Path, chunk: int = 2000) -> Iterator[tuple[int, M]]:
-    """(line number, validated record) for every non-blank line, validated in chunks (of at
-    most ``chunk`` lines and about :data:`CHUNK_CHARS` characters)."""
-    pending: list[tuple[int, str]] = []
-    size = 0
-    for number, line in iter_lines(path):
-        pending.append((number, line))
-        size += len(line)
-        if len(pending) >= chunk or size >= CHUNK_CHARS:
-            yield from zip(
-                (n for n, _ in pending), validate_lines(model, path, pending), strict=True
-            )
-            pending = []
-            size = 0
-    if pending:
-        yield from zip((n for n, _ in pending), validate_lines(model, path, pending), strict=True)
+    """(line number, validated record) for every non-blank line (see :func:`model_chunks`)."""
+    for numbers, records in model_chunks(model, path, chunk=chunk):
+        yield from zip(numbers, records, strict=True)

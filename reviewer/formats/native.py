@@ -17,19 +17,21 @@ system, report, source, run or judgment. ``docs/format.md`` documents both with 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import iter_lines, iter_models, parse_object, read_json, validate
+from reviewer.formats.jsonl import iter_lines, model_chunks, parse_object, read_json, validate
 from reviewer.models import (
     RECORD_FILES,
     RECORD_TYPES,
     Bundle,
     JudgeRun,
     Judgment,
+    JudgmentRecord,
     Report,
     Source,
     Suite,
@@ -48,8 +50,13 @@ _LIST_OF: dict[type[BaseModel], str] = {
 _TYPE_OF: dict[type[BaseModel], str] = {model: tag for tag, model in RECORD_TYPES.items()}
 
 
-Record = tuple[str, BaseModel, tuple[str, int | None]]
-"""(record type, validated record, (file, line)) — what the store's streaming import consumes."""
+Record = tuple[str, BaseModel | JudgmentRecord, tuple[str, int | None]]
+"""(record type, validated record, (file, line)) — what the store's streaming import consumes.
+A judgment comes as a :class:`~reviewer.models.JudgmentRecord`, every other record as its
+model."""
+
+_READ_AS: dict[type[BaseModel], object] = {Judgment: JudgmentRecord}
+"""Records a large run holds most of, read into plain dicts (see JudgmentRecord)."""
 
 
 def read_bundle(path: Path) -> Bundle:
@@ -92,17 +99,29 @@ def bundle_records(bundle: Bundle) -> Iterator[Record]:
         default = next(name for name, m in RECORD_FILES.items() if m is model)
         for i, record in enumerate(getattr(bundle, attr)):
             file, line = bundle.locations.get((rtype, i), (default, 0))
-            yield rtype, record, (file, line or None)
+            yield (
+                rtype,
+                judgment_record(record) if model is Judgment else record,
+                (file, line or None),
+            )
 
 
-def _stream_folder(folder: Path) -> Iterator[Record]:
+def judgment_record(judgment: Judgment) -> JudgmentRecord:
+    """A judgment model as the stream carries it."""
+    return cast(JudgmentRecord, dict(judgment))
+
+
+def _stream_folder(
+    folder: Path, read_as: dict[type[BaseModel], object] = _READ_AS
+) -> Iterator[Record]:
     for name, model in RECORD_FILES.items():
         file = folder / name
         if not file.exists():
             continue
-        rtype = _TYPE_OF[model]
-        for number, record in iter_models(model, file):
-            yield rtype, record, (str(file), number)
+        kind, label = repeat(_TYPE_OF[model]), repeat(str(file))
+        for numbers, records in model_chunks(model, file, read_as.get(model)):
+            # (The repeats are endless; a chunk's records and numbers are as many.)
+            yield from zip(kind, records, zip(label, numbers, strict=False), strict=False)
 
 
 def _read_manifest(folder: Path) -> Suite:
@@ -127,8 +146,8 @@ def _refuse_stray_files(folder: Path) -> None:
 def _read_folder(folder: Path) -> Bundle:
     bundle = Bundle(suite=_read_manifest(folder))
     _refuse_stray_files(folder)
-    for rtype, record, (file, line) in _stream_folder(folder):
-        target: list[Any] = getattr(bundle, _LIST_OF[type(record)])
+    for rtype, record, (file, line) in _stream_folder(folder, read_as={}):
+        target: list[Any] = getattr(bundle, _LIST_OF[RECORD_TYPES[rtype]])
         bundle.locations[(rtype, len(target))] = (file, line or 0)
         target.append(record)
     return bundle

@@ -14,24 +14,36 @@ import json
 import sqlite3
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from reviewer.errors import InputError
-from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker
+from reviewer.formats.checks import REPEATED_VERDICT, BundleChecker, ResolvedReport
 from reviewer.formats.jsonl import Where
-from reviewer.models import Bundle, JudgeRun, Judgment, Report, Source, Suite, System, Task
+from reviewer.grading import Verdict
+from reviewer.models import (
+    Bundle,
+    JudgeRun,
+    JudgmentRecord,
+    Report,
+    Source,
+    Suite,
+    System,
+    Task,
+)
 from store.reviewlog.subjects import subject_target
 from store.scores.cache import mark_scores_behind
 from store.scores.claim_facts import claim_cited, verdict_cited
 from store.sqlite.bulk import gc_paused
 from store.sqlite.tx import now_iso, transaction
+from store.triage.suspicion import FreshFlags, as_verdict, refresh_suspicion
 
-Row = tuple[Any, ...]
-Records = Iterable[tuple[str, BaseModel, Where]]
+Row = Sequence[Any]
+"""A row's values in its table's column order (a verdict's is a list: its subject id comes last)."""
+Records = Iterable[tuple[str, BaseModel | JudgmentRecord, Where]]
 
 INSERTS: dict[str, str] = {
     "suite": "INSERT INTO suite VALUES (?,?,?,?,?,?,?,?,?)",
@@ -76,14 +88,30 @@ _FTS_AUTOMERGE = 4
 
 
 def bulk_fts_fill(conn: sqlite3.Connection, fts: str, fill: str, first: int) -> None:
-    """Fill a search index without merging its segments as it grows (a third faster: 11 s of
-    the 25,500-report import was this fill); its crisis merges still bound the segment count,
-    and the index's own setting is back before the transaction commits."""
+    """Fill a search index without merging its segments as it grows (merging as it grows was
+    much of a large import); its crisis merges still bound the segment count, and the index's
+    own setting is back before the transaction commits."""
     row = conn.execute(f"SELECT v FROM {fts}_config WHERE k = 'automerge'").fetchone()
     setting = int(row[0]) if row is not None else _FTS_AUTOMERGE
     conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('automerge', 0)")
     conn.execute(fill, (first,))
     conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('automerge', ?)", (setting,))
+
+
+_SPACE_OR_WORD = bytes.maketrans(
+    bytes(range(256)),
+    bytes(32 if chr(c).isspace() else 120 for c in range(128)) + b"x" * 128,
+)
+"""ASCII as str.split() sees it: each whitespace character a space, anything else an x."""
+
+
+def word_count(text: str) -> int:
+    """``len(text.split())``; ASCII text is counted without building its words (a word starts
+    where an x follows a space, or at the start)."""
+    if not text.isascii():
+        return len(text.split())
+    marks = text.encode("ascii").translate(_SPACE_OR_WORD)
+    return marks.count(b" x") + (marks[:1] == b"x")
 
 
 def _dumps(value: Any) -> str:
@@ -132,18 +160,18 @@ def _repeated_verdict(
     occurrence. Returns when the failure was something else.
 
     A bundle of one run writes each verdict's subject first, so there the repeat shows as a
-    repeated subject (a subject row and its verdict's share their place in the batch)."""
+    repeated subject: looked for from the verdict rows (in the order they were read; a
+    verdict's row names its subject's id last, None when it has none written beside it)."""
     if table == "subject":
         query = "SELECT 1 FROM subject WHERE report_id = ? AND kind = ? AND key = ? AND id != ?"
-        keys: list[Row] = [(row[1], row[2], row[3], row[0]) for row in rows["subject"]]
+        keys: list[Row] = [(row[2], row[3], row[8], row[18]) for row in rows["judgment"]]
     else:
         query = (
             "SELECT 1 FROM judgment WHERE run_id = ? AND report_id = ? AND kind = ? "
             "AND subject = ? AND id != ?"
         )
         keys = [(row[1], row[2], row[3], row[8], row[0]) for row in rows["judgment"]]
-    # (Subject rows stop where a bundle's verdicts turned out not grouped by report.)
-    for key, where in zip(keys, judgment_where, strict=False):
+    for key, where in zip(keys, judgment_where, strict=True):
         if conn.execute(query, key).fetchone() is not None:
             raise InputError(where[0], REPEATED_VERDICT, line=where[1], field="kind")
 
@@ -152,6 +180,25 @@ def _repeated_verdict(
 class _Pending:
     rows: dict[str, list[Row]] = field(default_factory=lambda: {t: [] for t in INSERTS})
     size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _ReportAt:
+    """The report whose verdicts are being read (a report's verdicts come together), with
+    the row ids they name."""
+
+    ext: str
+    id: int
+    criteria: dict[str, int]
+    """Its task's criteria: id in the bundle -> row id."""
+    claims: dict[str, int]
+    """Its claims: id in the bundle -> row id."""
+
+
+_NOWHERE = _ReportAt("", 0, {}, {})
+
+Checked = tuple[JudgmentRecord, Where, str | None, str]
+"""A verdict, where it was read, its value's code and its subject's text."""
 
 
 class Loader:
@@ -183,18 +230,20 @@ class Loader:
         # claims' row ids are consecutive). A run has a million claims: a tuple of ids a
         # report, not a dict, and a dict only for the report whose verdicts are coming.
         self._report: dict[str, tuple[int, str, int, tuple[str, ...]]] = {}
-        self._claims_at: tuple[str, dict[str, int]] = ("", {})
+        self._at = _NOWHERE
         self._run: dict[str, tuple[int, tuple[str, int]]] = {}
+        self._model: dict[str, str] = {}
         self._newest_run: str | None = None
+        self.fresh = FreshFlags(conn) if conn is not None else None
+        """The new reports' flags, given as their verdicts are written (one run's import)."""
         self._own_subjects: bool | None = None
         """Whether each verdict is its own new subject, its row written beside it: so in a
         bundle of one run (the common case), decided at its first verdict, when every run
-        has been read. Linking them afterwards rewrote every verdict row (18 s at 25,500
-        reports)."""
-        self._held: list[tuple[Row, Where]] = []
-        """The verdicts of the report being read, written with their subjects at its end."""
-        self._held_ext = ""
-        """That report's id in the bundle (for its subjects' targets)."""
+        has been read. Linking them afterwards rewrote every verdict row."""
+        self._held: list[Checked] = []
+        """The checked verdicts of the report being read, written with their subjects at its
+        end."""
+        self._held_at = _NOWHERE
         self._released_up_to = 0
         self._cites: dict[tuple[int, ...], str] = {(): "[]"}
         self._crit_subtask: dict[int, int | None] = {}
@@ -203,6 +252,14 @@ class Loader:
         self._claim_cited = array("b")
         """Each claim's :func:`store.scores.claim_facts.claim_cited` flag, by claim row id
         likewise."""
+        self._readers: dict[str, Callable[[Any, Where], None]] = {
+            "judgment": self.judgment,
+            "report": self.report,
+            "task": self.task,
+            "system": self.system,
+            "source": self.source,
+            "run": self.run,
+        }
         self._add(
             "suite",
             (
@@ -236,8 +293,14 @@ class Loader:
         if self.pending.size >= BATCH_ROWS:
             self.flush()
 
-    def _add_judgment(self, row: Row, where: Where) -> None:
-        # The hot path of a large import: a quarter of a million calls, so no table lookup.
+    def _extend(self, table: str, rows: list[Row]) -> None:
+        self.pending.rows[table].extend(rows)
+        self.pending.size += len(rows)
+        self.counts[table] += len(rows)
+        if self.pending.size >= BATCH_ROWS:
+            self.flush()
+
+    def _add_judgment(self, row: list[Any], where: Where) -> None:
         self._judgments.append(row)
         self._judgment_where.append(where)
         self.pending.size += 1
@@ -254,21 +317,11 @@ class Loader:
 
     # -- records -----------------------------------------------------------------------
 
-    def add(self, rtype: str, record: BaseModel, where: Where) -> None:
-        if isinstance(record, Judgment):
-            self.judgment(record, where)
-        elif isinstance(record, Report):
-            self.report(record, where)
-        elif isinstance(record, Task):
-            self.task(record, where)
-        elif isinstance(record, System):
-            self.system(record, where)
-        elif isinstance(record, Source):
-            self.source(record, where)
-        elif isinstance(record, JudgeRun):
-            self.run(record, where)
-        else:
+    def add(self, rtype: str, record: object, where: Where) -> None:
+        reader = self._readers.get(rtype)
+        if reader is None:
             raise InputError(where[0], f"unexpected {rtype} record", line=where[1])
+        reader(record, where)
 
     def task(self, task: Task, where: Where) -> None:
         self.checker.task(task, where)
@@ -305,12 +358,11 @@ class Loader:
                 ),
             )
         criteria: dict[str, int] = {}
-        crit_subtask: dict[str, int | None] = {}
         for ordinal, crit in enumerate(task.criteria):
             cid = self._take("criterion")
             criteria[crit.id] = cid
             sub_id = subtasks[crit.subtask] if crit.subtask is not None else None
-            crit_subtask[crit.id] = sub_id
+            self._crit_subtask[cid] = sub_id
             self._add(
                 "criterion",
                 (
@@ -329,7 +381,6 @@ class Loader:
                 ),
             )
         self._task[task.id] = (tid, subtasks, criteria)
-        self._crit_subtask.update({criteria[k]: v for k, v in crit_subtask.items()})
 
     def system(self, system: System, where: Where) -> None:
         self.checker.system(system, where)
@@ -362,32 +413,50 @@ class Loader:
                 report.id,
                 report.markdown,
                 report.cleaned,
-                len(report.markdown.split()),
+                word_count(report.markdown),
                 _dumps(report.metadata),
             ),
         )
-        for index, title, url in resolved.references:
-            self._add("reference", (rid, index, title, url))
+        self._extend("reference", [(rid, *ref) for ref in resolved.references])
         first_claim = self.ids["claim"]
-        for ordinal, (claim, where_claim) in enumerate(
+        self._extend(
+            "claim", self._claim_rows(first_claim, rid, report, resolved, subtasks, criteria)
+        )
+        self.ids["claim"] = first_claim + len(report.claims)
+        self._report[report.id] = (
+            rid,
+            report.task,
+            first_claim,
+            tuple(c.id for c in report.claims),
+        )
+
+    def _claim_rows(
+        self,
+        first: int,
+        rid: int,
+        report: Report,
+        resolved: ResolvedReport,
+        subtasks: dict[str, int],
+        criteria: dict[str, int],
+    ) -> list[Row]:
+        """A report's claim rows (ids from ``first`` on), each claim's subtask and cited flag
+        kept for its verdicts' rows. A claim is placed in its own subtask, else its
+        criterion's (resolved by the checker), so claims linked only through their fac rubric
+        count for it."""
+        rows: list[Row] = []
+        memo, claim_subtask, cited = self._cites, self._claim_subtask, self._claim_cited
+        for ordinal, (claim, (span, citations, place)) in enumerate(
             zip(report.claims, resolved.claims, strict=True)
         ):
-            kid = self._take("claim")
-            span = where_claim.span
-            cites = self._cites.get(where_claim.citations)
+            cites = memo.get(citations)
             if cites is None:
-                if len(self._cites) > 50_000:  # a memo, not a record of every claim
-                    self._cites = {(): "[]"}
-                cites = self._cites[where_claim.citations] = json.dumps(list(where_claim.citations))
-            # The subtask the claim is placed in: its own, else its criterion's (resolved by
-            # the checker), so claims linked only through their fac rubric count for it.
-            subtask = subtasks[where_claim.subtask] if where_claim.subtask is not None else None
-            self._claim_subtask.append(subtask or 0)
-            self._claim_cited.append(claim_cited(cites, claim.url))
-            self._add(
-                "claim",
+                cites = self._cite_list(citations)
+            subtask = subtasks[place] if place is not None else None
+            claim_subtask.append(subtask or 0)
+            cited.append(claim_cited(cites, claim.url))
+            rows.append(
                 (
-                    kid,
+                    first + ordinal,
                     rid,
                     claim.id,
                     ordinal,
@@ -399,15 +468,18 @@ class Loader:
                     span[1] if span else None,
                     cites,
                     claim.url,
-                    _dumps(claim.metadata),
-                ),
+                    _dumps(claim.metadata) if claim.metadata else "{}",
+                )
             )
-        self._report[report.id] = (
-            rid,
-            report.task,
-            first_claim,
-            tuple(c.id for c in report.claims),
-        )
+        return rows
+
+    def _cite_list(self, citations: tuple[int, ...]) -> str:
+        """A claim's citations as stored (JSON), kept in a memo of the lists seen (not a
+        record of every claim)."""
+        if len(self._cites) > 50_000:
+            self._cites = {(): "[]"}
+        cites = self._cites[citations] = json.dumps(list(citations))
+        return cites
 
     def source(self, source: Source, where: Where) -> None:
         digest = self.checker.source(source, where)
@@ -431,6 +503,7 @@ class Loader:
         rid = self._take("judge_run")
         order = (run.created_at, len(self._run))
         self._run[run.id] = (rid, order)
+        self._model[run.id] = run.model
         if self._newest_run is None or order > self._run[self._newest_run][1]:
             self._newest_run = run.id
         self._add(
@@ -449,63 +522,87 @@ class Loader:
             ),
         )
 
-    def judgment(self, judgment: Judgment, where: Where) -> None:
-        resolved = self.checker.judgment(judgment, where)
-        report_id, task_ext, first_claim, claim_order = self._report[judgment.report]
-        criteria = self._task[task_ext][2]
-        crit_id = criteria[judgment.criterion] if judgment.criterion is not None else None
-        claim_id = None
-        if judgment.claim is not None:
-            if self._claims_at[0] != judgment.report:
-                self._claims_at = (
-                    judgment.report,
-                    {ext: first_claim + n for n, ext in enumerate(claim_order)},
-                )
-            claim_id = self._claims_at[1][judgment.claim]
-        cited = None
-        if claim_id is not None:
-            at = claim_id - self.first["claim"]
-            claim_subtask = self._claim_subtask[at] or None
-            subtask = self._crit_subtask.get(crit_id) if crit_id is not None else claim_subtask
-            cited = verdict_cited(self._claim_cited[at], subtask, claim_subtask)
-        elif crit_id is not None:
-            subtask = self._crit_subtask.get(crit_id)
-        else:
-            subtask = None
-        row = (
-            self._take("judgment"),
-            self._run[judgment.run][0],
-            report_id,
-            judgment.kind,
-            crit_id,
-            claim_id,
-            judgment.ref,
-            judgment.key,
-            resolved.subject,
-            resolved.value,
-            judgment.explanation,
-            judgment.evidence,
-            judgment.raw,
-            judgment.error,
-            judgment.source_sha256,
-            int(judgment.run == self._newest_run),
-            subtask,
-            cited,
-        )
+    # -- verdicts ----------------------------------------------------------------------
+
+    def judgment(self, judgment: JudgmentRecord, where: Where) -> None:
+        """A verdict, checked (the hot path of a large import: a quarter of a million calls).
+        In a bundle of one run its report's verdicts are held and written together at its end
+        (see :meth:`_release_held`), else each is written as it comes."""
+        value, subject = self.checker.judgment(judgment, where)
+        if judgment["report"] == self._held_at.ext:
+            self._held.append((judgment, where, value, subject))
+            return
         if self._own_subjects is None:
             self._own_subjects = self.conn is not None and len(self._run) == 1
         if self._own_subjects:
-            if judgment.report != self._held_ext:
-                self._release_held()
-                if report_id <= self._released_up_to:
-                    # Verdicts not grouped by report: the subjects are linked afterwards.
-                    self._own_subjects = False
-                    self._add_judgment((*row, None), where)
-                    return
-                self._held_ext = judgment.report
-            self._held.append((row, where))
-            return
-        self._add_judgment((*row, None), where)
+            self._release_held()
+            at = self._enter(judgment["report"])
+            if at.id > self._released_up_to:
+                self._held_at = at
+                self._held.append((judgment, where, value, subject))
+                return
+            # Verdicts not grouped by report: these and the rest are written bare, and their
+            # subjects linked afterwards.
+            self._own_subjects = False
+            self._held_at = _NOWHERE
+        at = self._at if judgment["report"] == self._at.ext else self._enter(judgment["report"])
+        (row,) = self._rows(at, [(judgment, where, value, subject)])
+        self._add_judgment(row, where)
+
+    def _enter(self, ext: str) -> _ReportAt:
+        """The report whose verdicts come next, with the row ids they name."""
+        rid, task, first_claim, claim_order = self._report[ext]
+        claims = {claim: first_claim + n for n, claim in enumerate(claim_order)}
+        self._at = _ReportAt(ext, rid, self._task[task][2], claims)
+        return self._at
+
+    def _rows(self, at: _ReportAt, verdicts: list[Checked]) -> list[list[Any]]:
+        """The rows of checked verdicts of one report, their ids taken in order. A claim's
+        verdict is filed under its criterion's subtask when it names a criterion, else under
+        its claim's; its cited flag is its claim's unless it is filed elsewhere."""
+        first_claim, crit_subtask = self.first["claim"], self._crit_subtask
+        claim_subtask, claim_cited = self._claim_subtask, self._claim_cited
+        runs, newest = self._run, self._newest_run
+        jid = self.ids["judgment"]
+        rows = []
+        for judgment, _, value, subject in verdicts:
+            criterion, claim = judgment["criterion"], judgment["claim"]
+            crit_id = at.criteria[criterion] if criterion is not None else None
+            subtask = crit_subtask.get(crit_id) if crit_id is not None else None
+            claim_id = cited = None
+            if claim is not None:
+                claim_id = at.claims[claim]
+                k = claim_id - first_claim
+                of_claim = claim_subtask[k] or None
+                if crit_id is None:
+                    subtask = of_claim
+                cited = verdict_cited(claim_cited[k], subtask, of_claim)
+            rows.append(
+                [
+                    jid,
+                    runs[judgment["run"]][0],
+                    at.id,
+                    judgment["kind"],
+                    crit_id,
+                    claim_id,
+                    judgment["ref"],
+                    judgment["key"],
+                    subject,
+                    value,
+                    judgment["explanation"],
+                    judgment["evidence"],
+                    judgment["raw"],
+                    judgment["error"],
+                    judgment["source_sha256"],
+                    int(judgment["run"] == newest),
+                    subtask,
+                    cited,
+                    None,  # the subject's id, when its subject is written beside it
+                ]
+            )
+            jid += 1
+        self.ids["judgment"] = jid
+        return rows
 
     def _release_held(self) -> None:
         """Write the held verdicts of one report with a new subject each, numbered in (kind,
@@ -513,40 +610,93 @@ class Loader:
         order, so a seed draws the same subjects from the same run whichever way it came in.
         One run judges a subject once (the judgment table's unique index says so) and the
         report is new, so every verdict is a new subject."""
-        held, self._held = self._held, []
+        held = self._held
         if not held:
             return
+        self._held = []
+        at = self._held_at
+        rows = self._rows(at, held)
+        suite = self.suite.id
+        # In id order, as the table and its index keep them (cheaper to insert).
+        self.pending.rows["subject"].extend(
+            [
+                (r[18], at.id, r[3], r[8], subject_target(suite, at.ext, r[3], r[8]))
+                for r in self._number_subjects(rows)
+            ]
+        )
+        self._judgments.extend(rows)
+        self._judgment_where.extend([where for _, where, _, _ in held])
+        self.pending.size += 2 * len(rows)
+        self._released_up_to = at.id
+        if self.fresh is None:
+            if self.pending.size >= BATCH_ROWS:
+                self.flush()
+            return
+        if self.fresh.add(at.id, self._verdicts(rows, [judgment for judgment, *_ in held])):
+            self.flush()  # (the flags name the subjects: they are stored first)
+            self.fresh.write()
+        elif self.pending.size >= BATCH_ROWS:
+            self.flush()
+
+    def _number_subjects(self, rows: list[list[Any]]) -> list[list[Any]]:
+        """Each verdict row's new subject id (its last column), in (kind, subject) order; the
+        rows in that order."""
         first = self.ids["subject"]
-        ranked = sorted(range(len(held)), key=lambda i: (held[i][0][3], held[i][0][8]))
-        number = [0] * len(held)
-        for rank, i in enumerate(ranked):
-            number[i] = first + rank
-        self.ids["subject"] = first + len(held)
-        report = held[0][0][2]
-        for (row, where), subject_id in zip(held, number, strict=True):
-            # (Not a local name for the list: a flush below starts new ones.)
-            self.pending.rows["subject"].append(
+        ranked = [rows[i] for _, _, i in sorted([(r[3], r[8], i) for i, r in enumerate(rows)])]
+        for rank, row in enumerate(ranked, start=first):
+            row[18] = rank
+        self.ids["subject"] = first + len(rows)
+        return ranked
+
+    def _verdicts(self, held: list[list[Any]], records: list[JudgmentRecord]) -> list[Verdict]:
+        """A report's verdict rows as the suspicion rules see them (as they would be read
+        back: the value of a failed verdict is None, and the run is active)."""
+        run = records[0]["run"]
+        model = self._model[run]
+        return [
+            as_verdict(
                 (
-                    subject_id,
-                    report,
-                    row[3],
-                    row[8],
-                    subject_target(self.suite.id, self._held_ext, row[3], row[8]),
+                    r[0],
+                    r[18],
+                    r[3],
+                    r[9] if r[13] is None else None,
+                    r[10],
+                    r[11],
+                    run,
+                    record["criterion"],
+                    record["claim"],
+                    r[6],
+                    r[7],
+                    model,
+                    r[15],
+                    1,
                 )
             )
-            self.pending.size += 1
-            self._add_judgment((*row, subject_id), where)
-        self._released_up_to = report
+            for r, record in zip(held, records, strict=True)
+        ]
 
     def read(self, records: Records) -> None:
         """Every record of the stream, in turn."""
+        readers = self._readers
         for rtype, record, where in records:
-            self.add(rtype, record, where)
+            reader = readers.get(rtype)
+            if reader is None:
+                raise InputError(where[0], f"unexpected {rtype} record", line=where[1])
+            reader(record, where)
 
     def drain(self) -> None:
-        """Every row read so far handed on: the last report's held verdicts and the batch."""
+        """Every row read so far handed on: the last report's held verdicts and the batch
+        (and the flags of the reports whose verdicts were held)."""
         self._release_held()
         self.flush()
+        if self.fresh is not None and self._own_subjects:
+            self.fresh.write()
+
+    @property
+    def flagged(self) -> bool:
+        """Whether every new report's flags are written (as its verdicts were: one run, its
+        verdicts grouped by report), or the import must refresh them from its rows."""
+        return bool(self._own_subjects)
 
     def fill_search(self) -> None:
         """Index the new text for search (after :meth:`finish`): nothing else of the import
@@ -627,10 +777,9 @@ def import_records(
         subjects = loader.finish()
         _apply_waiting_events(conn, loader.suite_id, subjects)
         mark_scores_behind(conn, f"suite {suite.id} imported")
-        from store.triage.suspicion import refresh_suspicion
-
         loader.fill_search()
-        refresh_suspicion(conn, loader.report_ids())
+        if not loader.flagged:
+            refresh_suspicion(conn, loader.report_ids())
     counts = {
         name: loader.counts[table]
         for name, table in (

@@ -126,40 +126,55 @@ def claim_insight_flags(evidence: Evidence) -> Iterator[Flag]:
     for verdict in evidence.verdicts:
         if verdict.kind == "dr3_support" and verdict.claim:
             supports.setdefault(verdict.claim, []).append(verdict)
-    for insight in evidence.verdicts:
-        if insight.kind != "dr3_insight" or insight.value != "0":
-            continue
-        quote = " ".join(insight.evidence.split())
-        if len(quote) < 12 or quote.upper() == "NOT FOUND":
-            continue
+    for insight, quote in _contradicting_insights(evidence):
         criterion = evidence.criteria.get(insight.criterion or "")
         source = str(criterion.metadata.get("source", "")) if criterion else ""
         for ext, claim in evidence.claims.items():
             if quote.lower() not in " ".join(claim.fact.split()).lower():
                 continue
-            for support in supports.get(ext, []):
-                page = evidence.page_of(support.ref)
-                if (
-                    support.value != "supported"
-                    or page is None
-                    or not source
-                    or page.title != source
-                ):
-                    continue
-                yield Flag(
-                    support.subject,
-                    "same fact",
-                    1.0,
-                    f"judged supported by “{page.title}”, but insight {insight.criterion} "
-                    f"(from that page) says the report's “{quote}” contradicts it.",
-                )
-                yield Flag(
-                    insight.subject,
-                    "same fact",
-                    1.0,
-                    f"says the report contradicts “{source}”, but claim {ext} with the "
-                    "same sentence is judged supported by that page.",
-                )
+            for support in _supported_by(evidence, supports.get(ext, []), source):
+                yield from _same_sentence(support, insight, ext, source, quote)
+
+
+def _supported_by(evidence: Evidence, supports: list[Verdict], source: str) -> Iterator[Verdict]:
+    """The verdicts among ``supports`` that judge their claim supported by the page titled
+    ``source``."""
+    if not source:
+        return
+    for support in supports:
+        page = evidence.page_of(support.ref)
+        if support.value == "supported" and page is not None and page.title == source:
+            yield support
+
+
+def _contradicting_insights(evidence: Evidence) -> Iterator[tuple[Verdict, str]]:
+    """Insight verdicts saying the report contradicts its page, with the sentence they quote
+    (long enough to find in a claim)."""
+    for insight in evidence.verdicts:
+        if insight.kind != "dr3_insight" or insight.value != "0":
+            continue
+        quote = " ".join(insight.evidence.split())
+        if len(quote) >= 12 and quote.upper() != "NOT FOUND":
+            yield insight, quote
+
+
+def _same_sentence(
+    support: Verdict, insight: Verdict, claim: str, source: str, quote: str
+) -> Iterator[Flag]:
+    yield Flag(
+        support.subject,
+        "same fact",
+        1.0,
+        f"judged supported by “{source}”, but insight {insight.criterion} "
+        f"(from that page) says the report's “{quote}” contradicts it.",
+    )
+    yield Flag(
+        insight.subject,
+        "same fact",
+        1.0,
+        f"says the report contradicts “{source}”, but claim {claim} with the "
+        "same sentence is judged supported by that page.",
+    )
 
 
 def insight_figure_flags(evidence: Evidence) -> Iterator[Flag]:

@@ -165,37 +165,35 @@ def relevance_flags(evidence: Evidence) -> Iterator[Flag]:
         criterion = evidence.criteria.get(verdict.criterion)
         if criterion is None:
             continue
-        grade = float(verdict.value)
-        found = hits.get(verdict.criterion, [])
-        if grade <= 1 and found:
-            yield Flag(
-                verdict.subject,
-                "relevance",
-                0.7,
-                f"rated {verdict.value} (absent), but “{criterion.text}” is counted "
-                f"{len(found)} time(s) in the report.",
-            )
-        elif grade >= 2 and not found:
-            yield Flag(
-                verdict.subject,
-                "relevance",
-                0.7,
-                f"rated {verdict.value}, but “{criterion.text}” is never counted in the report.",
-            )
-        elif (
-            criterion.dimension == "drift_keyword"
-            and grade >= 3
-            and found
-            and all(_NEGATED.search(sentence) for sentence in found)
-        ):
-            yield Flag(
-                verdict.subject,
-                "relevance",
-                0.7,
-                f"rated {verdict.value}, but every mention of “{criterion.text}” is "
-                f"contrastive or negated (“{' '.join(found[0].split())[:80]}”); the "
-                "paper penalises drift by relevance, so a low grade fits.",
-            )
+        why = _relevance_misread(verdict.value, criterion, hits.get(verdict.criterion, []))
+        if why is not None:
+            yield Flag(verdict.subject, "relevance", 0.7, why)
+
+
+def _relevance_misread(value: str, criterion: Criterion, found: list[str]) -> str | None:
+    """Why a keyword's relevance grade does not fit how the report counts it: absent though
+    counted, present though never counted, or high though every mention of a drift keyword
+    negates it."""
+    grade = float(value)
+    if grade <= 1 and found:
+        return (
+            f"rated {value} (absent), but “{criterion.text}” is counted "
+            f"{len(found)} time(s) in the report."
+        )
+    if grade >= 2 and not found:
+        return f"rated {value}, but “{criterion.text}” is never counted in the report."
+    if (
+        criterion.dimension == "drift_keyword"
+        and grade >= 3
+        and found
+        and all(_NEGATED.search(sentence) for sentence in found)
+    ):
+        return (
+            f"rated {value}, but every mention of “{criterion.text}” is "
+            f"contrastive or negated (“{' '.join(found[0].split())[:80]}”); the "
+            "paper penalises drift by relevance, so a low grade fits."
+        )
+    return None
 
 
 # -- checks against the report text ----------------------------------------------------------

@@ -212,19 +212,9 @@ def mismatch_flags(evidence: Evidence) -> Iterator[Flag]:
         if verdict.kind == "cf1_match" and verdict.claim and verdict.value is not None:
             by_claim.setdefault(verdict.claim, []).append(verdict)
     for claim_ext, verdicts in by_claim.items():
-        claim = evidence.claims.get(claim_ext)
-        pred = claim.metadata.get("claim") if claim is not None else None
-        if not isinstance(pred, Mapping):
+        twin = _twin(evidence, claim_ext, verdicts)
+        if twin is None:
             continue
-        equal = []
-        for verdict in verdicts:
-            criterion = evidence.criteria.get(verdict.criterion or "")
-            gt = criterion.metadata.get("claim") if criterion is not None else None
-            if isinstance(gt, Mapping) and _same_item(gt, pred):
-                equal.append(verdict)
-        if len(equal) != 1:
-            continue
-        twin = equal[0]
         if twin.value != "1":
             yield Flag(
                 twin.subject,
@@ -242,6 +232,22 @@ def mismatch_flags(evidence: Evidence) -> Iterator[Flag]:
                     f"{claim_ext} is matched to {verdict.criterion}, but its values "
                     f"equal {twin.criterion}'s exactly (check the evaluation note).",
                 )
+
+
+def _twin(evidence: Evidence, claim_ext: str, verdicts: list[Verdict]) -> Verdict | None:
+    """The one match verdict whose ground-truth item the claim's values equal (None: no
+    such verdict, or more than one)."""
+    claim = evidence.claims.get(claim_ext)
+    pred = claim.metadata.get("claim") if claim is not None else None
+    if not isinstance(pred, Mapping):
+        return None
+    equal = []
+    for verdict in verdicts:
+        criterion = evidence.criteria.get(verdict.criterion or "")
+        gt = criterion.metadata.get("claim") if criterion is not None else None
+        if isinstance(gt, Mapping) and _same_item(gt, pred):
+            equal.append(verdict)
+    return equal[0] if len(equal) == 1 else None
 
 
 GRADING = Grading(
