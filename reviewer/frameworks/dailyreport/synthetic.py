@@ -366,8 +366,37 @@ def _report(
     quality: float,
     n_sources: int,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    rng = run.rng
+    """One report and its verdicts. The parts draw from the run's generator in a fixed order
+    (text, then level verdicts, then claim verdicts), so a seed always writes the same run."""
     report_id = f"{task['id']}-{system}"
+    markdown, claims, urls = _markdown(
+        run.rng, vocab, t, task, system, fac_subtasks, words, n_claims, n_sources
+    )
+    base = {"run": "run-1", "report": report_id}
+    verdicts = _level_verdicts(run, task, base, quality)
+    verdicts.extend(_claim_verdicts(run, claims, urls, base, quality))
+    return {
+        "id": report_id,
+        "task": task["id"],
+        "system": system,
+        "markdown": markdown,
+        "claims": claims,
+    }, verdicts
+
+
+def _markdown(
+    rng: random.Random,
+    vocab: list[str],
+    t: int,
+    task: dict[str, Any],
+    system: str,
+    fac_subtasks: list[str],
+    words: int,
+    n_claims: int,
+    n_sources: int,
+) -> tuple[str, list[dict[str, Any]], dict[int, str]]:
+    """(the report's text, its claims, its reference urls): sentences with a claim every few,
+    each citing one reference, then the reference list."""
     paragraphs: list[str] = [f"# Report on {task['id']} by {system}", ""]
     claims: list[dict[str, Any]] = []
     written = 0
@@ -398,9 +427,15 @@ def _report(
     paragraphs.append("\n## References")
     urls = {i: _source_url(t, i, n_sources) for i in range(1, N_REFS + 1)}
     paragraphs.extend(f"[{i}] Source {i}_Site {urls[i]}" for i in range(1, N_REFS + 1))
-    markdown = "\n".join(paragraphs) + "\n"
+    return "\n".join(paragraphs) + "\n", claims, urls
+
+
+def _level_verdicts(
+    run: _Run, task: dict[str, Any], base: dict[str, str], quality: float
+) -> list[dict[str, Any]]:
+    """The ins and rat verdicts, some wrong as planted; a report may be judged twice."""
+    rng = run.rng
     verdicts: list[dict[str, Any]] = []
-    base = {"run": "run-1", "report": report_id}
     rejudged = run.spec.second_run > 0 and rng.random() < run.spec.second_run
     for criterion in task["criteria"]:
         if criterion["dimension"] not in ("ins", "rat"):
@@ -421,26 +456,55 @@ def _report(
             # level check flags it, and the verdict is fine).
             explanation += " " + _hedge(rng, criterion)
         if rejudged:
-            second = {**verdict, "run": "run-2"}
-            if run.plant(2.0):
-                # The newer run (it counts) errs where the first was right.
-                wrong = _other(rng, right)
-                run.record("runs", second, _code(right))
-                run.second.append(
-                    {**second, "value": wrong, "explanation": _explain(rng, criterion, wrong)}
-                )
-            elif value == right and rng.random() < 0.03:
-                # The first run's slip, corrected by the newer one: flagged, and fine.
-                value = _other(rng, right)
-                explanation = _explain(rng, criterion, value)
-                run.second.append(
-                    {**second, "value": right, "explanation": _explain(rng, criterion, right)}
-                )
-            else:
-                run.second.append(
-                    {**second, "value": right, "explanation": _explain(rng, criterion, right)}
-                )
+            value, explanation = _second_run(run, criterion, verdict, right, value, explanation)
         verdicts.append({**verdict, "value": value, "explanation": explanation})
+    return verdicts
+
+
+def _second_run(
+    run: _Run,
+    criterion: dict[str, Any],
+    verdict: dict[str, Any],
+    right: float,
+    value: float,
+    explanation: str,
+) -> tuple[float, str]:
+    """The newer run's verdict on a rejudged criterion (it is the one that counts); returns
+    the first run's (value, explanation), which a corrected slip changes."""
+    rng = run.rng
+    second = {**verdict, "run": "run-2"}
+    if run.plant(2.0):
+        # The newer run (it counts) errs where the first was right.
+        wrong = _other(rng, right)
+        run.record("runs", second, _code(right))
+        run.second.append(
+            {**second, "value": wrong, "explanation": _explain(rng, criterion, wrong)}
+        )
+    elif value == right and rng.random() < 0.03:
+        # The first run's slip, corrected by the newer one: flagged, and fine.
+        value = _other(rng, right)
+        explanation = _explain(rng, criterion, value)
+        run.second.append(
+            {**second, "value": right, "explanation": _explain(rng, criterion, right)}
+        )
+    else:
+        run.second.append(
+            {**second, "value": right, "explanation": _explain(rng, criterion, right)}
+        )
+    return value, explanation
+
+
+def _claim_verdicts(
+    run: _Run,
+    claims: list[dict[str, Any]],
+    urls: dict[int, str],
+    base: dict[str, str],
+    quality: float,
+) -> list[dict[str, Any]]:
+    """Each claim's verdict and its cited page's, some wrong as planted (a dead page judged
+    supporting, a contradiction between the two, or both silently wrong)."""
+    rng = run.rng
+    verdicts: list[dict[str, Any]] = []
     for claim in claims:
         ref = claim["citations"][0]
         dead = urls[ref] in run.dead
@@ -477,13 +541,7 @@ def _report(
             run.record("silent", page_v, page)
         verdicts.append({**claim_v, "value": claim_value, "explanation": "synthetic"})
         verdicts.append({**page_v, "value": page_value, "explanation": "synthetic"})
-    return {
-        "id": report_id,
-        "task": task["id"],
-        "system": system,
-        "markdown": markdown,
-        "claims": claims,
-    }, verdicts
+    return verdicts
 
 
 def _code(value: object) -> str:
