@@ -107,8 +107,6 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
     framework_of: dict[str, str | None] = {}
     for row in database(conn).query(_VERDICTS_SQL):
         mine = decisions.get(row["subject_id"], [])
-        status = row["status"]
-        resolved = status is not None and status != "conflict"
         kind = row["kind"]
         if kind not in framework_of:
             framework_of[kind] = _framework(kind)
@@ -128,15 +126,25 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
             "current": bool(row["current"]),
             "judge_value": row["judge_value"],
             "judge_error": row["judge_error"],
-            "effective_value": row["human_value"] if resolved else row["judge_value"],
-            "provenance": status or "judge-only",
-            "decided_by": _decided_by(conn, status, mine, row) if resolved else None,
-            "rationale": row["rationale"] if resolved else None,
-            "reason": row["reason"] if resolved else None,
-            "decided_at": row["decided_at"] if resolved else None,
+            **_human_fields(conn, row, mine),
             "decisions": mine,
             "suspicion": flags.get(row["subject_id"], []),
         }
+
+
+def _human_fields(conn: sqlite3.Connection, row: Record, mine: list[Record]) -> Record:
+    """The value in effect and who decided it how: the human decision's when the subject is
+    resolved, else the judge's value and no decider (a conflict is not resolved)."""
+    status = row["status"]
+    resolved = status is not None and status != "conflict"
+    return {
+        "effective_value": row["human_value"] if resolved else row["judge_value"],
+        "provenance": status or "judge-only",
+        "decided_by": _decided_by(conn, status, mine, row) if resolved else None,
+        "rationale": row["rationale"] if resolved else None,
+        "reason": row["reason"] if resolved else None,
+        "decided_at": row["decided_at"] if resolved else None,
+    }
 
 
 def _framework(kind: str) -> str | None:

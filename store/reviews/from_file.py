@@ -170,15 +170,11 @@ def _line(path: Path, number: int, row: dict[str, Any]) -> Line | InputError:
     unknown = sorted(set(row) - set(FIELDS) - PLAN_FIELDS)
     if unknown:
         return bad(unknown[0], f"unknown field (known: {', '.join(FIELDS)})")
-    raw_id, target = row.get("id"), row.get("target")
-    if target is not None and (not isinstance(target, str) or not target.startswith("s:")):
-        return bad("target", f"not a subject target (s:SUITE/REPORT/KIND/SUBJECT): {target!r}")
-    judgment_id = _judgment_id(raw_id) if raw_id is not None or target is None else 0
-    if judgment_id is None:
-        return bad(
-            "id",
-            "missing (give id or target)" if raw_id is None else f"not a judgment id: {raw_id!r}",
-        )
+    naming = _naming_problem(row)
+    if naming is not None:
+        return bad(*naming)
+    # 0 until resolve_targets finds the verdict in force on the line's target.
+    judgment_id, target = _judgment_id(row.get("id")) or 0, row.get("target")
     value = _text(row.get("value"))
     if value is None or not value.strip():
         return bad("value", "missing: a value on the judgment's scale")
@@ -189,6 +185,19 @@ def _line(path: Path, number: int, row: dict[str, Any]) -> Line | InputError:
     if not _known_reason(reason):
         return bad("reason", f"unknown reason code {reason!r} (known: {', '.join(REASON_CODES)})")
     return Line(number, judgment_id, value, rationale, reason, target)
+
+
+def _naming_problem(row: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) when a line names its judgment by neither a judgment id nor a
+    subject target, or by a malformed one."""
+    raw_id, target = row.get("id"), row.get("target")
+    if target is not None and (not isinstance(target, str) or not target.startswith("s:")):
+        return "target", f"not a subject target (s:SUITE/REPORT/KIND/SUBJECT): {target!r}"
+    if raw_id is None and target is None:
+        return "id", "missing (give id or target)"
+    if raw_id is not None and _judgment_id(raw_id) is None:
+        return "id", f"not a judgment id: {raw_id!r}"
+    return None
 
 
 def _known_reason(reason: Any) -> bool:

@@ -150,25 +150,9 @@ def verdict_rows(
     """The judgments the filters keep, each with its subject's suspicion flags;
     ``suspicious`` keeps those with at least one flag (decided or not: a flag is about the
     judge's verdict, which a decision does not change)."""
-    where = ["1"]
-    params: list[object] = []
-    if not include_stale:
-        where.append("j.current = 1")
-    if report:
-        where.append("r.id = ?")
-        params.append(resolve_report(conn, report))
-    if kind:
-        where.append("j.kind = ?")
-        params.append(kind)
-    if undecided:
-        where.append("d.subject_id IS NULL")
-    if differs:
-        where.append(f"({EFFECTIVE_SQL}) IS NOT j.value")
-    if ids is not None:
-        where.append(f"j.id IN ({','.join('?' * len(ids))})")
-        params.extend(ids)
-    if suspicious:
-        where.append("j.subject_id IN (SELECT subject_id FROM suspicion)")
+    where, params = _verdict_filters(
+        conn, report, kind, undecided, differs, include_stale, ids, suspicious
+    )
     sql = VERDICT_SQL + " WHERE " + " AND ".join(where) + " ORDER BY j.id"
     rows = conn.execute(sql, params).fetchall()
     # Here, not at the top: `gavel decide` reads this module and needs no suspicion rules.
@@ -194,6 +178,39 @@ def verdict_rows(
         )
         for r in rows
     ]
+
+
+def _verdict_filters(
+    conn: sqlite3.Connection,
+    report: str | None,
+    kind: str | None,
+    undecided: bool,
+    differs: bool,
+    include_stale: bool,
+    ids: Sequence[int] | None,
+    suspicious: bool,
+) -> tuple[list[str], list[object]]:
+    """The WHERE terms and parameters of :func:`verdict_rows`' filters."""
+    where = ["1"]
+    params: list[object] = []
+    if not include_stale:
+        where.append("j.current = 1")
+    if report:
+        where.append("r.id = ?")
+        params.append(resolve_report(conn, report))
+    if kind:
+        where.append("j.kind = ?")
+        params.append(kind)
+    if undecided:
+        where.append("d.subject_id IS NULL")
+    if differs:
+        where.append(f"({EFFECTIVE_SQL}) IS NOT j.value")
+    if ids is not None:
+        where.append(f"j.id IN ({','.join('?' * len(ids))})")
+        params.extend(ids)
+    if suspicious:
+        where.append("j.subject_id IN (SELECT subject_id FROM suspicion)")
+    return where, params
 
 
 def report_id_by_ext(conn: sqlite3.Connection, ext: str) -> int | None:

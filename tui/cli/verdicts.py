@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -75,15 +76,19 @@ def verdicts(
         if not records:
             print("no verdicts match", file=sys.stderr)
             return 1
-        # A table is for people: four significant digits (JSON and CSV keep every digit).
-        from tui.numfmt import short_value
-
-        for record in records:
-            for key in ("judge_value", "value"):
-                if record[key] is not None:
-                    record[key] = short_value(str(record[key]))
+        _short_values(records)
     emit(records, columns + (["error"] if fmt != "table" else []), fmt, numeric=("id",))
     return 0
+
+
+def _short_values(records: list[dict[str, Any]]) -> None:
+    """A table is for people: four significant digits (JSON and CSV keep every digit)."""
+    from tui.numfmt import short_value
+
+    for record in records:
+        for key in ("judge_value", "value"):
+            if record[key] is not None:
+                record[key] = short_value(str(record[key]))
 
 
 def _suspicion(flags: tuple[tuple[str, float, str], ...], fmt: str) -> object:
