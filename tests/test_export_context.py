@@ -219,3 +219,17 @@ def test_every_export_file_gets_the_mode_the_umask_gives(
         os.umask(before)
     modes = {p.name: p.stat().st_mode & 0o777 for p in made}
     assert set(modes.values()) == {0o666 & ~umask}, modes
+
+
+def test_a_claims_sentence_is_the_one_holding_it() -> None:
+    from store.exports.context import SENTENCE_REACH, sentence_around
+
+    text = "First one. The rate is 3.10% since May. Last one!\n\n- a list item"
+    start = text.index("3.10%")
+    assert sentence_around(text, start, start + 5) == "The rate is 3.10% since May."
+    assert sentence_around(text, text.index("a list"), len(text)) == "- a list item"
+    assert sentence_around(text, None, None) == ""
+    long = "x " * SENTENCE_REACH * 2 + "claim here. Next."
+    at = long.index("claim")
+    found = sentence_around(long, at, at + 5)
+    assert found.endswith("claim here.") and len(found) <= SENTENCE_REACH + 20

@@ -46,17 +46,22 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*[-*#|>]|\s*\d+[.)]\s)
 list item, heading, table row or quote (markdown puts one a line without a full stop)."""
 
 
+SENTENCE_REACH = 1000
+"""How far before and after a claim a sentence end is looked for: a longer "sentence" (a table,
+a run-on list) is cut there, and a long report is not scanned from its start for every claim."""
+
+
 def sentence_around(text: str, start: int | None, end: int | None) -> str:
     """The sentence(s) of ``text`` holding the span ``start``–``end``: a claim as the reader
     met it, with what precedes and follows it in the same sentence ('' when not located)."""
     if start is None or end is None or not text or start >= len(text):
         return ""
     end = min(max(end, start), len(text))
-    lo = 0
-    for found in _SENTENCE_END.finditer(text, 0, start):
+    lo = max(0, start - SENTENCE_REACH)
+    for found in _SENTENCE_END.finditer(text, lo, start):
         lo = found.end()
-    after = _SENTENCE_END.search(text, end)
-    hi = after.start() if after else len(text)
+    after = _SENTENCE_END.search(text, end, end + SENTENCE_REACH)
+    hi = after.start() if after else min(len(text), end + SENTENCE_REACH)
     return text[lo:hi].strip()
 
 
@@ -93,12 +98,13 @@ def claim_dimensions(conn: sqlite3.Connection) -> dict[int, tuple[str, str]]:
 
 
 class JudgeSaw:
-    """What the judge saw for one verdict, read as the gold rows stream past: the report a
-    claim is in and the pages it cites are read once each (rows come a report at a time)."""
+    """What the judge saw for one verdict, read as the gold rows stream past: a report's
+    references and the pages its claims cite are read once each (rows come a report at a
+    time)."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
-        self.report: tuple[int, str, dict[int, str]] | None = None
+        self.report: tuple[int, dict[int, str]] | None = None
         self.pages: dict[tuple[int, str], str] = {}
 
     def of(self, row: Record) -> Record:
@@ -114,32 +120,37 @@ class JudgeSaw:
             "cited_passage": passage,
         }
 
-    def _report(self, report_id: int) -> tuple[str, dict[int, str]]:
+    def _references(self, report_id: int) -> dict[int, str]:
+        """The report's reference index -> URL (the last report's, kept)."""
         if self.report is None or self.report[0] != report_id:
-            (text,) = self.conn.execute(
-                "SELECT markdown FROM report WHERE id = ?", (report_id,)
-            ).fetchone()
             refs = dict(
                 self.conn.execute(
                     "SELECT idx, url FROM reference WHERE report_id = ? AND url IS NOT NULL",
                     (report_id,),
                 ).fetchall()
             )
-            self.report = (report_id, text, refs)
-        return self.report[1], self.report[2]
+            self.report = (report_id, refs)
+        return self.report[1]
 
     def _sentence(self, row: Record) -> str:
-        if row["span_start"] is None:
+        """The claim's sentence, from the part of the report around it (SQLite cuts it out,
+        so a long report is not copied whole for every claim)."""
+        start, end = row["span_start"], row["span_end"]
+        if start is None or end is None:
             return ""
-        text, _ = self._report(row["report_id"])
-        return sentence_around(text, row["span_start"], row["span_end"])
+        lo = max(0, start - SENTENCE_REACH)
+        (window,) = self.conn.execute(
+            "SELECT substr(markdown, ?, ?) FROM report WHERE id = ?",
+            (lo + 1, max(end, start) - lo + SENTENCE_REACH, row["report_id"]),
+        ).fetchone()
+        return sentence_around(window or "", start - lo, end - lo)
 
     def _pages(self, row: Record) -> list[tuple[str, str]]:
         """The stored pages a claim's verdict is about: its reference, else every page the
         claim cites (and its own url); none for a verdict on a rubric."""
         if row["citations"] is None or not row["evidence"]:
             return []
-        _, refs = self._report(row["report_id"])
+        refs = self._references(row["report_id"])
         if row["ref_idx"] is not None:
             urls = [refs.get(row["ref_idx"])]
         else:
