@@ -21,8 +21,6 @@ from reviewer.inputs import CountedReports, ReportInput
 from reviewer.scales import Scale
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import numpy as np
     import numpy.typing as npt
 
@@ -306,7 +304,8 @@ CAPABILITIES = ("grading", "bulk", "columns")
 """The optional members of :class:`Framework` that :class:`FrameworkBase` declares absent."""
 
 
-Reader = Callable[["Path", "str | None"], "Bundle"]
+Reader = Callable[..., "Bundle"]
+"""``reader(path, suite_id, **options)``: the options a format declares (``FormatSpec.options``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,6 +320,9 @@ class FormatSpec:
     description: str
     reader: str
     aliases: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    """Keyword options the reader takes besides the path and suite id (``system_map``):
+    declared, so an import refuses one the format does not take."""
 
 
 @dataclass(frozen=True, slots=True)

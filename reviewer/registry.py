@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reviewer.framework import Benchmark, FormatSpec, Framework, Reader, VerdictKind
 from reviewer.scales import SCALES, Scale, ScaleError
@@ -317,9 +317,9 @@ def _located(reader: Reader) -> Reader:
 
     from reviewer.errors import InputError
 
-    def read(path: Path, suite_id: str | None = None) -> Bundle:
+    def read(path: Path, suite_id: str | None = None, **options: Any) -> Bundle:
         try:
-            return reader(path, suite_id)
+            return reader(path, suite_id, **options)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             loc = ".".join(str(part) for part in first["loc"])

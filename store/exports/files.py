@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from reviewer.identity import SIGNED_FIELDS
 from reviewer.proposals import EFFECT_NEW, canonical_json, effect, gold_item
 from reviewer.registry import get_kind
+from store.exports.context import claim_dimensions, suspicion_type, suspicions
 from store.exports.gold import GOLD_COLUMNS, gold_arrow_schema, gold_records
 from store.reviewlog.conflicts import decisions_by_subject
 from store.reviewlog.events import display_name
@@ -65,6 +66,7 @@ VERDICT_COLUMNS = (
     "reason",
     "decided_at",
     "decisions",
+    "suspicion",
 )
 
 _VERDICTS_SQL = """
@@ -73,7 +75,7 @@ _VERDICTS_SQL = """
            coalesce(c.dimension, kc.dimension, '') AS dimension, j.subject, j.current,
            j.value AS judge_value, j.error AS judge_error, d.status, d.value AS human_value,
            e.reviewer, e.key, e.rationale, e.reason, e.created_at AS decided_at,
-           j.subject_id, sj.target
+           j.subject_id, sj.target, k.subtask_id AS claim_subtask
     FROM judgment j
     JOIN subject sj ON sj.id = j.subject_id
     JOIN judge_run jr ON jr.id = j.run_id
@@ -96,14 +98,15 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
 
     ``provenance``: ``judge-only`` (no human decision), ``single``, ``unanimous``,
     ``adjudicated``, or ``conflict`` (reviewers disagree and nobody adjudicated yet; the
-    effective value is still the judge's).
+    effective value is still the judge's). ``suspicion``: the subject's ◆ flags. A claim's
+    ``dimension`` is its rubric's, else the one its subtask's claims count in.
     """
     decisions = decisions_by_subject(conn)
+    flags = suspicions(conn)
+    claim_dimension = claim_dimensions(conn)
     framework_of: dict[str, str | None] = {}
     for row in database(conn).query(_VERDICTS_SQL):
         mine = decisions.get(row["subject_id"], [])
-        status = row["status"]
-        resolved = status is not None and status != "conflict"
         kind = row["kind"]
         if kind not in framework_of:
             framework_of[kind] = _framework(kind)
@@ -118,19 +121,30 @@ def verdict_records(conn: sqlite3.Connection) -> Iterator[Record]:
             "model": row["model"],
             "framework": framework_of[kind],
             "kind": kind,
-            "dimension": row["dimension"],
+            "dimension": row["dimension"] or claim_dimension.get(row["claim_subtask"], ("", ""))[0],
             "subject": row["subject"],
             "current": bool(row["current"]),
             "judge_value": row["judge_value"],
             "judge_error": row["judge_error"],
-            "effective_value": row["human_value"] if resolved else row["judge_value"],
-            "provenance": status or "judge-only",
-            "decided_by": _decided_by(conn, status, mine, row) if resolved else None,
-            "rationale": row["rationale"] if resolved else None,
-            "reason": row["reason"] if resolved else None,
-            "decided_at": row["decided_at"] if resolved else None,
+            **_human_fields(conn, row, mine),
             "decisions": mine,
+            "suspicion": flags.get(row["subject_id"], []),
         }
+
+
+def _human_fields(conn: sqlite3.Connection, row: Record, mine: list[Record]) -> Record:
+    """The value in effect and who decided it how: the human decision's when the subject is
+    resolved, else the judge's value and no decider (a conflict is not resolved)."""
+    status = row["status"]
+    resolved = status is not None and status != "conflict"
+    return {
+        "effective_value": row["human_value"] if resolved else row["judge_value"],
+        "provenance": status or "judge-only",
+        "decided_by": _decided_by(conn, status, mine, row) if resolved else None,
+        "rationale": row["rationale"] if resolved else None,
+        "reason": row["reason"] if resolved else None,
+        "decided_at": row["decided_at"] if resolved else None,
+    }
 
 
 def _framework(kind: str) -> str | None:
@@ -514,6 +528,7 @@ def arrow_schema(kind: str) -> Any:
         "n_adjudicated": count,
         "item": text,
         "span": pa.list_(count),
+        "suspicion": suspicion_type(),
     }
     return pa.schema([(name, types.get(name, text)) for name in EXPORTS[kind][2]])
 

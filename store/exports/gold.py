@@ -1,10 +1,13 @@
 """The gold labels: one row per subject the humans resolved, ready for analysis.
 
 Each row is a subject (what a verdict is about, in every judge run) with its text, the human
-value (a code, and as a number where the scale has one), every judge run's value on it side by
-side, and its provenance: who decided, their rationales and reason codes, flags with notes, and
-whether an adjudication settled it. ``gold_version`` is a digest of the resolved labels: two
-databases holding the same decisions agree on it, and it changes exactly when a label does.
+value (a code, and as a number where the scale has one; ``unknown`` has none), every judge
+run's value on it side by side, what the judge whose verdict is in force saw (the rubric's
+levels, the claim's sentence in the report, its explanation and evidence, the cited page around
+that evidence), the suspicion flags on it, and its provenance: who decided, their rationales
+and reason codes, flags with notes, and whether an adjudication settled it. ``gold_version``
+is a digest of the resolved labels: two databases holding the same decisions agree on it, and
+it changes exactly when a label does.
 
 Subjects in conflict (reviewers disagree and nobody adjudicated) are not gold and are left out;
 ``gold_summary`` counts them.
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewer.registry import get_kind
+from store.exports.context import JudgeSaw, claim_dimensions, suspicion_type, suspicions
 from store.reviewlog.conflicts import decisions_by_subject
 from store.sqlite.named import database
 
@@ -47,7 +51,9 @@ _JUDGES_SQL = """
     SELECT j.subject_id, jr.ext_id AS run, jr.model, jr.active > 0 AS active, j.current,
            j.value, j.error, coalesce(c.text, '') AS criterion,
            coalesce(c.dimension, kc.dimension, '') AS dimension, k.fact, k.extract, j.ref_idx,
-           rf.title, rf.url, j.key
+           rf.title, rf.url, j.key, coalesce(c.explanation, kc.explanation, '') AS levels,
+           j.explanation, j.evidence, j.report_id, jr.suite_id, k.subtask_id AS claim_subtask,
+           k.span_start, k.span_end, k.citations, k.url AS claim_url
     FROM judgment j
     JOIN judge_run jr ON jr.id = j.run_id
     JOIN decision d ON d.subject_id = j.subject_id
@@ -60,9 +66,15 @@ _JUDGES_SQL = """
 """
 
 
+NO_NUMBER = frozenset({"unknown"})
+"""Labels that say nobody could tell: kept as labels, with no number. The scoring maps some
+of them to 0 (DailyReport counts an unknown claim as not verified), but as a number beside
+the label it would read as "incorrect" to anyone averaging the column."""
+
+
 def _number(kind: str, code: str | None) -> float | None:
     spec = get_kind(kind)
-    if spec is None or code is None:
+    if spec is None or code is None or code in NO_NUMBER:
         return None
     try:
         return spec.scale.numeric(code)
@@ -109,12 +121,31 @@ def gold_records(conn: sqlite3.Connection) -> Iterator[Record]:
     """One record per resolved subject, in (suite, report, kind, subject) order."""
     version = gold_version(conn)
     decisions = decisions_by_subject(conn)
-    judges, texts = _judges(conn)
+    judges, seen = _judges(conn)
+    flags = suspicions(conn)
     for row in database(conn).query(_SUBJECTS_SQL):
         sid = int(row["id"])
         yield _gold_record(
-            version, row, decisions.get(sid, []), judges.get(sid, []), texts.get(sid, ("", ""))
+            version,
+            row,
+            decisions.get(sid, []),
+            judges.get(sid, []),
+            seen.get(sid, _NOTHING_SEEN),
+            flags.get(sid, []),
         )
+
+
+_NOTHING_SEEN: Record = {
+    "dimension": "",
+    "subject_text": "",
+    "rubric_levels": "",
+    "claim_sentence": "",
+    "judge_explanation": "",
+    "judge_evidence": "",
+    "cited_url": None,
+    "cited_passage": "",
+}
+"""The subject columns of a label no verdict is stored for."""
 
 
 def _gold_record(
@@ -122,10 +153,11 @@ def _gold_record(
     row: Record,
     mine: list[Record],
     runs: list[Record],
-    text: tuple[str, str],
+    seen: Record,
+    flags: list[Record],
 ) -> Record:
-    """A resolved subject's record: what it is, the label, the verdicts in force and of
-    every run, and who decided it how."""
+    """A resolved subject's record: what it is and what the judge saw of it, the label, the
+    verdicts in force and of every run, and who decided it how."""
     kind, value = row["kind"], row["value"]
     spec = get_kind(kind)
     for judge in runs:
@@ -140,13 +172,20 @@ def _gold_record(
         "report": row["report"],
         "framework": spec.framework if spec else None,
         "kind": kind,
-        "dimension": text[0],
+        "dimension": seen["dimension"],
         "subject": row["key"],
-        "subject_text": text[1],
+        "subject_text": seen["subject_text"],
+        "rubric_levels": seen["rubric_levels"],
+        "claim_sentence": seen["claim_sentence"],
         "scale": spec.scale.name if spec else None,
         "human_value": value,
         "human_value_number": _number(kind, value),
         **_judge_fields(current, value),
+        "judge_explanation": seen["judge_explanation"],
+        "judge_evidence": seen["judge_evidence"],
+        "cited_url": seen["cited_url"],
+        "cited_passage": seen["cited_passage"],
+        "suspicion": flags,
         "judges": runs,
         "status": row["status"],
         **_decision_fields(mine),
@@ -155,14 +194,26 @@ def _gold_record(
     }
 
 
-def _judges(conn: sqlite3.Connection) -> tuple[dict[int, list[Record]], dict[int, tuple[str, str]]]:
-    """Per resolved subject: every run's verdict on it (active runs first), and its text."""
+def _judges(conn: sqlite3.Connection) -> tuple[dict[int, list[Record]], dict[int, Record]]:
+    """Per resolved subject: every run's verdict on it (active runs first), and what it is
+    and what the judge whose verdict is in force saw of it (of the first run listed when
+    none is in force)."""
     judges: dict[int, list[Record]] = defaultdict(list)
-    texts: dict[int, tuple[str, str]] = {}
+    seen: dict[int, Record] = {}
+    in_force: set[int] = set()
+    saw = JudgeSaw(conn)
+    claim_dimension = claim_dimensions(conn)
     for row in database(conn).query(_JUDGES_SQL):
         sid = int(row["subject_id"])
-        if sid not in texts:
-            texts[sid] = _subject_text(row)
+        if sid not in in_force and (row["current"] or sid not in seen):
+            if row["current"]:
+                in_force.add(sid)
+            if not row["dimension"]:
+                row["dimension"], row["levels"] = claim_dimension.get(
+                    row["claim_subtask"], ("", row["levels"])
+                )
+            dimension, text = _subject_text(row)
+            seen[sid] = {"dimension": dimension, "subject_text": text, **saw.of(row)}
         judges[sid].append(
             {
                 "run": row["run"],
@@ -173,7 +224,7 @@ def _judges(conn: sqlite3.Connection) -> tuple[dict[int, list[Record]], dict[int
                 "error": row["error"],
             }
         )
-    return judges, texts
+    return judges, seen
 
 
 def _decision_fields(mine: list[Record]) -> Record:
@@ -226,12 +277,19 @@ GOLD_COLUMNS = (
     "dimension",
     "subject",
     "subject_text",
+    "rubric_levels",
+    "claim_sentence",
     "scale",
     "human_value",
     "human_value_number",
     "judge_value",
     "judge_value_number",
     "judge_agrees",
+    "judge_explanation",
+    "judge_evidence",
+    "cited_url",
+    "cited_passage",
+    "suspicion",
     "judges",
     "status",
     "reviewers",
@@ -280,5 +338,6 @@ def gold_arrow_schema() -> Any:
         "decisions": pa.list_(decision),
         "reasons": pa.list_(text),
         "flagged": pa.bool_(),
+        "suspicion": suspicion_type(),
     }
     return pa.schema([(name, fields.get(name, text)) for name in GOLD_COLUMNS])

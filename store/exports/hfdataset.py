@@ -53,12 +53,26 @@ COLUMNS: dict[str, dict[str, tuple[Role, str]]] = {
         "dimension": ("subject", "rubric dimension where there is one"),
         "subject": ("subject", "what the verdict is about within the report"),
         "subject_text": ("subject", "the criterion, claim or claim↔reference pair as text"),
+        "rubric_levels": ("subject", "what each level of the rubric means (its explanation)"),
+        "claim_sentence": ("subject", "the report's sentence holding the claim"),
         "scale": ("subject", "the verdict scale's name"),
         "human_value": ("adjudicated", "the resolved human label (scale code)"),
-        "human_value_number": ("adjudicated", "the label on the scale's numeric mapping"),
+        "human_value_number": (
+            "adjudicated",
+            "the label on the scale's numeric mapping (empty for unknown)",
+        ),
         "judge_value": ("judge-only", "the active judge run's verdict"),
-        "judge_value_number": ("judge-only", "… on the numeric mapping"),
+        "judge_value_number": ("judge-only", "… on the numeric mapping (empty for unknown)"),
         "judge_agrees": ("adjudicated", "whether the active judge's verdict equals the label"),
+        "judge_explanation": ("judge-only", "the explanation of the verdict in force"),
+        "judge_evidence": ("judge-only", "the evidence it quoted"),
+        "cited_url": ("judge-only", "the cited page that holds the quoted evidence"),
+        "cited_passage": ("judge-only", "that page around the evidence"),
+        "suspicion": (
+            "judge-only",
+            "suspicion flags on the verdict (rule, weight, reason): why a rule thinks "
+            "the judge erred",
+        ),
         "judges": (
             "judge-only",
             "every judge run's verdict on the subject (run, model, active, "
@@ -99,6 +113,7 @@ COLUMNS: dict[str, dict[str, tuple[Role, str]]] = {
         "reason": ("human", "judge-error reason code"),
         "decided_at": ("human", "when (UTC)"),
         "decisions": ("human", "every reviewer's standing decision"),
+        "suspicion": ("judge-only", "suspicion flags on the verdict (rule, weight, reason)"),
     },
     "scores": {
         "scope": ("subject", "report or system"),

@@ -8,8 +8,10 @@ brings the score cache up to date.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -28,16 +30,22 @@ if TYPE_CHECKING:
 
 
 def import_path(
-    conn: sqlite3.Connection, path: Path, fmt: str = "native", suite_id: str | None = None
+    conn: sqlite3.Connection,
+    path: Path,
+    fmt: str = "native",
+    suite_id: str | None = None,
+    system_map: Mapping[str, str] | None = None,
 ) -> ImportResult:
     """Read, check and store one run with its scores, in one transaction: a process killed at
     any point leaves either the run with its scores or nothing. Importing the same content
     again adds nothing, but still repairs a suite left without scores (by an older release
-    killed between the two)."""
-    suite, records = _records(path, fmt, suite_id)
+    killed between the two). ``system_map`` (result name -> system) goes to a format reader
+    that takes one, and is part of what identifies the import."""
+    suite, records = _records(path, fmt, suite_id, dict(system_map or {}))
+    content = _content_id(path, system_map)
     with _temp_on_disk(conn), transaction(conn), announced(conn, f"import {path}"):
         try:
-            result = import_records(conn, suite, records, hash_path(path), str(path))
+            result = import_records(conn, suite, records, content, str(path))
         except RecursionError:
             raise InputError(path, "nested too deep to read") from None
         except InputError as exc:
@@ -61,7 +69,19 @@ def import_path(
     return result
 
 
-def _records(path: Path, fmt: str, suite_id: str | None) -> tuple[Suite, Iterable[Record]]:
+def _content_id(path: Path, system_map: Mapping[str, str] | None) -> str:
+    """What identifies an import: its files, and the system map that read them (the same files
+    read with another map are another import)."""
+    content = hash_path(path)
+    if not system_map:
+        return content
+    mapped = json.dumps(sorted(system_map.items())).encode()
+    return hashlib.sha256(content.encode() + mapped).hexdigest()
+
+
+def _records(
+    path: Path, fmt: str, suite_id: str | None, system_map: dict[str, str]
+) -> tuple[Suite, Iterable[Record]]:
     """The run's suite and its records. A native bundle folder is streamed file by file, a
     record at a time, so that memory does not grow with the run (a DailyReport-size run is
     ~70 MB of JSON and ten times that as validated models); other formats are read whole by
@@ -70,12 +90,18 @@ def _records(path: Path, fmt: str, suite_id: str | None) -> tuple[Suite, Iterabl
     from reviewer.registry import NATIVE, format_reader, formats
 
     spec = formats().get(fmt)
+    if system_map and (spec is None or "system_map" not in spec.options):
+        raise InputError(
+            "command line", f"the {fmt} format takes no system map", field="system_map"
+        )
     if spec is not None and spec.reader == NATIVE.reader and path.is_dir():
         suite, stream = iter_records(path)
         if suite_id:
             suite = suite.model_copy(update={"id": suite_id})
         return suite, stream
-    bundle = format_reader(fmt)(path, suite_id)
+    reader = format_reader(fmt)
+    options = {"system_map": system_map} if system_map else {}
+    bundle = reader(path, suite_id, **options)
     return bundle.suite, bundle_records(bundle)
 
 

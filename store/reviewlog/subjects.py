@@ -5,12 +5,22 @@ claim × reference, keyword or key with the bundle's own ids — and its portabl
 ``s:<suite>/<report>/<kind>/<subject>`` is how review events name it in any database. Human
 decisions belong to subjects, not to one run's judgment rows.
 
-Which judgment of a subject *counts* (``judgment.current``) is decided per subject among the
-active (activated) runs: the most recently activated run that gave the subject a valid value;
-a run whose verdict on it errored never replaces another active run's valid one. Claims are
-the exception that keeps runs whole: once an active run extracted its own claims for a report,
-the claim-based verdicts of the kinds that run judged count only for its claims, so two claim
-sets are never scored at once. Candidate runs (``active = 0``) never count until activated.
+Which judgment of a subject *counts* (``judgment.current``) is decided among the active
+(activated) runs by the database's run selection (``meta.run_selection``, ``gavel options
+run_selection=…``):
+
+``subject`` (the default)
+    per subject: the most recently activated run that gave the subject a valid value; a run
+    whose verdict on it errored never replaces another active run's valid one.
+``report``
+    per report and verdict kind: every verdict of the most recently activated run that judged
+    that report for that kind, errored ones included, and no other run's; what a benchmark's
+    own script computes from one run's output.
+
+Claims are the exception that keeps runs whole in both: once an active run extracted its own
+claims for a report, the claim-based verdicts of the kinds that run judged count only for its
+claims, so two claim sets are never scored at once. Candidate runs (``active = 0``) never count
+until activated.
 """
 
 from __future__ import annotations
@@ -24,6 +34,18 @@ from reviewer.keys import RUN_CLAIM_KEY
 from store.sqlite.tx import transaction
 
 SUBJECT_PREFIX = "s:"
+
+RUN_SELECTION_KEY = "run_selection"
+RunSelection = Literal["subject", "report"]
+RUN_SELECTIONS: tuple[RunSelection, ...] = ("subject", "report")
+"""How the verdict that counts is chosen among the active runs (the module docstring); the
+first is the default."""
+
+
+def run_selection(conn: sqlite3.Connection) -> RunSelection:
+    """The database's run selection (``subject`` unless set otherwise)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (RUN_SELECTION_KEY,)).fetchone()
+    return "report" if row is not None and row[0] == "report" else "subject"
 
 
 def subject_target(suite: str, report: str, kind: str, subject: str) -> str:
@@ -100,21 +122,39 @@ def refresh_current(conn: sqlite3.Connection, report_ids: Iterable[int] | None =
         _ids_table(conn, "_ineligible", _foreign_claim_verdicts(conn, scope))
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS _chosen (id INTEGER PRIMARY KEY)")
         conn.execute("DELETE FROM _chosen")
-        conn.execute(
-            f"""INSERT INTO _chosen
-                SELECT id FROM (
-                    SELECT j.id, row_number() OVER (
-                        PARTITION BY j.subject_id
-                        ORDER BY j.value IS NULL, r.active DESC, j.id DESC) AS rn
-                    FROM judgment j JOIN judge_run r ON r.id = j.run_id
-                    WHERE r.active > 0 AND {scope}
-                      AND j.id NOT IN (SELECT id FROM _ineligible))
-                WHERE rn = 1"""
-        )
+        chosen = _BY_REPORT if run_selection(conn) == "report" else _BY_SUBJECT
+        conn.execute(chosen.format(scope=scope))
         conn.execute(
             f"""UPDATE judgment AS j SET current = (j.id IN (SELECT id FROM _chosen))
                 WHERE {scope} AND j.current != (j.id IN (SELECT id FROM _chosen))"""
         )
+
+
+_BY_SUBJECT = """INSERT INTO _chosen
+    SELECT id FROM (
+        SELECT j.id, row_number() OVER (
+            PARTITION BY j.subject_id
+            ORDER BY j.value IS NULL, r.active DESC, j.id DESC) AS rn
+        FROM judgment j JOIN judge_run r ON r.id = j.run_id
+        WHERE r.active > 0 AND {scope}
+          AND j.id NOT IN (SELECT id FROM _ineligible))
+    WHERE rn = 1"""
+"""Per subject, the newest active run's valid verdict (an errored one only when no active run
+has a valid one)."""
+
+_BY_REPORT = """INSERT INTO _chosen
+    SELECT j.id FROM judgment j
+    JOIN (SELECT report_id, kind, run_id FROM (
+            SELECT p.report_id, p.kind, p.run_id, row_number() OVER (
+                PARTITION BY p.report_id, p.kind ORDER BY r.active DESC, p.run_id DESC) AS rn
+            FROM (SELECT DISTINCT j.report_id, j.kind, j.run_id FROM judgment j
+                  WHERE {scope} AND j.id NOT IN (SELECT id FROM _ineligible)) p
+            JOIN judge_run r ON r.id = p.run_id
+            WHERE r.active > 0)
+          WHERE rn = 1) pick
+      ON pick.report_id = j.report_id AND pick.kind = j.kind AND pick.run_id = j.run_id
+    WHERE {scope} AND j.id NOT IN (SELECT id FROM _ineligible)"""
+"""Per report and kind, every verdict of the newest active run that judged it, errors too."""
 
 
 def _foreign_claim_verdicts(conn: sqlite3.Connection, scope: str) -> list[int]:

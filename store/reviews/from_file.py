@@ -6,12 +6,19 @@ the fields of ``gavel decide``:
 
 ``id``
     the judgment id (``gavel verdicts``);
+``target``
+    instead of ``id`` (or beside it, when they agree): the subject's portable target
+    (``s:SUITE/REPORT/KIND/SUBJECT``, as ``gavel plan export`` and ``gavel export`` give it);
+    the decision is on the verdict in force on it;
 ``value``
     a value on the judgment's scale (equal to the judge's value, it is a confirmation);
 ``rationale``
     why (required, as on the command line);
 ``reason``
     optional: a judge-error reason code (``gavel reasons``).
+
+A line of ``gavel plan export`` may be used as it is, with ``value`` and ``rationale`` added:
+its other fields (``PLAN_FIELDS``) are read and left alone.
 
 Each decision is one signed review event written by :class:`store.reviewlog.events.ReviewLog`, as
 ``gavel decide`` writes it; the touched reports are rescored once, in the same transaction. A
@@ -26,7 +33,7 @@ import csv
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -38,7 +45,9 @@ from store.reviewlog.events import Recorded, ReviewError, ReviewLog, judgment_re
 from store.scores.cache import update_scores
 from store.sqlite.tx import transaction
 
-FIELDS = ("id", "value", "rationale", "reason")
+FIELDS = ("id", "target", "value", "rationale", "reason")
+PLAN_FIELDS = frozenset({"position", "stratum", "p", "pi", "weight", "judge", "human", "decided"})
+"""Fields of a ``gavel plan export`` line that a decision does not use: allowed, ignored."""
 MAX_REPORTED = 20
 """Bad lines listed in full; the rest are counted."""
 
@@ -52,6 +61,9 @@ class Line:
     value: str
     rationale: str
     reason: str | None
+    target: str | None = None
+    """The subject the line names instead of (or beside) its judgment id; resolved by
+    :func:`resolve_targets`."""
 
 
 class BatchError(InputError):
@@ -100,11 +112,11 @@ def _csv_rows(path: Path, handle: TextIO) -> Iterator[tuple[int, dict[str, Any] 
 
 
 def _check_header(path: Path, names: Sequence[str] | None) -> None:
-    unknown = [f for f in names or () if f not in FIELDS]
-    if names is None or "id" not in names or unknown:
+    unknown = [f for f in names or () if f not in FIELDS and f not in PLAN_FIELDS]
+    if names is None or not {"id", "target"} & set(names) or unknown:
         raise InputError(
             path,
-            f"the header must name the columns id, value, "
+            f"the header must name the columns id (or target), value, "
             f"rationale and optionally reason (got "
             f"{', '.join(names or ()) or 'nothing'})",
             line=1,
@@ -155,13 +167,14 @@ def _line(path: Path, number: int, row: dict[str, Any]) -> Line | InputError:
     def bad(field: str, message: str) -> InputError:
         return InputError(path, message, line=number, field=field)
 
-    unknown = sorted(set(row) - set(FIELDS))
+    unknown = sorted(set(row) - set(FIELDS) - PLAN_FIELDS)
     if unknown:
         return bad(unknown[0], f"unknown field (known: {', '.join(FIELDS)})")
-    raw_id = row.get("id")
-    judgment_id = _judgment_id(raw_id)
-    if judgment_id is None:
-        return bad("id", "missing" if raw_id is None else f"not a judgment id: {raw_id!r}")
+    naming = _naming_problem(row)
+    if naming is not None:
+        return bad(*naming)
+    # 0 until resolve_targets finds the verdict in force on the line's target.
+    judgment_id, target = _judgment_id(row.get("id")) or 0, row.get("target")
     value = _text(row.get("value"))
     if value is None or not value.strip():
         return bad("value", "missing: a value on the judgment's scale")
@@ -171,7 +184,20 @@ def _line(path: Path, number: int, row: dict[str, Any]) -> Line | InputError:
     reason = row.get("reason")
     if not _known_reason(reason):
         return bad("reason", f"unknown reason code {reason!r} (known: {', '.join(REASON_CODES)})")
-    return Line(number, judgment_id, value, rationale, reason)
+    return Line(number, judgment_id, value, rationale, reason, target)
+
+
+def _naming_problem(row: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, what is wrong) when a line names its judgment by neither a judgment id nor a
+    subject target, or by a malformed one."""
+    raw_id, target = row.get("id"), row.get("target")
+    if target is not None and (not isinstance(target, str) or not target.startswith("s:")):
+        return "target", f"not a subject target (s:SUITE/REPORT/KIND/SUBJECT): {target!r}"
+    if raw_id is None and target is None:
+        return "id", "missing (give id or target)"
+    if raw_id is not None and _judgment_id(raw_id) is None:
+        return "id", f"not a judgment id: {raw_id!r}"
+    return None
 
 
 def _known_reason(reason: Any) -> bool:
@@ -185,6 +211,45 @@ def _judgment_id(raw: Any) -> int | None:
         return raw
     if isinstance(raw, str) and raw.strip().isdigit():
         return int(raw.strip())
+    return None
+
+
+def resolve_targets(
+    conn: sqlite3.Connection, path: Path, lines: list[Line]
+) -> tuple[list[Line], list[InputError]]:
+    """Lines naming a target get the id of the verdict in force on it (the current verdict
+    of the run that counts: the one ``gavel verdicts`` lists); a target no database subject
+    has, one with no verdict in force, or one that disagrees with the line's id is a bad
+    line."""
+    resolved: list[Line] = []
+    problems: list[InputError] = []
+    for line in lines:
+        if line.target is None:
+            resolved.append(line)
+            continue
+        found = conn.execute(
+            "SELECT s.id, (SELECT j.id FROM judgment j WHERE j.subject_id = s.id "
+            "AND j.current = 1 ORDER BY j.id LIMIT 1) FROM subject s WHERE s.target = ?",
+            (line.target,),
+        ).fetchone()
+        problem = _target_problem(line, found)
+        if problem is not None:
+            problems.append(InputError(path, problem, line=line.line, field="target"))
+            continue
+        resolved.append(replace(line, judgment_id=found[1]))
+    return resolved, problems
+
+
+def _target_problem(line: Line, found: tuple[int, int | None] | None) -> str | None:
+    if found is None:
+        return f"no subject {line.target!r} in this database"
+    if found[1] is None:
+        return f"no verdict in force on {line.target!r} (its runs are retired or errored)"
+    if line.judgment_id and line.judgment_id != found[1]:
+        return (
+            f"names judgment {found[1]}, but the line's id is {line.judgment_id}: "
+            "give one of them, or both agreeing"
+        )
     return None
 
 
@@ -220,6 +285,8 @@ def decide_from(conn: sqlite3.Connection, log: ReviewLog, path: Path) -> list[Re
     """Read, check and record every decision of ``path`` with the scores of the reports they
     touch: one transaction, all or nothing."""
     lines, problems = read_decisions(path)
+    lines, unresolved = resolve_targets(conn, path, lines)
+    problems += unresolved
     problems += check_decisions(conn, path, lines)
     if problems:
         raise BatchError(path, sorted(problems, key=lambda p: p.line or 0))

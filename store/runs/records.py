@@ -45,8 +45,13 @@ from reviewer.models import (
 )
 from reviewer.registry import frameworks, get_kind
 from store.reviewlog.events import refresh_subjects
-from store.reviewlog.subjects import ensure_subjects, refresh_current
-from store.scores.cache import load_options, update_scores
+from store.reviewlog.subjects import (
+    RUN_SELECTION_KEY,
+    RUN_SELECTIONS,
+    ensure_subjects,
+    refresh_current,
+)
+from store.scores.cache import load_options, rebuild_scores, update_scores
 from store.scores.claim_facts import claim_cited, verdict_cited
 from store.scores.inputs import load_inputs, report_meta
 from store.sqlite.tx import transaction
@@ -960,6 +965,21 @@ def set_active(conn: sqlite3.Connection, run: str, active: bool) -> list[int]:
             update_scores(conn, ids, variants=("judge", "adjudicated"))
             refresh_suspicion(conn, ids)
     return sorted(ids)
+
+
+def set_run_selection(conn: sqlite3.Connection, selection: str) -> None:
+    """Choose how the verdict that counts is picked among the active runs (``subject`` or
+    ``report``: :mod:`store.reviewlog.subjects`), and re-choose it everywhere with the flags
+    and scores that follow from it, in one transaction."""
+    if selection not in RUN_SELECTIONS:
+        raise ValueError(
+            f"run_selection must be one of {' | '.join(RUN_SELECTIONS)}, not {selection!r}"
+        )
+    with transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (RUN_SELECTION_KEY, selection))
+        refresh_current(conn)
+        refresh_suspicion(conn)
+        rebuild_scores(conn)
 
 
 # -- one run on its own (comparisons) -----------------------------------------------------------

@@ -112,6 +112,8 @@ class VerdictRow:
     run: str
     current: bool
     error: str | None
+    suspicions: tuple[tuple[str, float, str], ...] = ()
+    """The subject's suspicion flags as (rule, weight, reason), strongest first."""
 
 
 VERDICT_SQL = f"""
@@ -122,7 +124,7 @@ VERDICT_SQL = f"""
                               k.ext_id || coalesce(':' || j.ref_idx, ''), j.key, j.subject)
            END,
            j.value, {EFFECTIVE_SQL}, d.status, coalesce(d.reviewers, 0), jr.ext_id, j.current,
-           j.error
+           j.error, j.subject_id
     FROM judgment j
     JOIN report r ON r.id = j.report_id
     JOIN task t ON t.id = r.task_id
@@ -143,7 +145,52 @@ def verdict_rows(
     differs: bool = False,
     include_stale: bool = False,
     ids: Sequence[int] | None = None,
+    suspicious: bool = False,
 ) -> list[VerdictRow]:
+    """The judgments the filters keep, each with its subject's suspicion flags;
+    ``suspicious`` keeps those with at least one flag (decided or not: a flag is about the
+    judge's verdict, which a decision does not change)."""
+    where, params = _verdict_filters(
+        conn, report, kind, undecided, differs, include_stale, ids, suspicious
+    )
+    sql = VERDICT_SQL + " WHERE " + " AND ".join(where) + " ORDER BY j.id"
+    rows = conn.execute(sql, params).fetchall()
+    # Here, not at the top: `gavel decide` reads this module and needs no suspicion rules.
+    from store.triage.suspicion import subject_suspicions
+
+    flags = subject_suspicions(conn, [r[13] for r in rows])
+    return [
+        VerdictRow(
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            r[4],
+            r[5],
+            r[6],
+            r[7],
+            r[8],
+            r[9],
+            r[10],
+            bool(r[11]),
+            r[12],
+            tuple((f.rule, f.weight, f.reason) for f in flags.get(r[13], ())),
+        )
+        for r in rows
+    ]
+
+
+def _verdict_filters(
+    conn: sqlite3.Connection,
+    report: str | None,
+    kind: str | None,
+    undecided: bool,
+    differs: bool,
+    include_stale: bool,
+    ids: Sequence[int] | None,
+    suspicious: bool,
+) -> tuple[list[str], list[object]]:
+    """The WHERE terms and parameters of :func:`verdict_rows`' filters."""
     where = ["1"]
     params: list[object] = []
     if not include_stale:
@@ -161,13 +208,9 @@ def verdict_rows(
     if ids is not None:
         where.append(f"j.id IN ({','.join('?' * len(ids))})")
         params.extend(ids)
-    sql = VERDICT_SQL + " WHERE " + " AND ".join(where) + " ORDER BY j.id"
-    return [
-        VerdictRow(
-            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], bool(r[11]), r[12]
-        )
-        for r in conn.execute(sql, params)
-    ]
+    if suspicious:
+        where.append("j.subject_id IN (SELECT subject_id FROM suspicion)")
+    return where, params
 
 
 def report_id_by_ext(conn: sqlite3.Connection, ext: str) -> int | None:

@@ -112,10 +112,12 @@ def print_recorded(
     help="Record a human verdict on a judgment: a confirmation when it equals the "
     "judge's value, else an override. Prints the report's scores before → after.\n\n"
     "With --from FILE, records every decision of a file instead (.jsonl: one JSON "
-    "object per line; .csv: a header row), each line with the fields id, value, "
-    "rationale and optionally reason: all lines are checked first and written in one "
-    "transaction; any bad line writes nothing and is listed with its line number "
-    "and field."
+    "object per line; .csv: a header row), each line with the fields id (or target: "
+    "a subject's portable s:SUITE/REPORT/KIND/SUBJECT, deciding the verdict in force "
+    "on it), value, rationale and optionally reason: all lines are checked first and "
+    "written in one transaction; any bad line writes nothing and is listed with its "
+    "line number and field. Lines of `gavel plan export --format jsonl` (or csv) work "
+    "as they are once value and rationale are added."
 )
 @click.argument("id", type=int, required=False, help="judgment id (see `gavel verdicts`)")
 @click.argument(
@@ -134,8 +136,8 @@ def print_recorded(
     "source",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="decisions from a .jsonl or .csv file (fields id, value, rationale, reason), "
-    "all or nothing",
+    help="decisions from a .jsonl or .csv file (fields id or target, value, rationale, "
+    "reason), all or nothing",
 )
 @_writer
 def decide(

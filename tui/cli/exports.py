@@ -20,17 +20,20 @@ from tui.cli.output import output_file
     "CSV or Parquet), or all of them with --to-hub-dataset DIR as a Hugging Face "
     "dataset folder (Parquet per configuration and a README.md dataset card naming "
     "the judge-only, human and adjudicated columns and the provenance). The same "
-    "database always gives the same bytes."
+    "database always gives the same bytes; files get the mode your umask gives new "
+    "files."
 )
 @db_option
 @click.argument(
     "kind",
     type=click.Choice(tuple(EXPORTS)),
     required=False,
-    help="gold: one typed row per subject the humans resolved, with every judge "
-    "run's value and the decisions' provenance; verdicts: every judgment with "
-    "judge, human and effective value; scores: every score in both variants; "
-    "gt-expansions: the gold diff",
+    help="gold: one typed row per subject the humans resolved, with what the judge "
+    "saw (rubric levels, the claim's sentence, explanation, evidence, the cited "
+    "passage), its suspicion flags, every judge run's value and the decisions' "
+    "provenance; verdicts: every judgment with judge, human and effective value and "
+    "its suspicion flags; scores: every score in both variants; gt-expansions: the "
+    "gold diff",
 )
 @click.option(
     "-o", "--output", type=click.Path(path_type=Path), default=None, help="file (default: stdout)"

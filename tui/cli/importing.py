@@ -51,7 +51,8 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
 @click.argument(
     "path",
     type=click.Path(path_type=Path),
-    help="a bundle folder or .jsonl file, or a DRB repository",
+    help="a bundle folder or .jsonl file, a DRB repository, or a DRB fork's "
+    "raw_results.jsonl or judgements file alone",
 )
 @click.option(
     "--format",
@@ -63,12 +64,34 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
     help="the run's format (default: native)",
 )
 @click.option("--suite-id", default=None, help="suite id for formats that do not carry one")
-def import_run(db: Path | None, path: Path, input_format: str, suite_id: str | None) -> int:
+@click.option(
+    "--system-map",
+    "system_map",
+    multiple=True,
+    metavar="RESULT=SYSTEM",
+    help="deepresearch_bench: the system of a results folder or judgements file named "
+    "differently from its report file (repeatable; RESULT=RESULT keeps it a system of its own)",
+)
+def import_run(
+    db: Path | None,
+    path: Path,
+    input_format: str,
+    suite_id: str | None,
+    system_map: tuple[str, ...],
+) -> int:
     from store.imports.from_path import import_path
 
+    mapping: dict[str, str] = {}
+    for pair in system_map:
+        name, sep, system = pair.partition("=")
+        if not sep or not name.strip() or not system.strip():
+            raise click.BadParameter(
+                f"expected RESULT=SYSTEM, got {pair!r}", param_hint="--system-map"
+            )
+        mapping[name.strip()] = system.strip()
     conn = open_db(db)
     started = time.perf_counter()
-    result = import_path(conn, path, input_format, suite_id)
+    result = import_path(conn, path, input_format, suite_id, mapping)
     elapsed = time.perf_counter() - started
     if not result.created:
         print(f"suite {result.suite} is already imported with identical content: nothing to do")

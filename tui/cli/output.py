@@ -230,9 +230,19 @@ def output_file(path: Path | None, *, json_lines: bool = False) -> Iterator[Text
     folder = path.resolve().parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
     try:
+        # mkstemp makes the file private (0600); the finished file gets the mode any new
+        # file of the user's gets (what the umask leaves of 0666), as a Parquet export does.
+        os.fchmod(fd, 0o666 & ~current_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             yield handle
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def current_umask() -> int:
+    """The process's umask (reading it means setting it: set back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -14,6 +14,7 @@ import click
 from reviewer.errors import InputError
 from reviewer.registry import find_framework, frameworks
 from store.reviewlog.events import rebuild_state
+from store.reviewlog.subjects import RUN_SELECTION_KEY, RUN_SELECTIONS, run_selection
 from store.scores.cache import ensure_scores, load_options, rebuild_scores, set_options
 from store.sqlite.tx import transaction
 from store.sqlite.writelock import announced
@@ -164,14 +165,18 @@ def _framework_table(
 
 @click.command(
     help="Show or set the named scoring options (the [CHOICE]s of the specs); "
-    "setting one rebuilds the scores."
+    "setting one rebuilds the scores. run_selection=subject|report says which active "
+    "run's verdict counts: per subject the newest valid one (an errored verdict never "
+    "replaces another run's valid one; the default), or per report and verdict kind "
+    "every verdict of the newest run that judged it, as a benchmark's own script "
+    "scores one run."
 )
 @db_option
 @click.argument(
     "settings",
     nargs=-1,
     metavar="FRAMEWORK.OPTION=VALUE...",
-    help="e.g. cascade.v2_without_groups=literal (rebuilds the scores)",
+    help="e.g. cascade.v2_without_groups=literal or run_selection=report (rebuilds the scores)",
 )
 @format_option()
 def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
@@ -181,6 +186,9 @@ def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
         with transaction(conn), announced(conn, "options " + " ".join(settings)):
             for setting in settings:
                 name, sep, value = setting.partition("=")
+                if sep and name == RUN_SELECTION_KEY:
+                    _set_run_selection(conn, value)
+                    continue
                 framework, dot, option = name.partition(".")
                 if not sep or not dot:
                     raise InputError(
@@ -192,7 +200,17 @@ def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
                     raise InputError("command line", str(exc)) from exc
             rebuild_scores(conn)
     current = load_options(conn)
-    records = []
+    records = [
+        {
+            "framework": "",
+            "option": RUN_SELECTION_KEY,
+            "value": run_selection(conn),
+            "default": RUN_SELECTIONS[0],
+            "choices": " | ".join(RUN_SELECTIONS),
+            "meaning": "which active run's verdict counts: per subject the newest valid "
+            "one, or per report and kind every verdict of the newest run that judged it",
+        }
+    ]
     for name, fw in frameworks().items():
         for spec in fw.options:
             records.append(
@@ -207,6 +225,15 @@ def options(db: Path | None, settings: tuple[str, ...], fmt: str) -> int:
             )
     emit(records, ["framework", "option", "value", "default", "choices", "meaning"], fmt)
     return 0
+
+
+def _set_run_selection(conn: sqlite3.Connection, value: str) -> None:
+    from store.runs.records import set_run_selection
+
+    try:
+        set_run_selection(conn, value)
+    except ValueError as exc:
+        raise InputError("command line", str(exc)) from exc
 
 
 @click.command(

@@ -14,6 +14,7 @@ BENCHMARK = Benchmark(
             "DeepResearch Bench repository layout (RACE, FACT)",
             "reviewer.frameworks.deepresearch_bench.format:read_drb",
             ("drb",),
+            ("system_map",),
         ),
     ),
 )

@@ -13,6 +13,13 @@ Layout read (every file optional except the task data; ``<system>`` is a file or
     results/fact/<system>/validated.jsonl       FACT statements, pages, verdicts -> fact
         (else scraped.jsonl, deduplicated.jsonl or extracted.jsonl: statements, no verdicts)
 
+A fork's results also import without the repository: one system's ``raw_results.jsonl`` (or
+the folder holding it) or judgements file, given as the path; tasks then come from the records'
+prompts and a task's rubric from the judge's items (no weights). A results folder or judgements
+file named differently from its report file is matched by ``system_map`` (``--system-map``), by
+the shared-parts rule of ``_Reader.result_systems``, or refused naming both names
+(docs/frameworks/deepresearch_bench.md).
+
 How things join, as the reference code does: reports, rubrics and results to tasks by the exact
 prompt text (then the stripped text; a record without a prompt by its id). ``reference.jsonl``
 is the reference system (``is_reference``), never scored. Ids may be integers or strings.
@@ -51,7 +58,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,12 +129,16 @@ class _RunDraft:
     judgments: list[tuple[Judgment, Where]] = field(default_factory=list)
 
 
-def read_drb(root: Path, suite_id: str | None = None) -> Bundle:
-    """Parse a DeepResearch Bench repository checkout into a bundle (see the module doc).
+def read_drb(
+    root: Path, suite_id: str | None = None, *, system_map: Mapping[str, str] | None = None
+) -> Bundle:
+    """Parse a DeepResearch Bench repository checkout (or a fork's results without it) into a
+    bundle (see the module doc). ``system_map`` names the system of a results folder or
+    judgements file whose name is not its report file's (``{result name: system}``).
 
     Raises :class:`InputError` naming the file, line and field of anything malformed.
     """
-    return _Reader(Path(root), suite_id).read()
+    return _Reader(Path(root), suite_id, dict(system_map or {})).read()
 
 
 def _model(model: type[M], data: dict[str, Any], where: Where, prefix: str = "") -> M:
@@ -161,9 +172,15 @@ def _language(prompt: str) -> str:
 
 
 class _Reader:
-    def __init__(self, root: Path, suite_id: str | None) -> None:
+    def __init__(self, root: Path, suite_id: str | None, system_map: dict[str, str]) -> None:
         self.root = root
         self.suite_id = suite_id
+        self.system_map = system_map
+        self.mapped: set[str] = set()
+        self.file_systems: set[str] = set()
+        """Systems with a report file (raw_data or cleaned_data), known once they are read."""
+        self.only: Path | None = None
+        """The one results file read, when the input is a file and not a repository."""
         self.notes: list[str] = []
         self.tasks: list[_TaskDraft] = []
         self.by_prompt: dict[str, _TaskDraft] = {}
@@ -451,6 +468,81 @@ class _Reader:
                 assert article is not None
                 yield path, where, task, system, article
 
+    # -- which system a result belongs to ---------------------------------------------
+
+    def result_systems(self, what: str, found: dict[str, Path]) -> dict[str, str]:
+        """Result name (a results folder or judgements file) -> the system it is of: the one
+        ``--system-map`` gives; else the system of the report file with that name; else, the
+        rule for forks that name results differently from report files, the one report file
+        (of those with no result of this kind) whose name's parts (split at - _ . and spaces)
+        are all among the result name's parts or hold all of them. A result name matching no
+        report file while report files lack results of this kind, or matching several, is
+        refused naming both sides: a placeholder report must never carry the scores of a
+        report that is there under another name."""
+        files = self.file_systems - {REFERENCE_SYSTEM}
+        out: dict[str, str] = {}
+        for name in found:
+            if name in self.system_map:
+                out[name] = self.system_map[name]
+                self.mapped.add(name)
+            elif name in self.file_systems or not files:
+                out[name] = name
+        for name, path in found.items():
+            if name not in out:
+                out[name] = self.matched_system(what, name, path, files, found, out)
+        return out
+
+    def matched_system(
+        self,
+        what: str,
+        name: str,
+        path: Path,
+        files: set[str],
+        found: dict[str, Path],
+        taken: dict[str, str],
+    ) -> str:
+        """The report file a differently named result is of, by the rule of
+        :meth:`result_systems`; refused when the rule finds none or several."""
+        free = files - set(taken.values()) - set(found)
+        mine = _parts(name)
+        candidates = sorted(s for s in free if _parts(s) <= mine or mine <= _parts(s))
+        where = self.rel(path)
+        if len(candidates) == 1:
+            self.note(
+                path,
+                f"{what} {name!r} taken as system {candidates[0]} (report file "
+                f"{candidates[0]}.jsonl: every part of one name is in the other); "
+                f"--system-map {name}=SYSTEM says otherwise",
+            )
+            return candidates[0]
+        if candidates:
+            raise InputError(
+                where,
+                f"{what} {name!r} could be of {' or '.join(candidates)} (each shares every "
+                f"part of its name): say which with --system-map {name}=SYSTEM",
+            )
+        if free:
+            reports = ", ".join(f"{s}.jsonl" for s in sorted(free))
+            raise InputError(
+                where,
+                f"{what} {name!r} has no report file of that name, and report file(s) "
+                f"{reports} have no {what}: say whose they are with --system-map {name}=SYSTEM "
+                f"(or --system-map {name}={name} to import them as a system of their own, "
+                "with placeholder reports)",
+            )
+        return name
+
+    def check_system_map(self) -> None:
+        """Every ``--system-map`` name is a results folder or judgements file that was read."""
+        unused = sorted(set(self.system_map) - self.mapped)
+        if unused:
+            raise InputError(
+                self.root,
+                f"--system-map {unused[0]}=…: no results folder or judgements file is named "
+                f"{unused[0]!r}",
+                field="system_map",
+            )
+
     # -- RACE --------------------------------------------------------------------------
 
     def new_run(
@@ -463,16 +555,21 @@ class _Reader:
 
     def read_race_results(self) -> None:
         base = self.root / "results" / "race"
-        if not base.is_dir():
-            return
-        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
-            path = folder / "raw_results.jsonl"
-            if path.is_file():
-                self.race_results(folder, path)
+        found = (
+            {p.name: p / "raw_results.jsonl" for p in sorted(base.iterdir()) if p.is_dir()}
+            if base.is_dir()
+            else {}
+        )
+        if (self.root / "raw_results.jsonl").is_file():  # one system's results folder
+            found[self.root.resolve().name] = self.root / "raw_results.jsonl"
+        found = {name: path for name, path in found.items() if path.is_file()}
+        for name, system in self.result_systems("RACE results", found).items():
+            self.race_results(found[name], system)
 
-    def race_results(self, folder: Path, path: Path) -> None:
+    def race_results(self, path: Path, name: str) -> None:
         """One system's stored per-task RACE results, as a ``race_stored`` run."""
-        system = self.system(folder.name, (str(path), 0))
+        folder = path.parent
+        system = self.system(name, (str(path), 0))
         per_report: dict[tuple[str, str], tuple[_ReportDraft, dict[str, float], Where]] = {}
         for where, record in self.records(path):
             if record.get("error") is not None:
@@ -535,23 +632,66 @@ class _Reader:
         return out
 
     def read_judgements(self) -> None:
-        for path in self.jsonl_files(self.root / "judgements"):
-            system = self.system(path.stem, (str(path), 0))
-            latest = self.latest_records(path, "a second judgement of", _check_judge_details)
-            modes = sorted({str(r.get("mode") or "pairwise") for _, r, _ in latest.values()})
-            params: dict[str, Any] = {"source": self.rel(path), "mode": modes}
-            run = self.new_run(
-                f"{system}:race_judgements",
-                (str(path), 0),
-                f"per-criterion RACE verdicts of {system} ({self.rel(path)})",
-                params,
-            )
-            unmatched: list[str] = []
-            duplicates: list[str] = []
-            for task, record, where in latest.values():
-                report = self.report_for(task, system, where, self.rel(path))
-                self.judge_items(run, report, record, where, unmatched, duplicates)
-            self.note_left_out(path, run, params, unmatched, duplicates)
+        found = {path.stem: path for path in self.jsonl_files(self.root / "judgements")}
+        for name, system in self.result_systems("judgements", found).items():
+            self.judgements(found[name], system)
+
+    def judgements(self, path: Path, name: str) -> None:
+        """One system's per-criterion RACE verdicts, as a ``race_judgements`` run."""
+        system = self.system(name, (str(path), 0))
+        latest = self.latest_records(path, "a second judgement of", _check_judge_details)
+        modes = sorted({str(r.get("mode") or "pairwise") for _, r, _ in latest.values()})
+        params: dict[str, Any] = {"source": self.rel(path), "mode": modes}
+        run = self.new_run(
+            f"{system}:race_judgements",
+            (str(path), 0),
+            f"per-criterion RACE verdicts of {system} ({self.rel(path)})",
+            params,
+        )
+        unmatched: list[str] = []
+        duplicates: list[str] = []
+        for task, record, where in latest.values():
+            report = self.report_for(task, system, where, self.rel(path))
+            if not report.task.criteria:
+                self.rubric_from_judge(report.task, record, where)
+            self.judge_items(run, report, record, where, unmatched, duplicates)
+        self.note_left_out(path, run, params, unmatched, duplicates)
+
+    def rubric_from_judge(self, task: _TaskDraft, record: dict[str, Any], where: Where) -> None:
+        """A task without a rubric (results read without data/criteria_data) gets one from the
+        judge's items: each criterion as the judge names it, without a weight (RACE then
+        weighs a dimension's criteria alike and the dimensions alike)."""
+        criteria: list[Criterion] = []
+        for dim, items in record["judge_details"].items():
+            if not isinstance(items, list):
+                continue  # judge_items names the field
+            slug = str(dim).replace("/", "_").strip() or "dimension"
+            seen: set[str] = set()
+            for item in items:
+                text = item.get("criterion") if isinstance(item, dict) else None
+                if not isinstance(text, str) or not text.strip() or text.strip() in seen:
+                    continue
+                seen.add(text.strip())
+                criteria.append(
+                    _model(
+                        Criterion,
+                        {
+                            "id": f"{slug}.{len(seen)}",
+                            "framework": "race",
+                            "dimension": str(dim),
+                            "text": text.strip(),
+                            "metadata": {"from": "judge item"},
+                        },
+                        where,
+                        f"judge_details.{dim}",
+                    )
+                )
+        task.criteria = criteria
+        self.note(
+            where,
+            f"task {task.ext_id} has no rubric (no data/criteria_data): its "
+            f"{len(criteria)} criteria are the judge's items, without weights",
+        )
 
     def latest_records(
         self,
@@ -691,17 +831,18 @@ class _Reader:
 
     def read_fact(self) -> None:
         base = self.root / "results" / "fact"
-        if not base.is_dir():
-            return
-        for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+        found: dict[str, Path] = {}
+        for folder in sorted(base.iterdir()) if base.is_dir() else ():
             path = next((folder / s for s in FACT_STAGES if (folder / s).is_file()), None)
-            if path is not None:
-                self.fact_stage(folder, path)
+            if folder.is_dir() and path is not None:
+                found[folder.name] = path
+        for name, system in self.result_systems("FACT results", found).items():
+            self.fact_stage(found[name], system)
 
-    def fact_stage(self, folder: Path, path: Path) -> None:
+    def fact_stage(self, path: Path, name: str) -> None:
         """One system's latest FACT stage: verdicts from ``validated``, statements only from
         an earlier stage."""
-        system = self.system(folder.name, (str(path), 0))
+        system = self.system(name, (str(path), 0))
         stage = path.stem
         latest = self.latest_records(path, "a second FACT record of")
         self.has_fact = self.has_fact or bool(latest)
@@ -977,22 +1118,65 @@ class _Reader:
 
     def read(self) -> Bundle:
         root = self.root
+        if root.is_file():
+            self.read_results_file(root)
+            self.check_system_map()
+            return self.bundle()
         if not root.is_dir():
             raise InputError(root, "no such folder")
-        data = root / "data"
-        if not (data / "prompt_data").is_dir() and not (data / "criteria_data").is_dir():
+        if not self.has_results_or_data():
             raise InputError(
                 root,
-                "not a DeepResearch Bench repository: no data/prompt_data "
-                "or data/criteria_data folder",
+                "not a DeepResearch Bench repository: no data/prompt_data, "
+                "data/criteria_data, results/race, results/fact or judgements folder and no "
+                "raw_results.jsonl (a fork's results alone import too: give the "
+                "raw_results.jsonl or judgements file itself, or the folder holding it)",
             )
         self.read_tasks()
         self.read_criteria()
         self.read_reports()
+        self.file_systems = {system for _, system in self.reports}
         self.read_fact()
         self.read_race_results()
         self.read_judgements()
+        self.check_system_map()
         return self.bundle()
+
+    def has_results_or_data(self) -> bool:
+        root = self.root
+        folders = ("data/prompt_data", "data/criteria_data", "results/race", "results/fact")
+        return (
+            any((root / f).is_dir() for f in folders)
+            or (root / "judgements").is_dir()
+            or (root / "raw_results.jsonl").is_file()
+        )
+
+    def read_results_file(self, path: Path) -> None:
+        """One system's results without the repository: a ``raw_results.jsonl`` (stored RACE
+        scores; the system is its folder's name) or a judgements file (per-criterion verdicts,
+        either layout; the system is the file's name). Tasks come from the records' prompts,
+        rubrics from the judge's items."""
+        self.only = path
+        first = next(iter(read_jsonl(path)), None)
+        if first is None:
+            raise InputError(path, "no records")
+        record = first[1]
+        if isinstance(record, dict) and "judge_details" in record:
+            found = {path.stem: path}
+            for system in self.result_systems("judgements", found).values():
+                self.judgements(path, system)
+            return
+        if isinstance(record, dict) and any(key in record for key in STORED_KEYS):
+            name = path.parent.resolve().name if path.stem == "raw_results" else path.stem
+            for _, system in self.result_systems("RACE results", {name: path}).items():
+                self.race_results(path, system)
+            return
+        raise InputError(
+            path,
+            "neither a raw_results.jsonl (comprehensiveness, insight, …, overall_score) nor "
+            "a judgements file (judge_details): a DeepResearch Bench repository is a folder",
+            line=first[0],
+        )
 
     def bundle(self) -> Bundle:
         if self.source_conflicts:
@@ -1001,6 +1185,8 @@ class _Reader:
                 "content for different reports; the first page is stored"
             )
         name = self.root.resolve().name
+        if self.only is not None:  # one results file: the suite is named after its system
+            name = next(iter(self.systems), self.only.stem)
         suite = _model(
             Suite,
             {
@@ -1221,6 +1407,11 @@ def _fact_verdict(
         value, item = found
         return value, None, json.dumps(item, ensure_ascii=False)
     return None, "the judge returned no verdict for this statement", ""
+
+
+def _parts(name: str) -> frozenset[str]:
+    """A system name's parts, for matching result names to report files."""
+    return frozenset(p for p in re.split(r"[-_.\s]+", name.lower()) if p)
 
 
 def _match(text: str, criteria: list[Criterion]) -> Criterion | None:

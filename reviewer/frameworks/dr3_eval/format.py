@@ -1508,9 +1508,13 @@ class _Reader:
             self.read_task_records(release.tasks())
             self.read_result_records(release.results())
             self.notes.extend(release.notes)
+            if not self.reports:
+                raise InputError(self.root, release.no_reports())
         else:
             self.read_tasks()
             self.read_results()
+            if not self.reports:
+                raise InputError(self.root / "results.jsonl", "no report in the file")
         manifest_where = (str(self.root / "run.json"), 0)
         bundle = Bundle(suite=self.suite(manifest, manifest_where))
         _place(bundle, "task", bundle.tasks, self.bundle_tasks)

@@ -414,6 +414,24 @@ class Release:
                     continue
                 yield (str(report), None), self.case_record(system.name, case, report)
 
+    def no_reports(self) -> str:
+        """Why a release gave no report: where the reports were looked for, and where any
+        final_report.md under results/ is instead (an import of none is an error, not an
+        empty suite)."""
+        base = self.root / "results"
+        looked = f"no report found: looked for {self.rel(base)}/<system>/<case>/final_report.md"
+        if not base.is_dir():
+            return f"{looked} (there is no results/ folder)"
+        found = sorted(base.rglob("final_report.md"))
+        if not found:
+            return f"{looked} (there is none anywhere under {self.rel(base)}/)"
+        example = self.rel(found[0])
+        return (
+            f"{looked}, but the {len(found)} under {self.rel(base)}/ lie elsewhere (e.g. "
+            f"{example}): move each system's folder to {self.rel(base)}/<system>/ (one folder "
+            "per system, a folder per case inside it)"
+        )
+
     def case_record(self, system: str, case: Path, report: Path) -> dict[str, Any]:
         """One evaluated case: the report and what each metric the evaluator ran returned."""
         try:
