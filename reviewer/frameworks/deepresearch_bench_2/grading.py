@@ -1,0 +1,223 @@
+"""DeepResearch Bench II's rubric verdicts that cannot be right as they stand.
+
+The judge returns, for each rubric item, a score with a reason and the report sentences it
+relied on. Those three must fit together and fit the report: a satisfied item's evidence is
+quoted from the report (the prompt asks for the sentences, so evidence found nowhere in the
+report was invented or paraphrased past checking), a reason that says the report does not
+mention the item cannot go with a 1, and a -1 says the supporting sentences cite the task's
+blocked reference, so a report that names none of the blocked reference's URLs or title gives
+a -1 nothing to stand on. A rubric figure missing from a satisfied item's evidence is weaker:
+the prompt requires exact values, but the figure may sit in a neighbouring sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from reviewer.grading import ContextItem, Evidence, Flag, Grading, Section, Verdict
+
+KIND = "drb2_item"
+STRONG, LIKELY, WEAK = 1.0, 0.7, 0.4
+
+_SPLIT = re.compile(r"\n+|\.\.\.+|…+|(?<=[.!?。！？；;])\s*")
+_MARKUP = re.compile(r"[*_`#>|\[\]]+")
+_SPACE = re.compile(r"\s+")
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+MIN_FRAGMENT = 8
+"""Shorter pieces of evidence (a stray number, a heading word) prove nothing either way."""
+
+ABSENT_CUES = (
+    "does not mention",
+    "doesn't mention",
+    "not mentioned",
+    "no mention",
+    "does not discuss",
+    "does not address",
+    "does not provide",
+    "does not state",
+    "is not mentioned",
+    "not found in",
+    "未提及",
+    "未提到",
+    "没有提到",
+    "没有提及",
+    "并未提及",
+)
+"""Phrases with which the judge's reason says the report lacks the item (score 0's meaning)."""
+
+BLOCKED_CUES = ("cites the blocked", "cite the blocked", "blocked reference is cited", "被屏蔽")
+"""Phrases with which the reason says the evidence relies on the blocked reference (-1)."""
+
+
+def normalized(text: str) -> str:
+    """Text compared for evidence: Markdown markup dropped, spaces collapsed, lower case (the
+    judge quotes the rendered sentence, the report holds its Markdown)."""
+    return _SPACE.sub(" ", _MARKUP.sub("", text)).strip().lower()
+
+
+def fragments(evidence: str) -> list[str]:
+    """The quoted pieces of a verdict's evidence worth looking for: sentences, lines and the
+    pieces between ellipses, quotes stripped, long enough to mean something."""
+    out = []
+    for piece in _SPLIT.split(evidence):
+        cleaned = piece.strip().strip("\"'“”‘’「」").strip()
+        if len(cleaned) >= MIN_FRAGMENT:
+            out.append(cleaned)
+    return out
+
+
+def missing_fragments(report: str, evidence: str) -> tuple[list[str], int]:
+    """The evidence pieces found nowhere in the report, and how many pieces there were."""
+    pieces = fragments(evidence)
+    text = normalized(report)
+    return [p for p in pieces if normalized(p) not in text], len(pieces)
+
+
+def blocked_of(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+    blocked = metadata.get("blocked")
+    return blocked if isinstance(blocked, dict) else None
+
+
+def blocked_mentions(report: str, blocked: Mapping[str, Any] | None) -> list[str]:
+    """Which of the blocked reference's URLs (without scheme) and title the report names."""
+    if not blocked:
+        return []
+    text = normalized(report)
+    found = []
+    for url in blocked.get("urls") or []:
+        bare = re.sub(r"^https?://(www\.)?", "", str(url)).rstrip("/").lower()
+        if bare and bare in text.replace("://www.", "://"):
+            found.append(str(url))
+    title = normalized(str(blocked.get("title") or ""))
+    if len(title) >= MIN_FRAGMENT and title in text:
+        found.append(str(blocked.get("title")))
+    return found
+
+
+def _said(reason: str, cues: tuple[str, ...]) -> str | None:
+    low = reason.lower()
+    return next((cue for cue in cues if cue in low), None)
+
+
+def _judged(evidence: Evidence) -> Iterator[Verdict]:
+    return (v for v in evidence.verdicts if v.kind == KIND and v.value is not None)
+
+
+def evidence_flags(evidence: Evidence) -> Iterator[Flag]:
+    """A 1 or -1 whose quoted sentences are not in the report (or that quotes none); a 0 that
+    quotes sentences the report does hold."""
+    for verdict in _judged(evidence):
+        if verdict.value == "0":
+            if verdict.evidence.strip() and fragments(verdict.evidence):
+                missing, total = missing_fragments(evidence.text, verdict.evidence)
+                if len(missing) < total:
+                    yield Flag(
+                        verdict.subject,
+                        "evidence",
+                        LIKELY,
+                        "scored 0 (not mentioned) but quotes sentences the report holds",
+                    )
+            continue
+        if not verdict.evidence.strip():
+            yield Flag(verdict.subject, "evidence", LIKELY, "scored without quoting the report")
+            continue
+        missing, total = missing_fragments(evidence.text, verdict.evidence)
+        if total and len(missing) == total:
+            yield Flag(
+                verdict.subject,
+                "evidence",
+                LIKELY,
+                f"none of the quoted evidence is in the report: {missing[0][:60]!r}",
+            )
+        elif missing:
+            yield Flag(
+                verdict.subject,
+                "evidence",
+                WEAK,
+                f"{len(missing)} of {total} quoted sentences are not in the report",
+            )
+
+
+def reason_flags(evidence: Evidence) -> Iterator[Flag]:
+    """A reason that describes another score than the one given."""
+    for verdict in _judged(evidence):
+        absent = _said(verdict.explanation, ABSENT_CUES)
+        blocked = _said(verdict.explanation, BLOCKED_CUES)
+        if verdict.value != "0" and absent:
+            yield Flag(
+                verdict.subject,
+                "reason",
+                LIKELY,
+                f"scored {verdict.value} but the reason says {absent!r} (score 0)",
+            )
+        elif verdict.value != "-1" and blocked:
+            yield Flag(
+                verdict.subject,
+                "reason",
+                LIKELY,
+                f"scored {verdict.value} but the reason says {blocked!r} (score -1)",
+            )
+
+
+def blocked_flags(evidence: Evidence) -> Iterator[Flag]:
+    """A -1 in a report that names none of the blocked reference's URLs or its title."""
+    blocked = blocked_of(evidence.task_metadata)
+    if any(v.value == "-1" for v in _judged(evidence)) and not blocked_mentions(
+        evidence.text, blocked
+    ):
+        why = (
+            "the task blocks no reference"
+            if not blocked
+            else "the report names no URL or title of the blocked reference"
+        )
+        for verdict in _judged(evidence):
+            if verdict.value == "-1":
+                yield Flag(verdict.subject, "blocked", STRONG, f"scored -1 but {why}")
+
+
+def figure_flags(evidence: Evidence) -> Iterator[Flag]:
+    """A satisfied item whose rubric figures are not in its evidence (exact values required)."""
+    for verdict in _judged(evidence):
+        if verdict.value != "1" or verdict.criterion is None or not verdict.evidence:
+            continue
+        criterion = evidence.criteria.get(verdict.criterion)
+        if criterion is None:
+            continue
+        quoted = verdict.evidence.replace(",", "")
+        wanted = [f for f in _FIGURE.findall(criterion.text) if len(f) > 1 or f != "0"]
+        absent = [f for f in wanted if f.replace(",", "") not in quoted]
+        if absent:
+            yield Flag(
+                verdict.subject,
+                "figure",
+                WEAK,
+                f"the rubric's figure(s) {', '.join(absent[:3])} are not in the evidence",
+            )
+
+
+def context(item: ContextItem) -> list[Section]:
+    """The task's blocked reference beside a rubric verdict (what a -1 is about)."""
+    if item.kind != KIND:
+        return []
+    blocked = blocked_of(item.task_metadata)
+    if not blocked:
+        return [("Blocked reference", "none: this task blocks no reference")]
+    lines = [str(blocked.get("title") or "(untitled)")]
+    authors = blocked.get("authors") or []
+    if authors:
+        lines.append("by " + ", ".join(str(a) for a in authors))
+    lines += [str(url) for url in blocked.get("urls") or []]
+    return [("Blocked reference", "\n".join(lines))]
+
+
+GRADING = Grading(
+    rules=(evidence_flags, reason_flags, blocked_flags, figure_flags),
+    reads_text=True,
+    context=context,
+    method="DeepResearch Bench II: quoted evidence found nowhere in the report (or quoted "
+    "under a 0), a reason that describes another score, a -1 in a report naming none of the "
+    "blocked reference's URLs or title, and a satisfied item whose rubric figures are not "
+    "in its evidence.",
+)
