@@ -6,8 +6,10 @@ quoted from the report (the prompt asks for the sentences, so evidence found now
 report was invented or paraphrased past checking), a reason that says the report does not
 mention the item cannot go with a 1, and a -1 says the supporting sentences cite the task's
 blocked reference, so a report that names none of the blocked reference's URLs or title gives
-a -1 nothing to stand on. A rubric figure missing from a satisfied item's evidence is weaker:
-the prompt requires exact values, but the figure may sit in a neighbouring sentence.
+a -1 nothing to stand on, while a 1 whose quoted sentences carry the marker of the blocked
+reference's entry in the reference list is the -1 the prompt asks for. A rubric figure missing
+from a satisfied item's evidence is weaker: the prompt requires exact values, but the figure
+may sit in a neighbouring sentence.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from reviewer.citations import find_markers
 from reviewer.grading import ContextItem, Evidence, Flag, Grading, Section, Verdict
 
 KIND = "drb2_item"
@@ -59,10 +62,11 @@ def normalized(text: str) -> str:
 
 def fragments(evidence: str) -> list[str]:
     """The quoted pieces of a verdict's evidence worth looking for: sentences, lines and the
-    pieces between ellipses, quotes stripped, long enough to mean something."""
+    pieces between ellipses, quotes and the closing stop stripped (a quote may end where the
+    report's sentence goes on), long enough to mean something."""
     out = []
     for piece in _SPLIT.split(evidence):
-        cleaned = piece.strip().strip("\"'“”‘’「」").strip()
+        cleaned = piece.strip().strip("\"'“”‘’「」").strip().rstrip(".!?。！？;；").strip()
         if len(cleaned) >= MIN_FRAGMENT:
             out.append(cleaned)
     return out
@@ -80,6 +84,11 @@ def blocked_of(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
     return blocked if isinstance(blocked, dict) else None
 
 
+def bare_url(url: str) -> str:
+    """A URL as compared with a blocked one: no scheme, no 'www.', no trailing '/', lower."""
+    return re.sub(r"^[a-z]+://(www\.)?", "", url.strip().lower()).rstrip("/")
+
+
 def blocked_mentions(report: str, blocked: Mapping[str, Any] | None) -> list[str]:
     """Which of the blocked reference's URLs (without scheme) and title the report names."""
     if not blocked:
@@ -87,7 +96,7 @@ def blocked_mentions(report: str, blocked: Mapping[str, Any] | None) -> list[str
     text = normalized(report)
     found = []
     for url in blocked.get("urls") or []:
-        bare = re.sub(r"^https?://(www\.)?", "", str(url)).rstrip("/").lower()
+        bare = bare_url(str(url))
         if bare and bare in text.replace("://www.", "://"):
             found.append(str(url))
     title = normalized(str(blocked.get("title") or ""))
@@ -177,6 +186,32 @@ def blocked_flags(evidence: Evidence) -> Iterator[Flag]:
                 yield Flag(verdict.subject, "blocked", STRONG, f"scored -1 but {why}")
 
 
+def blocked_citation_flags(evidence: Evidence) -> Iterator[Flag]:
+    """A 1 (or 0) whose quoted evidence carries a citation marker of a reference the task
+    blocks: the prompt's -1."""
+    blocked = blocked_of(evidence.task_metadata)
+    urls = {bare_url(str(u)) for u in (blocked or {}).get("urls") or []}
+    if not urls:
+        return
+    for verdict in _judged(evidence):
+        if verdict.value == "-1" or not verdict.evidence:
+            continue
+        cited = [
+            index
+            for marker in find_markers(verdict.evidence)
+            for index in marker.indices
+            if bare_url(evidence.references.get(index) or "") in urls
+        ]
+        if cited:
+            yield Flag(
+                verdict.subject,
+                "blocked",
+                STRONG,
+                f"scored {verdict.value} but its evidence cites the blocked reference "
+                f"[{cited[0]}] (score -1)",
+            )
+
+
 def figure_flags(evidence: Evidence) -> Iterator[Flag]:
     """A satisfied item whose rubric figures are not in its evidence (exact values required)."""
     for verdict in _judged(evidence):
@@ -213,11 +248,11 @@ def context(item: ContextItem) -> list[Section]:
 
 
 GRADING = Grading(
-    rules=(evidence_flags, reason_flags, blocked_flags, figure_flags),
+    rules=(evidence_flags, reason_flags, blocked_flags, blocked_citation_flags, figure_flags),
     reads_text=True,
     context=context,
     method="DeepResearch Bench II: quoted evidence found nowhere in the report (or quoted "
     "under a 0), a reason that describes another score, a -1 in a report naming none of the "
-    "blocked reference's URLs or title, and a satisfied item whose rubric figures are not "
-    "in its evidence.",
+    "blocked reference's URLs or title, a 1 whose evidence cites it, and a satisfied item "
+    "whose rubric figures are not in its evidence.",
 )

@@ -78,6 +78,7 @@ KINDS = {
         "Does the report satisfy the rubric item? 1: yes, with supporting sentences that cite "
         "no blocked reference (numbers must match exactly); 0: the report does not mention it; "
         "-1: it does, but the supporting sentences cite a blocked reference.",
+        highlight="evidence",
     )
 }
 
