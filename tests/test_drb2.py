@@ -167,7 +167,13 @@ def test_scale_keys_and_values() -> None:
     assert [c.code for c in ITEM_SCALE.choices] == ["1", "0", "-1"]
     assert ITEM_SCALE.normalize(-1) == "-1" and ITEM_SCALE.normalize(1.0) == "1"
     assert ITEM_SCALE.normalize("blocked") == "-1"
-    assert {c.key for c in ITEM_SCALE.choices} == {"1", "0", "b"}
+    assert {c.key for c in ITEM_SCALE.choices} == {"1", "0", "x"}
+    from tui.keymap import verdict_codes
+
+    codes = verdict_codes()  # the workstation's keys reach every value of the scale
+    assert codes["verdict.yes"]["drb2_item"] == "1"
+    assert codes["verdict.no"]["drb2_item"] == "0"
+    assert codes["verdict.incorrect"]["drb2_item"] == "-1"
     from reviewer.registry import get_framework, get_kind
 
     assert get_framework("drb2") is DRB2
@@ -579,3 +585,22 @@ def test_format_registry_offers_drb2(tmp_path: Path) -> None:
     assert "drb2" in formats()
     assert format_reader("drb2")(EXCERPT, "other-id").suite.id == "other-id"
     assert format_reader("drb2")(EXCERPT / "tasks_and_rubrics.jsonl", None).tasks
+
+
+# -- the bundled sample --------------------------------------------------------------------------
+
+SAMPLE = PROJECT / "sample_data" / "drb2"
+SAMPLE_LAYOUT = PROJECT / "tests" / "fixtures" / "drb2"
+
+
+def test_the_sample_is_its_repository_layout_converted() -> None:
+    from reviewer.formats.native import read_bundle
+
+    sample = read_bundle(SAMPLE)
+    converted = read(SAMPLE_LAYOUT, sample.suite.id)
+    assert sample.tasks == converted.tasks
+    assert sample.reports == converted.reports
+    assert sample.judgments == converted.judgments
+    assert [s.id for s in sample.systems] == [s.id for s in converted.systems]
+    assert len(sample.tasks) == 3 and len(sample.reports) == 6
+    assert {t.language for t in sample.tasks} == {"en", "zh"}

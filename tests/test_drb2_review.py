@@ -153,3 +153,28 @@ def test_the_blocked_reference_is_shown_beside_a_verdict() -> None:
     assert "Kestrel Bay Tidal Review" in body and "A. Quill" in body and "example.org" in body
     assert "blocks no reference" in context(ContextItem("drb2_item", "1"))[0][1]
     assert context(ContextItem("ins", "1")) == []
+
+
+def test_the_samples_listed_mistakes_are_verdicts_and_the_rules_reach_most(tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from reviewer.formats.native import iter_records
+    from reviewer.planted import read_planted_path
+    from store.db.connection import connect
+    from store.imports.loader import import_records
+    from store.scores.cache import rebuild_scores
+    from store.triage.review_order import measure
+
+    sample = Path(__file__).resolve().parent.parent / "sample_data" / "drb2"
+    conn = connect(tmp_path / "sample.db")
+    suite, records = iter_records(sample)
+    import_records(conn, suite, records, "sample-drb2")
+    rebuild_scores(conn)
+    planted = read_planted_path(sample / "MISTAKES.md")
+    figures = measure(conn, suite.id, planted, 20)
+    conn.close()
+    assert figures.suspicion.total == len(planted) == 6  # every listed mistake is a verdict
+    # Five of the six are flagged (the sixth, a 0 that quotes nothing, only reading finds);
+    # one more flag is the weak figure rule on a right verdict.
+    assert figures.precision.right == 5 and figures.precision.flagged == 6
+    assert figures.suspicion.reached == 4  # a 10% budget: 4 of 42 verdicts, all mistakes

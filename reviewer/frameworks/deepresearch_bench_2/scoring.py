@@ -64,7 +64,7 @@ ITEM_SCALE = Scale(
     (
         Choice(SATISFIED, "satisfied", "1", 1.0, ("yes", "satisfied")),
         Choice(ABSENT, "not mentioned", "0", 0.0, ("no", "not mentioned", "absent")),
-        Choice(BLOCKED, "blocked reference", "b", -1.0, ("blocked",)),
+        Choice(BLOCKED, "blocked reference", "x", -1.0, ("blocked",)),
     ),
 )
 
