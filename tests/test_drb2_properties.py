@@ -9,11 +9,12 @@ SQLite file.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from reviewer.models import Bundle, Criterion, JudgeRun, Judgment, Report, Suite, System, Task
@@ -82,6 +83,10 @@ def drb2_bundle(draw: Draw) -> Bundle:
 _counter = iter(range(10**9))
 
 
+def judgment_ids(conn: sqlite3.Connection) -> list[int]:
+    return [row[0] for row in conn.execute("SELECT id FROM judgment ORDER BY id")]
+
+
 def drb2_world(draw: Draw, root: Path) -> Path:
     path = root / f"drb2-{next(_counter)}.db"
     conn = connect(path)
@@ -109,10 +114,10 @@ def test_incremental_update_equals_full_recompute(
     tmp_path: Path, data: st.DataObject, sequence: list[tuple[str, int, int, str]]
 ) -> None:
     conn = connect(drb2_world(data.draw, tmp_path))
-    judgments = [row[0] for row in conn.execute("SELECT id FROM judgment ORDER BY id")]
+    judgments = judgment_ids(conn)
     if not judgments:
         conn.close()
-        return
+    assume(judgments)
     reviewers = [ReviewLog(conn, "ana"), ReviewLog(conn, "ben")]
     cache = SystemScoreCache()
     for action, who, index, value in sequence:
@@ -129,10 +134,10 @@ def test_undo_restores_the_exact_previous_scores(
     tmp_path: Path, data: st.DataObject, index: int, value: str
 ) -> None:
     conn = connect(drb2_world(data.draw, tmp_path))
-    judgments = [row[0] for row in conn.execute("SELECT id FROM judgment ORDER BY id")]
+    judgments = judgment_ids(conn)
     if not judgments:
         conn.close()
-        return
+    assume(judgments)
     before = normalised(cached(conn))
     log = ReviewLog(conn, "ana")
     recorded = log.decide(judgments[index % len(judgments)], value, "why")

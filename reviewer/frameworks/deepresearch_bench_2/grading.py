@@ -152,22 +152,16 @@ def evidence_flags(evidence: Evidence) -> Iterator[Flag]:
 def reason_flags(evidence: Evidence) -> Iterator[Flag]:
     """A reason that describes another score than the one given."""
     for verdict in _judged(evidence):
-        absent = _said(verdict.explanation, ABSENT_CUES)
-        blocked = _said(verdict.explanation, BLOCKED_CUES)
-        if verdict.value != "0" and absent:
-            yield Flag(
-                verdict.subject,
-                "reason",
-                LIKELY,
-                f"scored {verdict.value} but the reason says {absent!r} (score 0)",
-            )
-        elif verdict.value != "-1" and blocked:
-            yield Flag(
-                verdict.subject,
-                "reason",
-                LIKELY,
-                f"scored {verdict.value} but the reason says {blocked!r} (score -1)",
-            )
+        for cues, score in ((ABSENT_CUES, "0"), (BLOCKED_CUES, "-1")):
+            cue = _said(verdict.explanation, cues)
+            if cue and verdict.value != score:
+                yield Flag(
+                    verdict.subject,
+                    "reason",
+                    LIKELY,
+                    f"scored {verdict.value} but the reason says {cue!r} (score {score})",
+                )
+                break
 
 
 def blocked_flags(evidence: Evidence) -> Iterator[Flag]:
