@@ -350,11 +350,7 @@ class _Reader:
     def line_judgments(
         self, run: str, model: str, task: _Task, record: dict[str, Any], where: Where
     ) -> list[tuple[Judgment, Where]]:
-        result = record.get("result", record.get("new_content"))
-        if isinstance(result, str):
-            result = loads(result, where[0], where[1], "result")
-        if not isinstance(result, dict):
-            raise _err(where, "expected an object {task, scores, ...}", "result")
+        result = _result(record, where)
         report = report_id(model, task.idx)
         scores = result.get("scores")
         if scores is None:
@@ -363,14 +359,8 @@ class _Reader:
                 (Judgment(run=run, report=report, kind=KIND, criterion=c.id, error=error), where)
                 for c in task.task.criteria
             ]
-        if not isinstance(scores, dict):
-            raise _err(where, "expected an object of dimensions", "result.scores")
         out: list[tuple[Judgment, Where]] = []
-        for dimension, items in scores.items():
-            if dimension not in PREFIXES:
-                raise _err(where, f"unknown dimension {dimension!r}", "result.scores")
-            if not isinstance(items, dict):
-                raise _err(where, "expected an object {rubric text: score}", "result.scores")
+        for dimension, items in _dimensions(scores, where):
             for text, item in items.items():
                 judgment = self.item(run, report, task, dimension, text, item, where)
                 if judgment is not None:
@@ -456,6 +446,31 @@ class _Reader:
             if len(self.notes) > len(shown):
                 text += f"\n- … and {len(self.notes) - len(shown)} more"
         return text
+
+
+def _result(record: dict[str, Any], where: Where) -> dict[str, Any]:
+    """A judge output line's result: an object, or an object written as a JSON string (the
+    script's aggregation reads both; older outputs call it ``new_content``)."""
+    result = record.get("result", record.get("new_content"))
+    if isinstance(result, str):
+        result = loads(result, where[0], where[1], "result")
+    if not isinstance(result, dict):
+        raise _err(where, "expected an object {task, scores, ...}", "result")
+    return result
+
+
+def _dimensions(scores: object, where: Where) -> list[tuple[str, dict[str, Any]]]:
+    """The result's scores by dimension, checked: known dimensions of objects."""
+    if not isinstance(scores, dict):
+        raise _err(where, "expected an object of dimensions", "result.scores")
+    out = []
+    for dimension, items in scores.items():
+        if dimension not in PREFIXES:
+            raise _err(where, f"unknown dimension {dimension!r}", "result.scores")
+        if not isinstance(items, dict):
+            raise _err(where, "expected an object {rubric text: score}", "result.scores")
+        out.append((dimension, items))
+    return out
 
 
 def _score(value: object, where: Where, fld: str) -> tuple[int | None, str | None]:

@@ -180,6 +180,16 @@ def blocked_flags(evidence: Evidence) -> Iterator[Flag]:
                 yield Flag(verdict.subject, "blocked", STRONG, f"scored -1 but {why}")
 
 
+def blocked_cited(quoted: str, references: Mapping[int, str], urls: set[str]) -> list[int]:
+    """The reference indices the quoted text's citation markers name that are blocked."""
+    return [
+        index
+        for marker in find_markers(quoted)
+        for index in marker.indices
+        if bare_url(references.get(index) or "") in urls
+    ]
+
+
 def blocked_citation_flags(evidence: Evidence) -> Iterator[Flag]:
     """A 1 (or 0) whose quoted evidence carries a citation marker of a reference the task
     blocks: the prompt's -1."""
@@ -190,12 +200,7 @@ def blocked_citation_flags(evidence: Evidence) -> Iterator[Flag]:
     for verdict in _judged(evidence):
         if verdict.value == "-1" or not verdict.evidence:
             continue
-        cited = [
-            index
-            for marker in find_markers(verdict.evidence)
-            for index in marker.indices
-            if bare_url(evidence.references.get(index) or "") in urls
-        ]
+        cited = blocked_cited(verdict.evidence, evidence.references, urls)
         if cited:
             yield Flag(
                 verdict.subject,
@@ -206,17 +211,20 @@ def blocked_citation_flags(evidence: Evidence) -> Iterator[Flag]:
             )
 
 
+def missing_figures(rubric: str, quoted: str) -> list[str]:
+    """The rubric's figures (a lone 0 aside) that the quoted evidence does not hold."""
+    plain = quoted.replace(",", "")
+    wanted = [f for f in _FIGURE.findall(rubric) if f != "0"]
+    return [f for f in wanted if f.replace(",", "") not in plain]
+
+
 def figure_flags(evidence: Evidence) -> Iterator[Flag]:
     """A satisfied item whose rubric figures are not in its evidence (exact values required)."""
     for verdict in _judged(evidence):
-        if verdict.value != "1" or verdict.criterion is None or not verdict.evidence:
+        criterion = evidence.criteria.get(verdict.criterion or "")
+        if verdict.value != "1" or criterion is None or not verdict.evidence:
             continue
-        criterion = evidence.criteria.get(verdict.criterion)
-        if criterion is None:
-            continue
-        quoted = verdict.evidence.replace(",", "")
-        wanted = [f for f in _FIGURE.findall(criterion.text) if len(f) > 1 or f != "0"]
-        absent = [f for f in wanted if f.replace(",", "") not in quoted]
+        absent = missing_figures(criterion.text, verdict.evidence)
         if absent:
             yield Flag(
                 verdict.subject,
