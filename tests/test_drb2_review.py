@@ -11,6 +11,7 @@ from reviewer.frameworks.deepresearch_bench_2.grading import (
     context,
     fragments,
     missing_fragments,
+    normalized,
 )
 from reviewer.grading import ContextItem, Criterion, Evidence, Flag, Verdict
 
@@ -70,9 +71,9 @@ def test_evidence_is_looked_for_through_markdown_and_ellipses() -> None:
         "It opened in 2021",
     ]
     assert fragments("40 MW") == []  # too short to prove anything
-    missing, total = missing_fragments(REPORT, "The barrage has a capacity of 40 MW.")
+    missing, total = missing_fragments(normalized(REPORT), "The barrage has a capacity of 40 MW.")
     assert (missing, total) == ([], 1)  # found although the report bolds a word
-    missing, total = missing_fragments(REPORT, "It opened in 2019.\nCosts reached $90m")
+    missing, total = missing_fragments(normalized(REPORT), "It opened in 2019.\nCosts reached $90m")
     assert missing == ["It opened in 2019"] and total == 2
 
 

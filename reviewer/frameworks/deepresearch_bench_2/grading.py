@@ -14,6 +14,7 @@ may sit in a neighbouring sentence.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -25,8 +26,8 @@ KIND = "drb2_item"
 STRONG, LIKELY, WEAK = 1.0, 0.7, 0.4
 
 _SPLIT = re.compile(r"\n+|\.\.\.+|…+|(?<=[.!?。！？；;])\s*")
-_MARKUP = re.compile(r"[*_`#>|\[\]]+")
-_SPACE = re.compile(r"\s+")
+_DROP = str.maketrans("", "", "*_`#>|[]")
+"""Markdown markup the judge's quotes leave out."""
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 MIN_FRAGMENT = 8
 """Shorter pieces of evidence (a stray number, a heading word) prove nothing either way."""
@@ -57,7 +58,14 @@ BLOCKED_CUES = ("cites the blocked", "cite the blocked", "blocked reference is c
 def normalized(text: str) -> str:
     """Text compared for evidence: Markdown markup dropped, spaces collapsed, lower case (the
     judge quotes the rendered sentence, the report holds its Markdown)."""
-    return _SPACE.sub(" ", _MARKUP.sub("", text)).strip().lower()
+    return " ".join(text.translate(_DROP).split()).lower()
+
+
+@functools.lru_cache(maxsize=8)
+def normalized_report(text: str) -> str:
+    """:func:`normalized` of a report, kept while the rules of its report run (each rule
+    searches the whole text)."""
+    return normalized(text)
 
 
 def fragments(evidence: str) -> list[str]:
@@ -72,11 +80,11 @@ def fragments(evidence: str) -> list[str]:
     return out
 
 
-def missing_fragments(report: str, evidence: str) -> tuple[list[str], int]:
-    """The evidence pieces found nowhere in the report, and how many pieces there were."""
+def missing_fragments(searched: str, evidence: str) -> tuple[list[str], int]:
+    """The evidence pieces found nowhere in the report (``searched``: the report as
+    :func:`normalized` gives it, once for all its verdicts), and how many pieces there were."""
     pieces = fragments(evidence)
-    text = normalized(report)
-    return [p for p in pieces if normalized(p) not in text], len(pieces)
+    return [p for p in pieces if normalized(p) not in searched], len(pieces)
 
 
 def blocked_of(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -93,7 +101,7 @@ def blocked_mentions(report: str, blocked: Mapping[str, Any] | None) -> list[str
     """Which of the blocked reference's URLs (without scheme) and title the report names."""
     if not blocked:
         return []
-    text = normalized(report)
+    text = normalized_report(report)
     found = []
     for url in blocked.get("urls") or []:
         bare = bare_url(str(url))
@@ -120,7 +128,9 @@ def evidence_flags(evidence: Evidence) -> Iterator[Flag]:
     for verdict in _judged(evidence):
         if verdict.value == "0":
             if verdict.evidence.strip() and fragments(verdict.evidence):
-                missing, total = missing_fragments(evidence.text, verdict.evidence)
+                missing, total = missing_fragments(
+                    normalized_report(evidence.text), verdict.evidence
+                )
                 if len(missing) < total:
                     yield Flag(
                         verdict.subject,
@@ -132,7 +142,7 @@ def evidence_flags(evidence: Evidence) -> Iterator[Flag]:
         if not verdict.evidence.strip():
             yield Flag(verdict.subject, "evidence", LIKELY, "scored without quoting the report")
             continue
-        missing, total = missing_fragments(evidence.text, verdict.evidence)
+        missing, total = missing_fragments(normalized_report(evidence.text), verdict.evidence)
         if total and len(missing) == total:
             yield Flag(
                 verdict.subject,
