@@ -179,3 +179,15 @@ def test_the_samples_listed_mistakes_are_verdicts_and_the_rules_reach_most(tmp_p
     # one more flag is the weak figure rule on a right verdict.
     assert figures.precision.right == 5 and figures.precision.flagged == 6
     assert figures.suspicion.reached == 4  # a 10% budget: 4 of 42 verdicts, all mistakes
+
+
+def test_where_the_report_names_the_blocked_reference_is_marked() -> None:
+    from reviewer.frameworks.deepresearch_bench_2.grading import blocked_marks
+
+    marks = blocked_marks(REPORT, {"blocked": BLOCKED})
+    named = [REPORT[a:b] for a, b in marks]
+    # The title and the URL (the blocked one is written with www. and a trailing slash).
+    assert named == ["Kestrel Bay Tidal Review", "https://example.org/kestrel-review"]
+    assert blocked_marks(REPORT, {"blocked": None}) == []
+    assert blocked_marks("nothing here", {"blocked": BLOCKED}) == []
+    assert GRADING.marks is blocked_marks

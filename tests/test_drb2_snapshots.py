@@ -51,6 +51,12 @@ async def test_the_selected_verdicts_evidence_is_marked_in_the_report(sample_db:
         detail = app.screen.query_one("#detail", TextView).plain
         assert "Blocked reference" in detail and "The Kestrel Bay Barrage at Ten Years" in detail
         assert "cites the blocked reference [3]" in detail  # why it is flagged
+        # The blocked reference, where the report names it: its title and URL in entry [3].
+        blocked = [text._text[s.start : s.end] for s in text._spans if s.kind == "marked"]
+        assert blocked == [
+            "The Kestrel Bay Barrage at Ten Years",
+            "https://journals.example/kbb-ten-years",
+        ]
         # Another verdict: its evidence replaces the marks of the last one.
         await select_judgment(pilot, lambda j: j.evidence.startswith("Its installed"))
         marks = [s for s in text._spans if s.kind == "evidence"]

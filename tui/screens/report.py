@@ -798,6 +798,17 @@ def _report_spans(view: ReportView, text: str) -> list[Span]:
     ]
     spans += [Span(m.start, m.end, "cite") for m in find_markers(text)]
     spans += _keyword_spans(view)
+    spans += _benchmark_marks(view, text)
+    return spans
+
+
+def _benchmark_marks(view: ReportView, text: str) -> list[Span]:
+    """The places the report's benchmarks mark in its text (:attr:`Grading.marks`)."""
+    spans: list[Span] = []
+    for name in view.frameworks:
+        grading = get_framework(name).grading
+        if grading is not None and grading.marks is not None:
+            spans += [Span(a, b, "marked") for a, b in grading.marks(text, view.task_metadata)]
     return spans
 
 

@@ -35,7 +35,8 @@ class Span:
     start: int
     end: int
     kind: str
-    """'claim', 'cite', 'match' or 'evidence' (the selected verdict's quoted sentences)."""
+    """'claim', 'cite', 'match', 'evidence' (the selected verdict's quoted sentences) or
+    'marked' (what the benchmark marks, such as a blocked reference)."""
     key: int = 0
     """For claims: the claim id (the selected claim is drawn stronger)."""
 
@@ -138,6 +139,7 @@ class ReportText(ScrollView, can_focus=True):
         "report-text--cite",
         "report-text--match",
         "report-text--evidence",
+        "report-text--marked",
         "report-text--heading",
         "report-text--table",
     }

@@ -244,6 +244,26 @@ def figure_flags(evidence: Evidence) -> Iterator[Flag]:
             )
 
 
+def blocked_marks(text: str, metadata: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """Where the report names its task's blocked reference: each URL (any scheme, with or
+    without 'www.') and the title, case aside."""
+    blocked = blocked_of(metadata)
+    if not blocked:
+        return []
+    patterns = [
+        r"(?:[a-z]+://)?(?:www\.)?" + re.escape(bare)
+        for url in blocked.get("urls") or []
+        if (bare := bare_url(str(url)))
+    ]
+    title = str(blocked.get("title") or "").strip()
+    if len(title) >= MIN_FRAGMENT:
+        patterns.append(re.escape(title))
+    if not patterns:
+        return []
+    found = re.finditer("|".join(patterns), text, re.IGNORECASE)
+    return [(m.start(), m.end()) for m in found]
+
+
 def context(item: ContextItem) -> list[Section]:
     """The task's blocked reference beside a rubric verdict (what a -1 is about)."""
     if item.kind != KIND:
@@ -263,6 +283,7 @@ GRADING = Grading(
     rules=(evidence_flags, reason_flags, blocked_flags, blocked_citation_flags, figure_flags),
     reads_text=True,
     context=context,
+    marks=blocked_marks,
     method="DeepResearch Bench II: quoted evidence found nowhere in the report (or quoted "
     "under a 0), a reason that describes another score, a -1 in a report naming none of the "
     "blocked reference's URLs or title, a 1 whose evidence cites it, and a satisfied item "
