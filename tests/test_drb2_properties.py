@@ -96,6 +96,16 @@ def drb2_world(draw: Draw, root: Path) -> Path:
     return path
 
 
+def judged_world(data: st.DataObject, root: Path) -> tuple[sqlite3.Connection, list[int]]:
+    """A drawn run with at least one verdict, opened, and its verdicts' ids."""
+    conn = connect(drb2_world(data.draw, root))
+    judgments = judgment_ids(conn)
+    if not judgments:
+        conn.close()
+    assume(judgments)
+    return conn, judgments
+
+
 ops = st.lists(
     st.tuples(
         st.sampled_from(["decide", "decide", "decide", "undo", "redo", "adjudicate", "confirm"]),
@@ -113,11 +123,7 @@ ops = st.lists(
 def test_incremental_update_equals_full_recompute(
     tmp_path: Path, data: st.DataObject, sequence: list[tuple[str, int, int, str]]
 ) -> None:
-    conn = connect(drb2_world(data.draw, tmp_path))
-    judgments = judgment_ids(conn)
-    if not judgments:
-        conn.close()
-    assume(judgments)
+    conn, judgments = judged_world(data, tmp_path)
     reviewers = [ReviewLog(conn, "ana"), ReviewLog(conn, "ben")]
     cache = SystemScoreCache()
     for action, who, index, value in sequence:
@@ -133,11 +139,7 @@ def test_incremental_update_equals_full_recompute(
 def test_undo_restores_the_exact_previous_scores(
     tmp_path: Path, data: st.DataObject, index: int, value: str
 ) -> None:
-    conn = connect(drb2_world(data.draw, tmp_path))
-    judgments = judgment_ids(conn)
-    if not judgments:
-        conn.close()
-    assume(judgments)
+    conn, judgments = judged_world(data, tmp_path)
     before = normalised(cached(conn))
     log = ReviewLog(conn, "ana")
     recorded = log.decide(judgments[index % len(judgments)], value, "why")
