@@ -46,9 +46,10 @@ def columns_of(reports: Sequence[ReportScores], names: Iterable[str]) -> dict[st
     return {name: [nan if (v := r.get(name)) is None else v for r in reports] for name in names}
 
 
-Highlight = Literal["none", "key_offset"]
-"""How a verdict marks the report text: not at all, or at the character offset its key names
-(a DR. Bench keyword hit; the highlighted length is its criterion's text)."""
+Highlight = Literal["none", "key_offset", "evidence"]
+"""How a verdict marks the report text: not at all, at the character offset its key names
+(a DR. Bench keyword hit; the highlighted length is its criterion's text), or, while it is
+selected, where the report holds the sentences its evidence quotes."""
 
 
 @dataclass(frozen=True, slots=True)

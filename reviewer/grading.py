@@ -188,3 +188,7 @@ class Grading:
     subtask_criterion: SubtaskCriterion | None = None
     """What a task's subtasks each need to be scored as the benchmark means (checked at
     import)."""
+    marks: Callable[[str, Mapping[str, Any]], list[tuple[int, int]]] | None = None
+    """(report text, task metadata) -> the (start, end) places the report screen marks in the
+    text whatever is selected: what the benchmark wants a reviewer to see at a glance (a
+    reference the task blocks, where the report names it)."""

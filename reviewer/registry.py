@@ -31,6 +31,7 @@ BENCHMARKS: tuple[str, ...] = (
     "reviewer.frameworks.dr3_eval",
     "reviewer.frameworks.livedrbench",
     "reviewer.frameworks.dr_bench",
+    "reviewer.frameworks.deepresearch_bench_2",
 )
 HOMES: dict[str, str] = {
     "cascade": "reviewer.frameworks.dailyreport",
@@ -39,6 +40,7 @@ HOMES: dict[str, str] = {
     "dr3": "reviewer.frameworks.dr3_eval",
     "claims_f1": "reviewer.frameworks.livedrbench",
     "drbench": "reviewer.frameworks.dr_bench",
+    "drb2": "reviewer.frameworks.deepresearch_bench_2",
 }
 """Framework name -> the listed benchmark that declares it: a hint that lets a lookup by name
 (:func:`find_framework`) import that one benchmark instead of all of them, which is most of the

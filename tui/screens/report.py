@@ -8,6 +8,7 @@ the database: moving on after a verdict key is immediate, the verdict shows when
 from __future__ import annotations
 
 import os
+import re
 import time
 from typing import TYPE_CHECKING
 
@@ -16,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Static
 
-from reviewer.citations import find_markers
+from reviewer.citations import find_markers, locate
 from reviewer.registry import get_framework, get_kind, get_scale
 from store.backend.commands import (
     Adjudicate,
@@ -82,6 +83,8 @@ def _fmt(value: float | None, digits: int) -> str:
 
 SHORT = 32
 """Terminal rows below which the report screen saves rows (see :meth:`ReportScreen.on_resize`)."""
+_EVIDENCE_PIECES = re.compile(r"\n+|\.\.\.+|…+")
+"""What separates the quoted pieces of a verdict's evidence."""
 
 
 class ReportScreen(GavelScreen):
@@ -227,6 +230,8 @@ class ReportScreen(GavelScreen):
         judgment = self.selected()
         if judgment is not None and judgment.claim_id is not None:
             self.query_one(ReportText).select_claim(judgment.claim_id)
+        if self.view is not None and not (self.show_cleaned and self.view.cleaned is not None):
+            self.query_one(ReportText).set_evidence(_evidence_spans(self.view.markdown, judgment))
 
     def _detail(self) -> None:
         judgment = self.selected()
@@ -761,6 +766,22 @@ def _keyword_spans(view: ReportView) -> list[Span]:
     return spans
 
 
+def _evidence_spans(text: str, judgment: JudgmentView | None) -> list[Span]:
+    """Where the report holds the pieces (lines, or the parts between ellipses) of the
+    evidence a verdict quotes, for kinds that mark it; a piece not found is not marked."""
+    if judgment is None or not judgment.evidence:
+        return []
+    kind = get_kind(judgment.kind)
+    if kind is None or kind.highlight != "evidence":
+        return []
+    spans = []
+    for piece in _EVIDENCE_PIECES.split(judgment.evidence):
+        found = locate(text, piece.strip().strip("\"'“”")) if len(piece.strip()) >= 8 else None
+        if found is not None:
+            spans.append(Span(found[0], found[1], "evidence"))
+    return sorted(spans, key=lambda s: s.start)
+
+
 def _is_headline(score: ScoreLine) -> bool:
     from reviewer.registry import frameworks
 
@@ -777,6 +798,17 @@ def _report_spans(view: ReportView, text: str) -> list[Span]:
     ]
     spans += [Span(m.start, m.end, "cite") for m in find_markers(text)]
     spans += _keyword_spans(view)
+    spans += _benchmark_marks(view, text)
+    return spans
+
+
+def _benchmark_marks(view: ReportView, text: str) -> list[Span]:
+    """The places the report's benchmarks mark in its text (:attr:`Grading.marks`)."""
+    spans: list[Span] = []
+    for name in view.frameworks:
+        grading = get_framework(name).grading
+        if grading is not None and grading.marks is not None:
+            spans += [Span(a, b, "marked") for a, b in grading.marks(text, view.task_metadata)]
     return spans
 
 

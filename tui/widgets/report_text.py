@@ -35,7 +35,8 @@ class Span:
     start: int
     end: int
     kind: str
-    """'claim', 'cite' or 'match'."""
+    """'claim', 'cite', 'match', 'evidence' (the selected verdict's quoted sentences) or
+    'marked' (what the benchmark marks, such as a blocked reference)."""
     key: int = 0
     """For claims: the claim id (the selected claim is drawn stronger)."""
 
@@ -137,6 +138,8 @@ class ReportText(ScrollView, can_focus=True):
         "report-text--claim-selected",
         "report-text--cite",
         "report-text--match",
+        "report-text--evidence",
+        "report-text--marked",
         "report-text--heading",
         "report-text--table",
     }
@@ -169,6 +172,16 @@ class ReportText(ScrollView, can_focus=True):
         self._longest = max((s.end - s.start for s in self._spans), default=0)
         self._cache.clear()
         self.refresh()
+
+    def set_evidence(self, spans: list[Span]) -> None:
+        """Mark where the selected verdict's evidence is (replacing the last verdict's marks)
+        and bring the first place into view."""
+        kept = [s for s in self._spans if s.kind != "evidence"]
+        if len(kept) == len(self._spans) and not spans:
+            return
+        self.set_spans(kept + spans)
+        if spans and not self._visible(spans[0]):
+            self.scroll_to_offset(spans[0].start)
 
     def select_claim(self, claim_id: int | None, *, scroll: bool = True) -> None:
         """Highlight one claim (and scroll to it); only the lines of the two claims repaint."""
