@@ -130,8 +130,10 @@ class RankRow:
     difference: float
     lower_bound: float | None
     upper_bound: float | None
-    p_swap: float | None
+    reversed_share: float | None
+    """Share of the resamples that reverse the order (descriptive, not a probability)."""
     could_swap: bool | None
+    """Not significantly ordered, Holm-corrected over the ranking's adjacent pairs."""
     status: str
     note: str
 
@@ -1419,7 +1421,7 @@ def _rank_row(run: _Run, name: str, metric: str, variant: str, pair: RankPair) -
         pair.difference,
         pair.lower_bound,
         pair.upper_bound,
-        pair.p_swap,
+        pair.reversed_share,
         pair.could_swap,
         pair.status,
         pair.note,
