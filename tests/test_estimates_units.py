@@ -154,3 +154,43 @@ def test_rank_intervals_use_t_on_tasks_minus_one_and_could_swap_is_holm_correcte
     assert [p.could_swap for p in decided] == [True, False, True]
     assert stats.t.ppf(1 - 0.05 / 6, 19) < 3.0 and stats.t.ppf(1 - 0.05 / 4, 19) > 2.3
     assert stats.t.ppf(0.975, 19) < 2.2  # each alone would not swap: the correction matters
+
+
+def test_intervals_stay_in_range_without_clipping_the_estimate() -> None:
+    from reviewer.estimates.intervals import bounded
+
+    assert bounded(0.99, 0.03, (0.0, 1.0)) == (pytest.approx(0.96), 1.0)
+    assert bounded(1.004, 0.002, (0.0, 1.0)) == (1.0, 1.0)  # all beyond: the nearest edge
+    assert bounded(0.5, 0.1, None, -0.05, 0.02) == (pytest.approx(0.35), pytest.approx(0.62))
+    # skips widen, never narrow
+    assert bounded(0.5, 0.1, None, 0.05, -0.02) == (pytest.approx(0.4), pytest.approx(0.6))
+
+
+def test_pseudo_observations_put_a_floor_under_the_variance() -> None:
+    from reviewer.estimates.intervals import PSEUDO_WEIGHT, borrowed_magnitudes, pseudo_variance
+
+    # no disagreement seen: the variance is the pseudo-observations' alone
+    n, big_n, m = 100, 1000, 0.01
+    floor = (
+        big_n**2 * (1 - n / big_n) * (2 * PSEUDO_WEIGHT * m * m / (n + 2 * PSEUDO_WEIGHT - 1)) / n
+    )
+    assert pseudo_variance(0.0, n, big_n, m, True) == pytest.approx(floor)
+    assert pseudo_variance(1.0, 1000, 1000, m, True) == 0.0  # everything reviewed: exact
+    # many disagreements: next to no change
+    assert pseudo_variance(1.0, 5000, 10**6, 1e-6, True) == pytest.approx(1.0, rel=1e-3)
+    # a target without disagreement borrows m·N from its metric's other targets
+    mag = borrowed_magnitudes(
+        np.array([0.02, 0.0, 0.005]), np.array([4, 0, 8]), np.array([100.0, 50.0, 400.0]), ["a"] * 3
+    )
+    assert mag[1] == pytest.approx((4 * 0.02 * 100 + 8 * 0.005 * 400) / 12 / 50)
+    assert mag[0] == 0.02 and mag[2] == 0.005
+
+
+def test_ratios_and_levels_are_declared_non_additive_and_shares_bounded() -> None:
+    from reviewer.registry import get_framework
+
+    metrics = {m.name: m for m in get_framework("race").metrics}
+    assert not metrics["overall"].additive and metrics["overall"].bounds == (0.0, 1.0)
+    cascade = {m.name: m for m in get_framework("cascade").metrics}
+    for name in ("Refer_Claim_Consistency", "Reference_Support", "Reference_Ratio"):
+        assert cascade[name].bounds == (0.0, 1.0)

@@ -1276,7 +1276,10 @@ def _trust(
     if int(correction.single_cells[j]):
         reasons.append("a stratum with a single review (no variance there)")
     if not metric.additive:
-        reasons.append("first-order: errors that cross a level together are not seen")
+        reasons.append(
+            "first-order: not additive (a level, or a ratio whose denominator the verdicts "
+            "move); errors acting together are not seen"
+        )
     return ("weak" if reasons else "ok"), reasons
 
 
