@@ -362,23 +362,8 @@ def estimate(
     correction: Correction | None = None
     pop_n = 0
     if chosen is not None and sample.reviewed:
-        moves = _moves(conn, scope, flips, d_flips)
-        outside = np.zeros(len(scope.targets))
-        for sid in sample.outside_frame:
-            if sid in flips.of_subject:
-                outside += d_flips[flips.of_subject[sid]]
-        skips = _skip_bounds(conn, scope, sample.skipped, collapsed)
-        groups = len(scope.run.systems) * len(scope.kinds)
-        sensitivity = _sensitivity(conn, scope, collapsed, groups)
-        correction, pop_n = _correct(
-            conn,
-            chosen,
-            scope,
-            known,
-            sample.reviewed,
-            _Reviewed(flips.of_subject, d_flips, outside, skips, sensitivity),
-            moves,
-            crossfit,
+        correction, pop_n = _plan_correction(
+            conn, chosen, scope, known, sample, flips, d_flips, collapsed, crossfit
         )
         gone = max(0, chosen.frame - pop_n)
         if gone:
@@ -417,6 +402,39 @@ def estimate(
             "outside_frame": len(sample.outside - sample.outside_frame),
             "skipped": len(sample.skipped),
         },
+    )
+
+
+def _plan_correction(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    scope: _Scope,
+    known: dict[int, _Known],
+    sample: _Sample,
+    flips: _Flips,
+    d_flips: Floats,
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+    crossfit: bool,
+) -> tuple[Correction, int]:
+    """The plan's correction of every target: its reviews, what the decisions outside it
+    settled, the bounds of its skipped draws, and the probed sensitivities."""
+    moves = _moves(conn, scope, flips, d_flips)
+    outside = np.zeros(len(scope.targets))
+    for sid in sample.outside_frame:
+        if sid in flips.of_subject:
+            outside += d_flips[flips.of_subject[sid]]
+    skips = _skip_bounds(conn, scope, sample.skipped, collapsed)
+    groups = len(scope.run.systems) * len(scope.kinds)
+    sensitivity = _sensitivity(conn, scope, collapsed, groups)
+    return _correct(
+        conn,
+        plan,
+        scope,
+        known,
+        sample.reviewed,
+        _Reviewed(flips.of_subject, d_flips, outside, skips, sensitivity),
+        moves,
+        crossfit,
     )
 
 
@@ -480,20 +498,30 @@ def _plan_sample(
     drawn = {subject for _, subject, _, _ in draws}
     outside = set(known) - drawn
     reviewed = [(pos, sid, stratum, p) for pos, sid, stratum, p in draws if sid in known]
+    sample = _Sample(
+        reviewed,
+        {sid for _, sid, _, _ in reviewed},
+        outside,
+        _skipped(draws, reviewed, known),
+        _in_frame(conn, plan, outside) if plan is not None else set(),
+    )
+    notes.extend(_sample_notes(plan, sample))
+    return sample
+
+
+def _skipped(
+    draws: Sequence[tuple[int, int, int, float]],
+    reviewed: Sequence[tuple[int, int, int, float]],
+    known: Mapping[int, _Known],
+) -> list[tuple[int, int]]:
+    """(subject, stratum) of the draws passed over: before the last decided draw and
+    undecided (a conflict is not a decision)."""
     last = max((pos for pos, _, _, _ in reviewed), default=-1)
     skipped: dict[int, int] = {}
     for pos, sid, stratum, _ in draws:
         if pos < last and sid not in known:
             skipped.setdefault(sid, stratum)
-    sample = _Sample(
-        reviewed,
-        {sid for _, sid, _, _ in reviewed},
-        outside,
-        sorted(skipped.items()),
-        _in_frame(conn, plan, outside) if plan is not None else set(),
-    )
-    notes.extend(_sample_notes(plan, sample))
-    return sample
+    return sorted(skipped.items())
 
 
 def _sample_notes(plan: Plan | None, sample: _Sample) -> list[str]:
@@ -744,6 +772,80 @@ class _SkipBounds:
     high: Floats
 
 
+def _anchor_influences(
+    scope: _Scope,
+    inputs: Mapping[int, ReportInput],
+    flips: Sequence[Flip],
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+) -> Floats:
+    """(flips × targets): each flip's effect on every target, alone on the anchor (the
+    reports' verdicts as loaded: every decision applied), framework by framework."""
+    out = np.zeros((len(flips), len(scope.targets)))
+    column_of = {t: j for j, t in enumerate(scope.targets)}
+    base = {rid: list(report.verdicts) for rid, report in inputs.items()}
+    by_framework = _by_framework(inputs, flips)
+    for name in scope.names:
+        mine = [t for t in scope.targets if t.framework == name]
+        rows = by_framework.get(name, [])
+        if not rows or not mine:
+            continue
+        block = influences(
+            scope.registry[name],
+            scope.options[name],
+            inputs,
+            base,
+            scope.run.scores[(name, "adjudicated")],
+            scope.run.system_of,
+            [flips[i] for i in rows],
+            mine,
+            _adjudicated_models(scope, name, collapsed),
+        )
+        out[np.ix_(rows, [column_of[t] for t in mine])] = block
+    return out
+
+
+def _adjudicated_models(
+    scope: _Scope, name: str, collapsed: Mapping[tuple[str, str, int], Collapsed]
+) -> dict[int, Collapsed]:
+    return {s: collapsed[(name, "adjudicated", s)] for s in scope.run.systems}
+
+
+def _by_framework(inputs: Mapping[int, ReportInput], flips: Sequence[Flip]) -> dict[str, list[int]]:
+    """Framework -> the positions of the flips of its verdicts."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for i, flip in enumerate(flips):
+        kind = get_kind(inputs[flip.report].verdicts[flip.index].kind)
+        if kind is not None:
+            out[kind.framework].append(i)
+    return out
+
+
+def _skipped_verdicts(
+    conn: sqlite3.Connection, scope: _Scope, subjects: Sequence[int]
+) -> tuple[dict[int, ReportInput], list[tuple[int, int, int, VerdictIn]]]:
+    """The skipped subjects' reports, and (subject, report, position, verdict) of each, in
+    subject order."""
+    wanted = set(subjects)
+    rids = sorted(
+        {
+            int(r)
+            for chunk in _chunks(sorted(wanted))
+            for (r,) in conn.execute(
+                f"SELECT report_id FROM subject WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        }
+    )
+    inputs = load_inputs(conn, rids)
+    found = sorted(
+        (int(v.subject), rid, index, v)
+        for rid, report in inputs.items()
+        for index, v in enumerate(report.verdicts)
+        if v.subject is not None and int(v.subject) in wanted and v.kind in scope.kinds
+    )
+    return inputs, found
+
+
 def _skip_bounds(
     conn: sqlite3.Connection,
     scope: _Scope,
@@ -753,57 +855,21 @@ def _skip_bounds(
     """Each skipped draw's verdict set to every value of its scale, one at a time, on the
     anchor: the least and most (with 0, the judge being right) it moves each target."""
     targets = len(scope.targets)
-    empty = _SkipBounds([], [], [], np.zeros((0, targets)), np.zeros((0, targets)))
     if not skipped:
-        return empty
+        return _SkipBounds([], [], [], np.zeros((0, targets)), np.zeros((0, targets)))
     stratum_of = dict(skipped)
-    rids = sorted(
-        {
-            int(r)
-            for chunk in _chunks(sorted(stratum_of))
-            for (r,) in conn.execute(
-                f"SELECT report_id FROM subject WHERE id IN ({','.join('?' * len(chunk))})",
-                chunk,
-            )
-        }
-    )
-    inputs = load_inputs(conn, rids)
-    found: list[tuple[int, int, int, VerdictIn]] = [
-        (int(v.subject), rid, index, v)
-        for rid, report in inputs.items()
-        for index, v in enumerate(report.verdicts)
-        if v.subject is not None and int(v.subject) in stratum_of and v.kind in scope.kinds
+    inputs, found = _skipped_verdicts(conn, scope, list(stratum_of))
+    listed = [
+        (row, Flip(rid, index, value))
+        for row, (_, rid, index, verdict) in enumerate(found)
+        for value in alternatives(verdict)
     ]
-    found.sort()
+    moved = _anchor_influences(scope, inputs, [f for _, f in listed], collapsed)
     low = np.zeros((len(found), targets))
     high = np.zeros((len(found), targets))
-    column_of = {t: j for j, t in enumerate(scope.targets)}
-    base = {rid: list(report.verdicts) for rid, report in inputs.items()}
-    for name in scope.names:
-        mine = [t for t in scope.targets if t.framework == name]
-        listed = [
-            (row, Flip(rid, index, value))
-            for row, (_, rid, index, verdict) in enumerate(found)
-            if (kind := get_kind(verdict.kind)) is not None and kind.framework == name
-            for value in alternatives(verdict)
-        ]
-        if not listed or not mine:
-            continue
-        block = influences(
-            scope.registry[name],
-            scope.options[name],
-            inputs,
-            base,
-            scope.run.scores[(name, "adjudicated")],
-            scope.run.system_of,
-            [f for _, f in listed],
-            mine,
-            {s: collapsed[(name, "adjudicated", s)] for s in scope.run.systems},
-        )
-        columns = [column_of[t] for t in mine]
-        for (row, _), moved in zip(listed, block, strict=True):
-            low[row, columns] = np.minimum(low[row, columns], moved)
-            high[row, columns] = np.maximum(high[row, columns], moved)
+    owner = np.array([row for row, _ in listed], dtype=np.int64)
+    np.minimum.at(low, owner, moved)
+    np.maximum.at(high, owner, moved)
     return _SkipBounds(
         [stratum_of[sid] for sid, _, _, _ in found],
         [scope.run.system_of[rid] for _, rid, _, _ in found],
@@ -811,6 +877,33 @@ def _skip_bounds(
         low,
         high,
     )
+
+
+def _probes(scope: _Scope, inputs: Mapping[int, ReportInput]) -> dict[int, tuple[Flip, float]]:
+    """Group -> one verdict of that (system, kind) flipped to a value whose number differs,
+    and by how much the number moves."""
+    kinds = scope.kinds
+    system_index = {s: i for i, s in enumerate(scope.run.systems)}
+    probes: dict[int, tuple[Flip, float]] = {}
+    for rid, report in inputs.items():
+        for index, verdict in enumerate(report.verdicts):
+            if verdict.kind not in kinds:
+                continue
+            group = system_index[scope.run.system_of[rid]] * len(kinds) + kinds.index(verdict.kind)
+            if group in probes:
+                continue
+            here = _numeric(verdict.kind, verdict.effective)
+            step = next(
+                (
+                    (value, _numeric(verdict.kind, value) - here)
+                    for value in alternatives(verdict)
+                    if _numeric(verdict.kind, value) != here
+                ),
+                None,
+            )
+            if step is not None:
+                probes[group] = (Flip(rid, index, step[0]), step[1])
+    return probes
 
 
 def _sensitivity(
@@ -822,53 +915,17 @@ def _sensitivity(
     """(groups × targets): each target's change per unit of a verdict's number, probed by
     flipping one verdict of each (system, kind) group on the anchor — the judge's share of
     the metric, for the human-only estimate where no review of a group disagreed."""
-    kinds = scope.kinds
-    out = np.zeros((groups, len(scope.targets)))
     first: dict[int, list[int]] = defaultdict(list)
     for rid in scope.run.reports:
         if len(first[scope.run.system_of[rid]]) < 3:
             first[scope.run.system_of[rid]].append(rid)
     inputs = load_inputs(conn, sorted(r for rids in first.values() for r in rids))
-    system_index = {s: i for i, s in enumerate(scope.run.systems)}
-    probes: dict[int, tuple[Flip, float]] = {}
-    for rid, report in inputs.items():
-        for index, verdict in enumerate(report.verdicts):
-            if verdict.kind not in kinds:
-                continue
-            group = system_index[scope.run.system_of[rid]] * len(kinds) + kinds.index(verdict.kind)
-            if group in probes:
-                continue
-            here = _numeric(verdict.kind, verdict.effective)
-            for value in alternatives(verdict):
-                step = _numeric(verdict.kind, value) - here
-                if step:
-                    probes[group] = (Flip(rid, index, value), step)
-                    break
-    column_of = {t: j for j, t in enumerate(scope.targets)}
-    base = {rid: list(report.verdicts) for rid, report in inputs.items()}
-    for name in scope.names:
-        mine = [t for t in scope.targets if t.framework == name]
-        listed = [
-            (g, flip, step)
-            for g, (flip, step) in probes.items()
-            if (k := get_kind(kinds[g % len(kinds)])) is not None and k.framework == name
-        ]
-        if not listed or not mine:
-            continue
-        block = influences(
-            scope.registry[name],
-            scope.options[name],
-            inputs,
-            base,
-            scope.run.scores[(name, "adjudicated")],
-            scope.run.system_of,
-            [f for _, f, _ in listed],
-            mine,
-            {s: collapsed[(name, "adjudicated", s)] for s in scope.run.systems},
-        )
-        columns = [column_of[t] for t in mine]
-        for (g, _, step), moved in zip(listed, block, strict=True):
-            out[g, columns] = moved / step
+    probes = _probes(scope, inputs)
+    out = np.zeros((groups, len(scope.targets)))
+    if probes:
+        order = sorted(probes)
+        moved = _anchor_influences(scope, inputs, [probes[g][0] for g in order], collapsed)
+        out[order] = moved / np.array([probes[g][1] for g in order])[:, None]
     return out
 
 
@@ -1111,15 +1168,7 @@ def _rows(
         adjudicated = _value(
             values.of(target.framework, "adjudicated", target.system).get(target.metric)
         )
-        if plan is None:
-            result = _Corrected("undefined", ["no review plan"])
-        elif correction is None:
-            result = _Corrected("undefined", ["no plan reviews yet"])
-        elif adjudicated is None:
-            result = _Corrected("undefined", ["the metric is undefined here"])
-        else:
-            assert bands is not None
-            result = _corrected(correction, j, metric, judge, plan, precision, bands)
+        result = _target_result(plan, correction, bands, adjudicated, j, metric, judge, precision)
         out.append(
             MetricEstimate(
                 framework=target.framework,
@@ -1200,6 +1249,26 @@ def _finite(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+def _target_result(
+    plan: Plan | None,
+    correction: Correction | None,
+    bands: _Bands | None,
+    adjudicated: float | None,
+    j: int,
+    metric: Metric,
+    judge: float | None,
+    precision: _Precision,
+) -> _Corrected:
+    """Target ``j``'s correction, or why there is none."""
+    if plan is None:
+        return _Corrected("undefined", ["no review plan"])
+    if correction is None or bands is None:
+        return _Corrected("undefined", ["no plan reviews yet"])
+    if adjudicated is None:
+        return _Corrected("undefined", ["the metric is undefined here"])
+    return _corrected(correction, j, metric, judge, plan, precision, bands)
+
+
 def _corrected(
     correction: Correction,
     j: int,
@@ -1230,22 +1299,31 @@ def _corrected(
     out.needed = None if lower is None else _needed(var, disagreements, spread, plan, precision)
     out.anytime = cs_half_width(var, precision.reviewed, plan.budget, precision.confidence)
     out.skip_low, out.skip_high = float(correction.skip_low[j]), float(correction.skip_high[j])
-    if out.skip_low or out.skip_high:
-        reasons.append(
-            f"widened by {out.skip_low:+.{metric.digits}f} / {out.skip_high:+.{metric.digits}f}"
-            " for what the skipped draws could hold"
-        )
-    if metric.bounds is not None and not metric.bounds[0] <= out.corrected <= metric.bounds[1]:
-        low, high = metric.bounds
-        reasons.append(
-            f"the estimate lies outside the metric's range [{low:g}, {high:g}] (not clipped: "
-            "clipping would bias it; the interval is within the range)"
-        )
+    reasons.extend(_range_notes(metric, out))
     if judge is not None:
         out.bias = judge - out.corrected
         if out.lower is not None and out.upper is not None:
             out.bias_lower, out.bias_upper = judge - out.upper, judge - out.lower
     return out
+
+
+def _range_notes(metric: Metric, out: _Corrected) -> list[str]:
+    """What the skipped draws did to the interval, and an estimate outside the range."""
+    notes = []
+    if out.skip_low or out.skip_high:
+        notes.append(
+            f"widened by {out.skip_low:+.{metric.digits}f} / {out.skip_high:+.{metric.digits}f}"
+            " for what the skipped draws could hold"
+        )
+    corrected = out.corrected
+    if metric.bounds is not None and corrected is not None:
+        low, high = metric.bounds
+        if not low <= corrected <= high:
+            notes.append(
+                f"the estimate lies outside the metric's range [{low:g}, {high:g}] (not "
+                "clipped: clipping would bias it; the interval is within the range)"
+            )
+    return notes
 
 
 def _trust(
