@@ -278,8 +278,9 @@ def export(db: Path | None, name: str, output: Path | None, fmt: str) -> int:
     help="Every headline metric per system and overall: the judge's value, the "
     "value corrected by a review plan (PPI++) with its interval, the judge's "
     "bias, the human-only estimate, how many more reviews reach a target "
-    "precision, and which adjacent ranks could swap. Method: "
-    "docs/estimates.md."
+    "precision, and which adjacent ranks could swap (Holm-corrected). Decisions "
+    "outside the plan are counted once, skipped plan subjects widen the interval; "
+    "the JSON's 'decisions' counts both. Method: docs/estimates.md."
 )
 @db_option
 @click.option(
