@@ -174,3 +174,97 @@ def test_skipped_plan_subjects_are_counted_and_widen_the_interval(
         widened_upper = row.corrected + row.skip_high + row.half_width
         assert row.lower == pytest.approx(max(low, min(widened_lower, high)))
         assert row.upper == pytest.approx(min(high, max(widened_upper, low)))
+
+
+def _true_values(conn: sqlite3.Connection) -> dict[int | None, dict[str, float | None]]:
+    """Each system's (and, under None, every system's) metrics on the true verdicts."""
+    from reviewer.estimates.influence import aggregate_values, score_at
+    from reviewer.registry import get_framework
+    from store.plans.simulated import truth_values
+    from store.scores.cache import load_options
+    from store.scores.inputs import load_inputs
+
+    fw, options = get_framework("cascade"), load_options(conn)["cascade"]
+    truth = truth_values(conn, "truth")
+    by_system: dict[int | None, list[object]] = {None: []}
+    for report in load_inputs(conn).values():
+        verdicts = [v._replace(effective=truth[v.subject]) for v in report.verdicts]
+        scores = score_at(fw, report, verdicts, options)
+        by_system.setdefault(report.system_id, []).append(scores)
+        by_system[None].append(scores)
+    return {s: aggregate_values(fw, r, options) for s, r in by_system.items()}  # type: ignore[arg-type]
+
+
+def _walk_active(conn: sqlite3.Connection, plan_name: str) -> int:
+    """Decide an active plan as plan mode walks it, from the true verdicts: each subject in
+    order, the next batch drawn when every drawn one is decided."""
+    from store.plans.design import get_plan, next_item
+    from store.plans.simulated import truth_values
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import rebuild_scores
+
+    truth = truth_values(conn, "truth")
+    log = ReviewLog(conn, "ana")
+    plan = get_plan(conn, plan_name)
+    done = 0
+    while (item := next_item(conn, plan.id)) is not None:
+        assert item.judgment_id is not None
+        log.decide(item.judgment_id, truth[item.subject_id], "plan")
+        done += 1
+    rebuild_scores(conn)
+    return done
+
+
+def test_an_active_plan_is_walked_batch_by_batch_and_estimates_the_truth(
+    biased: Path, tmp_path: Path
+) -> None:
+    from store.plans.design import PlanSpec, create_plan, get_plan
+    from store.plans.estimates import estimate, report_json
+
+    conn = _copy(biased, tmp_path)
+    plan = create_plan(conn, PlanSpec(400, "active", seed=2), "ana")
+    assert plan.active and not plan.with_replacement and plan.budget == 400
+    first = plan.progress.subjects
+    assert 40 <= first <= 120  # the first batch: a fifth of the budget, Poisson-sized
+    done = _walk_active(conn, plan.name)
+    plan = get_plan(conn, plan.name)
+    assert done == plan.progress.subjects > first  # the second batch was drawn and decided
+    assert 300 <= done <= 500
+    batches = dict(
+        conn.execute(
+            "SELECT CAST(weight AS INTEGER), count(*) FROM plan_draw WHERE plan_id = ? GROUP BY 1",
+            (plan.id,),
+        ).fetchall()
+    )
+    assert set(batches) == {0, 1}
+    # the second batch goes where the first found the judge wrong: more errors per review
+    from store.plans.simulated import truth_values
+
+    truth = truth_values(conn, "truth")
+    errors = [
+        sum(
+            truth[s] != v
+            for s, v in conn.execute(
+                """SELECT pd.subject_id, j.value FROM plan_draw pd JOIN judgment j
+                   ON j.subject_id = pd.subject_id AND j.current = 1
+                   WHERE pd.plan_id = ? AND CAST(pd.weight AS INTEGER) = ?""",
+                (plan.id, b),
+            )
+        )
+        / batches[b]
+        for b in (0, 1)
+    ]
+    print("\nactive plan: batches", batches, "error rate per batch", errors)
+    assert errors[1] > errors[0]
+    data = report_json(estimate(conn, ranks=False))
+    true_values = _true_values(conn)
+    checked = inside = 0
+    for row in data["estimates"]:  # type: ignore[attr-defined]
+        if row["metric"] not in ("Ins", "Fac", "Rat") or row["lower"] is None:
+            continue
+        true = true_values[row["system_id"]][row["metric"]]
+        checked += 1
+        inside += row["lower"] <= true <= row["upper"]
+    print(f"intervals covering the truth: {inside} of {checked}")
+    assert checked >= 10
+    assert inside >= checked - 2

@@ -35,6 +35,7 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from reviewer.estimates.correction import Correction
 from reviewer.estimates.designs import weighted_probabilities
 
 Ints: TypeAlias = npt.NDArray[np.int64]
@@ -44,6 +45,9 @@ Bools: TypeAlias = npt.NDArray[np.bool_]
 DEFAULT_SHARES = (0.2, 0.8)
 """A first batch on the prior, the rest once its decisions have taught the error rates."""
 ACTIVE_FLOOR = 0.1
+PRIOR_FLAG_FACTOR = 10.0
+"""How much likelier the plan's prior makes an error on a subject carrying a suspicion flag
+(the decisions then teach the real factor)."""
 PRIOR_WEIGHT = 4.0
 """Pseudo-decisions behind each cell's prior rate: how many decisions it takes to move it."""
 
@@ -120,22 +124,77 @@ def draw_active(
 
 def active_estimate(plan: ActivePlan, d: Floats) -> tuple[Floats, Floats]:
     """(targets,) the estimated total of ``d`` over the frame and its variance, from the
-    reviewed subjects' ``d`` (rows of unreviewed subjects are never read).
+    reviewed subjects' ``d`` (rows of unreviewed subjects are never read)."""
+    reviewed = plan.batch >= 0
+    return active_totals(plan.batch[reviewed], plan.pi[reviewed], d[reviewed], plan.shares)
+
+
+def active_totals(
+    batch: Ints, pi: Floats, d: Floats, shares: tuple[float, ...]
+) -> tuple[Floats, Floats]:
+    """(targets,) the estimated frame total of ``d`` and its variance from the reviewed rows
+    (their batch, inclusion probability and influences).
 
     Batch b's estimate is what the earlier batches decided (known exactly) plus the
     Horvitz–Thompson estimate of the rest from batch b: unbiased given the past, since its
     probabilities were fixed before it was drawn. The plan's estimate averages the batches
-    with their planned shares as weights (fixed in advance, so the average is unbiased too),
-    and its variance adds the batches' Horvitz–Thompson variances ``Σ (1 − π)/π² d²`` with
-    the squared weights (martingale differences are uncorrelated)."""
+    with their planned shares as weights (fixed in advance, so the average is unbiased too;
+    batches not drawn yet are left out and the others' shares rescaled), and its variance adds
+    the batches' Horvitz–Thompson variances ``Σ (1 − π)/π² d²`` with the squared weights
+    (martingale differences are uncorrelated)."""
     targets = d.shape[1]
     estimate = np.zeros(targets)
     variance = np.zeros(targets)
-    for b, share in enumerate(plan.shares):
-        earlier = (plan.batch >= 0) & (plan.batch < b)
-        mine = plan.batch == b
-        p = plan.pi[mine][:, None]
+    present = [b for b in range(len(shares)) if np.any(batch == b)]
+    scale = sum(shares[b] for b in present)
+    for b in present:
+        weight = shares[b] / scale
+        mine = batch == b
+        p = pi[mine][:, None]
         rows = d[mine]
-        estimate += share * (d[earlier].sum(axis=0) + (rows / p).sum(axis=0))
-        variance += share * share * ((1.0 - p) / (p * p) * rows * rows).sum(axis=0)
+        estimate += weight * (d[batch < b].sum(axis=0) + (rows / p).sum(axis=0))
+        variance += weight * weight * ((1.0 - p) / (p * p) * rows * rows).sum(axis=0)
     return estimate, variance
+
+
+def active_correction(
+    batch: Ints,
+    pi: Floats,
+    d: Floats,
+    relevant: Bools,
+    population: Floats,
+    outside: Floats,
+    shares: tuple[float, ...],
+) -> Correction:
+    """The correction of every target by an active plan's reviewed rows (``relevant``: rows ×
+    targets, the row's verdict can move the target; ``population``: the subjects that can
+    move each target; ``outside``: what decisions outside the plan settled), in the form the
+    store's other designs give it: the estimated total of the unreviewed subjects' influences
+    is the frame's estimated total less everything decided."""
+    total, variance = active_totals(batch, pi, d, shares)
+    correction = total - d.sum(axis=0) - outside
+    moving = relevant & (d != 0)
+    count = moving.sum(axis=0)
+    magnitude = np.where(count > 0, (np.abs(d) * moving).sum(axis=0) / np.maximum(count, 1), 0.0)
+    targets = d.shape[1]
+    zeros = np.zeros(targets)
+    reviews = relevant.sum(axis=0).astype(np.int64)
+    return Correction(
+        tuned=correction,
+        ppi=correction,
+        human=correction,
+        var_tuned=variance,
+        var_ppi=variance,
+        var_human=variance,
+        lam=np.ones(targets),
+        reviews=reviews,
+        disagreements=count.astype(np.int64),
+        single_cells=np.zeros(targets, dtype=np.int64),
+        empty_population=zeros,
+        unreviewed=np.maximum(population - reviews, 0.0),
+        row_share=(1.0 / pi - 1.0)[:, None] * d,
+        population=np.asarray(population, dtype=np.float64),
+        magnitude=magnitude,
+        skip_low=zeros,
+        skip_high=zeros.copy(),
+    )

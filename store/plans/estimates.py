@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
+from reviewer.estimates.active import DEFAULT_SHARES, active_correction
 from reviewer.estimates.correction import (
     Correction,
     Frame,
@@ -425,6 +426,10 @@ def _plan_correction(
             outside += d_flips[flips.of_subject[sid]]
     skips = _skip_bounds(conn, scope, sample.skipped, collapsed)
     groups = len(scope.run.systems) * len(scope.kinds)
+    if plan.active:
+        return _active_correct(
+            conn, plan, scope, known, sample.reviewed, flips, d_flips, moves, outside
+        )
     sensitivity = _sensitivity(conn, scope, collapsed, groups)
     return _correct(
         conn,
@@ -978,6 +983,63 @@ def _correct(
         sensitivity=moved.sensitivity,
     )
     return correct(sample, population, crossfit), int(frame.count.sum())
+
+
+def _active_correct(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    scope: _Scope,
+    known: dict[int, _Known],
+    reviewed: list[tuple[int, int, int, float]],
+    flips: _Flips,
+    d_flips: Floats,
+    moves: dict[tuple[str, str], set[str]],
+    outside: Floats,
+) -> tuple[Correction, int]:
+    """An active plan's correction (:func:`reviewer.estimates.active.active_correction`):
+    each reviewed draw with its batch and its inclusion probability — scaled, in a batch
+    decided only in part, by the share of it decided (its draws are in random order, so the
+    decided ones are a random part of it)."""
+    kinds = scope.kinds
+    kind_index = {k: i for i, k in enumerate(kinds)}
+    system_index = {s: i for i, s in enumerate(scope.run.systems)}
+    frame = _frame(conn, plan, kind_index, system_index, len(kinds))
+    reviews = _reviews(plan, scope, known, reviewed, kind_index, system_index)
+    for r, (_, sid, _, _) in enumerate(reviewed):
+        if sid in flips.of_subject:
+            reviews.d[r] = d_flips[flips.of_subject[sid]]
+    batch_of = dict(
+        conn.execute(
+            "SELECT position, CAST(weight AS INTEGER) FROM plan_draw WHERE plan_id = ?", (plan.id,)
+        )
+    )
+    drawn = np.bincount(np.array(list(batch_of.values()), dtype=np.int64))
+    batch = np.array([batch_of[pos] for pos, _, _, _ in reviewed], dtype=np.int64)
+    decided = np.bincount(batch, minlength=len(drawn))
+    share = decided[batch] / drawn[batch]
+    pi = np.array([p for _, _, _, p in reviewed]) * share
+    groups = len(scope.run.systems) * len(kinds)
+    relevant = _relevant(kinds, groups, scope.targets, moves) & _members(scope, groups, len(kinds))
+    present = (
+        np.bincount(frame.group, weights=frame.count, minlength=groups)[:, None] * relevant
+    ).sum(axis=0)
+    correction = active_correction(
+        batch, pi, reviews.d, relevant[reviews.group], present, outside, DEFAULT_SHARES
+    )
+    return correction, int(frame.count.sum())
+
+
+def _members(scope: _Scope, groups: int, n_kinds: int) -> npt.NDArray[np.bool_]:
+    """(groups × targets): the group's subjects belong to the target's system."""
+    system_index = {s: i for i, s in enumerate(scope.run.systems)}
+    group_system = np.arange(groups) // max(1, n_kinds)
+    target_system = np.array(
+        [-1 if t.system is None else system_index[t.system] for t in scope.targets]
+    )
+    return np.asarray(
+        (group_system[:, None] == target_system[None, :]) | (target_system[None, :] < 0),
+        dtype=bool,
+    )
 
 
 def _frame(

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from rich.console import Console
 from rich.table import Table
 
-from reviewer.estimates.active import active_estimate, draw_active
+from reviewer.estimates.active import PRIOR_FLAG_FACTOR, active_estimate, draw_active
 from reviewer.estimates.correction import Frame, Reviews, assemble, correct
 from reviewer.estimates.designs import draw_stratified
 from reviewer.estimates.intervals import bounded, corrected_intervals, half_width, pseudo_variance
@@ -41,8 +41,9 @@ KIND_RATE = (0.01, 0.03, 0.06)
 PASS_FACTOR, FAIL_FACTOR = 1.6, 0.4
 FLAG_SHARE = 0.08
 FLAG_FACTOR = 25.0
-PRIOR_FLAG_FACTOR = 10.0
-"""What the plan believes of a flag before any decision (the truth is FLAG_FACTOR)."""
+"""The plan believes a flag multiplies the error rate by
+:data:`reviewer.estimates.active.PRIOR_FLAG_FACTOR` before any decision (the truth here is
+FLAG_FACTOR)."""
 DESIGNS = ("suspicion", "uniform", "stratified", "active")
 
 

@@ -16,7 +16,10 @@ DESIGN_HELP = (
     "uniform: a simple random sample; stratified: one per stratum (--by), "
     "allocated by stratum size or Neyman; weighted: more draws where a verdict "
     "could move a score (--weight impact) or where the judge is often overruled "
-    "(--weight uncertainty), with a uniform floor"
+    "(--weight uncertainty), with a uniform floor; active: batches drawn where the "
+    "suspicion flags and the error rates learnt from the decisions so far say the "
+    "judge errs (with a floor), the next batch drawn when one is decided (recall near "
+    "the suspicion order's, estimates still valid)"
 )
 
 
@@ -44,7 +47,7 @@ def plan() -> None:
 )
 @click.option(
     "--design",
-    type=click.Choice(("uniform", "stratified", "weighted")),
+    type=click.Choice(("uniform", "stratified", "weighted", "active")),
     default="uniform",
     show_default=True,
     help=DESIGN_HELP,
