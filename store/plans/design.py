@@ -452,24 +452,38 @@ def _draw(
         draws = _active_batch(conn, units, frame, set(), spec.budget, 0, seed)
         return _Drawn(by, labels, strata, None, [0.0] * len(frame), draws, "")
     if spec.design == "stratified":
-        spreads, informed = _spreads(units, decided, by, labels)
-        draws = draw_stratified(
-            strata,
-            spec.budget,
-            seed,
-            spec.allocation,
-            np.array(spreads) if spec.allocation == "neyman" else None,
-        )
-        note = ""
-        if spec.allocation == "neyman" and not informed:
-            note = (
-                "no decisions yet to estimate each stratum's spread: Neyman allocation "
-                "is proportional until there are"
-            )
-        return _Drawn(by, labels, strata, spreads, [0.0] * len(frame), draws, note)
+        return _draw_strata(spec, units, decided, frame, seed, by, labels, strata)
     weights = _weights(conn, spec, units, decided, frame)
     draws = draw_weighted(np.array(weights, dtype=np.float64), spec.budget, seed, spec.floor)
     return _Drawn(by, labels, strata, None, weights, draws, "")
+
+
+def _draw_strata(
+    spec: PlanSpec,
+    units: Units,
+    decided: list[bool],
+    frame: list[int],
+    seed: int,
+    by: tuple[str, ...],
+    labels: list[str],
+    strata: npt.NDArray[np.int64],
+) -> _Drawn:
+    """A stratified plan's draws: allocation by size, or Neyman's on the spreads seen."""
+    spreads, informed = _spreads(units, decided, by, labels)
+    draws = draw_stratified(
+        strata,
+        spec.budget,
+        seed,
+        spec.allocation,
+        np.array(spreads) if spec.allocation == "neyman" else None,
+    )
+    note = ""
+    if spec.allocation == "neyman" and not informed:
+        note = (
+            "no decisions yet to estimate each stratum's spread: Neyman allocation "
+            "is proportional until there are"
+        )
+    return _Drawn(by, labels, strata, spreads, [0.0] * len(frame), draws, note)
 
 
 def _weights(
@@ -627,8 +641,8 @@ def extend_active(conn: sqlite3.Connection, plan: Plan) -> int:
            WHERE pd.plan_id = ?""",
         (plan.id,),
     ).fetchall()
-    batches = 1 + max((int(w) for _, w, _ in rows), default=0)
-    if batches >= len(DEFAULT_SHARES) or not all(done for _, _, done in rows):
+    batches = _batches_if_decided(rows)
+    if batches is None:
         return 0
     units, _ = run_units(conn, plan.suite_id, plan.frameworks)
     in_frame = {
@@ -649,6 +663,14 @@ def extend_active(conn: sqlite3.Connection, plan: Plan) -> int:
             ],
         )
     return len(draws.index)
+
+
+def _batches_if_decided(rows: Sequence[tuple[Any, Any, Any]]) -> int | None:
+    """How many batches are drawn, if every drawn subject is decided and a batch is left."""
+    batches = 1 + max((int(w) for _, w, _ in rows), default=0)
+    if batches >= len(DEFAULT_SHARES) or not all(done for _, _, done in rows):
+        return None
+    return batches
 
 
 def _next_name(conn: sqlite3.Connection) -> str:

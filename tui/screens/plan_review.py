@@ -96,6 +96,14 @@ class PlanReviewScreen(ReportScreen):
         plan = get_plan(conn, self.plan_name)
         self.post_message(self.PlanLoaded(plan, plan_items(conn, plan.id)))
 
+    def _all_decided(self) -> None:
+        """Every subject drawn is decided: an active plan draws its next batch; any other
+        plan is complete."""
+        if self.plan is not None and self.plan.active:
+            self.next_batch()
+        else:
+            self.notify(f"plan {self.plan_name} is complete: see the estimates (E)", timeout=8)
+
     @work(thread=True, exclusive=True, group="plan-batch", exit_on_error=False)
     def next_batch(self) -> None:
         """An active plan whose drawn subjects are all decided: the writer draws its next
@@ -277,12 +285,7 @@ class PlanReviewScreen(ReportScreen):
         current = self.items[self.index]
         if current.judgment_id == judgment_id and current.decided:
             if all(item.decided for item in self.items):
-                if self.plan is not None and self.plan.active:
-                    self.next_batch()
-                else:
-                    self.notify(
-                        f"plan {self.plan_name} is complete: see the estimates (E)", timeout=8
-                    )
+                self._all_decided()
             else:
                 self._go(self._next_undecided(self.index, 1))
         self._bar()
