@@ -67,3 +67,26 @@ def test_active_plans_find_errors_like_the_suspicion_order_and_estimate_like_uni
     assert active.half_width <= uniform.half_width
     assert active.coverage is not None and active.coverage >= 0.9
     assert active.reviews <= 1.02 * uniform.reviews  # the same budget
+
+
+def test_the_bench_prints_the_plans_side_by_side() -> None:
+    from rich.console import Console
+
+    from tui.bench.estimates import PlanFigures, print_plans
+
+    console = Console(record=True, width=160)
+    print_plans(
+        console,
+        [
+            PlanFigures("suspicion", 0.56, 2000, None, None, None),
+            PlanFigures("uniform", 0.10, 2000, 0.947, 0.0311, 0.2),
+            PlanFigures("stratified", 0.17, 2000, 0.945, 0.0252, 0.1),
+            PlanFigures("active", 0.43, 2004, 0.927, 0.0275, 0.1),
+        ],
+    )
+    text = console.export_text()
+    for design in ("suspicion", "uniform", "stratified", "active"):
+        assert design in text
+    assert "recall" in text and "coverage" in text and "half-width" in text
+    assert "+13.0% behind the suspicion order" in text
+    assert "0.88× uniform's" in text

@@ -1378,13 +1378,26 @@ def _range_notes(metric: Metric, out: _Corrected) -> list[str]:
             " for what the skipped draws could hold"
         )
     corrected = out.corrected
-    if metric.bounds is not None and corrected is not None:
-        low, high = metric.bounds
-        if not low <= corrected <= high:
-            notes.append(
-                f"the estimate lies outside the metric's range [{low:g}, {high:g}] (not "
-                "clipped: clipping would bias it; the interval is within the range)"
-            )
+    if metric.bounds is None or corrected is None:
+        return notes
+    low, high = metric.bounds
+    if not metric.additive and out.human is not None:
+        out.human = min(high, max(low, out.human))  # first order: see below
+    if low <= corrected <= high:
+        return notes
+    if metric.additive:
+        notes.append(
+            f"the estimate lies outside the metric's range [{low:g}, {high:g}] (not clipped: "
+            "clipping would bias it; the interval is within the range)"
+        )
+        return notes
+    # A first-order extrapolation of a level or a ratio beyond its range says nothing more
+    # than the range's edge: no unbiasedness is claimed for it to lose.
+    notes.append(
+        f"the first-order estimate {corrected:.{metric.digits}f} lies outside the metric's "
+        f"range [{low:g}, {high:g}]: shown at its edge"
+    )
+    out.corrected = min(high, max(low, corrected))
     return notes
 
 

@@ -65,6 +65,8 @@ class PlanReviewScreen(ReportScreen):
         self._estimate_timer: Timer | None = None
         self._advance = False
         """Move to the first undecided subject when the plan next loads (a new batch)."""
+        self._expected = 0
+        """Subjects the plan holds once its new batch is committed (0: none awaited)."""
 
     def compose(self) -> ComposeResult:
         yield Static("loading the plan…", id="plan-bar")
@@ -121,6 +123,8 @@ class PlanReviewScreen(ReportScreen):
             timeout=6,
         )
         self._advance = True
+        # The writer hands the result over before it commits: read until the batch shows.
+        self._expected = len(self.items) + added
         self.load_plan()
 
     @on(PlanLoaded)
@@ -128,6 +132,16 @@ class PlanReviewScreen(ReportScreen):
         if message.plan is None:
             self._ask_for_plan()
             return
+        if len(message.items) < self._expected:
+            self.set_timer(0.1, self.load_plan)  # the new batch is not committed yet
+            return
+        self._expected = 0
+        if (
+            self.plan is not None
+            and message.plan.name == self.plan.name
+            and len(message.items) < len(self.items)
+        ):
+            return  # a read from before the plan's next batch was drawn: its draws only grow
         first_load = self.plan is None
         self.plan = message.plan
         self.plan_name = message.plan.name
