@@ -163,3 +163,10 @@ def test_the_store_estimate_of_a_mean_of_verdicts_is_ppi_pythons(sample_db: Path
         )
         < TOLERANCE
     )
+    # … and so is the store's "human only" (issue 31: it was the judge's mean where a
+    # cross-fitting fold held no disagreement).
+    report = estimate(conn, metrics=("Refer_Claim_Consistency",), ranks=False)
+    row = next(
+        r for r in report.rows if r.metric == "Refer_Claim_Consistency" and r.system_id == system
+    )
+    assert row.human == pytest.approx(float(np.mean(y)), abs=TOLERANCE)

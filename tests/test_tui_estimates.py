@@ -14,6 +14,17 @@ from tui.widgets.judgments import JudgmentList
 from tui.widgets.text_view import TextView
 
 SIZE = (170, 48)
+
+
+def _choose_design(dialog: object, design: str) -> None:
+    from textual.widgets import OptionList
+
+    from tui.screens.plan_dialog import DESIGNS
+
+    assert isinstance(dialog, NewPlanDialog)
+    dialog.query_one("#plan-design", OptionList).highlighted = list(DESIGNS).index(design)
+
+
 SUITE = "dailyreport-sample-2026-11"
 
 
@@ -78,6 +89,7 @@ async def test_a_plan_is_drawn_and_reviewed_in_order(sample_db: Path) -> None:
         budget = app.screen.query_one("#plan-budget")
         budget.value = "25"  # type: ignore[attr-defined]
         app.screen.query_one("#plan-seed").value = "4"  # type: ignore[attr-defined]
+        _choose_design(app.screen, "uniform")
         await pilot.press("ctrl+s")
         screen = app.screen
         assert isinstance(screen, PlanReviewScreen)
@@ -121,6 +133,7 @@ async def test_from_the_estimates_screen_a_new_plan_and_its_review(sample_db: Pa
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, NewPlanDialog))
         app.screen.query_one("#plan-seed").value = "9"  # type: ignore[attr-defined]
+        _choose_design(app.screen, "uniform")
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: screen.plan == "p2" and screen.computed >= 2, limit=60)
         assert "0/100 of plan p2" in screen.query_one(TextView).plain
@@ -129,3 +142,46 @@ async def test_from_the_estimates_screen_a_new_plan_and_its_review(sample_db: Pa
         assert isinstance(review, PlanReviewScreen)
         await wait_for(pilot, lambda: review.plan is not None and review.view is not None, limit=60)
         assert review.plan is not None and review.plan.name == "p2"
+
+
+async def test_plan_mode_walks_an_active_plan_by_default_batch_after_batch(
+    sample_db: Path,
+) -> None:
+    """The dialog's default design is active: its first batch is served, and once every
+    subject of it is decided the next batch is drawn where those decisions say the judge
+    errs, and served in turn."""
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("L")
+        await wait_for(pilot, lambda: isinstance(app.screen, NewPlanDialog))
+        app.screen.query_one("#plan-budget").value = "30"  # type: ignore[attr-defined]
+        app.screen.query_one("#plan-seed").value = "3"  # type: ignore[attr-defined]
+        await pilot.press("ctrl+s")
+        screen = app.screen
+        assert isinstance(screen, PlanReviewScreen)
+        await wait_for(pilot, lambda: screen.view is not None and bool(screen.items), limit=60)
+        assert screen.plan is not None and screen.plan.active and screen.plan.budget == 30
+        first_batch = len(screen.items)
+        assert 0 < first_batch < 30
+        from reviewer.registry import get_scale
+
+        for _ in range(first_batch):
+            current = screen.items[screen.index]
+            await wait_for(
+                pilot, lambda c=current: screen.query_one(JudgmentList).selected_id == c.judgment_id
+            )
+            judgment = screen.selected()
+            assert judgment is not None and judgment.judge is not None
+            scale = get_scale(judgment.scale)
+            key = next(c.key for c in scale.choices if c.code == judgment.judge)
+            await stored(pilot, (key,))
+            await wait_for(
+                pilot,
+                lambda c=current: any(
+                    i.decided for i in screen.items if i.judgment_id == c.judgment_id
+                ),
+            )
+        await wait_for(pilot, lambda: len(screen.items) > first_batch, limit=60)
+        assert not screen.items[screen.index].decided  # served: the new batch's first
+        assert screen.index >= first_batch

@@ -126,6 +126,20 @@ class Population:
     relevant: Bools
     """(groups × targets): the group's verdicts can move the target (reviews, disagreements
     and uncorrected subjects are counted over these)."""
+    outside: Floats | None = None
+    """(targets,): the summed influence of every decision made outside the plan on subjects of
+    its frame — known exactly, subtracted from the frame's estimated total (the difference
+    estimator; see :func:`correct`)."""
+    skip_cell: Ints | None = None
+    """The cell of each skipped plan draw (drawn before the last decided one, undecided)."""
+    skip_low: Floats | None = None
+    """(skips × targets): the least a skipped subject's human verdict could move each target
+    (0 or below: the judge may be right)."""
+    skip_high: Floats | None = None
+    """(skips × targets): the most it could move it (0 or above)."""
+    sensitivity: Floats | None = None
+    """(groups × targets): the target's change per unit of a verdict's number, probed on the
+    run; the human-only estimate's judge contribution where no review of the group disagreed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +168,15 @@ class Correction:
     row_share: Floats
     """(rows × targets): each row's share of the λ = 1 correction (PPI's rectifier, net of
     what the row itself settled), for resampling tasks."""
+    population: Floats
+    """Subjects that could move the target in cells holding a review (what the sample speaks
+    for)."""
+    magnitude: Floats
+    """Mean absolute influence of the disagreements moving the target (0 when none)."""
+    skip_low: Floats
+    skip_high: Floats
+    """How far the plan's skipped draws could move the (λ = 1) estimate down and up, whatever
+    their human verdicts (worst case; both 0 without skips)."""
 
 
 @dataclass(slots=True)
@@ -370,10 +393,20 @@ def correct(sample: Sample, population: Population, crossfit: bool = True) -> Co
     )
     member_rows = population.relevant[sample.group]
     reviewed_unique = _cells(sample, first, cells).sum(member_rows.astype(np.float64))
+    # Decisions outside the plan are known exactly: the plan's sample still estimates the
+    # frame as drawn (every cell at its full size), and what those decisions settled is
+    # subtracted like the plan's own reviews — never by shrinking the population, which
+    # would count the errors they fixed a second time.
+    outside = np.zeros(targets) if population.outside is None else population.outside
+    known_total = known.sum(axis=0) + outside
+    moving = member_rows & (d != 0)
+    count = moving.sum(axis=0)
+    magnitude = np.where(count > 0, (np.abs(d) * moving).sum(axis=0) / np.maximum(count, 1), 0.0)
+    low, high = _skip_shifts(layout, sample, d, population)
     return Correction(
-        tuned=(tuned_cells - known).sum(axis=0),
-        ppi=(ppi_cells - known).sum(axis=0),
-        human=(human_cells - known).sum(axis=0),
+        tuned=tuned_cells.sum(axis=0) - known_total,
+        ppi=ppi_cells.sum(axis=0) - known_total,
+        human=human_cells.sum(axis=0) - known_total,
         var_tuned=tuned_var.sum(axis=0),
         var_ppi=ppi_var.sum(axis=0),
         var_human=human_var.sum(axis=0),
@@ -384,15 +417,54 @@ def correct(sample: Sample, population: Population, crossfit: bool = True) -> Co
         empty_population=np.where(layout.n[:, None] == 0, present, 0.0).sum(axis=0),
         unreviewed=np.maximum(present - reviewed_unique, 0.0).sum(axis=0),
         row_share=(expand - first)[:, None] * d,
+        population=size_relevant(layout, present),
+        magnitude=magnitude,
+        skip_low=low,
+        skip_high=high,
     )
+
+
+def size_relevant(layout: _Cells, present: Floats) -> Floats:
+    """Subjects that could move each target in the cells holding a review."""
+    return np.asarray(np.where(layout.n[:, None] > 0, present, 0.0).sum(axis=0), dtype=np.float64)
+
+
+def _skip_shifts(
+    layout: _Cells, sample: Sample, d: Floats, population: Population
+) -> tuple[Floats, Floats]:
+    """How far the plan's skipped draws could move the plain (λ = 1) estimate: each cell's
+    total recomputed with its skipped draws counted as drawn and their unknown influences
+    at their least and at their most, against the total from the decided draws alone (the
+    missing-at-random estimate). Worst-case (Manski) bounds: no model of why they were
+    skipped."""
+    targets = d.shape[1]
+    zero = np.zeros(targets)
+    skip_cell, skip_low, skip_high = population.skip_cell, population.skip_low, population.skip_high
+    if skip_cell is None or skip_low is None or skip_high is None or not len(skip_cell):
+        return zero, zero.copy()
+    cells = len(population.cell_size)
+    skips = np.bincount(skip_cell, minlength=cells).astype(np.float64)
+    decided = layout.sum(sample.weight[:, None] * d)
+    n, big_n = layout.n, population.cell_size
+    has = n > 0
+    safe_n = np.where(has, n, 1.0)
+    mar = np.where(has[:, None], big_n[:, None] * decided / safe_n[:, None], 0.0)
+
+    def filled(values: Floats) -> Floats:
+        extra = np.zeros((cells, targets))
+        np.add.at(extra, skip_cell, values)
+        total = big_n[:, None] * (decided + extra) / (safe_n + skips)[:, None]
+        return np.asarray(np.where(has[:, None], total - mar, 0.0).sum(axis=0), dtype=np.float64)
+
+    return np.minimum(filled(skip_low), 0.0), np.maximum(filled(skip_high), 0.0)
 
 
 def _crossfit(
     sample: Sample, d: Floats, expand: Floats, population: Population, fpc: Floats, rho: Floats
 ) -> tuple[Floats, Floats, Floats, Floats, Floats]:
     """PPI++ with λ, and the sensitivities behind ``a``, cross-fitted over two folds; and the
-    λ = 0 end the same way. Returns the tuned cells' totals and variances, their λ, and the
-    λ = 0 totals and variances.
+    λ = 0 end on every review (it tunes nothing). Returns the tuned cells' totals and
+    variances, their λ, and the λ = 0 totals and variances.
 
     A λ tuned on the very reviews it weights is biased when disagreements are few (each one
     moves both the correction and λ) — measurably, in ppi-python too; so are sensitivities
@@ -415,9 +487,39 @@ def _crossfit(
     fit = _FoldFit(layouts, slopes, share, sample, d, population, fpc, rho)
     # Each fold's cells are corrected with the λ tuned on the other fold.
     total, var = fit.averaged((lams[1], lams[0]))
-    human, human_var = fit.averaged((zero, zero))
     lam = share[0] * lams[1] + share[1] * lams[0]
+    # Human only needs no tuning, hence no folds: with the sensitivities learnt on every
+    # review, a_i + d_i is the human's own contribution wherever the group holds a
+    # disagreement, and λ = 0 is the reviews' estimate alone (for a mean of verdicts, the
+    # human sample mean itself — not the judge's mean, which a fold without a disagreement
+    # would leave in place).
+    human, human_var = _human_only(sample, d, expand, population, fpc, rho, zero)
     return total, var, lam, human, human_var
+
+
+def _human_only(
+    sample: Sample,
+    d: Floats,
+    expand: Floats,
+    population: Population,
+    fpc: Floats,
+    rho: Floats,
+    zero: Floats,
+) -> tuple[Floats, Floats]:
+    """The λ = 0 end: the reviews' own estimate. The judge's contribution ``a`` must be the
+    judge's real share of the metric for ``a + d`` to be the human's: learnt from every
+    disagreement of a group, and probed (``population.sensitivity``) for a group none of whose
+    reviews disagreed (a learnt 0 there would leave the judge's own mean in place)."""
+    every = np.ones(len(sample.cell), dtype=bool)
+    layout = _cells(sample, every, len(population.cell_size))
+    slope = _slope(sample, every, d, expand, population)
+    if population.sensitivity is not None:
+        moved = np.bincount(
+            sample.group, weights=(sample.dx != 0).astype(np.float64), minlength=slope.shape[0]
+        )
+        slope = np.where(moved[:, None] > 0, slope, population.sensitivity * population.member)
+    m, pop_a = _moments(layout, sample, d, slope, population)
+    return _per_cell(m, pop_a, zero, fpc, rho, not population.fpc)
 
 
 def _whole_cells(
@@ -436,7 +538,7 @@ def _whole_cells(
     m, pop_a = _moments(layout, sample, d, slope, population)
     lam = _tuned(m)
     total, var = _per_cell(m, pop_a, lam, fpc, rho, not population.fpc)
-    human, human_var = _per_cell(m, pop_a, zero, fpc, rho, not population.fpc)
+    human, human_var = _human_only(sample, d, expand, population, fpc, rho, zero)
     return total, var, lam, human, human_var
 
 
@@ -538,6 +640,18 @@ class Reviews:
     first: Bools | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Skips:
+    """Plan draws passed over: drawn before the last decided draw and still undecided. They
+    are sample members whose value is missing; ``low`` and ``high`` (skips × targets) are the
+    least and most their human verdicts could move each target."""
+
+    stratum: Ints
+    group: Ints
+    low: Floats
+    high: Floats
+
+
 def _floats(values: npt.ArrayLike) -> Floats:
     return np.asarray(values, dtype=np.float64)
 
@@ -550,9 +664,14 @@ def assemble(
     relevant: Bools,
     fpc: bool,
     min_cell: int = MIN_CELL,
+    outside: Floats | None = None,
+    skips: Skips | None = None,
+    sensitivity: Floats | None = None,
 ) -> tuple[Sample, Population]:
     """Cells from the reviews' spread over (stratum, system, kind), and the sums
-    :func:`correct` needs. ``target_system[t]`` is −1 for a target over every system."""
+    :func:`correct` needs. ``target_system[t]`` is −1 for a target over every system.
+    ``frame`` is the plan's frame as drawn, subjects decided outside the plan included;
+    ``outside`` is the summed influence of those decisions on each target."""
     groups = len(group_system)
     width = max(1, groups, int(max(frame.group.max(initial=-1), reviews.group.max(initial=-1))) + 1)
     pairs, pair_of = np.unique(frame.stratum * width + frame.group, return_inverse=True)
@@ -573,6 +692,7 @@ def assemble(
     cell = pair_cell[pair_of]
     combos, combo_of = np.unique(cell * groups + frame.group, return_inverse=True)
     member = (group_system[:, None] == target_system[None, :]) | (target_system[None, :] < 0)
+    skip_cell, skip_low, skip_high = _skip_fields(skips, pairs, width, pair_cell)
     population = Population(
         cell_size=_floats(np.bincount(cell, weights=frame.count, minlength=cells)),
         fpc=fpc,
@@ -585,6 +705,11 @@ def assemble(
         ),
         member=member,
         relevant=member & relevant,
+        outside=None if outside is None else _floats(outside),
+        skip_cell=skip_cell,
+        skip_low=skip_low,
+        skip_high=skip_high,
+        sensitivity=None if sensitivity is None else _floats(sensitivity),
     )
     sample = Sample(
         cell=pair_cell[review_pair],
@@ -597,3 +722,16 @@ def assemble(
         first=reviews.first,
     )
     return sample, population
+
+
+def _skip_fields(
+    skips: Skips | None, pairs: Ints, width: int, pair_cell: Ints
+) -> tuple[Ints | None, Floats | None, Floats | None]:
+    """The skipped draws' cells (those of their (stratum, kind) pairs) and bounds."""
+    if skips is None or not len(skips.stratum):
+        return None, None, None
+    wanted = skips.stratum * width + skips.group
+    at = np.minimum(np.searchsorted(pairs, wanted), len(pairs) - 1)
+    if np.any(pairs[at] != wanted):
+        raise ValueError("a skipped draw lies outside the frame")
+    return pair_cell[at].astype(np.int64), _floats(skips.low), _floats(skips.high)

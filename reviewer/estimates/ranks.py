@@ -8,20 +8,35 @@ through its per-task influence (:mod:`reviewer.estimates.influence`: the first-o
 weighting a task once more), so a thousand resamples of seventeen systems are one matrix
 product rather than seventeen thousand aggregations.
 
-A pair *could swap* when the percentile interval of their difference reaches zero; the
-probability of a swap is the share of resamples that reverse the order. With fewer than
-:data:`MIN_TASKS` tasks, or when every resample gives the same difference, the result says
-so instead of showing an interval.
+**Intervals with few tasks.** A percentile interval of a bootstrap over *T* tasks is too
+narrow when *T* is small: the bootstrap's spread is the plug-in one (a divisor of *T*, not
+*T − 1*) and its quantiles ignore that the spread itself is estimated. The interval of a
+difference is therefore ``d ± t_{T−1}·se``, ``se`` the resamples' standard deviation times
+``√(T/(T−1))``: the t interval of a mean over tasks, with the resamples supplying the
+influence-based variance.
+
+**Could swap, over several pairs.** A pair *could swap* when its difference is not
+significantly different from zero — with the test corrected for the number of adjacent pairs
+in the ranking (Holm's step-down procedure on the pairs' t statistics), so that "no pair could
+swap" is a statement about the whole ranking at the stated confidence, not about each pair.
+Each pair's own interval stays a per-pair 95% interval. The *reversed share* is the share of
+resamples in which the order reverses (ties count half): a description of the resamples, not
+a probability that the systems would swap.
+
+With fewer than :data:`MIN_TASKS` tasks, or when every resample gives the same difference,
+the result says so instead of showing an interval.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
+
+from reviewer.estimates.ppi import t_value
 
 Floats = npt.NDArray[np.float64]
 
@@ -52,12 +67,16 @@ class RankPair:
     difference: float
     lower_bound: float | None
     upper_bound: float | None
-    p_swap: float | None
-    """Share of resamples in which the order reverses (ties count half)."""
+    reversed_share: float | None
+    """Share of resamples in which the order reverses (ties count half): descriptive only."""
     could_swap: bool | None
+    """The difference is not significantly non-zero, Holm-corrected over the ranking's
+    adjacent pairs."""
     status: str
     """'ok', 'weak' (too few tasks) or 'undefined' (degenerate resamples)."""
     note: str
+    t: float | None = None
+    """The difference over its standard error (t on tasks − 1 degrees of freedom)."""
 
 
 def adjacent_pairs(
@@ -67,9 +86,8 @@ def adjacent_pairs(
     confidence: float = 0.95,
     higher_is_better: bool = True,
 ) -> list[RankPair]:
-    """Rank the systems with a value and test each adjacent pair."""
+    """Rank the systems with a value and test each adjacent pair (Holm over the pairs)."""
     ranked = _ranked(values, higher_is_better)
-    tail = (1 - confidence) / 2
     out: list[RankPair] = []
     for upper, lower in pairwise(ranked):
         a, b = values[upper], values[lower]
@@ -79,7 +97,26 @@ def adjacent_pairs(
             out.append(_undefined(upper, lower, diff, f"{tasks} task(s): nothing to resample"))
             continue
         boot = reps[:, upper] - reps[:, lower]
-        out.append(_tested(upper, lower, diff, boot if higher_is_better else -boot, tasks, tail))
+        out.append(
+            _tested(upper, lower, diff, boot if higher_is_better else -boot, tasks, confidence)
+        )
+    return holm(out, tasks, confidence)
+
+
+def holm(pairs: list[RankPair], tasks: int, confidence: float = 0.95) -> list[RankPair]:
+    """``could_swap`` by Holm's step-down over the tested pairs: the pair with the largest
+    |t| is compared with the quantile at α/m, the next with α/(m − 1), …; from the first that
+    falls short, every remaining pair could swap."""
+    tested = [i for i, p in enumerate(pairs) if p.t is not None]
+    order = sorted(tested, key=lambda i: -abs(pairs[i].t or 0.0))
+    alpha = 1.0 - confidence
+    out = list(pairs)
+    m = len(order)
+    rejecting = True
+    for step, i in enumerate(order):
+        quantile = t_value(1.0 - alpha / (m - step), max(1, tasks - 1))
+        rejecting = rejecting and abs(pairs[i].t or 0.0) > quantile
+        out[i] = replace(out[i], could_swap=not rejecting)
     return out
 
 
@@ -95,8 +132,11 @@ def _undefined(upper: int, lower: int, diff: float, note: str) -> RankPair:
     return RankPair(upper, lower, diff, None, None, None, None, "undefined", note)
 
 
-def _tested(upper: int, lower: int, diff: float, boot: Floats, tasks: int, tail: float) -> RankPair:
-    """One adjacent pair tested on the resampled differences (upper − lower, better first)."""
+def _tested(
+    upper: int, lower: int, diff: float, boot: Floats, tasks: int, confidence: float
+) -> RankPair:
+    """One adjacent pair on the resampled differences (upper − lower, better first): a t
+    interval on tasks − 1 degrees of freedom."""
     if float(np.ptp(boot)) <= 1e-12 * max(1.0, abs(diff)):
         return _undefined(
             upper,
@@ -104,10 +144,22 @@ def _tested(upper: int, lower: int, diff: float, boot: Floats, tasks: int, tail:
             diff,
             "every resample gives the same difference (no variation across tasks): no interval",
         )
-    lo, hi = (float(v) for v in np.quantile(boot, [tail, 1 - tail]))
-    p_swap = float(np.mean(boot < 0) + 0.5 * np.mean(boot == 0))
-    swap = lo <= 0.0
+    se = float(np.std(boot)) * np.sqrt(tasks / max(1, tasks - 1))
+    half = t_value(confidence, max(1, tasks - 1)) * se
+    reversed_share = float(np.mean(boot < 0) + 0.5 * np.mean(boot == 0))
     status, note = ("ok", "")
     if tasks < MIN_TASKS:
         status, note = "weak", f"only {tasks} tasks (< {MIN_TASKS}) to resample"
-    return RankPair(upper, lower, diff, lo, hi, p_swap, swap, status, note)
+    t = diff / se if se > 0 else None
+    return RankPair(
+        upper,
+        lower,
+        diff,
+        diff - half,
+        diff + half,
+        reversed_share,
+        diff - half <= 0.0,
+        status,
+        note,
+        t,
+    )

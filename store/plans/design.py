@@ -23,10 +23,16 @@ import numpy as np
 import numpy.typing as npt
 
 from reviewer.errors import InputError
+from reviewer.estimates.active import (
+    ACTIVE_FLOOR,
+    DEFAULT_SHARES,
+    PRIOR_FLAG_FACTOR,
+    inclusion,
+    learned_rates,
+)
 from reviewer.estimates.designs import (
     ALLOCATIONS,
     DEFAULT_FLOOR,
-    DESIGNS,
     Allocation,
     Design,
     Draws,
@@ -43,12 +49,17 @@ from store.sqlite.tx import now_iso, transaction
 STRATA_KEYS = ("framework", "dimension", "system")
 WeightBy = Literal["impact", "uncertainty"]
 WEIGHT_BY: tuple[WeightBy, ...] = ("impact", "uncertainty")
+PlanDesign = Literal["uniform", "stratified", "weighted", "active"]
+PLAN_DESIGNS: tuple[PlanDesign, ...] = ("uniform", "stratified", "weighted", "active")
+ACTIVE = "active"
+"""An active plan is kept as a weighted design weighted by "active" (the schema's designs
+predate it): Poisson batches on learnt error rates (:mod:`reviewer.estimates.active`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class PlanSpec:
     budget: int
-    design: Design = "uniform"
+    design: PlanDesign = "uniform"
     by: tuple[str, ...] = ()
     allocation: Allocation = "proportional"
     weight_by: WeightBy = "impact"
@@ -107,13 +118,19 @@ class Plan:
     strata: tuple[Stratum, ...] = field(default=())
 
     @property
+    def active(self) -> bool:
+        return self.design == "weighted" and self.weight_by == ACTIVE
+
+    @property
     def with_replacement(self) -> bool:
-        return self.design == "weighted"
+        return self.design == "weighted" and not self.active
 
     def summary(self) -> str:
         what: str = self.design
         if self.design == "stratified":
             what += f" by {','.join(self.strata_by)} ({self.allocation})"
+        elif self.active:
+            what = f"active (batches on learnt error rates), floor {self.floor:g}"
         elif self.design == "weighted":
             what += f" by {self.weight_by}, floor {self.floor:g}"
         return (
@@ -326,10 +343,10 @@ def create_plan(conn: sqlite3.Connection, spec: PlanSpec, reviewer: str) -> Plan
             (
                 name,
                 suite_id,
-                spec.design,
+                "weighted" if spec.design == ACTIVE else spec.design,
                 json.dumps(list(drawn.by)),
                 *_design_options(spec),
-                len(drawn.draws.index),
+                spec.budget if spec.design == ACTIVE else len(drawn.draws.index),
                 seed,
                 json.dumps(list(names)),
                 len(frame),
@@ -348,13 +365,15 @@ def _design_options(spec: PlanSpec) -> tuple[str | None, str | None, float | Non
         return spec.allocation, None, None
     if spec.design == "weighted":
         return None, spec.weight_by, spec.floor
+    if spec.design == ACTIVE:
+        return None, ACTIVE, ACTIVE_FLOOR
     return None, None, None
 
 
 def _check_spec(spec: PlanSpec) -> None:
     """Refuse a plan the designs cannot draw, naming the option at fault."""
-    if spec.design not in DESIGNS:
-        raise InputError("--design", f"must be one of {', '.join(DESIGNS)}")
+    if spec.design not in PLAN_DESIGNS:
+        raise InputError("--design", f"must be one of {', '.join(PLAN_DESIGNS)}")
     if spec.budget < 1:
         raise InputError("--budget", "a plan needs at least one draw")
     _check_strata(spec)
@@ -429,25 +448,42 @@ def _draw(
     if spec.design == "uniform":
         draws = draw_uniform(len(frame), spec.budget, seed)
         return _Drawn(by, labels, strata, None, [0.0] * len(frame), draws, "")
+    if spec.design == ACTIVE:
+        draws = _active_batch(conn, units, frame, set(), spec.budget, 0, seed)
+        return _Drawn(by, labels, strata, None, [0.0] * len(frame), draws, "")
     if spec.design == "stratified":
-        spreads, informed = _spreads(units, decided, by, labels)
-        draws = draw_stratified(
-            strata,
-            spec.budget,
-            seed,
-            spec.allocation,
-            np.array(spreads) if spec.allocation == "neyman" else None,
-        )
-        note = ""
-        if spec.allocation == "neyman" and not informed:
-            note = (
-                "no decisions yet to estimate each stratum's spread: Neyman allocation "
-                "is proportional until there are"
-            )
-        return _Drawn(by, labels, strata, spreads, [0.0] * len(frame), draws, note)
+        return _draw_strata(spec, units, decided, frame, seed, by, labels, strata)
     weights = _weights(conn, spec, units, decided, frame)
     draws = draw_weighted(np.array(weights, dtype=np.float64), spec.budget, seed, spec.floor)
     return _Drawn(by, labels, strata, None, weights, draws, "")
+
+
+def _draw_strata(
+    spec: PlanSpec,
+    units: Units,
+    decided: list[bool],
+    frame: list[int],
+    seed: int,
+    by: tuple[str, ...],
+    labels: list[str],
+    strata: npt.NDArray[np.int64],
+) -> _Drawn:
+    """A stratified plan's draws: allocation by size, or Neyman's on the spreads seen."""
+    spreads, informed = _spreads(units, decided, by, labels)
+    draws = draw_stratified(
+        strata,
+        spec.budget,
+        seed,
+        spec.allocation,
+        np.array(spreads) if spec.allocation == "neyman" else None,
+    )
+    note = ""
+    if spec.allocation == "neyman" and not informed:
+        note = (
+            "no decisions yet to estimate each stratum's spread: Neyman allocation "
+            "is proportional until there are"
+        )
+    return _Drawn(by, labels, strata, spreads, [0.0] * len(frame), draws, note)
 
 
 def _weights(
@@ -512,6 +548,129 @@ def _stratum_draws(spec: PlanSpec, draws: Draws, stratum: int) -> int:
     if spec.design == "stratified":
         return int(draws.allocation[stratum])
     return len(draws.index) if stratum == 0 else 0
+
+
+def _flagged(conn: sqlite3.Connection) -> set[int]:
+    """Subjects carrying a suspicion flag."""
+    return {int(sid) for (sid,) in conn.execute("SELECT DISTINCT subject_id FROM suspicion")}
+
+
+def _active_cells(
+    conn: sqlite3.Connection, units: Units, frame: Sequence[int], plan_subjects: set[int]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Each frame subject's (kind, judge value, flag) cell and its prior error rate: the
+    overruled share of decisions outside the plan with the same kind and value
+    (Laplace-smoothed), times :data:`PRIOR_FLAG_FACTOR` where flagged."""
+    flagged = _flagged(conn)
+    counts: dict[tuple[str, str | None], list[int]] = defaultdict(lambda: [0, 0])
+    for i, human in enumerate(units.human):
+        if human is not None and units.subject[i] not in plan_subjects:
+            cell = counts[(units.kind[i], units.judge[i])]
+            cell[0] += 1
+            cell[1] += _disagrees(units.judge[i], human)
+    ids: dict[tuple[str, str | None, bool], int] = {}
+    cell_of = np.empty(len(frame), dtype=np.int64)
+    prior = np.empty(len(frame))
+    for k, i in enumerate(frame):
+        flag = units.subject[i] in flagged
+        key = (units.kind[i], units.judge[i], flag)
+        cell_of[k] = ids.setdefault(key, len(ids))
+        n, wrong = counts.get((units.kind[i], units.judge[i]), [0, 0])
+        prior[k] = min(0.9, uncertainty(wrong, n) * (PRIOR_FLAG_FACTOR if flag else 1.0))
+    return cell_of, prior
+
+
+def _active_batch(
+    conn: sqlite3.Connection,
+    units: Units,
+    frame: Sequence[int],
+    drawn: set[int],
+    budget: int,
+    batch: int,
+    seed: int,
+) -> Draws:
+    """Batch ``batch`` of an active plan: Poisson sampling of the frame subjects not drawn
+    yet (``drawn``: subject ids), probabilities from the error rates learnt on the plan's
+    decisions so far; in a random order (so any prefix of the batch is a random part of
+    it)."""
+    cell, prior = _active_cells(conn, units, frame, drawn)
+    position = {units.subject[i]: k for k, i in enumerate(frame)}
+    decided = np.array(
+        [position[s] for s in drawn if units.human[_unit_of(units, s)] is not None],
+        dtype=np.int64,
+    )
+    overruled = np.array(
+        [_disagrees(units.judge[frame[k]], units.human[frame[k]]) for k in decided.tolist()],
+        dtype=bool,
+    )
+    rates = learned_rates(cell, prior, decided, overruled)
+    remaining = np.array([k for k, i in enumerate(frame) if units.subject[i] not in drawn])
+    rng = np.random.default_rng([seed, batch])
+    size = round(DEFAULT_SHARES[batch] * budget)
+    pi = inclusion(rates[remaining], size) if len(remaining) else np.zeros(0)
+    taken = rng.random(len(remaining)) < pi
+    order = rng.permutation(int(taken.sum()))
+    index = remaining[taken][order].astype(np.int64)
+    chosen = pi[taken][order]
+    return Draws(
+        index,
+        np.zeros(len(index), dtype=np.int64),
+        chosen,
+        chosen,
+        np.array([len(index)], dtype=np.int64),
+        False,
+    )
+
+
+def _unit_of(units: Units, subject: int) -> int:
+    """The position of ``subject`` in ``units`` (subject-id order)."""
+    from bisect import bisect_left
+
+    return bisect_left(units.subject, subject)
+
+
+def extend_active(conn: sqlite3.Connection, plan: Plan) -> int:
+    """Draw an active plan's next batch once every subject drawn so far is decided (the
+    batch's probabilities learn from those decisions); returns the draws added (0 when the
+    plan is not active, still has undecided subjects, or has drawn every batch)."""
+    if not plan.active:
+        return 0
+    rows = conn.execute(
+        """SELECT pd.subject_id, pd.weight, d.status IS NOT NULL AND d.status != 'conflict'
+           FROM plan_draw pd LEFT JOIN decision d ON d.subject_id = pd.subject_id
+           WHERE pd.plan_id = ?""",
+        (plan.id,),
+    ).fetchall()
+    batches = _batches_if_decided(rows)
+    if batches is None:
+        return 0
+    units, _ = run_units(conn, plan.suite_id, plan.frameworks)
+    in_frame = {
+        int(s)
+        for (s,) in conn.execute("SELECT subject_id FROM plan_frame WHERE plan_id = ?", (plan.id,))
+    }
+    frame = [i for i, s in enumerate(units.subject) if s in in_frame]
+    draws = _active_batch(
+        conn, units, frame, {int(s) for s, _, _ in rows}, plan.budget, batches, plan.seed
+    )
+    start = len(rows)
+    with transaction(conn):
+        conn.executemany(
+            "INSERT INTO plan_draw VALUES (?,?,?,?,?,?,?)",
+            [
+                (plan.id, start + n, units.subject[frame[int(k)]], 0, float(p), float(p), batches)
+                for n, (k, p) in enumerate(zip(draws.index.tolist(), draws.p.tolist(), strict=True))
+            ],
+        )
+    return len(draws.index)
+
+
+def _batches_if_decided(rows: Sequence[tuple[Any, Any, Any]]) -> int | None:
+    """How many batches are drawn, if every drawn subject is decided and a batch is left."""
+    batches = 1 + max((int(w) for _, w, _ in rows), default=0)
+    if batches >= len(DEFAULT_SHARES) or not all(done for _, _, done in rows):
+        return None
+    return batches
 
 
 def _next_name(conn: sqlite3.Connection) -> str:
@@ -636,8 +795,14 @@ def plan_items(conn: sqlite3.Connection, plan_id: int) -> list[PlanItem]:
 
 
 def next_item(conn: sqlite3.Connection, plan_id: int) -> PlanItem | None:
-    """The first subject of the plan no human has decided yet."""
-    return next((item for item in plan_items(conn, plan_id) if not item.decided), None)
+    """The first subject of the plan no human has decided yet (an active plan draws its
+    next batch when every subject drawn so far is decided)."""
+    found = next((item for item in plan_items(conn, plan_id) if not item.decided), None)
+    if found is None:
+        plan = get_plan(conn, str(plan_id))
+        if extend_active(conn, plan):
+            return next_item(conn, plan_id)
+    return found
 
 
 EXPORT_COLUMNS = ("position", "target", "stratum", "p", "pi", "weight", "judge", "human", "decided")

@@ -23,19 +23,19 @@ import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
+from reviewer.estimates.active import DEFAULT_SHARES, active_correction
 from reviewer.estimates.correction import (
-    MIN_INTERVAL_DISAGREEMENTS,
     Correction,
     Frame,
     Reviews,
+    Skips,
     assemble,
     correct,
-    interval_half_width,
 )
 from reviewer.estimates.influence import (
     Collapsed,
@@ -47,6 +47,7 @@ from reviewer.estimates.influence import (
     jackknife_influence,
     score_at,
 )
+from reviewer.estimates.intervals import corrected_intervals, half_width
 from reviewer.estimates.ranks import (
     DEFAULT_RESAMPLES,
     RankPair,
@@ -106,6 +107,10 @@ class MetricEstimate:
     needed: int | None
     anytime: float | None
     """Half-width of the anytime-valid confidence sequence at this many reviews."""
+    skip_low: float
+    skip_high: float
+    """How far the plan's skipped draws could move the estimate down and up (worst case):
+    the interval is widened by them."""
     status: str
     """'ok', 'weak' (computed, but see the notes) or 'undefined' (no number to trust)."""
     notes: tuple[str, ...]
@@ -126,8 +131,10 @@ class RankRow:
     difference: float
     lower_bound: float | None
     upper_bound: float | None
-    p_swap: float | None
+    reversed_share: float | None
+    """Share of the resamples that reverse the order (descriptive, not a probability)."""
     could_swap: bool | None
+    """Not significantly ordered, Holm-corrected over the ranking's adjacent pairs."""
     status: str
     note: str
 
@@ -144,6 +151,10 @@ class EstimateReport:
     ranks: tuple[RankRow, ...]
     notes: tuple[str, ...]
     elapsed: float
+    counts: dict[str, int] = field(default_factory=dict)
+    """What the reviewers did around the plan: ``in_plan`` (decided draws' subjects),
+    ``outside_plan`` (decided subjects of the frame not drawn), ``outside_frame`` (decided
+    subjects not in the frame), ``skipped`` (draws passed over)."""
 
     def rows_for(self, framework: str, metric: str) -> list[MetricEstimate]:
         return [r for r in self.rows if r.framework == framework and r.metric == metric]
@@ -294,6 +305,10 @@ class _Sample:
     reviewed: list[tuple[int, int, int, float]]
     sampled: set[int]
     outside: set[int]
+    skipped: list[tuple[int, int]] = field(default_factory=list)
+    """(subject, stratum) of each draw passed over: before the last decided draw, undecided."""
+    outside_frame: set[int] = field(default_factory=set)
+    """The decisions outside the plan on subjects of its frame."""
 
 
 @dataclass(slots=True)
@@ -340,7 +355,7 @@ def estimate(
     # The anchor is the adjudicated state, every decision applied: each reviewed
     # disagreement's influence is measured there (its human value against the judge's, the
     # others as decided), so only the reports holding one are loaded.
-    flips = _reviewed_flips(conn, known, sample.sampled)
+    flips = _reviewed_flips(conn, known, sample.sampled | sample.outside_frame)
     # Each system's scores collapsed by task are shared by the influences and the rank
     # comparisons (adjudicated and corrected variants).
     collapsed = _collapsed(scope, ("judge", "adjudicated") if ranks else ("adjudicated",))
@@ -348,11 +363,10 @@ def estimate(
     correction: Correction | None = None
     pop_n = 0
     if chosen is not None and sample.reviewed:
-        moves = _moves(conn, scope, flips, d_flips)
-        correction, pop_n = _correct(
-            conn, chosen, scope, known, sample.reviewed, flips.of_subject, d_flips, moves, crossfit
+        correction, pop_n = _plan_correction(
+            conn, chosen, scope, known, sample, flips, d_flips, collapsed, crossfit
         )
-        gone = _gone(conn, chosen, sample.outside, pop_n)
+        gone = max(0, chosen.frame - pop_n)
         if gone:
             notes.append(
                 f"{gone:,} subjects of plan {chosen.name}'s frame have no current "
@@ -383,6 +397,49 @@ def estimate(
         tuple(rank_rows),
         tuple(notes),
         time.perf_counter() - started,
+        {
+            "in_plan": len(sample.sampled),
+            "outside_plan": len(sample.outside_frame),
+            "outside_frame": len(sample.outside - sample.outside_frame),
+            "skipped": len(sample.skipped),
+        },
+    )
+
+
+def _plan_correction(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    scope: _Scope,
+    known: dict[int, _Known],
+    sample: _Sample,
+    flips: _Flips,
+    d_flips: Floats,
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+    crossfit: bool,
+) -> tuple[Correction, int]:
+    """The plan's correction of every target: its reviews, what the decisions outside it
+    settled, the bounds of its skipped draws, and the probed sensitivities."""
+    moves = _moves(conn, scope, flips, d_flips)
+    outside = np.zeros(len(scope.targets))
+    for sid in sample.outside_frame:
+        if sid in flips.of_subject:
+            outside += d_flips[flips.of_subject[sid]]
+    skips = _skip_bounds(conn, scope, sample.skipped, collapsed)
+    groups = len(scope.run.systems) * len(scope.kinds)
+    if plan.active:
+        return _active_correct(
+            conn, plan, scope, known, sample.reviewed, flips, d_flips, moves, outside
+        )
+    sensitivity = _sensitivity(conn, scope, collapsed, groups)
+    return _correct(
+        conn,
+        plan,
+        scope,
+        known,
+        sample.reviewed,
+        _Reviewed(flips.of_subject, d_flips, outside, skips, sensitivity),
+        moves,
+        crossfit,
     )
 
 
@@ -445,13 +502,73 @@ def _plan_sample(
         ]
     drawn = {subject for _, subject, _, _ in draws}
     outside = set(known) - drawn
-    if outside:
-        notes.append(
-            f"{len(outside):,} decisions outside the plan correct their own subjects "
-            "exactly (not a random sample: they correct nothing else)"
-        )
     reviewed = [(pos, sid, stratum, p) for pos, sid, stratum, p in draws if sid in known]
-    return _Sample(reviewed, {sid for _, sid, _, _ in reviewed}, outside)
+    sample = _Sample(
+        reviewed,
+        {sid for _, sid, _, _ in reviewed},
+        outside,
+        _skipped(draws, reviewed, known),
+        _in_frame(conn, plan, outside) if plan is not None else set(),
+    )
+    notes.extend(_sample_notes(plan, sample))
+    return sample
+
+
+def _skipped(
+    draws: Sequence[tuple[int, int, int, float]],
+    reviewed: Sequence[tuple[int, int, int, float]],
+    known: Mapping[int, _Known],
+) -> list[tuple[int, int]]:
+    """(subject, stratum) of the draws passed over: before the last decided draw and
+    undecided (a conflict is not a decision)."""
+    last = max((pos for pos, _, _, _ in reviewed), default=-1)
+    skipped: dict[int, int] = {}
+    for pos, sid, stratum, _ in draws:
+        if pos < last and sid not in known:
+            skipped.setdefault(sid, stratum)
+    return sorted(skipped.items())
+
+
+def _sample_notes(plan: Plan | None, sample: _Sample) -> list[str]:
+    """What the reviewers did around the plan, and what the estimate makes of it."""
+    notes = []
+    if sample.outside_frame:
+        notes.append(
+            f"{len(sample.outside_frame):,} subjects of the plan's frame were decided outside "
+            f"the plan: they correct themselves exactly and are subtracted from what the "
+            f"plan's {len(sample.reviewed):,} reviews estimate for the whole frame (counted "
+            "once, whatever order they were reviewed in)"
+        )
+    elif sample.outside:
+        notes.append(
+            f"{len(sample.outside):,} decisions outside the plan correct their own subjects "
+            "exactly (not in its frame)"
+        )
+    if sample.skipped and plan is not None:
+        notes.append(
+            f"{len(sample.skipped):,} subjects of plan {plan.name} were skipped (drawn before "
+            "the last decided one, undecided): the estimate assumes they err like the "
+            f"decided ones; the intervals are widened by the most {len(sample.skipped):,} "
+            "skips could move them"
+        )
+    return notes
+
+
+def _in_frame(conn: sqlite3.Connection, plan: Plan, subjects: set[int]) -> set[int]:
+    """Those of ``subjects`` in the plan's frame."""
+    ids = sorted(subjects)
+    found: set[int] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        found.update(
+            int(sid)
+            for (sid,) in conn.execute(
+                f"SELECT subject_id FROM plan_frame WHERE plan_id = ? AND subject_id IN "
+                f"({','.join('?' * len(chunk))})",
+                (plan.id, *chunk),
+            )
+        )
+    return found
 
 
 def _reviewed_flips(
@@ -624,17 +741,201 @@ FRAME_SQL = """
     FROM plan_frame pf
     JOIN judgment j ON j.subject_id = pf.subject_id AND j.current = 1
     JOIN report r ON r.id = j.report_id
-    LEFT JOIN decision d ON d.subject_id = pf.subject_id
     WHERE pf.plan_id = ?
-      AND (d.status IS NULL OR d.status = 'conflict' OR EXISTS (
-           SELECT 1 FROM plan_draw pd WHERE pd.subject_id = pf.subject_id
-             AND pd.plan_id = pf.plan_id))
     GROUP BY 1, 2, 3, 4
 """
-"""The plan's frame without the subjects decided outside it, counted by stratum, system, kind
-and judge value: all the estimator needs to know of the subjects nobody reviewed. (A verdict's
-report and kind are its subject's: reading them from the verdict's index spares a lookup of
-every subject.)"""
+"""The plan's frame as drawn, counted by stratum, system, kind and judge value: all the
+estimator needs to know of the subjects nobody reviewed. Subjects decided outside the plan
+stay in it — the sample stands for the frame it was drawn from — and their known influences
+are subtracted instead (:func:`reviewer.estimates.correction.correct`). (A verdict's report
+and kind are its subject's: reading them from the verdict's index spares a lookup of every
+subject.)"""
+
+
+@dataclass(frozen=True, slots=True)
+class _Reviewed:
+    """What the decisions moved: each reviewed disagreement's flip number and influences, the
+    summed influence of the decisions outside the plan on its frame, and the skipped draws'
+    bounds."""
+
+    flip_of_subject: dict[int, int]
+    d_flips: Floats
+    outside: Floats
+    skips: _SkipBounds
+    sensitivity: Floats
+
+
+@dataclass(frozen=True, slots=True)
+class _SkipBounds:
+    """The skipped draws: stratum, system, kind, and the least and most each could move each
+    target (skips × targets)."""
+
+    stratum: list[int]
+    system: list[int]
+    kind: list[str]
+    low: Floats
+    high: Floats
+
+
+def _anchor_influences(
+    scope: _Scope,
+    inputs: Mapping[int, ReportInput],
+    flips: Sequence[Flip],
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+) -> Floats:
+    """(flips × targets): each flip's effect on every target, alone on the anchor (the
+    reports' verdicts as loaded: every decision applied), framework by framework."""
+    out = np.zeros((len(flips), len(scope.targets)))
+    column_of = {t: j for j, t in enumerate(scope.targets)}
+    base = {rid: list(report.verdicts) for rid, report in inputs.items()}
+    by_framework = _by_framework(inputs, flips)
+    for name in scope.names:
+        mine = [t for t in scope.targets if t.framework == name]
+        rows = by_framework.get(name, [])
+        if not rows or not mine:
+            continue
+        block = influences(
+            scope.registry[name],
+            scope.options[name],
+            inputs,
+            base,
+            scope.run.scores[(name, "adjudicated")],
+            scope.run.system_of,
+            [flips[i] for i in rows],
+            mine,
+            _adjudicated_models(scope, name, collapsed),
+        )
+        out[np.ix_(rows, [column_of[t] for t in mine])] = block
+    return out
+
+
+def _adjudicated_models(
+    scope: _Scope, name: str, collapsed: Mapping[tuple[str, str, int], Collapsed]
+) -> dict[int, Collapsed]:
+    return {s: collapsed[(name, "adjudicated", s)] for s in scope.run.systems}
+
+
+def _by_framework(inputs: Mapping[int, ReportInput], flips: Sequence[Flip]) -> dict[str, list[int]]:
+    """Framework -> the positions of the flips of its verdicts."""
+    out: dict[str, list[int]] = defaultdict(list)
+    for i, flip in enumerate(flips):
+        kind = get_kind(inputs[flip.report].verdicts[flip.index].kind)
+        if kind is not None:
+            out[kind.framework].append(i)
+    return out
+
+
+def _skipped_verdicts(
+    conn: sqlite3.Connection, scope: _Scope, subjects: Sequence[int]
+) -> tuple[dict[int, ReportInput], list[tuple[int, int, int, VerdictIn]]]:
+    """The skipped subjects' reports, and (subject, report, position, verdict) of each, in
+    subject order."""
+    wanted = set(subjects)
+    rids = sorted(
+        {
+            int(r)
+            for chunk in _chunks(sorted(wanted))
+            for (r,) in conn.execute(
+                f"SELECT report_id FROM subject WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        }
+    )
+    inputs = load_inputs(conn, rids)
+    found = sorted(
+        (int(v.subject), rid, index, v)
+        for rid, report in inputs.items()
+        for index, v in enumerate(report.verdicts)
+        if v.subject is not None and int(v.subject) in wanted and v.kind in scope.kinds
+    )
+    return inputs, found
+
+
+def _skip_bounds(
+    conn: sqlite3.Connection,
+    scope: _Scope,
+    skipped: Sequence[tuple[int, int]],
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+) -> _SkipBounds:
+    """Each skipped draw's verdict set to every value of its scale, one at a time, on the
+    anchor: the least and most (with 0, the judge being right) it moves each target."""
+    targets = len(scope.targets)
+    if not skipped:
+        return _SkipBounds([], [], [], np.zeros((0, targets)), np.zeros((0, targets)))
+    stratum_of = dict(skipped)
+    inputs, found = _skipped_verdicts(conn, scope, list(stratum_of))
+    listed = [
+        (row, Flip(rid, index, value))
+        for row, (_, rid, index, verdict) in enumerate(found)
+        for value in alternatives(verdict)
+    ]
+    moved = _anchor_influences(scope, inputs, [f for _, f in listed], collapsed)
+    low = np.zeros((len(found), targets))
+    high = np.zeros((len(found), targets))
+    owner = np.array([row for row, _ in listed], dtype=np.int64)
+    np.minimum.at(low, owner, moved)
+    np.maximum.at(high, owner, moved)
+    return _SkipBounds(
+        [stratum_of[sid] for sid, _, _, _ in found],
+        [scope.run.system_of[rid] for _, rid, _, _ in found],
+        [v.kind for _, _, _, v in found],
+        low,
+        high,
+    )
+
+
+def _probes(scope: _Scope, inputs: Mapping[int, ReportInput]) -> dict[int, tuple[Flip, float]]:
+    """Group -> one verdict of that (system, kind) flipped to a value whose number differs,
+    and by how much the number moves."""
+    kinds = scope.kinds
+    system_index = {s: i for i, s in enumerate(scope.run.systems)}
+    probes: dict[int, tuple[Flip, float]] = {}
+    for rid, report in inputs.items():
+        for index, verdict in enumerate(report.verdicts):
+            if verdict.kind not in kinds:
+                continue
+            group = system_index[scope.run.system_of[rid]] * len(kinds) + kinds.index(verdict.kind)
+            if group in probes:
+                continue
+            here = _numeric(verdict.kind, verdict.effective)
+            step = next(
+                (
+                    (value, _numeric(verdict.kind, value) - here)
+                    for value in alternatives(verdict)
+                    if _numeric(verdict.kind, value) != here
+                ),
+                None,
+            )
+            if step is not None:
+                probes[group] = (Flip(rid, index, step[0]), step[1])
+    return probes
+
+
+def _sensitivity(
+    conn: sqlite3.Connection,
+    scope: _Scope,
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+    groups: int,
+) -> Floats:
+    """(groups × targets): each target's change per unit of a verdict's number, probed by
+    flipping one verdict of each (system, kind) group on the anchor — the judge's share of
+    the metric, for the human-only estimate where no review of a group disagreed."""
+    first: dict[int, list[int]] = defaultdict(list)
+    for rid in scope.run.reports:
+        if len(first[scope.run.system_of[rid]]) < 3:
+            first[scope.run.system_of[rid]].append(rid)
+    inputs = load_inputs(conn, sorted(r for rids in first.values() for r in rids))
+    probes = _probes(scope, inputs)
+    out = np.zeros((groups, len(scope.targets)))
+    if probes:
+        order = sorted(probes)
+        moved = _anchor_influences(scope, inputs, [probes[g][0] for g in order], collapsed)
+        out[order] = moved / np.array([probes[g][1] for g in order])[:, None]
+    return out
+
+
+def _chunks(ids: Sequence[int], size: int = 500) -> list[list[int]]:
+    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
 
 
 def _correct(
@@ -643,21 +944,23 @@ def _correct(
     scope: _Scope,
     known: dict[int, _Known],
     reviewed: list[tuple[int, int, int, float]],
-    flip_of_subject: dict[int, int],
-    d_flips: Floats,
+    moved: _Reviewed,
     moves: dict[tuple[str, str], set[str]],
     crossfit: bool,
 ) -> tuple[Correction, int]:
     """The PPI++ correction of every target by the plan's reviews, and the size of the
-    population it speaks for."""
+    population it speaks for (the frame as drawn, with a current verdict)."""
     kinds, targets = scope.kinds, scope.targets
     kind_index = {k: i for i, k in enumerate(kinds)}
     system_index = {s: i for i, s in enumerate(scope.run.systems)}
     frame = _frame(conn, plan, kind_index, system_index, len(kinds))
     reviews = _reviews(plan, scope, known, reviewed, kind_index, system_index)
     for r, (_, sid, _, _) in enumerate(reviewed):
-        if sid in flip_of_subject:
-            reviews.d[r] = d_flips[flip_of_subject[sid]]
+        if sid in moved.flip_of_subject:
+            reviews.d[r] = moved.d_flips[moved.flip_of_subject[sid]]
+    skips = moved.skips
+    skip_system = np.array([system_index[s] for s in skips.system], dtype=np.int64)
+    skip_kind = np.array([kind_index[k] for k in skips.kind], dtype=np.int64)
     groups = len(scope.run.systems) * len(kinds)
     group_system = np.arange(groups, dtype=np.int64) // max(1, len(kinds))
     target_system = np.array(
@@ -670,8 +973,73 @@ def _correct(
         target_system,
         _relevant(kinds, groups, targets, moves),
         fpc=not plan.with_replacement,
+        outside=moved.outside,
+        skips=Skips(
+            np.array(skips.stratum, dtype=np.int64),
+            skip_system * len(kinds) + skip_kind,
+            skips.low,
+            skips.high,
+        ),
+        sensitivity=moved.sensitivity,
     )
     return correct(sample, population, crossfit), int(frame.count.sum())
+
+
+def _active_correct(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    scope: _Scope,
+    known: dict[int, _Known],
+    reviewed: list[tuple[int, int, int, float]],
+    flips: _Flips,
+    d_flips: Floats,
+    moves: dict[tuple[str, str], set[str]],
+    outside: Floats,
+) -> tuple[Correction, int]:
+    """An active plan's correction (:func:`reviewer.estimates.active.active_correction`):
+    each reviewed draw with its batch and its inclusion probability — scaled, in a batch
+    decided only in part, by the share of it decided (its draws are in random order, so the
+    decided ones are a random part of it)."""
+    kinds = scope.kinds
+    kind_index = {k: i for i, k in enumerate(kinds)}
+    system_index = {s: i for i, s in enumerate(scope.run.systems)}
+    frame = _frame(conn, plan, kind_index, system_index, len(kinds))
+    reviews = _reviews(plan, scope, known, reviewed, kind_index, system_index)
+    for r, (_, sid, _, _) in enumerate(reviewed):
+        if sid in flips.of_subject:
+            reviews.d[r] = d_flips[flips.of_subject[sid]]
+    batch_of = dict(
+        conn.execute(
+            "SELECT position, CAST(weight AS INTEGER) FROM plan_draw WHERE plan_id = ?", (plan.id,)
+        )
+    )
+    drawn = np.bincount(np.array(list(batch_of.values()), dtype=np.int64))
+    batch = np.array([batch_of[pos] for pos, _, _, _ in reviewed], dtype=np.int64)
+    decided = np.bincount(batch, minlength=len(drawn))
+    share = decided[batch] / drawn[batch]
+    pi = np.array([p for _, _, _, p in reviewed]) * share
+    groups = len(scope.run.systems) * len(kinds)
+    relevant = _relevant(kinds, groups, scope.targets, moves) & _members(scope, groups, len(kinds))
+    present = (
+        np.bincount(frame.group, weights=frame.count, minlength=groups)[:, None] * relevant
+    ).sum(axis=0)
+    correction = active_correction(
+        batch, pi, reviews.d, relevant[reviews.group], present, outside, DEFAULT_SHARES
+    )
+    return correction, int(frame.count.sum())
+
+
+def _members(scope: _Scope, groups: int, n_kinds: int) -> npt.NDArray[np.bool_]:
+    """(groups × targets): the group's subjects belong to the target's system."""
+    system_index = {s: i for i, s in enumerate(scope.run.systems)}
+    group_system = np.arange(groups) // max(1, n_kinds)
+    target_system = np.array(
+        [-1 if t.system is None else system_index[t.system] for t in scope.targets]
+    )
+    return np.asarray(
+        (group_system[:, None] == target_system[None, :]) | (target_system[None, :] < 0),
+        dtype=bool,
+    )
 
 
 def _frame(
@@ -756,23 +1124,6 @@ def _relevant(
     return relevant
 
 
-def _gone(conn: sqlite3.Connection, plan: Plan, outside: set[int], population: int) -> int:
-    """Frame subjects that are neither in the population (judged now, not decided outside the
-    plan) nor decided outside it: they have no current verdict any more."""
-    ids = sorted(outside)
-    in_frame = 0
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        in_frame += int(
-            conn.execute(
-                f"SELECT count(*) FROM plan_frame WHERE plan_id = ? AND subject_id IN "
-                f"({','.join('?' * len(chunk))})",
-                (plan.id, *chunk),
-            ).fetchone()[0]
-        )
-    return max(0, plan.frame - population - in_frame)
-
-
 def _aggregate(
     framework: Framework,
     options: Mapping[str, str],
@@ -828,6 +1179,8 @@ class _Corrected:
     bias_upper: float | None = None
     needed: int | None = None
     anytime: float | None = None
+    skip_low: float = 0.0
+    skip_high: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -864,6 +1217,11 @@ def _rows(
         )
     values = _Values(scope)
     precision = _Precision(half_width, confidence, len(reviewed), pop_n)
+    bands = (
+        None
+        if correction is None or plan is None
+        else _bands(scope, values, correction, plan, confidence)
+    )
     out: list[MetricEstimate] = []
     for j, target in enumerate(scope.targets):
         fw = scope.registry[target.framework]
@@ -872,14 +1230,7 @@ def _rows(
         adjudicated = _value(
             values.of(target.framework, "adjudicated", target.system).get(target.metric)
         )
-        if plan is None:
-            result = _Corrected("undefined", ["no review plan"])
-        elif correction is None:
-            result = _Corrected("undefined", ["no plan reviews yet"])
-        elif adjudicated is None:
-            result = _Corrected("undefined", ["the metric is undefined here"])
-        else:
-            result = _corrected(correction, j, metric, adjudicated, judge, plan, precision)
+        result = _target_result(plan, correction, bands, adjudicated, j, metric, judge, precision)
         out.append(
             MetricEstimate(
                 framework=target.framework,
@@ -906,6 +1257,8 @@ def _rows(
                 half_width=result.half,
                 needed=result.needed,
                 anytime=result.anytime,
+                skip_low=result.skip_low,
+                skip_high=result.skip_high,
                 status=result.status,
                 notes=tuple(result.reasons),
                 additive=metric.additive,
@@ -914,56 +1267,138 @@ def _rows(
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Bands:
+    """Every target's corrected estimate, interval and the variance behind it, and the
+    human-only estimate and interval (:func:`reviewer.estimates.intervals.corrected_intervals`)."""
+
+    estimate: Floats
+    lower: Floats
+    upper: Floats
+    variance: Floats
+    magnitude: Floats
+    human: Floats
+    human_lower: Floats
+    human_upper: Floats
+
+
+def _bands(
+    scope: _Scope, values: _Values, correction: Correction, plan: Plan, confidence: float
+) -> _Bands:
+    """The intervals of every target at once: a target with no disagreement borrows the
+    typical size of one from the same metric's other targets."""
+    anchor = np.array(
+        [
+            _value(values.of(t.framework, "adjudicated", t.system).get(t.metric)) or 0.0
+            for t in scope.targets
+        ]
+    )
+    metric_of = {(n, m.name): m for n in scope.names for m in scope.registry[n].metrics}
+    bounds = [metric_of[(t.framework, t.metric)].bounds for t in scope.targets]
+    keys = [(t.framework, t.metric) for t in scope.targets]
+    fpc = not plan.with_replacement
+    estimate, lower, upper, variance, magnitude = corrected_intervals(
+        correction, anchor, bounds, keys, fpc, confidence
+    )
+    human_only = replace(correction, tuned=correction.human, var_tuned=correction.var_human)
+    human, human_lower, human_upper, _, _ = corrected_intervals(
+        human_only, anchor, bounds, keys, fpc, confidence
+    )
+    return _Bands(estimate, lower, upper, variance, magnitude, human, human_lower, human_upper)
+
+
+def _finite(value: float) -> float | None:
+    return float(value) if math.isfinite(value) else None
+
+
+def _target_result(
+    plan: Plan | None,
+    correction: Correction | None,
+    bands: _Bands | None,
+    adjudicated: float | None,
+    j: int,
+    metric: Metric,
+    judge: float | None,
+    precision: _Precision,
+) -> _Corrected:
+    """Target ``j``'s correction, or why there is none."""
+    if plan is None:
+        return _Corrected("undefined", ["no review plan"])
+    if correction is None or bands is None:
+        return _Corrected("undefined", ["no plan reviews yet"])
+    if adjudicated is None:
+        return _Corrected("undefined", ["the metric is undefined here"])
+    return _corrected(correction, j, metric, judge, plan, precision, bands)
+
+
 def _corrected(
     correction: Correction,
     j: int,
     metric: Metric,
-    base: float,
     judge: float | None,
     plan: Plan,
     precision: _Precision,
+    bands: _Bands,
 ) -> _Corrected:
-    """Target ``j``'s corrected value (``base``, the adjudicated value, plus the estimated
-    influence of the unreviewed errors), its interval, the human-only value, the bias, the
-    reviews still needed, and whether to trust it."""
+    """Target ``j``'s corrected value (the adjudicated value plus the estimated influence of
+    the unreviewed errors, never clipped: clipping would bias it), its interval, the
+    human-only estimate, the bias, the reviews still needed, and how far to trust it."""
     reviews = int(correction.reviews[j])
     disagreements = int(correction.disagreements[j])
-    var = float(correction.var_tuned[j])
-    spread = interval_half_width(var, disagreements, precision.confidence)
-    status, reasons, half = _trust(correction, j, metric, reviews, disagreements, spread)
-    corrected = base + float(correction.tuned[j])
-    human = base + float(correction.human[j])
-    lower = upper = human_lower = human_upper = None
-    if half is not None:
-        human_half = interval_half_width(
-            float(correction.var_human[j]), disagreements, precision.confidence
-        )
-        lower, upper = corrected - half, corrected + half
-        human_lower, human_upper = human - human_half, human + human_half
-    values = _clipped(metric, [corrected, lower, upper, human, human_lower, human_upper], reasons)
+    var = float(bands.variance[j])
+    lower, upper = _finite(bands.lower[j]), _finite(bands.upper[j])
+    status, reasons = _trust(correction, j, metric, reviews, disagreements, lower is not None)
     out = _Corrected(status, reasons, reviews, disagreements)
     if status == "undefined":
         return out
-    out.se, out.lam, out.half = math.sqrt(var), float(correction.lam[j]), half
-    out.needed = _needed(var, disagreements, spread, plan, precision)
+    exact = correction.unreviewed[j] == 0
+    spread = 0.0 if exact else half_width(var, disagreements, precision.confidence)
+    out.se, out.lam = math.sqrt(var), float(correction.lam[j])
+    out.half = None if lower is None else spread
+    out.corrected, out.lower, out.upper = float(bands.estimate[j]), lower, upper
+    out.human = float(bands.human[j])
+    out.human_lower, out.human_upper = _finite(bands.human_lower[j]), _finite(bands.human_upper[j])
+    out.needed = None if lower is None else _needed(var, disagreements, spread, plan, precision)
     out.anytime = cs_half_width(var, precision.reviewed, plan.budget, precision.confidence)
-    out.corrected, out.lower, out.upper, out.human, out.human_lower, out.human_upper = values
-    if judge is not None and out.corrected is not None:
+    out.skip_low, out.skip_high = float(correction.skip_low[j]), float(correction.skip_high[j])
+    reasons.extend(_range_notes(metric, out))
+    if judge is not None:
         out.bias = judge - out.corrected
         if out.lower is not None and out.upper is not None:
             out.bias_lower, out.bias_upper = judge - out.upper, judge - out.lower
     return out
 
 
-def _clipped(metric: Metric, values: list[float | None], reasons: list[str]) -> list[float | None]:
-    """``values`` within the metric's range, if it has one (noted when that changes one)."""
-    if metric.bounds is None:
-        return values
+def _range_notes(metric: Metric, out: _Corrected) -> list[str]:
+    """What the skipped draws did to the interval, and an estimate outside the range."""
+    notes = []
+    if out.skip_low or out.skip_high:
+        notes.append(
+            f"widened by {out.skip_low:+.{metric.digits}f} / {out.skip_high:+.{metric.digits}f}"
+            " for what the skipped draws could hold"
+        )
+    corrected = out.corrected
+    if metric.bounds is None or corrected is None:
+        return notes
     low, high = metric.bounds
-    clipped = [None if v is None else min(high, max(low, v)) for v in values]
-    if clipped != values:
-        reasons.append(f"clipped to the metric's range [{low:g}, {high:g}]")
-    return clipped
+    if not metric.additive and out.human is not None:
+        out.human = min(high, max(low, out.human))  # first order: see below
+    if low <= corrected <= high:
+        return notes
+    if metric.additive:
+        notes.append(
+            f"the estimate lies outside the metric's range [{low:g}, {high:g}] (not clipped: "
+            "clipping would bias it; the interval is within the range)"
+        )
+        return notes
+    # A first-order extrapolation of a level or a ratio beyond its range says nothing more
+    # than the range's edge: no unbiasedness is claimed for it to lose.
+    notes.append(
+        f"the first-order estimate {corrected:.{metric.digits}f} lies outside the metric's "
+        f"range [{low:g}, {high:g}]: shown at its edge"
+    )
+    out.corrected = min(high, max(low, corrected))
+    return notes
 
 
 def _trust(
@@ -972,11 +1407,10 @@ def _trust(
     metric: Metric,
     reviews: int,
     disagreements: int,
-    half: float | None,
-) -> tuple[str, list[str], float | None]:
-    """(status, why, the half-width to show): undefined when no review can speak for the
-    verdicts that move the target, exact when every one is reviewed, weak when the spread
-    rests on too little."""
+    has_interval: bool,
+) -> tuple[str, list[str]]:
+    """(status, why): undefined when no review can speak for the verdicts that move the
+    target, exact when every one is reviewed, weak when the spread rests on little."""
     if correction.empty_population[j] > 0:
         return (
             "undefined",
@@ -984,41 +1418,44 @@ def _trust(
                 f"{int(correction.empty_population[j]):,} verdicts that move it "
                 "are in strata without a review"
             ],
-            half,
         )
     if reviews == 0:
-        return "undefined", ["no reviewed verdict can move it"], half
+        return "undefined", ["no reviewed verdict can move it"]
     if correction.unreviewed[j] == 0:
-        return "ok", ["exact: every verdict that moves it is reviewed"], 0.0
-    reasons = _spread_reasons(reviews, disagreements)
-    if disagreements < MIN_INTERVAL_DISAGREEMENTS:
-        half = None  # no spread to measure: no interval
+        return "ok", ["exact: every verdict that moves it is reviewed"]
+    reasons = _spread_reasons(reviews, disagreements, has_interval)
     if reviews < MIN_REVIEWS:
         reasons.append(f"{reviews} reviews < {MIN_REVIEWS}")
     if int(correction.single_cells[j]):
         reasons.append("a stratum with a single review (no variance there)")
     if not metric.additive:
-        reasons.append("first-order: errors that cross a level together are not seen")
-    return ("weak" if reasons else "ok"), reasons, half
+        reasons.append(
+            "first-order: not additive (a level, or a ratio whose denominator the verdicts "
+            "move); errors acting together are not seen"
+        )
+    return ("weak" if reasons else "ok"), reasons
 
 
-def _spread_reasons(reviews: int, disagreements: int) -> list[str]:
+def _spread_reasons(reviews: int, disagreements: int, has_interval: bool) -> list[str]:
     """Why the disagreements are too few to trust the spread measured from them, if so."""
+    bound = f"~{min(1.0, 3 / reviews):.0%}"
+    if disagreements == 0 and not has_interval:
+        return [
+            f"none of {reviews} reviews moved it, nor any target of this metric: no size of an "
+            f"error to form an interval from (errors could still be up to {bound} of these "
+            "verdicts, rule of three)"
+        ]
     if disagreements == 0:
         return [
-            f"none of {reviews} reviews moved it: nothing to measure a "
-            f"spread from (errors that move it could still be up to "
-            f"~{min(1.0, 3 / reviews):.0%} of these verdicts)"
-        ]
-    if disagreements < MIN_INTERVAL_DISAGREEMENTS:
-        return [
-            f"one disagreement in {reviews} reviews: too little to "
-            "measure a spread from (no interval)"
+            f"none of {reviews} reviews moved it: an interval from the typical error of this "
+            f"metric elsewhere (errors could still be up to {bound} of these verdicts, rule "
+            "of three)"
         ]
     if disagreements < MIN_DISAGREEMENTS:
-        df = max(1, disagreements - 1)
         return [
-            f"{disagreements} disagreements < {MIN_DISAGREEMENTS}: a rough interval (t, {df} df)"
+            f"{disagreements} disagreement{'s' if disagreements > 1 else ''} < "
+            f"{MIN_DISAGREEMENTS}: a rough interval (pseudo-observations, t on "
+            f"{disagreements + 2} df)"
         ]
     return []
 
@@ -1140,7 +1577,7 @@ def _rank_row(run: _Run, name: str, metric: str, variant: str, pair: RankPair) -
         pair.difference,
         pair.lower_bound,
         pair.upper_bound,
-        pair.p_swap,
+        pair.reversed_share,
         pair.could_swap,
         pair.status,
         pair.note,
@@ -1278,6 +1715,7 @@ def report_json(report: EstimateReport) -> dict[str, object]:
         "tasks": report.tasks,
         "estimates": [asdict(r) | {"notes": list(r.notes)} for r in report.rows],
         "ranks": [asdict(r) for r in report.ranks],
+        "decisions": dict(report.counts),
         "notes": list(report.notes),
         "seconds": round(report.elapsed, 3),
     }

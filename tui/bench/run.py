@@ -426,6 +426,11 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
             tasks=8 if options.quick else 12,
         )
     print_recall(console, recall)
+    from tui.bench.estimates import plan_figures, print_plans
+
+    with console.status("review plans side by side: recall, coverage and width at 10%…"):
+        plans = plan_figures(quick=options.quick)
+    print_plans(console, plans)
     if options.peers is not None:
         options.peers(console, bundle, root, figures, counts["reports"])
     if options.workdir is not None:

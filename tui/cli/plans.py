@@ -16,7 +16,10 @@ DESIGN_HELP = (
     "uniform: a simple random sample; stratified: one per stratum (--by), "
     "allocated by stratum size or Neyman; weighted: more draws where a verdict "
     "could move a score (--weight impact) or where the judge is often overruled "
-    "(--weight uncertainty), with a uniform floor"
+    "(--weight uncertainty), with a uniform floor; active: batches drawn where the "
+    "suspicion flags and the error rates learnt from the decisions so far say the "
+    "judge errs (with a floor), the next batch drawn when one is decided (recall near "
+    "the suspicion order's, estimates still valid)"
 )
 
 
@@ -44,7 +47,7 @@ def plan() -> None:
 )
 @click.option(
     "--design",
-    type=click.Choice(("uniform", "stratified", "weighted")),
+    type=click.Choice(("uniform", "stratified", "weighted", "active")),
     default="uniform",
     show_default=True,
     help=DESIGN_HELP,
@@ -278,8 +281,9 @@ def export(db: Path | None, name: str, output: Path | None, fmt: str) -> int:
     help="Every headline metric per system and overall: the judge's value, the "
     "value corrected by a review plan (PPI++) with its interval, the judge's "
     "bias, the human-only estimate, how many more reviews reach a target "
-    "precision, and which adjacent ranks could swap. Method: "
-    "docs/estimates.md."
+    "precision, and which adjacent ranks could swap (Holm-corrected). Decisions "
+    "outside the plan are counted once, skipped plan subjects widen the interval; "
+    "the JSON's 'decisions' counts both. Method: docs/estimates.md."
 )
 @db_option
 @click.option(

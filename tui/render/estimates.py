@@ -205,19 +205,21 @@ def rank_table(report: EstimateReport, framework: str, metric: str) -> Table | N
     digits = report.rows_for(framework, metric)[0].digits
     table = Table(
         title=f"adjacent ranks ({framework}.{metric}): paired bootstrap over "
-        f"{report.tasks} tasks, {report.resamples:,} resamples",
+        f"{report.tasks} tasks, {report.resamples:,} resamples; t interval on "
+        f"{max(1, report.tasks - 1)} df; could swap: Holm-corrected over the adjacent pairs; "
+        "reversed: share of resamples in reverse order (not a probability)",
         header_style="bold",
         title_justify="left",
     )
-    for name in ("variant", "higher", "lower", "difference [CI]", "P(swap)", "could swap"):
-        table.add_column(name, justify="right" if name in ("P(swap)",) else "left")
+    for name in ("variant", "higher", "lower", "difference [CI]", "reversed", "could swap"):
+        table.add_column(name, justify="right" if name in ("reversed",) else "left")
     for pair in pairs:
         table.add_row(
             Text(VARIANT_LABEL[pair.variant]),
             Text(pair.upper),
             Text(pair.lower),
             Text(_pair_interval(pair, digits)),
-            Text("" if pair.p_swap is None else f"{pair.p_swap:.3f}"),
+            Text("" if pair.reversed_share is None else f"{pair.reversed_share:.3f}"),
             _swap_cell(pair),
         )
     return table

@@ -14,6 +14,8 @@ from store.plans.design import STRATA_KEYS, PlanSpec
 from tui.keymap import bindings
 
 DESIGNS = {
+    "active": "active — drawn where the judge errs (flags, error rates learnt as you "
+    "review), still a valid sample",
     "uniform": "uniform — a simple random sample of every undecided verdict",
     "stratified": "stratified — a share of the budget per stratum (below)",
     "weighted": "weighted by impact — more draws where a verdict can move a score "

@@ -11,6 +11,8 @@ sample, and skipping subjects because they look hard would bias it (skips are co
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -61,6 +63,10 @@ class PlanReviewScreen(ReportScreen):
         self.estimates_shown = 0
         """How many estimates the bar has shown (tests wait on it)."""
         self._estimate_timer: Timer | None = None
+        self._advance = False
+        """Move to the first undecided subject when the plan next loads (a new batch)."""
+        self._expected = 0
+        """Subjects the plan holds once its new batch is committed (0: none awaited)."""
 
     def compose(self) -> ComposeResult:
         yield Static("loading the plan…", id="plan-bar")
@@ -92,11 +98,50 @@ class PlanReviewScreen(ReportScreen):
         plan = get_plan(conn, self.plan_name)
         self.post_message(self.PlanLoaded(plan, plan_items(conn, plan.id)))
 
+    def _all_decided(self) -> None:
+        """Every subject drawn is decided: an active plan draws its next batch; any other
+        plan is complete."""
+        if self.plan is not None and self.plan.active:
+            self.next_batch()
+        else:
+            self.notify(f"plan {self.plan_name} is complete: see the estimates (E)", timeout=8)
+
+    @work(thread=True, exclusive=True, group="plan-batch", exit_on_error=False)
+    def next_batch(self) -> None:
+        """An active plan whose drawn subjects are all decided: the writer draws its next
+        batch from the error rates those decisions taught (none when every batch is drawn)."""
+        added = self.gavel.backend.call(_extend(self.plan_name))
+        self.app.call_from_thread(self._batch_drawn, added)
+
+    def _batch_drawn(self, added: int) -> None:
+        if not added:
+            self.notify(f"plan {self.plan_name} is complete: see the estimates (E)", timeout=8)
+            return
+        self.notify(
+            f"plan {self.plan_name}: {added} more subjects drawn where the decisions so far "
+            "say the judge errs",
+            timeout=6,
+        )
+        self._advance = True
+        # The writer hands the result over before it commits: read until the batch shows.
+        self._expected = len(self.items) + added
+        self.load_plan()
+
     @on(PlanLoaded)
     def plan_loaded(self, message: PlanLoaded) -> None:
         if message.plan is None:
             self._ask_for_plan()
             return
+        if len(message.items) < self._expected:
+            self.set_timer(0.1, self.load_plan)  # the new batch is not committed yet
+            return
+        self._expected = 0
+        if (
+            self.plan is not None
+            and message.plan.name == self.plan.name
+            and len(message.items) < len(self.items)
+        ):
+            return  # a read from before the plan's next batch was drawn: its draws only grow
         first_load = self.plan is None
         self.plan = message.plan
         self.plan_name = message.plan.name
@@ -105,7 +150,8 @@ class PlanReviewScreen(ReportScreen):
         if not self.items:
             self.notify("the plan has no subjects", severity="warning")
             return
-        if first_load:
+        if first_load or self._advance:
+            self._advance = False
             self.index = self._next_undecided(-1, 1)
             self.load_report(self.report_id)
             self.refresh_estimate()
@@ -253,11 +299,22 @@ class PlanReviewScreen(ReportScreen):
         current = self.items[self.index]
         if current.judgment_id == judgment_id and current.decided:
             if all(item.decided for item in self.items):
-                self.notify(f"plan {self.plan_name} is complete: see the estimates (E)", timeout=8)
+                self._all_decided()
             else:
                 self._go(self._next_undecided(self.index, 1))
         self._bar()
         self.load_plan()  # the decided marks as the database has them (undo, conflicts)
+
+
+def _extend(name: str | None) -> Callable[[sqlite3.Connection], int]:
+    """The writer's action drawing an active plan's next batch."""
+
+    def run(conn: sqlite3.Connection) -> int:
+        from store.plans.design import extend_active, get_plan
+
+        return extend_active(conn, get_plan(conn, name))
+
+    return run
 
 
 def estimate_line(report: EstimateReport, half_width: float) -> Text:

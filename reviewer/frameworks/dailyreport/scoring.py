@@ -164,16 +164,30 @@ METRICS = (
         bounds=(0.0, 1.0),
         compare=True,
     ),
-    Metric("Reference_Ratio", "Reference ratio", description="claims citing a reference"),
-    Metric("Reference_Support", "Reference support", description="accuracy of cited claims"),
     Metric(
-        "No_Reference_Support", "No-reference support", description="accuracy of uncited claims"
+        "Reference_Ratio",
+        "Reference ratio",
+        description="claims citing a reference",
+        bounds=(0.0, 1.0),
+    ),
+    Metric(
+        "Reference_Support",
+        "Reference support",
+        description="accuracy of cited claims",
+        bounds=(0.0, 1.0),
+    ),
+    Metric(
+        "No_Reference_Support",
+        "No-reference support",
+        description="accuracy of uncited claims",
+        bounds=(0.0, 1.0),
     ),
     Metric(
         "Refer_Claim_Consistency",
         "Refer-claim consistency",
         description="share of claim×reference pairs judged support",
         compare=True,
+        bounds=(0.0, 1.0),
     ),
     Metric(
         "Search_Calls",

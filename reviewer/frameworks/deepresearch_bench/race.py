@@ -150,6 +150,8 @@ METRICS = (
         headline=True,
         digits=4,
         description="S_int(tgt)/(S_int(tgt)+S_int(ref)), renormalised (reference code)",
+        additive=False,
+        bounds=(0.0, 1.0),
     ),
     *(
         Metric(
@@ -157,6 +159,8 @@ METRICS = (
             d.replace("_", " ").capitalize(),
             digits=4,
             description="S_d(tgt)/(S_d(tgt)+S_d(ref))",
+            additive=False,
+            bounds=(0.0, 1.0),
         )
         for d in DIMENSIONS
     ),
