@@ -66,7 +66,9 @@ _ACTIONS = (
     "reject",
     "undo",
     "redo",
+    "claim",
 )
+_KNOWN_ACTIONS = ", ".join(f"'{action}'" for action in _ACTIONS)
 
 
 def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
@@ -89,9 +91,9 @@ def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
             id bigint PRIMARY KEY,
             uuid text NOT NULL UNIQUE CHECK (length(uuid) BETWEEN 8 AND 64),
             suite text,
-            target text NOT NULL CHECK (target ~ '^[srp]:.'),
+            target text NOT NULL,
             reviewer text NOT NULL CHECK (reviewer <> ''),
-            action text NOT NULL CHECK (action IN ({", ".join(f"'{a}'" for a in _ACTIONS)})),
+            action text NOT NULL,
             value text,
             rationale text NOT NULL,
             reason text,
@@ -103,6 +105,13 @@ def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
             pushed_at timestamptz NOT NULL DEFAULT clock_timestamp()
         )""",
         f"CREATE INDEX IF NOT EXISTS event_suite ON {schema}.event (suite, id)",
+        # The checks of what an event may say, made again so an upgraded hub takes new kinds.
+        f"ALTER TABLE {schema}.event DROP CONSTRAINT IF EXISTS event_target_check",
+        f"ALTER TABLE {schema}.event ADD CONSTRAINT event_target_check "
+        "CHECK (target ~ '^[srpi]:.')",
+        f"ALTER TABLE {schema}.event DROP CONSTRAINT IF EXISTS event_action_check",
+        f"ALTER TABLE {schema}.event ADD CONSTRAINT event_action_check "
+        f"CHECK (action IN ({_KNOWN_ACTIONS}))",
         # A version 1 hub numbered events with an identity column, which a role allowed to
         # INSERT could override (OVERRIDING SYSTEM VALUE) and whose values a rolled-back or
         # duplicate push skipped: from here on the triggers below number every event.

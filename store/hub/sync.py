@@ -316,6 +316,8 @@ class _ProposalSuites:
 
     def of(self, event: dict[str, Any]) -> str | None:
         target = str(event["target"])
+        if target.startswith("i:"):
+            return None  # a claim of a name is about no suite
         if not target.startswith("p:"):
             return target[2:].partition("/")[0] or None
         if event["action"] == "propose":

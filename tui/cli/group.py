@@ -72,6 +72,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tui.cli.hub:sync",
         "push this database's review events to the hub and pull everyone else's",
     ),
+    "identity": (
+        "tui.cli.identity:identity",
+        "your signing identity: claim your unsigned events, trust an adjudicator",
+    ),
     "conflicts": (
         "tui.cli.logs:conflicts_",
         "judgments reviewers decided differently, with both sides",

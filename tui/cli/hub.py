@@ -15,8 +15,14 @@ import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from store.hub.sync import SyncResult
 
 from tui.cli.options import db_option, format_option, open_db
 
@@ -191,7 +197,12 @@ def sync(db: Path | None, url: str | None, fmt: str) -> int:
         print(f"gavel: {gap_message(result.gap)}", file=sys.stderr)
     if fmt == "json":
         print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
-        return status
+    else:
+        _print_sync(conn, result)
+    return status
+
+
+def _print_sync(conn: sqlite3.Connection, result: SyncResult) -> None:
     print(
         f"synced with {result.hub} in {result.seconds:.2f} s: pushed {result.pushed:,} "
         f"events ({result.already_on_hub:,} were there already), pulled {result.pulled:,} "
@@ -235,4 +246,3 @@ def sync(db: Path | None, url: str | None, fmt: str) -> int:
             f"warning: the hub holds event {shown(uuid)} with different content; the hub's "
             "copy stands"
         )
-    return status

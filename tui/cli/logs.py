@@ -86,15 +86,22 @@ def merge(db: Path | None, source: Path, skip_unknown: bool, fmt: str) -> int:
     )
     if result.reviewers:
         print(f"reviewers added: {', '.join(result.reviewers)}")
-    if result.adjudicators:
+    ruling = [who for who in result.adjudicators if who not in result.unruled]
+    if ruling:
         print(
-            f"adjudications added by: {', '.join(result.adjudicators)} (an adjudication "
-            "outranks reviewers: check you expected these)"
+            f"adjudications added by: {', '.join(ruling)} (adjudicators here: their "
+            "adjudications outrank reviewers)"
+        )
+    if result.unruled:
+        print(
+            f"adjudications that do not rule here, by: {', '.join(result.unruled)} (unsigned, "
+            "or not an adjudicator of this database: each stands as one more side, a conflict "
+            "where it differs; `gavel identity trust NAME#KEY` makes a signed one rule)"
         )
     if result.unsigned:
         print(
-            f"unsigned events: {result.unsigned:,} (they speak for their name only and can "
-            "never replace a signed reviewer's decision)"
+            f"unsigned events: {result.unsigned:,} (they speak for their name only: they undo "
+            "or supersede no signed event and rule over no signed reviewer)"
         )
     if result.proposals_added:
         print(f"proposals added: {result.proposals_added:,}")
