@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import importlib
 import json
 import logging
 import os
@@ -32,9 +33,11 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import openai
 from pydantic import BaseModel, ValidationError
 
@@ -414,6 +417,10 @@ class ChatClient:
             except openai.APIConnectionError as exc:
                 cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
                 return _Failure(f"connection failed ({cause})", True)
+            except _transport_errors() as exc:
+                # The SDK wraps what fails while sending; a body that breaks while it is
+                # read (a chunked reply cut short, a reset) arrives as httpx's own error.
+                return _Failure(f"the reply broke off ({type(exc).__name__})", True)
         if isinstance(body, _Failure):
             return body
         try:
@@ -444,6 +451,22 @@ class ChatClient:
             return min(max(retry_after, 0.0), self.config.retry_after_max)
         base = min(self.config.backoff_max, self.config.backoff_base * 2.0**attempt)
         return base * (1 + self.config.jitter * self._rng.random())
+
+
+@lru_cache(maxsize=1)
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """What the SDK's HTTP library raises when a connection or a body breaks: httpx's
+    errors, and those of httpx2, which newer openai releases are built on."""
+    found: list[type[Exception]] = [httpx.TransportError, httpx.DecodingError]
+    try:
+        other = importlib.import_module("httpx2")
+    except ImportError:
+        return tuple(found)
+    for name in ("TransportError", "DecodingError"):
+        error = getattr(other, name, None)
+        if isinstance(error, type) and issubclass(error, Exception):
+            found.append(error)
+    return tuple(found)
 
 
 def describe_error(exc: Exception) -> str:

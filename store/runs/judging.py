@@ -657,7 +657,7 @@ def resume_judge(
             field="RUN",
         )
     status = usage.get("status")
-    if status in ("complete", "failed"):
+    if status in ("complete", "incomplete", "failed"):
         raise InputError("command line", f"run {ext} is already {status}", field="RUN")
     if status == "running":
         raise InputError(
@@ -844,6 +844,8 @@ def _execute(
         status = "interrupted"
     if status == "complete" and _all_calls_failed(client.usage, previous):
         status = "failed"
+    elif status == "complete" and _not_all_judged(ctx):
+        status = "incomplete"
     usage = _finish(ctx, status)
     after = system_headlines(conn, framework)
     changes = [
@@ -851,6 +853,14 @@ def _execute(
         for (system, metric), value in sorted(after.items())
     ]
     return JudgeResult(run_id, status, usage, changes, framework, prepared.spec.prompt_version)
+
+
+def _not_all_judged(ctx: _Context) -> bool:
+    """Some report was not judged in full: a step failed, or a verdict is a judge error.
+    Such a run is never called complete."""
+    if ctx.tally.step_errors:
+        return True
+    return _stored_counts(ctx.conn, list(ctx.rows.values()))[1] > 0
 
 
 def _all_calls_failed(usage: RunUsage, previous: RunUsage) -> bool:
