@@ -88,7 +88,13 @@ def load_config(path: Path | None = None, reviewer: str | None = None) -> Config
     try:
         return Config.model_validate(settings)
     except ValidationError as exc:
-        raise ConfigError(f"{file}: {_describe(exc)}") from None
+        source = f"{file}"
+        if all(error["loc"][:1] == ("reviewer",) for error in exc.errors()):
+            if reviewer:
+                source = "--reviewer"  # the name came from the command line, not the file
+            elif "reviewer" not in data:
+                source = "the default reviewer name ($GAVEL_REVIEWER, else the login name)"
+        raise ConfigError(f"{source}: {_describe(exc)}") from None
 
 
 def _describe(exc: ValidationError) -> str:

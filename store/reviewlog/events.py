@@ -172,19 +172,40 @@ class ReviewLog:
         name = reviewer.strip()
         if not name:
             raise ReviewError("a reviewer name is required")
-        if identity is None:
-            from store.reviewlog.identity import load_identity
-
-            identity = load_identity(name)
         self.conn = conn
         self.reviewer = name
-        self.identity = identity if identity.name == name else replace(identity, name=name)
-        self.key = self.identity.public_key
+        self._identity = (
+            identity if identity is None or identity.name == name else replace(identity, name=name)
+        )
+        self._key = None if self._identity is None else self._identity.public_key
+
+    @property
+    def identity(self) -> Identity:
+        """The signing identity; the installation's key is made here, by the first write that
+        needs it, never by opening a database to read."""
+        if self._identity is None:
+            from store.reviewlog.identity import load_identity
+
+            self._identity = load_identity(self.reviewer)
+            self._key = self._identity.public_key
+        return self._identity
+
+    @property
+    def key(self) -> str | None:
+        """The public key, if this installation has one yet (None: nothing signed by it)."""
+        if self._key is None and self._identity is None:
+            from store.reviewlog.identity import existing_identity
+
+            found = existing_identity(self.reviewer)
+            if found is not None:
+                self._identity, self._key = found, found.public_key
+        return self._key
 
     def _legacy(self) -> int:
         """1 when this identity claimed its name's unsigned events (they are then its own to
         undo and supersede), else 0: a parameter of the queries below."""
-        return int(legacy_owner(self.conn, self.reviewer) == self.key)
+        key = self.key
+        return int(key is not None and legacy_owner(self.conn, self.reviewer) == key)
 
     def claim(self, rationale: str = "") -> Recorded:
         """Take over this name's unsigned events (written before signing) with this key: a
@@ -220,7 +241,9 @@ class ReviewLog:
         if adjudicate:
             action = "adjudicate"
             # Whoever adjudicates at this database is one of its adjudicators.
-            trust_adjudicator(self.conn, self.reviewer, self.key, "adjudicated here")
+            trust_adjudicator(
+                self.conn, self.reviewer, self.identity.public_key, "adjudicated here"
+            )
         else:
             action = "confirm" if code == ref.value else "override"
         return self._decision(ref, action, code, rationale, reason)
@@ -396,6 +419,8 @@ class ReviewLog:
         supersedes: str | None = None,
     ) -> Recorded:
         event_uuid = str(uuidlib.uuid4())
+        identity = self.identity  # made now if this is the installation's first signed event
+        key = identity.public_key
         with transaction(self.conn):
             if supersedes is None and action in DECISION_ACTIONS:
                 previous = self.conn.execute(
@@ -404,7 +429,7 @@ class ReviewLog:
                           AND (e.key = ? OR (e.key IS NULL AND ? = 1))
                           AND e.action IN ({_in(DECISION_ACTIONS)})
                         ORDER BY e.key IS NULL, e.created_at DESC, e.uuid DESC LIMIT 1""",
-                    (target, self.reviewer, self.key, self._legacy()),
+                    (target, self.reviewer, key, self._legacy()),
                 ).fetchone()
                 supersedes = previous[0] if previous else None
             event = {
@@ -418,9 +443,9 @@ class ReviewLog:
                 "created_at": now_iso(),
                 "supersedes": supersedes,
                 "run": run,
-                "key": self.key,
+                "key": key,
             }
-            signature = self.identity.sign(event)
+            signature = identity.sign(event)
             self.conn.execute(
                 """INSERT INTO review_event
                    (uuid, target, judgment_id, report_id, reviewer, action, value, rationale,
@@ -439,13 +464,13 @@ class ReviewLog:
                     event["created_at"],
                     supersedes,
                     run,
-                    self.key,
+                    key,
                     signature,
                 ),
             )
             apply_event(self.conn, event_uuid, action, supersedes)
             # A claim changes whose events the name's unsigned ones are, wherever they are.
-            if note_identity(self.conn, self.reviewer, self.key) or action == "claim":
+            if note_identity(self.conn, self.reviewer, key) or action == "claim":
                 rebuild_state(self.conn)
             else:
                 refresh_target(self.conn, target)

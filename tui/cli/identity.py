@@ -32,11 +32,18 @@ def identity() -> None:
 @format_option("table", "json")
 def identity_show(reviewer: str | None, fmt: str) -> int:
     from reviewer.identity import key_id
-    from store.reviewlog.identity import identity_path, load_identity
+    from store.reviewlog.identity import existing_identity, identity_path
 
     name = reviewer_name(reviewer)
     path = identity_path()
-    public = load_identity(name, path).public_key
+    mine = existing_identity(name, path)
+    if mine is None:
+        if fmt == "json":
+            print(json.dumps({"reviewer": name, "key": None, "key_id": None}))
+        else:
+            print(f"{name}: no signing key yet ({path} is made by your first decision)")
+        return 0
+    public = mine.public_key
     if fmt == "json":
         print(json.dumps({"reviewer": name, "key": public, "key_id": key_id(public)}))
         return 0
@@ -63,7 +70,7 @@ def identity_claim(name: str, db: Path | None, rationale: str) -> int:
         raise click.UsageError(f"not a reviewer name: {name!r}")
     conn = open_db(db)
     log = ReviewLog(conn, name)
-    if legacy_owner(conn, name) == log.key:
+    if log.key is not None and legacy_owner(conn, name) == log.key:
         print(f"{label(name, log.key)} already holds {name}'s unsigned events")
         return 0
     unsigned = int(
@@ -82,7 +89,7 @@ def identity_claim(name: str, db: Path | None, rationale: str) -> int:
         )
         return 1
     print(
-        f"{label(name, log.key)} now holds {name}'s unsigned events ({unsigned:,} here); "
+        f"{label(name, owner)} now holds {name}'s unsigned events ({unsigned:,} here); "
         "the claim travels with your log"
     )
     return 0
