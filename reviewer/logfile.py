@@ -178,6 +178,10 @@ def read_events(lines: Iterable[str], file: str) -> Iterator[tuple[int, LogEvent
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(file, f"not JSON ({exc.msg})", line=number) from None
+        except RecursionError:  # the parser recurses once per level of nesting
+            raise InputError(
+                file, "arrays or objects nested too deep to read (an event is flat)", line=number
+            ) from None
         if not isinstance(data, dict):
             raise InputError(file, "expected one JSON object per line", line=number)
         try:
