@@ -566,3 +566,17 @@ def test_a_small_merge_updates_only_what_it_touches_and_equals_a_rebuild(
         assert state(small) == state(full)
         for conn in (a, b, small, full):
             conn.close()
+
+
+def test_log_export_to_dash_writes_standard_output_not_a_file(
+    pair: Pair, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["log", "export", "--db", str(pair.ana_path), "-o", "-"]) == 0
+    out = capsys.readouterr().out
+    assert out == log_text(pair.ana) and out.count("\n") > 0
+    assert not (tmp_path / "-").exists()
+    assert (
+        main(["log", "export", "--db", str(pair.ana_path), "-o", "-", "--format", "parquet"]) == 2
+    )
+    assert "give -o PATH" in capsys.readouterr().err

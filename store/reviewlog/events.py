@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid as uuidlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -178,6 +179,19 @@ class ReviewLog:
             identity if identity is None or identity.name == name else replace(identity, name=name)
         )
         self._key = None if self._identity is None else self._identity.public_key
+        self._at: str | None = None
+
+    @contextmanager
+    def stamped(self, at: str | None) -> Iterator[None]:
+        """Events written inside carry ``at``, when the reviewer acted, rather than when the
+        write happened (a decision queued behind another process's write lock keeps the
+        time of its keypress, so its place in the reviewer's own history is where they
+        made it)."""
+        self._at = at
+        try:
+            yield
+        finally:
+            self._at = None
 
     @property
     def identity(self) -> Identity:
@@ -440,7 +454,7 @@ class ReviewLog:
                 "value": value,
                 "rationale": rationale,
                 "reason": reason,
-                "created_at": now_iso(),
+                "created_at": self._at or now_iso(),
                 "supersedes": supersedes,
                 "run": run,
                 "key": key,

@@ -30,7 +30,11 @@ def log(db: Path | None) -> None:
 )
 @db_option
 @click.option(
-    "-o", "--output", type=click.Path(path_type=Path), default=None, help="file (default: stdout)"
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="file (default, or -: stdout)",
 )
 @click.option(
     "--format",
@@ -40,6 +44,10 @@ def log(db: Path | None) -> None:
     help="jsonl (default; re-merges) or parquet (needs -o)",
 )
 def log_export(db: Path | None, output: Path | None, fmt: str) -> int:
+    if output is not None and str(output) == "-":
+        if fmt == "parquet":
+            raise click.UsageError("--format parquet writes a file: give -o PATH, not -")
+        output = None  # "-" is standard output, as everywhere else
     conn = open_db(db)
     if fmt == "parquet":
         from store.exports.files import write_log_parquet
