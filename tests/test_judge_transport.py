@@ -169,3 +169,18 @@ def test_a_run_with_a_call_not_answered_is_incomplete_and_exits_non_zero(
     assert (code, status, errors) == (1, "incomplete", 1), (out, err)
     assert ": incomplete," in out and "complete," not in out.replace("incomplete,", "")
     assert "is incomplete: 1 judge errors" in err
+
+
+def test_one_reports_calls_run_concurrently_up_to_the_limit(drb_db: Path) -> None:
+    """A slow or rate-limited call must not hold back the report's other calls."""
+    inner = BenchJudge()
+
+    def slow(request: Request) -> Response:
+        response = inner(request)
+        response.delay = 0.3
+        return response
+
+    with serving(slow) as srv:
+        assert judge(drb_db, srv, "wide", "--no-cache", "--concurrency", "10") == 0
+    assert inner.count >= 3
+    assert srv.max_in_flight == min(10, inner.count)
