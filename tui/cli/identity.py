@@ -105,12 +105,13 @@ def identity_claim(name: str, db: Path | None, rationale: str) -> int:
 @db_option
 def identity_trust(who: str, db: Path | None) -> int:
     from reviewer.identity import key_id, label
+    from reviewer.textsafety import printable
     from store.reviewlog.events import rebuild_state, trust_adjudicator
     from store.scores.cache import rebuild_scores
 
     name, sep, short = who.rpartition("#")
     if not sep or not name or len(short) != 8:
-        raise click.UsageError(f"{who!r}: give an identity as name#keyid (8 hex digits)")
+        raise click.UsageError(f"{printable(who)}: give an identity as name#keyid (8 hex digits)")
     conn = open_db(db)
     keys = [
         str(key)
@@ -121,7 +122,7 @@ def identity_trust(who: str, db: Path | None) -> int:
         if key_id(str(key)) == short.lower()
     ]
     if len(keys) != 1:
-        print(f"gavel: no events here by {who} (see `gavel conflicts`)", file=sys.stderr)
+        print(f"gavel: no events here by {printable(who)} (see `gavel conflicts`)", file=sys.stderr)
         return 1
     if trust_adjudicator(conn, name, keys[0], "trusted by a person (gavel identity trust)"):
         rebuild_state(conn)
