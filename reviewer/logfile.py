@@ -174,14 +174,7 @@ def read_events(lines: Iterable[str], file: str) -> Iterator[tuple[int, LogEvent
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(file, f"not JSON ({exc.msg})", line=number) from None
-        except RecursionError:  # the parser recurses once per level of nesting
-            raise InputError(
-                file, "arrays or objects nested too deep to read (an event is flat)", line=number
-            ) from None
+        data = _json_line(line, file, number)
         if not isinstance(data, dict):
             raise InputError(file, "expected one JSON object per line", line=number)
         try:
@@ -196,3 +189,14 @@ def read_events(lines: Iterable[str], file: str) -> Iterator[tuple[int, LogEvent
             field = "supersedes" if "supersedes" in str(exc) else "target"
             raise InputError(file, str(exc), line=number, field=field) from None
         yield number, event
+
+
+def _json_line(line: str, file: str, number: int) -> object:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(file, f"not JSON ({exc.msg})", line=number) from None
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise InputError(
+            file, "arrays or objects nested too deep to read (an event is flat)", line=number
+        ) from None

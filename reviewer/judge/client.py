@@ -414,13 +414,8 @@ class ChatClient:
                     status in RETRYABLE_STATUS,
                     _retry_after(exc.response.headers),
                 )
-            except openai.APIConnectionError as exc:
-                cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
-                return _Failure(f"connection failed ({cause})", True)
-            except _transport_errors() as exc:
-                # The SDK wraps what fails while sending; a body that breaks while it is
-                # read (a chunked reply cut short, a reset) arrives as httpx's own error.
-                return _Failure(f"the reply broke off ({type(exc).__name__})", True)
+            except _connection_errors() as exc:
+                return _connection_failure(exc)
         if isinstance(body, _Failure):
             return body
         try:
@@ -453,11 +448,25 @@ class ChatClient:
         return base * (1 + self.config.jitter * self._rng.random())
 
 
+def _connection_failure(exc: Exception) -> _Failure:
+    """A retryable failure of the connection: while sending (the SDK wraps it), or while the
+    body is read (a chunked reply cut short, a reset: the HTTP library's own error)."""
+    if isinstance(exc, openai.APIConnectionError):
+        cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
+        return _Failure(f"connection failed ({cause})", True)
+    return _Failure(f"the reply broke off ({type(exc).__name__})", True)
+
+
 @lru_cache(maxsize=1)
-def _transport_errors() -> tuple[type[Exception], ...]:
-    """What the SDK's HTTP library raises when a connection or a body breaks: httpx's
-    errors, and those of httpx2, which newer openai releases are built on."""
-    found: list[type[Exception]] = [httpx.TransportError, httpx.DecodingError]
+def _connection_errors() -> tuple[type[Exception], ...]:
+    """What a broken connection raises: the SDK's wrapper (while sending), and what its HTTP
+    library raises when a body breaks while it is read: httpx's errors, and those of httpx2,
+    which newer openai releases are built on."""
+    found: list[type[Exception]] = [
+        openai.APIConnectionError,
+        httpx.TransportError,
+        httpx.DecodingError,
+    ]
     try:
         other = importlib.import_module("httpx2")
     except ImportError:

@@ -35,9 +35,43 @@ class DatabaseFileError(Exception):
         return EXIT_DAMAGED if self.damaged else EXIT_UNWRITABLE
 
 
-_DAMAGED = ("malformed", "not a database", "encrypted", "decode", "corrupt")
-_FULL = ("disk is full", "i/o error", "file too large")
-_READ_ONLY = ("readonly", "read-only")
+def _damaged(path: str | Path, detail: str) -> str:
+    return (
+        f"the database is damaged ({detail}); nothing was changed. Restore it from a backup "
+        f'(docs/backup.md), or check it with: sqlite3 {path} "PRAGMA integrity_check"'
+    )
+
+
+def _refused_write(path: str | Path, detail: str) -> str:
+    return (
+        f"the disk refused a write ({detail}: the disk is full or a file-size limit, ulimit -f, "
+        "was reached); the transaction was rolled back, nothing was acknowledged. Free space "
+        "or raise the limit, then try again"
+    )
+
+
+def _read_only(path: str | Path, detail: str) -> str:
+    return (
+        f"the database is read-only here ({detail}); nothing was changed. Commands that only "
+        "read work on it; to write, make the file and its folder writable by this user"
+    )
+
+
+def _unopenable(path: str | Path, detail: str) -> str:
+    return (
+        f"the database cannot be opened ({detail}). Check that the file exists, that you may "
+        "read it, and that you may write its folder (SQLite keeps its write-ahead log beside it)"
+    )
+
+
+_PROBLEMS = (
+    (("malformed", "not a database", "encrypted", "decode", "corrupt"), _damaged, True),
+    (("disk is full", "i/o error", "file too large"), _refused_write, False),
+    (("readonly", "read-only"), _read_only, False),
+    (("unable to open",), _unopenable, False),
+)
+"""What SQLite's message says about the file (first match wins), the words for it, and
+whether the file is damaged."""
 
 
 def database_problem(path: str | Path, exc: BaseException) -> DatabaseFileError | None:
@@ -46,44 +80,18 @@ def database_problem(path: str | Path, exc: BaseException) -> DatabaseFileError 
     if isinstance(exc, DatabaseFileError):
         return exc
     if isinstance(exc, UnicodeDecodeError):
-        detail = "text that is not UTF-8 where SQLite keeps its own records"
-    elif isinstance(exc, sqlite3.DatabaseError):
-        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
-    else:
-        return None
-    low = detail.lower()
-    if isinstance(exc, UnicodeDecodeError) or any(word in low for word in _DAMAGED):
         return DatabaseFileError(
             path,
-            f"the database is damaged ({detail}); nothing was changed. Restore it from a "
-            f'backup (docs/backup.md), or check it with: sqlite3 {path} "PRAGMA '
-            'integrity_check"',
+            _damaged(path, "text that is not UTF-8 where SQLite keeps its own records"),
             damaged=True,
         )
-    if any(word in low for word in _FULL):
-        return DatabaseFileError(
-            path,
-            f"the disk refused a write ({detail}: the disk is full or a file-size limit, "
-            "ulimit -f, was reached); the transaction was rolled back, nothing was "
-            "acknowledged. Free space or raise the limit, then try again",
-            damaged=False,
-        )
-    if any(word in low for word in _READ_ONLY):
-        return DatabaseFileError(
-            path,
-            f"the database is read-only here ({detail}); nothing was changed. Commands "
-            "that only read work on it; to write, make the file and its folder writable "
-            "by this user",
-            damaged=False,
-        )
-    if "unable to open" in low:
-        return DatabaseFileError(
-            path,
-            f"the database cannot be opened ({detail}). Check that the file exists, that "
-            "you may read it, and that you may write its folder (SQLite keeps its "
-            "write-ahead log beside it)",
-            damaged=False,
-        )
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return None
+    detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+    low = detail.lower()
+    for words, words_for, damaged in _PROBLEMS:
+        if any(word in low for word in words):
+            return DatabaseFileError(path, words_for(path, detail), damaged=damaged)
     return None
 
 

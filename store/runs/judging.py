@@ -842,10 +842,8 @@ def _execute(
         raise
     if stop.is_set() and status not in ("complete", "waiting"):
         status = "interrupted"
-    if status == "complete" and _all_calls_failed(client.usage, previous):
-        status = "failed"
-    elif status == "complete" and _not_all_judged(ctx):
-        status = "incomplete"
+    if status == "complete":
+        status = _completed_status(ctx, previous)
     usage = _finish(ctx, status)
     after = system_headlines(conn, framework)
     changes = [
@@ -853,6 +851,14 @@ def _execute(
         for (system, metric), value in sorted(after.items())
     ]
     return JudgeResult(run_id, status, usage, changes, framework, prepared.spec.prompt_version)
+
+
+def _completed_status(ctx: _Context, previous: RunUsage) -> str:
+    """What a run that went through every report is called: failed when no call was
+    answered, incomplete when some verdict or step failed, else complete."""
+    if _all_calls_failed(ctx.client.usage, previous):
+        return "failed"
+    return "incomplete" if _not_all_judged(ctx) else "complete"
 
 
 def _not_all_judged(ctx: _Context) -> bool:
