@@ -6,7 +6,9 @@ A database id means nothing in another database, so every event names what it is
 * ``s:<suite>/<report>/<kind>/<subject>`` — a subject: what a verdict is about in any judge run
   (decisions, flags, their undo/redo);
 * ``r:<suite>/<report>`` — a whole report (overall ratings);
-* ``p:<uuid>`` — a ground-truth proposal (propose, accept, reject).
+* ``p:<uuid>`` — a ground-truth proposal (propose, accept, reject);
+* ``i:<reviewer name>`` — a name itself: a ``claim`` by which a reviewer's key takes over the
+  name's unsigned events (written before signing; :mod:`store.reviewlog.events`).
 
 Logs written before decisions belonged to subjects name one run's judgment
 (``j:<suite>/<report>/<run>/<kind>/<subject>``); they are read as the subject, with the run kept
@@ -38,6 +40,7 @@ LogAction = Literal[
     "reject",
     "undo",
     "redo",
+    "claim",
 ]
 
 
@@ -51,9 +54,14 @@ class LogEvent(ReviewEvent):
     action: LogAction  # type: ignore[assignment, unused-ignore]
 
 
-TargetType = Literal["subject", "report", "proposal"]
+TargetType = Literal["subject", "report", "proposal", "identity"]
 
-TARGET_TYPES: dict[str, TargetType] = {"s": "subject", "r": "report", "p": "proposal"}
+TARGET_TYPES: dict[str, TargetType] = {
+    "s": "subject",
+    "r": "report",
+    "p": "proposal",
+    "i": "identity",
+}
 
 ACTION_TARGETS: dict[str, frozenset[TargetType]] = {
     **{action: frozenset({"subject"}) for action in (*DECISION_ACTIONS, "flag")},
@@ -63,6 +71,7 @@ ACTION_TARGETS: dict[str, frozenset[TargetType]] = {
     "reject": frozenset({"proposal"}),
     "undo": frozenset({"subject", "report"}),
     "redo": frozenset({"subject", "report"}),
+    "claim": frozenset({"identity"}),
 }
 """Which kind of subject each action can be about (a flag on a proposal is meaningless)."""
 
@@ -84,7 +93,7 @@ def parse_target(text: str) -> Target:
     prefix, sep, rest = text.partition(":")
     kind = TARGET_TYPES.get(prefix)
     if not sep or kind is None:
-        raise ValueError(f"target {text!r} does not start with s:, r: or p:")
+        raise ValueError(f"target {text!r} does not start with s:, r:, p: or i:")
     if kind == "subject":
         # The subject is last and may itself contain '/', so split only three times.
         parts = tuple(rest.split("/", 3))
@@ -104,6 +113,7 @@ _FORMS: dict[TargetType, str] = {
     "subject": "s:<suite>/<report>/<kind>/<subject>",
     "report": "r:<suite>/<report>",
     "proposal": "p:<uuid>",
+    "identity": "i:<reviewer name>",
 }
 
 
@@ -117,7 +127,22 @@ def check_event(event: ReviewEvent) -> Target:
         raise ValueError(
             f"a {event.action!r} event must name the event it reverses in 'supersedes'"
         )
+    if str(event.action) == "claim":  # a LogEvent's action
+        _check_claim(event, target)
     return target
+
+
+def _check_claim(event: ReviewEvent, target: Target) -> None:
+    """A claim is a signed act of the name's own reviewer, and reverses nothing itself."""
+    if event.key is None:
+        raise ValueError("a 'claim' event must be signed (it binds a name to a key)")
+    if target.parts[0] != event.reviewer:
+        raise ValueError(
+            f"a 'claim' by {event.reviewer!r} names {target.parts[0]!r}: a reviewer claims "
+            "only their own name"
+        )
+    if event.supersedes is not None or event.value is not None:
+        raise ValueError("a 'claim' event has no value and supersedes nothing")
 
 
 def normalized(data: dict[str, object]) -> dict[str, object]:
@@ -149,10 +174,7 @@ def read_events(lines: Iterable[str], file: str) -> Iterator[tuple[int, LogEvent
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(file, f"not JSON ({exc.msg})", line=number) from None
+        data = _json_line(line, file, number)
         if not isinstance(data, dict):
             raise InputError(file, "expected one JSON object per line", line=number)
         try:
@@ -167,3 +189,14 @@ def read_events(lines: Iterable[str], file: str) -> Iterator[tuple[int, LogEvent
             field = "supersedes" if "supersedes" in str(exc) else "target"
             raise InputError(file, str(exc), line=number, field=field) from None
         yield number, event
+
+
+def _json_line(line: str, file: str, number: int) -> object:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(file, f"not JSON ({exc.msg})", line=number) from None
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise InputError(
+            file, "arrays or objects nested too deep to read (an event is flat)", line=number
+        ) from None

@@ -192,6 +192,11 @@ class Reference(_Record):
     url: str | None = None
 
 
+MAX_CITATION = 1_000_000
+"""The largest reference index a claim may cite: far past any report's reference list, and
+well inside what every store and export holds."""
+
+
 class Claim(_Record):
     """A factual claim extracted from a report.
 
@@ -216,6 +221,16 @@ class Claim(_Record):
     def _ordered(cls, value: tuple[int, int] | None) -> tuple[int, int] | None:
         if value is not None and not 0 <= value[0] <= value[1]:
             raise ValueError("span must be [start, end] with 0 <= start <= end")
+        return value
+
+    @field_validator("citations")
+    @classmethod
+    def _reference_indices(cls, value: list[int] | None) -> list[int] | None:
+        for index in value or ():
+            if not 0 <= index <= MAX_CITATION:
+                raise ValueError(
+                    f"a citation is a reference index from 0 to {MAX_CITATION:,} (got {index})"
+                )
         return value
 
 

@@ -71,5 +71,8 @@ class MemoryHub:
                 for i, (_, event) in enumerate(self.events[after : after + limit], start=after)
             ]
 
+    def dense_after(self) -> int:
+        return 0
+
     def close(self) -> None:
         pass

@@ -231,3 +231,32 @@ def test_an_unknown_command_is_a_type_error() -> None:
     )
     assert status == 1
     assert 'Argument 1 to "submit" of "Backend" has incompatible type "object"' in out
+
+
+def test_a_decision_queued_behind_a_write_lock_keeps_its_keypress_time(
+    writer: Writer, decided: sqlite3.Connection, tmp_path: Path
+) -> None:
+    """The event's time stamp is when the reviewer pressed the key, not when the writer got
+    the lock: a reviewer's own history orders by it."""
+    import time
+    from datetime import datetime
+
+    s3 = judgment(decided, "t1-alpha", "s3-ins")
+    holder = sqlite3.connect(tmp_path / "gavel.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    pressed = Decide(s3, "1", "queued")
+    writer.backend.submit(pressed)
+    time.sleep(1.0)
+    released = datetime.now().astimezone()
+    holder.execute("COMMIT")
+    holder.close()
+    while True:
+        result = writer.results.get(timeout=30)
+        if result.waiting is None and result.command is pressed:
+            break
+    assert result.recorded is not None
+    stamp = decided.execute(
+        "SELECT created_at FROM review_event WHERE uuid = ?", (result.recorded.uuid,)
+    ).fetchone()[0]
+    assert stamp == pressed.at
+    assert datetime.fromisoformat(stamp) < released  # not the time it was stored

@@ -23,7 +23,7 @@ from store.exports.files import (
     write_export,
 )
 from store.imports.from_path import build_demo
-from store.reviewlog.events import ReviewLog
+from store.reviewlog.events import ReviewLog, trust_adjudicator, trusted_adjudicators
 from store.reviews.merge import merge_events, write_log
 from store.reviews.proposals import accept, propose
 from store.scores.cache import update_scores
@@ -105,6 +105,8 @@ def test_two_databases_built_the_same_way_export_the_same_bytes(
     # The second database: the sample data imported from scratch, then the first one's log.
     other = connect(tmp_path / "other.db")
     build_demo(other, sample_data_dir())
+    for name, key in trusted_adjudicators(reviewed):  # the same team's adjudicators
+        trust_adjudicator(other, name, key, "the team")
     log = io.StringIO()
     write_log(reviewed, log)
     merge_events(other, read_events(io.StringIO(log.getvalue()), "log"), "log")

@@ -19,7 +19,7 @@ from store.exports.files import write_export, write_parquet
 from store.exports.gold import gold_records, gold_summary
 from store.imports.loader import import_bundle
 from store.reviewlog.conflicts import adjudicate
-from store.reviewlog.events import ReviewLog
+from store.reviewlog.events import ReviewLog, trust_adjudicator, trusted_adjudicators
 from store.reviews.merge import merge_events, write_log
 from store.runs.records import create_run, finish_run, write_outcome
 from store.scores.cache import rebuild_scores
@@ -138,6 +138,8 @@ def test_two_databases_with_the_same_decisions_export_the_same_gold(
     other = connect(tmp_path / "other.db")
     import_bundle(other, tiny_bundle(), "h")
     rebuild_scores(other)
+    for name, key in trusted_adjudicators(labelled):  # the same team's adjudicators
+        trust_adjudicator(other, name, key, "the team")
     log = io.StringIO()
     write_log(labelled, log)
     merge_events(other, read_events(io.StringIO(log.getvalue()), "log"), "log")

@@ -31,7 +31,7 @@ from reviewer.models import JudgeRun, Judgment
 from reviewer.registry import get_kind
 from store.db.connection import connect
 from store.imports.loader import import_bundle
-from store.reviewlog.events import ReviewLog, rebuild_state
+from store.reviewlog.events import ReviewLog, rebuild_state, trust_adjudicator
 from store.reviews.merge import merge_events, write_log
 from store.runs.records import create_run, finish_run, set_active, write_outcome
 from store.scores.cache import cached, compute_all, rebuild_scores, update_scores
@@ -222,6 +222,8 @@ def test_decisions_are_about_subjects_in_any_history(template: Path, steps: list
         for name in ("a", "b"):
             shutil.copy(template, folder / f"{name}.db")
             dbs.append(connect(folder / f"{name}.db"))
+            for reviewer in REVIEWERS:  # one team: both hold the same adjudicators
+                trust_adjudicator(dbs[-1], reviewer, ReviewLog(dbs[-1], reviewer).key, "team")
         runs: list[list[str]] = [[], []]
         for step in steps:
             if step[0] == "sync":

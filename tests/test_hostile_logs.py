@@ -42,7 +42,7 @@ from reviewer.logfile import LogEvent, event_line, read_events
 from store.db.connection import connect
 from store.exports.files import write_export
 from store.imports.loader import import_bundle
-from store.reviewlog.events import _live, _standing
+from store.reviewlog.events import _live, _standing, trust_adjudicator
 from store.reviews.merge import merge_events
 from store.reviews.proposals import propose
 from store.scores.cache import rebuild_scores
@@ -371,6 +371,8 @@ def test_an_adjudication_dated_9999_does_not_overrule_another_adjudicator(
     codes = SUBJECTS[target]
     for made in copies(template):
         conn = made.new()
+        for adjudicator in (BEN, MALLORY):  # both held as adjudicators: only the clock differs
+            trust_adjudicator(conn, adjudicator.name, adjudicator.public_key, "test")
         merge(
             conn,
             text(

@@ -380,3 +380,142 @@ def test_the_hub_bench_runs_in_a_scratch_schema_it_drops(
             "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'gavel_bench_%'"
         ).fetchall()
     assert left == []
+
+
+# -- ids the server alone assigns (a hostile insert cannot cut clients off) -----------------------
+
+
+def _reviewer_role(hub_url: str) -> str:
+    """A login role with only what `gavel hub init --grant` gives; its URL."""
+    import uuid
+
+    import psycopg
+
+    role = f"reviewer_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(hub_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT CONNECT ON DATABASE {hub_url.rsplit('/', 1)[1]} TO {role}")
+    hub = PgHub(hub_url)
+    hub.init(grant=role)
+    hub.close()
+    return hub_url.replace("://gavel@", f"://{role}@")
+
+
+def _junk(uuid: str) -> dict[str, object]:
+    return {
+        "uuid": uuid,
+        "target": "s:x/y/claim/k",
+        "reviewer": "mallory",
+        "action": "confirm",
+        "rationale": "",
+        "created_at": "2026-11-20T10:00:00+00:00",
+    }
+
+
+def test_a_reviewer_role_cannot_choose_an_event_id_nor_cut_other_clients_off(
+    team: list[Reviewer], hub_url: str
+) -> None:
+    import psycopg
+
+    ana, ben, _ = team
+    c1, c2 = claims(ana.conn, 2)
+    role_url = _reviewer_role(hub_url)
+    ana.decide(c1, "incorrect")
+    sync(ana.conn, PgHub(role_url))
+    hostile = _junk("h" * 32)
+    columns = ", ".join(["id", *hostile])
+    with psycopg.connect(role_url, autocommit=True) as conn:
+        for overriding in ("OVERRIDING SYSTEM VALUE", ""):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(
+                    f"INSERT INTO {HUB_SCHEMA}.event ({columns}) {overriding} VALUES "
+                    f"(9000000000000000000, {', '.join(['%s'] * len(hostile))})",
+                    list(hostile.values()),
+                )
+        for statement in (
+            f"UPDATE {HUB_SCHEMA}.event SET id = 5",
+            f"DELETE FROM {HUB_SCHEMA}.event",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(statement)
+        # What the role may insert is numbered by the server, next in line, and quarantined.
+        junk = _junk("j" * 32)
+        conn.execute(
+            f"INSERT INTO {HUB_SCHEMA}.event ({', '.join(junk)}) VALUES "
+            f"({', '.join(['%s'] * len(junk))})",
+            list(junk.values()),
+        )
+        ids = [r[0] for r in conn.execute(f"SELECT id FROM {HUB_SCHEMA}.event ORDER BY id")]
+    assert ids == [1, 2]
+    ben_hub = PgHub(role_url)
+    first = sync(ben.conn, ben_hub)
+    assert (first.merged, first.quarantined, first.gap) == (1, 1, None)
+    ana.decide(c2, "incorrect")  # after the hostile attempts: still reaches ben
+    sync(ana.conn, PgHub(role_url))
+    later = sync(ben.conn, ben_hub)
+    assert (later.merged, later.gap) == (1, None)
+    assert ben.decision(c2) == ("incorrect", "single")
+    ben_hub.close()
+
+
+def test_a_jump_in_hub_ids_stops_every_cursor_before_it_and_is_reported(
+    team: list[Reviewer], hub_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import psycopg
+
+    ana, ben, _ = team
+    c1, c2 = claims(ana.conn, 2)
+    ana.decide(c1, "incorrect")
+    hub = PgHub(hub_url)
+    sync(ana.conn, hub)
+    with psycopg.connect(hub_url, autocommit=True) as conn:  # the owner goes around the server
+        conn.execute(f"ALTER TABLE {HUB_SCHEMA}.event DISABLE TRIGGER event_number")
+        hostile = _junk("h" * 32)
+        conn.execute(
+            f"INSERT INTO {HUB_SCHEMA}.event (id, {', '.join(hostile)}) VALUES "
+            f"(9000000000000000000, {', '.join(['%s'] * len(hostile))})",
+            list(hostile.values()),
+        )
+        conn.execute(f"ALTER TABLE {HUB_SCHEMA}.event ENABLE TRIGGER event_number")
+    ana.decide(c2, "incorrect")
+    sync(ana.conn, hub)  # numbered after the jump
+    result = sync(ben.conn, hub)
+    assert result.gap == (1, 9000000000000000000)
+    assert (result.pulled, result.merged, result.quarantined) == (1, 1, 0)
+    cursor = ben.conn.execute("SELECT pulled_id FROM hub_sync").fetchone()[0]
+    assert cursor == 1  # never past an id it did not read in order
+    assert ben.decision(c2) is None  # after the jump: not merged
+    assert main(["--db", str(ben.path), "sync", hub_url]) == 4
+    err = capsys.readouterr().err
+    assert "ids jump from 1 to 9,000,000,000,000,000,000" in err
+    assert main(["--db", str(ben.path), "hub", "status", hub_url]) == 4
+    assert "ids jump from 1 to 9,000,000,000,000,000,000" in capsys.readouterr().err
+    assert PgHub(hub_url).stats().gap == (1, 9000000000000000000)
+    hub.close()
+
+
+def test_a_version_1_hub_is_refused_until_init_upgrades_it_and_old_cursors_restart(
+    team: list[Reviewer], hub_url: str
+) -> None:
+    import psycopg
+
+    ana, ben, _ = team
+    (c1,) = claims(ana.conn, 1)
+    ana.decide(c1, "incorrect")
+    hub = PgHub(hub_url)
+    sync(ana.conn, hub)
+    sync(ben.conn, hub)
+    hub.close()
+    with psycopg.connect(hub_url, autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {HUB_SCHEMA}.meta DISABLE TRIGGER meta_append_only")
+        conn.execute(f"UPDATE {HUB_SCHEMA}.meta SET value = '1' WHERE key = 'schema_version'")
+        conn.execute(f"ALTER TABLE {HUB_SCHEMA}.meta ENABLE TRIGGER meta_append_only")
+    with pytest.raises(HubRefused, match="hub init URL"):
+        sync(ben.conn, PgHub(hub_url))
+    PgHub(hub_url).init()
+    # A cursor kept by a Gavel that trusted client-chosen ids may have jumped: pull again.
+    ben.conn.execute("ALTER TABLE hub_sync DROP COLUMN ordered")
+    ben.conn.execute("UPDATE hub_sync SET pulled_id = 9000000000000000000")
+    result = sync(ben.conn, PgHub(hub_url))
+    assert (result.pulled, result.merged, result.gap) == (1, 0, None)
+    assert ben.conn.execute("SELECT pulled_id, ordered FROM hub_sync").fetchone() == (1, 1)

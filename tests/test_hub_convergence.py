@@ -10,6 +10,7 @@ afterwards and pulls the whole log.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import random
 import shutil
@@ -20,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from reviewer.identity import Identity, new_secret
+from reviewer.identity import Identity
 from reviewer.registry import get_kind
 from store.db.connection import connect
 from store.exports.files import write_export
 from store.hub.server import HubOffline, PgHub
 from store.hub.sync import pending_count, sync
 from store.reviewlog.conflicts import conflicts
-from store.reviewlog.events import ReviewError, ReviewLog, rebuild_state
+from store.reviewlog.events import ReviewError, ReviewLog, rebuild_state, trust_adjudicator
 from store.scores.cache import rebuild_scores, update_scores
 from store.sqlite.tx import transaction
 from tests.pg import PgServer, start_server
@@ -63,6 +64,19 @@ def until(condition: Callable[[], bool], timeout: float = 120.0) -> None:
         time.sleep(0.02)
 
 
+def team_identity(name: str) -> Identity:
+    """A team member's identity, the same in every thread (its key is made from the name)."""
+    return Identity(name, hashlib.sha256(name.encode()).digest())
+
+
+def team_database(path: Path, names: list[str]) -> None:
+    """One team: every database holds the same adjudicators."""
+    conn = connect(path)
+    for name in names:
+        trust_adjudicator(conn, name, team_identity(name).public_key, "the team")
+    conn.close()
+
+
 def writer(
     path: Path,
     name: str,
@@ -74,7 +88,7 @@ def writer(
     """One reviewer deciding, undoing, flagging and adjudicating on their own database."""
     rng = random.Random(seed)
     conn = connect(path)
-    log = ReviewLog(conn, name, Identity(name, new_secret()))
+    log = ReviewLog(conn, name, team_identity(name))
     try:
         for _ in range(STEPS):
             judgment = rng.choice(pool)
@@ -150,6 +164,7 @@ def test_three_databases_one_hub_converge_through_a_hub_restart(
     paths = [tmp_path / f"{name}.db" for name in names]
     for path in paths:
         shutil.copy(sample_db_template, path)
+        team_database(path, names)
     probe = connect(paths[0])
     # A small shared pool of subjects, so the three overlap, disagree and undo on the same ones.
     pool = [
@@ -227,6 +242,7 @@ def test_three_databases_one_hub_converge_through_a_hub_restart(
     # A fourth database joining now pulls everything and agrees.
     late = tmp_path / "dee.db"
     shutil.copy(sample_db_template, late)
+    team_database(late, names)
     late_conn = connect(late)
     result = sync(late_conn, hub)
     assert result.merged == len(everything)

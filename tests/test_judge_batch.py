@@ -255,8 +255,9 @@ def test_failed_and_expired_items_are_asked_again_and_refused_ones_become_judge_
             "r",
             "--batch",
         )
-        == 0
+        == 1  # judge errors: the run is incomplete, never "complete"
     )
+    assert run_state(sample_db, "r")["status"] == "incomplete"
     conn = sqlite3.connect(sample_db)
     errors = conn.execute(
         "SELECT count(*) FROM judgment j JOIN judge_run r ON r.id = j.run_id "

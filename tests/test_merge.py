@@ -21,12 +21,13 @@ from hypothesis import strategies as st
 
 from reviewer.adjudication import SIDES_MARKER
 from reviewer.errors import InputError
+from reviewer.identity import key_id
 from reviewer.logfile import LogEvent, read_events
 from reviewer.registry import get_kind
 from store.db.connection import connect
 from store.imports.loader import import_bundle
 from store.reviewlog.conflicts import adjudicate, conflicts, standing_decisions
-from store.reviewlog.events import ReviewLog
+from store.reviewlog.events import ReviewLog, trust_adjudicator
 from store.reviews.merge import MergeResult, log_events, merge_events, merge_path, write_log
 from store.reviews.proposals import accept, proposals, propose, reject
 from store.scores.cache import rebuild_scores, update_scores
@@ -264,8 +265,15 @@ def test_conflicts_list_both_sides_and_adjudication_records_them(
     ).fetchone()
     assert status == ("adjudicated", "incorrect")
     assert {c.judgment_id for c in conflicts(pair.ana)} == {pair.r8}
-    # The adjudication travels: merged into ben's database it resolves the conflict there too.
+    # The adjudication travels: merged into ben's database it is one more side until ben's
+    # database holds cleo as an adjudicator; then it resolves the conflict there too.
     merge_text(pair.ben, log_text(pair.ana))
+    status = pair.ben.execute(
+        "SELECT status, value FROM decision WHERE subject_id = " + SUBJECT_OF, (pair.t5,)
+    ).fetchone()
+    assert status == ("conflict", None)
+    cleo = ReviewLog(pair.ana, "cleo").key
+    assert main(["identity", "trust", f"cleo#{key_id(cleo)}", "--db", str(pair.ben_path)]) == 0
     assert state(pair.ben) == state(pair.ana)
     # And through the command line (the adjudicator's value is checked against the scale).
     assert (
@@ -442,6 +450,13 @@ def apply(conn: sqlite3.Connection, op: Op) -> None:
                 reject(conn, reviewer, chosen)
 
 
+def _team_adjudicators(conn: sqlite3.Connection) -> None:
+    """One team: every database holds the same adjudicators (the premise under which two
+    databases resolve the same log alike)."""
+    for name in REVIEWERS:
+        trust_adjudicator(conn, name, ReviewLog(conn, name).key, "the team")
+
+
 def _copy(template: Path, folder: Path, name: str) -> sqlite3.Connection:
     path = folder / f"{name}.db"
     shutil.copy(template, path)
@@ -456,6 +471,8 @@ def test_merge_order_and_repetition_do_not_matter(tiny_template: Path, sequence:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         a, b = _copy(tiny_template, folder, "a"), _copy(tiny_template, folder, "b")
+        for conn in (a, b):
+            _team_adjudicators(conn)
         for op in sequence:
             if op[2] == "sync":  # one reviewer merges the other's log so far
                 source, target = (a, b) if op[0] == 0 else (b, a)
@@ -466,6 +483,8 @@ def test_merge_order_and_repetition_do_not_matter(tiny_template: Path, sequence:
         rebuild_scores(b)
         log_a, log_b = log_text(a), log_text(b)
         ab, ba, twice = (_copy(tiny_template, folder, n) for n in ("ab", "ba", "twice"))
+        for conn in (ab, ba, twice):
+            _team_adjudicators(conn)
         merge_text(ab, log_a)
         merge_text(ab, log_b)
         merge_text(ba, log_b)
@@ -526,6 +545,8 @@ def test_a_small_merge_updates_only_what_it_touches_and_equals_a_rebuild(
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         a, b = _copy(tiny_template, folder, "a"), _copy(tiny_template, folder, "b")
+        for conn in (a, b):
+            _team_adjudicators(conn)
         for op in sequence:
             if op[2] == "sync":
                 source, target = (a, b) if op[0] == 0 else (b, a)
@@ -545,3 +566,17 @@ def test_a_small_merge_updates_only_what_it_touches_and_equals_a_rebuild(
         assert state(small) == state(full)
         for conn in (a, b, small, full):
             conn.close()
+
+
+def test_log_export_to_dash_writes_standard_output_not_a_file(
+    pair: Pair, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["log", "export", "--db", str(pair.ana_path), "-o", "-"]) == 0
+    out = capsys.readouterr().out
+    assert out == log_text(pair.ana) and out.count("\n") > 0
+    assert not (tmp_path / "-").exists()
+    assert (
+        main(["log", "export", "--db", str(pair.ana_path), "-o", "-", "--format", "parquet"]) == 2
+    )
+    assert "give -o PATH" in capsys.readouterr().err

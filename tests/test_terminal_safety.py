@@ -57,6 +57,7 @@ INVOCATIONS: dict[str, list[list[str]]] = {
         ["conflicts", "--format", "json"],
     ],
     "adjudicate": [["adjudicate", "{conflict}", "incorrect", "--rationale", HOSTILE]],
+    "identity": [["identity", "show"], ["identity", "trust", HOSTILE + "#00000000"]],
     "export": [
         ["export", kind, *fmt]
         for kind in ("gold", "verdicts", "scores", "gt-expansions")

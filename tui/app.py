@@ -359,9 +359,11 @@ class GavelApp(App[None]):
     @work(thread=True, exclusive=True, group="undo", exit_on_error=False)
     def _find_undoable(self) -> None:
         from store.reviewlog.events import latest_undoable
-        from store.reviewlog.identity import load_identity
+        from store.reviewlog.identity import existing_identity
 
-        key = load_identity(self.config.reviewer).public_key
+        # Reading makes no key: without one there is nothing of this installation's to undo.
+        mine = existing_identity(self.config.reviewer)
+        key = None if mine is None else mine.public_key
         found = latest_undoable(self.backend.reader(), self.config.reviewer, key)
         self.call_from_thread(self._ask_undo, found)
 

@@ -88,7 +88,19 @@ def load_config(path: Path | None = None, reviewer: str | None = None) -> Config
     try:
         return Config.model_validate(settings)
     except ValidationError as exc:
-        raise ConfigError(f"{file}: {_describe(exc)}") from None
+        raise ConfigError(f"{_blamed(exc, file, reviewer, data)}: {_describe(exc)}") from None
+
+
+def _blamed(exc: ValidationError, file: Path, reviewer: str | None, data: dict[str, object]) -> str:
+    """Where the bad setting came from: a reviewer name given on the command line or taken
+    from the environment is not the config file's fault."""
+    if not all(error["loc"][:1] == ("reviewer",) for error in exc.errors()):
+        return str(file)
+    if reviewer:
+        return "--reviewer"
+    if "reviewer" not in data:
+        return "the default reviewer name ($GAVEL_REVIEWER, else the login name)"
+    return str(file)
 
 
 def _describe(exc: ValidationError) -> str:

@@ -146,6 +146,10 @@ class HubSyncer:
             return HubSynced(self._local(conn, hub, "error", f"local database: {exc}"), None)
         except Exception as exc:  # a bug must not end the syncing for the session
             return HubSynced(self._local(conn, hub, "error", f"{type(exc).__name__}: {exc}"), None)
+        if result.gap is not None:
+            from store.hub.sync import gap_message
+
+            return HubSynced(self._local(conn, hub, "error", gap_message(result.gap)), result)
         state = HubState(
             "synced" if result.pending == 0 else "pending",
             result.hub,

@@ -16,10 +16,11 @@ the rare line that has one.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -40,11 +41,43 @@ def field_path(error: ValidationError) -> tuple[str, str]:
     return loc, message
 
 
+MAX_LINE_CHARS = 64_000_000
+"""The longest line (one record) a reader takes, unless ``$GAVEL_MAX_LINE_CHARS`` says
+otherwise: a report of 40,000 words is about 300,000 characters, and a line of hundreds of
+millions would be read, parsed and validated whole (gigabytes of memory) before anything could
+say it is wrong."""
+
+
+def max_line_chars() -> int:
+    try:
+        return max(1, int(os.environ.get("GAVEL_MAX_LINE_CHARS") or MAX_LINE_CHARS))
+    except ValueError:
+        return MAX_LINE_CHARS
+
+
+def numbered_lines(handle: TextIO, path: Path) -> Iterator[tuple[int, str]]:
+    """Every line with its 1-based number, none longer than :func:`max_line_chars`: reading
+    stops at the limit, so an oversized line costs no more memory than the limit."""
+    limit = max_line_chars()
+    number = 0
+    while line := handle.readline(limit + 1):
+        number += 1
+        if len(line) > limit and not line.endswith("\n"):
+            raise InputError(
+                path,
+                f"a line longer than {limit:,} characters: one record that large is refused "
+                "(a report of 40,000 words is about 300,000); if the file is right, raise the "
+                "limit with $GAVEL_MAX_LINE_CHARS",
+                line=number,
+            )
+        yield number, line
+
+
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     """Non-blank lines with their 1-based numbers; a file that is not UTF-8 is an InputError."""
     try:
         with path.open("r", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
+            for number, line in numbered_lines(handle, path):
                 if line and not line.isspace():  # (not strip(): that copies every line)
                     yield number, line
     except UnicodeDecodeError as exc:
@@ -299,7 +332,7 @@ def line_chunks(path: Path, chunk: int = 2000) -> Iterator[tuple[list[int], list
     size = 0
     try:
         with path.open("r", encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
+            for number, line in numbered_lines(handle, path):
                 if not line or line.isspace():
                     continue
                 numbers.append(number)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import importlib
 import json
 import logging
 import os
@@ -32,9 +33,11 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
 import openai
 from pydantic import BaseModel, ValidationError
 
@@ -411,9 +414,8 @@ class ChatClient:
                     status in RETRYABLE_STATUS,
                     _retry_after(exc.response.headers),
                 )
-            except openai.APIConnectionError as exc:
-                cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
-                return _Failure(f"connection failed ({cause})", True)
+            except _connection_errors() as exc:
+                return _connection_failure(exc)
         if isinstance(body, _Failure):
             return body
         try:
@@ -444,6 +446,36 @@ class ChatClient:
             return min(max(retry_after, 0.0), self.config.retry_after_max)
         base = min(self.config.backoff_max, self.config.backoff_base * 2.0**attempt)
         return base * (1 + self.config.jitter * self._rng.random())
+
+
+def _connection_failure(exc: Exception) -> _Failure:
+    """A retryable failure of the connection: while sending (the SDK wraps it), or while the
+    body is read (a chunked reply cut short, a reset: the HTTP library's own error)."""
+    if isinstance(exc, openai.APIConnectionError):
+        cause = type(exc.__cause__).__name__ if exc.__cause__ else type(exc).__name__
+        return _Failure(f"connection failed ({cause})", True)
+    return _Failure(f"the reply broke off ({type(exc).__name__})", True)
+
+
+@lru_cache(maxsize=1)
+def _connection_errors() -> tuple[type[Exception], ...]:
+    """What a broken connection raises: the SDK's wrapper (while sending), and what its HTTP
+    library raises when a body breaks while it is read: httpx's errors, and those of httpx2,
+    which newer openai releases are built on."""
+    found: list[type[Exception]] = [
+        openai.APIConnectionError,
+        httpx.TransportError,
+        httpx.DecodingError,
+    ]
+    try:
+        other = importlib.import_module("httpx2")
+    except ImportError:
+        return tuple(found)
+    for name in ("TransportError", "DecodingError"):
+        error = getattr(other, name, None)
+        if isinstance(error, type) and issubclass(error, Exception):
+            found.append(error)
+    return tuple(found)
 
 
 def describe_error(exc: Exception) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TypeAlias
 
+from store.sqlite.tx import now_iso
+
 if TYPE_CHECKING:
     import sqlite3
 
@@ -34,6 +36,9 @@ class Decide:
     value: str
     rationale: str = ""
     reason: str | None = None
+    at: str = field(default_factory=now_iso)
+    """When the reviewer acted (the keypress): the event's time stamp, however long the
+    command waits in the queue for the write lock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,9 @@ class Adjudicate:
     value: str
     rationale: str = ""
     reason: str | None = None
+    at: str = field(default_factory=now_iso)
+    """When the reviewer acted (the keypress): the event's time stamp, however long the
+    command waits in the queue for the write lock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +66,9 @@ class Confirm:
     only_if_undecided: bool = False
     """Refused where this reviewer already decided the subject (the enter key must never
     replace an override)."""
+    at: str = field(default_factory=now_iso)
+    """When the reviewer acted (the keypress): the event's time stamp, however long the
+    command waits in the queue for the write lock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +79,9 @@ class Flag:
     judgment_id: int
     on: bool = True
     note: str = ""
+    at: str = field(default_factory=now_iso)
+    """When the reviewer acted (the keypress): the event's time stamp, however long the
+    command waits in the queue for the write lock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +92,9 @@ class Rate:
     report_id: int
     value: str
     rationale: str = ""
+    at: str = field(default_factory=now_iso)
+    """When the reviewer acted (the keypress): the event's time stamp, however long the
+    command waits in the queue for the write lock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +103,9 @@ class Undo:
 
     label: ClassVar[str] = "undo"
     report_id: int | None = None
+    at: str = field(default_factory=now_iso)
+    """When the reviewer acted (the keypress): the event's time stamp, however long the
+    command waits in the queue for the write lock."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +114,9 @@ class Redo:
 
     label: ClassVar[str] = "redo"
     report_id: int | None = None
+    at: str = field(default_factory=now_iso)
+    """When the reviewer acted (the keypress): the event's time stamp, however long the
+    command waits in the queue for the write lock."""
 
 
 # -- ground-truth expansions: a proposal, or a decision on one that rescores its task ---------

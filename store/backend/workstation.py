@@ -338,7 +338,13 @@ class Backend:
 
 
 def _record(log: ReviewLog, command: LogCommand) -> Recorded | None:
-    """Write the review-log event of a decision; None where undo or redo found nothing."""
+    """Write the review-log event of a decision, stamped when the reviewer acted; None
+    where undo or redo found nothing."""
+    with log.stamped(command.at):
+        return _write_event(log, command)
+
+
+def _write_event(log: ReviewLog, command: LogCommand) -> Recorded | None:
     match command:
         case Decide():
             return log.decide(command.judgment_id, command.value, command.rationale, command.reason)

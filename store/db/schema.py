@@ -456,6 +456,72 @@ def _first(conn: sqlite3.Connection) -> None:
         conn.execute(search_index_sql(table))
 
 
+def _general_actions(conn: sqlite3.Connection) -> None:
+    """The review log's table with its action checked for form, not against a list: which
+    actions exist is the event model's to say (:mod:`reviewer.logfile`), so a new kind of
+    event (a claim of a name, an assignment) needs no copy of the whole log. SQLite cannot
+    change a CHECK in place; the table is copied once, in log order, with its indexes and
+    append-only triggers."""
+    conn.execute(
+        """CREATE TABLE review_event_general (
+            seq INTEGER PRIMARY KEY,
+            uuid TEXT NOT NULL UNIQUE,
+            target TEXT NOT NULL,
+            judgment_id INTEGER REFERENCES judgment(id),
+            report_id INTEGER REFERENCES report(id),
+            reviewer TEXT NOT NULL,
+            action TEXT NOT NULL CHECK (length(action) BETWEEN 1 AND 32
+                AND action NOT GLOB '*[^a-z_-]*'),
+            value TEXT,
+            rationale TEXT NOT NULL,
+            reason TEXT,
+            created_at TEXT NOT NULL,
+            supersedes TEXT,
+            run TEXT,
+            key TEXT,
+            sig TEXT
+        ) STRICT"""
+    )
+    conn.execute(
+        """INSERT INTO review_event_general (seq, uuid, target, judgment_id, report_id,
+               reviewer, action, value, rationale, reason, created_at, supersedes, run, key, sig)
+           SELECT seq, uuid, target, judgment_id, report_id, reviewer, action, value,
+               rationale, reason, created_at, supersedes, run, key, sig
+           FROM review_event ORDER BY seq"""
+    )
+    conn.execute("DROP TABLE review_event")
+    conn.execute("ALTER TABLE review_event_general RENAME TO review_event")
+    for statement in (
+        "CREATE INDEX review_event_reviewer ON review_event(reviewer, seq)",
+        "CREATE INDEX review_event_judgment ON review_event(judgment_id, seq)",
+        "CREATE INDEX review_event_report ON review_event(report_id, seq)",
+        "CREATE INDEX review_event_supersedes ON review_event(supersedes)",
+        "CREATE INDEX review_event_target ON review_event(target, seq)",
+        """CREATE TRIGGER review_event_no_update BEFORE UPDATE ON review_event
+           BEGIN SELECT RAISE(ABORT, 'the review log is append-only'); END""",
+        """CREATE TRIGGER review_event_no_delete BEFORE DELETE ON review_event
+           BEGIN SELECT RAISE(ABORT, 'the review log is append-only'); END""",
+    ):
+        conn.execute(statement)
+    # The keys whose adjudications rule here (store.reviewlog.events.rulings): those that
+    # already adjudicated in this database keep doing so.
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS adjudicator_key (
+            name TEXT NOT NULL,
+            key TEXT NOT NULL,
+            added_at TEXT NOT NULL,
+            how TEXT NOT NULL,
+            PRIMARY KEY (name, key)
+        ) STRICT, WITHOUT ROWID"""
+    )
+    conn.execute(
+        """INSERT OR IGNORE INTO adjudicator_key
+           SELECT reviewer, key, strftime('%Y-%m-%dT%H:%M:%fZ'), 'adjudicated before keys were'
+               || ' trusted' FROM review_event
+           WHERE action = 'adjudicate' AND key IS NOT NULL ORDER BY seq"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _first,  # 1: inputs, review log, derived tables, search indexes
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
@@ -497,6 +563,7 @@ MIGRATIONS: list[Migration] = [
         """CREATE INDEX judgment_scoring ON judgment(current, report_id, kind, subtask_id,
             claim_cited, value, criterion_id, claim_id, ref_idx, key, error, subject_id)""",
     ],
+    _general_actions,  # 7: actions checked for form (a claim, ...); trusted adjudicators
 ]
 
 _DERIVED_UNCHANGED = {2, 3, 4}
@@ -528,10 +595,15 @@ def migrate(conn: sqlite3.Connection) -> int:
                 for statement in step:
                     conn.execute(statement)
             if version > 0 and version not in _DERIVED_UNCHANGED:
-                _rebuild_derived(conn, scores=version == SCHEMA_VERSION - 1)
+                _rebuild_derived(conn, scores=_last_rebuild(version))
             conn.execute(f"PRAGMA user_version = {version + 1}")
         applied += 1
     return applied
+
+
+def _last_rebuild(version: int) -> bool:
+    """Whether no later migration rebuilds derived state (this one then computes scores)."""
+    return all(later in _DERIVED_UNCHANGED for later in range(version + 1, SCHEMA_VERSION))
 
 
 def _rebuild_derived(conn: sqlite3.Connection, *, scores: bool) -> None:
@@ -539,10 +611,10 @@ def _rebuild_derived(conn: sqlite3.Connection, *, scores: bool) -> None:
     each version committed is consistent (a later migration reads them: the suspicion flags
     read which verdicts are in force).
 
-    Scores only by the last migration: the code that computes them reads today's tables. An
-    earlier one marks them behind, so that an upgrade stopped half-way — or one whose last
-    step keeps derived tables — rebuilds them on the next open (:func:`store.scores.cache
-    .ensure_scores`), whichever release opens it."""
+    Scores only by the last migration that rebuilds: the code that computes them reads
+    today's tables. An earlier one marks them behind, so that an upgrade stopped half-way —
+    or one whose last step keeps derived tables — rebuilds them on the next open
+    (:func:`store.scores.cache.ensure_scores`), whichever release opens it."""
     if (
         conn.execute("SELECT 1 FROM judgment LIMIT 1").fetchone() is None
         and conn.execute("SELECT 1 FROM review_event LIMIT 1").fetchone() is None

@@ -20,10 +20,14 @@ with other things:
 
 Append-only is enforced by the server, not by client manners: triggers refuse UPDATE, DELETE
 and TRUNCATE on all three tables (``gavel hub init --grant ROLE`` also gives a reviewers' role
-only SELECT and INSERT). Pushes take a transaction-scoped advisory lock, so ids are handed out
-in commit order: a reader that has seen id N has seen everything below N, and "everything
-after my cursor" is a complete pull. Because every pusher sends its events in its own log
-order, hub order is causal (an undo always comes after the event it reverses).
+only SELECT, and INSERT on the columns an event carries). Ids belong to the server: a trigger
+numbers every inserted event ``max(id) + 1``, whatever id the insert named, after a
+statement trigger has taken a transaction-scoped advisory lock held to commit. So ids are
+dense and handed out in commit order: a reader that has seen id N has seen everything below
+N, "everything after my cursor" is a complete pull, and an id that jumps means the hub was
+tampered with by its owner, which clients report and do not pass (:mod:`store.hub.sync`).
+Because every pusher sends its events in its own log order, hub order is causal (an undo
+always comes after the event it reverses).
 
 ``psycopg`` is imported only here, and only when a hub is used.
 """
@@ -43,7 +47,8 @@ if TYPE_CHECKING:
     import psycopg
 
 HUB_SCHEMA = "gavel_hub"
-HUB_SCHEMA_VERSION = 1
+HUB_SCHEMA_VERSION = 2
+"""2: the server alone numbers events (a trigger, under the push lock), densely."""
 PUSH_LOCK = 0x6761_7665_6C68_7562 & 0x7FFF_FFFF_FFFF_FFFF
 """The advisory lock that serializes pushes ("gavelhub" as a positive bigint)."""
 
@@ -61,7 +66,9 @@ _ACTIONS = (
     "reject",
     "undo",
     "redo",
+    "claim",
 )
+_KNOWN_ACTIONS = ", ".join(f"'{action}'" for action in _ACTIONS)
 
 
 def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
@@ -81,12 +88,12 @@ def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
             registered_at timestamptz NOT NULL DEFAULT clock_timestamp()
         )""",
         f"""CREATE TABLE IF NOT EXISTS {schema}.event (
-            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id bigint PRIMARY KEY,
             uuid text NOT NULL UNIQUE CHECK (length(uuid) BETWEEN 8 AND 64),
             suite text,
-            target text NOT NULL CHECK (target ~ '^[srp]:.'),
+            target text NOT NULL,
             reviewer text NOT NULL CHECK (reviewer <> ''),
-            action text NOT NULL CHECK (action IN ({", ".join(f"'{a}'" for a in _ACTIONS)})),
+            action text NOT NULL,
             value text,
             rationale text NOT NULL,
             reason text,
@@ -98,6 +105,40 @@ def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
             pushed_at timestamptz NOT NULL DEFAULT clock_timestamp()
         )""",
         f"CREATE INDEX IF NOT EXISTS event_suite ON {schema}.event (suite, id)",
+        # The checks of what an event may say, made again so an upgraded hub takes new kinds.
+        f"ALTER TABLE {schema}.event DROP CONSTRAINT IF EXISTS event_target_check",
+        f"ALTER TABLE {schema}.event ADD CONSTRAINT event_target_check "
+        "CHECK (target ~ '^[srpi]:.')",
+        f"ALTER TABLE {schema}.event DROP CONSTRAINT IF EXISTS event_action_check",
+        f"ALTER TABLE {schema}.event ADD CONSTRAINT event_action_check "
+        f"CHECK (action IN ({_KNOWN_ACTIONS}))",
+        # A version 1 hub numbered events with an identity column, which a role allowed to
+        # INSERT could override (OVERRIDING SYSTEM VALUE) and whose values a rolled-back or
+        # duplicate push skipped: from here on the triggers below number every event.
+        f"ALTER TABLE {schema}.event ALTER COLUMN id DROP IDENTITY IF EXISTS",
+        # Ids up to here may have gaps (version 1 numbering); clients accept those.
+        f"""INSERT INTO {schema}.meta VALUES ('dense_after',
+            (SELECT coalesce(max(id), 0)::text FROM {schema}.event))
+            ON CONFLICT (key) DO NOTHING""",
+        f"""CREATE OR REPLACE FUNCTION {schema}.serialize_pushes() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_advisory_xact_lock({PUSH_LOCK});
+                RETURN NULL;
+            END $$""",
+        f"""CREATE OR REPLACE FUNCTION {schema}.number_event() RETURNS trigger
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog AS $$
+            BEGIN
+                NEW.id := coalesce((SELECT max(id) FROM {schema}.event), 0) + 1;
+                NEW.pushed_at := clock_timestamp();
+                RETURN NEW;
+            END $$""",
+        # Every insert, whoever makes it and whatever id it names, waits for the push lock
+        # before any row is numbered and holds it to its commit: ids are dense, in commit order.
+        f"""CREATE OR REPLACE TRIGGER event_serialize BEFORE INSERT ON {schema}.event
+            FOR EACH STATEMENT EXECUTE FUNCTION {schema}.serialize_pushes()""",
+        f"""CREATE OR REPLACE TRIGGER event_number BEFORE INSERT ON {schema}.event
+            FOR EACH ROW EXECUTE FUNCTION {schema}.number_event()""",
         f"""CREATE OR REPLACE FUNCTION {schema}.append_only() RETURNS trigger
             LANGUAGE plpgsql AS $$
             BEGIN
@@ -168,6 +209,9 @@ class HubStats:
     suites: list[tuple[str, int]]
     """(suite id, events) per suite the hub serves."""
     reviewers: int
+    gap: tuple[int, int] | None = None
+    """The first place the hub's ids jump (the id before, the id after) above the ids a
+    version 1 hub may have left with gaps: every client stops pulling there."""
 
 
 class Hub(Protocol):
@@ -187,6 +231,10 @@ class Hub(Protocol):
 
     def pull(self, after: int, limit: int) -> list[HubRow]:
         """Events with a hub id above ``after``, in hub order, at most ``limit``."""
+
+    def dense_after(self) -> int:
+        """The id above which the hub numbers events without gaps (0 for a hub made dense;
+        the last id a version 1 hub had when it was upgraded)."""
 
     def close(self) -> None: ...
 
@@ -237,6 +285,7 @@ class PgHub:
         self.application_name = application_name
         self._conn: psycopg.Connection[Any] | None = None
         self._hub_id: str | None = None
+        self._dense_after = 0
 
     @property
     def name(self) -> str:
@@ -304,28 +353,57 @@ class PgHub:
 
     def init(self, grant: str | None = None) -> str:
         """Create the hub schema (idempotent); returns the hub id."""
-        from psycopg import sql
-
         with self._errors():
             conn = self._connect()
             with conn.transaction():
+                # An upgrade reads the last id while no push can add one.
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (PUSH_LOCK,))
                 for statement in schema_sql(self.schema):
                     conn.execute(statement)
+                self._upgrade_version(conn)
                 if grant:
-                    role = sql.Identifier(grant)
-                    schema = sql.Identifier(self.schema)
-                    conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(schema, role))
-                    conn.execute(
-                        sql.SQL("GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA {} TO {}").format(
-                            schema, role
-                        )
-                    )
-                    conn.execute(
-                        sql.SQL(
-                            "REVOKE UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA {} FROM {}"
-                        ).format(schema, role)
-                    )
+                    self._grant(conn, grant)
         return self.hub_id()
+
+    def _upgrade_version(self, conn: psycopg.Connection[Any]) -> None:
+        """Record the schema version a completed init made (meta is append-only, so its
+        owner lifts the trigger for this one row, inside the init's transaction)."""
+        meta = f"{self.schema}.meta"
+        conn.execute(f"ALTER TABLE {meta} DISABLE TRIGGER meta_append_only")
+        conn.execute(
+            f"UPDATE {meta} SET value = %s WHERE key = 'schema_version' AND value::int < %s",
+            (str(HUB_SCHEMA_VERSION), HUB_SCHEMA_VERSION),
+        )
+        conn.execute(f"ALTER TABLE {meta} ENABLE TRIGGER meta_append_only")
+
+    def _grant(self, conn: psycopg.Connection[Any], grant: str) -> None:
+        """Reviewers read everything and append events and suites, naming every column but
+        the id and the push time, which the server alone sets."""
+        from psycopg import sql
+
+        role = sql.Identifier(grant)
+        schema = sql.Identifier(self.schema)
+        for statement in (
+            "GRANT USAGE ON SCHEMA {schema} TO {role}",
+            # Revoking a table privilege revokes its column privileges too: start clean.
+            "REVOKE ALL ON ALL TABLES IN SCHEMA {schema} FROM {role}",
+            "GRANT SELECT ON ALL TABLES IN SCHEMA {schema} TO {role}",
+            "GRANT INSERT ({suite_columns}) ON {schema}.suite TO {role}",
+            "GRANT INSERT ({event_columns}) ON {schema}.event TO {role}",
+        ):
+            conn.execute(
+                sql.SQL(statement).format(
+                    schema=schema,
+                    role=role,
+                    suite_columns=sql.SQL(", ").join(
+                        map(
+                            sql.Identifier,
+                            ("ext_id", "name", "frameworks", "version", "content_hash"),
+                        )
+                    ),
+                    event_columns=sql.SQL(", ").join(map(sql.Identifier, ("suite", *EVENT_FIELDS))),
+                )
+            )
 
     def hub_id(self) -> str:
         if self._hub_id is not None and self._conn is not None and not self._conn.closed:
@@ -342,8 +420,19 @@ class PgHub:
             )
         if "hub_id" not in rows:
             raise HubRefused(f"{self.name} is not a Gavel hub: run `gavel hub init URL`")
+        if version < HUB_SCHEMA_VERSION:
+            raise HubRefused(
+                f"hub {self.name} has schema version {version}, which lets a reviewer's "
+                "role choose event ids: its owner runs `gavel hub init URL` (with the same "
+                "--grant) once to upgrade it"
+            )
+        self._dense_after = int(rows.get("dense_after", "0"))
         self._hub_id = str(rows["hub_id"])
         return self._hub_id
+
+    def dense_after(self) -> int:
+        self.hub_id()
+        return self._dense_after
 
     # -- suites ------------------------------------------------------------------------------
 
@@ -444,8 +533,20 @@ class PgHub:
                     LEFT JOIN {self.schema}.event e ON e.suite = s.ext_id
                     GROUP BY s.ext_id ORDER BY s.ext_id"""
             ).fetchall()
+            gap = conn.execute(
+                f"""SELECT before, id FROM (
+                        SELECT id, lag(id, 1, %(dense)s) OVER (ORDER BY id) AS before
+                        FROM {self.schema}.event WHERE id > %(dense)s) ids
+                    WHERE id <> before + 1 ORDER BY id LIMIT 1""",
+                {"dense": self._dense_after},
+            ).fetchone()
         return HubStats(
-            hub, int(events), int(last), [(str(s), int(n)) for s, n in suites], int(reviewers)
+            hub,
+            int(events),
+            int(last),
+            [(str(s), int(n)) for s, n in suites],
+            int(reviewers),
+            None if gap is None else (int(gap[0]), int(gap[1])),
         )
 
 

@@ -117,6 +117,9 @@ class SyncResult:
     """Local report ids whose decisions, ratings or proposals the pulled events changed."""
     pending: int = 0
     """Local events still not on the hub (0 after a sync that completed)."""
+    gap: tuple[int, int] | None = None
+    """(last id read, next id the hub has) where the hub's ids jump: the pull stopped
+    there, and nothing after it was merged."""
     seconds: float = 0.0
 
 
@@ -131,11 +134,22 @@ class LocalState:
 
 
 def ensure_tables(conn: sqlite3.Connection) -> None:
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'hub_rejected'").fetchone():
+    if conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE name = 'hub_rejected'"
+    ).fetchone() and _has_ordered_cursor(conn):
         return
     with transaction(conn):
         for statement in _TABLES:
             conn.execute(statement)
+        if not _has_ordered_cursor(conn):
+            # A cursor kept before hubs numbered events densely may have jumped past events
+            # (a hostile id): 0 here makes the next sync pull everything once, which the
+            # merge ignores where it already has it.
+            conn.execute("ALTER TABLE hub_sync ADD COLUMN ordered INTEGER NOT NULL DEFAULT 0")
+
+
+def _has_ordered_cursor(conn: sqlite3.Connection) -> bool:
+    return any(row[1] == "ordered" for row in conn.execute("PRAGMA table_info(hub_sync)"))
 
 
 def local_state(conn: sqlite3.Connection, hub_id: str | None = None) -> LocalState:
@@ -190,6 +204,10 @@ def sync(
     result = SyncResult(hub.name, hub_id)
     with transaction(conn):
         conn.execute("INSERT OR IGNORE INTO hub_sync (hub, name) VALUES (?, ?)", (hub_id, hub.name))
+        conn.execute(
+            "UPDATE hub_sync SET pulled_id = 0, ordered = 1 WHERE hub = ? AND ordered = 0",
+            (hub_id,),
+        )
     problems = hub.register_suites(local_suites(conn))
     if problems:
         raise HubRefused("; ".join(problems) + " (nothing was pushed or pulled)")
@@ -298,6 +316,8 @@ class _ProposalSuites:
 
     def of(self, event: dict[str, Any]) -> str | None:
         target = str(event["target"])
+        if target.startswith("i:"):
+            return None  # a claim of a name is about no suite
         if not target.startswith("p:"):
             return target[2:].partition("/")[0] or None
         if event["action"] == "propose":
@@ -315,6 +335,7 @@ class _ProposalSuites:
 
 
 def _pull(conn: sqlite3.Connection, hub: Hub, hub_id: str, batch: int, result: SyncResult) -> None:
+    dense_after = hub.dense_after()
     while True:
         after = int(
             conn.execute("SELECT pulled_id FROM hub_sync WHERE hub = ?", (hub_id,)).fetchone()[0]
@@ -322,10 +343,39 @@ def _pull(conn: sqlite3.Connection, hub: Hub, hub_id: str, batch: int, result: S
         rows = hub.pull(after, batch)
         if not rows:
             return
-        result.pulled += len(rows)
-        _merge_rows(conn, hub, hub_id, rows, result)
-        if len(rows) < batch:
+        in_order = contiguous(after, rows, dense_after)
+        if in_order < len(rows):
+            before = rows[in_order - 1].id if in_order else after
+            result.gap = (before, rows[in_order].id)
+        if in_order:
+            result.pulled += in_order
+            _merge_rows(conn, hub, hub_id, rows[:in_order], result)
+        if result.gap is not None or len(rows) < batch:
             return
+
+
+def gap_message(gap: tuple[int, int]) -> str:
+    return (
+        f"the hub's event ids jump from {gap[0]:,} to {gap[1]:,}: nothing after the jump was "
+        'merged here (the hub\'s owner must look: see docs/teams.md, "A gap in the hub")'
+    )
+
+
+def contiguous(after: int, rows: Sequence[HubRow], dense_after: int) -> int:
+    """How many of ``rows`` follow the cursor ``after`` without a jump in ids.
+
+    The server numbers events densely in commit order, so a jump is never a transaction
+    still committing: it is an event written past the server's numbering (its owner's
+    doing). The cursor stops before it, so it can never move past events it did not read,
+    and the events after the jump wait, since they may depend on what is missing (an undo
+    after the decision it reverses). Ids up to ``dense_after`` (an upgraded hub's old
+    numbering) may have gaps."""
+    expected = after
+    for position, row in enumerate(rows):
+        if row.id != expected + 1 and row.id > dense_after:
+            return position
+        expected = row.id
+    return len(rows)
 
 
 def _parse(

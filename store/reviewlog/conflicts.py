@@ -1,9 +1,11 @@
 """Each reviewer's standing decision per subject, the conflicts between them, adjudication.
 
 A reviewer's standing decision on a subject is their identity's latest live confirm or override
-(undone ones do not count; adjudications are not a reviewer's own reading and are left out),
-resolved exactly as :func:`store.reviewlog.events.refresh_decision` does. Two identities whose
-standing decisions differ put the subject in conflict (``decision.status``); its judgments keep
+(undone ones do not count; adjudications that rule are not a reviewer's own reading and are
+left out, while one that does not rule — unsigned beside signed reviewers, or by a key this
+database does not hold as an adjudicator's — is one more side), resolved exactly as
+:func:`store.reviewlog.events.refresh_decision` does. Two identities whose standing decisions
+differ put the subject in conflict (``decision.status``); its judgments keep
 their judge values until someone adjudicates, never a silent last-write-wins.
 """
 
@@ -18,7 +20,18 @@ from typing import Any
 
 from reviewer.adjudication import Side, adjudication_rationale
 from reviewer.identity import Identity
-from store.reviewlog.events import Recorded, ReviewLog, Row, _standing, display_name, judgment_ref
+from store.reviewlog.events import (
+    Adjudicators,
+    Claims,
+    Recorded,
+    ReviewLog,
+    Row,
+    _standing,
+    display_name,
+    judgment_ref,
+    rulings,
+    trusted_adjudicators,
+)
 
 Record = dict[str, Any]
 
@@ -41,14 +54,18 @@ def standing_decisions(
                    e.supersedes, e.rationale, e.reason
             FROM subject s JOIN review_event e ON e.target = s.target
             JOIN event_live l ON l.uuid = e.uuid
-            WHERE l.live = 1 AND e.action IN ('confirm', 'override') {where}
+            WHERE l.live = 1 AND e.action IN ('confirm', 'override', 'adjudicate') {where}
             ORDER BY s.id""",
         params,
     )
+    claims = Claims(conn)
+    trusted = trusted_adjudicators(conn)
     for subject_id, group in groupby(rows, key=itemgetter(0)):
         events = list(group)
         notes = {row[1]: (row[8], row[9]) for row in events}
-        standing = _standing([_as_row(row) for row in events])
+        standing = _sides([_as_row(row) for row in events], claims, trusted)
+        if not standing:
+            continue
         yield (
             int(subject_id),
             sorted(
@@ -66,6 +83,14 @@ def standing_decisions(
                 key=lambda side: side.reviewer,
             ),
         )
+
+
+def _sides(rows: list[Row], claims: Claims, trusted: Adjudicators) -> dict[str, Row]:
+    """The standing decisions that are sides: reviewers', and adjudications that do not
+    rule."""
+    reviewers = _standing([row for row in rows if row[3] != "adjudicate"], claims)
+    adjudications = _standing([row for row in rows if row[3] == "adjudicate"], claims)
+    return rulings(reviewers, adjudications, trusted)[1]
 
 
 def _as_row(row: tuple[Any, ...]) -> Row:
@@ -89,12 +114,13 @@ def decisions_by_subject(conn: sqlite3.Connection) -> dict[int, list[Record]]:
     oldest first (time, then uuid, so merge order never shows) — resolved as the decision
     table is."""
     out: dict[int, list[Record]] = {}
+    claims = Claims(conn)
     for sid, rows in groupby(conn.execute(_LIVE_DECISIONS_SQL), key=itemgetter(0)):
         events = list(rows)
         extra = {r[1]: r for r in events}
         standing = [
-            *_standing([r[1:8] for r in events if r[4] != "adjudicate"]).items(),
-            *_standing([r[1:8] for r in events if r[4] == "adjudicate"]).items(),
+            *_standing([r[1:8] for r in events if r[4] != "adjudicate"], claims).items(),
+            *_standing([r[1:8] for r in events if r[4] == "adjudicate"], claims).items(),
         ]
         standing.sort(key=lambda item: (item[1][5], item[1][0]))
         out[int(sid)] = [

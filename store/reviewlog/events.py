@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid as uuidlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -117,10 +118,50 @@ def report_frameworks(conn: sqlite3.Connection, report_id: int) -> list[str]:
     return names
 
 
-def may_reverse(name: str, key: str | None, of_name: str, of_key: str | None) -> bool:
+def may_reverse(
+    name: str, key: str | None, of_name: str, of_key: str | None, owner: str | None = None
+) -> bool:
     """Whether an event by (name, key) may undo or supersede one by (of_name, of_key): only
-    its own identity's, or an unsigned event of the same name (written before signing)."""
-    return name == of_name and (key == of_key or of_key is None)
+    its own identity's; an unsigned event of the same name (written before signing) only by
+    ``owner``, the key that claimed the name (:func:`legacy_owner`)."""
+    if name != of_name:
+        return False
+    if key == of_key:
+        return True
+    return of_key is None and key is not None and key == owner
+
+
+def legacy_owner(conn: sqlite3.Connection, name: str) -> str | None:
+    """The key that took over ``name``'s unsigned events by a ``claim`` (``gavel identity
+    claim``): a name in a log travels without proof, so a key never takes them over by
+    signing with the name alone. None while no key, or more than one, has claimed the name:
+    two claimants cancel out (neither speaks for the old events, which then stand beside
+    both as their own side), whatever order their claims arrived in."""
+    keys = {
+        str(row[0])
+        for row in conn.execute(
+            "SELECT DISTINCT key FROM review_event WHERE target = ? AND action = 'claim'",
+            (f"i:{name}",),
+        )
+    }
+    return keys.pop() if len(keys) == 1 else None
+
+
+class Claims:
+    """:func:`legacy_owner` per name, asked once per name (a rebuild walks the whole log)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.owners: dict[str, str | None] = {}
+
+    def owner(self, name: str) -> str | None:
+        if name not in self.owners:
+            self.owners[name] = legacy_owner(self.conn, name)
+        return self.owners[name]
+
+    def may_reverse(self, name: str, key: str | None, of_name: str, of_key: str | None) -> bool:
+        owner = self.owner(of_name) if of_key is None and key is not None else None
+        return may_reverse(name, key, of_name, of_key, owner)
 
 
 class ReviewLog:
@@ -132,14 +173,61 @@ class ReviewLog:
         name = reviewer.strip()
         if not name:
             raise ReviewError("a reviewer name is required")
-        if identity is None:
-            from store.reviewlog.identity import load_identity
-
-            identity = load_identity(name)
         self.conn = conn
         self.reviewer = name
-        self.identity = identity if identity.name == name else replace(identity, name=name)
-        self.key = self.identity.public_key
+        self._identity = (
+            identity if identity is None or identity.name == name else replace(identity, name=name)
+        )
+        self._key = None if self._identity is None else self._identity.public_key
+        self._at: str | None = None
+
+    @contextmanager
+    def stamped(self, at: str | None) -> Iterator[None]:
+        """Events written inside carry ``at``, when the reviewer acted, rather than when the
+        write happened (a decision queued behind another process's write lock keeps the
+        time of its keypress, so its place in the reviewer's own history is where they
+        made it)."""
+        self._at = at
+        try:
+            yield
+        finally:
+            self._at = None
+
+    @property
+    def identity(self) -> Identity:
+        """The signing identity; the installation's key is made here, by the first write that
+        needs it, never by opening a database to read."""
+        if self._identity is None:
+            from store.reviewlog.identity import load_identity
+
+            self._identity = load_identity(self.reviewer)
+            self._key = self._identity.public_key
+        return self._identity
+
+    @property
+    def key(self) -> str | None:
+        """The public key, if this installation has one yet (None: nothing signed by it)."""
+        if self._key is None and self._identity is None:
+            from store.reviewlog.identity import existing_identity
+
+            found = existing_identity(self.reviewer)
+            if found is not None:
+                self._identity, self._key = found, found.public_key
+        return self._key
+
+    def _legacy(self) -> int:
+        """1 when this identity claimed its name's unsigned events (they are then its own to
+        undo and supersede), else 0: a parameter of the queries below."""
+        key = self.key
+        return int(key is not None and legacy_owner(self.conn, self.reviewer) == key)
+
+    def claim(self, rationale: str = "") -> Recorded:
+        """Take over this name's unsigned events (written before signing) with this key: a
+        signed, logged act that travels with the log, so every database lets this key, and
+        no other, undo or supersede them."""
+        return self._write(
+            f"i:{self.reviewer}", "claim", None, rationale, None, None, None, None, None
+        )
 
     # -- decisions -------------------------------------------------------------------------
 
@@ -166,6 +254,10 @@ class ReviewLog:
             raise ReviewError(f"unknown reason code {reason!r} (known: {', '.join(REASON_CODES)})")
         if adjudicate:
             action = "adjudicate"
+            # Whoever adjudicates at this database is one of its adjudicators.
+            trust_adjudicator(
+                self.conn, self.reviewer, self.identity.public_key, "adjudicated here"
+            )
         else:
             action = "confirm" if code == ref.value else "override"
         return self._decision(ref, action, code, rationale, reason)
@@ -224,9 +316,10 @@ class ReviewLog:
             f"""SELECT e.action, e.value FROM review_event e
                 JOIN event_live l ON l.uuid = e.uuid
                 WHERE e.target = ? AND l.live = 1 AND e.reviewer = ?
-                  AND (e.key = ? OR e.key IS NULL) AND e.action IN ({_in(DECISION_ACTIONS)})
+                  AND (e.key = ? OR (e.key IS NULL AND ? = 1))
+                  AND e.action IN ({_in(DECISION_ACTIONS)})
                 ORDER BY e.created_at DESC, e.uuid DESC LIMIT 1""",
-            (target, self.reviewer, self.key),
+            (target, self.reviewer, self.key, self._legacy()),
         ).fetchone()
         return None if row is None else (str(row[0]), row[1])
 
@@ -267,10 +360,10 @@ class ReviewLog:
         row = self.conn.execute(
             f"""SELECT e.uuid, e.target, e.judgment_id, e.report_id, e.action, e.run
                 FROM review_event e JOIN event_live l ON l.uuid = e.uuid
-                WHERE e.reviewer = ? AND (e.key = ? OR e.key IS NULL) AND l.live = 1
-                  AND e.action IN ({_in(UNDOABLE_ACTIONS)}) {scope}
+                WHERE e.reviewer = ? AND (e.key = ? OR (e.key IS NULL AND ? = 1))
+                  AND l.live = 1 AND e.action IN ({_in(UNDOABLE_ACTIONS)}) {scope}
                 ORDER BY e.seq DESC LIMIT 1""",
-            (self.reviewer, self.key, *params),
+            (self.reviewer, self.key, self._legacy(), *params),
         ).fetchone()
         if row is None:
             return None
@@ -294,9 +387,9 @@ class ReviewLog:
         scope, params = ("AND e.report_id = ?", [report_id]) if report_id is not None else ("", [])
         last_decision = self.conn.execute(
             f"""SELECT coalesce(max(seq), 0) FROM review_event e
-                WHERE reviewer = ? AND (key = ? OR key IS NULL)
+                WHERE reviewer = ? AND (key = ? OR (key IS NULL AND ? = 1))
                   AND action IN ({_in(UNDOABLE_ACTIONS)}) {scope}""",
-            (self.reviewer, self.key, *params),
+            (self.reviewer, self.key, self._legacy(), *params),
         ).fetchone()[0]
         row = self.conn.execute(
             f"""SELECT e.uuid, e.target, e.judgment_id, e.report_id, d.action, e.run
@@ -340,15 +433,17 @@ class ReviewLog:
         supersedes: str | None = None,
     ) -> Recorded:
         event_uuid = str(uuidlib.uuid4())
+        identity = self.identity  # made now if this is the installation's first signed event
+        key = identity.public_key
         with transaction(self.conn):
             if supersedes is None and action in DECISION_ACTIONS:
                 previous = self.conn.execute(
                     f"""SELECT e.uuid FROM review_event e JOIN event_live l ON l.uuid = e.uuid
                         WHERE e.target = ? AND e.reviewer = ? AND l.live = 1
-                          AND (e.key = ? OR e.key IS NULL)
+                          AND (e.key = ? OR (e.key IS NULL AND ? = 1))
                           AND e.action IN ({_in(DECISION_ACTIONS)})
                         ORDER BY e.key IS NULL, e.created_at DESC, e.uuid DESC LIMIT 1""",
-                    (target, self.reviewer, self.key),
+                    (target, self.reviewer, key, self._legacy()),
                 ).fetchone()
                 supersedes = previous[0] if previous else None
             event = {
@@ -359,12 +454,12 @@ class ReviewLog:
                 "value": value,
                 "rationale": rationale,
                 "reason": reason,
-                "created_at": now_iso(),
+                "created_at": self._at or now_iso(),
                 "supersedes": supersedes,
                 "run": run,
-                "key": self.key,
+                "key": key,
             }
-            signature = self.identity.sign(event)
+            signature = identity.sign(event)
             self.conn.execute(
                 """INSERT INTO review_event
                    (uuid, target, judgment_id, report_id, reviewer, action, value, rationale,
@@ -383,12 +478,13 @@ class ReviewLog:
                     event["created_at"],
                     supersedes,
                     run,
-                    self.key,
+                    key,
                     signature,
                 ),
             )
             apply_event(self.conn, event_uuid, action, supersedes)
-            if note_identity(self.conn, self.reviewer, self.key):
+            # A claim changes whose events the name's unsigned ones are, wherever they are.
+            if note_identity(self.conn, self.reviewer, key) or action == "claim":
                 rebuild_state(self.conn)
             else:
                 refresh_target(self.conn, target)
@@ -410,10 +506,10 @@ def latest_undoable(conn: sqlite3.Connection, reviewer: str, key: str | None) ->
     row = conn.execute(
         f"""SELECT e.report_id, e.target, e.action, e.value
             FROM review_event e JOIN event_live l ON l.uuid = e.uuid
-            WHERE e.reviewer = ? AND (e.key = ? OR e.key IS NULL) AND l.live = 1
+            WHERE e.reviewer = ? AND (e.key = ? OR (e.key IS NULL AND ? = 1)) AND l.live = 1
               AND e.action IN ({_in(UNDOABLE_ACTIONS)})
             ORDER BY e.seq DESC LIMIT 1""",
-        (reviewer, key),
+        (reviewer, key, int(key is not None and legacy_owner(conn, reviewer) == key)),
     ).fetchone()
     if row is None:
         return None
@@ -510,21 +606,23 @@ Row = tuple[str, str, str | None, str, str | None, str, str | None]
 """(uuid, reviewer, key, action, value, created_at, supersedes) of a live event."""
 
 
-def _standing(rows: Sequence[Row]) -> dict[str, Row]:
+def _standing(rows: Sequence[Row], claims: Claims | None = None) -> dict[str, Row]:
     """Each identity's standing event: its latest by its own time stamps, then uuid (a total
     order that no merge order changes, and that never compares two identities' clocks).
 
     An event that a later one of the same identity supersedes is retired whatever its time
-    stamp; so is an unsigned event (written before signing) that a signed event of the same
-    name superseded — the only way an unsigned event joins a signed identity, so that an
-    unsigned event claiming a name stands beside that reviewer, as a conflict, never for them.
+    stamp; so is an unsigned event (written before signing) that the key which claimed its
+    name superseded (``claims``; without them, none) — the only way an unsigned event joins a
+    signed identity, so that an unsigned event claiming a name stands beside that reviewer, as
+    a conflict, never for them, and a key that only says the name stands beside the old
+    events, never for them.
     """
     by_uuid = {row[0]: row for row in rows}
+    reverses = claims.may_reverse if claims is not None else may_reverse
     retired = {
         old
         for row in rows
-        if (old := row[6]) in by_uuid
-        and may_reverse(row[1], row[2], by_uuid[old][1], by_uuid[old][2])
+        if (old := row[6]) in by_uuid and reverses(row[1], row[2], by_uuid[old][1], by_uuid[old][2])
     }
     latest: dict[str, Row] = {}
     for row in rows:
@@ -563,40 +661,91 @@ def standing_values(conn: sqlite3.Connection, target: str) -> list[tuple[str, st
     """(identity, value) of each reviewer's standing decision on a subject (adjudications
     apart), in identity order."""
     rows = [r for r in _live(conn, target, DECISION_ACTIONS) if r[3] != "adjudicate"]
-    return sorted((display_name(conn, row[1], row[2]), row[4]) for row in _standing(rows).values())
+    standing = _standing(rows, Claims(conn)).values()
+    return sorted((display_name(conn, row[1], row[2]), row[4]) for row in standing)
+
+
+Adjudicators = frozenset[tuple[str, str]]
+"""(name, key) identities whose adjudications rule in a database."""
+
+
+def trusted_adjudicators(conn: sqlite3.Connection) -> Adjudicators:
+    """The identities this database holds as adjudicators: those who adjudicated here, and
+    those a person trusted (``gavel identity trust``). Local, like the config: who may rule
+    is the team's decision, and a log cannot vouch for itself. Two databases resolve the
+    same log alike when they hold the same adjudicators."""
+    return frozenset(
+        (str(name), str(key)) for name, key in conn.execute("SELECT name, key FROM adjudicator_key")
+    )
+
+
+def trust_adjudicator(conn: sqlite3.Connection, name: str, key: str, how: str) -> bool:
+    """Hold (name, key) as an adjudicator here; True when it was not already."""
+    return bool(
+        conn.execute(
+            "INSERT OR IGNORE INTO adjudicator_key VALUES (?, ?, ?, ?)",
+            (name, key, now_iso(), how),
+        ).rowcount
+    )
+
+
+def rulings(
+    reviewers: dict[str, Row], adjudications: dict[str, Row], trusted: Adjudicators
+) -> tuple[dict[str, Row], dict[str, Row]]:
+    """(adjudications that rule, every other standing decision as a side).
+
+    An adjudication rules when signed by a key this database holds as an adjudicator's; an
+    unsigned one (written before signing) only among unsigned reviewers, so it never
+    replaces a signed reviewer's decision. Any other adjudication is one more side: a
+    conflict to show where it differs, never a ruling."""
+    any_signed = any(row[2] is not None for row in reviewers.values())
+    ruling: dict[str, Row] = {}
+    sides = dict(reviewers)
+    for who, row in adjudications.items():
+        rules = (row[1], row[2]) in trusted if row[2] is not None else not any_signed
+        (ruling if rules else sides)[who] = row
+    return ruling, sides
 
 
 def refresh_decision(conn: sqlite3.Connection, subject_id: int, target: str) -> None:
     """Resolve the human verdict of one subject from its live decision events.
 
-    An adjudication outranks individual reviewers (adjudicators who disagree are themselves a
-    conflict). Otherwise each identity's standing decision counts; if they differ the subject
-    is in conflict and keeps its judge value until someone adjudicates.
+    An adjudication that rules (:func:`rulings`) outranks individual reviewers
+    (adjudicators who disagree are themselves a conflict). Otherwise each identity's
+    standing decision counts; if they differ the subject is in conflict and keeps its judge
+    value until someone adjudicates.
     """
     rows = _live(conn, target, DECISION_ACTIONS)
     if not rows:
         conn.execute("DELETE FROM decision WHERE subject_id = ?", (subject_id,))
         return
-    reviewers = _standing([r for r in rows if r[3] != "adjudicate"])
-    adjudicators = _standing([r for r in rows if r[3] == "adjudicate"])
-    newest = max((*reviewers.values(), *adjudicators.values()), key=_order)
-    count = len(set(reviewers) | set(adjudicators))
-    deciding = adjudicators or reviewers
-    values = {row[4] for row in deciding.values()}
-    if len(values) == 1:
-        value = values.pop()
-        status = "adjudicated" if adjudicators else ("single" if count == 1 else "unanimous")
-    else:
-        value, status = None, "conflict"
+    claims = Claims(conn)
+    reviewers = _standing([r for r in rows if r[3] != "adjudicate"], claims)
+    adjudications = _standing([r for r in rows if r[3] == "adjudicate"], claims)
+    trusted = trusted_adjudicators(conn) if adjudications else frozenset()
+    ruling, sides = rulings(reviewers, adjudications, trusted)
+    newest = max((*reviewers.values(), *adjudications.values()), key=_order)
+    count = len(set(reviewers) | set(adjudications))
+    value, status = _verdict(ruling, sides, count)
     conn.execute(
         "INSERT OR REPLACE INTO decision VALUES (?,?,?,?,?)",
         (subject_id, value, status, count, newest[0]),
     )
 
 
+def _verdict(ruling: dict[str, Row], sides: dict[str, Row], count: int) -> tuple[str | None, str]:
+    """(value, status): the rulings' one value, else the sides' one value, else a conflict."""
+    values = {row[4] for row in (ruling or sides).values()}
+    if len(values) != 1:
+        return None, "conflict"
+    status = "adjudicated" if ruling else ("single" if count == 1 else "unanimous")
+    return values.pop(), status
+
+
 def refresh_flag(conn: sqlite3.Connection, subject_id: int, target: str) -> None:
     """Flagged while any identity's latest flag event says 'on'; the newest such note shows."""
-    raised = [row for row in _standing(_live(conn, target, ("flag",))).values() if row[4] == "on"]
+    standing = _standing(_live(conn, target, ("flag",)), Claims(conn)).values()
+    raised = [row for row in standing if row[4] == "on"]
     if raised:
         newest = max(raised, key=_order)
         note = conn.execute(
@@ -613,7 +762,7 @@ def refresh_ratings(conn: sqlite3.Connection, report_id: int, target: str) -> No
         "INSERT INTO report_rating (report_id, reviewer, value, event_uuid) VALUES (?,?,?,?)",
         [
             (report_id, display_name(conn, row[1], row[2]), row[4], row[0])
-            for _, row in sorted(_standing(_live(conn, target, ("rate",))).items())
+            for _, row in sorted(_standing(_live(conn, target, ("rate",)), Claims(conn)).items())
         ],
     )
 
@@ -638,12 +787,15 @@ def rebuild_state(conn: sqlite3.Connection) -> None:
         author: dict[str, tuple[str, str | None]] = {}
         undone_by: dict[str, str] = {}
         targets: set[str] = set()
+        claims = Claims(conn)
         for event_uuid, action, supersedes, target, reviewer, key in conn.execute(
             "SELECT uuid, action, supersedes, target, reviewer, key FROM review_event ORDER BY seq"
         ):
             author[event_uuid] = (reviewer, key)
             reversed_author = author.get(supersedes) if supersedes else None
-            allowed = reversed_author is not None and may_reverse(reviewer, key, *reversed_author)
+            allowed = reversed_author is not None and claims.may_reverse(
+                reviewer, key, *reversed_author
+            )
             if action in UNDOABLE_ACTIONS:
                 live[event_uuid] = 1
                 targets.add(target)

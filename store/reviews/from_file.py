@@ -133,6 +133,9 @@ def _json_rows(path: Path, handle: TextIO) -> Iterator[tuple[int, dict[str, Any]
         except json.JSONDecodeError as exc:
             yield number, InputError(path, f"not JSON: {exc.msg}", line=number)
             continue
+        except RecursionError:  # the parser recurses once per level of nesting
+            yield number, InputError(path, "arrays or objects nested too deep", line=number)
+            continue
         if not isinstance(record, dict):
             yield number, InputError(path, "expected a JSON object", line=number)
             continue

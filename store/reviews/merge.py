@@ -47,11 +47,13 @@ from reviewer.registry import frameworks, get_kind
 from reviewer.scales import ScaleError
 from store.reviewlog.events import (
     apply_event,
+    legacy_owner,
     may_reverse,
     note_identity,
     rebuild_state,
     refresh_target,
     report_rating,
+    trusted_adjudicators,
 )
 from store.reviews.proposals import insert_proposal, rescore_task
 from store.scores.cache import rebuild_scores, update_scores
@@ -110,7 +112,8 @@ class MergeResult:
     and applied when they appear."""
     unsigned: int = 0
     """Added events without a signature (written before signing): they speak only for their
-    name and can never undo or replace a signed reviewer's decision."""
+    name; they undo or supersede no signed event, and an unsigned adjudication does not rule
+    over signed reviewers (it stands beside them as one more side)."""
     future: int = 0
     """Added events stamped more than a day ahead of this machine's clock (harmless: time
     stamps only order one reviewer's own events)."""
@@ -122,6 +125,10 @@ class MergeResult:
     reviewers and Gavel knows no roles, so a merge names who adjudicated: one by an identity
     nobody expected is for the team to look at (and answer with its own adjudication, which
     turns the subject into a conflict between adjudicators)."""
+    unruled: list[str] = field(default_factory=list)
+    """Of ``adjudicators``, those whose adjudications do not rule here (unsigned, or an
+    identity this database does not hold as an adjudicator's): each stands as one more side,
+    a conflict where it differs, until ``gavel identity trust`` says otherwise."""
     conflicts: int = 0
     """Subjects in conflict after the merge (listed by ``gavel conflicts``)."""
 
@@ -198,7 +205,11 @@ def merge_events(
         elif result.added:
             _apply_added(conn, list(merging.added.values()), merging.touched)
     result.reviewers = sorted(merging.reviewers)
-    result.adjudicators = sorted(merging.adjudicators)
+    result.adjudicators = sorted(label(*who) for who in merging.adjudicators)
+    trusted = trusted_adjudicators(conn) if merging.adjudicators else frozenset()
+    result.unruled = sorted(
+        label(*who) for who in merging.adjudicators if who[1] is None or who not in trusted
+    )
     result.conflicts = int(
         conn.execute("SELECT count(*) FROM decision WHERE status = 'conflict'").fetchone()[0]
     )
@@ -219,7 +230,7 @@ class _Merging:
         self.touched: set[int] = set()
         self.skipped: set[str] = set()
         self.reviewers: set[str] = set()
-        self.adjudicators: set[str] = set()
+        self.adjudicators: set[tuple[str, str | None]] = set()
         self.horizon = (datetime.now(UTC) + timedelta(days=1)).isoformat()
 
     def take(self, line: int, event: LogEvent) -> None:
@@ -291,7 +302,7 @@ class _Merging:
             self.touched.add(report_id)
         self.reviewers.add(event.reviewer)
         if event.action == "adjudicate":
-            self.adjudicators.add(label(event.reviewer, event.key))
+            self.adjudicators.add((event.reviewer, event.key))
         result = self.result
         result.added += 1
         result.pending += pending
@@ -309,7 +320,7 @@ def _apply_added(conn: sqlite3.Connection, events: list[LogEvent], reports: set[
     ambiguous = False
     for event in events:
         apply_event(conn, event.uuid, event.action, event.supersedes)
-        ambiguous |= note_identity(conn, event.reviewer, event.key)
+        ambiguous |= note_identity(conn, event.reviewer, event.key) or event.action == "claim"
     if ambiguous:
         rebuild_state(conn)
     else:
@@ -375,19 +386,45 @@ def _check_author(
         )
     if event.key is None and event.sig is not None:
         raise InputError(source, "a signature without a key", line=line, field="key")
-    if event.supersedes is None:
+    if event.supersedes is not None:
+        _check_reversal_author(conn, event, event.supersedes, line, source, added)
+
+
+def _check_reversal_author(
+    conn: sqlite3.Connection,
+    event: LogEvent,
+    supersedes: str,
+    line: int,
+    source: str,
+    added: dict[str, LogEvent],
+) -> None:
+    """What an event undoes, redoes or supersedes is its own identity's, or its name's
+    unsigned events once its key claimed them."""
+    author = _author(conn, supersedes, added)
+    if author is None:
         return
-    author = _author(conn, event.supersedes, added)
-    if author is not None and not may_reverse(event.reviewer, event.key, *author):
-        verb = event.action if event.action in ("undo", "redo") else "supersede"
+    owner = legacy_owner(conn, author[0]) if author[1] is None else None
+    if may_reverse(event.reviewer, event.key, *author, owner):
+        return
+    verb = event.action if event.action in ("undo", "redo") else "supersede"
+    if author[0] == event.reviewer and author[1] is None:
         raise InputError(
             source,
-            f"event {event.uuid} by {label(event.reviewer, event.key)} "
-            f"would {verb} an event by {label(*author)}: an event can only undo "
-            "or supersede its own author's events",
+            f"event {event.uuid} by {label(event.reviewer, event.key)} would {verb} an "
+            f"unsigned event of {author[0]!r} (written before signing), but that key has not "
+            f"claimed the name's unsigned events: a log that merely says {author[0]!r} cannot "
+            f"take them over (the reviewer runs `gavel identity claim {author[0]}` first)",
             line=line,
             field="supersedes",
         )
+    raise InputError(
+        source,
+        f"event {event.uuid} by {label(event.reviewer, event.key)} "
+        f"would {verb} an event by {label(*author)}: an event can only undo "
+        "or supersede its own author's events",
+        line=line,
+        field="supersedes",
+    )
 
 
 def _author(

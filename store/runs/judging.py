@@ -657,7 +657,7 @@ def resume_judge(
             field="RUN",
         )
     status = usage.get("status")
-    if status in ("complete", "failed"):
+    if status in ("complete", "incomplete", "failed"):
         raise InputError("command line", f"run {ext} is already {status}", field="RUN")
     if status == "running":
         raise InputError(
@@ -842,8 +842,8 @@ def _execute(
         raise
     if stop.is_set() and status not in ("complete", "waiting"):
         status = "interrupted"
-    if status == "complete" and _all_calls_failed(client.usage, previous):
-        status = "failed"
+    if status == "complete":
+        status = _completed_status(ctx, previous)
     usage = _finish(ctx, status)
     after = system_headlines(conn, framework)
     changes = [
@@ -851,6 +851,22 @@ def _execute(
         for (system, metric), value in sorted(after.items())
     ]
     return JudgeResult(run_id, status, usage, changes, framework, prepared.spec.prompt_version)
+
+
+def _completed_status(ctx: _Context, previous: RunUsage) -> str:
+    """What a run that went through every report is called: failed when no call was
+    answered, incomplete when some verdict or step failed, else complete."""
+    if _all_calls_failed(ctx.client.usage, previous):
+        return "failed"
+    return "incomplete" if _not_all_judged(ctx) else "complete"
+
+
+def _not_all_judged(ctx: _Context) -> bool:
+    """Some report was not judged in full: a step failed, or a verdict is a judge error.
+    Such a run is never called complete."""
+    if ctx.tally.step_errors:
+        return True
+    return _stored_counts(ctx.conn, list(ctx.rows.values()))[1] > 0
 
 
 def _all_calls_failed(usage: RunUsage, previous: RunUsage) -> bool:

@@ -72,6 +72,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tui.cli.hub:sync",
         "push this database's review events to the hub and pull everyone else's",
     ),
+    "identity": (
+        "tui.cli.identity:identity",
+        "your signing identity: claim your unsigned events, trust an adjudicator",
+    ),
     "conflicts": (
         "tui.cli.logs:conflicts_",
         "judgments reviewers decided differently, with both sides",
@@ -243,7 +247,43 @@ def _known_error(exc: Exception, command: str | None) -> int | None:
                 file=sys.stderr,
             )
         return EXIT_BUSY
-    return None
+    return _database_error(exc, command)
+
+
+def _database_error(exc: Exception, command: str | None) -> int | None:
+    """A damaged, read-only, unopenable or full database file: one line naming it and what
+    to do (store.db.connection), never a traceback."""
+    from reviewer.textsafety import printable
+    from store.db.connection import database_problem
+    from tui.cli.options import opened_database
+
+    path = opened_database()
+    problem = database_problem(path or "the database", exc)
+    if problem is None or (isinstance(exc, UnicodeDecodeError) and not _damaged(path)):
+        return None
+    message = str(problem)
+    if command in PARTIAL_WRITERS:
+        message = message.replace("nothing was changed", "what was stored before it stays")
+    print(f"gavel: {printable(message)}", file=sys.stderr)
+    return problem.exit_code
+
+
+def _damaged(path: Path | None) -> bool:
+    """Whether SQLite finds the database damaged (asked only after an error that may say so:
+    a decoding error can also be a bug of ours)."""
+    import sqlite3
+
+    if path is None:
+        return False
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = conn.execute("PRAGMA quick_check(1)").fetchone()
+        finally:
+            conn.close()
+    except (sqlite3.Error, UnicodeDecodeError):
+        return True
+    return row is None or row[0] != "ok"
 
 
 @click.group(

@@ -3,7 +3,8 @@ this database's events to the hub and pull everyone else's).
 
 The hub URL comes from the argument, else ``$GAVEL_HUB``, else the config file's ``hub``.
 Exit codes: 0 synced, 2 refused (not a hub, a suite id naming different content), 3 offline
-(nothing lost: the events wait here and go with the next sync).
+(nothing lost: the events wait here and go with the next sync), 4 the hub's event ids jump
+(the pull stopped before the jump; `gavel hub status` also reports it).
 """
 
 from __future__ import annotations
@@ -14,13 +15,20 @@ import re
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from store.hub.sync import SyncResult
 
 from tui.cli.options import db_option, format_option, open_db
 
 EXIT_REFUSED = 2
 EXIT_OFFLINE = 3
+EXIT_GAP = 4
 
 URL_HELP = "the hub's PostgreSQL URL (default: $GAVEL_HUB, else the config file's `hub`)"
 
@@ -90,7 +98,8 @@ def hub() -> None:
     "grant",
     metavar="ROLE",
     default=None,
-    help="also give ROLE (the reviewers' login role) SELECT and INSERT only",
+    help="also give ROLE (the reviewers' login role) SELECT, and INSERT of an event's "
+    "columns only (never its id, which the server assigns)",
 )
 def hub_init(url: str, grant: str | None) -> int:
     from store.hub.server import HubError, PgHub
@@ -132,9 +141,10 @@ def hub_status(db: Path | None, url: str | None, fmt: str) -> int:
     finally:
         target.close()
     here = local_state(conn, stats.hub_id)
+    status = 0 if stats.gap is None else EXIT_GAP
     if fmt == "json":
         print(json.dumps({"hub": target.name, **asdict(stats), "local": asdict(here)}, indent=2))
-        return 0
+        return status
     print(
         f"hub {target.name} (id {stats.hub_id}): {stats.events:,} events from "
         f"{stats.reviewers:,} reviewer identities"
@@ -146,7 +156,11 @@ def hub_status(db: Path | None, url: str | None, fmt: str) -> int:
         f"{here.synced_at or 'never'}"
         + (f"; {here.quarantined:,} hub events quarantined" if here.quarantined else "")
     )
-    return 0
+    if stats.gap is not None:
+        from store.hub.sync import gap_message
+
+        print(f"gavel: {gap_message(stats.gap)}", file=sys.stderr)
+    return status
 
 
 @click.command(
@@ -176,9 +190,19 @@ def sync(db: Path | None, url: str | None, fmt: str) -> int:
         return _fail(exc, local_state(conn).pending)
     finally:
         target.close()
+    status = 0 if result.gap is None else EXIT_GAP
+    if result.gap is not None:
+        from store.hub.sync import gap_message
+
+        print(f"gavel: {gap_message(result.gap)}", file=sys.stderr)
     if fmt == "json":
         print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
-        return 0
+    else:
+        _print_sync(conn, result)
+    return status
+
+
+def _print_sync(conn: sqlite3.Connection, result: SyncResult) -> None:
     print(
         f"synced with {result.hub} in {result.seconds:.2f} s: pushed {result.pushed:,} "
         f"events ({result.already_on_hub:,} were there already), pulled {result.pulled:,} "
@@ -222,4 +246,3 @@ def sync(db: Path | None, url: str | None, fmt: str) -> int:
             f"warning: the hub holds event {shown(uuid)} with different content; the hub's "
             "copy stands"
         )
-    return 0

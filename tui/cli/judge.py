@@ -456,6 +456,17 @@ def _outcome(result: JudgeResult, model: str, base_url: str, sources: str, fmt: 
             file=sys.stderr,
         )
         return 1
+    if result.status == "incomplete":
+        usage = result.usage
+        print(
+            f"gavel: run {result.run_id} is incomplete: {usage.get('judge_errors', 0)} judge "
+            f"errors, {usage.get('step_errors_total', 0)} failed steps, "
+            f"{usage.get('reports', 0)} of {usage.get('reports_selected', 0)} reports finished "
+            "(see `gavel runs --format json`; the replies it got are cached, so judging "
+            "again asks only what failed)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from store.reviewlog.conflicts import conflicts
-from store.reviews.merge import merge_path, write_log
+from store.reviews.merge import MergeResult, merge_path, write_log
 from store.scores.cache import ensure_scores
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit, output_file, print_json
@@ -30,7 +30,11 @@ def log(db: Path | None) -> None:
 )
 @db_option
 @click.option(
-    "-o", "--output", type=click.Path(path_type=Path), default=None, help="file (default: stdout)"
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="file (default, or -: stdout)",
 )
 @click.option(
     "--format",
@@ -40,6 +44,10 @@ def log(db: Path | None) -> None:
     help="jsonl (default; re-merges) or parquet (needs -o)",
 )
 def log_export(db: Path | None, output: Path | None, fmt: str) -> int:
+    if output is not None and str(output) == "-":
+        if fmt == "parquet":
+            raise click.UsageError("--format parquet writes a file: give -o PATH, not -")
+        output = None  # "-" is standard output, as everywhere else
     conn = open_db(db)
     if fmt == "parquet":
         from store.exports.files import write_log_parquet
@@ -86,16 +94,7 @@ def merge(db: Path | None, source: Path, skip_unknown: bool, fmt: str) -> int:
     )
     if result.reviewers:
         print(f"reviewers added: {', '.join(result.reviewers)}")
-    if result.adjudicators:
-        print(
-            f"adjudications added by: {', '.join(result.adjudicators)} (an adjudication "
-            "outranks reviewers: check you expected these)"
-        )
-    if result.unsigned:
-        print(
-            f"unsigned events: {result.unsigned:,} (they speak for their name only and can "
-            "never replace a signed reviewer's decision)"
-        )
+    _print_authority(result)
     if result.proposals_added:
         print(f"proposals added: {result.proposals_added:,}")
     if result.pending:
@@ -175,3 +174,25 @@ def conflicts_(db: Path | None, fmt: str) -> int:
         numeric=("id",),
     )
     return 0
+
+
+def _print_authority(result: MergeResult) -> None:
+    """Which added adjudications rule here, which stand only as sides, and what unsigned
+    events can and cannot do: what the merge actually did with them."""
+    ruling = [who for who in result.adjudicators if who not in result.unruled]
+    if ruling:
+        print(
+            f"adjudications added by: {', '.join(ruling)} (adjudicators here: their "
+            "adjudications outrank reviewers)"
+        )
+    if result.unruled:
+        print(
+            f"adjudications that do not rule here, by: {', '.join(result.unruled)} (unsigned, "
+            "or not an adjudicator of this database: each stands as one more side, a conflict "
+            "where it differs; `gavel identity trust NAME#KEY` makes a signed one rule)"
+        )
+    if result.unsigned:
+        print(
+            f"unsigned events: {result.unsigned:,} (they speak for their name only: they undo "
+            "or supersede no signed event and rule over no signed reviewer)"
+        )

@@ -32,8 +32,6 @@ naming the file, line and field.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -41,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import InputError
-from reviewer.formats.jsonl import Where, read_jsonl
+from reviewer.formats.jsonl import Where, loads, read_jsonl
 
 KNOWN_METRICS = (
     "information_recall",
@@ -97,25 +95,9 @@ def _load(path: Path) -> Any:
         raise InputError(path, f"not UTF-8 text ({exc.reason})") from exc
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}") from exc
-    try:
-        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
-    except ValueError as exc:
-        raise InputError(path, str(exc)) from exc
-    except RecursionError as exc:
-        raise InputError(path, "JSON nested too deeply") from exc
-
-
-def _no_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number this format allows")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is out of range")
-    return value
+    # The checked parser: NaN, infinities, out-of-range integers, deep nesting and lone
+    # surrogates (text SQLite cannot store) are each an InputError naming the field.
+    return loads(text, path)
 
 
 def _rows(path: Path) -> list[tuple[int | None, Any]]:

@@ -16,6 +16,7 @@ importer's deterministic runs.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -122,8 +123,14 @@ class DrBenchPipeline:
 
     async def judge(self, job: JudgeJob) -> ReportOutcome:
         out = ReportOutcome(job.report.id)
-        for step, criterion, prompt in self._steps(job):
-            result = await self.client.complete(prompt, BracketScore)
+        steps = self._steps(job)
+        # Every call of a report is independent: all are asked at once, and the client's
+        # --concurrency bounds how many are in flight (one slow or rate-limited call does not
+        # hold the others back); the replies are read in step order.
+        results = await asyncio.gather(
+            *(self.client.complete(prompt, BracketScore) for _, _, prompt in steps)
+        )
+        for (step, criterion, _), result in zip(steps, results, strict=True):
             if result.deferred:
                 out.deferred = True
                 continue

@@ -302,7 +302,13 @@ class _Reader:
             ) from exc
         self.check_columns(path, table.column_names)
         columns = [c for c in table.column_names if c in ROW_FIELDS]
-        rows = table.select(columns).to_pylist()
+        try:
+            # Strings are decoded here, not when the file is read: damaged bytes show now.
+            rows = table.select(columns).to_pylist()
+        except Exception as exc:  # UnicodeDecodeError, or pyarrow's own errors
+            raise InputError(
+                path, f"damaged Parquet data ({type(exc).__name__}: {str(exc)[:200]})"
+            ) from None
         return [((str(path), n), row) for n, row in enumerate(rows, 1)]
 
     def check_columns(self, path: Path, names: list[str]) -> None:
