@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from reviewer.actions import DECISION_ACTIONS
+from reviewer.assignment import decode as decode_assignment
 from reviewer.errors import InputError
 from reviewer.review import ReviewEvent
 
@@ -38,11 +39,13 @@ LogAction = Literal[
     "reject",
     "undo",
     "redo",
+    "assign",
 ]
 
 
 class LogEvent(ReviewEvent):
-    """A :class:`ReviewEvent` whose action may also be a proposal's accept or reject.
+    """A :class:`ReviewEvent` whose action may also be a proposal's accept or reject, or an
+    assignment of work.
 
     The schema's ``review_event`` table allows them; ``reviewer.actions.Action`` does not list
     them yet. Once it does, this subclass is the model itself and can be replaced by it.
@@ -63,8 +66,12 @@ ACTION_TARGETS: dict[str, frozenset[TargetType]] = {
     "reject": frozenset({"proposal"}),
     "undo": frozenset({"subject", "report"}),
     "redo": frozenset({"subject", "report"}),
+    "assign": frozenset({"subject", "report"}),
 }
 """Which kind of subject each action can be about (a flag on a proposal is meaningless)."""
+
+ASSIGNING: frozenset[str] = frozenset({"assign"})
+"""Actions whose value is an assignment (:mod:`reviewer.assignment`), checked on merge."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +124,8 @@ def check_event(event: ReviewEvent) -> Target:
         raise ValueError(
             f"a {event.action!r} event must name the event it reverses in 'supersedes'"
         )
+    if event.action in ASSIGNING:
+        decode_assignment(event.value)
     return target
 
 

@@ -456,6 +456,55 @@ def _first(conn: sqlite3.Connection) -> None:
         conn.execute(search_index_sql(table))
 
 
+_REVIEW_EVENT_INDEXES = [
+    "CREATE INDEX review_event_reviewer ON review_event(reviewer, seq)",
+    "CREATE INDEX review_event_judgment ON review_event(judgment_id, seq)",
+    "CREATE INDEX review_event_report ON review_event(report_id, seq)",
+    "CREATE INDEX review_event_supersedes ON review_event(supersedes)",
+    "CREATE INDEX review_event_target ON review_event(target, seq)",
+    """CREATE TRIGGER review_event_no_update BEFORE UPDATE ON review_event
+           BEGIN SELECT RAISE(ABORT, 'the review log is append-only'); END""",
+    """CREATE TRIGGER review_event_no_delete BEFORE DELETE ON review_event
+           BEGIN SELECT RAISE(ABORT, 'the review log is append-only'); END""",
+]
+
+# Version 7: assignments are review events (reviewer.assignment). SQLite cannot widen a CHECK
+# in place: the log is copied whole, seq and all, into a table that allows 'assign' (the
+# implicit delete of DROP TABLE fires no trigger), and every event stays as it was.
+_ASSIGNMENTS: list[str] = [
+    """CREATE TABLE review_event_7 (
+        seq INTEGER PRIMARY KEY,
+        uuid TEXT NOT NULL UNIQUE,
+        target TEXT NOT NULL,
+        judgment_id INTEGER REFERENCES judgment(id),
+        report_id INTEGER REFERENCES report(id),
+        reviewer TEXT NOT NULL,
+        action TEXT NOT NULL CHECK (action IN
+            ('confirm', 'override', 'adjudicate', 'flag', 'rate', 'propose', 'accept',
+             'reject', 'undo', 'redo', 'assign')),
+        value TEXT,
+        rationale TEXT NOT NULL,
+        reason TEXT,
+        created_at TEXT NOT NULL,
+        supersedes TEXT,
+        run TEXT,
+        key TEXT,
+        sig TEXT
+    ) STRICT""",
+    """INSERT INTO review_event_7 (seq, uuid, target, judgment_id, report_id, reviewer,
+           action, value, rationale, reason, created_at, supersedes, run, key, sig)
+       SELECT seq, uuid, target, judgment_id, report_id, reviewer, action, value,
+              rationale, reason, created_at, supersedes, run, key, sig
+       FROM review_event ORDER BY seq""",
+    "DROP TABLE review_event",
+    "ALTER TABLE review_event_7 RENAME TO review_event",
+    *_REVIEW_EVENT_INDEXES,
+    # Whose work each assignment is: a reviewer's queue reads only their own.
+    """CREATE INDEX review_event_assignee ON review_event(json_extract(value, '$.to'), target)
+       WHERE action = 'assign'""",
+]
+
+
 MIGRATIONS: list[Migration] = [
     _first,  # 1: inputs, review log, derived tables, search indexes
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
@@ -497,6 +546,7 @@ MIGRATIONS: list[Migration] = [
         """CREATE INDEX judgment_scoring ON judgment(current, report_id, kind, subtask_id,
             claim_cited, value, criterion_id, claim_id, ref_idx, key, error, subject_id)""",
     ],
+    _ASSIGNMENTS,  # 7: assignments are review events (the log copied into a wider CHECK)
 ]
 
 _DERIVED_UNCHANGED = {2, 3, 4}

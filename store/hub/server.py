@@ -61,6 +61,7 @@ _ACTIONS = (
     "reject",
     "undo",
     "redo",
+    "assign",
 )
 
 
@@ -97,6 +98,10 @@ def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
             sig text,
             pushed_at timestamptz NOT NULL DEFAULT clock_timestamp()
         )""",
+        # A hub made before an action existed learns it when `gavel hub init` runs again.
+        f"""ALTER TABLE {schema}.event DROP CONSTRAINT IF EXISTS event_action_check,
+            ADD CONSTRAINT event_action_check
+            CHECK (action IN ({", ".join(f"'{a}'" for a in _ACTIONS)}))""",
         f"CREATE INDEX IF NOT EXISTS event_suite ON {schema}.event (suite, id)",
         f"""CREATE OR REPLACE FUNCTION {schema}.append_only() RETURNS trigger
             LANGUAGE plpgsql AS $$

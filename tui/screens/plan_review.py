@@ -83,6 +83,8 @@ class PlanReviewScreen(ReportScreen):
 
     @work(thread=True, exclusive=True, group="plan-load", exit_on_error=False)
     def load_plan(self) -> None:
+        from reviewer.assignment import mine_first
+        from store.assignments.progress import my_subjects
         from store.plans.design import get_plan, has_plans, plan_items
 
         conn = self.gavel.backend.reader()
@@ -90,7 +92,11 @@ class PlanReviewScreen(ReportScreen):
             self.post_message(self.PlanLoaded(None, []))
             return
         plan = get_plan(conn, self.plan_name)
-        self.post_message(self.PlanLoaded(plan, plan_items(conn, plan.id)))
+        items = plan_items(conn, plan.id)
+        mine = my_subjects(conn, self.gavel.config.reviewer)
+        if mine:  # the reviewer's own assignments first, each part in the plan's order
+            items = mine_first(items, lambda item: item.subject_id in mine)
+        self.post_message(self.PlanLoaded(plan, items))
 
     @on(PlanLoaded)
     def plan_loaded(self, message: PlanLoaded) -> None:
