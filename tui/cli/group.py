@@ -122,6 +122,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judge scores corrected by a plan's reviews (PPI++), with intervals, judge "
         "bias, reviews needed and ranks that could swap",
     ),
+    "serve": (
+        "tui.cli.serve:serve",
+        "the workstation in a browser, every session signed in as its reviewer "
+        "(add-reviewer NAME first)",
+    ),
     "assign": (
         "tui.cli.assign:assign",
         "hand a plan's subjects or reports to reviewers, with an overlap decided "
