@@ -335,3 +335,18 @@ def test_in_a_browser_a_reviewer_signs_in_and_decides(
     assert main(["log", "export", "--db", str(served.db)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
     assert any(e["uuid"] == event["uuid"] and e["reviewer"] == "maria" for e in lines)
+
+
+def test_the_serve_bench_stage_drives_sessions_and_loses_nothing(
+    sample_db: Path, tmp_path: Path
+) -> None:
+    from tui.bench.serve import serve_figures
+
+    figures = {f["name"].split(" (")[0]: f for f in serve_figures(sample_db, 2, tmp_path, 4)}
+    assert not [name for name in figures if "failed" in name], figures
+    latency = figures["serve: keypress → score on screen, p95"]
+    assert latency["value"] > 0 and latency["baseline"] <= latency["value"]
+    lost = figures["serve: acknowledged decisions and undos missing from the database"]
+    assert lost["value"] == 0 and lost["baseline"] == 8 and lost["met"]
+    memory = figures["serve: memory per session"]
+    assert memory["value"] > 20

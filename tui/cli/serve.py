@@ -80,12 +80,36 @@ def serve(
             "put it behind a TLS reverse proxy (docs/serve.md)",
             file=sys.stderr,
         )
+    _impacts_once(path)
     server = GavelServer(
         path, folder, host=host, port=port, public_url=public_url, session_hours=session_hours
     )
     print(f"gavel serve: {public_url or f'http://{host}:{port}'} (ctrl+c stops)", flush=True)
     server.run()
     return 0
+
+
+def _impacts_once(path: Path) -> None:
+    """Fill the queue's impact column before the first session opens: otherwise every
+    session would start its own impact process on the same reports at once, and they would
+    take the cores and the write lock from the reviewers' decisions."""
+    import subprocess
+
+    from store.db.connection import connect
+    from store.triage.impact import missing_impacts
+
+    conn = connect(path)
+    try:
+        missing = len(missing_impacts(conn))
+    finally:
+        conn.close()
+    if missing:
+        print(f"gavel serve: the impact of {missing:,} reports first, once for every session…")
+        subprocess.run(
+            [sys.executable, "-m", "store.backend.impact_worker", str(path)],
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
 
 
 def _loopback(host: str) -> bool:

@@ -92,7 +92,11 @@ class ScriptedSession:
                 raise ConnectionError("the session ended")
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
-                raise TimeoutError(f"{pattern!r} did not show within {timeout} s")
+                seen = re.sub(rb"\s+", b" ", bytes(self.screen[self.mark :]))[-300:]
+                raise TimeoutError(
+                    f"{pattern!r} did not show within {timeout} s; after the mark: "
+                    f"{seen.decode('utf-8', 'replace')!r}"
+                )
             self._arrived.clear()
             try:
                 await asyncio.wait_for(self._arrived.wait(), remaining)
