@@ -395,3 +395,57 @@ def test_assignments_travel_through_the_hub_and_an_older_hub_learns_them(
     hub.close()
     assert sorted(map(repr, assignments(other))) == sorted(map(repr, assignments(conn)))
     assert team_progress(other).overlap == 4
+
+
+async def test_on_the_overlap_plan_mode_and_the_report_stay_blind_to_the_other_reviewer(
+    sample_db: Path,
+) -> None:
+    from store.plans.design import PlanSpec, create_plan, plan_items
+    from tui.screens.plan_review import PlanReviewScreen
+
+    conn = connect(sample_db)
+    plan = create_plan(conn, PlanSpec(4, seed=2, suite=SUITE), "lead")
+    first = plan_items(conn, plan.id)[0]
+    assert first.judgment_id is not None
+    hand_out(conn, ReviewLog(conn, "lead"), plan_targets(conn, "p1"), ["ana", "ben"], 1.0)
+    other = _other_value(conn, first.judgment_id)
+    ReviewLog(conn, "ana").decide(first.judgment_id, other, "ana's reading")
+    conn.close()
+    app = make_app(sample_db, reviewer="ben")
+    async with app.run_test(size=(170, 48)) as pilot:
+        await ready(pilot)
+        await pilot.press("L")
+        screen = app.screen
+        assert isinstance(screen, PlanReviewScreen)
+        await wait_for(pilot, lambda: bool(screen.items) and screen.view is not None)
+        # ana decided the first subject; it is still ben's to decide, and he is served it.
+        assert screen.index == 0 and not screen.items[0].decided
+        await wait_for(
+            pilot, lambda: screen.view is not None and screen.view.report_id == first.report_id
+        )
+        assert screen.view is not None
+        shown = next(j for j in screen.view.judgments if j.id == first.judgment_id)
+        assert not shown.decided and shown.effective == shown.judge != other
+        # ana's value is nowhere on ben's screen until he decides.
+        assert "ana's reading" not in screen_text(app)
+
+
+def test_blind_subjects_are_my_undecided_overlap_subjects(sample_db: Path) -> None:
+    from store.assignments.hand_out import Target
+    from store.assignments.progress import blind_subjects, my_status
+
+    conn = connect(sample_db)
+    rows = _subjects(conn, 3)
+    log = ReviewLog(conn, "lead")
+    hand_out(conn, log, [Target(*rows[0]), Target(*rows[1])], ["ana", "ben"], 1.0)
+    hand_out(conn, log, [Target(*rows[2])], ["ana"], 0.0)
+    subject = {
+        t: int(conn.execute("SELECT id FROM subject WHERE target = ?", (t,)).fetchone()[0])
+        for t, _ in rows
+    }
+    assert blind_subjects(conn, "ana") == {subject[rows[0][0]], subject[rows[1][0]]}
+    ReviewLog(conn, "ana").confirm(_jid(conn, rows[0][0]))
+    assert blind_subjects(conn, "ana") == {subject[rows[1][0]]}
+    assert blind_subjects(conn, "ben") == {subject[rows[0][0]], subject[rows[1][0]]}
+    assert blind_subjects(conn, "ana", report_id=-1) == set()
+    assert my_status(conn, "ana") == (set(subject.values()), {subject[rows[0][0]]})

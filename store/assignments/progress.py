@@ -193,3 +193,30 @@ def team_progress(conn: sqlite3.Connection) -> TeamProgress:
         sum(statuses.get(sid) == "conflict" for sid in complete),
         sum(statuses.get(sid) == "adjudicated" for sid in overlap),
     )
+
+
+def my_status(conn: sqlite3.Connection, reviewer: str) -> tuple[set[int], set[int]]:
+    """The subjects assigned to ``reviewer``, and those of them they decided themselves: on
+    the overlap, a subject someone else decided is still theirs to decide."""
+    assigned = assignments(conn, reviewer)
+    decided = decided_by(conn, reviewer)
+    return (
+        {a.subject_id for a in assigned},
+        {a.subject_id for a in assigned if (a.target, reviewer) in decided},
+    )
+
+
+def blind_subjects(
+    conn: sqlite3.Connection, reviewer: str, report_id: int | None = None
+) -> set[int]:
+    """Overlap subjects ``reviewer`` has yet to decide: until they do, the other reviewers'
+    values stay hidden from them, so the two reviews stay independent."""
+    mine = [
+        a
+        for a in assignments(conn, reviewer)
+        if a.k >= 2 and (report_id is None or a.report_id == report_id)
+    ]
+    if not mine:
+        return set()
+    decided = decided_by(conn, reviewer)
+    return {a.subject_id for a in mine if (a.target, reviewer) not in decided}

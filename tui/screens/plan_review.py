@@ -84,7 +84,7 @@ class PlanReviewScreen(ReportScreen):
     @work(thread=True, exclusive=True, group="plan-load", exit_on_error=False)
     def load_plan(self) -> None:
         from reviewer.assignment import mine_first
-        from store.assignments.progress import my_subjects
+        from store.assignments.progress import my_status
         from store.plans.design import get_plan, has_plans, plan_items
 
         conn = self.gavel.backend.reader()
@@ -93,9 +93,16 @@ class PlanReviewScreen(ReportScreen):
             return
         plan = get_plan(conn, self.plan_name)
         items = plan_items(conn, plan.id)
-        mine = my_subjects(conn, self.gavel.config.reviewer)
-        if mine:  # the reviewer's own assignments first, each part in the plan's order
-            items = mine_first(items, lambda item: item.subject_id in mine)
+        mine, done = my_status(conn, self.gavel.config.reviewer)
+        if mine:  # the reviewer's own assignments first, each part in the plan's order;
+            # theirs is decided when they decided it (on the overlap, not when another did)
+            items = mine_first(
+                [
+                    replace(i, decided=i.subject_id in done) if i.subject_id in mine else i
+                    for i in items
+                ],
+                lambda item: item.subject_id in mine,
+            )
         self.post_message(self.PlanLoaded(plan, items))
 
     @on(PlanLoaded)
