@@ -180,11 +180,12 @@ async def _session(
         await session.sign_in(name, token)
         await session.open()
         await session.wait_for(rb"judgments decided", 300)
-        await asyncio.sleep(1.0)  # the table takes the keys once it has drawn
-        await session.press(*(["\x1b[B"] * position), "\r")  # down to its own report
-        # Its own: two sessions on one report would refresh each other's screens.
-        await session.wait_for(rb"report \S+ \(%d/" % (position + 1), 120)
-        await session.wait_for(rb"Confirm judge", 120)
+        await _until_shown(session, "\r", rb"report \S+ \(1/")
+        # On to its own report: two sessions on one report would refresh each other's
+        # screens (n, not the queue's arrows: the report screen takes keys as it loads).
+        for step in range(position):
+            await session.press("n")
+            await session.wait_for(rb"report \S+ \(%d/" % (step + 2), 120)
         await asyncio.sleep(1.0)
     except Exception as exc:  # a session that never got going is a figure, not a crash
         drive.failures.append(f"{name}: {exc}")
@@ -204,6 +205,19 @@ async def _session(
         drive.failures.append(f"{name}: {exc}")
     finally:
         await session.close()
+
+
+async def _until_shown(session: ScriptedSession, key: str, pattern: bytes) -> None:
+    """Press ``key`` until ``pattern`` shows: a queue still filling may miss a key (an
+    extra enter on the report confirms a verdict, which the tally allows for)."""
+    for _ in range(60):
+        await session.press(key)
+        try:
+            await session.wait_for(pattern, 5)
+            return
+        except TimeoutError:
+            continue
+    raise TimeoutError(f"{pattern!r} never showed")
 
 
 def _session_rss(server_pid: int) -> list[float]:
