@@ -13,7 +13,6 @@ screen: nothing acknowledged may be lost. Nothing here is asserted: figures are 
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import socket
 import sqlite3
@@ -292,5 +291,6 @@ def _wait_for_port(port: int, server: subprocess.Popen[bytes]) -> None:
 
 
 if __name__ == "__main__":  # python -m tui.bench.serve DB N: this stage alone
-    for figure in serve_figures(Path(sys.argv[1]), int(sys.argv[2]), Path(os.getcwd())):
-        print(figure)
+    with tempfile.TemporaryDirectory(prefix="gavel-serve-bench-") as scratch:
+        for figure in serve_figures(Path(sys.argv[1]), int(sys.argv[2]), Path(scratch)):
+            print(figure)
