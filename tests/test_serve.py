@@ -169,9 +169,8 @@ def test_each_session_runs_as_its_reviewer_with_their_key(tmp_path: Path) -> Non
     server = GavelServer(tmp_path / "g.db", accounts)
     words = shlex.split(server.command(name))
     assert words[0] == f"GAVEL_IDENTITY={accounts.key_path(name)}"
-    assert words[1:5] == ["exec", sys.executable, "-m", "tui.cli"]
+    assert words[1:7] == ["exec", sys.executable, "-m", "tui.cli", "serve", "session"]
     assert words[words.index("--reviewer") + 1] == name
-    assert words[-1] == "review"
 
 
 # -- over HTTP -----------------------------------------------------------------------------
@@ -251,9 +250,12 @@ def test_a_server_killed_mid_session_loses_no_acknowledged_decision(sample_db: P
         session.skip()
         await session.press("0")
         await session.wait_for(DECIDED, 30)  # on screen: acknowledged
+        sessions.extend(_children(server.process.pid))
         server.process.kill()  # no goodbye: the server and its sessions' parent die
         server.process.wait()
         await session.close()
+
+    sessions: list[int] = []
 
     try:
         asyncio.run(scenario())
@@ -261,6 +263,19 @@ def test_a_server_killed_mid_session_loses_no_acknowledged_decision(sample_db: P
         stop(server)
     decided = [e for e in server.events("o'neil") if e["action"] in ("override", "confirm")]
     assert len(decided) == 1 and verify(decided[0])
+    # The orphaned session ends too, rather than run on with nobody to see it.
+    assert sessions
+    deadline = time.monotonic() + 20
+    while any(Path(f"/proc/{pid}").exists() for pid in sessions):
+        assert time.monotonic() < deadline, "a session outlived its server"
+        time.sleep(0.2)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
 
 
 # -- in a real browser ---------------------------------------------------------------------

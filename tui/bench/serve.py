@@ -35,6 +35,12 @@ KEYPRESSES = 30
 """Timed keypresses per session (decisions and undos in turn)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Script:
+    keypresses: int
+    pause: float
+
+
 @dataclass
 class Drive:
     latencies: list[float] = field(default_factory=list)
@@ -45,7 +51,7 @@ class Drive:
 
 
 def serve_figures(
-    db: Path, sessions: int, root: Path, keypresses: int = KEYPRESSES
+    db: Path, sessions: int, root: Path, keypresses: int = KEYPRESSES, pause: float = PAUSE
 ) -> list[dict[str, Any]]:
     """The serve stage's figures, as the harness prints them (name, value, unit, baseline,
     target, met)."""
@@ -81,7 +87,8 @@ def serve_figures(
         drive = Drive()
         memory: list[float] = []
         base = f"http://127.0.0.1:{port}"
-        asyncio.run(_drive_all(base, tokens, keypresses, drive, server.pid, memory))
+        plan = Script(keypresses, pause)
+        asyncio.run(_drive_all(base, tokens, plan, drive, server.pid, memory))
     finally:
         server.terminate()
         try:
@@ -91,17 +98,19 @@ def serve_figures(
             server.wait()
     stored = _stored(copy, list(tokens))
     lost = sum(max(0, drive.acknowledged.get(name, 0) - stored.get(name, 0)) for name in tokens)
-    return _figures(sessions, drive, memory, lost)
+    return _figures(sessions, pause, drive, memory, lost)
 
 
-def _figures(sessions: int, drive: Drive, memory: list[float], lost: int) -> list[dict[str, Any]]:
+def _figures(
+    sessions: int, pause: float, drive: Drive, memory: list[float], lost: int
+) -> list[dict[str, Any]]:
     times = sorted(drive.latencies)
     p95 = times[min(len(times) - 1, int(0.95 * len(times)))] * 1000 if times else float("nan")
     p50 = statistics.median(times) * 1000 if times else float("nan")
     figures: list[dict[str, Any]] = [
         {
             "name": f"serve: keypress → score on screen, p95 ({sessions} sessions deciding "
-            f"at once, {len(times):,} keypresses)",
+            f"at once, a key every {pause:g} s each, {len(times):,} keypresses)",
             "value": p95,
             "unit": "ms",
             "baseline_name": "median",
@@ -146,14 +155,14 @@ def _figures(sessions: int, drive: Drive, memory: list[float], lost: int) -> lis
 async def _drive_all(
     base: str,
     tokens: dict[str, str],
-    keypresses: int,
+    plan: Script,
     drive: Drive,
     server_pid: int,
     memory: list[float],
 ) -> None:
     ready = asyncio.Barrier(len(tokens) + 1)
     tasks = [
-        asyncio.create_task(_session(base, name, token, position, keypresses, ready, drive))
+        asyncio.create_task(_session(base, name, token, position, plan, ready, drive))
         for position, (name, token) in enumerate(tokens.items())
     ]
     try:
@@ -169,7 +178,7 @@ async def _session(
     name: str,
     token: str,
     position: int,
-    keypresses: int,
+    plan: Script,
     ready: asyncio.Barrier,
     drive: Drive,
 ) -> None:
@@ -193,8 +202,8 @@ async def _session(
         return
     await ready.wait()
     try:
-        for n in range(keypresses):
-            await asyncio.sleep(PAUSE * rng.uniform(0.67, 1.33))
+        for n in range(plan.keypresses):
+            await asyncio.sleep(plan.pause * rng.uniform(0.67, 1.33))
             session.skip()
             sent = await session.press("0" if n % 2 == 0 else "z")
             shown = await session.wait_for(DECIDED if n % 2 == 0 else UNDONE, 30)
@@ -292,5 +301,8 @@ def _wait_for_port(port: int, server: subprocess.Popen[bytes]) -> None:
 
 if __name__ == "__main__":  # python -m tui.bench.serve DB N: this stage alone
     with tempfile.TemporaryDirectory(prefix="gavel-serve-bench-") as scratch:
-        for figure in serve_figures(Path(sys.argv[1]), int(sys.argv[2]), Path(scratch)):
+        pause = float(sys.argv[3]) if len(sys.argv) > 3 else PAUSE
+        keys = int(sys.argv[4]) if len(sys.argv) > 4 else KEYPRESSES
+        db, sessions = Path(sys.argv[1]), int(sys.argv[2])
+        for figure in serve_figures(db, sessions, Path(scratch), keys, pause):
             print(figure)

@@ -121,6 +121,18 @@ def _loopback(host: str) -> bool:
         return False
 
 
+@serve.command("session", hidden=True)
+@db_option
+@click.option("--reviewer", required=True)
+def session(db: Path | None, reviewer: str) -> int:
+    """One browser session's workstation (the server starts it; not for people)."""
+    from tui.cli.workstation import open_workstation
+    from tui.serve.server import exit_with_parent
+
+    exit_with_parent()
+    return open_workstation(db, reviewer)
+
+
 @serve.command("add-reviewer")
 @click.argument("name")
 @click.option(

@@ -231,8 +231,8 @@ class GavelServer:
         key = self.accounts.key_path(reviewer)
         return (
             f"GAVEL_IDENTITY={shlex.quote(str(key))} exec {shlex.quote(sys.executable)} "
-            f"-m tui.cli --db {shlex.quote(str(self.db))} "
-            f"--reviewer {shlex.quote(reviewer)} review"
+            f"-m tui.cli serve session --db {shlex.quote(str(self.db))} "
+            f"--reviewer {shlex.quote(reviewer)}"
         )
 
     async def _stop_all(self, app: web.Application) -> None:
@@ -265,6 +265,24 @@ class GavelServer:
             parts = urlsplit(self.public_url)
             allowed.add(f"{parts.scheme}://{parts.netloc}")
         return origin in allowed
+
+
+def exit_with_parent(every: float = 1.0) -> None:
+    """End this session's process when the server that started it is gone (killed, not
+    stopped: a stopped server ends its sessions itself). Every decision shown is already
+    committed, so ending then loses nothing acknowledged; an orphaned workstation would
+    otherwise run on, holding memory and a database connection, with nobody to see it."""
+    import os
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 async def _relay(socket: web.WebSocketResponse, service: AppService) -> None:
