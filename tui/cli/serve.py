@@ -44,7 +44,13 @@ see docs/serve.md for the reverse proxy and TLS.""",
 @db_option
 @click.option("--accounts", type=click.Path(path_type=Path), default=None, help=ACCOUNTS_HELP)
 @click.option("--host", default="127.0.0.1", show_default=True, help="address to listen on")
-@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=8000,
+    show_default=True,
+    help="port to listen on",
+)
 @click.option(
     "--public-url",
     default=None,
@@ -52,7 +58,11 @@ see docs/serve.md for the reverse proxy and TLS.""",
     "secure and websockets wss://)",
 )
 @click.option(
-    "--session-hours", type=click.FloatRange(0.01, 24 * 30), default=12.0, show_default=True
+    "--session-hours",
+    type=click.FloatRange(0.01, 24 * 30),
+    default=12.0,
+    show_default=True,
+    help="a sign-in lasts this long",
 )
 @click.pass_context
 def serve(
@@ -123,7 +133,7 @@ def _loopback(host: str) -> bool:
 
 @serve.command("session", hidden=True)
 @db_option
-@click.option("--reviewer", required=True)
+@click.option("--reviewer", required=True, help="the signed-in reviewer")
 def session(db: Path | None, reviewer: str) -> int:
     """One browser session's workstation (the server starts it; not for people)."""
     from tui.cli.workstation import open_workstation
@@ -134,7 +144,7 @@ def session(db: Path | None, reviewer: str) -> int:
 
 
 @serve.command("add-reviewer")
-@click.argument("name")
+@click.argument("name", help="the reviewer's name, as their decisions will carry it")
 @click.option(
     "--days",
     type=click.FloatRange(0.0, 3650),
@@ -162,7 +172,7 @@ def add_reviewer(name: str, days: float, db: Path | None, accounts: Path | None)
 
 
 @serve.command("remove-reviewer")
-@click.argument("name")
+@click.argument("name", help="the reviewer to stop admitting")
 @db_option
 @click.option("--accounts", type=click.Path(path_type=Path), default=None, help=ACCOUNTS_HELP)
 def remove_reviewer(name: str, db: Path | None, accounts: Path | None) -> int:
