@@ -320,7 +320,10 @@ def test_in_a_browser_a_reviewer_signs_in_and_decides(
         browser.find_element(By.ID, "name").send_keys("maria")
         browser.find_element(By.ID, "token").send_keys("not the token")
         browser.find_element(By.ID, "sign-in").click()
-        assert "Not accepted." in browser.page_source
+        refused_by = time.monotonic() + 20  # the refusal comes after a pause
+        while "Not accepted." not in browser.page_source:
+            assert time.monotonic() < refused_by, "a wrong token was not refused"
+            time.sleep(0.1)
         browser.find_element(By.ID, "name").send_keys("maria")
         browser.find_element(By.ID, "token").send_keys(served.tokens["maria"])
         browser.find_element(By.ID, "sign-in").click()
