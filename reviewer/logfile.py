@@ -26,6 +26,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from reviewer.actions import DECISION_ACTIONS
+from reviewer.assignment import decode as decode_assignment
 from reviewer.errors import InputError
 from reviewer.review import ReviewEvent
 
@@ -41,11 +42,13 @@ LogAction = Literal[
     "undo",
     "redo",
     "claim",
+    "assign",
 ]
 
 
 class LogEvent(ReviewEvent):
-    """A :class:`ReviewEvent` whose action may also be a proposal's accept or reject.
+    """A :class:`ReviewEvent` whose action may also be a proposal's accept or reject, or an
+    assignment of work.
 
     The schema's ``review_event`` table allows them; ``reviewer.actions.Action`` does not list
     them yet. Once it does, this subclass is the model itself and can be replaced by it.
@@ -72,8 +75,12 @@ ACTION_TARGETS: dict[str, frozenset[TargetType]] = {
     "undo": frozenset({"subject", "report"}),
     "redo": frozenset({"subject", "report"}),
     "claim": frozenset({"identity"}),
+    "assign": frozenset({"subject", "report"}),
 }
 """Which kind of subject each action can be about (a flag on a proposal is meaningless)."""
+
+ASSIGNING: frozenset[str] = frozenset({"assign"})
+"""Actions whose value is an assignment (:mod:`reviewer.assignment`), checked on merge."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +136,8 @@ def check_event(event: ReviewEvent) -> Target:
         )
     if str(event.action) == "claim":  # a LogEvent's action
         _check_claim(event, target)
+    if event.action in ASSIGNING:
+        decode_assignment(event.value)
     return target
 
 

@@ -111,6 +111,7 @@ INVOCATIONS: dict[str, list[list[str]]] = {
         ["plan", "export", "p-hostile", "--format", "csv"],
     ],
     "estimate": [["estimate", "--no-ranks"], ["estimate", "--no-ranks", "--format", "json"]],
+    "assign": [["assign", "--to", "ana,ben", "--overlap", "0.5"], ["assign"]],
     "migrate-judge": [
         [
             "migrate-judge",
@@ -129,6 +130,8 @@ NOT_SWEPT = {
     "bench": "prints measured timings of a synthetic run it generates, no stored text",
     "hub": "needs a PostgreSQL server; hub text is printed through tui.cli.hub.shown",
     "sync": "needs a PostgreSQL server; hub text is printed through tui.cli.hub.shown",
+    "serve": "a web server; its subcommands print only names checked when admitted "
+    "(tests/test_serve.py)",
 }
 
 

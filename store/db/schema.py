@@ -522,6 +522,14 @@ def _general_actions(conn: sqlite3.Connection) -> None:
     )
 
 
+# Version 8: assignments are review events (reviewer.assignment) that version 7's check already
+# admits; a reviewer's queue reads only their own, through this index.
+_ASSIGNEES: list[str] = [
+    """CREATE INDEX review_event_assignee ON review_event(json_extract(value, '$.to'), target)
+       WHERE action = 'assign'""",
+]
+
+
 MIGRATIONS: list[Migration] = [
     _first,  # 1: inputs, review log, derived tables, search indexes
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
@@ -564,12 +572,14 @@ MIGRATIONS: list[Migration] = [
             claim_cited, value, criterion_id, claim_id, ref_idx, key, error, subject_id)""",
     ],
     _general_actions,  # 7: actions checked for form (a claim, ...); trusted adjudicators
+    _ASSIGNEES,  # 8: who each assignment is for, indexed
 ]
 
-_DERIVED_UNCHANGED = {2, 3, 4}
+_DERIVED_UNCHANGED = {2, 3, 4, 7}
 """Migrations (by index) that leave every derived table valid: no rebuild after them (the
 suspicion migration, 3, computes its own derived table; the score columns, 4, are filled by
-the next full recompute, and a system without them is read from its score rows meanwhile)."""
+the next full recompute, and a system without them is read from its score rows meanwhile; the
+assignees' index, 7, is an index)."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -67,6 +67,7 @@ _ACTIONS = (
     "undo",
     "redo",
     "claim",
+    "assign",
 )
 _KNOWN_ACTIONS = ", ".join(f"'{action}'" for action in _ACTIONS)
 
@@ -104,6 +105,10 @@ def schema_sql(schema: str = HUB_SCHEMA) -> list[str]:
             sig text,
             pushed_at timestamptz NOT NULL DEFAULT clock_timestamp()
         )""",
+        # A hub made before an action existed learns it when `gavel hub init` runs again.
+        f"""ALTER TABLE {schema}.event DROP CONSTRAINT IF EXISTS event_action_check,
+            ADD CONSTRAINT event_action_check
+            CHECK (action IN ({", ".join(f"'{a}'" for a in _ACTIONS)}))""",
         f"CREATE INDEX IF NOT EXISTS event_suite ON {schema}.event (suite, id)",
         # The checks of what an event may say, made again so an upgraded hub takes new kinds.
         f"ALTER TABLE {schema}.event DROP CONSTRAINT IF EXISTS event_target_check",

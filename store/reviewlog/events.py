@@ -310,6 +310,12 @@ class ReviewLog:
             raise ReviewError(str(exc)) from exc
         return self._write(target, "rate", code, rationale, None, None, report_id, None, None)
 
+    def assign(self, target: str, value: str, report_id: int | None) -> Recorded:
+        """Hand a subject or a report to a reviewer (``value``: an encoded
+        :class:`reviewer.assignment.Assignment`); signed and merged like a decision, but it
+        decides nothing."""
+        return self._write(target, "assign", value, "", None, None, report_id, None, None)
+
     def _mine(self, target: str) -> tuple[str, str | None] | None:
         """This identity's live decision on a subject: (action, value), or None."""
         row = self.conn.execute(

@@ -207,6 +207,8 @@ class BenchOptions:
     hub_events: int = 100_000
     scale: int = 1
     """Multiplies the task count: 10 is the 10× run (25,500 reports)."""
+    serve: int = 0
+    """Browser sessions of ``gavel serve`` deciding at once (0: no serve stage)."""
     peers: PeerRunner | None = None
     """Run after Gavel's figures with (the console, the synthetic run's bundle, the work
     folder, the figures, the report count): ``gavel bench --peers`` passes
@@ -393,6 +395,23 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
                     )
                 )
         stages.mark("review hub")
+    if options.serve:
+        from tui.bench.serve import serve_figures
+
+        with console.status(f"gavel serve: {options.serve} browser sessions deciding at once…"):
+            figures.extend(
+                Figure(
+                    f["name"],
+                    f["value"],
+                    f["unit"],
+                    f["baseline_name"],
+                    f["baseline"],
+                    f["target"],
+                    f["met"],
+                )
+                for f in serve_figures(db, options.serve, root)
+            )
+        stages.mark("serve")
     if not options.skip_ui:
         with console.status("workstation start-up, report switch, keypress → score…"):
             figures.extend(_ui_figures(db))

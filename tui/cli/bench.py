@@ -13,7 +13,7 @@ import click
     "full and incremental recompute, a full estimate from a review plan (PPI++ "
     "and the rank bootstrap), memory, and the workstation's start-up, report "
     "switch and keypress → score; with --hub, the review hub's sync throughput "
-    "and latency."
+    "and latency; with --serve N, N browser sessions of `gavel serve` at once."
 )
 @click.option(
     "--tasks", type=int, default=150, help="synthetic tasks (default 150, DailyReport's size)"
@@ -54,6 +54,15 @@ import click
     "--hub-events", type=int, default=100_000, help="events for the hub figures (default 100,000)"
 )
 @click.option(
+    "--serve",
+    "serve",
+    type=click.IntRange(min=0),
+    default=0,
+    metavar="N",
+    help="also run N browser sessions of `gavel serve` deciding at once over real "
+    "websockets: keypress → score on screen (p95), memory per session, nothing lost",
+)
+@click.option(
     "--peers",
     is_flag=True,
     help="also load the same run into Label Studio and Potato, each installed into a "
@@ -69,18 +78,30 @@ def bench(
     skip_ui: bool,
     hub: str | None,
     hub_events: int,
+    serve: int,
     peers: bool,
 ) -> int:
     from tui.bench.run import BenchOptions, run_bench
 
     if not peers:
         return run_bench(
-            BenchOptions(tasks, systems, quick, workdir, skip_ui, hub, hub_events, scale=scale)
+            BenchOptions(
+                tasks, systems, quick, workdir, skip_ui, hub, hub_events, scale=scale, serve=serve
+            )
         )
     from tui.bench.peers import after_bench
 
     return run_bench(
         BenchOptions(
-            tasks, systems, quick, workdir, skip_ui, hub, hub_events, scale=scale, peers=after_bench
+            tasks,
+            systems,
+            quick,
+            workdir,
+            skip_ui,
+            hub,
+            hub_events,
+            scale=scale,
+            serve=serve,
+            peers=after_bench,
         )
     )

@@ -126,6 +126,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "judge scores corrected by a plan's reviews (PPI++), with intervals, judge "
         "bias, reviews needed and ranks that could swap",
     ),
+    "serve": (
+        "tui.cli.serve:serve",
+        "the workstation in a browser, every session signed in as its reviewer "
+        "(add-reviewer NAME first)",
+    ),
+    "assign": (
+        "tui.cli.assign:assign",
+        "hand a plan's subjects or reports to reviewers, with an overlap decided "
+        "independently (no --to: who has what)",
+    ),
     "compare": (
         "tui.cli.runs:compare",
         "verdict agreement and score differences between judge runs; mean ± sd of "
@@ -147,6 +157,7 @@ examples:
   gavel undo
   gavel sync postgresql://ana@hub.example/gavel   share decisions through a review hub
   gavel plan new --budget 300 --design stratified --by system
+  gavel assign --plan p1 --to ana,ben --overlap 0.2   hand out p1, 20% to both
   gavel estimate --plan p1               corrected scores with intervals and rank swaps
   gavel bench --quick                    performance figures beside their baselines
   gavel judge --framework race --model gpt-4.1 --dry-run

@@ -47,11 +47,14 @@ class AgreementScreen(GavelScreen):
 
     @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
     def compute(self) -> None:
+        from store.assignments.agreement import overlap_agreement
         from store.views.agreement import agreement
         from tui.render.agreement import agreement_renderables
+        from tui.render.overlap import overlap_renderables
 
         report = agreement(self.gavel.backend.reader())
-        if not (report.judge_human or report.reviewers or report.ratings):
+        overlap = overlap_renderables(overlap_agreement(self.gavel.backend.reader()))
+        if not (report.judge_human or report.reviewers or report.ratings or overlap):
             self.post_message(
                 self.Rendered(
                     Text(
@@ -62,7 +65,9 @@ class AgreementScreen(GavelScreen):
                 )
             )
             return
-        self.post_message(self.Rendered(Group(*agreement_renderables(report, self.limit))))
+        self.post_message(
+            self.Rendered(Group(*agreement_renderables(report, self.limit), *overlap))
+        )
 
     @on(Rendered)
     def rendered(self, message: Rendered) -> None:

@@ -89,6 +89,8 @@ class PlanReviewScreen(ReportScreen):
 
     @work(thread=True, exclusive=True, group="plan-load", exit_on_error=False)
     def load_plan(self) -> None:
+        from reviewer.assignment import mine_first
+        from store.assignments.progress import my_status
         from store.plans.design import get_plan, has_plans, plan_items
 
         conn = self.gavel.backend.reader()
@@ -96,7 +98,18 @@ class PlanReviewScreen(ReportScreen):
             self.post_message(self.PlanLoaded(None, []))
             return
         plan = get_plan(conn, self.plan_name)
-        self.post_message(self.PlanLoaded(plan, plan_items(conn, plan.id)))
+        items = plan_items(conn, plan.id)
+        mine, done = my_status(conn, self.gavel.config.reviewer)
+        if mine:  # the reviewer's own assignments first, each part in the plan's order;
+            # theirs is decided when they decided it (on the overlap, not when another did)
+            items = mine_first(
+                [
+                    replace(i, decided=i.subject_id in done) if i.subject_id in mine else i
+                    for i in items
+                ],
+                lambda item: item.subject_id in mine,
+            )
+        self.post_message(self.PlanLoaded(plan, items))
 
     def _all_decided(self) -> None:
         """Every subject drawn is decided: an active plan draws its next batch; any other

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from dataclasses import replace
 from functools import lru_cache
@@ -15,7 +16,9 @@ from textual.app import ComposeResult
 from textual.widgets import DataTable, Header, Static
 from textual.worker import get_current_worker
 
+from reviewer.assignment import mine_first
 from reviewer.impact import Impact
+from store.assignments.progress import TeamProgress, Work, my_work, team_progress
 from store.sqlite.fts import search_reports
 from store.triage.impact import cached_impacts, missing_impacts
 from store.views.screens import Headline, Progress, QueueRow, headlines, progress, queue_rows
@@ -90,6 +93,9 @@ class QueueScreen(GavelScreen):
         self.summary = Progress(0, 0, 0, 0, 0, 0)
         self.loaded_in = 0.0
         self._generation = 0
+        self.mine: dict[int, Work] = {}
+        """The reviewer's assignments per report: those with work left come first."""
+        self.team = TeamProgress(0, 0, 0, 0, 0, 0)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -122,13 +128,20 @@ class QueueScreen(GavelScreen):
         conn = self.gavel.backend.reader()
         rows = queue_rows(conn)
         self.impacts = cached_impacts(conn)
+        self._load_assignments(conn)
         self.post_message(QueueLoaded(rows, progress(rows), time.perf_counter() - started))
 
     @work(thread=True, group="queue-rows", exit_on_error=False)
     def reload_rows(self, report_ids: list[int]) -> None:
         conn = self.gavel.backend.reader()
         rows = queue_rows(conn, report_ids)
+        self._load_assignments(conn)
         self.post_message(QueueRowsChanged(rows))
+
+    def _load_assignments(self, conn: sqlite3.Connection) -> None:
+        """(In the loading thread, before its message is posted.)"""
+        self.mine = my_work(conn, self.gavel.config.reviewer)
+        self.team = team_progress(conn)
 
     @work(thread=True, exclusive=True, group="impact", exit_on_error=False)
     def fill_impacts(self) -> None:
@@ -243,6 +256,8 @@ class QueueScreen(GavelScreen):
         table = self.query_one(DataTable)
         current = self.current_report_id()
         self.shown = select(self.rows, self.filter, self.impacts)
+        if self.mine and self.filter.sort in ("default", "impact", "suspicion"):
+            self.shown = mine_first(self.shown, self._has_my_work)
         present = {fw for row in self._in_suite() for fw in row.frameworks}
         heads = [h for h in headlines() if h.framework in present]
         if heads != self.heads or not table.columns:
@@ -318,6 +333,7 @@ class QueueScreen(GavelScreen):
         suspects = sum(r.suspects for r in self.shown)
         if suspects:
             text.append(f" · {SUSPECT} {suspects:,} suspicious", "bold yellow")
+        text.append_text(self._my_work_text())
         text.append(f" · showing {len(self.shown):,}", "dim")
         if self.impact_pending:
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
@@ -331,6 +347,25 @@ class QueueScreen(GavelScreen):
             )
         self.query_one("#queue-status", Static).update(text)
         self.sub_title = f"{self.gavel.backend.path.name} · reviewer {self.gavel.config.reviewer}"
+        if self.team.pairs:
+            self.sub_title += f" · {self.team.line()}"
+
+    def _has_my_work(self, row: QueueRow) -> bool:
+        work = self.mine.get(row.report_id)
+        return work is not None and work.open > 0
+
+    def _my_work_text(self) -> Text:
+        """The reviewer's own assignments: what is left, and that they come first."""
+        if not self.mine:
+            return Text()
+        done = sum(w.done for w in self.mine.values())
+        total = sum(w.assigned for w in self.mine.values())
+        reports = sum(1 for w in self.mine.values() if w.open)
+        return Text(
+            f" · yours {done:,}/{total:,}"
+            + (f" ({reports:,} reports first)" if reports else " (all done)"),
+            "bold magenta",
+        )
 
     def current_report_id(self) -> int | None:
         table = self.query_one(DataTable)

@@ -19,6 +19,7 @@ from textual.widgets import Header, Static
 
 from reviewer.citations import find_markers, locate
 from reviewer.registry import get_framework, get_kind, get_scale
+from store.assignments.progress import blind_subjects
 from store.backend.commands import (
     Adjudicate,
     Call,
@@ -47,6 +48,7 @@ from store.views.screens import (
     subject_label,
     system_rank,
 )
+from tui.blind import blinded
 from tui.detail import detail_text
 from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
@@ -162,6 +164,9 @@ class ReportScreen(GavelScreen):
         target = primary_metric(view.frameworks)
         rank = system_rank(conn, view.system_id, *target) if target else None
         history = report_history(conn, report_id)
+        # On the overlap, other reviewers' values stay hidden until this reviewer decides.
+        blind = blind_subjects(conn, self.gavel.config.reviewer, report_id)
+        view, history = blinded(view, history, blind)
         self.runs = other_run_verdicts(conn, report_id)
         self.post_message(ReportLoaded(view, scores, rank, history, time.perf_counter() - started))
 

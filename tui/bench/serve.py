@@ -1,0 +1,308 @@
+"""`gavel bench --serve N`: N browser sessions of ``gavel serve`` deciding at once on one
+database — keypress → score on screen over real websockets, and the memory of each session.
+
+The server runs as ``gavel serve`` does, in its own process, on a loopback port, with N
+reviewers admitted; each session is driven by :class:`tui.serve.client.ScriptedSession`, which
+speaks the page's websocket protocol. Every session opens its own report, then types a verdict
+key and the undo key in turn, a fast reviewer's pause apart; a keypress is timed from the
+moment it is sent to the arrival of the screen update whose score bar shows that decision (or
+its undo). After the run the database must hold every decision and undo that showed on a
+screen: nothing acknowledged may be lost. Nothing here is asserted: figures are printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tui.serve.client import ScriptedSession
+
+DECIDED = rb"(?<!undo )(override|confirm): "
+UNDONE = rb"undo (override|confirm): "
+PAUSE = 0.3
+"""Seconds between one session's keypresses (a fast reviewer), jittered by a third."""
+KEYPRESSES = 30
+"""Timed keypresses per session (decisions and undos in turn)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    keypresses: int
+    pause: float
+
+
+@dataclass
+class Drive:
+    latencies: list[float] = field(default_factory=list)
+    """Seconds from a keypress to the screen update showing it, every session together."""
+    acknowledged: dict[str, int] = field(default_factory=dict)
+    """Per reviewer, the decisions and undos that showed on their screen."""
+    failures: list[str] = field(default_factory=list)
+
+
+def serve_figures(
+    db: Path, sessions: int, root: Path, keypresses: int = KEYPRESSES, pause: float = PAUSE
+) -> list[dict[str, Any]]:
+    """The serve stage's figures, as the harness prints them (name, value, unit, baseline,
+    target, met)."""
+    from tui.serve.accounts import Accounts
+
+    if not db.is_file():
+        raise FileNotFoundError(db)
+    work = Path(tempfile.mkdtemp(prefix="serve-", dir=root))
+    copy = work / "serve.db"
+    _copy(db, copy)
+    accounts = Accounts(work / "accounts")
+    tokens = {f"bench{i + 1}": accounts.add(f"bench{i + 1}") for i in range(sessions)}
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tui.cli",
+            "serve",
+            "--db",
+            str(copy),
+            "--accounts",
+            str(accounts.folder),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        _wait_for_port(port, server)
+        drive = Drive()
+        memory: list[float] = []
+        base = f"http://127.0.0.1:{port}"
+        plan = Script(keypresses, pause)
+        asyncio.run(_drive_all(base, tokens, plan, drive, server.pid, memory))
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    stored = _stored(copy, list(tokens))
+    lost = sum(max(0, drive.acknowledged.get(name, 0) - stored.get(name, 0)) for name in tokens)
+    return _figures(sessions, pause, drive, memory, lost)
+
+
+def _figures(
+    sessions: int, pause: float, drive: Drive, memory: list[float], lost: int
+) -> list[dict[str, Any]]:
+    times = sorted(drive.latencies)
+    p95 = times[min(len(times) - 1, int(0.95 * len(times)))] * 1000 if times else float("nan")
+    p50 = statistics.median(times) * 1000 if times else float("nan")
+    figures: list[dict[str, Any]] = [
+        {
+            "name": f"serve: keypress → score on screen, p95 ({sessions} sessions deciding "
+            f"at once, a key every {pause:g} s each, {len(times):,} keypresses)",
+            "value": p95,
+            "unit": "ms",
+            "baseline_name": "median",
+            "baseline": p50,
+            "target": "p95 < 150 ms",
+            "met": bool(times) and p95 < 150 and not drive.failures,
+        },
+        {
+            "name": "serve: memory per session (RSS of each workstation process, mean)",
+            "value": statistics.mean(memory) if memory else float("nan"),
+            "unit": "MB",
+            "baseline_name": "largest session",
+            "baseline": max(memory) if memory else None,
+            "target": "measured, no target",
+            "met": None,
+        },
+        {
+            "name": "serve: acknowledged decisions and undos missing from the database",
+            "value": float(lost),
+            "unit": "events",
+            "baseline_name": "acknowledged",
+            "baseline": float(sum(drive.acknowledged.values())),
+            "target": "0",
+            "met": lost == 0 and not drive.failures,
+        },
+    ]
+    if drive.failures:
+        figures.append(
+            {
+                "name": "serve: sessions that failed — " + "; ".join(drive.failures[:3]),
+                "value": float(len(drive.failures)),
+                "unit": "sessions",
+                "baseline_name": "—",
+                "baseline": None,
+                "target": "0",
+                "met": False,
+            }
+        )
+    return figures
+
+
+async def _drive_all(
+    base: str,
+    tokens: dict[str, str],
+    plan: Script,
+    drive: Drive,
+    server_pid: int,
+    memory: list[float],
+) -> None:
+    ready = asyncio.Barrier(len(tokens) + 1)
+    tasks = [
+        asyncio.create_task(_session(base, name, token, position, plan, ready, drive))
+        for position, (name, token) in enumerate(tokens.items())
+    ]
+    try:
+        await asyncio.wait_for(ready.wait(), 600)
+    except TimeoutError:
+        drive.failures.append("sessions not ready within 600 s")
+    memory.extend(_session_rss(server_pid))
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _session(
+    base: str,
+    name: str,
+    token: str,
+    position: int,
+    plan: Script,
+    ready: asyncio.Barrier,
+    drive: Drive,
+) -> None:
+    session = ScriptedSession(base, width=160, height=48)
+    rng = random.Random(position)
+    try:
+        await session.sign_in(name, token)
+        await session.open()
+        await session.wait_for(rb"judgments decided", 300)
+        await _until_shown(session, "\r", rb"report \S+ \(1/")
+        # On to its own report: two sessions on one report would refresh each other's
+        # screens (n, not the queue's arrows: the report screen takes keys as it loads).
+        for step in range(position):
+            await session.press("n")
+            await session.wait_for(rb"report \S+ \(%d/" % (step + 2), 120)
+        await asyncio.sleep(1.0)
+    except Exception as exc:  # a session that never got going is a figure, not a crash
+        drive.failures.append(f"{name}: {exc}")
+        await ready.wait()
+        await session.close()
+        return
+    await ready.wait()
+    try:
+        for n in range(plan.keypresses):
+            await asyncio.sleep(plan.pause * rng.uniform(0.67, 1.33))
+            session.skip()
+            sent = await session.press("0" if n % 2 == 0 else "z")
+            shown = await session.wait_for(DECIDED if n % 2 == 0 else UNDONE, 30)
+            drive.latencies.append(shown - sent)
+            drive.acknowledged[name] = drive.acknowledged.get(name, 0) + 1
+    except Exception as exc:
+        drive.failures.append(f"{name}: {exc}")
+    finally:
+        await session.close()
+
+
+async def _until_shown(session: ScriptedSession, key: str, pattern: bytes) -> None:
+    """Press ``key`` until ``pattern`` shows: a queue still filling may miss a key (an
+    extra enter on the report confirms a verdict, which the tally allows for)."""
+    for _ in range(60):
+        await session.press(key)
+        try:
+            await session.wait_for(pattern, 5)
+            return
+        except TimeoutError:
+            continue
+    raise TimeoutError(f"{pattern!r} never showed")
+
+
+def _session_rss(server_pid: int) -> list[float]:
+    """Resident memory of each process the server started (one per session), in MB."""
+    sizes = []
+    for pid in _children(server_pid):
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        sizes.append(int(line.split()[1]) / 1024)
+        except OSError:
+            continue
+    return sizes
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _stored(db: Path, reviewers: list[str]) -> dict[str, int]:
+    conn = sqlite3.connect(db)
+    try:
+        return {
+            str(name): int(count)
+            for name, count in conn.execute(
+                f"""SELECT reviewer, count(*) FROM review_event
+                    WHERE reviewer IN ({",".join("?" * len(reviewers))})
+                      AND action IN ('confirm', 'override', 'undo')
+                    GROUP BY reviewer""",
+                reviewers,
+            )
+        }
+    finally:
+        conn.close()
+
+
+def _copy(source: Path, target: Path) -> None:
+    src = sqlite3.connect(source)
+    dst = sqlite3.connect(target)
+    try:
+        src.backup(dst)
+    finally:
+        src.close()
+        dst.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for_port(port: int, server: subprocess.Popen[bytes]) -> None:
+    """(The server fills the impacts first: a large run takes a while.)"""
+    deadline = time.monotonic() + 1800
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"gavel serve exited with {server.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("gavel serve did not start listening")
+
+
+if __name__ == "__main__":  # python -m tui.bench.serve DB N: this stage alone
+    with tempfile.TemporaryDirectory(prefix="gavel-serve-bench-") as scratch:
+        pause = float(sys.argv[3]) if len(sys.argv) > 3 else PAUSE
+        keys = int(sys.argv[4]) if len(sys.argv) > 4 else KEYPRESSES
+        db, sessions = Path(sys.argv[1]), int(sys.argv[2])
+        for figure in serve_figures(db, sessions, Path(scratch), keys, pause):
+            print(figure)

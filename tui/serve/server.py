@@ -1,0 +1,335 @@
+"""The ``gavel serve`` web server: textual-serve's sessions behind a login.
+
+textual-serve runs one process of the app per browser connection and relays its screen over a
+websocket; it authenticates nobody. Here every request but the login form needs a session
+cookie, given only for a reviewer's name with their token (:mod:`tui.serve.accounts`); the
+page, its scripts, the websocket and downloads all refuse without one, and an unauthenticated
+visit to ``/`` gets the login page and nothing else. Each websocket starts the workstation as
+the signed-in reviewer, with that reviewer's signing key (``$GAVEL_IDENTITY``), never as
+whoever started the server.
+
+A decision is committed before the workstation shows it, so a server killed mid-session loses
+nothing acknowledged; two sessions of one reviewer are two workstations on one database, which
+see each other's decisions as any two do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from tui.serve.pages import login_page, workstation_page
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from aiohttp import web
+    from textual_serve.app_service import AppService
+
+    from tui.serve.accounts import Accounts
+
+COOKIE = "gavel_session"
+REFUSAL_PAUSE = 0.5
+"""Seconds a refused login waits before its answer: guessing tokens stays slow."""
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    reviewer: str
+    expires: float
+
+
+class GavelServer:
+    def __init__(
+        self,
+        db: Path,
+        accounts: Accounts,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        public_url: str | None = None,
+        session_hours: float = 12.0,
+        font_size: int = 16,
+    ) -> None:
+        self.db = db.resolve()
+        self.accounts = accounts
+        self.host = host
+        self.port = port
+        self.public_url = public_url.rstrip("/") if public_url else None
+        self.session_seconds = session_hours * 3600
+        self.font_size = font_size
+        self.sessions: dict[str, Session] = {}
+        self.services: set[AppService] = set()
+        self.started = 0
+        """Workstation sessions started (the bench and the tests read it)."""
+
+    # -- the application ---------------------------------------------------------------------
+
+    def application(self) -> web.Application:
+        from aiohttp import web
+
+        async def guard(
+            request: web.Request,
+            handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+        ) -> web.StreamResponse:
+            return await self._guard(request, handler)
+
+        app = web.Application(middlewares=[web.middleware(guard)])
+        app.add_routes(
+            [
+                web.get("/login", self.login_form),
+                web.post("/login", self.login),
+                web.post("/logout", self.logout),
+                web.get("/", self.index),
+                web.get("/ws", self.websocket),
+                web.get("/static/{path:.+}", self.static),
+            ]
+        )
+        app.on_shutdown.append(self._stop_all)
+        return app
+
+    def run(self) -> None:
+        from aiohttp import web
+
+        web.run_app(self.application(), host=self.host, port=self.port, print=None)
+
+    async def _guard(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        """Everything but the login form needs a live session; ``/`` without one is the
+        login page, anything else a bare 403."""
+        from aiohttp import web
+
+        if request.path == "/login":
+            return await handler(request)
+        session = self._session(request)
+        if session is None:
+            if request.path == "/":
+                return _html(login_page(self._url("/login")))
+            raise web.HTTPForbidden(text="sign in first")
+        request["reviewer"] = session.reviewer
+        return await handler(request)
+
+    def _session(self, request: web.Request) -> Session | None:
+        sid = request.cookies.get(COOKIE, "")
+        session = self.sessions.get(sid)
+        if session is None:
+            return None
+        if session.expires < time.time():
+            self.sessions.pop(sid, None)
+            return None
+        return session
+
+    # -- signing in ----------------------------------------------------------------------------
+
+    async def login_form(self, request: web.Request) -> web.StreamResponse:
+        return _html(login_page(self._url("/login")))
+
+    async def login(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        if not self._same_origin(request):
+            raise web.HTTPForbidden(text="cross-site sign-in refused")
+        form = await request.post()
+        name, token = str(form.get("name", "")).strip(), str(form.get("token", ""))
+        loop = asyncio.get_running_loop()
+        admitted = bool(name and token) and await loop.run_in_executor(
+            None, self.accounts.verify, name, token
+        )
+        if not admitted:
+            await asyncio.sleep(REFUSAL_PAUSE)
+            return _html(login_page(self._url("/login"), refused=True), status=403)
+        sid = secrets.token_urlsafe(32)
+        self.sessions[sid] = Session(name, time.time() + self.session_seconds)
+        response = web.HTTPSeeOther(self._url("/"))
+        response.set_cookie(
+            COOKIE,
+            sid,
+            httponly=True,
+            samesite="Strict",
+            secure=self._secure(request),
+            max_age=int(self.session_seconds),
+            path="/",
+        )
+        raise response
+
+    async def logout(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        self.sessions.pop(request.cookies.get(COOKIE, ""), None)
+        response = web.HTTPSeeOther(self._url("/"))
+        response.del_cookie(COOKIE, path="/")
+        raise response
+
+    # -- the workstation -----------------------------------------------------------------------
+
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        font_size = _int(request.query.get("fontsize", ""), self.font_size)
+        return _html(
+            workstation_page(
+                request["reviewer"],
+                self._url("/static/"),
+                self._websocket_url(request),
+                self._url("/"),
+                font_size,
+            )
+        )
+
+    async def static(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+        from textual_serve import server as textual_server
+
+        root = (Path(textual_server.__file__).parent / "static").resolve()
+        wanted = (root / request.match_info["path"]).resolve()
+        if not wanted.is_relative_to(root) or not wanted.is_file():
+            raise web.HTTPNotFound()
+        return web.FileResponse(wanted)
+
+    async def websocket(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        if not self._same_origin(request):
+            raise web.HTTPForbidden(text="cross-site websocket refused")
+        from textual_serve.app_service import AppService
+        from textual_serve.download_manager import DownloadManager
+
+        socket = web.WebSocketResponse(heartbeat=15)
+        await socket.prepare(request)
+        width = _int(request.query.get("width", ""), 80)
+        height = _int(request.query.get("height", ""), 24)
+
+        async def close() -> None:
+            await socket.close()
+
+        service = AppService(
+            self.command(request["reviewer"]),
+            write_bytes=socket.send_bytes,
+            write_str=socket.send_str,
+            close=close,
+            download_manager=DownloadManager(),
+        )
+        self.services.add(service)
+        self.started += 1
+        try:
+            await service.start(width, height)
+            await _relay(socket, service)
+        finally:
+            await service.stop()
+            self.services.discard(service)
+        return socket
+
+    def command(self, reviewer: str) -> str:
+        """The shell command of one session: the workstation as ``reviewer``, signing with
+        their own key (names are checked when admitted, and quoted here all the same)."""
+        key = self.accounts.key_path(reviewer)
+        return (
+            f"GAVEL_IDENTITY={shlex.quote(str(key))} exec {shlex.quote(sys.executable)} "
+            f"-m tui.cli serve session --db {shlex.quote(str(self.db))} "
+            f"--reviewer {shlex.quote(reviewer)}"
+        )
+
+    async def _stop_all(self, app: web.Application) -> None:
+        for service in list(self.services):
+            await service.stop()
+
+    # -- addresses -----------------------------------------------------------------------------
+
+    def _url(self, path: str) -> str:
+        return f"{self.public_url}{path}" if self.public_url else path
+
+    def _websocket_url(self, request: web.Request) -> str:
+        base = self.public_url or f"{'https' if self._secure(request) else 'http'}://{request.host}"
+        scheme, _, rest = base.partition(":")
+        return ("wss:" if scheme == "https" else "ws:") + rest + "/ws"
+
+    def _secure(self, request: web.Request) -> bool:
+        if self.public_url:
+            return self.public_url.startswith("https:")
+        return request.secure
+
+    def _same_origin(self, request: web.Request) -> bool:
+        """A browser names the page a request comes from (``Origin``): only this server's own
+        pages (or its public address behind a proxy) may sign in or open a session."""
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return True  # not a browser's cross-site request (browsers always send it there)
+        allowed = {f"http://{request.host}", f"https://{request.host}"}
+        if self.public_url:
+            parts = urlsplit(self.public_url)
+            allowed.add(f"{parts.scheme}://{parts.netloc}")
+        return origin in allowed
+
+
+def exit_with_parent(every: float = 1.0) -> None:
+    """End this session's process when the server that started it is gone (killed, not
+    stopped: a stopped server ends its sessions itself). Every decision shown is already
+    committed, so ending then loses nothing acknowledged; an orphaned workstation would
+    otherwise run on, holding memory and a database connection, with nobody to see it."""
+    import os
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
+async def _relay(socket: web.WebSocketResponse, service: AppService) -> None:
+    """The browser's keys, resizes and focus changes to the session (textual-serve's own
+    protocol: a JSON list, its kind first)."""
+    from aiohttp import web
+
+    async for message in socket:
+        if message.type == web.WSMsgType.TEXT:
+            envelope: Any = message.json()
+            if isinstance(envelope, list) and envelope:
+                await _forward(socket, service, envelope[0], envelope[1:2])
+
+
+async def _forward(
+    socket: web.WebSocketResponse, service: AppService, kind: object, rest: list[Any]
+) -> None:
+    data = rest[0] if rest else None
+    if kind == "stdin" and isinstance(data, str):
+        await service.send_bytes(data.encode("utf-8"))
+    elif kind == "resize" and isinstance(data, dict):
+        await service.set_terminal_size(_int(data.get("width"), 80), _int(data.get("height"), 24))
+    elif kind == "ping":
+        await socket.send_json(["pong", data])
+    elif kind == "blur":
+        await service.blur()
+    elif kind == "focus":
+        await service.focus()
+
+
+def _int(value: object, default: int) -> int:
+    try:
+        return max(1, min(1000, int(str(value))))
+    except ValueError:
+        return default
+
+
+def _html(text: str, status: int = 200) -> web.Response:
+    from aiohttp import web
+
+    return web.Response(
+        text=text,
+        status=status,
+        content_type="text/html",
+        headers={
+            "Cache-Control": "no-store",
+            "X-Frame-Options": "DENY",
+            "Referrer-Policy": "same-origin",
+        },
+    )
