@@ -1018,22 +1018,8 @@ def _active_correct(
     for r, (_, sid, _, _) in enumerate(reviewed):
         if sid in flips.of_subject:
             reviews.d[r] = d_flips[flips.of_subject[sid]]
-    draws = conn.execute(
-        "SELECT position, subject_id, CAST(weight AS INTEGER), p FROM plan_draw WHERE plan_id = ?",
-        (plan.id,),
-    ).fetchall()
-    batch_of = {int(pos): int(b) for pos, _, b, _ in draws}
-    drawn = np.bincount(np.array(list(batch_of.values()), dtype=np.int64))
-    batch = np.array([batch_of[pos] for pos, _, _, _ in reviewed], dtype=np.int64)
-    raw = np.array([p for _, _, _, p in reviewed], dtype=np.float64)
+    drawn, batch, raw, skipped = _active_draws(conn, plan, reviewed, skips)
     pi = raw * decided_share(batch, drawn)
-    drawn_as = {int(sid): (int(b), float(p)) for _, sid, b, p in draws}
-    skipped = ActiveSkips(
-        np.array([drawn_as[sid][0] for sid in skips.subject], dtype=np.int64),
-        np.array([drawn_as[sid][1] for sid in skips.subject], dtype=np.float64),
-        skips.low,
-        skips.high,
-    )
     groups = len(scope.run.systems) * len(kinds)
     relevant = _relevant(kinds, groups, scope.targets, moves) & _members(scope, groups, len(kinds))
     present = (
@@ -1050,6 +1036,32 @@ def _active_correct(
         skip_bounds(batch, raw, reviews.d, drawn, skipped, DEFAULT_SHARES),
     )
     return correction, int(frame.count.sum())
+
+
+def _active_draws(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    reviewed: list[tuple[int, int, int, float]],
+    skips: _SkipBounds,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Floats, ActiveSkips]:
+    """Which batch drew each reviewed and each skipped draw, with its inclusion probability
+    as drawn, and how many draws each batch made."""
+    draws = conn.execute(
+        "SELECT position, subject_id, CAST(weight AS INTEGER), p FROM plan_draw WHERE plan_id = ?",
+        (plan.id,),
+    ).fetchall()
+    batch_of = {int(pos): int(b) for pos, _, b, _ in draws}
+    drawn = np.bincount(np.array(list(batch_of.values()), dtype=np.int64))
+    batch = np.array([batch_of[pos] for pos, _, _, _ in reviewed], dtype=np.int64)
+    raw = np.array([p for _, _, _, p in reviewed], dtype=np.float64)
+    drawn_as = {int(sid): (int(b), float(p)) for _, sid, b, p in draws}
+    skipped = ActiveSkips(
+        np.array([drawn_as[sid][0] for sid in skips.subject], dtype=np.int64),
+        np.array([drawn_as[sid][1] for sid in skips.subject], dtype=np.float64),
+        skips.low,
+        skips.high,
+    )
+    return drawn, batch, raw, skipped
 
 
 def _members(scope: _Scope, groups: int, n_kinds: int) -> npt.NDArray[np.bool_]:
