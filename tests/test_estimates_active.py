@@ -90,3 +90,75 @@ def test_the_bench_prints_the_plans_side_by_side() -> None:
     assert "recall" in text and "coverage" in text and "half-width" in text
     assert "+13.0% behind the suspicion order" in text
     assert "0.88× uniform's" in text
+
+
+def test_skips_inside_an_active_plan_are_bounded_whatever_they_hold() -> None:
+    """The reviewer passes over the errors of the last batch first (the hard ones). The
+    point estimate, taking the decided draws as a random part of their batch, is then biased;
+    the worst-case bounds of the skipped draws (each set to every value it could take) widen
+    the interval (and its variance, which the skipped errors would have carried) enough to
+    cover the truth as often as the plan decided in full does, and they are exactly what
+    deciding the skips at their extremes would give."""
+    from reviewer.estimates.active import (
+        ActiveSkips,
+        active_totals,
+        decided_share,
+        skip_bounds,
+    )
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    cell = rng.integers(0, 6, n).astype(np.int64)
+    y = (rng.random(n) < 0.6).astype(np.float64)  # the true verdicts
+    rate = np.array([0.02, 0.05, 0.1, 0.3, 0.02, 0.5])[cell]
+    wrong = (y == 0) & (rng.random(n) < rate)  # the judge upgrades
+    x = np.where(wrong, 1.0, y)
+    d = ((y - x) / n)[:, None]  # each verdict's influence on the share
+    low = np.minimum(0.0, (1.0 - 2.0 * x) / n)[:, None]  # the other value, or the judge's
+    high = np.maximum(0.0, (1.0 - 2.0 * x) / n)[:, None]
+    plain = bounded = full = 0
+    errors = []
+    plans = 300
+    for seed in range(plans):
+        plan = draw_active(cell, np.full(n, 0.05), 300, np.random.default_rng(seed), wrong)
+        drawn_rows = np.flatnonzero(plan.batch >= 0)
+        drawn = np.bincount(plan.batch[drawn_rows])
+        last = drawn_rows[plan.batch[drawn_rows] == len(drawn) - 1]
+        skipped = last[wrong[last]][:15]  # the errors first, up to fifteen
+        kept = np.setdiff1d(drawn_rows, skipped)
+        batch, raw = plan.batch[kept], plan.pi[kept]
+        total, variance = active_totals(
+            batch, raw * decided_share(batch, drawn), d[kept], (0.2, 0.8)
+        )
+        skips = ActiveSkips(plan.batch[skipped], plan.pi[skipped], low[skipped], high[skipped])
+        bounds = skip_bounds(batch, raw, d[kept], drawn, skips, (0.2, 0.8))
+        down, up = bounds.down, bounds.up
+        # the bounds are the estimate with every skip decided at its extreme
+        both = np.concatenate([kept, skipped])
+        scale = decided_share(plan.batch[both], drawn)
+        at_high, _ = active_totals(
+            plan.batch[both], plan.pi[both] * scale, np.vstack([d[kept], high[skipped]]), (0.2, 0.8)
+        )
+        assert at_high[0] - total[0] == pytest.approx(max(up[0], 0.0))
+        assert down[0] <= 0.0 <= up[0]
+        assert bounds.variance[0] >= variance[0]
+        half = 1.96 * np.sqrt(variance[0])
+        wide = 1.96 * np.sqrt(bounds.variance[0])
+        truth = d.sum()
+        errors.append(total[0] - truth)
+        every, every_var = active_totals(
+            plan.batch[drawn_rows], plan.pi[drawn_rows], d[drawn_rows], (0.2, 0.8)
+        )
+        full += abs(every[0] - truth) <= 1.96 * np.sqrt(every_var[0])
+        plain += total[0] - half <= truth <= total[0] + half
+        bounded += total[0] + down[0] - wide <= truth <= total[0] + up[0] + wide
+    errors_ = np.array(errors)
+    print(
+        f"\nactive plan, errors skipped first: bias {errors_.mean() / errors_.std():+.2f} SD; "
+        f"coverage {plain / plans:.3f} unbounded, {bounded / plans:.3f} bounded, "
+        f"{full / plans:.3f} with every draw decided"
+    )
+    assert errors_.mean() > 0.5 * errors_.std()  # skipping the errors biases the estimate…
+    assert plain / plans < 0.9  # … and the unbounded interval misses
+    assert bounded >= full  # the bounds restore the coverage of the plan decided in full
+    assert bounded / plans >= 0.9

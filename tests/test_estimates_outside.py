@@ -268,3 +268,52 @@ def test_an_active_plan_is_walked_batch_by_batch_and_estimates_the_truth(
     print(f"intervals covering the truth: {inside} of {checked}")
     assert checked >= 10
     assert inside >= checked - 2
+
+
+def test_skips_inside_an_active_plan_are_counted_and_bound_the_interval(
+    biased: Path, tmp_path: Path
+) -> None:
+    """The first batch of an active plan decided but for its first six errors: the skips are
+    counted, noted, and widen the intervals by their worst-case bounds, as in the other
+    designs (before, an active plan counted them and left its intervals alone)."""
+    from reviewer.registry import get_framework
+    from store.plans.design import PlanSpec, create_plan, plan_items
+    from store.plans.estimates import estimate, report_json
+    from store.plans.simulated import truth_values
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import rebuild_scores
+
+    conn = _copy(biased, tmp_path)
+    plan = create_plan(conn, PlanSpec(400, "active", seed=3), "ana")
+    truth = truth_values(conn, "truth")
+    log = ReviewLog(conn, "ana")
+    skipped = decided = 0
+    for item in plan_items(conn, plan.id):
+        assert item.judgment_id is not None
+        judge = conn.execute(
+            "SELECT value FROM judgment WHERE id = ?", (item.judgment_id,)
+        ).fetchone()[0]
+        if truth[item.subject_id] != judge and skipped < 6:
+            skipped += 1
+            continue
+        log.decide(item.judgment_id, truth[item.subject_id], "plan")
+        decided += 1
+    rebuild_scores(conn)
+    report = estimate(conn, ranks=False)
+    data = report_json(report)
+    assert data["decisions"]["skipped"] == skipped == 6  # type: ignore[index]
+    assert any(f"{skipped} subjects of plan" in n for n in report.notes)
+    bounds = {m.name: m.bounds for m in get_framework("cascade").metrics}
+    widened = [r for r in report.rows if r.skip_low < 0 or r.skip_high > 0]
+    assert widened and any(r.metric == "Fac" for r in widened)
+    for row in widened:
+        assert any("skipped draws" in n for n in row.notes)
+        if row.lower is None or row.corrected is None or row.half_width is None:
+            continue
+        low, high = bounds[row.metric]
+        assert row.lower == pytest.approx(
+            max(low, min(row.corrected + row.skip_low - row.half_width, high))
+        )
+        assert row.upper == pytest.approx(
+            min(high, max(row.corrected + row.skip_high + row.half_width, low))
+        )

@@ -157,6 +157,65 @@ def active_totals(
     return estimate, variance
 
 
+@dataclass(frozen=True, slots=True)
+class ActiveSkips:
+    """An active plan's skipped draws (drawn, passed over, undecided): their batch, their
+    inclusion probability as drawn, and the least and most each could move each target
+    (skips × targets, 0 included: the judge being right)."""
+
+    batch: Ints
+    pi: Floats
+    low: Floats
+    high: Floats
+
+
+def decided_share(batch: Ints, drawn: Ints) -> Floats:
+    """Each row's batch's share decided (``drawn``: the draws of each batch): a batch decided
+    in part is a random part of it, its probabilities scaled by that share."""
+    decided = np.bincount(batch, minlength=len(drawn))
+    return np.asarray(decided[batch] / drawn[batch], dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True)
+class SkipBounds:
+    """How far an active plan's skipped draws could move the estimated total down and up,
+    and the largest variance the estimate could have had with them decided."""
+
+    down: Floats
+    up: Floats
+    variance: Floats
+
+
+def skip_bounds(
+    batch: Ints, pi: Floats, d: Floats, drawn: Ints, skips: ActiveSkips, shares: tuple[float, ...]
+) -> SkipBounds:
+    """Whatever the skipped draws' human verdicts (worst case, Manski bounds: no model of why
+    they were skipped), how far they could move the estimated total, and its variance.
+
+    ``pi`` are the reviewed rows' probabilities as drawn. The point estimate takes each batch's
+    decided draws as a random part of it; the bounds count the skipped draws as drawn and
+    decided at their extremes, every batch's probabilities scaled by the share decided *or
+    skipped*. The estimate rises with every skipped value (each enters with a positive
+    weight, ``1/π`` in its batch, 1 in later ones), so all at their least give the lower
+    bound and all at their most the upper. The variance grows with each value's square, so
+    the skips at the extreme farther from 0 give the largest it could be: skipped errors
+    would have carried the spread the decided draws lack, and an interval of the decided
+    draws' own spread around the bounds is too narrow."""
+    targets = d.shape[1]
+    base, variance = active_totals(batch, pi * decided_share(batch, drawn), d, shares)
+    if not len(skips.batch):
+        return SkipBounds(np.zeros(targets), np.zeros(targets), variance)
+    both = np.concatenate([batch, skips.batch])
+    scaled = np.concatenate([pi, skips.pi]) * decided_share(both, drawn)
+    low, _ = active_totals(both, scaled, np.vstack([d, skips.low]), shares)
+    high, _ = active_totals(both, scaled, np.vstack([d, skips.high]), shares)
+    far = np.where(np.abs(skips.low) > np.abs(skips.high), skips.low, skips.high)
+    _, widest = active_totals(both, scaled, np.vstack([d, far]), shares)
+    return SkipBounds(
+        np.minimum(low - base, 0.0), np.maximum(high - base, 0.0), np.maximum(variance, widest)
+    )
+
+
 def active_correction(
     batch: Ints,
     pi: Floats,
@@ -165,13 +224,17 @@ def active_correction(
     population: Floats,
     outside: Floats,
     shares: tuple[float, ...],
+    skipped: SkipBounds | None = None,
 ) -> Correction:
     """The correction of every target by an active plan's reviewed rows (``relevant``: rows ×
     targets, the row's verdict can move the target; ``population``: the subjects that can
-    move each target; ``outside``: what decisions outside the plan settled), in the form the
+    move each target; ``outside``: what decisions outside the plan settled; ``skipped``: how
+    far the skipped draws could move it, :func:`skip_bounds`), in the form the
     store's other designs give it: the estimated total of the unreviewed subjects' influences
     is the frame's estimated total less everything decided."""
     total, variance = active_totals(batch, pi, d, shares)
+    if skipped is not None:
+        variance = skipped.variance
     correction = total - d.sum(axis=0) - outside
     moving = relevant & (d != 0)
     count = moving.sum(axis=0)
@@ -195,6 +258,6 @@ def active_correction(
         row_share=(1.0 / pi - 1.0)[:, None] * d,
         population=np.asarray(population, dtype=np.float64),
         magnitude=magnitude,
-        skip_low=zeros,
-        skip_high=zeros.copy(),
+        skip_low=zeros.copy() if skipped is None else skipped.down,
+        skip_high=zeros.copy() if skipped is None else skipped.up,
     )

@@ -28,7 +28,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from reviewer.estimates.active import DEFAULT_SHARES, active_correction
+from reviewer.estimates.active import (
+    DEFAULT_SHARES,
+    ActiveSkips,
+    active_correction,
+    decided_share,
+    skip_bounds,
+)
 from reviewer.estimates.correction import (
     Correction,
     Frame,
@@ -428,7 +434,7 @@ def _plan_correction(
     groups = len(scope.run.systems) * len(scope.kinds)
     if plan.active:
         return _active_correct(
-            conn, plan, scope, known, sample.reviewed, flips, d_flips, moves, outside
+            conn, plan, scope, known, sample.reviewed, flips, d_flips, moves, outside, skips
         )
     sensitivity = _sensitivity(conn, scope, collapsed, groups)
     return _correct(
@@ -767,9 +773,10 @@ class _Reviewed:
 
 @dataclass(frozen=True, slots=True)
 class _SkipBounds:
-    """The skipped draws: stratum, system, kind, and the least and most each could move each
-    target (skips × targets)."""
+    """The skipped draws: subject, stratum, system, kind, and the least and most each could
+    move each target (skips × targets)."""
 
+    subject: list[int]
     stratum: list[int]
     system: list[int]
     kind: list[str]
@@ -861,7 +868,7 @@ def _skip_bounds(
     anchor: the least and most (with 0, the judge being right) it moves each target."""
     targets = len(scope.targets)
     if not skipped:
-        return _SkipBounds([], [], [], np.zeros((0, targets)), np.zeros((0, targets)))
+        return _SkipBounds([], [], [], [], np.zeros((0, targets)), np.zeros((0, targets)))
     stratum_of = dict(skipped)
     inputs, found = _skipped_verdicts(conn, scope, list(stratum_of))
     listed = [
@@ -876,6 +883,7 @@ def _skip_bounds(
     np.minimum.at(low, owner, moved)
     np.maximum.at(high, owner, moved)
     return _SkipBounds(
+        [sid for sid, _, _, _ in found],
         [stratum_of[sid] for sid, _, _, _ in found],
         [scope.run.system_of[rid] for _, rid, _, _ in found],
         [v.kind for _, _, _, v in found],
@@ -995,11 +1003,13 @@ def _active_correct(
     d_flips: Floats,
     moves: dict[tuple[str, str], set[str]],
     outside: Floats,
+    skips: _SkipBounds,
 ) -> tuple[Correction, int]:
     """An active plan's correction (:func:`reviewer.estimates.active.active_correction`):
     each reviewed draw with its batch and its inclusion probability — scaled, in a batch
     decided only in part, by the share of it decided (its draws are in random order, so the
-    decided ones are a random part of it)."""
+    decided ones are a random part of it) — and the worst-case bounds of its skipped draws
+    (:func:`reviewer.estimates.active.skip_bounds`)."""
     kinds = scope.kinds
     kind_index = {k: i for i, k in enumerate(kinds)}
     system_index = {s: i for i, s in enumerate(scope.run.systems)}
@@ -1008,25 +1018,50 @@ def _active_correct(
     for r, (_, sid, _, _) in enumerate(reviewed):
         if sid in flips.of_subject:
             reviews.d[r] = d_flips[flips.of_subject[sid]]
-    batch_of = dict(
-        conn.execute(
-            "SELECT position, CAST(weight AS INTEGER) FROM plan_draw WHERE plan_id = ?", (plan.id,)
-        )
-    )
-    drawn = np.bincount(np.array(list(batch_of.values()), dtype=np.int64))
-    batch = np.array([batch_of[pos] for pos, _, _, _ in reviewed], dtype=np.int64)
-    decided = np.bincount(batch, minlength=len(drawn))
-    share = decided[batch] / drawn[batch]
-    pi = np.array([p for _, _, _, p in reviewed]) * share
+    drawn, batch, raw, skipped = _active_draws(conn, plan, reviewed, skips)
+    pi = raw * decided_share(batch, drawn)
     groups = len(scope.run.systems) * len(kinds)
     relevant = _relevant(kinds, groups, scope.targets, moves) & _members(scope, groups, len(kinds))
     present = (
         np.bincount(frame.group, weights=frame.count, minlength=groups)[:, None] * relevant
     ).sum(axis=0)
     correction = active_correction(
-        batch, pi, reviews.d, relevant[reviews.group], present, outside, DEFAULT_SHARES
+        batch,
+        pi,
+        reviews.d,
+        relevant[reviews.group],
+        present,
+        outside,
+        DEFAULT_SHARES,
+        skip_bounds(batch, raw, reviews.d, drawn, skipped, DEFAULT_SHARES),
     )
     return correction, int(frame.count.sum())
+
+
+def _active_draws(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    reviewed: list[tuple[int, int, int, float]],
+    skips: _SkipBounds,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Floats, ActiveSkips]:
+    """Which batch drew each reviewed and each skipped draw, with its inclusion probability
+    as drawn, and how many draws each batch made."""
+    draws = conn.execute(
+        "SELECT position, subject_id, CAST(weight AS INTEGER), p FROM plan_draw WHERE plan_id = ?",
+        (plan.id,),
+    ).fetchall()
+    batch_of = {int(pos): int(b) for pos, _, b, _ in draws}
+    drawn = np.bincount(np.array(list(batch_of.values()), dtype=np.int64))
+    batch = np.array([batch_of[pos] for pos, _, _, _ in reviewed], dtype=np.int64)
+    raw = np.array([p for _, _, _, p in reviewed], dtype=np.float64)
+    drawn_as = {int(sid): (int(b), float(p)) for _, sid, b, p in draws}
+    skipped = ActiveSkips(
+        np.array([drawn_as[sid][0] for sid in skips.subject], dtype=np.int64),
+        np.array([drawn_as[sid][1] for sid in skips.subject], dtype=np.float64),
+        skips.low,
+        skips.high,
+    )
+    return drawn, batch, raw, skipped
 
 
 def _members(scope: _Scope, groups: int, n_kinds: int) -> npt.NDArray[np.bool_]:
