@@ -107,6 +107,9 @@ class ReportScreen(GavelScreen):
         self.loaded_in = 0.0
         self.requested_at = 0.0
         self._reselect: int | None = None
+        self._landing: int | None = None
+        """The judgment the cursor was put on when the report opened, until it moves: ] and
+        [ count it as not yet visited, so the first ] can stop on it."""
 
     @property
     def report_id(self) -> int:
@@ -191,8 +194,11 @@ class ReportScreen(GavelScreen):
         kept = self._reselect
         self._reselect = None
         judgments.show(view, blind=self.gavel.config.blind)
+        self._landing = None
         if kept is not None and any(j.id == kept for j in view.judgments):
             judgments.select_id(kept)
+        else:
+            self._landing = judgments.selected_id
         judgments.focus()
         self._score_bar()
         self._detail()
@@ -223,6 +229,8 @@ class ReportScreen(GavelScreen):
 
     @on(JudgmentList.Highlighted)
     def highlighted(self) -> None:
+        if self.query_one(JudgmentList).selected_id != self._landing:
+            self._landing = None
         self._detail()
         judgment = self.selected()
         if judgment is not None and judgment.claim_id is not None:
@@ -584,9 +592,15 @@ class ReportScreen(GavelScreen):
             return
         status = {j.id: j for j in self.view.judgments}
         order = undecided_order(judgments.order, status, self.suspicion_first)
-        jid = next_undecided(order, status, judgments.selected_id, step, self.suspicion_first)
+        current = judgments.selected_id
+        # Where the report opened nothing has been visited yet: ] may stop on that very row.
+        start = None if current == self._landing else current
+        self._landing = None
+        jid = next_undecided(order, status, start, step, self.suspicion_first)
         if jid is None:
             self.notify("every judgment of this report is decided")
+        elif jid == current:
+            self.notify("the first undecided verdict is the selected one", timeout=2)
         else:
             judgments.select_id(jid)
 
