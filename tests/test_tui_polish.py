@@ -73,3 +73,106 @@ async def test_after_n_the_first_bracket_counts_the_new_reports_first_row(
         assert _selected_label(screen) == "s1-ins"
         await pilot.press("right_square_bracket")
         assert _selected_label(screen) == "s1-ins"
+
+
+# -- 2. the rationale editor fits 80×24 and says where tab goes -----------------------------
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_the_rationale_editor_fits_and_its_fields_are_in_sight(
+    sample_db: Path, size: tuple[int, int]
+) -> None:
+    from textual.widgets import OptionList, TextArea
+
+    from tui.screens.modals import RationaleEditor
+
+    app = make_app(sample_db, require_rationale=True)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t04-juniper")
+        await pilot.press("j")  # c1, a claim judged correct
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RationaleEditor))
+        await pilot.pause()
+        await pilot.press("x")  # the value; focus moves on to the reason list
+        await pilot.pause()
+        editor = app.screen
+        assert isinstance(app.focused, OptionList) and app.focused.id == "editor-reason"
+        text = screen_text(app)
+        assert "Reason (judge-error" in text and "reason: " in text  # the hint says where
+        await pilot.press("tab")
+        await pilot.pause()
+        assert isinstance(app.focused, TextArea)
+        await pilot.press(*"page says 3.1")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "page says 3.1" in text  # what is typed is on screen
+        assert "Rationale (required for an override)" in text
+        assert "ctrl+s" in text  # and how to save it
+        for widget in editor.query("#editor-value, #editor-reason, #editor-text"):
+            region = widget.region
+            assert region.height > 0 and region.bottom <= size[1], widget.id
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen))
+
+
+# -- 8. an override needs a rationale, in the workstation and in `gavel decide` alike -------
+
+
+async def test_a_value_key_override_asks_for_a_rationale_by_default(sample_db: Path) -> None:
+    from tests.tui_helpers import events
+    from tui.app import GavelApp
+    from tui.config import Config
+    from tui.screens.modals import RationaleEditor
+
+    assert Config(reviewer="ana").require_rationale  # on unless the file turns it off
+    app = GavelApp(sample_db, Config(reviewer="ana"))
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t04-juniper")
+        await pilot.press("j")  # c1, judged correct
+        await pilot.press("x")  # an override …
+        await wait_for(pilot, lambda: isinstance(app.screen, RationaleEditor))
+        await pilot.press("ctrl+s")  # … without a rationale is refused
+        await pilot.pause()
+        assert isinstance(app.screen, RationaleEditor) and events(sample_db) == []
+        await pilot.press(*"the page says otherwise")
+        await stored(pilot, ("ctrl+s",))
+        assert [(e[1], e[2], e[3]) for e in events(sample_db)] == [
+            ("override", "incorrect", "the page says otherwise")
+        ]
+        await pilot.press("k", "k")  # s1-ins, judged 1: a confirmation by key needs nothing
+        await stored(pilot, ("1",))
+        assert events(sample_db)[-1][1:3] == ("confirm", "1")
+
+
+def test_gavel_decide_follows_the_same_policy(
+    sample_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from tests.tui_helpers import events
+    from tui.cli.group import gavel
+
+    def decide(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(gavel, ["decide", *args, "--db", str(sample_db)])
+        return result.exit_code, result.output
+
+    conn = sqlite3.connect(sample_db)
+    jid, judge = conn.execute(
+        "SELECT id, value FROM judgment WHERE kind = 'claim' AND value = 'correct' LIMIT 1"
+    ).fetchone()
+    conn.close()
+    config = tmp_path / "config.toml"
+    monkeypatch.setenv("GAVEL_CONFIG", str(config))
+    code, out = decide(str(jid), "incorrect")  # an override, no rationale: refused
+    assert code == 2 and "require_rationale" in out and events(sample_db) == []
+    code, out = decide(str(jid), judge)  # a confirmation needs none
+    assert code == 0, out
+    assert events(sample_db)[-1][1:4] == ("confirm", "correct", "")
+    config.write_text("require_rationale = false\n")
+    code, out = decide(str(jid), "incorrect")  # the policy turned off: stored
+    assert code == 0, out
+    assert events(sample_db)[-1][1:4] == ("override", "incorrect", "")

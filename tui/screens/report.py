@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Static
 
+from reviewer.actions import rationale_required
 from reviewer.citations import find_markers
 from reviewer.registry import get_framework, get_kind, get_scale
 from store.backend.commands import (
@@ -287,10 +288,13 @@ class ReportScreen(GavelScreen):
                 severity="warning",
             )
             return
-        # Blind: whether a key "overrides" would reveal the hidden verdict, so with
-        # require_rationale every decision asks for one.
-        if self.gavel.config.require_rationale and (
-            self._hidden(judgment) or code != judgment.judge
+        # An override opens the editor on the chosen value when it needs a rationale (the
+        # same policy as `gavel decide`); blind, every decision does.
+        if rationale_required(
+            self.gavel.config.require_rationale,
+            code,
+            judgment.judge,
+            blind=self._hidden(judgment),
         ):
             self._edit(judgment, code)
             return
