@@ -176,3 +176,49 @@ def test_gavel_decide_follows_the_same_policy(
     code, out = decide(str(jid), "incorrect")  # the policy turned off: stored
     assert code == 0, out
     assert events(sample_db)[-1][1:4] == ("override", "incorrect", "")
+
+
+# -- 3. the runs screen keeps the cursor on the run acted on; retire says what changes -----
+
+
+async def test_runs_screen_keeps_the_cursor_and_retire_names_what_changes(
+    sample_db: Path,
+) -> None:
+    from tests.tui_helpers import screen_text
+    from tui.screens.modals import ConfirmDialog
+    from tui.screens.runs import RunsScreen
+
+    app = make_app(sample_db)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(pilot)
+        await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunsScreen) and app.screen.rows)
+        screen = app.screen
+        assert isinstance(screen, RunsScreen)
+        table = screen.query_one("#runs-table")
+        await pilot.press("end")  # home and end move the row cursor
+        assert table.cursor_row == len(screen.rows) - 1  # type: ignore[attr-defined]
+        await pilot.press("home")
+        assert table.cursor_row == 0  # type: ignore[attr-defined]
+        await pilot.press("down", "down")
+        run = screen.rows[2]["run"]
+
+        def state() -> str:
+            return str(next(r["state"] for r in screen.rows if r["run"] == run))
+
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog))
+        await pilot.pause()
+        text = screen_text(app)
+        assert f"Retire {run}" in text
+        assert "subjects" in text and "recomputed" in text and "Undo" in text
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.screen is screen and state() == "candidate")
+        await pilot.pause()
+        assert table.cursor_row == 2  # type: ignore[attr-defined]
+        await pilot.press("a")  # activate it again: preview, then y
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDialog), limit=30)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.screen is screen and state() == "active", limit=30)
+        await pilot.pause()
+        assert table.cursor_row == 2  # type: ignore[attr-defined]
