@@ -222,3 +222,55 @@ async def test_runs_screen_keeps_the_cursor_and_retire_names_what_changes(
         await wait_for(pilot, lambda: app.screen is screen and state() == "active", limit=30)
         await pilot.pause()
         assert table.cursor_row == 2  # type: ignore[attr-defined]
+
+
+# -- 4. n follows the current order of what is left ------------------------------------------
+
+
+async def test_n_in_suspicion_order_opens_the_strongest_report_left(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        await pilot.press("S")
+        await pilot.pause()
+        flagged = [r.report for r in queue.shown if r.suspects]
+        assert len(flagged) > 5
+        middle = flagged[3]
+        await open_report(pilot, middle)
+        screen = _report(app)
+        assert screen.view is not None
+        judgments = screen.query_one(JudgmentList)
+        for judgment in [j for j in screen.view.judgments if j.suspicious and not j.decided]:
+            judgments.select_id(judgment.id)
+            await pilot.pause()
+            await stored(pilot, ("enter",))  # looked at: its suspicion no longer counts
+        app.report_shown_at = None
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.report_shown_at is not None)
+        await pilot.pause()
+        assert screen.view.report == flagged[0]  # the top of what is left, not flagged[4]
+        app.report_shown_at = None
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.report_shown_at is not None)
+        await pilot.pause()
+        assert screen.view.report == flagged[1]
+        app.report_shown_at = None
+        await pilot.press("p")  # p goes back the way n came
+        await wait_for(pilot, lambda: app.report_shown_at is not None)
+        await pilot.pause()
+        assert screen.view.report == flagged[0]
+
+
+def test_step_target_in_a_fixed_order_steps_from_where_a_report_was() -> None:
+    from tui.filters import step_target
+
+    order, before = [1, 2, 4, 5], [1, 2, 3, 4, 5]  # 3 left the filter (it is done)
+    assert step_target(order, before, 3, [3], 1, moving=False) == 4
+    assert step_target(order, before, 3, [3], -1, moving=False) == 2
+    assert step_target(order, before, 2, [2], 1, moving=False) == 4
+    assert step_target(order, before, 5, [5], 1, moving=False) is None
+    # moving: what is left, then back through the visits
+    assert step_target([9, 7, 3, 5], before, 3, [3], 1, moving=True) == 9
+    assert step_target([9, 7, 3, 5], before, 9, [3, 9], 1, moving=True) == 7
+    assert step_target([9, 7, 3, 5], before, 9, [3, 9], -1, moving=True) == 3

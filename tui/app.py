@@ -405,13 +405,7 @@ class GavelApp(App[None]):
             self.push_screen(AgreementScreen())
 
     def open_report(self, report_id: int) -> None:
-        from tui.screens.report import ReportScreen
-
-        order = [r.report_id for r in self.queue_screen.shown] or [report_id]
-        if report_id not in order:
-            order = [report_id]
-        by_suspicion = self.queue_screen.filter.sort == "suspicion"
-        self.push_screen(ReportScreen(order, order.index(report_id), suspicion_first=by_suspicion))
+        self.queue_screen.open_in_order(report_id)
 
     async def action_quit(self) -> None:
         if self._waiting is None:

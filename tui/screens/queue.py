@@ -19,7 +19,7 @@ from reviewer.impact import Impact
 from store.sqlite.fts import search_reports
 from store.triage.impact import cached_impacts, missing_impacts
 from store.views.screens import Headline, Progress, QueueRow, headlines, progress, queue_rows
-from tui.filters import QueueFilter, select
+from tui.filters import MOVING_SORTS, QueueFilter, select
 from tui.keymap import bindings
 from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone
 from tui.render.safe import SafeText as Text
@@ -90,6 +90,9 @@ class QueueScreen(GavelScreen):
         self.summary = Progress(0, 0, 0, 0, 0, 0)
         self.loaded_in = 0.0
         self._generation = 0
+        self._stale: set[int] = set()
+        """Reports whose rows were brought up to date for the report screen's n (see
+        :meth:`current_order`) but not yet redrawn in the table."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -103,7 +106,8 @@ class QueueScreen(GavelScreen):
         self.load()
 
     def on_screen_resume(self) -> None:
-        dirty = self.gavel.backend.take_dirty()
+        dirty = self.gavel.backend.take_dirty() | self._stale
+        self._stale = set()
         if dirty and self.rows:
             self.reload_rows(sorted(dirty))
         self.show_report(self.gavel.last_report_id)
@@ -349,12 +353,34 @@ class QueueScreen(GavelScreen):
         rid = self.current_report_id()
         if rid is None:
             return
-        order = [r.report_id for r in self.shown]
+        self.open_in_order(rid)
+
+    def open_in_order(self, report_id: int) -> None:
+        """Open a report with n / p following this queue's order as it stands."""
         from tui.screens.report import ReportScreen
 
+        order = [r.report_id for r in self.shown]
+        if report_id not in order:
+            order = [report_id]
         self.app.push_screen(
-            ReportScreen(order, order.index(rid), suspicion_first=self.filter.sort == "suspicion")
+            ReportScreen(
+                order,
+                order.index(report_id),
+                suspicion_first=self.filter.sort == "suspicion",
+                queue_order=self.current_order,
+                moving=self.filter.sort in MOVING_SORTS,
+            )
         )
+
+    def current_order(self) -> list[int]:
+        """The queue's order now: the rows of reports decided since it was drawn are brought
+        up to date first (the table itself is patched when the queue is back on screen)."""
+        dirty = self.gavel.backend.take_dirty()
+        if dirty:
+            self._stale |= dirty
+            fresh = {r.report_id: r for r in queue_rows(self.gavel.backend.reader(), sorted(dirty))}
+            self.rows = [fresh.get(r.report_id, r) for r in self.rows]
+        return [r.report_id for r in select(self.rows, self.filter, self.impacts)]
 
     @on(DataTable.RowSelected)
     def row_selected(self, event: DataTable.RowSelected) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import events, on, work
@@ -48,6 +49,7 @@ from store.views.screens import (
     system_rank,
 )
 from tui.detail import detail_text
+from tui.filters import step_target
 from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
 from tui.render.safe import SafeText as Text
@@ -89,10 +91,24 @@ class ReportScreen(GavelScreen):
     KEY_CONTEXT = "report"
     BINDINGS = bindings(KEY_CONTEXT)
 
-    def __init__(self, order: list[int], index: int, *, suspicion_first: bool = False) -> None:
+    def __init__(
+        self,
+        order: list[int],
+        index: int,
+        *,
+        suspicion_first: bool = False,
+        queue_order: Callable[[], list[int]] | None = None,
+        moving: bool = False,
+    ) -> None:
         super().__init__(id="report")
         self.order = order
         self.index = index
+        self.queue_order = queue_order
+        """The queue's order as it stands now (n and p follow it; None: ``order`` fixed)."""
+        self.moving = moving
+        """The order changes as reports are reviewed (suspicion, impact): n opens what is
+        left (:func:`tui.filters.step_target`)."""
+        self.visited = [order[index]] if order else []
         self.suspicion_first = suspicion_first
         """] and [ visit the undecided verdicts that suspicion flags point to first, most
         suspicious first (as the queue's suspicion order does; S switches)."""
@@ -663,11 +679,19 @@ class ReportScreen(GavelScreen):
         )
 
     def action_step_report(self, step: int) -> None:
-        target = self.index + step
-        if not 0 <= target < len(self.order):
+        """Next / previous report in the queue's order as it stands now (see step_target)."""
+        current = self.report_id
+        order = self.queue_order() if self.queue_order is not None else self.order
+        target = step_target(order, self.order, current, self.visited, step, self.moving)
+        if target is None:
             self.notify("no more reports in this direction of the queue")
             return
-        self.index = target
+        if target not in self.visited:
+            self.visited.append(target)
+        if target not in order:  # p back to a report the order has left
+            order = [*order, target]
+        self.order = order
+        self.index = order.index(target)
         self.load_report(self.report_id)
 
     def action_back(self) -> None:
