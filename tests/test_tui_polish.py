@@ -274,3 +274,60 @@ def test_step_target_in_a_fixed_order_steps_from_where_a_report_was() -> None:
     assert step_target([9, 7, 3, 5], before, 3, [3], 1, moving=True) == 9
     assert step_target([9, 7, 3, 5], before, 9, [3, 9], 1, moving=True) == 7
     assert step_target([9, 7, 3, 5], before, 9, [3, 9], -1, moving=True) == 3
+
+
+# -- 5. a flag's reason follows a decision that changes its premise --------------------------
+
+
+async def test_a_contradiction_flag_is_settled_or_restated_by_a_decision(sample_db: Path) -> None:
+    from tests.tui_helpers import select_judgment
+    from tui.detail import detail_text
+
+    app = make_app(sample_db)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t08-atlas-dr")
+        screen = _report(app)
+        assert screen.view is not None
+
+        def pair() -> object:
+            assert screen.view is not None
+            return next(
+                j
+                for j in screen.view.judgments
+                if j.claim_id is not None
+                and screen.view.claims[j.claim_id].ext == "c12"
+                and j.ref_idx == 6
+            )
+
+        def pair_detail() -> str:
+            assert screen.view is not None
+            return detail_text(screen.view, pair()).plain  # type: ignore[arg-type]
+
+        assert pair().suspicious  # type: ignore[attr-defined]
+        assert "the claim itself is judged unknown" in pair_detail()
+        await select_judgment(
+            pilot,
+            lambda j: (
+                j.claim_id is not None
+                and j.ref_idx is None
+                and j.judge == "unknown"
+                and screen.view.claims[j.claim_id].ext == "c12"
+            ),  # type: ignore[union-attr]
+        )
+        await stored(pilot, ("c",))  # c12 decided correct, as its support verdict implies
+        assert not pair().suspicious  # type: ignore[attr-defined]
+        text = pair_detail()
+        assert "judged unknown" in text and "settled by a reviewer's decision" in text
+        assert "Why look twice" not in text
+        await pilot.press("k")
+        await stored(pilot, ("x",))  # c12 decided incorrect: the pair still contradicts it
+        assert pair().suspicious  # type: ignore[attr-defined]
+        assert "the claim itself is judged incorrect" in pair_detail()
+        assert "as a reviewer decided it" in pair_detail()
+        # the same when the report is opened again
+        await pilot.press("escape")
+        await open_report(pilot, "t08-atlas-dr")
+        screen = _report(app)
+        assert pair().suspicious  # type: ignore[attr-defined]
+        assert "as a reviewer decided it" in pair_detail()

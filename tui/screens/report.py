@@ -42,6 +42,7 @@ from store.views.screens import (
     ScoreLine,
     other_run_verdicts,
     primary_metric,
+    recheck_premises,
     report_history,
     report_scores,
     report_view,
@@ -581,6 +582,10 @@ class ReportScreen(GavelScreen):
         judgments = self.query_one(JudgmentList)
         for judgment in result.judgments.values():
             judgments.refresh_judgment(judgment)
+        # A decision may change the premise of another verdict's flag: check them again.
+        by_id = {j.id: j for j in view.judgments}
+        for jid in recheck_premises(view):
+            judgments.refresh_judgment(by_id[jid])
         self.history.update(result.history)
         if recorded.action == "rate" or recorded.reverted == "rate":
             self._show_rating(recorded, view)
