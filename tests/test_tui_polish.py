@@ -331,3 +331,79 @@ async def test_a_contradiction_flag_is_settled_or_restated_by_a_decision(sample_
         screen = _report(app)
         assert pair().suspicious  # type: ignore[attr-defined]
         assert "as a reviewer decided it" in pair_detail()
+
+
+# -- 6. order per run, S sets, home, the footer, the help border, level words ---------------
+
+
+async def test_each_run_keeps_its_own_order_and_s_does_not_toggle(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        first = queue.filter.suite
+        await pilot.press("S")
+        assert queue.filter.sort == "suspicion"
+        await pilot.press("b")  # the next run starts in its own (task) order
+        assert queue.filter.suite != first and queue.filter.sort == "default"
+        await pilot.press("S", "S")  # S twice: still suspicion order
+        assert queue.filter.sort == "suspicion"
+        while queue.filter.suite != first:
+            await pilot.press("b")
+        assert queue.filter.sort == "suspicion"  # the first run kept its own
+
+
+async def test_home_and_end_move_the_queue_cursor(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        table = app.queue_screen.query_one("#queue-table")
+        await pilot.press("end")
+        assert table.cursor_row == len(app.queue_screen.shown) - 1  # type: ignore[attr-defined]
+        await pilot.press("home")
+        assert table.cursor_row == 0  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_the_footer_never_runs_under_the_palette_key(
+    sample_db: Path, size: tuple[int, int]
+) -> None:
+    from tests.tui_helpers import screen_text
+
+    app = make_app(sample_db)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert footer.rstrip().endswith("^p palette") and "paletted" not in footer
+        assert footer.split("▏")[0].endswith(" ")  # no key runs into the palette's
+        await open_report(pilot, "t04-juniper")
+        footer = screen_text(app).splitlines()[-1]
+        assert footer.rstrip().endswith("^p palette")
+        assert footer.split("▏")[0].endswith(" ")
+        assert "? Help" in footer and "q Queue" in footer
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_the_help_overlay_fits_the_terminal(sample_db: Path, size: tuple[int, int]) -> None:
+    from tui.screens.modals import HelpScreen
+
+    app = make_app(sample_db)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        box = app.screen.query_one("#help").region
+        assert box.x >= 0 and box.right <= size[0]
+
+
+def test_level_flags_name_the_words_as_written(sample_db: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(sample_db)
+    reasons = [r for (r,) in conn.execute("SELECT reason FROM suspicion WHERE rule = 'level'")]
+    conn.close()
+    quoted = [r for r in reasons if "uses the words of level" in r]
+    assert quoted
+    assert any("free, vaccine" in r for r in quoted)
+    assert not any("fre," in r or "vaccin)" in r or "vaccin," in r for r in quoted)

@@ -72,6 +72,24 @@ class QueueFilter:
             or (self.suspicious and not row.suspects)
         )
 
+    def active(self) -> list[tuple[str, str]]:
+        """(what, binding id of the key that sets it) of every filter that is on."""
+        out = [
+            (f"{name}={value}", f"queue.{name}")
+            for name, value in (("system", self.system), ("domain", self.domain))
+            if value
+        ]
+        if self.status != "all":
+            out.append((f"status={self.status}", "queue.status"))
+        out += [
+            (name.replace("differs", "judge≠human"), f"queue.{name}")
+            for name in self.toggles
+            if getattr(self, name)
+        ]
+        if self.search:
+            out.append((f"search “{self.search}”", "queue.search"))
+        return out
+
     def describe(self, labels: Mapping[str, str] | None = None) -> str:
         """One line for the status bar; ``labels`` names sort columns as the table heads them."""
         parts = []

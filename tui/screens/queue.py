@@ -20,7 +20,7 @@ from store.sqlite.fts import search_reports
 from store.triage.impact import cached_impacts, missing_impacts
 from store.views.screens import Headline, Progress, QueueRow, headlines, progress, queue_rows
 from tui.filters import MOVING_SORTS, QueueFilter, select
-from tui.keymap import bindings
+from tui.keymap import bindings, display_key, effective_keys, normalise_keymap
 from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone
 from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
@@ -91,6 +91,8 @@ class QueueScreen(GavelScreen):
         self.loaded_in = 0.0
         self._generation = 0
         self._stale: set[int] = set()
+        self._suite_filters: dict[str | None, QueueFilter] = {}
+        """Each benchmark run's own filters and order, kept while another is on show (b)."""
         """Reports whose rows were brought up to date for the report screen's n (see
         :meth:`current_order`) but not yet redrawn in the table."""
 
@@ -243,9 +245,11 @@ class QueueScreen(GavelScreen):
         first = self.heads[0].label if self.heads else "score"
         return f"Impact Δ{first}/rest"
 
-    def redraw(self) -> None:
+    def redraw(self, *, top: bool = False) -> None:
+        """Draw the rows the filter selects, the cursor kept on its report — or, with ``top``
+        (a new order), on the first row, the report enter opens."""
         table = self.query_one(DataTable)
-        current = self.current_report_id()
+        current = None if top else self.current_report_id()
         self.shown = select(self.rows, self.filter, self.impacts)
         present = {fw for row in self._in_suite() for fw in row.frameworks}
         heads = [h for h in headlines() if h.framework in present]
@@ -253,6 +257,8 @@ class QueueScreen(GavelScreen):
             self.heads = heads
             self._columns(table)
         table.clear()
+        if top:
+            table.move_cursor(row=0)
         self._generation += 1
         self._add_rows(self._generation, 0, FIRST_ROWS, current)
         self._status()
@@ -323,6 +329,8 @@ class QueueScreen(GavelScreen):
         if suspects:
             text.append(f" · {SUSPECT} {suspects:,} suspicious", "bold yellow")
         text.append(f" · showing {len(self.shown):,}", "dim")
+        if not self.shown and self.rows:
+            text.append(f" · {self._what_hides_everything()}", "bold yellow")
         if self.impact_pending:
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
         text.append("\n " + self.filter.describe(self._column_labels()), "cyan")
@@ -336,6 +344,17 @@ class QueueScreen(GavelScreen):
         self.query_one("#queue-status", Static).update(text)
         self.sub_title = f"{self.gavel.backend.path.name} · reviewer {self.gavel.config.reviewer}"
 
+    def _what_hides_everything(self) -> str:
+        """Which filters are on (with their keys) when none of the run's reports is left."""
+        keys = effective_keys(normalise_keymap(self.gavel.config.keys))
+        named = [
+            f"{label} ({display_key(keys[binding])})"
+            for label, binding in self.filter.active()
+            if binding in keys
+        ]
+        on = ", ".join(named) if named else "the filters"
+        return f"no report matches {on}: press the key again, or esc clears every filter"
+
     def current_report_id(self) -> int | None:
         table = self.query_one(DataTable)
         if not self.shown or table.cursor_row < 0 or table.cursor_row >= len(self.shown):
@@ -343,9 +362,9 @@ class QueueScreen(GavelScreen):
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         return int(key) if key is not None else None
 
-    def set_filter(self, flt: QueueFilter) -> None:
+    def set_filter(self, flt: QueueFilter, *, top: bool = False) -> None:
         self.filter = flt
-        self.redraw()
+        self.redraw(top=top)
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -396,7 +415,11 @@ class QueueScreen(GavelScreen):
             return
         order: list[str | None] = [*self.suites, None]
         position = order.index(self.filter.suite) if self.filter.suite in order else -1
-        self.set_filter(replace(self.filter, suite=order[(position + 1) % len(order)]))
+        suite = order[(position + 1) % len(order)]
+        # Each run keeps its own filters and order: a suspicion order set on one run is not
+        # carried into the next, where S would have turned it off.
+        self._suite_filters[self.filter.suite] = self.filter
+        self.set_filter(self._suite_filters.get(suite, QueueFilter(suite=suite)), top=True)
 
     def action_cycle_status(self) -> None:
         self.set_filter(self.filter.next_status())
@@ -406,15 +429,19 @@ class QueueScreen(GavelScreen):
 
     def action_sort_impact(self) -> None:
         if self.filter.sort == "impact":
-            self.set_filter(replace(self.filter, sort="default"))
+            self.set_filter(replace(self.filter, sort="default"), top=True)
         else:
-            self.set_filter(replace(self.filter, sort="impact"))
+            self.set_filter(replace(self.filter, sort="impact"), top=True)
 
     def action_sort_suspicion(self) -> None:
-        """Reports with the most suspicious undecided verdicts first (again: default order).
-        Reports opened from this order step through their verdicts the same way (])."""
-        sort = "default" if self.filter.sort == "suspicion" else "suspicion"
-        self.set_filter(replace(self.filter, sort=sort))
+        """Reports with the most suspicious undecided verdicts first, the cursor on the top
+        one. Not a toggle: pressing it again keeps the order (o picks another). Reports
+        opened from this order step through their verdicts the same way (])."""
+        if self.filter.sort == "suspicion":
+            self.query_one(DataTable).move_cursor(row=0)
+            self.notify("already in suspicion order (o picks another order)", timeout=3)
+            return
+        self.set_filter(replace(self.filter, sort="suspicion"), top=True)
 
     def action_sort_column(self) -> None:
         """Pick the column to order by; picking the current one again reverses the order."""
@@ -429,10 +456,10 @@ class QueueScreen(GavelScreen):
 
         def done(column: str | None) -> None:
             if column is None:
-                self.set_filter(replace(self.filter, sort="default", descending=False))
+                self.set_filter(replace(self.filter, sort="default", descending=False), top=True)
                 return
             descending = self.filter.sort == column and not self.filter.descending
-            self.set_filter(replace(self.filter, sort=column, descending=descending))
+            self.set_filter(replace(self.filter, sort=column, descending=descending), top=True)
 
         current = self.filter.sort if self.filter.sort in labels else None
         self.app.push_screen(

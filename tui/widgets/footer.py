@@ -8,6 +8,7 @@ first, and the footer turns compact on narrow terminals.
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
@@ -16,6 +17,8 @@ FIRST = ("app.help", "queue.quit", "report.queue", "source.back")
 """Binding ids shown before every other, in this order."""
 NARROW = 120
 """Below this many columns the footer drops its spacing."""
+PALETTE_WIDTH = 14
+"""Columns the command palette's key takes at the right end of the footer."""
 
 
 class GavelFooter(Footer):
@@ -32,14 +35,23 @@ class GavelFooter(Footer):
         shown.sort(key=lambda item: rank.get(item[0].id or "", len(FIRST)))
         seen: set[str] = set()
         keys = []
+        # Keys that would run under the command palette's key (docked right) are left out:
+        # cut in the middle they read as garbage ("^p paletted"); ? lists every key.
+        width = self.app.size.width
+        room = width - (PALETTE_WIDTH if self.show_command_palette else 0)
+        spacing = 2 if width < NARROW else 3
         for binding, enabled, tooltip in shown:
             if binding.action in seen:
                 continue
             seen.add(binding.action)
+            display = self.app.get_key_display(binding)
+            room -= cell_len(display) + cell_len(binding.description) + spacing
+            if room < 0:
+                break
             keys.append(
                 FooterKey(
                     binding.key,
-                    self.app.get_key_display(binding),
+                    display,
                     binding.description,
                     binding.action,
                     disabled=not enabled,
@@ -64,3 +76,4 @@ class GavelFooter(Footer):
 
     def on_resize(self) -> None:
         self.compact = self.size.width < NARROW
+        self.refresh(recompose=True)  # what fits depends on the width
