@@ -407,3 +407,100 @@ def test_level_flags_name_the_words_as_written(sample_db: Path) -> None:
     assert quoted
     assert any("free, vaccine" in r for r in quoted)
     assert not any("fre," in r or "vaccin)" in r or "vaccin," in r for r in quoted)
+
+
+# -- 7. reading what the judge said; S then enter; an empty filter says which -------------
+
+
+def _with_reasoning(judgment: object) -> bool:
+    return bool(
+        getattr(judgment, "explanation", "")
+        and getattr(judgment, "evidence", "")
+        and getattr(judgment, "claim_id", None) is not None
+    )
+
+
+async def test_at_200x50_the_judges_explanation_and_evidence_are_in_sight(
+    sample_db: Path,
+) -> None:
+    from tests.tui_helpers import screen_text, select_judgment
+
+    app = make_app(sample_db)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t07-kestrel")  # c14: a flag, a subtask, a claim, two runs
+        screen = _report(app)
+        await select_judgment(
+            pilot,
+            lambda j: (
+                j.claim_id is not None
+                and j.ref_idx is None
+                and screen.view.claims[j.claim_id].ext == "c14"
+            ),  # type: ignore[union-attr]
+        )
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Judge's explanation" in text and "Judge's evidence" in text
+
+
+async def test_at_80x24_the_explanation_is_one_key_away_and_the_key_is_shown(
+    sample_db: Path,
+) -> None:
+    from tests.tui_helpers import screen_text, select_judgment
+    from tui.widgets.text_view import TextView
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-kestrel")
+        judgment = await select_judgment(pilot, _with_reasoning)
+        footer = screen_text(app).splitlines()[-1]
+        assert "d Detail ↓" in footer and "] Undecided" in footer and "r Rationale" in footer
+        await pilot.press("d")  # one key, wherever focus is
+        await pilot.pause()
+        assert "Judge's explanation" in screen_text(app)
+        assert _report(app).selected() == judgment  # d scrolls; it never moves the cursor
+        detail = _report(app).query_one("#detail", TextView)
+        while detail.scroll_y < detail.max_scroll_y:
+            await pilot.press("d")
+        await pilot.press("d")  # past the end: back to the top
+        assert detail.scroll_y == 0
+
+
+async def test_after_s_enter_opens_the_top_report(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        await pilot.press("down", "down", "down", "down")
+        await pilot.press("S")
+        await pilot.pause()
+        app.report_shown_at = None
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.report_shown_at is not None)
+        assert _report(app).view.report == queue.shown[0].report  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_an_empty_queue_names_the_filter_to_clear(
+    sample_db: Path, size: tuple[int, int]
+) -> None:
+    from tests.tui_helpers import screen_text
+
+    app = make_app(sample_db)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await pilot.press("x")  # judge ≠ human: nothing is decided yet
+        await pilot.pause()
+        assert app.queue_screen.shown == []
+        text = " ".join(screen_text(app).split())
+        assert "no report matches judge≠human (x)" in text and "esc" in text
+
+
+async def test_the_runs_screen_modules_are_imported_once_the_queue_is_up(
+    sample_db: Path,
+) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SMALL) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: app.warmed)

@@ -128,6 +128,8 @@ class GavelApp(App[None]):
         self.stored_at: float | None = None
         self.last_result: WriteResult | None = None
         self.keymap_problems = problems(config.keys)
+        self.warmed = False
+        """The judge runs screen's modules are imported (:meth:`warm_up`)."""
         self.failures: list[str] = []
         """Background failures shown to the user this session (tests read it)."""
         self._closing = False
@@ -336,6 +338,18 @@ class GavelApp(App[None]):
         context = screen.KEY_CONTEXT if isinstance(screen, GavelScreen) else "queue"
         if not isinstance(screen, HelpScreen):
             self.push_screen(HelpScreen(context, normalise_keymap(self.config.keys)))
+
+    def warm_up(self) -> None:
+        """Import, in a thread once the queue is up, what the judge runs screen (R) needs:
+        its store module brings the judge's HTTP client with it, which made R slow to open
+        the first time."""
+        self.run_worker(self._warm, thread=True, group="warm", name="warm-up", exit_on_error=False)
+
+    def _warm(self) -> None:
+        import store.runs.activation
+        import store.runs.records  # noqa: F401
+
+        self.warmed = True
 
     def action_runs(self) -> None:
         from tui.screens.runs import RunsScreen

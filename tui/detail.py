@@ -49,6 +49,9 @@ def detail_text(
     scale = get_scale(judgment.scale) if judgment.scale else None
     hidden = blind and not judgment.decided
     _verdict_lines(text, view, judgment, scale, hidden)
+    # What the judge said comes first, under the verdict: it is what a decision weighs, and
+    # on an 80×24 terminal the pane shows a few lines (d scrolls it).
+    _judge_reasoning(text, judgment)
     if (judgment.live_suspicions or judgment.settled) and not hidden:
         _suspicions(text, judgment)
     _subtask(text, view, judgment)
@@ -59,7 +62,6 @@ def detail_text(
         _plain(text, body + "\n")
     if runs and not hidden:
         _other_runs(text, judgment, runs)
-    _judge_reasoning(text, judgment)
     _sources(text, view, judgment)
     if history:
         _decisions(text, history)

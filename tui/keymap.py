@@ -78,13 +78,13 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("queue.clear", "escape", "clear_filters", "Clear filters", "queue", show=False),
     KeyDef("queue.quit", "q", "app.quit", "Quit", "queue"),
     # Report review
-    KeyDef("judgment.confirm", "enter", "confirm", "Confirm judge", "report", priority=True),
+    KeyDef("judgment.confirm", "enter", "confirm", "Confirm", "report", priority=True),
     KeyDef("judgment.rationale", "r", "rationale", "Rationale…", "report"),
     KeyDef(
         "judgment.next_undecided",
         "right_square_bracket",
         "next_undecided(1)",
-        "Next undecided",
+        "Undecided",
         "report",
     ),
     KeyDef(
@@ -95,6 +95,8 @@ KEYS: tuple[KeyDef, ...] = (
         "report",
         show=False,
     ),
+    KeyDef("report.detail_down", "d", "scroll_detail(1)", "Detail ↓", "report"),
+    KeyDef("report.detail_up", "D", "scroll_detail(-1)", "Detail ↑", "report", show=False),
     KeyDef("judgment.down", "j", "move(1)", "Next", "report", show=False),
     KeyDef("judgment.up", "k", "move(-1)", "Previous", "report", show=False),
     KeyDef("judgment.flag", "exclamation_mark", "flag", "Flag", "report", show=False),

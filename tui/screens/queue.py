@@ -169,6 +169,8 @@ class QueueScreen(GavelScreen):
         if len(self.impacts) < len(self.rows):
             # The impact process takes a core for a while: let the first screen paint first.
             self.set_timer(IMPACT_DELAY, self.fill_impacts)
+        if not self.gavel.warmed:
+            self.set_timer(IMPACT_DELAY, self.gavel.warm_up)
 
     @on(QueueRowsChanged)
     def rows_changed(self, message: QueueRowsChanged) -> None:

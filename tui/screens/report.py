@@ -611,6 +611,17 @@ class ReportScreen(GavelScreen):
         else:
             judgments.action_cursor_up()
 
+    def action_scroll_detail(self, step: int) -> None:
+        """d / D: the detail pane a page down / up, wherever focus is (the arrows move the
+        judgment cursor in the list, and scroll a pane only once tab has focused it); past
+        the end, d starts again at the top."""
+        detail = self.query_one("#detail", TextView)
+        page = max(1, detail.scrollable_content_region.height - 1)
+        if step > 0 and detail.scroll_y >= detail.max_scroll_y:
+            detail.scroll_to(y=0, animate=False)
+        else:
+            detail.scroll_to(y=detail.scroll_y + step * page, animate=False)
+
     def action_next_undecided(self, step: int) -> None:
         judgments = self.query_one(JudgmentList)
         if self.view is None or not judgments.order:

@@ -13,7 +13,16 @@ from textual.app import ComposeResult
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-FIRST = ("app.help", "queue.quit", "report.queue", "source.back")
+FIRST = (
+    "app.help",
+    "queue.quit",
+    "report.queue",
+    "source.back",
+    "report.detail_down",
+    "judgment.confirm",
+    "judgment.rationale",
+    "judgment.next_undecided",
+)
 """Binding ids shown before every other, in this order."""
 NARROW = 120
 """Below this many columns the footer drops its spacing."""
