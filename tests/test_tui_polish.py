@@ -504,3 +504,51 @@ async def test_the_runs_screen_modules_are_imported_once_the_queue_is_up(
     async with app.run_test(size=SMALL) as pilot:
         await ready(pilot)
         await wait_for(pilot, lambda: app.warmed)
+
+
+# -- 9. words ----------------------------------------------------------------------------------
+
+
+def test_the_words_say_which_mark_and_which_command(sample_db: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tui.cli.group import gavel
+    from tui.cli.judge import framework_name
+
+    def run(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(gavel, list(args))
+        return result.exit_code, result.output
+
+    code, out = run("review", "--help")
+    flat = " ".join(out.split())
+    assert "w shows only reports with suspicious (◆) verdicts" in flat
+    assert "flagged (⚑) for discussion" in flat
+    code, out = run("runs", "--help")
+    assert "retire" in out
+    code, out = run("runs", "retire", "cc-rule", "--db", str(sample_db))
+    assert code == 0, out
+    code, out = run("runs", "deactivate", "url-matcher-v1", "--db", str(sample_db))  # old name
+    assert code == 0, out
+    assert framework_name("dailyreport") == "cascade" and framework_name("race") == "race"
+    code, out = run("plan", "show", "p9", "--db", str(sample_db))
+    assert code != 0 and "no plan 'p9'" in out and "--plan" not in out
+
+
+async def test_the_score_bar_says_why_a_raised_ins_lowered_factuality(sample_db: Path) -> None:
+    from tests.tui_helpers import screen_text, select_judgment
+
+    app = make_app(sample_db)
+    async with app.run_test(size=LARGE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t04-juniper")
+        screen = _report(app)
+        from store.views.screens import subject_label
+
+        await select_judgment(
+            pilot,
+            lambda j: subject_label(screen.view, j) == "s3-ins",  # type: ignore[arg-type]
+        )
+        await stored(pilot, ("1",))  # s3-ins 0.5 → 1: its subtask's claims are mostly wrong
+        bar = screen_text(app).splitlines()[1:4]
+        assert any("last: override" in line for line in bar), bar
+        assert any(line.strip().startswith("why: Factuality") for line in bar), bar

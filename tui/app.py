@@ -58,8 +58,8 @@ class GavelCommands(Provider):
             ("differs", "reports with judge ≠ human"),
             ("undecided", "reports with undecided judgments"),
             ("conflicts", "reports with conflicts"),
-            ("flagged", "flagged reports"),
-            ("suspicious", "reports with suspicious undecided verdicts"),
+            ("flagged", "reports flagged (⚑) for discussion"),
+            ("suspicious", "reports with suspicious (◆) undecided verdicts"),
         ):
             yield f"Filter: {what}", "toggle", partial(queue.action_toggle_filter, name)
         yield "Order queue by a column", "pick the column", queue.action_sort_column

@@ -222,8 +222,13 @@ def list_(db: Path | None, fmt: str) -> int:
 def show(db: Path | None, name: str | None, fmt: str) -> int:
     from store.plans.design import export_document, get_plan
 
+    from reviewer.errors import InputError
+
     conn = open_db(db)
-    chosen = get_plan(conn, name)
+    try:
+        chosen = get_plan(conn, name)
+    except InputError as exc:  # the plan is named by the NAME argument here, not --plan
+        raise InputError("NAME", exc.message) from None
     if fmt == "json":
         document = export_document(conn, chosen)
         document.pop("draws")

@@ -326,7 +326,7 @@ class QueueScreen(GavelScreen):
         if s.conflicts:
             text.append(f" · {s.conflicts:,} conflicts", "bold red")
         if s.flags:
-            text.append(f" · {s.flags:,} flagged", "yellow")
+            text.append(f" · ⚑ {s.flags:,} flagged for discussion", "yellow")
         suspects = sum(r.suspects for r in self.shown)
         if suspects:
             text.append(f" · {SUSPECT} {suspects:,} suspicious", "bold yellow")
@@ -451,7 +451,7 @@ class QueueScreen(GavelScreen):
         # The one-glyph headings say what they count in the picker.
         spelled = {
             "differs": "≠ judge≠human",
-            "flags": "⚑ flagged",
+            "flags": "⚑ flagged for discussion",
             "suspects": f"{SUSPECT} suspicious undecided verdicts",
         }
         labels = {key: spelled.get(key, label) for key, label in labels.items()}

@@ -126,6 +126,7 @@ class ReportScreen(GavelScreen):
         self.requested_at = 0.0
         self._reselect: int | None = None
         self._landing: int | None = None
+        self._bar_rows = 2
         """The judgment the cursor was put on when the report opened, until it moves: ] and
         [ count it as not yet visited, so the first ] can stop on it."""
 
@@ -285,7 +286,10 @@ class ReportScreen(GavelScreen):
         if self.last_delta is not None:
             line.append("last: ", "dim")
             line.append_text(self.last_delta)
-        self.query_one("#score-bar", Static).update(line, layout=False)
+        # Two lines, or three with a line of why: the layout runs again only when that changes.
+        rows = line.plain.count("\n") + 1
+        self.query_one("#score-bar", Static).update(line, layout=rows != self._bar_rows)
+        self._bar_rows = rows
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -576,9 +580,22 @@ class ReportScreen(GavelScreen):
     def _show_decision(self, result: WriteResult, recorded: Recorded, view: ReportView) -> None:
         """A decision on this report: the delta it made, its judgment and history redrawn."""
         old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
+        before = next((j for j in view.judgments if j.id == recorded.judgment_id), None)
         self.scores = result.scores
         self.rank = result.rank or self.rank
         self.last_delta = _delta_text(old, result.scores, recorded.action, recorded.reverted)
+        after = result.judgments.get(recorded.judgment_id or -1)
+        if before is not None and after is not None:
+            why = counter_move_why(
+                before.kind,
+                subject_label(view, before),
+                before.effective,
+                after.effective,
+                old,
+                result.scores,
+            )
+            if why:
+                self.last_delta.append("\n" + why, "italic")
         judgments = self.query_one(JudgmentList)
         for judgment in result.judgments.values():
             judgments.refresh_judgment(judgment)
@@ -881,6 +898,46 @@ def _delta_text(
     if not changed:
         text.append("no headline change", "dim")
     return text
+
+
+WEIGHED_BY_INSTRUCTION = {("cascade", "Fac"), ("cascade", "Rat")}
+"""DailyReport's cascade metrics that weigh each subtask by its instruction following (Eq. 3):
+raising an ins verdict can lower them, which the score bar explains."""
+
+
+def counter_move_why(
+    kind: str,
+    subject: str,
+    before: str | None,
+    after: str | None,
+    old: dict[tuple[str, str], float | None],
+    new: list[ScoreLine],
+) -> str | None:
+    """One line of why, when a decision moved a score against itself: an ins verdict raised
+    that lowered Factuality (or lowered that raised it) gives that subtask's own, lower score
+    more (or less) weight."""
+    try:
+        up = float(after or "nan") > float(before or "nan")
+        down = float(after or "nan") < float(before or "nan")
+    except ValueError:
+        return None
+    if kind != "ins" or not (up or down):
+        return None
+    against = [
+        s.label
+        for s in new
+        if (s.framework, s.metric) in WEIGHED_BY_INSTRUCTION
+        and (was := old.get((s.framework, s.metric))) is not None
+        and s.adjudicated is not None
+        and ((s.adjudicated < was) if up else (s.adjudicated > was))
+    ]
+    if not against:
+        return None
+    return (
+        f"why: {' and '.join(against)} weigh each subtask by its instruction following; "
+        f"{'raising' if up else 'lowering'} {subject} gives {'more' if up else 'less'} weight "
+        "to that subtask's own score, which is below the report's"
+    )
 
 
 def _delta(before: float, after: float, digits: int) -> str:
