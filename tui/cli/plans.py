@@ -220,9 +220,8 @@ def list_(db: Path | None, fmt: str) -> int:
 @click.argument("name", required=False, help="plan name (default: the newest)")
 @format_option()
 def show(db: Path | None, name: str | None, fmt: str) -> int:
-    from store.plans.design import export_document, get_plan
-
     from reviewer.errors import InputError
+    from store.plans.design import export_document, get_plan
 
     conn = open_db(db)
     try:
