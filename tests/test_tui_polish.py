@@ -112,6 +112,13 @@ async def test_the_rationale_editor_fits_and_its_fields_are_in_sight(
         for widget in editor.query("#editor-value, #editor-reason, #editor-text"):
             region = widget.region
             assert region.height > 0 and region.bottom <= size[1], widget.id
+        await pilot.press("tab")  # from the rationale, tab goes round to the value
+        assert app.focused is not None and app.focused.id == "editor-value"
+        await pilot.press("tab")
+        await pilot.press(*"Dug")  # typing on the reason list goes to the rationale …
+        await pilot.pause()
+        assert isinstance(app.focused, TextArea) and app.focused.text.endswith("Dug")
+        assert editor._value() == "incorrect"  # type: ignore[attr-defined]  # … never a value
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, ReportScreen))
 

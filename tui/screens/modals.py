@@ -33,8 +33,7 @@ EDITOR_SHORT = 32
 """Terminal rows below which the rationale editor draws its lists short (80×24 fits)."""
 
 _EDITOR_HINTS = {
-    "editor-value": "value: its key chooses, then the reason · tab reason · ctrl+s save · "
-    "esc cancel",
+    "editor-value": "value: its key picks it, then the reason · tab reason · ctrl+s save · esc",
     "editor-reason": "reason: ↑↓ choose (optional) · tab rationale · ctrl+s save · esc cancel",
     "editor-text": "rationale: type why · tab value · ctrl+s or ctrl+enter save · esc cancel",
 }
@@ -69,11 +68,14 @@ class RationaleEditor(ModalScreen[Rationale | None]):
         self.initial = value
         self.require_rationale = require_rationale
         self.judge_value = judge_value
+        self._typing = False
+        """Keys typed on a list went to the rationale: the ones after them (queued before
+        focus moved) do too, never choosing a value ("group" would choose u, unknown)."""
 
     def compose(self) -> ComposeResult:
         # A scrolling column whose fields carry their names in their borders: on an 80×24
         # terminal it fits, and focus scrolls the field it enters into view.
-        with VerticalScroll(id="editor"):
+        with VerticalScroll(id="editor", can_focus=False):
             yield Label(Text(f"Decision on {self.subject}", style="bold"), id="editor-title")
             if self.scale.continuous:
                 value: Input | OptionList = Input(self.initial or "", id="editor-value")
@@ -102,6 +104,8 @@ class RationaleEditor(ModalScreen[Rationale | None]):
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """The hint names the field that has focus and where tab goes next."""
+        if event.widget.id == "editor-value":
+            self._typing = False  # back on the value list: its keys choose again
         hint = _EDITOR_HINTS.get(event.widget.id or "")
         if hint is not None:
             self.query_one("#editor-help", Static).update(hint)
@@ -165,11 +169,12 @@ class RationaleEditor(ModalScreen[Rationale | None]):
         ):
             return
         choice = self.scale.by_key(event.character) if not self.scale.continuous else None
-        if choice is not None and self.focused.id == "editor-value":
+        if choice is not None and self.focused.id == "editor-value" and not self._typing:
             values = self.query_one("#editor-value", OptionList)
             values.highlighted = values.get_option_index(choice.code)
             self.query_one("#editor-reason", OptionList).focus()
         else:
+            self._typing = True
             text = self.query_one("#editor-text", TextArea)
             text.focus()
             text.insert(event.character)
