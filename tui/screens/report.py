@@ -934,7 +934,8 @@ def counter_move_why(
     if not against:
         return None
     return (
-        f"why: {' and '.join(against)} weigh each subtask by its instruction following; "
+        f"why: {' and '.join(against)} {'weighs' if len(against) == 1 else 'weigh'} each "
+        "subtask by its instruction following; "
         f"{'raising' if up else 'lowering'} {subject} gives {'more' if up else 'less'} weight "
         "to that subtask's own score, which is below the report's"
     )
