@@ -252,21 +252,24 @@ async def test_n_in_suspicion_order_opens_the_strongest_report_left(sample_db: P
             judgments.select_id(judgment.id)
             await pilot.pause()
             await stored(pilot, ("enter",))  # looked at: its suspicion no longer counts
-        app.report_shown_at = None
-        await pilot.press("n")
-        await wait_for(pilot, lambda: app.report_shown_at is not None)
-        await pilot.pause()
-        assert screen.view.report == flagged[0]  # the top of what is left, not flagged[4]
-        app.report_shown_at = None
-        await pilot.press("n")
-        await wait_for(pilot, lambda: app.report_shown_at is not None)
-        await pilot.pause()
-        assert screen.view.report == flagged[1]
+        opened = []
+        for _ in range(2):
+            app.report_shown_at = None
+            await pilot.press("n")
+            await wait_for(pilot, lambda: app.report_shown_at is not None)
+            await pilot.pause()
+            # the strongest report left (impacts arriving may break ties either way)
+            suspicion = {
+                r.report: r.suspicion for r in queue.rows if r.suite == queue.rows[0].suite
+            }
+            left = [w for rep, w in suspicion.items() if rep not in (middle, *opened)]
+            opened.append(screen.view.report)
+            assert suspicion[opened[-1]] == max(left) > 0
         app.report_shown_at = None
         await pilot.press("p")  # p goes back the way n came
         await wait_for(pilot, lambda: app.report_shown_at is not None)
         await pilot.pause()
-        assert screen.view.report == flagged[0]
+        assert screen.view.report == opened[0]
 
 
 def test_step_target_in_a_fixed_order_steps_from_where_a_report_was() -> None:

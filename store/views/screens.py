@@ -18,6 +18,7 @@ from reviewer.suspicion import suspicion
 from store.reviewlog.subjects import verdicts_of
 from store.scores import report_rows as stored_scores
 from store.scores.inputs import EFFECTIVE_SQL
+from store.triage.premises import Side
 from store.triage.suspicion import Suspicion, report_suspicion, subject_suspicions
 
 
@@ -437,18 +438,9 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
     return view
 
 
-def recheck_premises(view: ReportView) -> list[int]:
-    """Check again the flags whose premise is another subject's verdict, with the reviewers'
-    overrides in place of the judge's values (:mod:`store.triage.premises`); returns the
-    judgments whose flags read differently than before."""
-    from reviewer.registry import frameworks
-    from store.triage.premises import RULE, Side, entailments_of, recheck
-
-    entailments = entailments_of(view.frameworks, frameworks())
-    flagged = {j.subject_id for j in view.judgments if any(s.rule == RULE for s in j.suspicions)}
-    if not entailments or not flagged:
-        return []
-    sides = [
+def _sides(view: ReportView) -> list[Side]:
+    """Every verdict of the report as the premise check reads it (claims by their ids)."""
+    return [
         Side(
             j.subject_id,
             j.kind,
@@ -459,7 +451,20 @@ def recheck_premises(view: ReportView) -> list[int]:
         )
         for j in view.judgments
     ]
-    found = recheck(sides, flagged, entailments)
+
+
+def recheck_premises(view: ReportView) -> list[int]:
+    """Check again the flags whose premise is another subject's verdict, with the reviewers'
+    overrides in place of the judge's values (:mod:`store.triage.premises`); returns the
+    judgments whose flags read differently than before."""
+    from reviewer.registry import frameworks
+    from store.triage.premises import RULE, entailments_of, recheck
+
+    entailments = entailments_of(view.frameworks, frameworks())
+    flagged = {j.subject_id for j in view.judgments if any(s.rule == RULE for s in j.suspicions)}
+    if not entailments or not flagged:
+        return []
+    found = recheck(_sides(view), flagged, entailments)
     changed = []
     for judgment in view.judgments:
         now = {RULE: found[judgment.subject_id]} if judgment.subject_id in found else {}

@@ -45,6 +45,22 @@ def _writer(func: F) -> F:
     return db_option(reviewer_option(format_option("table", "json")(func)))
 
 
+def _rationale_or_refuse(
+    conn: sqlite3.Connection,
+    judgment_id: int,
+    value: str,
+    rationale: str | None,
+    as_adjudication: bool,
+) -> str:
+    """The rationale to store; a usage error where the policy asks for one and there is
+    none (an adjudication always needs one, an override by the policy)."""
+    if rationale is None and as_adjudication:
+        raise click.UsageError("Missing option '--rationale'.")
+    if not rationale and _override_needs_rationale(conn, judgment_id, value):
+        raise click.UsageError(f"--rationale: {RATIONALE_POLICY}")
+    return rationale or ""
+
+
 def _override_needs_rationale(conn: sqlite3.Connection, judgment_id: int, value: str) -> bool:
     """The workstation's policy (:func:`reviewer.actions.rationale_required`): an override
     needs a rationale unless the config file turns ``require_rationale`` off. A judgment or
@@ -184,12 +200,8 @@ def decide(
         return decide_batch(source, db, reviewer, fmt)
     if id is None or value is None:
         raise click.UsageError("give a judgment ID and a VALUE (or --from FILE)")
-    if rationale is None and as_adjudication:
-        raise click.UsageError("Missing option '--rationale'.")
     conn, log = _open(db, reviewer)
-    if not rationale and _override_needs_rationale(conn, id, value):
-        raise click.UsageError(f"--rationale: {RATIONALE_POLICY}")
-    rationale = rationale or ""
+    rationale = _rationale_or_refuse(conn, id, value, rationale, as_adjudication)
     if as_adjudication:
         from store.reviewlog.conflicts import adjudicate as adjudicate_judgment
 

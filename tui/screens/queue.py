@@ -327,12 +327,7 @@ class QueueScreen(GavelScreen):
             text.append(f" · {s.conflicts:,} conflicts", "bold red")
         if s.flags:
             text.append(f" · ⚑ {s.flags:,} flagged for discussion", "yellow")
-        suspects = sum(r.suspects for r in self.shown)
-        if suspects:
-            text.append(f" · {SUSPECT} {suspects:,} suspicious", "bold yellow")
-        text.append(f" · showing {len(self.shown):,}", "dim")
-        if not self.shown and self.rows:
-            text.append(f" · {self._what_hides_everything()}", "bold yellow")
+        self._shown_part(text)
         if self.impact_pending:
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
         text.append("\n " + self.filter.describe(self._column_labels()), "cyan")
@@ -345,6 +340,16 @@ class QueueScreen(GavelScreen):
             )
         self.query_one("#queue-status", Static).update(text)
         self.sub_title = f"{self.gavel.backend.path.name} · reviewer {self.gavel.config.reviewer}"
+
+    def _shown_part(self, text: Text) -> None:
+        """The status line's part about the rows on show: their suspicious verdicts, how
+        many, and when none is left, which filters hide them."""
+        suspects = sum(r.suspects for r in self.shown)
+        if suspects:
+            text.append(f" · {SUSPECT} {suspects:,} suspicious", "bold yellow")
+        text.append(f" · showing {len(self.shown):,}", "dim")
+        if not self.shown and self.rows:
+            text.append(f" · {self._what_hides_everything()}", "bold yellow")
 
     def _what_hides_everything(self) -> str:
         """Which filters are on (with their keys) when none of the run's reports is left."""

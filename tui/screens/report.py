@@ -579,30 +579,11 @@ class ReportScreen(GavelScreen):
 
     def _show_decision(self, result: WriteResult, recorded: Recorded, view: ReportView) -> None:
         """A decision on this report: the delta it made, its judgment and history redrawn."""
-        old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
-        before = next((j for j in view.judgments if j.id == recorded.judgment_id), None)
-        self.scores = result.scores
-        self.rank = result.rank or self.rank
-        self.last_delta = _delta_text(old, result.scores, recorded.action, recorded.reverted)
-        after = result.judgments.get(recorded.judgment_id or -1)
-        if before is not None and after is not None:
-            why = counter_move_why(
-                before.kind,
-                subject_label(view, before),
-                before.effective,
-                after.effective,
-                old,
-                result.scores,
-            )
-            if why:
-                self.last_delta.append("\n" + why, "italic")
+        self._take_scores(result, recorded, view)
         judgments = self.query_one(JudgmentList)
         for judgment in result.judgments.values():
             judgments.refresh_judgment(judgment)
-        # A decision may change the premise of another verdict's flag: check them again.
-        by_id = {j.id: j for j in view.judgments}
-        for jid in recheck_premises(view):
-            judgments.refresh_judgment(by_id[jid])
+        _recheck_flags(view, judgments)
         self.history.update(result.history)
         if recorded.action == "rate" or recorded.reverted == "rate":
             self._show_rating(recorded, view)
@@ -612,6 +593,19 @@ class ReportScreen(GavelScreen):
         self._detail()
         self.gavel.stored_at = time.perf_counter()
         self.gavel.last_result = result
+
+    def _take_scores(self, result: WriteResult, recorded: Recorded, view: ReportView) -> None:
+        """The scores after a decision, and the score bar's line on it: the delta it made,
+        and why, when it moved a score against itself."""
+        old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
+        before = next((j for j in view.judgments if j.id == recorded.judgment_id), None)
+        self.scores = result.scores
+        self.rank = result.rank or self.rank
+        self.last_delta = _delta_text(old, result.scores, recorded.action, recorded.reverted)
+        after = result.judgments.get(recorded.judgment_id or -1)
+        why = _why_line(view, before, after, old, result.scores)
+        if why:
+            self.last_delta.append("\n" + why, "italic")
 
     def _show_rating(self, recorded: Recorded, view: ReportView) -> None:
         """A rating, or the undo of one: the reviewer's rating shown in the score bar."""
@@ -900,6 +894,28 @@ def _delta_text(
     return text
 
 
+def _recheck_flags(view: ReportView, judgments: JudgmentList) -> None:
+    """A decision may change the premise of another verdict's flag: check them again and
+    redraw the rows whose flags now read differently."""
+    by_id = {j.id: j for j in view.judgments}
+    for jid in recheck_premises(view):
+        judgments.refresh_judgment(by_id[jid])
+
+
+def _why_line(
+    view: ReportView,
+    before: JudgmentView | None,
+    after: JudgmentView | None,
+    old: dict[tuple[str, str], float | None],
+    new: list[ScoreLine],
+) -> str | None:
+    """The score bar's line of why for the decision that changed ``before`` into ``after``."""
+    if before is None or after is None:
+        return None
+    label = subject_label(view, before)
+    return counter_move_why(before.kind, label, before.effective, after.effective, old, new)
+
+
 WEIGHED_BY_INSTRUCTION = {("cascade", "Fac"), ("cascade", "Rat")}
 """DailyReport's cascade metrics that weigh each subtask by its instruction following (Eq. 3):
 raising an ins verdict can lower them, which the score bar explains."""
@@ -916,29 +932,44 @@ def counter_move_why(
     """One line of why, when a decision moved a score against itself: an ins verdict raised
     that lowered Factuality (or lowered that raised it) gives that subtask's own, lower score
     more (or less) weight."""
-    try:
-        up = float(after or "nan") > float(before or "nan")
-        down = float(after or "nan") < float(before or "nan")
-    except ValueError:
-        return None
-    if kind != "ins" or not (up or down):
-        return None
-    against = [
-        s.label
-        for s in new
-        if (s.framework, s.metric) in WEIGHED_BY_INSTRUCTION
-        and (was := old.get((s.framework, s.metric))) is not None
-        and s.adjudicated is not None
-        and ((s.adjudicated < was) if up else (s.adjudicated > was))
-    ]
+    step = _direction(before, after) if kind == "ins" else 0
+    against = _moved_against(step, old, new) if step else []
     if not against:
         return None
+    up = step > 0
     return (
         f"why: {' and '.join(against)} {'weighs' if len(against) == 1 else 'weigh'} each "
         "subtask by its instruction following; "
         f"{'raising' if up else 'lowering'} {subject} gives {'more' if up else 'less'} weight "
         "to that subtask's own score, which is below the report's"
     )
+
+
+def _direction(before: str | None, after: str | None) -> int:
+    """1 when a decision raised a numeric verdict, -1 when it lowered it, else 0."""
+    try:
+        was, now = float(before or "nan"), float(after or "nan")
+    except ValueError:
+        return 0
+    return 1 if now > was else -1 if now < was else 0
+
+
+def _moved_against(
+    step: int, old: dict[tuple[str, str], float | None], new: list[ScoreLine]
+) -> list[str]:
+    """The instruction-weighed scores that moved the other way from the verdict."""
+    out = []
+    for score in new:
+        was = old.get((score.framework, score.metric))
+        if (score.framework, score.metric) not in WEIGHED_BY_INSTRUCTION:
+            continue
+        if (
+            was is not None
+            and score.adjudicated is not None
+            and (score.adjudicated - was) * step < 0
+        ):
+            out.append(score.label)
+    return out
 
 
 def _delta(before: float, after: float, digits: int) -> str:
