@@ -562,3 +562,20 @@ async def test_the_score_bar_says_why_a_raised_ins_lowered_factuality(sample_db:
         bar = screen_text(app).splitlines()[1:4]
         assert any("last: override" in line for line in bar), bar
         assert any(line.strip().startswith("why: Factuality") for line in bar), bar
+
+
+@pytest.mark.parametrize("size", [SMALL, LARGE])
+async def test_the_last_decision_line_is_in_sight_when_the_scores_wrap(
+    sample_db: Path, size: tuple[int, int]
+) -> None:
+    from tests.tui_helpers import screen_text
+
+    app = make_app(sample_db)
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t01-atlas-dr")
+        await pilot.press("j")
+        await stored(pilot, ("x",))  # c1 overridden (the policy is off in make_app)
+        await pilot.pause()
+        top = screen_text(app).splitlines()[1:5]
+        assert any(line.strip().startswith("last: override") for line in top), top

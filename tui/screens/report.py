@@ -286,9 +286,12 @@ class ReportScreen(GavelScreen):
         if self.last_delta is not None:
             line.append("last: ", "dim")
             line.append_text(self.last_delta)
-        # Two lines, or three with a line of why: the layout runs again only when that changes.
-        rows = line.plain.count("\n") + 1
-        self.query_one("#score-bar", Static).update(line, layout=rows != self._bar_rows)
+        # The rows it takes (the scores wrap on a narrow terminal; a line of why adds one):
+        # the layout runs again only when that changes, not on every decision.
+        bar = self.query_one("#score-bar", Static)
+        width = max(1, bar.content_region.width or self.app.size.width - 2)
+        rows = len(line.wrap(self.app.console, width))
+        bar.update(line, layout=rows != self._bar_rows)
         self._bar_rows = rows
 
     # -- deciding --------------------------------------------------------------------------
