@@ -282,9 +282,8 @@ class ReportScreen(GavelScreen):
         if mine:
             line.append("your rating ", "dim")
             line.append(f"{mine}   ", "bold")
-        line.append("\n")
         if self.last_delta is not None:
-            line.append("last: ", "dim")
+            line.append("\nlast: ", "dim")
             line.append_text(self.last_delta)
         # The rows it takes (the scores wrap on a narrow terminal; a line of why adds one):
         # the layout runs again only when that changes, not on every decision.
