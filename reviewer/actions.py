@@ -33,3 +33,22 @@ REASON_CODES: dict[str, str] = {
     "claim-misextracted": "the claim was mis-extracted from the report",
     "other": "other (see the rationale)",
 }
+
+
+def rationale_required(
+    require_rationale: bool, value: str, judge: str | None, *, blind: bool = False
+) -> bool:
+    """Whether a decision needs a rationale before it is stored: the one policy of the
+    workstation and of ``gavel decide`` (config ``require_rationale``, on by default).
+
+    An override (a value other than the judge's) needs one, a confirmation does not; in blind
+    mode every decision does, since whether it overrides would reveal the hidden verdict.
+    """
+    return require_rationale and (blind or value != judge)
+
+
+RATIONALE_POLICY = (
+    "an override needs a rationale (require_rationale is on in the config file; "
+    "set require_rationale = false to record overrides without one)"
+)
+"""What the workstation and the command line say when the policy refuses a decision."""

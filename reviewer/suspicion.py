@@ -39,7 +39,7 @@ from reviewer.grading import (
     Page,
     Verdict,
 )
-from reviewer.levels import Rubric, enumerated_items
+from reviewer.levels import Rubric, enumerated_items, stem, words
 from reviewer.registry import get_kind
 
 STRONG = 1.0
@@ -366,8 +366,21 @@ def _level_flags_of(verdict: Verdict, rubric: Rubric) -> Iterator[Flag]:
             LIKELY,
             f"the explanation uses the words of level {quoted.level} "
             f"(“{_short(rubric.levels[quoted.level], 60)}”: "
-            f"{', '.join(quoted.matched)}), not of {value}.",
+            f"{', '.join(_as_written(quoted.matched, verdict.explanation))}), not of {value}.",
         )
+
+
+def _as_written(matched: Sequence[str], text: str) -> list[str]:
+    """The words of ``text`` that matched stems (and stem pairs, "flat rat") stand for, as
+    the judge wrote them (the first of each): a reason says "free, vaccine", never the stems
+    "fre, vaccin"."""
+    wanted = {root for item in matched for root in item.split()}
+    written: dict[str, str] = {}
+    for word in words(text):
+        root = stem(word)
+        if root in wanted and root not in written:
+            written[root] = word
+    return [" ".join(written.get(root, root) for root in item.split()) for item in matched]
 
 
 # -- judge runs ---------------------------------------------------------------------------------

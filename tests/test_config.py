@@ -31,7 +31,7 @@ def test_no_file_gives_defaults_and_the_reviewer_option_wins(tmp_path: Path) -> 
     config = load_config(tmp_path / "absent.toml", reviewer="  ben ")
     assert (config.reviewer, config.require_rationale, config.blind, config.keys, config.path) == (
         "ben",
-        False,
+        True,  # an override needs a rationale unless the file says otherwise
         False,
         {},
         None,

@@ -27,7 +27,11 @@ def mode(app: GavelApp) -> str | None:
 
 async def test_the_status_line_shows_synced_pending_offline_and_back(sample_db: Path) -> None:
     hub = MemoryHub()
-    app = GavelApp(sample_db, Config(reviewer="ana", sync_every=1), hub=lambda: hub)
+    app = GavelApp(
+        sample_db,
+        Config(reviewer="ana", sync_every=1, require_rationale=False),
+        hub=lambda: hub,
+    )
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await wait_for(pilot, lambda: mode(app) == "synced")

@@ -46,7 +46,7 @@ def notified(app: GavelApp, text: str) -> bool:
 
 
 async def test_a_locked_database_queues_the_decision_and_the_app_stays_up(sample_db: Path) -> None:
-    app = GavelApp(sample_db, Config(reviewer="ana"), busy_wait=0.2)
+    app = GavelApp(sample_db, Config(reviewer="ana", require_rationale=False), busy_wait=0.2)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await open_report(pilot, "t01-atlas-dr")
@@ -141,7 +141,7 @@ async def test_a_rationale_typed_while_an_import_holds_the_lock_is_stored_with_i
 ) -> None:
     """The screen names who holds the lock, keeps saying so, asks before a quit would drop
     the queued decision, and stores the decision with every typed word once the lock frees."""
-    app = GavelApp(sample_db, Config(reviewer="ana"), busy_wait=0.2)
+    app = GavelApp(sample_db, Config(reviewer="ana", require_rationale=False), busy_wait=0.2)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
         await open_report(pilot, "t03-kestrel")

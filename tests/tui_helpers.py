@@ -15,6 +15,10 @@ from tui.config import Config
 
 
 def make_app(db: Path, reviewer: str = "ana", **config: Any) -> GavelApp:
+    """The workstation on ``db``. Overrides by a value key are stored at once here
+    (``require_rationale`` off, unless a test sets it): the tests of other behaviour press
+    value keys to override; the rationale policy has tests of its own (test_tui_polish)."""
+    config.setdefault("require_rationale", False)
     return GavelApp(db, Config(reviewer=reviewer, **config))
 
 

@@ -58,8 +58,8 @@ class GavelCommands(Provider):
             ("differs", "reports with judge ≠ human"),
             ("undecided", "reports with undecided judgments"),
             ("conflicts", "reports with conflicts"),
-            ("flagged", "flagged reports"),
-            ("suspicious", "reports with suspicious undecided verdicts"),
+            ("flagged", "reports flagged (⚑) for discussion"),
+            ("suspicious", "reports with suspicious (◆) undecided verdicts"),
         ):
             yield f"Filter: {what}", "toggle", partial(queue.action_toggle_filter, name)
         yield "Order queue by a column", "pick the column", queue.action_sort_column
@@ -128,6 +128,8 @@ class GavelApp(App[None]):
         self.stored_at: float | None = None
         self.last_result: WriteResult | None = None
         self.keymap_problems = problems(config.keys)
+        self.warmed = False
+        """The judge runs screen's modules are imported (:meth:`warm_up`)."""
         self.failures: list[str] = []
         """Background failures shown to the user this session (tests read it)."""
         self._closing = False
@@ -337,6 +339,18 @@ class GavelApp(App[None]):
         if not isinstance(screen, HelpScreen):
             self.push_screen(HelpScreen(context, normalise_keymap(self.config.keys)))
 
+    def warm_up(self) -> None:
+        """Import, in a thread once the queue is up, what the judge runs screen (R) needs:
+        its store module brings the judge's HTTP client with it, which made R slow to open
+        the first time."""
+        self.run_worker(self._warm, thread=True, group="warm", name="warm-up", exit_on_error=False)
+
+    def _warm(self) -> None:
+        import store.runs.activation
+        import store.runs.records  # noqa: F401
+
+        self.warmed = True
+
     def action_runs(self) -> None:
         from tui.screens.runs import RunsScreen
 
@@ -407,13 +421,7 @@ class GavelApp(App[None]):
             self.push_screen(AgreementScreen())
 
     def open_report(self, report_id: int) -> None:
-        from tui.screens.report import ReportScreen
-
-        order = [r.report_id for r in self.queue_screen.shown] or [report_id]
-        if report_id not in order:
-            order = [report_id]
-        by_suspicion = self.queue_screen.filter.sort == "suspicion"
-        self.push_screen(ReportScreen(order, order.index(report_id), suspicion_first=by_suspicion))
+        self.queue_screen.open_in_order(report_id)
 
     async def action_quit(self) -> None:
         if self._waiting is None:

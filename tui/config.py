@@ -3,7 +3,7 @@
 Example ``~/.config/gavel/config.toml``::
 
     reviewer = "ana"
-    require_rationale = true      # overrides need a rationale before they are stored
+    require_rationale = true      # overrides need a rationale (the default; false: not needed)
     blind = false                 # hide the judge's verdict until you decide
 
     hub = "postgresql://ana@hub.example/gavel"   # sync with a review hub (`gavel hub`)
@@ -40,7 +40,9 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, validate_assignment=True)
 
     reviewer: str = Field(min_length=1)
-    require_rationale: StrictBool = False
+    require_rationale: StrictBool = True
+    """An override needs a rationale, in the workstation and in ``gavel decide`` alike
+    (:func:`reviewer.actions.rationale_required`); a confirmation never does."""
     blind: StrictBool = False
     keys: dict[str, str] = Field(default_factory=dict)
     hub: str | None = None

@@ -49,7 +49,10 @@ def detail_text(
     scale = get_scale(judgment.scale) if judgment.scale else None
     hidden = blind and not judgment.decided
     _verdict_lines(text, view, judgment, scale, hidden)
-    if judgment.suspicions and not hidden:
+    # What the judge said comes first, under the verdict: it is what a decision weighs, and
+    # on an 80×24 terminal the pane shows a few lines (d scrolls it).
+    _judge_reasoning(text, judgment)
+    if (judgment.live_suspicions or judgment.settled) and not hidden:
         _suspicions(text, judgment)
     _subtask(text, view, judgment)
     _rubric(text, view, judgment)
@@ -59,7 +62,6 @@ def detail_text(
         _plain(text, body + "\n")
     if runs and not hidden:
         _other_runs(text, judgment, runs)
-    _judge_reasoning(text, judgment)
     _sources(text, view, judgment)
     if history:
         _decisions(text, history)
@@ -106,10 +108,17 @@ def _judge_and_effective(text: Text, judgment: JudgmentView, scale: Scale | None
 
 
 def _suspicions(text: Text, judgment: JudgmentView) -> None:
-    _section(text, "◆ Why look twice")
-    for flag in judgment.suspicions:
+    """The flags that stand (as the reviewers' decisions leave them), then those a decision
+    on another subject settled, with what they had said."""
+    live = judgment.live_suspicions
+    _section(text, "◆ Why look twice" if live else "◆ Settled by a decision")
+    for flag in live:
         text.append(f"{flag.rule}: ", "bold yellow")
         _plain(text, flag.reason + "\n")
+    for flag in judgment.settled:
+        text.append(f"{flag.rule}: ", "bold green")
+        text.append("settled by a reviewer's decision on the other side; it had said: ", "green")
+        _plain(text, flag.reason + "\n", "dim strike")
 
 
 def _subtask(text: Text, view: ReportView, judgment: JudgmentView) -> None:

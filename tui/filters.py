@@ -72,6 +72,24 @@ class QueueFilter:
             or (self.suspicious and not row.suspects)
         )
 
+    def active(self) -> list[tuple[str, str]]:
+        """(what, binding id of the key that sets it) of every filter that is on."""
+        out = [
+            (f"{name}={value}", f"queue.{name}")
+            for name, value in (("system", self.system), ("domain", self.domain))
+            if value
+        ]
+        if self.status != "all":
+            out.append((f"status={self.status}", "queue.status"))
+        out += [
+            (name.replace("differs", "judge≠human"), f"queue.{name}")
+            for name in self.toggles
+            if getattr(self, name)
+        ]
+        if self.search:
+            out.append((f"search “{self.search}”", "queue.search"))
+        return out
+
     def describe(self, labels: Mapping[str, str] | None = None) -> str:
         """One line for the status bar; ``labels`` names sort columns as the table heads them."""
         parts = []
@@ -131,3 +149,48 @@ def sort_value(row: QueueRow, column: str, impacts: dict[int, Impact]) -> tuple[
         return (0, impacts.get(row.report_id, Impact(-1, -1, None)).key())
     value = row.adjudicated.get(column)
     return (1, 0.0) if value is None else (0, value)
+
+
+MOVING_SORTS = frozenset({"suspicion", "impact"})
+"""Orders that change as reports are reviewed: a decided verdict takes its suspicion and
+impact away, so a report reviewed sinks. ``n`` on the report screen walks what is left in
+them (:func:`step_target`); another such order joins by its name here."""
+
+
+def step_target(
+    order: list[int],
+    previous: list[int],
+    current: int,
+    visited: list[int],
+    step: int,
+    moving: bool,
+) -> int | None:
+    """The report ``n`` (``step`` 1) or ``p`` (-1) opens from ``current``.
+
+    ``order`` is the queue's order now (its rows brought up to date), ``previous`` the order
+    the report was opened from, ``visited`` the reports opened since, in turn. In an order
+    that moves (``moving``), ``n`` opens the first report of the order as it stands that has
+    not been opened yet — what is left, strongest first — and ``p`` goes back the way ``n``
+    came. In a fixed order both step along it; a report that has left it (a filter no longer
+    matches) is stepped from where it was.
+    """
+    if moving:
+        return _along_visits(order, current, visited, step)
+    if current in order:
+        at = order.index(current) + step
+        return order[at] if 0 <= at < len(order) else None
+    now = set(order)
+    at = previous.index(current) if current in previous else -1
+    around = previous[at + 1 :] if step > 0 else reversed(previous[:at])
+    return next((rid for rid in around if rid in now), None)
+
+
+def _along_visits(order: list[int], current: int, visited: list[int], step: int) -> int | None:
+    """n and p in an order that moves: the history first, then what is left."""
+    at = visited.index(current) if current in visited else len(visited) - 1
+    if 0 <= at + step < len(visited):
+        return visited[at + step]
+    if step < 0:
+        return None
+    seen = set(visited) | {current}
+    return next((rid for rid in order if rid not in seen), None)

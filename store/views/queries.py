@@ -278,3 +278,39 @@ def counts(conn: sqlite3.Connection) -> dict[str, int]:
 def report_ext_id(conn: sqlite3.Connection, report_id: int) -> str | None:
     row = conn.execute("SELECT ext_id FROM report WHERE id = ?", (report_id,)).fetchone()
     return None if row is None else str(row[0])
+
+
+@dataclass(frozen=True, slots=True)
+class RetireEffect:
+    """What retiring a judge run would change, said before it is done."""
+
+    run: str
+    models: str
+    active: bool
+    counting: int
+    """Subjects on which this run's verdict is the one that counts now."""
+    reports: int
+    """Reports those subjects are in (their scores are recomputed)."""
+    uncovered: int
+    """Of ``counting``, subjects no other active run gave a verdict on: left without one."""
+
+
+def retire_effect(conn: sqlite3.Connection, run: str) -> RetireEffect:
+    """The verdicts of ``run`` (an ext id, every suite that has it) that count now, and how
+    many of their subjects another active run covers once it is retired."""
+    models, active = conn.execute(
+        "SELECT coalesce(group_concat(DISTINCT model), ''), coalesce(max(active), 0) "
+        "FROM judge_run WHERE ext_id = ?",
+        (run,),
+    ).fetchone()
+    counting, reports, uncovered = conn.execute(
+        """SELECT count(*), count(DISTINCT j.report_id),
+                  coalesce(sum(NOT EXISTS (
+                      SELECT 1 FROM judgment o JOIN judge_run q ON q.id = o.run_id
+                      WHERE o.subject_id = j.subject_id AND q.active = 1 AND q.ext_id != ?
+                        AND o.value IS NOT NULL)), 0)
+           FROM judgment j JOIN judge_run r ON r.id = j.run_id
+           WHERE r.ext_id = ? AND j.current = 1""",
+        (run, run),
+    ).fetchone()
+    return RetireEffect(run, models, bool(active), counting, reports, uncovered)

@@ -18,6 +18,7 @@ from reviewer.suspicion import suspicion
 from store.reviewlog.subjects import verdicts_of
 from store.scores import report_rows as stored_scores
 from store.scores.inputs import EFFECTIVE_SQL
+from store.triage.premises import Side
 from store.triage.suspicion import Suspicion, report_suspicion, subject_suspicions
 
 
@@ -278,15 +279,35 @@ class JudgmentView:
     subject_id: int = 0
     flag_note: str | None = None
     suspicions: tuple[Suspicion, ...] = ()
-    """Why the judge's verdict deserves a look (store.triage.suspicion), strongest first."""
+    """Why the judge's verdict deserves a look (store.triage.suspicion), strongest first, as
+    stored: from the judges' verdicts alone."""
+    rechecked: dict[str, str | None] = field(default_factory=dict)
+    """Rule -> its reason as the reviewers' decisions leave it, None where one settled it
+    (:func:`recheck_premises`); rules not here stand as stored."""
+
+    @property
+    def live_suspicions(self) -> tuple[Suspicion, ...]:
+        """The flags that stand, with their reasons as things are now."""
+        return tuple(
+            s if s.rule not in self.rechecked else Suspicion(s.rule, s.weight, reason)
+            for s in self.suspicions
+            if (reason := self.rechecked.get(s.rule, s.reason)) is not None
+        )
+
+    @property
+    def settled(self) -> tuple[Suspicion, ...]:
+        """The flags a decision on another subject settled."""
+        return tuple(
+            s for s in self.suspicions if s.rule in self.rechecked and not self.rechecked[s.rule]
+        )
 
     @property
     def suspicious(self) -> bool:
-        return bool(self.suspicions)
+        return bool(self.live_suspicions)
 
     @property
     def suspicion(self) -> float:
-        return suspicion([s.weight for s in self.suspicions])
+        return suspicion([s.weight for s in self.live_suspicions])
 
     @property
     def decided(self) -> bool:
@@ -390,7 +411,7 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
             "SELECT reviewer, value FROM report_rating WHERE report_id = ?", (report_id,)
         ).fetchall()
     )
-    return ReportView(
+    view = ReportView(
         report_id,
         rext,
         text,
@@ -413,6 +434,44 @@ def report_view(conn: sqlite3.Connection, report_id: int) -> ReportView:
         ratings,
         _meta(task_meta),
     )
+    recheck_premises(view)
+    return view
+
+
+def _sides(view: ReportView) -> list[Side]:
+    """Every verdict of the report as the premise check reads it (claims by their ids)."""
+    return [
+        Side(
+            j.subject_id,
+            j.kind,
+            view.claims[j.claim_id].ext if j.claim_id in view.claims else None,
+            j.ref_idx,
+            j.judge,
+            j.effective if j.differs else None,
+        )
+        for j in view.judgments
+    ]
+
+
+def recheck_premises(view: ReportView) -> list[int]:
+    """Check again the flags whose premise is another subject's verdict, with the reviewers'
+    overrides in place of the judge's values (:mod:`store.triage.premises`); returns the
+    judgments whose flags read differently than before."""
+    from reviewer.registry import frameworks
+    from store.triage.premises import RULE, entailments_of, recheck
+
+    entailments = entailments_of(view.frameworks, frameworks())
+    flagged = {j.subject_id for j in view.judgments if any(s.rule == RULE for s in j.suspicions)}
+    if not entailments or not flagged:
+        return []
+    found = recheck(_sides(view), flagged, entailments)
+    changed = []
+    for judgment in view.judgments:
+        now = {RULE: found[judgment.subject_id]} if judgment.subject_id in found else {}
+        if now != judgment.rechecked:
+            judgment.rechecked = now
+            changed.append(judgment.id)
+    return changed
 
 
 def _claims(conn: sqlite3.Connection, report_id: int) -> dict[int, ClaimView]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from reviewer.actions import REASON_CODES
+from reviewer.actions import RATIONALE_POLICY, REASON_CODES, rationale_required
 from store.reviewlog.events import Recorded, ReviewLog
 from store.reviews.decisions import record
 from store.scores.cache import ensure_scores
@@ -33,13 +33,49 @@ from tui.render.tables import fmt_delta, fmt_number
 
 F = Callable[..., Any]
 
-RATIONALE_REQUIRED = "why (stored with the decision)"
+RATIONALE_REQUIRED = (
+    "why (stored with the decision); an override needs one unless the config file sets "
+    "require_rationale = false"
+)
 REASON_HELP = "judge-error reason code (see `gavel reasons`)"
 
 
 def _writer(func: F) -> F:
     """The options every log-writing command takes."""
     return db_option(reviewer_option(format_option("table", "json")(func)))
+
+
+def _rationale_or_refuse(
+    conn: sqlite3.Connection,
+    judgment_id: int,
+    value: str,
+    rationale: str | None,
+    as_adjudication: bool,
+) -> str:
+    """The rationale to store; a usage error where the policy asks for one and there is
+    none (an adjudication always needs one, an override by the policy)."""
+    if rationale is None and as_adjudication:
+        raise click.UsageError("Missing option '--rationale'.")
+    if not rationale and _override_needs_rationale(conn, judgment_id, value):
+        raise click.UsageError(f"--rationale: {RATIONALE_POLICY}")
+    return rationale or ""
+
+
+def _override_needs_rationale(conn: sqlite3.Connection, judgment_id: int, value: str) -> bool:
+    """The workstation's policy (:func:`reviewer.actions.rationale_required`): an override
+    needs a rationale unless the config file turns ``require_rationale`` off. A judgment or
+    value that does not exist is left for the review log to refuse, with its own message."""
+    from reviewer.registry import get_kind
+    from store.reviewlog.events import judgment_ref, report_frameworks
+    from tui.config import load_config
+
+    try:
+        ref = judgment_ref(conn, judgment_id)
+        kind = get_kind(ref.kind, report_frameworks(conn, ref.report_id))
+        code = kind.scale.normalize(value) if kind is not None else value
+    except ValueError:  # ReviewError and ScaleError are ValueErrors
+        return False
+    return rationale_required(load_config().require_rationale, code, ref.value)
 
 
 def _open(db: Path | None, reviewer: str | None) -> tuple[sqlite3.Connection, ReviewLog]:
@@ -123,7 +159,7 @@ def print_recorded(
 @click.argument(
     "value", required=False, help="a value on the judgment's scale (e.g. 0, 0.5, 1, correct)"
 )
-@click.option("--rationale", default=None, help=RATIONALE_REQUIRED + "; required without --from")
+@click.option("--rationale", default=None, help=RATIONALE_REQUIRED)
 @click.option("--reason", default=None, help=REASON_HELP)
 @click.option(
     "--adjudicate",
@@ -166,9 +202,8 @@ def decide(
         return decide_batch(source, db, reviewer, fmt)
     if id is None or value is None:
         raise click.UsageError("give a judgment ID and a VALUE (or --from FILE)")
-    if rationale is None:
-        raise click.UsageError("Missing option '--rationale'.")
     conn, log = _open(db, reviewer)
+    rationale = _rationale_or_refuse(conn, id, value, rationale, as_adjudication)
     if as_adjudication:
         from store.reviewlog.conflicts import adjudicate as adjudicate_judgment
 

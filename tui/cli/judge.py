@@ -179,6 +179,15 @@ when every model call failed or nothing matched, 2 bad input, 130 interrupted.""
 )
 
 
+FRAMEWORK_ALIASES = {"dailyreport": "cascade"}
+"""Benchmark names accepted for the framework that scores them (DailyReport's is cascade)."""
+
+
+def framework_name(value: str | None) -> str | None:
+    """``--framework`` as given, or the framework a benchmark's name stands for."""
+    return FRAMEWORK_ALIASES.get(value.strip().lower(), value) if value else value
+
+
 @click.command(help=JUDGE_HELP)
 @db_option
 @_selection_options
@@ -187,8 +196,9 @@ when every model call failed or nothing matched, 2 bad input, 130 interrupted.""
     "framework",
     default="cascade",
     metavar="NAME",
-    help="the benchmark framework whose judge runs: cascade, race, fact, dr3, "
-    "claims_f1 or drbench (default: cascade)",
+    callback=lambda ctx, param, value: framework_name(value),
+    help="the benchmark framework whose judge runs: cascade (or dailyreport), race, fact, "
+    "dr3, claims_f1 or drbench (default: cascade)",
 )
 @click.option(
     "--only",
@@ -621,7 +631,8 @@ def _print_plan(plan: JudgePlan, model: str, fmt: str, prepared: PreparedJudge) 
     "--framework",
     default="cascade",
     metavar="NAME",
-    help="reports of suites scored by this framework (default: cascade)",
+    callback=lambda ctx, param, value: framework_name(value),
+    help="reports of suites scored by this framework (default: cascade, also called dailyreport)",
 )
 @_fetch_options
 @format_option("table", "json", "csv")

@@ -223,10 +223,14 @@ def list_(db: Path | None, fmt: str) -> int:
 @click.argument("name", required=False, help="plan name (default: the newest)")
 @format_option()
 def show(db: Path | None, name: str | None, fmt: str) -> int:
+    from reviewer.errors import InputError
     from store.plans.design import export_document, get_plan
 
     conn = open_db(db)
-    chosen = get_plan(conn, name)
+    try:
+        chosen = get_plan(conn, name)
+    except InputError as exc:  # the plan is named by the NAME argument here, not --plan
+        raise InputError("NAME", exc.message) from None
     if fmt == "json":
         document = export_document(conn, chosen)
         document.pop("draws")

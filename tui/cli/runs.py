@@ -1,5 +1,5 @@
 """Subcommands about judge runs: ``runs`` lists them (or ranks them against the human labels),
-``runs activate`` validates a candidate and makes it count, ``runs deactivate`` retires one,
+``runs activate`` validates a candidate and makes it count, ``runs retire`` retires one,
 ``compare`` sets two or more side by side (:func:`store.runs.compare.compare_runs`)."""
 
 from __future__ import annotations
@@ -198,12 +198,14 @@ def activate(db: Path | None, run: str, confirmed: bool, only_preview: bool, fmt
 
 
 @runs.command(
+    "retire",
     help="Retire a judge run: it stops counting (subjects fall back to the other "
-    "active runs); its verdicts stay, and it can be activated again."
+    "active runs); its verdicts stay, and it can be activated again. "
+    "(`runs deactivate` is the same command under its old name.)",
 )
 @db_option
 @click.argument("run", help="the judge run's id (see `gavel runs`)")
-def deactivate(db: Path | None, run: str) -> int:
+def retire(db: Path | None, run: str) -> int:
     conn = open_db(db)
     ensure_scores(conn)
     touched = set_active(conn, run, False)
@@ -213,6 +215,17 @@ def deactivate(db: Path | None, run: str) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+runs.add_command(
+    click.Command(
+        "deactivate",
+        callback=retire.callback,
+        params=retire.params,
+        help="The old name of `gavel runs retire`.",
+        hidden=True,
+    )
+)
 
 
 def _print_preview(seen: ActivationPreview, fmt: str) -> None:

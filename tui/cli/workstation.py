@@ -38,7 +38,8 @@ def open_workstation(db: Path | None, reviewer: str | None) -> int:
     help="Open the review workstation (the default): the queue of reports, each "
     "report beside its judgments, agreement and proposals screens. Keys worth "
     "knowing first: ? lists every key; S orders the queue by suspicion (verdicts the "
-    "flags point to) and w shows only flagged reports; in a report ] goes to the next "
+    "flags point to) and w shows only reports with suspicious (◆) verdicts, ! those "
+    "flagged (⚑) for discussion; in a report ] goes to the next "
     "undecided verdict, v opens the whole cited source page, A adjudicates, q goes "
     "back. On first run the database is built from the bundled sample data."
 )

@@ -29,6 +29,9 @@ class Workstation(Protocol):
     stored_at: float | None
     last_report_id: int | None
     """The report last shown: the queue puts its cursor there on coming back."""
+    warmed: bool
+
+    def warm_up(self) -> None: ...
 
     def worker_failed(self, worker: Worker[object]) -> None: ...
 

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from reviewer.actions import REASON_CODES
+from reviewer.actions import RATIONALE_POLICY, REASON_CODES, rationale_required
 from reviewer.framework import Rating
 from reviewer.scales import Scale
 from tui.keymap import KEYS, VERDICT_KEYS, bindings, display_key, effective_keys, verdict_codes
@@ -27,6 +27,17 @@ class Rationale:
     value: str
     reason: str | None
     rationale: str
+
+
+EDITOR_SHORT = 32
+"""Terminal rows below which the rationale editor draws its lists short (80×24 fits)."""
+
+_EDITOR_HINTS = {
+    "editor-value": "value: its key picks it, then the reason · tab reason · ctrl+s save · esc",
+    "editor-reason": "reason: ↑↓ choose (optional) · tab rationale · ctrl+s save · esc cancel",
+    "editor-text": "rationale: type why · tab value · ctrl+s or ctrl+enter save · esc cancel",
+}
+"""The editor's hint line for the field that has focus."""
 
 
 class RationaleEditor(ModalScreen[Rationale | None]):
@@ -57,37 +68,50 @@ class RationaleEditor(ModalScreen[Rationale | None]):
         self.initial = value
         self.require_rationale = require_rationale
         self.judge_value = judge_value
+        self._typing = False
+        """Keys typed on a list went to the rationale: the ones after them (queued before
+        focus moved) do too, never choosing a value ("group" would choose u, unknown)."""
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="editor"):
+        # A scrolling column whose fields carry their names in their borders: on an 80×24
+        # terminal it fits, and focus scrolls the field it enters into view.
+        with VerticalScroll(id="editor", can_focus=False):
             yield Label(Text(f"Decision on {self.subject}", style="bold"), id="editor-title")
             if self.scale.continuous:
-                yield Label(f"Value ({self.scale.low:g}–{self.scale.high:g})")
-                yield Input(self.initial or "", id="editor-value")
+                value: Input | OptionList = Input(self.initial or "", id="editor-value")
+                value.border_title = f"Value ({self.scale.low:g}–{self.scale.high:g})"
             else:
-                yield Label("Value")
-                values = OptionList(
+                value = OptionList(
                     *(Option(f"{c.key}  {c.label}", id=c.code) for c in self.scale.choices),
                     id="editor-value",
                 )
-                yield values
-            yield Label("Reason (judge-error taxonomy; none for a confirmation)")
-            yield OptionList(
+                value.border_title = "Value"
+            yield value
+            reasons = OptionList(
                 Option("—  none", id="-"),
                 *(Option(f"{code}  {text}", id=code) for code, text in REASON_CODES.items()),
                 id="editor-reason",
             )
+            reasons.border_title = "Reason (judge-error taxonomy; none for a confirmation)"
+            yield reasons
             needed = ""
             if self.require_rationale:
                 needed = " (required: blind mode)" if self.blind else " (required for an override)"
-            yield Label("Rationale" + needed)
-            yield TextArea(id="editor-text", soft_wrap=True, tab_behavior="focus")
-            yield Static(
-                "a value key chooses · ctrl+s or ctrl+enter save · tab next field · escape cancel",
-                id="editor-help",
-            )
+            text = TextArea(id="editor-text", soft_wrap=True, tab_behavior="focus")
+            text.border_title = "Rationale" + needed
+            yield text
+            yield Static(_EDITOR_HINTS["editor-value"], id="editor-help")
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """The hint names the field that has focus and where tab goes next."""
+        if event.widget.id == "editor-value":
+            self._typing = False  # back on the value list: its keys choose again
+        hint = _EDITOR_HINTS.get(event.widget.id or "")
+        if hint is not None:
+            self.query_one("#editor-help", Static).update(hint)
 
     def on_mount(self) -> None:
+        self.set_class(self.app.size.height < EDITOR_SHORT, "-short")
         self.query_one("#editor-reason", OptionList).highlighted = 0
         if self.scale.continuous:
             self.query_one("#editor-value", Input).focus()
@@ -115,12 +139,16 @@ class RationaleEditor(ModalScreen[Rationale | None]):
             self.notify(str(exc), severity="error")
             return
         text = self.query_one("#editor-text", TextArea).text.strip()
-        if self.require_rationale and not text and (self.blind or value != self.judge_value):
+        if not text and rationale_required(
+            self.require_rationale, value, self.judge_value, blind=self.blind
+        ):
             self.notify(
-                "a rationale is required (require_rationale is on"
-                + (", blind mode)" if self.blind else ")"),
+                "blind mode: every decision needs a rationale (require_rationale is on)"
+                if self.blind
+                else RATIONALE_POLICY,
                 severity="error",
             )
+            self.query_one("#editor-text", TextArea).focus()
             return
         reason_option = self.query_one("#editor-reason", OptionList).highlighted_option
         reason = (
@@ -141,11 +169,12 @@ class RationaleEditor(ModalScreen[Rationale | None]):
         ):
             return
         choice = self.scale.by_key(event.character) if not self.scale.continuous else None
-        if choice is not None and self.focused.id == "editor-value":
+        if choice is not None and self.focused.id == "editor-value" and not self._typing:
             values = self.query_one("#editor-value", OptionList)
             values.highlighted = values.get_option_index(choice.code)
             self.query_one("#editor-reason", OptionList).focus()
         else:
+            self._typing = True
             text = self.query_one("#editor-text", TextArea)
             text.focus()
             text.insert(event.character)

@@ -22,8 +22,8 @@ from store.assignments.progress import TeamProgress, Work, my_work, team_progres
 from store.sqlite.fts import search_reports
 from store.triage.impact import cached_impacts, missing_impacts
 from store.views.screens import Headline, Progress, QueueRow, headlines, progress, queue_rows
-from tui.filters import QueueFilter, select
-from tui.keymap import bindings
+from tui.filters import MOVING_SORTS, QueueFilter, select
+from tui.keymap import bindings, display_key, effective_keys, normalise_keymap
 from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone
 from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
@@ -96,6 +96,11 @@ class QueueScreen(GavelScreen):
         self.mine: dict[int, Work] = {}
         """The reviewer's assignments per report: those with work left come first."""
         self.team = TeamProgress(0, 0, 0, 0, 0, 0)
+        self._stale: set[int] = set()
+        """Reports whose rows were brought up to date for the report screen's n (see
+        :meth:`current_order`) but not yet redrawn in the table."""
+        self._suite_filters: dict[str | None, QueueFilter] = {}
+        """Each benchmark run's own filters and order, kept while another is on show (b)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -109,7 +114,8 @@ class QueueScreen(GavelScreen):
         self.load()
 
     def on_screen_resume(self) -> None:
-        dirty = self.gavel.backend.take_dirty()
+        dirty = self.gavel.backend.take_dirty() | self._stale
+        self._stale = set()
         if dirty and self.rows:
             self.reload_rows(sorted(dirty))
         self.show_report(self.gavel.last_report_id)
@@ -176,6 +182,8 @@ class QueueScreen(GavelScreen):
         if len(self.impacts) < len(self.rows):
             # The impact process takes a core for a while: let the first screen paint first.
             self.set_timer(IMPACT_DELAY, self.fill_impacts)
+        if not self.gavel.warmed:
+            self.set_timer(IMPACT_DELAY, self.gavel.warm_up)
 
     @on(QueueRowsChanged)
     def rows_changed(self, message: QueueRowsChanged) -> None:
@@ -252,9 +260,11 @@ class QueueScreen(GavelScreen):
         first = self.heads[0].label if self.heads else "score"
         return f"Impact Δ{first}/rest"
 
-    def redraw(self) -> None:
+    def redraw(self, *, top: bool = False) -> None:
+        """Draw the rows the filter selects, the cursor kept on its report — or, with ``top``
+        (a new order), on the first row, the report enter opens."""
         table = self.query_one(DataTable)
-        current = self.current_report_id()
+        current = None if top else self.current_report_id()
         self.shown = select(self.rows, self.filter, self.impacts)
         if self.mine and self.filter.sort in ("default", "impact", "suspicion"):
             self.shown = mine_first(self.shown, self._has_my_work)
@@ -264,6 +274,8 @@ class QueueScreen(GavelScreen):
             self.heads = heads
             self._columns(table)
         table.clear()
+        if top:
+            table.move_cursor(row=0)
         self._generation += 1
         self._add_rows(self._generation, 0, FIRST_ROWS, current)
         self._status()
@@ -329,12 +341,8 @@ class QueueScreen(GavelScreen):
         if s.conflicts:
             text.append(f" · {s.conflicts:,} conflicts", "bold red")
         if s.flags:
-            text.append(f" · {s.flags:,} flagged", "yellow")
-        suspects = sum(r.suspects for r in self.shown)
-        if suspects:
-            text.append(f" · {SUSPECT} {suspects:,} suspicious", "bold yellow")
-        text.append_text(self._my_work_text())
-        text.append(f" · showing {len(self.shown):,}", "dim")
+            text.append(f" · ⚑ {s.flags:,} flagged for discussion", "yellow")
+        self._shown_part(text)
         if self.impact_pending:
             text.append(f" · impact: {self.impact_pending:,} to go", "dim")
         text.append("\n " + self.filter.describe(self._column_labels()), "cyan")
@@ -367,6 +375,28 @@ class QueueScreen(GavelScreen):
             "bold magenta",
         )
 
+    def _shown_part(self, text: Text) -> None:
+        """The status line's part about the rows on show: their suspicious verdicts, how
+        many, and when none is left, which filters hide them."""
+        suspects = sum(r.suspects for r in self.shown)
+        if suspects:
+            text.append(f" · {SUSPECT} {suspects:,} suspicious", "bold yellow")
+        text.append_text(self._my_work_text())
+        text.append(f" · showing {len(self.shown):,}", "dim")
+        if not self.shown and self.rows:
+            text.append(f" · {self._what_hides_everything()}", "bold yellow")
+
+    def _what_hides_everything(self) -> str:
+        """Which filters are on (with their keys) when none of the run's reports is left."""
+        keys = effective_keys(normalise_keymap(self.gavel.config.keys))
+        named = [
+            f"{label} ({display_key(keys[binding])})"
+            for label, binding in self.filter.active()
+            if binding in keys
+        ]
+        on = ", ".join(named) if named else "the filters"
+        return f"no report matches {on}: press the key again, or esc clears every filter"
+
     def current_report_id(self) -> int | None:
         table = self.query_one(DataTable)
         if not self.shown or table.cursor_row < 0 or table.cursor_row >= len(self.shown):
@@ -374,9 +404,9 @@ class QueueScreen(GavelScreen):
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         return int(key) if key is not None else None
 
-    def set_filter(self, flt: QueueFilter) -> None:
+    def set_filter(self, flt: QueueFilter, *, top: bool = False) -> None:
         self.filter = flt
-        self.redraw()
+        self.redraw(top=top)
 
     # -- actions ---------------------------------------------------------------------------
 
@@ -384,12 +414,34 @@ class QueueScreen(GavelScreen):
         rid = self.current_report_id()
         if rid is None:
             return
-        order = [r.report_id for r in self.shown]
+        self.open_in_order(rid)
+
+    def open_in_order(self, report_id: int) -> None:
+        """Open a report with n / p following this queue's order as it stands."""
         from tui.screens.report import ReportScreen
 
+        order = [r.report_id for r in self.shown]
+        if report_id not in order:
+            order = [report_id]
         self.app.push_screen(
-            ReportScreen(order, order.index(rid), suspicion_first=self.filter.sort == "suspicion")
+            ReportScreen(
+                order,
+                order.index(report_id),
+                suspicion_first=self.filter.sort == "suspicion",
+                queue_order=self.current_order,
+                moving=self.filter.sort in MOVING_SORTS,
+            )
         )
+
+    def current_order(self) -> list[int]:
+        """The queue's order now: the rows of reports decided since it was drawn are brought
+        up to date first (the table itself is patched when the queue is back on screen)."""
+        dirty = self.gavel.backend.take_dirty()
+        if dirty:
+            self._stale |= dirty
+            fresh = {r.report_id: r for r in queue_rows(self.gavel.backend.reader(), sorted(dirty))}
+            self.rows = [fresh.get(r.report_id, r) for r in self.rows]
+        return [r.report_id for r in select(self.rows, self.filter, self.impacts)]
 
     @on(DataTable.RowSelected)
     def row_selected(self, event: DataTable.RowSelected) -> None:
@@ -405,7 +457,11 @@ class QueueScreen(GavelScreen):
             return
         order: list[str | None] = [*self.suites, None]
         position = order.index(self.filter.suite) if self.filter.suite in order else -1
-        self.set_filter(replace(self.filter, suite=order[(position + 1) % len(order)]))
+        suite = order[(position + 1) % len(order)]
+        # Each run keeps its own filters and order: a suspicion order set on one run is not
+        # carried into the next, where S would have turned it off.
+        self._suite_filters[self.filter.suite] = self.filter
+        self.set_filter(self._suite_filters.get(suite, QueueFilter(suite=suite)), top=True)
 
     def action_cycle_status(self) -> None:
         self.set_filter(self.filter.next_status())
@@ -415,15 +471,19 @@ class QueueScreen(GavelScreen):
 
     def action_sort_impact(self) -> None:
         if self.filter.sort == "impact":
-            self.set_filter(replace(self.filter, sort="default"))
+            self.set_filter(replace(self.filter, sort="default"), top=True)
         else:
-            self.set_filter(replace(self.filter, sort="impact"))
+            self.set_filter(replace(self.filter, sort="impact"), top=True)
 
     def action_sort_suspicion(self) -> None:
-        """Reports with the most suspicious undecided verdicts first (again: default order).
-        Reports opened from this order step through their verdicts the same way (])."""
-        sort = "default" if self.filter.sort == "suspicion" else "suspicion"
-        self.set_filter(replace(self.filter, sort=sort))
+        """Reports with the most suspicious undecided verdicts first, the cursor on the top
+        one. Not a toggle: pressing it again keeps the order (o picks another). Reports
+        opened from this order step through their verdicts the same way (])."""
+        if self.filter.sort == "suspicion":
+            self.query_one(DataTable).move_cursor(row=0)
+            self.notify("already in suspicion order (o picks another order)", timeout=3)
+            return
+        self.set_filter(replace(self.filter, sort="suspicion"), top=True)
 
     def action_sort_column(self) -> None:
         """Pick the column to order by; picking the current one again reverses the order."""
@@ -431,17 +491,17 @@ class QueueScreen(GavelScreen):
         # The one-glyph headings say what they count in the picker.
         spelled = {
             "differs": "≠ judge≠human",
-            "flags": "⚑ flagged",
+            "flags": "⚑ flagged for discussion",
             "suspects": f"{SUSPECT} suspicious undecided verdicts",
         }
         labels = {key: spelled.get(key, label) for key, label in labels.items()}
 
         def done(column: str | None) -> None:
             if column is None:
-                self.set_filter(replace(self.filter, sort="default", descending=False))
+                self.set_filter(replace(self.filter, sort="default", descending=False), top=True)
                 return
             descending = self.filter.sort == column and not self.filter.descending
-            self.set_filter(replace(self.filter, sort=column, descending=descending))
+            self.set_filter(replace(self.filter, sort=column, descending=descending), top=True)
 
         current = self.filter.sort if self.filter.sort in labels else None
         self.app.push_screen(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import events, on, work
@@ -17,6 +18,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Header, Static
 
+from reviewer.actions import rationale_required
 from reviewer.citations import find_markers, locate
 from reviewer.registry import get_framework, get_kind, get_scale
 from store.assignments.progress import blind_subjects
@@ -42,6 +44,7 @@ from store.views.screens import (
     ScoreLine,
     other_run_verdicts,
     primary_metric,
+    recheck_premises,
     report_history,
     report_scores,
     report_view,
@@ -50,6 +53,7 @@ from store.views.screens import (
 )
 from tui.blind import blinded
 from tui.detail import detail_text
+from tui.filters import step_target
 from tui.keymap import bindings, verdict_codes
 from tui.messages import ReportLoaded
 from tui.render.safe import SafeText as Text
@@ -93,10 +97,24 @@ class ReportScreen(GavelScreen):
     KEY_CONTEXT = "report"
     BINDINGS = bindings(KEY_CONTEXT)
 
-    def __init__(self, order: list[int], index: int, *, suspicion_first: bool = False) -> None:
+    def __init__(
+        self,
+        order: list[int],
+        index: int,
+        *,
+        suspicion_first: bool = False,
+        queue_order: Callable[[], list[int]] | None = None,
+        moving: bool = False,
+    ) -> None:
         super().__init__(id="report")
         self.order = order
         self.index = index
+        self.queue_order = queue_order
+        """The queue's order as it stands now (n and p follow it; None: ``order`` fixed)."""
+        self.moving = moving
+        """The order changes as reports are reviewed (suspicion, impact): n opens what is
+        left (:func:`tui.filters.step_target`)."""
+        self.visited = [order[index]] if order else []
         self.suspicion_first = suspicion_first
         """] and [ visit the undecided verdicts that suspicion flags point to first, most
         suspicious first (as the queue's suspicion order does; S switches)."""
@@ -112,6 +130,10 @@ class ReportScreen(GavelScreen):
         self.loaded_in = 0.0
         self.requested_at = 0.0
         self._reselect: int | None = None
+        self._landing: int | None = None
+        self._bar_rows = 2
+        """The judgment the cursor was put on when the report opened, until it moves: ] and
+        [ count it as not yet visited, so the first ] can stop on it."""
 
     @property
     def report_id(self) -> int:
@@ -199,8 +221,11 @@ class ReportScreen(GavelScreen):
         kept = self._reselect
         self._reselect = None
         judgments.show(view, blind=self.gavel.config.blind)
+        self._landing = None
         if kept is not None and any(j.id == kept for j in view.judgments):
             judgments.select_id(kept)
+        else:
+            self._landing = judgments.selected_id
         judgments.focus()
         self._score_bar()
         self._detail()
@@ -231,6 +256,8 @@ class ReportScreen(GavelScreen):
 
     @on(JudgmentList.Highlighted)
     def highlighted(self) -> None:
+        if self.query_one(JudgmentList).selected_id != self._landing:
+            self._landing = None
         self._detail()
         judgment = self.selected()
         if judgment is not None and judgment.claim_id is not None:
@@ -265,11 +292,16 @@ class ReportScreen(GavelScreen):
         if mine:
             line.append("your rating ", "dim")
             line.append(f"{mine}   ", "bold")
-        line.append("\n")
         if self.last_delta is not None:
-            line.append("last: ", "dim")
+            line.append("\nlast: ", "dim")
             line.append_text(self.last_delta)
-        self.query_one("#score-bar", Static).update(line, layout=False)
+        # The rows it takes (the scores wrap on a narrow terminal; a line of why adds one):
+        # the layout runs again only when that changes, not on every decision.
+        bar = self.query_one("#score-bar", Static)
+        width = max(1, bar.content_region.width or self.app.size.width - 2)
+        rows = len(line.wrap(self.app.console, width))
+        bar.update(line, layout=rows != self._bar_rows)
+        self._bar_rows = rows
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -289,10 +321,13 @@ class ReportScreen(GavelScreen):
                 severity="warning",
             )
             return
-        # Blind: whether a key "overrides" would reveal the hidden verdict, so with
-        # require_rationale every decision asks for one.
-        if self.gavel.config.require_rationale and (
-            self._hidden(judgment) or code != judgment.judge
+        # An override opens the editor on the chosen value when it needs a rationale (the
+        # same policy as `gavel decide`); blind, every decision does.
+        if rationale_required(
+            self.gavel.config.require_rationale,
+            code,
+            judgment.judge,
+            blind=self._hidden(judgment),
         ):
             self._edit(judgment, code)
             return
@@ -556,13 +591,11 @@ class ReportScreen(GavelScreen):
 
     def _show_decision(self, result: WriteResult, recorded: Recorded, view: ReportView) -> None:
         """A decision on this report: the delta it made, its judgment and history redrawn."""
-        old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
-        self.scores = result.scores
-        self.rank = result.rank or self.rank
-        self.last_delta = _delta_text(old, result.scores, recorded.action, recorded.reverted)
+        self._take_scores(result, recorded, view)
         judgments = self.query_one(JudgmentList)
         for judgment in result.judgments.values():
             judgments.refresh_judgment(judgment)
+        _recheck_flags(view, judgments)
         self.history.update(result.history)
         if recorded.action == "rate" or recorded.reverted == "rate":
             self._show_rating(recorded, view)
@@ -572,6 +605,19 @@ class ReportScreen(GavelScreen):
         self._detail()
         self.gavel.stored_at = time.perf_counter()
         self.gavel.last_result = result
+
+    def _take_scores(self, result: WriteResult, recorded: Recorded, view: ReportView) -> None:
+        """The scores after a decision, and the score bar's line on it: the delta it made,
+        and why, when it moved a score against itself."""
+        old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
+        before = next((j for j in view.judgments if j.id == recorded.judgment_id), None)
+        self.scores = result.scores
+        self.rank = result.rank or self.rank
+        self.last_delta = _delta_text(old, result.scores, recorded.action, recorded.reverted)
+        after = result.judgments.get(recorded.judgment_id or -1)
+        why = _why_line(view, before, after, old, result.scores)
+        if why:
+            self.last_delta.append("\n" + why, "italic")
 
     def _show_rating(self, recorded: Recorded, view: ReportView) -> None:
         """A rating, or the undo of one: the reviewer's rating shown in the score bar."""
@@ -588,15 +634,32 @@ class ReportScreen(GavelScreen):
         else:
             judgments.action_cursor_up()
 
+    def action_scroll_detail(self, step: int) -> None:
+        """d / D: the detail pane a page down / up, wherever focus is (the arrows move the
+        judgment cursor in the list, and scroll a pane only once tab has focused it); past
+        the end, d starts again at the top."""
+        detail = self.query_one("#detail", TextView)
+        page = max(1, detail.scrollable_content_region.height - 1)
+        if step > 0 and detail.scroll_y >= detail.max_scroll_y:
+            detail.scroll_to(y=0, animate=False)
+        else:
+            detail.scroll_to(y=detail.scroll_y + step * page, animate=False)
+
     def action_next_undecided(self, step: int) -> None:
         judgments = self.query_one(JudgmentList)
         if self.view is None or not judgments.order:
             return
         status = {j.id: j for j in self.view.judgments}
         order = undecided_order(judgments.order, status, self.suspicion_first)
-        jid = next_undecided(order, status, judgments.selected_id, step, self.suspicion_first)
+        current = judgments.selected_id
+        # Where the report opened nothing has been visited yet: ] may stop on that very row.
+        start = None if current == self._landing else current
+        self._landing = None
+        jid = next_undecided(order, status, start, step, self.suspicion_first)
         if jid is None:
             self.notify("every judgment of this report is decided")
+        elif jid == current:
+            self.notify("the first undecided verdict is the selected one", timeout=2)
         else:
             judgments.select_id(jid)
 
@@ -655,11 +718,19 @@ class ReportScreen(GavelScreen):
         )
 
     def action_step_report(self, step: int) -> None:
-        target = self.index + step
-        if not 0 <= target < len(self.order):
+        """Next / previous report in the queue's order as it stands now (see step_target)."""
+        current = self.report_id
+        order = self.queue_order() if self.queue_order is not None else self.order
+        target = step_target(order, self.order, current, self.visited, step, self.moving)
+        if target is None:
             self.notify("no more reports in this direction of the queue")
             return
-        self.index = target
+        if target not in self.visited:
+            self.visited.append(target)
+        if target not in order:  # p back to a report the order has left
+            order = [*order, target]
+        self.order = order
+        self.index = order.index(target)
         self.load_report(self.report_id)
 
     def action_back(self) -> None:
@@ -860,6 +931,84 @@ def _delta_text(
     if not changed:
         text.append("no headline change", "dim")
     return text
+
+
+def _recheck_flags(view: ReportView, judgments: JudgmentList) -> None:
+    """A decision may change the premise of another verdict's flag: check them again and
+    redraw the rows whose flags now read differently."""
+    by_id = {j.id: j for j in view.judgments}
+    for jid in recheck_premises(view):
+        judgments.refresh_judgment(by_id[jid])
+
+
+def _why_line(
+    view: ReportView,
+    before: JudgmentView | None,
+    after: JudgmentView | None,
+    old: dict[tuple[str, str], float | None],
+    new: list[ScoreLine],
+) -> str | None:
+    """The score bar's line of why for the decision that changed ``before`` into ``after``."""
+    if before is None or after is None:
+        return None
+    label = subject_label(view, before)
+    return counter_move_why(before.kind, label, before.effective, after.effective, old, new)
+
+
+WEIGHED_BY_INSTRUCTION = {("cascade", "Fac"), ("cascade", "Rat")}
+"""DailyReport's cascade metrics that weigh each subtask by its instruction following (Eq. 3):
+raising an ins verdict can lower them, which the score bar explains."""
+
+
+def counter_move_why(
+    kind: str,
+    subject: str,
+    before: str | None,
+    after: str | None,
+    old: dict[tuple[str, str], float | None],
+    new: list[ScoreLine],
+) -> str | None:
+    """One line of why, when a decision moved a score against itself: an ins verdict raised
+    that lowered Factuality (or lowered that raised it) gives that subtask's own, lower score
+    more (or less) weight."""
+    step = _direction(before, after) if kind == "ins" else 0
+    against = _moved_against(step, old, new) if step else []
+    if not against:
+        return None
+    up = step > 0
+    return (
+        f"why: {' and '.join(against)} {'weighs' if len(against) == 1 else 'weigh'} each "
+        "subtask by its instruction following; "
+        f"{'raising' if up else 'lowering'} {subject} gives {'more' if up else 'less'} weight "
+        "to that subtask's own score, which is below the report's"
+    )
+
+
+def _direction(before: str | None, after: str | None) -> int:
+    """1 when a decision raised a numeric verdict, -1 when it lowered it, else 0."""
+    try:
+        was, now = float(before or "nan"), float(after or "nan")
+    except ValueError:
+        return 0
+    return 1 if now > was else -1 if now < was else 0
+
+
+def _moved_against(
+    step: int, old: dict[tuple[str, str], float | None], new: list[ScoreLine]
+) -> list[str]:
+    """The instruction-weighed scores that moved the other way from the verdict."""
+    out = []
+    for score in new:
+        was = old.get((score.framework, score.metric))
+        if (score.framework, score.metric) not in WEIGHED_BY_INSTRUCTION:
+            continue
+        if (
+            was is not None
+            and score.adjudicated is not None
+            and (score.adjudicated - was) * step < 0
+        ):
+            out.append(score.label)
+    return out
 
 
 def _delta(before: float, after: float, digits: int) -> str:

@@ -9,19 +9,24 @@ transaction and rolls it back).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from textual import on, work
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
+from textual.worker import get_current_worker
 
 from store.backend.commands import Activate, PreviewActivation, Retire, WriteResult
 from tui.keymap import bindings
 from tui.render.safe import SafeText as Text
 from tui.screens.base import GavelScreen
 from tui.screens.modals import ConfirmDialog
+from tui.widgets.row_table import RowTable
+
+if TYPE_CHECKING:
+    from store.views.queries import RetireEffect
 
 
 class RunsScreen(GavelScreen):
@@ -36,11 +41,13 @@ class RunsScreen(GavelScreen):
     def __init__(self) -> None:
         super().__init__(id="runs")
         self.rows: list[dict[str, Any]] = []
+        self.keep: str | None = None
+        """The run the cursor stays on across a reload (the one just acted on)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="runs-status")
-        yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="runs-table", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -81,6 +88,7 @@ class RunsScreen(GavelScreen):
 
     @on(Loaded)
     def loaded(self, message: Loaded) -> None:
+        before = self._selected()
         self.rows = message.rows
         table = self.query_one(DataTable)
         table.loading = False
@@ -93,6 +101,11 @@ class RunsScreen(GavelScreen):
                     for k in ("run", "model", "state", "status", "reports", "errors", "gold")
                 )
             )
+        runs = [str(r["run"]) for r in self.rows]
+        keep = self.keep or before
+        if keep in runs:
+            table.move_cursor(row=runs.index(keep))
+        self.keep = None
         table.focus()
         candidates = sum(1 for r in self.rows if r["state"] == "candidate")
         self.query_one("#runs-status", Static).update(
@@ -113,20 +126,29 @@ class RunsScreen(GavelScreen):
             self.gavel.backend.submit(PreviewActivation(run))
 
     def action_retire(self) -> None:
+        """Ask, naming the run and what retiring it changes (counted first, in a worker)."""
         run = self._selected()
-        if run is None:
-            return
+        if run is not None:
+            self._retire_effect(run)
+
+    @work(thread=True, exclusive=True, group="runs-retire", exit_on_error=False)
+    def _retire_effect(self, run: str) -> None:
+        from store.views.queries import retire_effect
+
+        effect = retire_effect(self.gavel.backend.reader(), run)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._ask_retire, effect)
+
+    def _ask_retire(self, effect: RetireEffect) -> None:
+        run = effect.run
 
         def done(yes: bool | None) -> None:
             if yes:
+                self.keep = run
                 self.gavel.backend.submit(Retire(run))
 
         self.app.push_screen(
-            ConfirmDialog(
-                f"Retire {run}?",
-                "Its verdicts stop counting; subjects fall back to the other active runs.",
-                "retire",
-            ),
+            ConfirmDialog(f"Retire {run} ({effect.models})?", retire_text(effect), "retire"),
             done,
         )
 
@@ -167,6 +189,37 @@ class RunsScreen(GavelScreen):
             return True
         if result.note is not None:
             self.notify(result.note, timeout=6)
+            command = result.command
+            if isinstance(command, Activate | Retire):
+                self.keep = command.run
             self.load()
             self.gavel.refresh_everything()
         return True
+
+
+def retire_text(effect: RetireEffect) -> Text:
+    """What retiring a run changes, in the words of the dialog that asks."""
+    text = Text()
+    if not effect.active:
+        text.append(f"{effect.run} is not active: retiring it changes nothing that counts.\n")
+        return text
+    text.append(f"{effect.run}", "bold")
+    text.append(
+        f" is the judge whose verdict counts on {effect.counting:,} subjects in "
+        f"{effect.reports:,} reports. Retired, its verdicts stop counting:\n\n"
+    )
+    covered = effect.counting - effect.uncovered
+    if covered:
+        text.append(f"  · {covered:,} subjects fall back to another active run's verdict\n")
+    if effect.uncovered:
+        text.append(
+            f"  · {effect.uncovered:,} subjects are left with no judge verdict (no other "
+            "active run judged them)\n",
+            "bold red",
+        )
+    text.append(
+        f"  · the scores of those {effect.reports:,} reports are recomputed; human "
+        "decisions stay as they are\n\n"
+    )
+    text.append(f"Undo: activate it again (a on this screen, or gavel runs activate {effect.run})")
+    return text

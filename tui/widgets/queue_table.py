@@ -17,8 +17,9 @@ from typing import Any, overload
 
 from rich.cells import cell_len
 from rich.text import Text
-from textual.widgets import DataTable
 from textual.widgets._data_table import CellType, RowKey
+
+from tui.widgets.row_table import RowTable
 
 
 class _Lines(Sequence[tuple[RowKey, int]]):
@@ -50,8 +51,9 @@ class _Lines(Sequence[tuple[RowKey, int]]):
         """(DataTable.clear clears the list it gets; there is none to clear.)"""
 
 
-class QueueTable(DataTable[Any]):
-    """A DataTable for single-line cells (no auto-height rows, no row labels)."""
+class QueueTable(RowTable):
+    """A DataTable for single-line cells (no auto-height rows, no row labels); home and end
+    go to the first and last report."""
 
     @property
     def _y_offsets(self) -> Any:  # the base class's list, as a view (see the module)
