@@ -215,13 +215,13 @@ def test_two_sessions_of_one_reviewer_both_work_and_see_each_other(served: Serve
             await session.wait_for(rb"judgments decided", 60)
         await first.press("\r")
         await first.wait_for(rb"reviewer maria", 30)
-        await first.wait_for(rb"Confirm judge", 30)
+        await first.wait_for(rb"Effective: ", 30)  # the verdict list is up
         first.skip()
-        await first.press("0")
+        await first.press("\r")  # confirms (an override would open the rationale editor)
         await first.wait_for(DECIDED, 30)
         # The second session undoes the decision the first one made: it sees it as maria's.
         await second.press("\r")
-        await second.wait_for(rb"Confirm judge", 30)
+        await second.wait_for(rb"Effective: ", 30)  # the verdict list is up
         second.skip()
         await second.press("z")
         await second.wait_for(UNDONE, 30)
@@ -246,9 +246,9 @@ def test_a_server_killed_mid_session_loses_no_acknowledged_decision(sample_db: P
         await session.open()
         await session.wait_for(rb"judgments decided", 60)
         await session.press("\r")
-        await session.wait_for(rb"Confirm judge", 30)
+        await session.wait_for(rb"Effective: ", 30)  # the verdict list is up
         session.skip()
-        await session.press("0")
+        await session.press("\r")  # confirms (an override would open the rationale editor)
         await session.wait_for(DECIDED, 30)  # on screen: acknowledged
         sessions.extend(_children(server.process.pid))
         server.process.kill()  # no goodbye: the server and its sessions' parent die

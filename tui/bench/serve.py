@@ -205,7 +205,7 @@ async def _session(
         for n in range(plan.keypresses):
             await asyncio.sleep(plan.pause * rng.uniform(0.67, 1.33))
             session.skip()
-            sent = await session.press("0" if n % 2 == 0 else "z")
+            sent = await session.press("\r" if n % 2 == 0 else "z")  # confirm, undo
             shown = await session.wait_for(DECIDED if n % 2 == 0 else UNDONE, 30)
             drive.latencies.append(shown - sent)
             drive.acknowledged[name] = drive.acknowledged.get(name, 0) + 1
