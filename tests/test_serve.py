@@ -7,6 +7,7 @@ why, where it is not installed (.ci/run installs it)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shlex
 import shutil
@@ -307,6 +308,7 @@ def _browser():  # type: ignore[no-untyped-def]
 def test_in_a_browser_a_reviewer_signs_in_and_decides(
     served: Served, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -338,6 +340,10 @@ def test_in_a_browser_a_reviewer_signs_in_and_decides(
         # verdict: pressed until the decision is stored.
         while not [e for e in served.events("maria") if e["action"] == "confirm"]:
             assert time.monotonic() < deadline + 60, "no decision reached the database"
+            # (focus the terminal each time: a click before it was ready may have missed, and
+            # the page redraws its terminal element as the session starts)
+            with contextlib.suppress(StaleElementReferenceException):
+                browser.find_element(By.ID, "terminal").click()
             ActionChains(browser).send_keys(Keys.ENTER).perform()
             time.sleep(1.0)
         browser.save_screenshot(str(served.db.with_name("browser.png")))

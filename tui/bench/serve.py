@@ -3,11 +3,12 @@ database — keypress → score on screen over real websockets, and the memory o
 
 The server runs as ``gavel serve`` does, in its own process, on a loopback port, with N
 reviewers admitted; each session is driven by :class:`tui.serve.client.ScriptedSession`, which
-speaks the page's websocket protocol. Every session opens its own report, then types a verdict
-key and the undo key in turn, a fast reviewer's pause apart; a keypress is timed from the
-moment it is sent to the arrival of the screen update whose score bar shows that decision (or
-its undo). After the run the database must hold every decision and undo that showed on a
-screen: nothing acknowledged may be lost. Nothing here is asserted: figures are printed.
+speaks the page's websocket protocol. Every session opens its own report, then confirms the
+next undecided verdict (] enter) and undoes it (z) in turn, a fast reviewer's pause apart; a
+keypress is timed from the moment it is sent to the arrival of the screen update whose score
+bar shows that decision (or its undo). After the run the database must hold every decision
+and undo that showed on a screen: nothing acknowledged may be lost. Nothing here is asserted:
+figures are printed.
 """
 
 from __future__ import annotations
@@ -205,7 +206,9 @@ async def _session(
         for n in range(plan.keypresses):
             await asyncio.sleep(plan.pause * rng.uniform(0.67, 1.33))
             session.skip()
-            sent = await session.press("\r" if n % 2 == 0 else "z")  # confirm, undo
+            # The next undecided verdict, confirmed (an override would ask for a rationale);
+            # then its undo.
+            sent = await session.press(*(("]", "\r") if n % 2 == 0 else ("z",)))
             shown = await session.wait_for(DECIDED if n % 2 == 0 else UNDONE, 30)
             drive.latencies.append(shown - sent)
             drive.acknowledged[name] = drive.acknowledged.get(name, 0) + 1
