@@ -18,7 +18,7 @@ def test_every_listed_sample_error_resolves_to_a_verdict(tmp_path: Path) -> None
     overall, parts = sample_figures(tmp_path, sample_data_dir())
     listed = sum(len(read_planted_path(sample_data_dir() / name / "MISTAKES.md")) for name in parts)
     assert overall.suspicion.total == listed >= 40
-    assert set(parts) == {"dailyreport", "dr3", "drbench", "livedrbench"}
+    assert set(parts) == {"dailyreport", "dr3", "drbench", "livedrbench", "drb2"}
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from rich.table import Table
 from reviewer.planted import read_planted_path
 from store.triage.review_order import BUDGET, OrderFigures, Recall, combine, measure
 
-SAMPLE_SUITES = ("dailyreport", "dr3", "drbench", "livedrbench")
+SAMPLE_SUITES = ("dailyreport", "dr3", "drbench", "livedrbench", "drb2")
 RANDOM_SEEDS = 200
 
 

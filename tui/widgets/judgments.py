@@ -46,7 +46,7 @@ def status_glyph(judgment: JudgmentView, blind: bool = False) -> tuple[str, str]
     return "·", "dim"
 
 
-_KIND_PREFIX = re.compile(r"^(dr3|drb|cf1|race)_")
+_KIND_PREFIX = re.compile(r"^(dr3|drb2|drb|cf1|race)_")
 
 
 COMPACT = 58
