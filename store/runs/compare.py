@@ -1,6 +1,6 @@
 """Judge runs side by side: how often they agree on the same items, how far their system
-scores differ, and how much scores spread over repeated runs (the data ``gavel compare``
-prints).
+scores differ, and how much scores spread over repeated runs: the noise band (the data
+``gavel compare`` prints and the noise screen shows).
 
 Each run is scored on its own (:func:`store.runs.records.run_scores`) over the reports every run
 judged, so a difference is the runs' doing, never a difference in what they covered.
@@ -9,13 +9,26 @@ judged, so a difference is the runs' doing, never a difference in what they cove
 from __future__ import annotations
 
 import sqlite3
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reviewer.agreement import ConfusionMatrix
+from reviewer.agreement import ConfusionMatrix, krippendorff_alpha
+from reviewer.comparison import scale_labels, scale_level
 from reviewer.errors import InputError
-from reviewer.framework import Variant
-from reviewer.judge.compare import ItemVerdict, agreement_by_kind, mean_sd
+from reviewer.framework import Aggregate, Metric, Variant
+from reviewer.judge.compare import (
+    Band,
+    Flips,
+    ItemVerdict,
+    RankStability,
+    agreement_by_kind,
+    band,
+    mean_sd,
+    rank_stability,
+    subject_flips,
+)
+from reviewer.registry import frameworks, get_kind
 from store.runs.records import RunScores, run_report_ids, run_scores, run_verdicts
 from store.scores.cache import ensure_scores
 
@@ -182,3 +195,171 @@ def _robustness(
             spread = mean_sd([scores.value(run, system, fw, metric) for run in runs], std)
             out.append(ScoreSpread(system, metric, spread.mean, spread.sd, spread.n))
     return out
+
+
+# -- the noise band of repeated runs ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NoiseBand:
+    """One system's metric over the runs: mean, sd and range (each run scored from its own
+    verdicts alone, over the reports every run judged)."""
+
+    system: str
+    framework: str
+    metric: str
+    band: Band
+    via: tuple[str, ...] = ()
+    """Runs whose value is the framework's other record of the metric (``Metric.same_as``:
+    DeepResearch Bench's stored overall for a run of stored results)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupNoise:
+    """Run-to-run agreement on one kind (or kind and dimension): how often a subject's value
+    flips between two runs, and Krippendorff's α with the runs as raters."""
+
+    flips: Flips
+    alpha: float | None
+    level: str
+
+
+@dataclass(frozen=True, slots=True)
+class Noise:
+    runs: list[str]
+    reports: int
+    """Reports every run judged: the ones the bands are over."""
+    std: str
+    bands: list[NoiseBand]
+    groups: list[GroupNoise]
+    ranks: list[RankStability]
+
+
+def run_noise(
+    conn: sqlite3.Connection,
+    runs: Sequence[str],
+    metrics: Sequence[tuple[str, str]],
+    variant: Variant = "judge",
+    std: str = "sample",
+) -> Noise:
+    """The noise band of two or more runs of the same reports: per system and metric the mean,
+    sd and range over the runs, per verdict kind and dimension the flip rate and α, and per
+    metric how stable the systems' order is."""
+    runs = list(runs)
+    check_runs(runs)
+    ensure_scores(conn)
+    shared = sorted(set.intersection(*(set(run_report_ids(conn, run)) for run in runs)))
+    own = {run: run_scores(conn, run, shared, variant, own_only=True) for run in runs}
+    table = _own_values(own, _noise_metrics(metrics))
+    bands = [
+        NoiseBand(system, fw, metric, band([values[run][0] for run in runs], std), _via(values))
+        for (system, fw, metric), values in sorted(table.items())
+    ]
+    ranks = []
+    for fw, metric in sorted({(fw, metric) for (_, fw, metric) in table}):
+        per_run = {
+            run: {s: v[run][0] for (s, f, m), v in table.items() if (f, m) == (fw, metric)}
+            for run in runs
+        }
+        stability = rank_stability(metric, per_run)
+        if stability.systems > 1:
+            ranks.append(stability)
+    return Noise(runs, len(shared), std, bands, _group_noise(conn, runs), ranks)
+
+
+def _noise_metrics(metrics: Sequence[tuple[str, str]]) -> list[tuple[str, Metric | None, Metric]]:
+    """(framework, the metric, its other record) for each metric asked for; a metric that is
+    the other record of one also asked for is shown as part of that one."""
+    registry = frameworks()
+    out: list[tuple[str, Metric | None, Metric]] = []
+    asked = set(metrics)
+    for fw, name in metrics:
+        spec = registry.get(fw)
+        if spec is None:
+            continue
+        by_name = {m.name: m for m in spec.metrics}
+        metric = by_name.get(name)
+        if metric is None or (metric.same_as is not None and (fw, metric.same_as) in asked):
+            continue
+        other = next((m for m in spec.metrics if m.same_as == name), None)
+        out.append((fw, other, metric))
+    return out
+
+
+_OwnValues = dict[tuple[str, str, str], dict[str, tuple[float | None, bool]]]
+"""(system, framework, metric) -> run -> (value, whether it is the metric's other record)."""
+
+
+def _own_values(
+    own: dict[str, RunScores], metrics: list[tuple[str, Metric | None, Metric]]
+) -> _OwnValues:
+    systems = sorted({system for s in own.values() for (system, _) in s.systems})
+    table: _OwnValues = {}
+    for system in systems:
+        for fw, other, metric in metrics:
+            values: dict[str, tuple[float | None, bool]] = {}
+            for run, scores in own.items():
+                aggs = scores.systems.get((system, fw), {})
+                value = _value(aggs.get(metric.name))
+                via = value is None and other is not None
+                if via and other is not None:
+                    value = _value(aggs.get(other.name))
+                values[run] = (value, via and value is not None)
+            if any(v is not None for v, _ in values.values()):
+                table[(system, fw, metric.name)] = values
+    return table
+
+
+def _value(agg: Aggregate | None) -> float | None:
+    return None if agg is None else agg.value
+
+
+def _via(values: dict[str, tuple[float | None, bool]]) -> tuple[str, ...]:
+    return tuple(run for run, (_, via) in values.items() if via)
+
+
+def _group_noise(conn: sqlite3.Connection, runs: list[str]) -> list[GroupNoise]:
+    """Per kind and per kind and dimension: each subject's values over the runs that judged
+    it with a value."""
+    values: dict[str, dict[tuple[int, str], dict[str, str]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    kind_of: dict[str, str] = {}
+    for run in runs:
+        for v in run_verdicts(conn, run):
+            if v.value is None:
+                continue
+            for group in {v.kind, v.group}:
+                values[group][(v.report_id, v.subject)][run] = v.value
+                kind_of[group] = v.kind
+    return [
+        _one_group(group, kind_of[group], items, runs) for group, items in sorted(values.items())
+    ]
+
+
+def _one_group(
+    group: str, kind: str, items: dict[tuple[int, str], dict[str, str]], runs: list[str]
+) -> GroupNoise:
+    flips = subject_flips(group, [list(given.values()) for given in items.values()])
+    spec = get_kind(kind)
+    level: str = "nominal" if spec is None else scale_level(spec.scale)
+    if level == "interval":
+        matrix: list[list[object]] = [
+            [_number(given.get(run)) for run in runs] for given in items.values()
+        ]
+        alpha = krippendorff_alpha(matrix, "interval")
+    else:
+        labels = list(scale_labels(spec.scale)) if spec is not None else []
+        labels += sorted({v for given in items.values() for v in given.values()} - set(labels))
+        matrix = [[given.get(run) for run in runs] for given in items.values()]
+        alpha = krippendorff_alpha(matrix, "ordinal" if level == "ordinal" else "nominal", labels)
+    return GroupNoise(flips, alpha.value, level)
+
+
+def _number(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None

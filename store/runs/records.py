@@ -995,14 +995,17 @@ class RunVerdict:
     that extracted claims separately give the same fact different ids) plus the reference."""
     value: str | None
     error: str | None
+    group: str = ""
+    """The verdict's kind, with its criterion's dimension or its key where it has one (what
+    run-to-run agreement is reported by)."""
 
 
 def run_verdicts(conn: sqlite3.Connection, run: str) -> list[RunVerdict]:
     rows = run_rows(conn, run)
     out = []
-    for rid, rext, kind, crit, fact, ref, key, subject, value, error in conn.execute(
+    for rid, rext, kind, crit, fact, ref, key, subject, value, error, dim in conn.execute(
         f"""SELECT j.report_id, r.ext_id, j.kind, c.ext_id, k.fact, j.ref_idx, j.key,
-                   j.subject, j.value, j.error
+                   j.subject, j.value, j.error, c.dimension
             FROM judgment j JOIN report r ON r.id = j.report_id
             LEFT JOIN criterion c ON c.id = j.criterion_id
             LEFT JOIN claim k ON k.id = j.claim_id
@@ -1017,7 +1020,10 @@ def run_verdicts(conn: sqlite3.Connection, run: str) -> list[RunVerdict]:
             name = "x=" + key
         else:
             name = subject
-        out.append(RunVerdict(rid, rext, kind, name, value, error))
+        part = dim or key
+        out.append(
+            RunVerdict(rid, rext, kind, name, value, error, f"{kind}/{part}" if part else kind)
+        )
     return out
 
 
@@ -1047,14 +1053,17 @@ def run_scores(
     run: str,
     report_ids: Sequence[int] | None = None,
     variant: Variant = "judge",
+    own_only: bool = False,
 ) -> RunScores:
     """Score the reports ``run`` judged (restricted to ``report_ids`` when given) from that
     run's judgments alone, computed on the fly with each framework's ``score_report``.
 
     Verdict kinds the run did not judge on a report (a DailyReport run re-judges ins,
     consistency and rat but not claim factuality) are taken from the report's current
-    judgments, so that two runs differ only where they both judged. Human decisions on the
-    run's own judgments count in the ``adjudicated`` variant.
+    judgments, so that two runs differ only where they both judged; with ``own_only`` they
+    are left out instead, so that a metric whose inputs the run did not judge has no value
+    (a noise band must not count another run's figure as this one's). Human decisions on
+    the run's own judgments count in the ``adjudicated`` variant.
     """
     rows = run_rows(conn, run)
     judged = set(run_report_ids(conn, run))
@@ -1097,7 +1106,7 @@ def run_scores(
             subtasks=base.subtasks,
             criteria=base.criteria,
             claims=base.claims,
-            verdicts=[v for v in base.verdicts if v.kind not in kinds] + mine,
+            verdicts=mine if own_only else [v for v in base.verdicts if v.kind not in kinds] + mine,
             expansions=base.expansions,
         )
         for name in metas[rid].frameworks:
