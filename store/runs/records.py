@@ -1120,3 +1120,18 @@ def run_scores(
         key: registry[key[1]].aggregate(values, options[key[1]]) for key, values in grouped.items()
     }
     return RunScores(reports, aggregates)
+
+
+def suite_runs(conn: sqlite3.Connection, suite: str | None = None) -> list[str]:
+    """The runs of ``suite`` (every run when None), oldest first; error for an unknown suite."""
+    if (
+        suite is not None
+        and conn.execute("SELECT 1 FROM suite WHERE ext_id = ?", (suite,)).fetchone() is None
+    ):
+        raise InputError("command line", f"no suite {suite!r}", field="--suite")
+    rows = conn.execute(
+        "SELECT jr.ext_id FROM judge_run jr JOIN suite s ON s.id = jr.suite_id "
+        "WHERE ? IS NULL OR s.ext_id = ? ORDER BY jr.created_at, jr.id",
+        (suite, suite),
+    )
+    return list(dict.fromkeys(ext for (ext,) in rows))
