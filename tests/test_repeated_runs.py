@@ -225,10 +225,9 @@ def _attach_both(conn: sqlite3.Connection, folder: Path) -> None:
 
 
 def test_changed_report_text_is_refused(tmp_path: Path, conn: sqlite3.Connection) -> None:
-    from tests.builders import tiny_bundle
-
     from store.imports.attach import attach_run
     from store.imports.loader import import_bundle
+    from tests.builders import tiny_bundle
 
     bundle = tiny_bundle()
     import_bundle(conn, bundle, "tiny-hash")

@@ -29,7 +29,7 @@ from reviewer.judge.compare import (
     subject_flips,
 )
 from reviewer.registry import frameworks, get_kind
-from store.runs.records import RunScores, run_report_ids, run_scores, run_verdicts
+from store.runs.records import RunScores, run_report_ids, run_scores, run_verdicts, suite_runs
 from store.scores.cache import ensure_scores
 
 
@@ -241,10 +241,13 @@ def run_noise(
     metrics: Sequence[tuple[str, str]],
     variant: Variant = "judge",
     std: str = "sample",
+    *,
+    groups: bool = True,
 ) -> Noise:
     """The noise band of two or more runs of the same reports: per system and metric the mean,
     sd and range over the runs, per verdict kind and dimension the flip rate and α, and per
-    metric how stable the systems' order is."""
+    metric how stable the systems' order is (``groups``: False leaves out the verdict-level
+    part, for a caller that shows only the bands)."""
     runs = list(runs)
     check_runs(runs)
     ensure_scores(conn)
@@ -264,7 +267,8 @@ def run_noise(
         stability = rank_stability(metric, per_run)
         if stability.systems > 1:
             ranks.append(stability)
-    return Noise(runs, len(shared), std, bands, _group_noise(conn, runs), ranks)
+    agreement = _group_noise(conn, runs) if groups else []
+    return Noise(runs, len(shared), std, bands, agreement, ranks)
 
 
 def _noise_metrics(metrics: Sequence[tuple[str, str]]) -> list[tuple[str, Metric | None, Metric]]:
@@ -363,3 +367,49 @@ def _number(value: str | None) -> float | None:
         return float(value)
     except ValueError:
         return None
+
+
+def default_metrics() -> list[tuple[str, str]]:
+    """Every framework's headline metrics and those it marks for comparison."""
+    return [
+        (name, m.name)
+        for name, fw in frameworks().items()
+        for m in fw.metrics
+        if m.headline or m.compare
+    ]
+
+
+def suite_noise(conn: sqlite3.Connection, suite: str, std: str = "sample") -> Noise | None:
+    """The noise band of every run of ``suite`` on the default metrics; None with fewer than
+    two runs."""
+    runs = suite_runs(conn, suite)
+    if len(runs) < 2:
+        return None
+    return run_noise(conn, runs, default_metrics(), "judge", std)
+
+
+def system_bands(conn: sqlite3.Connection) -> dict[str, dict[str, NoiseBand]]:
+    """Per suite with two or more runs, each system's band on its first headline metric that
+    two or more runs gave (what the queue shows beside the scores)."""
+    out: dict[str, dict[str, NoiseBand]] = {}
+    multi = [
+        suite
+        for (suite,) in conn.execute(
+            "SELECT s.ext_id FROM suite s JOIN judge_run jr ON jr.suite_id = s.id "
+            "GROUP BY s.id HAVING count(DISTINCT jr.ext_id) > 1 ORDER BY s.id"
+        )
+    ]
+    headline = [
+        (name, m.name) for name, fw in frameworks().items() for m in fw.metrics if m.headline
+    ]
+    for suite in multi:
+        runs = suite_runs(conn, suite)
+        noise = run_noise(conn, runs, headline, groups=False)
+        order = {metric: i for i, metric in enumerate(headline)}
+        per_system: dict[str, NoiseBand] = {}
+        for b in sorted(noise.bands, key=lambda b: order.get((b.framework, b.metric), 0)):
+            if b.band.n >= 2 and b.system not in per_system:
+                per_system[b.system] = b
+        if per_system:
+            out[suite] = per_system
+    return out
