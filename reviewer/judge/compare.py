@@ -241,7 +241,7 @@ class RankStability:
     ``tau_mean`` / ``tau_min``: Kendall's τ-b between every pair of runs (over the systems
     both scored). ``swaps``: for each pair of systems adjacent in the order of their mean over
     runs (higher first), the share of runs that scored both and put the lower one strictly
-    above the higher one.
+    above the higher one (None unless two or more runs scored both).
     """
 
     metric: str
@@ -284,12 +284,13 @@ def rank_stability(metric: str, scores: Mapping[str, Mapping[str, float | None]]
 
 
 def _swap_share(scores: Mapping[str, Mapping[str, float | None]], hi: str, lo: str) -> float | None:
-    """Share of the runs scoring both systems that put ``lo`` strictly above ``hi``."""
+    """Share of the runs scoring both systems that put ``lo`` strictly above ``hi``; None
+    unless two or more runs scored both (one run cannot swap anything)."""
     both = [
         (a, b)
         for per in scores.values()
         if (a := per.get(hi)) is not None and (b := per.get(lo)) is not None
     ]
-    if not both:
+    if len(both) < 2:
         return None
     return sum(1 for a, b in both if b > a) / len(both)

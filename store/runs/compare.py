@@ -265,7 +265,7 @@ def run_noise(
             for run in runs
         }
         stability = rank_stability(metric, per_run)
-        if stability.systems > 1:
+        if stability.pairs or any(share is not None for *_, share in stability.swaps):
             ranks.append(stability)
     agreement = _group_noise(conn, runs) if groups else []
     return Noise(runs, len(shared), std, bands, agreement, ranks)
@@ -324,7 +324,7 @@ def _via(values: dict[str, tuple[float | None, bool]]) -> tuple[str, ...]:
 
 def _group_noise(conn: sqlite3.Connection, runs: list[str]) -> list[GroupNoise]:
     """Per kind and per kind and dimension: each subject's values over the runs that judged
-    it with a value."""
+    it with a value (the groups with a subject two runs judged)."""
     values: dict[str, dict[tuple[int, str], dict[str, str]]] = defaultdict(
         lambda: defaultdict(dict)
     )
@@ -336,8 +336,13 @@ def _group_noise(conn: sqlite3.Connection, runs: list[str]) -> list[GroupNoise]:
             for group in {v.kind, v.group}:
                 values[group][(v.report_id, v.subject)][run] = v.value
                 kind_of[group] = v.kind
+    shared = {
+        group: judged
+        for group, items in values.items()
+        if (judged := {item: given for item, given in items.items() if len(given) > 1})
+    }
     return [
-        _one_group(group, kind_of[group], items, runs) for group, items in sorted(values.items())
+        _one_group(group, kind_of[group], items, runs) for group, items in sorted(shared.items())
     ]
 
 

@@ -18,13 +18,13 @@ def fmt_share(value: float | None) -> str:
 
 
 def band_rows(noise: Noise) -> Rows:
-    """Per system and metric: mean ± sd, range, runs (and which runs gave the metric's other
-    record, e.g. a stored overall)."""
+    """Per system and metric: mean ± sd, range, runs (and how many runs gave the metric's
+    other record, e.g. a stored overall)."""
     columns = ["system", "metric", "mean ± sd", "low", "high", "runs"]
     rows = [
         {
             "system": b.system,
-            "metric": b.metric + (f" ({len(b.via)} via stored)" if b.via else ""),
+            "metric": b.metric + (f" ({len(b.via)} stored)" if b.via else ""),
             "mean ± sd": f"{fmt_number(b.band.mean, 4)} ± {fmt_number(b.band.sd, 4)}",
             "low": fmt_number(b.band.low, 4),
             "high": fmt_number(b.band.high, 4),

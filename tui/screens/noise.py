@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from textual import work
@@ -91,9 +92,11 @@ class NoiseScreen(GavelScreen):
 
 def _table(title: str, rows: Rows) -> Table:
     columns, data = rows
-    table = Table(title=title, title_justify="left", expand=False, pad_edge=False)
+    table = Table(
+        title=title, title_justify="left", expand=False, pad_edge=False, box=box.SIMPLE_HEAD
+    )
     for i, column in enumerate(columns):
-        table.add_column(column, justify="left" if i < 2 else "right", no_wrap=i == 0)
+        table.add_column(column, justify="left" if i < 2 else "right", no_wrap=True)
     for row in data:
         table.add_row(*(Text(str(row[c])) for c in columns))
     return table
