@@ -29,7 +29,15 @@ from reviewer.judge.compare import (
     subject_flips,
 )
 from reviewer.registry import frameworks, get_kind
-from store.runs.records import RunScores, run_report_ids, run_scores, run_verdicts, suite_runs
+from store.runs.records import (
+    RunScores,
+    run_report_ids,
+    run_rows,
+    run_scores,
+    run_verdicts,
+    suite_runs,
+    verdict_free_scores,
+)
 from store.scores.cache import ensure_scores
 
 
@@ -253,7 +261,9 @@ def run_noise(
     ensure_scores(conn)
     shared = sorted(set.intersection(*(set(run_report_ids(conn, run)) for run in runs)))
     own = {run: run_scores(conn, run, shared, variant, own_only=True) for run in runs}
-    table = _own_values(own, _noise_metrics(metrics))
+    baseline = verdict_free_scores(conn, shared, variant)
+    table = _own_values(own, baseline, _noise_metrics(metrics))
+    _keep_repeats(table, {run: _kinds(conn, run) for run in runs})
     bands = [
         NoiseBand(system, fw, metric, band([values[run][0] for run in runs], std), _via(values))
         for (system, fw, metric), values in sorted(table.items())
@@ -295,27 +305,69 @@ _OwnValues = dict[tuple[str, str, str], dict[str, tuple[float | None, bool]]]
 
 
 def _own_values(
-    own: dict[str, RunScores], metrics: list[tuple[str, Metric | None, Metric]]
+    own: dict[str, RunScores],
+    baseline: RunScores,
+    metrics: list[tuple[str, Metric | None, Metric]],
 ) -> _OwnValues:
+    """Each run's own value of each system's metric: the metric itself, else its other record
+    (``Metric.same_as``); a value the framework gives with no verdict at all (a default the
+    run did not inform: DR. Bench's runs of one verdict kind each) is not the run's."""
     systems = sorted({system for s in own.values() for (system, _) in s.systems})
     table: _OwnValues = {}
     for system in systems:
         for fw, other, metric in metrics:
             values: dict[str, tuple[float | None, bool]] = {}
+            default = baseline.systems.get((system, fw), {})
             for run, scores in own.items():
                 aggs = scores.systems.get((system, fw), {})
-                value = _value(aggs.get(metric.name))
+                value = _informed(aggs, default, metric.name)
                 via = value is None and other is not None
                 if via and other is not None:
-                    value = _value(aggs.get(other.name))
+                    value = _informed(aggs, default, other.name)
                 values[run] = (value, via and value is not None)
             if any(v is not None for v, _ in values.values()):
                 table[(system, fw, metric.name)] = values
     return table
 
 
+def _kinds(conn: sqlite3.Connection, run: str) -> frozenset[str]:
+    rows = run_rows(conn, run)
+    marks = ",".join("?" * len(rows))
+    return frozenset(
+        kind
+        for (kind,) in conn.execute(
+            f"SELECT DISTINCT kind FROM judgment WHERE run_id IN ({marks})", rows
+        )
+    )
+
+
+def _keep_repeats(table: _OwnValues, kinds: dict[str, frozenset[str]]) -> None:
+    """Runs are repeats of each other where they judged the same verdict kinds: in each row,
+    the direct values of the largest such group of runs stay (the first run's group on a
+    tie), and those of runs that judged other kinds (another part of the benchmark, as DR.
+    Bench's keyword, URL and rubric runs are) are dropped. A value through the metric's other
+    record stays: it is the same quantity by another route."""
+    for values in table.values():
+        groups: dict[frozenset[str], list[str]] = defaultdict(list)
+        for run, (value, via) in values.items():
+            if value is not None and not via:
+                groups[kinds[run]].append(run)
+        if len(groups) < 2:
+            continue
+        keep = max(groups.values(), key=len)
+        for run, (value, via) in list(values.items()):
+            if value is not None and not via and run not in keep:
+                values[run] = (None, False)
+
+
 def _value(agg: Aggregate | None) -> float | None:
     return None if agg is None else agg.value
+
+
+def _informed(aggs: dict[str, Aggregate], default: dict[str, Aggregate], name: str) -> float | None:
+    """The run's value of a metric, None when it is the framework's value without verdicts."""
+    value = _value(aggs.get(name))
+    return None if value is not None and value == _value(default.get(name)) else value
 
 
 def _via(values: dict[str, tuple[float | None, bool]]) -> tuple[str, ...]:

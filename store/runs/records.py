@@ -1070,8 +1070,6 @@ def run_scores(
     ids = sorted(judged if report_ids is None else judged & set(report_ids))
     if not ids:
         return RunScores({}, {})
-    inputs = load_inputs(conn, ids)
-    metas = report_meta(conn, ids)
     decided = dict(
         conn.execute("SELECT subject_id, value FROM decision WHERE status != 'conflict'").fetchall()
     )
@@ -1086,6 +1084,31 @@ def run_scores(
         if verdict.subject in decided:
             verdict = verdict._replace(effective=decided[verdict.subject])
         own[verdict.report_id].append(verdict)
+    return _score_reports(conn, ids, own, variant, own_only)
+
+
+def verdict_free_scores(
+    conn: sqlite3.Connection, report_ids: Sequence[int], variant: Variant = "judge"
+) -> RunScores:
+    """The reports scored with no verdict at all: the value a framework gives a metric by
+    default (DR. Bench's trust boost of 1 without trusted-source verdicts), which a run whose
+    own-only score equals it has not informed."""
+    return _score_reports(conn, sorted(set(report_ids)), {}, variant, own_only=True)
+
+
+def _score_reports(
+    conn: sqlite3.Connection,
+    ids: Sequence[int],
+    own: Mapping[int, list[VerdictIn]],
+    variant: Variant,
+    own_only: bool,
+) -> RunScores:
+    """Each report scored from ``own`` verdicts (with the current ones of the other kinds,
+    unless ``own_only``), and each system's aggregates."""
+    if not ids:
+        return RunScores({}, {})
+    inputs = load_inputs(conn, ids)
+    metas = report_meta(conn, ids)
     systems = dict(conn.execute("SELECT id, ext_id FROM system").fetchall())
     options = load_options(conn)
     registry = frameworks()

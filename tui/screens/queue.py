@@ -204,7 +204,11 @@ class QueueScreen(GavelScreen):
     def show_bands(self, bands: dict[str, dict[str, NoiseBand]]) -> None:
         self.bands = bands
         band = self.query_one("#queue-band", Static)
-        shown = bands.get(self.filter.suite or "", next(iter(bands.values()), {}))
+        # The benchmark run on show; all of them at once: the one that has bands, if one has.
+        suite = self.filter.suite
+        if suite is None and len(bands) == 1:
+            suite = next(iter(bands))
+        shown = bands.get(suite, {}) if suite is not None else {}
         band.update(band_text(shown, max(20, self.size.width - 2)))
         band.display = bool(shown)
 
