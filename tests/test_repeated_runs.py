@@ -20,7 +20,10 @@ import pytest
 from scipy.stats import kendalltau
 
 from reviewer.errors import InputError
+from reviewer.frameworks.deepresearch_bench.format import read_drb
 from reviewer.judge.compare import band, kendall_tau_b, rank_stability, subject_flips
+from reviewer.models import Bundle
+from store.imports.attach import attach_run
 from store.imports.from_path import attach_path, import_path
 from store.runs.compare import run_noise
 from store.runs.records import list_runs, suite_runs
@@ -204,28 +207,46 @@ def test_mismatched_reports_are_refused_with_nothing_written(
     assert len(list_runs(excerpt_db)) == 2
 
 
-def test_two_runs_on_one_report_in_one_input_are_refused(conn: sqlite3.Connection) -> None:
+def test_an_inputs_runs_of_other_kinds_stay_apart(conn: sqlite3.Connection) -> None:
+    """Both files of the excerpt as one input: a per-criterion run and a stored-results run
+    judge different kinds, so they attach as two runs, NAME:part each."""
     import_path(conn, EXCERPT / f"{SYSTEM}.jsonl", FMT, SUITE)
-    folder = EXCERPT.parent.parent / "fixtures" / "drb_tickr_repeats"
-    # Both files of the excerpt as one input: two runs judging the same reports.
-    with pytest.raises(InputError) as err:
-        _attach_both(conn, folder)
-    assert err.value.field == "run" and "attach one run at a time" in err.value.message
-
-
-def _attach_both(conn: sqlite3.Connection, folder: Path) -> None:
-    from reviewer.frameworks.deepresearch_bench.format import read_drb
-    from store.imports.attach import attach_run
-
-    judged = read_drb(folder / f"{SYSTEM}.jsonl", SUITE)
-    stored = read_drb(folder / SYSTEM / "raw_results.jsonl", SUITE)
+    judged, stored = _both()
     judged.runs += stored.runs
     judged.judgments += stored.judgments
-    attach_run(conn, judged, "both", "both")
+    attached = attach_run(conn, judged, "both", "both")
+    assert attached.runs == ("both:race_judgements", "both:race_stored")
+    kinds = dict(
+        conn.execute(
+            "SELECT jr.ext_id, group_concat(DISTINCT j.kind) FROM judgment j "
+            "JOIN judge_run jr ON jr.id = j.run_id GROUP BY jr.ext_id"
+        ).fetchall()
+    )
+    assert kinds["both:race_judgements"] == "race_target"
+    assert kinds["both:race_stored"] == "race_stored"
+
+
+def test_two_runs_of_one_kind_on_one_report_are_refused(conn: sqlite3.Connection) -> None:
+    import_path(conn, EXCERPT / f"{SYSTEM}.jsonl", FMT, SUITE)
+    judged, _ = _both()
+    again = [j.model_copy(update={"run": "other"}) for j in judged.judgments]
+    judged.runs.append(judged.runs[0].model_copy(update={"id": "other"}))
+    judged.judgments += again
+    with pytest.raises(InputError) as err:
+        attach_run(conn, judged, "both", "both")
+    assert err.value.field == "run" and "attach one run at a time" in err.value.message
+    assert "'other'" in err.value.message  # (a bundle built here has no lines to name)
+    assert len(list_runs(conn)) == 1
+
+
+def _both() -> tuple[Bundle, Bundle]:
+    return (
+        read_drb(EXCERPT / f"{SYSTEM}.jsonl", SUITE),
+        read_drb(EXCERPT / SYSTEM / "raw_results.jsonl", SUITE),
+    )
 
 
 def test_changed_report_text_is_refused(tmp_path: Path, conn: sqlite3.Connection) -> None:
-    from store.imports.attach import attach_run
     from store.imports.loader import import_bundle
     from tests.builders import tiny_bundle
 
@@ -398,3 +419,42 @@ def test_ten_runs_of_the_tickr_reports(
         f"race_target flip rate {target.flips.flip_rate:.1%}, "
         f"changed in some run {target.flips.changed:.1%}, alpha {target.alpha:.3f}"
     )
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "path", "runs"),
+    [
+        ("deepresearch_bench", FIXTURES / "drb_mini", ("again:fact", "again:race_judgements")),
+        ("drb2", FIXTURES / "drb2", ("again",)),
+        ("dr3_eval", FIXTURES / "dr3", ("again:judge", "again:cc-rule")),
+        ("dr3_eval", FIXTURES / "dr3_release", ("again:judge", "again:cc-rule")),
+        ("livedrbench", FIXTURES / "livedrbench", ("again",)),
+        (
+            "dr_bench",
+            FIXTURES / "drbench_notebook",
+            ("again:keyword-matcher-v2", "again:url-matcher-v1", "again:notebook-agent-x"),
+        ),
+        ("native", Path(__file__).parent.parent / "sample_data" / "dailyreport", ("again",)),
+    ],
+)
+def test_every_benchmarks_judge_output_attaches_as_a_repeat(
+    conn: sqlite3.Connection, fmt: str, path: Path, runs: tuple[str, ...]
+) -> None:
+    """The same judge output attached again: every verdict on the suite's own subjects, a
+    band of two runs with no spread, and no subject flipped."""
+    from store.runs.compare import default_metrics
+
+    result = import_path(conn, path, fmt)
+    judgments = conn.execute("SELECT count(*) FROM judgment").fetchone()[0]
+    subjects = conn.execute("SELECT count(*) FROM subject").fetchone()[0]
+    attached = attach_path(conn, path, "again", fmt)
+    assert attached.runs == runs and attached.judgments == judgments
+    assert conn.execute("SELECT count(*) FROM subject").fetchone()[0] == subjects
+    noise = run_noise(conn, suite_runs(conn, result.suite), default_metrics())
+    repeated = [b for b in noise.bands if b.band.n == 2]
+    assert repeated and all(b.band.sd == pytest.approx(0.0) for b in repeated)
+    assert noise.groups and all(g.flips.flip_rate == 0 for g in noise.groups)
+    assert not any(b.band.n > 2 for b in noise.bands)

@@ -11,8 +11,9 @@ score until someone activates it, and meanwhile it is one more run for ``gavel c
 the noise screen. Anything that does not match is an error naming the file, line and field,
 and nothing is written.
 
-All the input's runs become the one run named on the command line; they must judge different
-reports (one system's results each), since a run judges a subject once.
+The input's runs become the one run named on the command line when they judge the same kinds
+(one system's results each: they must then judge different reports, since a run judges a
+subject once), else one run per part, ``NAME:part`` (:func:`run_groups`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ RUN_SOURCE_KEY = "attached_from"
 @dataclass(frozen=True, slots=True)
 class Attached:
     suite: str
-    run: str
+    runs: tuple[str, ...]
     created: bool
     """False when the same content was attached under that name already: nothing done."""
     reports: int
@@ -70,24 +71,28 @@ def _where(bundle: Bundle, rtype: str, index: int, default: str) -> Where:
 def attach_run(
     conn: sqlite3.Connection, bundle: Bundle, content_hash: str, name: str, label: str = ""
 ) -> Attached:
-    """Store every verdict of ``bundle`` as the new inactive run ``name`` of the suite that
-    holds its reports, in one transaction (see the module doc)."""
+    """Store every verdict of ``bundle`` as new inactive runs of the suite that holds its
+    reports, in one transaction (see the module doc): one run ``name``, or one per part of
+    the input (``name:part``) when its runs judge different verdict kinds."""
     name = name.strip()
     if not name:
         raise InputError("command line", "a run needs a name", field="--as-run")
     resolved = check_bundle(bundle)
+    groups = run_groups(bundle, name)
     with transaction(conn):
         suite_row = _suite(conn, bundle, label)
-        done = _existing(conn, suite_row, bundle.suite.id, name, content_hash)
+        done = _existing(conn, suite_row, bundle.suite.id, list(groups), content_hash)
         if done is not None:
             return done
         tasks = _tasks(conn, bundle, suite_row)
         reports = _reports(conn, bundle, suite_row, tasks)
-        _disjoint_runs(bundle)
         criteria = _criteria(bundle, tasks)
-        run_row = _insert_run(conn, bundle, suite_row, name, content_hash, label)
+        run_of = {}
+        for run_name, members in groups.items():
+            row = _insert_run(conn, bundle, members, suite_row, run_name, content_hash, label)
+            run_of.update(dict.fromkeys(members, row))
         first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM judgment").fetchone()[0])
-        rows = _judgment_rows(conn, bundle, resolved.judgments, run_row, reports, criteria)
+        rows = _judgment_rows(bundle, resolved.judgments, run_of, reports, criteria)
         conn.executemany(
             "INSERT INTO judgment (run_id, report_id, kind, criterion_id, claim_id, ref_idx, "
             "key, subject, value, explanation, evidence, raw, error, source_sha256, current, "
@@ -100,7 +105,34 @@ def attach_run(
             # A candidate changes no score, but where it disagrees with the counting run the
             # subject is worth a look.
             refresh_suspicion(conn, judged)
-    return Attached(bundle.suite.id, name, True, len(judged), len(rows))
+    return Attached(bundle.suite.id, tuple(groups), True, len(judged), len(rows))
+
+
+def run_groups(bundle: Bundle, name: str) -> dict[str, list[str]]:
+    """The runs to store -> the input's runs each is made of. Input runs that judge the same
+    verdict kinds (one system's results each, as DeepResearch Bench's per-system files) are
+    one judge pass and become one run; runs of other kinds (a FACT run beside a RACE one, a
+    rule beside a judge) stay apart as ``name:part``, ``part`` being what their ids share
+    after the last colon (else the first one's id). Runs merged into one must judge
+    different reports: a run judges a subject once."""
+    kinds: dict[str, set[str]] = {run.id: set() for run in bundle.runs}
+    for judgment in bundle.judgments:
+        kinds.setdefault(judgment.run, set()).add(judgment.kind)
+    by_kinds: dict[frozenset[str], list[str]] = {}
+    for run, judged in kinds.items():
+        if judged:
+            by_kinds.setdefault(frozenset(judged), []).append(run)
+    if len(by_kinds) <= 1:
+        groups = {name: next(iter(by_kinds.values()), [])}
+    else:
+        groups = {f"{name}:{_part(members)}": members for members in by_kinds.values()}
+    _disjoint_runs(bundle, {run: out for out, members in groups.items() for run in members})
+    return groups
+
+
+def _part(members: list[str]) -> str:
+    tails = {run.rsplit(":", 1)[-1] for run in members}
+    return tails.pop() if len(tails) == 1 else members[0]
 
 
 def _suite(conn: sqlite3.Connection, bundle: Bundle, label: str) -> int:
@@ -117,22 +149,34 @@ def _suite(conn: sqlite3.Connection, bundle: Bundle, label: str) -> int:
 
 
 def _existing(
-    conn: sqlite3.Connection, suite_row: int, suite: str, name: str, content_hash: str
+    conn: sqlite3.Connection, suite_row: int, suite: str, names: list[str], content_hash: str
 ) -> Attached | None:
-    """None when ``name`` is free in the suite; the no-op result when the same content was
-    attached under it before; else the error of a duplicate run name."""
-    row = conn.execute(
-        "SELECT id, params FROM judge_run WHERE suite_id = ? AND ext_id = ?", (suite_row, name)
-    ).fetchone()
-    if row is None:
+    """None when every name is free in the suite; the no-op result when the same content was
+    attached under them before; else the error of a duplicate run name."""
+    same = 0
+    for name in names:
+        row = conn.execute(
+            "SELECT params FROM judge_run WHERE suite_id = ? AND ext_id = ?", (suite_row, name)
+        ).fetchone()
+        if row is None:
+            continue
+        source = json.loads(row[0]).get(RUN_SOURCE_KEY) or {}
+        if source.get("content") != content_hash:
+            raise InputError(
+                "command line",
+                f"suite {suite!r} already has a run {name!r} (with other verdicts): give this "
+                "one another name",
+                field="--as-run",
+            )
+        same += 1
+    if same == 0:
         return None
-    source = json.loads(row[1]).get(RUN_SOURCE_KEY) or {}
-    if source.get("content") == content_hash:
-        return Attached(suite, name, False, 0, 0)
+    if same == len(names):
+        return Attached(suite, tuple(names), False, 0, 0)
     raise InputError(
         "command line",
-        f"suite {suite!r} already has a run {name!r} (with other verdicts): give this one "
-        "another name",
+        f"suite {suite!r} already has part of this input's runs ({', '.join(names)}): give "
+        "it another name",
         field="--as-run",
     )
 
@@ -239,17 +283,18 @@ def _claims(conn: sqlite3.Connection, report_row: int) -> dict[str, tuple[int, i
     }
 
 
-def _disjoint_runs(bundle: Bundle) -> None:
-    """The input's runs become one: they must not judge the same report."""
-    owner: dict[str, str] = {}
+def _disjoint_runs(bundle: Bundle, out_of: dict[str, str]) -> None:
+    """Input runs that become one stored run must not judge the same report."""
+    owner: dict[tuple[str, str], str] = {}
     for i, judgment in enumerate(bundle.judgments):
-        first = owner.setdefault(judgment.report, judgment.run)
+        key = (out_of.get(judgment.run, judgment.run), judgment.report)
+        first = owner.setdefault(key, judgment.run)
         if first != judgment.run:
             where = _where(bundle, "judgment", i, "judgments.jsonl")
             raise InputError(
                 where[0],
-                f"runs {first!r} and {judgment.run!r} both judge report {judgment.report!r}: "
-                "attach one run at a time (each from its own file)",
+                f"runs {first!r} and {judgment.run!r} judge the same kinds on report "
+                f"{judgment.report!r}: attach one run at a time (each from its own file)",
                 line=where[1],
                 field="run",
             )
@@ -278,13 +323,14 @@ def _criteria(
 def _insert_run(
     conn: sqlite3.Connection,
     bundle: Bundle,
+    members: list[str],
     suite_row: int,
     name: str,
     content_hash: str,
     label: str,
 ) -> int:
     """The run's row, inactive: an attached run is a candidate like one Gavel judged."""
-    runs = bundle.runs
+    runs = [run for run in bundle.runs if run.id in members]
     params: dict[str, Any] = {}
     for run in runs:
         params.update(run.params)
@@ -314,10 +360,9 @@ def _insert_run(
 
 
 def _judgment_rows(
-    conn: sqlite3.Connection,
     bundle: Bundle,
     resolved: list[ResolvedJudgment],
-    run_row: int,
+    run_of: Mapping[str, int],
     reports: Mapping[str, tuple[int, dict[str, tuple[int, int | None, int]]]],
     criteria: Mapping[tuple[str, str], tuple[int, int | None] | None],
 ) -> list[tuple[Any, ...]]:
@@ -340,7 +385,7 @@ def _judgment_rows(
         subtask = crit[1] if crit else (claim[1] if claim else None)
         rows.append(
             (
-                run_row,
+                run_of[judgment.run],
                 report_row,
                 judgment.kind,
                 crit[0] if crit else None,

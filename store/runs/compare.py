@@ -255,15 +255,19 @@ def run_noise(
     """The noise band of two or more runs of the same reports: per system and metric the mean,
     sd and range over the runs, per verdict kind and dimension the flip rate and α, and per
     metric how stable the systems' order is (``groups``: False leaves out the verdict-level
-    part, for a caller that shows only the bands)."""
+    part, for a caller that shows only the bands). A system's band is over the runs that
+    judged it, each on the system's reports every run of its verdict kinds judged (a
+    benchmark's release may hold one run per system beside a repeat that judged them all)."""
     runs = list(runs)
     check_runs(runs)
     ensure_scores(conn)
-    shared = sorted(set.intersection(*(set(run_report_ids(conn, run)) for run in runs)))
-    own = {run: run_scores(conn, run, shared, variant, own_only=True) for run in runs}
+    kinds = {run: _kinds(conn, run) for run in runs}
+    scored = _compared_reports(conn, runs, kinds)
+    shared = sorted(set().union(*scored.values()))
+    own = {run: run_scores(conn, run, sorted(scored[run]), variant, own_only=True) for run in runs}
     baseline = verdict_free_scores(conn, shared, variant)
     table = _own_values(own, baseline, _noise_metrics(metrics))
-    _keep_repeats(table, {run: _kinds(conn, run) for run in runs})
+    _keep_repeats(table, kinds)
     bands = [
         NoiseBand(system, fw, metric, band([values[run][0] for run in runs], std), _via(values))
         for (system, fw, metric), values in sorted(table.items())
@@ -328,6 +332,34 @@ def _own_values(
             if any(v is not None for v, _ in values.values()):
                 table[(system, fw, metric.name)] = values
     return table
+
+
+def _compared_reports(
+    conn: sqlite3.Connection, runs: list[str], kinds: dict[str, frozenset[str]]
+) -> dict[str, set[int]]:
+    """Each run's reports to score: per system and set of verdict kinds, the system's reports
+    that every run of those kinds that judged the system judged."""
+    judged = {run: set(run_report_ids(conn, run)) for run in runs}
+    every = sorted(set().union(*judged.values()))
+    system_of: dict[int, int] = {}
+    for i in range(0, len(every), 900):
+        part = every[i : i + 900]
+        marks = ",".join("?" * len(part))
+        system_of.update(
+            conn.execute(f"SELECT id, system_id FROM report WHERE id IN ({marks})", part)
+        )
+    shared: dict[tuple[int, frozenset[str]], set[int]] = {}
+    for run in runs:
+        by_system: dict[int, set[int]] = defaultdict(set)
+        for rid in judged[run]:
+            by_system[system_of[rid]].add(rid)
+        for system, ids in by_system.items():
+            key = (system, kinds[run])
+            shared[key] = shared[key] & ids if key in shared else ids
+    return {
+        run: {rid for rid in judged[run] if rid in shared[(system_of[rid], kinds[run])]}
+        for run in runs
+    }
 
 
 def _kinds(conn: sqlite3.Connection, run: str) -> frozenset[str]:

@@ -105,11 +105,12 @@ def import_run(
     conn = open_db(db)
     if as_run is not None:
         attached = attach_path(conn, path, as_run, input_format, suite_id, mapping)
+        runs = ", ".join(attached.runs)
         if not attached.created:
-            print(f"run {attached.run} is already attached with identical content: nothing to do")
+            print(f"run {runs} is already attached with identical content: nothing to do")
         else:
             print(
-                f"attached run {attached.run} to suite {attached.suite}: "
+                f"attached run {runs} to suite {attached.suite}: "
                 f"{attached.judgments:,} judgments on {attached.reports:,} reports "
                 f"(inactive; `gavel compare` shows it beside the other runs)"
             )
