@@ -458,3 +458,10 @@ def test_every_benchmarks_judge_output_attaches_as_a_repeat(
     assert repeated and all(b.band.sd == pytest.approx(0.0) for b in repeated)
     assert noise.groups and all(g.flips.flip_rate == 0 for g in noise.groups)
     assert not any(b.band.n > 2 for b in noise.bands)
+
+
+def test_a_second_import_of_the_suite_points_to_as_run(conn: sqlite3.Connection) -> None:
+    import_path(conn, EXCERPT / f"{SYSTEM}.jsonl", FMT, SUITE)
+    with pytest.raises(InputError) as err:
+        import_path(conn, EXCERPT / SYSTEM / "raw_results.jsonl", FMT, SUITE)
+    assert "--as-run NAME" in err.value.message
