@@ -254,24 +254,9 @@ class RankStability:
 
 def rank_stability(metric: str, scores: Mapping[str, Mapping[str, float | None]]) -> RankStability:
     """``scores``: run -> system -> the metric's value (None: not scored by that run)."""
-    runs = list(scores)
     systems = sorted({s for per in scores.values() for s in per})
-    taus: list[float] = []
-    for i, first in enumerate(runs):
-        for second in runs[i + 1 :]:
-            both = [
-                (a, b)
-                for s in systems
-                if (a := scores[first].get(s)) is not None
-                and (b := scores[second].get(s)) is not None
-            ]
-            tau = (
-                kendall_tau_b([a for a, _ in both], [b for _, b in both]) if len(both) > 1 else None
-            )
-            if tau is not None:
-                taus.append(tau)
-    means = {s: band([scores[r].get(s) for r in runs]).mean for s in systems}
-    order = sorted((s for s in systems if means[s] is not None), key=lambda s: -(means[s] or 0.0))
+    taus = _pair_taus(scores, systems)
+    order = _mean_order(scores, systems)
     swaps = tuple((hi, lo, _swap_share(scores, hi, lo)) for hi, lo in pairwise(order))
     return RankStability(
         metric,
@@ -281,6 +266,33 @@ def rank_stability(metric: str, scores: Mapping[str, Mapping[str, float | None]]
         min(taus) if taus else None,
         swaps,
     )
+
+
+def _mean_order(scores: Mapping[str, Mapping[str, float | None]], systems: list[str]) -> list[str]:
+    """The systems some run scored, by their mean over the runs, highest first."""
+    means = {s: band([per.get(s) for per in scores.values()]).mean for s in systems}
+    return sorted((s for s in systems if means[s] is not None), key=lambda s: -(means[s] or 0.0))
+
+
+def _pair_taus(scores: Mapping[str, Mapping[str, float | None]], systems: list[str]) -> list[float]:
+    """τ-b between every pair of runs, over the systems both scored (pairs with fewer than two
+    such systems, or a constant side, give none)."""
+    runs = list(scores)
+    taus: list[float] = []
+    for i, first in enumerate(runs):
+        for second in runs[i + 1 :]:
+            both = [
+                (a, b)
+                for s in systems
+                if (a := scores[first].get(s)) is not None
+                and (b := scores[second].get(s)) is not None
+            ]
+            if len(both) < 2:
+                continue
+            tau = kendall_tau_b([a for a, _ in both], [b for _, b in both])
+            if tau is not None:
+                taus.append(tau)
+    return taus
 
 
 def _swap_share(scores: Mapping[str, Mapping[str, float | None]], hi: str, lo: str) -> float | None:

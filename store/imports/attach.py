@@ -27,7 +27,7 @@ from typing import Any
 from reviewer.errors import InputError
 from reviewer.formats.checks import ResolvedJudgment, check_bundle
 from reviewer.formats.jsonl import Where
-from reviewer.models import Bundle, Report, Task
+from reviewer.models import Bundle, JudgeRun, Report, Task
 from store.reviewlog.events import refresh_subjects
 from store.reviewlog.subjects import ensure_subjects
 from store.scores.claim_facts import claim_cited, verdict_cited
@@ -331,6 +331,36 @@ def _insert_run(
 ) -> int:
     """The run's row, inactive: an attached run is a candidate like one Gavel judged."""
     runs = [run for run in bundle.runs if run.id in members]
+    model, version, created, description = _run_columns(runs)
+    cursor = conn.execute(
+        "INSERT INTO judge_run (suite_id, ext_id, model, prompt_version, params, created_at, "
+        "description, active, usage) VALUES (?,?,?,?,?,?,?,0,'{}')",
+        (
+            suite_row,
+            name,
+            model,
+            version,
+            json.dumps(_run_params(runs, content_hash, label), ensure_ascii=False, sort_keys=True),
+            created,
+            f"attached from {label}" + (f": {description}" if description else ""),
+        ),
+    )
+    return int(cursor.lastrowid or 0)
+
+
+def _run_columns(runs: list[JudgeRun]) -> tuple[str, str, str, str]:
+    """Model, prompt version, creation time and description of the input runs made one."""
+    return (
+        ", ".join(sorted({run.model for run in runs if run.model})),
+        ", ".join(sorted({run.prompt_version for run in runs if run.prompt_version})),
+        min((run.created_at for run in runs if run.created_at), default="") or now_iso(),
+        "; ".join(run.description for run in runs if run.description),
+    )
+
+
+def _run_params(runs: list[JudgeRun], content_hash: str, label: str) -> dict[str, Any]:
+    """The input runs' params, and where the run was attached from (its content identifies a
+    repeated attach)."""
     params: dict[str, Any] = {}
     for run in runs:
         params.update(run.params)
@@ -339,24 +369,7 @@ def _insert_run(
         "content": content_hash,
         "runs": [run.id for run in runs],
     }
-    models = sorted({run.model for run in runs if run.model})
-    versions = sorted({run.prompt_version for run in runs if run.prompt_version})
-    created = min((run.created_at for run in runs if run.created_at), default="") or now_iso()
-    description = "; ".join(run.description for run in runs if run.description)
-    cursor = conn.execute(
-        "INSERT INTO judge_run (suite_id, ext_id, model, prompt_version, params, created_at, "
-        "description, active, usage) VALUES (?,?,?,?,?,?,?,0,'{}')",
-        (
-            suite_row,
-            name,
-            ", ".join(models),
-            ", ".join(versions),
-            json.dumps(params, ensure_ascii=False, sort_keys=True),
-            created,
-            f"attached from {label}" + (f": {description}" if description else ""),
-        ),
-    )
-    return int(cursor.lastrowid or 0)
+    return params
 
 
 def _judgment_rows(
@@ -372,16 +385,8 @@ def _judgment_rows(
     for i, (judgment, checked) in enumerate(zip(bundle.judgments, resolved, strict=True)):
         where = _where(bundle, "judgment", i, "judgments.jsonl")
         report_row, claims = reports[judgment.report]
-        crit = None
-        if judgment.criterion is not None:
-            crit = criteria.get((task_of[judgment.report], judgment.criterion))
-            if crit is None:
-                raise _missing(where, "criterion", judgment.criterion)
-        claim = None
-        if judgment.claim is not None:
-            claim = claims.get(judgment.claim)
-            if claim is None:
-                raise _missing(where, "claim", judgment.claim)
+        crit = _criterion_row(criteria, task_of[judgment.report], judgment.criterion, where)
+        claim = _claim_row(claims, judgment.claim, where)
         subtask = crit[1] if crit else (claim[1] if claim else None)
         rows.append(
             (
@@ -404,6 +409,33 @@ def _judgment_rows(
             )
         )
     return rows
+
+
+def _criterion_row(
+    criteria: Mapping[tuple[str, str], tuple[int, int | None] | None],
+    task: str,
+    criterion: str | None,
+    where: Where,
+) -> tuple[int, int | None] | None:
+    """The suite's criterion a verdict names (None when it names none)."""
+    if criterion is None:
+        return None
+    row = criteria.get((task, criterion))
+    if row is None:
+        raise _missing(where, "criterion", criterion)
+    return row
+
+
+def _claim_row(
+    claims: Mapping[str, tuple[int, int | None, int]], claim: str | None, where: Where
+) -> tuple[int, int | None, int] | None:
+    """The suite's claim a verdict names (None when it names none)."""
+    if claim is None:
+        return None
+    row = claims.get(claim)
+    if row is None:
+        raise _missing(where, "claim", claim)
+    return row
 
 
 def _missing(where: Where, what: str, ext: str) -> InputError:

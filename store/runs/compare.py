@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from reviewer.agreement import ConfusionMatrix, krippendorff_alpha
 from reviewer.comparison import scale_labels, scale_level
 from reviewer.errors import InputError
-from reviewer.framework import Aggregate, Metric, Variant
+from reviewer.framework import Aggregate, Metric, Variant, VerdictKind
 from reviewer.judge.compare import (
     Band,
     Flips,
@@ -272,7 +272,13 @@ def run_noise(
         NoiseBand(system, fw, metric, band([values[run][0] for run in runs], std), _via(values))
         for (system, fw, metric), values in sorted(table.items())
     ]
-    ranks = []
+    agreement = _group_noise(conn, runs) if groups else []
+    return Noise(runs, len(shared), std, bands, agreement, _ranks(table, runs))
+
+
+def _ranks(table: _OwnValues, runs: list[str]) -> list[RankStability]:
+    """Rank stability of each metric that two runs ranked systems on."""
+    out = []
     for fw, metric in sorted({(fw, metric) for (_, fw, metric) in table}):
         per_run = {
             run: {s: v[run][0] for (s, f, m), v in table.items() if (f, m) == (fw, metric)}
@@ -280,9 +286,8 @@ def run_noise(
         }
         stability = rank_stability(metric, per_run)
         if stability.pairs or any(share is not None for *_, share in stability.swaps):
-            ranks.append(stability)
-    agreement = _group_noise(conn, runs) if groups else []
-    return Noise(runs, len(shared), std, bands, agreement, ranks)
+            out.append(stability)
+    return out
 
 
 def _noise_metrics(metrics: Sequence[tuple[str, str]]) -> list[tuple[str, Metric | None, Metric]]:
@@ -320,15 +325,11 @@ def _own_values(
     table: _OwnValues = {}
     for system in systems:
         for fw, other, metric in metrics:
-            values: dict[str, tuple[float | None, bool]] = {}
             default = baseline.systems.get((system, fw), {})
-            for run, scores in own.items():
-                aggs = scores.systems.get((system, fw), {})
-                value = _informed(aggs, default, metric.name)
-                via = value is None and other is not None
-                if via and other is not None:
-                    value = _informed(aggs, default, other.name)
-                values[run] = (value, via and value is not None)
+            values = {
+                run: _run_value(scores.systems.get((system, fw), {}), default, metric, other)
+                for run, scores in own.items()
+            }
             if any(v is not None for v, _ in values.values()):
                 table[(system, fw, metric.name)] = values
     return table
@@ -396,6 +397,17 @@ def _value(agg: Aggregate | None) -> float | None:
     return None if agg is None else agg.value
 
 
+def _run_value(
+    aggs: dict[str, Aggregate], default: dict[str, Aggregate], metric: Metric, other: Metric | None
+) -> tuple[float | None, bool]:
+    """A run's value of one system's metric, else of its other record (and which it is)."""
+    value = _informed(aggs, default, metric.name)
+    if value is not None or other is None:
+        return value, False
+    value = _informed(aggs, default, other.name)
+    return value, value is not None
+
+
 def _informed(aggs: dict[str, Aggregate], default: dict[str, Aggregate], name: str) -> float | None:
     """The run's value of a metric, None when it is the framework's value without verdicts."""
     value = _value(aggs.get(name))
@@ -436,17 +448,21 @@ def _one_group(
     flips = subject_flips(group, [list(given.values()) for given in items.values()])
     spec = get_kind(kind)
     level: str = "nominal" if spec is None else scale_level(spec.scale)
+    return GroupNoise(flips, _alpha(spec, level, list(items.values()), runs), level)
+
+
+def _alpha(
+    spec: VerdictKind | None, level: str, items: list[dict[str, str]], runs: list[str]
+) -> float | None:
+    """Krippendorff's α with the runs as raters, at the scale's level (over the scale's
+    labels and any other value a run gave, for a categorical one)."""
     if level == "interval":
-        matrix: list[list[object]] = [
-            [_number(given.get(run)) for run in runs] for given in items.values()
-        ]
-        alpha = krippendorff_alpha(matrix, "interval")
-    else:
-        labels = list(scale_labels(spec.scale)) if spec is not None else []
-        labels += sorted({v for given in items.values() for v in given.values()} - set(labels))
-        matrix = [[given.get(run) for run in runs] for given in items.values()]
-        alpha = krippendorff_alpha(matrix, "ordinal" if level == "ordinal" else "nominal", labels)
-    return GroupNoise(flips, alpha.value, level)
+        numbers: list[list[object]] = [[_number(given.get(run)) for run in runs] for given in items]
+        return krippendorff_alpha(numbers, "interval").value
+    labels = list(scale_labels(spec.scale)) if spec is not None else []
+    labels += sorted({v for given in items for v in given.values()} - set(labels))
+    codes = [[given.get(run) for run in runs] for given in items]
+    return krippendorff_alpha(codes, "ordinal" if level == "ordinal" else "nominal", labels).value
 
 
 def _number(value: str | None) -> float | None:
@@ -477,6 +493,16 @@ def suite_noise(conn: sqlite3.Connection, suite: str, std: str = "sample") -> No
     return run_noise(conn, runs, default_metrics(), "judge", std)
 
 
+def _first_bands(bands: list[NoiseBand], order: list[tuple[str, str]]) -> dict[str, NoiseBand]:
+    """Each system's band on the first metric of ``order`` that two or more runs gave."""
+    rank = {metric: i for i, metric in enumerate(order)}
+    out: dict[str, NoiseBand] = {}
+    for b in sorted(bands, key=lambda b: rank.get((b.framework, b.metric), len(rank))):
+        if b.band.n >= 2 and b.system not in out:
+            out[b.system] = b
+    return out
+
+
 def system_bands(conn: sqlite3.Connection) -> dict[str, dict[str, NoiseBand]]:
     """Per suite with two or more runs, each system's band on its first headline metric that
     two or more runs gave (what the queue shows beside the scores)."""
@@ -492,13 +518,8 @@ def system_bands(conn: sqlite3.Connection) -> dict[str, dict[str, NoiseBand]]:
         (name, m.name) for name, fw in frameworks().items() for m in fw.metrics if m.headline
     ]
     for suite in multi:
-        runs = suite_runs(conn, suite)
-        noise = run_noise(conn, runs, headline, groups=False)
-        order = {metric: i for i, metric in enumerate(headline)}
-        per_system: dict[str, NoiseBand] = {}
-        for b in sorted(noise.bands, key=lambda b: order.get((b.framework, b.metric), 0)):
-            if b.band.n >= 2 and b.system not in per_system:
-                per_system[b.system] = b
+        noise = run_noise(conn, suite_runs(conn, suite), headline, groups=False)
+        per_system = _first_bands(noise.bands, headline)
         if per_system:
             out[suite] = per_system
     return out
