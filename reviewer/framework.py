@@ -84,6 +84,10 @@ class Metric:
     bounds: tuple[float, float] | None = None
     """The values the metric can take, where the definition fixes them (a share: 0–1, a
     level: 1–4): an estimate or interval reaching past them is clipped to them."""
+    same_as: str | None = None
+    """The metric this one is another record of (a benchmark's stored figure of the quantity
+    the framework recomputes from verdicts): over repeated runs, a run that has only this
+    one counts its value in the other's noise band."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -181,7 +181,9 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("runs.activate", "a", "activate", "Activate…", "runs"),
     KeyDef("runs.retire", "d", "retire", "Retire…", "runs"),
     KeyDef("runs.reload", "r", "reload", "Reload", "runs"),
+    KeyDef("runs.noise", "N", "noise", "Noise band", "runs"),
     KeyDef("runs.back", "escape,q", "back", "Back", "runs"),
+    KeyDef("noise.back", "escape,q", "back", "Back", "noise"),
 )
 
 KEY_BY_ID: dict[str, KeyDef] = {k.id: k for k in KEYS}
@@ -194,6 +196,7 @@ SHARED_CONTEXTS: dict[str, tuple[str, ...]] = {
     "estimates": ("app", "estimates"),
     "proposals": ("app", "proposals"),
     "runs": ("app", "runs"),
+    "noise": ("app", "noise"),
     "source": ("app", "source"),
 }
 """Which binding contexts are live together (a collision is two of them on one key)."""

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import NamedTuple
 
 from reviewer.agreement import (
@@ -144,3 +145,164 @@ def mean_sd(values: Sequence[float | None], std: str = DEFAULT_STD) -> Spread:
         return Spread(mean, None, n)
     variance = math.fsum((v - mean) ** 2 for v in defined) / (n - ddof)
     return Spread(mean, math.sqrt(variance), n)
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    """A figure over repeated runs: its mean, standard deviation and range (the noise band)."""
+
+    mean: float | None
+    sd: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+def band(values: Sequence[float | None], std: str = DEFAULT_STD) -> Band:
+    """:func:`mean_sd` with the range of the defined values."""
+    spread = mean_sd(values, std)
+    defined = [v for v in values if v is not None]
+    if not defined:
+        return Band(None, None, None, None, 0)
+    return Band(spread.mean, spread.sd, min(defined), max(defined), spread.n)
+
+
+@dataclass(frozen=True, slots=True)
+class Flips:
+    """How often the runs disagree on the subjects of one group (a kind, or a dimension).
+
+    ``flip_rate`` is the mean over subjects of the share of pairs of runs that gave the subject
+    different values (each subject judged with a value by at least two runs); ``changed`` the
+    share of those subjects on which not every run agreed.
+    """
+
+    group: str
+    subjects: int
+    flip_rate: float | None
+    changed: float | None
+    max_runs: int
+    """The most runs that judged one subject of the group."""
+
+
+def subject_flips(group: str, values: Iterable[Sequence[str]]) -> Flips:
+    """``values`` holds, per subject, the value each run that judged it gave (failed verdicts
+    left out). A pair of runs flips a subject when their values differ."""
+    rates: list[float] = []
+    changed = 0
+    most = 0
+    for given in values:
+        n = len(given)
+        most = max(most, n)
+        if n < 2:
+            continue
+        counts: dict[str, int] = defaultdict(int)
+        for value in given:
+            counts[value] += 1
+        pairs = n * (n - 1) / 2
+        same = math.fsum(c * (c - 1) / 2 for c in counts.values())
+        rates.append(1.0 - same / pairs)
+        changed += len(counts) > 1
+    if not rates:
+        return Flips(group, 0, None, None, most)
+    return Flips(group, len(rates), math.fsum(rates) / len(rates), changed / len(rates), most)
+
+
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's τ-b of two paired sequences (ties in either corrected for, as
+    ``scipy.stats.kendalltau`` does by default); None when either is constant or there are
+    fewer than two pairs. Quadratic in the number of systems, which is small."""
+    n = len(x)
+    if n != len(y):
+        raise ValueError("kendall_tau_b needs paired sequences")
+    concordant = discordant = tied_x = tied_y = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx, dy = x[i] - x[j], y[i] - y[j]
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                tied_x += 1
+            elif dy == 0:
+                tied_y += 1
+            elif (dx > 0) == (dy > 0):
+                concordant += 1
+            else:
+                discordant += 1
+    denominator = math.sqrt((concordant + discordant + tied_x) * (concordant + discordant + tied_y))
+    if denominator == 0:
+        return None
+    return (concordant - discordant) / denominator
+
+
+@dataclass(frozen=True, slots=True)
+class RankStability:
+    """How stable the systems' order by one metric is over the runs.
+
+    ``tau_mean`` / ``tau_min``: Kendall's τ-b between every pair of runs (over the systems
+    both scored). ``swaps``: for each pair of systems adjacent in the order of their mean over
+    runs (higher first), the share of runs that scored both and put the lower one strictly
+    above the higher one (None unless two or more runs scored both).
+    """
+
+    metric: str
+    systems: int
+    pairs: int
+    tau_mean: float | None
+    tau_min: float | None
+    swaps: tuple[tuple[str, str, float | None], ...]
+
+
+def rank_stability(metric: str, scores: Mapping[str, Mapping[str, float | None]]) -> RankStability:
+    """``scores``: run -> system -> the metric's value (None: not scored by that run)."""
+    systems = sorted({s for per in scores.values() for s in per})
+    taus = _pair_taus(scores, systems)
+    order = _mean_order(scores, systems)
+    swaps = tuple((hi, lo, _swap_share(scores, hi, lo)) for hi, lo in pairwise(order))
+    return RankStability(
+        metric,
+        len(order),
+        len(taus),
+        math.fsum(taus) / len(taus) if taus else None,
+        min(taus) if taus else None,
+        swaps,
+    )
+
+
+def _mean_order(scores: Mapping[str, Mapping[str, float | None]], systems: list[str]) -> list[str]:
+    """The systems some run scored, by their mean over the runs, highest first."""
+    means = {s: band([per.get(s) for per in scores.values()]).mean for s in systems}
+    return sorted((s for s in systems if means[s] is not None), key=lambda s: -(means[s] or 0.0))
+
+
+def _pair_taus(scores: Mapping[str, Mapping[str, float | None]], systems: list[str]) -> list[float]:
+    """τ-b between every pair of runs, over the systems both scored (pairs with fewer than two
+    such systems, or a constant side, give none)."""
+    runs = list(scores)
+    taus: list[float] = []
+    for i, first in enumerate(runs):
+        for second in runs[i + 1 :]:
+            both = [
+                (a, b)
+                for s in systems
+                if (a := scores[first].get(s)) is not None
+                and (b := scores[second].get(s)) is not None
+            ]
+            if len(both) < 2:
+                continue
+            tau = kendall_tau_b([a for a, _ in both], [b for _, b in both])
+            if tau is not None:
+                taus.append(tau)
+    return taus
+
+
+def _swap_share(scores: Mapping[str, Mapping[str, float | None]], hi: str, lo: str) -> float | None:
+    """Share of the runs scoring both systems that put ``lo`` strictly above ``hi``; None
+    unless two or more runs scored both (one run cannot swap anything)."""
+    both = [
+        (a, b)
+        for per in scores.values()
+        if (a := per.get(hi)) is not None and (b := per.get(lo)) is not None
+    ]
+    if len(both) < 2:
+        return None
+    return sum(1 for a, b in both if b > a) / len(both)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from reviewer.errors import InputError
 from reviewer.formats import hash_path
+from store.imports.attach import Attached, attach_run
 from store.imports.loader import ImportResult, import_records
 from store.scores.cache import ensure_scores, rebuild_scores, suite_unscored
 from store.sqlite.tx import transaction
@@ -67,6 +68,36 @@ def import_path(
         else:
             ensure_scores(conn)
     return result
+
+
+def attach_path(
+    conn: sqlite3.Connection,
+    path: Path,
+    name: str,
+    fmt: str = "native",
+    suite_id: str | None = None,
+    system_map: Mapping[str, str] | None = None,
+) -> Attached:
+    """Read and check a judge output, and attach its verdicts to the reports of the suite it
+    names (``suite_id`` overrides the name) as the new inactive run ``name``, in one
+    transaction (:mod:`store.imports.attach`). Attaching the same content under the same name
+    again does nothing."""
+    from reviewer.formats.native import read_bundle_path
+    from reviewer.registry import NATIVE, format_reader, formats
+
+    mapping = dict(system_map or {})
+    spec = formats().get(fmt)
+    if mapping and (spec is None or "system_map" not in spec.options):
+        raise InputError(
+            "command line", f"the {fmt} format takes no system map", field="system_map"
+        )
+    if spec is not None and spec.reader == NATIVE.reader:
+        bundle = read_bundle_path(path, suite_id)
+    else:
+        options = {"system_map": mapping} if mapping else {}
+        bundle = format_reader(fmt)(path, suite_id, **options)
+    with transaction(conn), announced(conn, f"attach {path}"):
+        return attach_run(conn, bundle, _content_id(path, system_map), name, str(path))
 
 
 def _content_id(path: Path, system_map: Mapping[str, str] | None) -> str:

@@ -768,8 +768,9 @@ def import_records(
             raise InputError(
                 label or suite.id,
                 f"suite {suite.id!r} is already in this database with different content; "
-                "inputs are immutable once reviewed: give the changed run a new suite id (or a "
-                "new version in its id)",
+                "inputs are immutable once reviewed: another judge run of the same reports "
+                "attaches to them with --as-run NAME; changed reports need a new suite id (or "
+                "a new version in its id)",
                 field="id",
             )
         loader = Loader(conn, suite, content_hash, label or "suite.json")

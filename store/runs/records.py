@@ -995,14 +995,17 @@ class RunVerdict:
     that extracted claims separately give the same fact different ids) plus the reference."""
     value: str | None
     error: str | None
+    group: str = ""
+    """The verdict's kind, with its criterion's dimension or its key where it has one (what
+    run-to-run agreement is reported by)."""
 
 
 def run_verdicts(conn: sqlite3.Connection, run: str) -> list[RunVerdict]:
     rows = run_rows(conn, run)
     out = []
-    for rid, rext, kind, crit, fact, ref, key, subject, value, error in conn.execute(
+    for rid, rext, kind, crit, fact, ref, key, subject, value, error, dim in conn.execute(
         f"""SELECT j.report_id, r.ext_id, j.kind, c.ext_id, k.fact, j.ref_idx, j.key,
-                   j.subject, j.value, j.error
+                   j.subject, j.value, j.error, c.dimension
             FROM judgment j JOIN report r ON r.id = j.report_id
             LEFT JOIN criterion c ON c.id = j.criterion_id
             LEFT JOIN claim k ON k.id = j.claim_id
@@ -1017,7 +1020,10 @@ def run_verdicts(conn: sqlite3.Connection, run: str) -> list[RunVerdict]:
             name = "x=" + key
         else:
             name = subject
-        out.append(RunVerdict(rid, rext, kind, name, value, error))
+        part = dim or key
+        out.append(
+            RunVerdict(rid, rext, kind, name, value, error, f"{kind}/{part}" if part else kind)
+        )
     return out
 
 
@@ -1047,22 +1053,23 @@ def run_scores(
     run: str,
     report_ids: Sequence[int] | None = None,
     variant: Variant = "judge",
+    own_only: bool = False,
 ) -> RunScores:
     """Score the reports ``run`` judged (restricted to ``report_ids`` when given) from that
     run's judgments alone, computed on the fly with each framework's ``score_report``.
 
     Verdict kinds the run did not judge on a report (a DailyReport run re-judges ins,
     consistency and rat but not claim factuality) are taken from the report's current
-    judgments, so that two runs differ only where they both judged. Human decisions on the
-    run's own judgments count in the ``adjudicated`` variant.
+    judgments, so that two runs differ only where they both judged; with ``own_only`` they
+    are left out instead, so that a metric whose inputs the run did not judge has no value
+    (a noise band must not count another run's figure as this one's). Human decisions on
+    the run's own judgments count in the ``adjudicated`` variant.
     """
     rows = run_rows(conn, run)
     judged = set(run_report_ids(conn, run))
     ids = sorted(judged if report_ids is None else judged & set(report_ids))
     if not ids:
         return RunScores({}, {})
-    inputs = load_inputs(conn, ids)
-    metas = report_meta(conn, ids)
     decided = dict(
         conn.execute("SELECT subject_id, value FROM decision WHERE status != 'conflict'").fetchall()
     )
@@ -1077,6 +1084,31 @@ def run_scores(
         if verdict.subject in decided:
             verdict = verdict._replace(effective=decided[verdict.subject])
         own[verdict.report_id].append(verdict)
+    return _score_reports(conn, ids, own, variant, own_only)
+
+
+def verdict_free_scores(
+    conn: sqlite3.Connection, report_ids: Sequence[int], variant: Variant = "judge"
+) -> RunScores:
+    """The reports scored with no verdict at all: the value a framework gives a metric by
+    default (DR. Bench's trust boost of 1 without trusted-source verdicts), which a run whose
+    own-only score equals it has not informed."""
+    return _score_reports(conn, sorted(set(report_ids)), {}, variant, own_only=True)
+
+
+def _score_reports(
+    conn: sqlite3.Connection,
+    ids: Sequence[int],
+    own: Mapping[int, list[VerdictIn]],
+    variant: Variant,
+    own_only: bool,
+) -> RunScores:
+    """Each report scored from ``own`` verdicts (with the current ones of the other kinds,
+    unless ``own_only``), and each system's aggregates."""
+    if not ids:
+        return RunScores({}, {})
+    inputs = load_inputs(conn, ids)
+    metas = report_meta(conn, ids)
     systems = dict(conn.execute("SELECT id, ext_id FROM system").fetchall())
     options = load_options(conn)
     registry = frameworks()
@@ -1097,7 +1129,7 @@ def run_scores(
             subtasks=base.subtasks,
             criteria=base.criteria,
             claims=base.claims,
-            verdicts=[v for v in base.verdicts if v.kind not in kinds] + mine,
+            verdicts=mine if own_only else [v for v in base.verdicts if v.kind not in kinds] + mine,
             expansions=base.expansions,
         )
         for name in metas[rid].frameworks:
@@ -1111,3 +1143,18 @@ def run_scores(
         key: registry[key[1]].aggregate(values, options[key[1]]) for key, values in grouped.items()
     }
     return RunScores(reports, aggregates)
+
+
+def suite_runs(conn: sqlite3.Connection, suite: str | None = None) -> list[str]:
+    """The runs of ``suite`` (every run when None), oldest first; error for an unknown suite."""
+    if (
+        suite is not None
+        and conn.execute("SELECT 1 FROM suite WHERE ext_id = ?", (suite,)).fetchone() is None
+    ):
+        raise InputError("command line", f"no suite {suite!r}", field="--suite")
+    rows = conn.execute(
+        "SELECT jr.ext_id FROM judge_run jr JOIN suite s ON s.id = jr.suite_id "
+        "WHERE ? IS NULL OR s.ext_id = ? ORDER BY jr.created_at, jr.id",
+        (suite, suite),
+    )
+    return list(dict.fromkeys(ext for (ext,) in rows))

@@ -137,7 +137,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "independently (no --to: who has what)",
     ),
     "compare": (
-        "tui.cli.runs:compare",
+        "tui.cli.compare:compare",
         "verdict agreement and score differences between judge runs; mean ± sd of "
         "system scores over runs",
     ),

@@ -43,7 +43,10 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
     "import",
     help="Import a benchmark run: read and check every record, then store it in one "
     "transaction (bad input names the file, line and field, and imports nothing). "
-    "Importing the same files again does nothing. A run of 16 MB or more is read "
+    "Importing the same files again does nothing. With --as-run NAME, the files are "
+    "another judge run of reports already imported (a repeated RACE run, a second "
+    "judgements file): their verdicts attach to the suite's reports as the inactive run "
+    "NAME, for `gavel compare` and the noise screen. A run of 16 MB or more is read "
     "on a second core while this process writes it (GAVEL_IMPORT_PIPELINE=never "
     "reads and writes in turn; =always pipelines any size).",
 )
@@ -72,14 +75,24 @@ def _known_format(ctx: click.Context, param: click.Parameter, value: str) -> str
     help="deepresearch_bench: the system of a results folder or judgements file named "
     "differently from its report file (repeatable; RESULT=RESULT keeps it a system of its own)",
 )
+@click.option(
+    "--as-run",
+    "as_run",
+    default=None,
+    metavar="NAME",
+    help="attach the files' verdicts to the reports already in their suite as the new "
+    "inactive judge run NAME (every report, criterion and claim must be there already; "
+    "nothing is imported on a mismatch)",
+)
 def import_run(
     db: Path | None,
     path: Path,
     input_format: str,
     suite_id: str | None,
     system_map: tuple[str, ...],
+    as_run: str | None,
 ) -> int:
-    from store.imports.from_path import import_path
+    from store.imports.from_path import attach_path, import_path
 
     mapping: dict[str, str] = {}
     for pair in system_map:
@@ -90,6 +103,18 @@ def import_run(
             )
         mapping[name.strip()] = system.strip()
     conn = open_db(db)
+    if as_run is not None:
+        attached = attach_path(conn, path, as_run, input_format, suite_id, mapping)
+        runs = ", ".join(attached.runs)
+        if not attached.created:
+            print(f"run {runs} is already attached with identical content: nothing to do")
+        else:
+            print(
+                f"attached run {runs} to suite {attached.suite}: "
+                f"{attached.judgments:,} judgments on {attached.reports:,} reports "
+                f"(inactive; `gavel compare` shows it beside the other runs)"
+            )
+        return 0
     started = time.perf_counter()
     result = import_path(conn, path, input_format, suite_id, mapping)
     elapsed = time.perf_counter() - started

@@ -1,6 +1,6 @@
 """Subcommands about judge runs: ``runs`` lists them (or ranks them against the human labels),
 ``runs activate`` validates a candidate and makes it count, ``runs retire`` retires one,
-``compare`` sets two or more side by side (:func:`store.runs.compare.compare_runs`)."""
+``gavel compare`` (tui/cli/compare.py) sets two or more side by side."""
 
 from __future__ import annotations
 
@@ -12,23 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from reviewer.judge.compare import DEFAULT_STD, STD_CHOICES
-from reviewer.registry import frameworks
 from reviewer.textsafety import printable
-from store.runs.compare import RunComparison, check_runs, compare_runs
 from store.runs.records import list_runs, mark_stale_runs, set_active
 from store.scores.cache import ensure_scores
 from tui.cli.options import db_option, format_option, open_db
 from tui.cli.output import emit, wide_console
-from tui.render.tables import fmt_delta, fmt_number
+from tui.render.tables import fmt_number
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-    from rich.console import Console
-
-    from reviewer.agreement import ConfusionMatrix
-    from reviewer.framework import Framework
     from store.runs.activation import ActivationPreview
 
 
@@ -237,189 +228,3 @@ def _print_preview(seen: ActivationPreview, fmt: str) -> None:
     console = wide_console()
     for renderable in preview_renderables(seen):
         console.print(renderable)
-
-
-def _metrics(names: tuple[str, ...]) -> list[tuple[str, str]]:
-    """``FRAMEWORK.METRIC`` or a metric name only one framework has; by default every
-    headline metric and those a framework marks for comparison."""
-    registry = frameworks()
-    if names:
-        return [_metric_named(name, registry) for name in names]
-    return [
-        (name, m.name)
-        for name, fw in registry.items()
-        for m in fw.metrics
-        if m.headline or m.compare
-    ]
-
-
-def _metric_named(name: str, registry: Mapping[str, Framework]) -> tuple[str, str]:
-    """``FRAMEWORK.METRIC`` as written, or the one framework that has a metric of that name."""
-    framework, dot, metric = name.partition(".")
-    if dot:
-        return framework, metric
-    owners = [fw for fw, spec in registry.items() if any(m.name == name for m in spec.metrics)]
-    if len(owners) != 1:
-        where = f"it is in {', '.join(owners)}" if owners else "no framework has it"
-        raise click.BadParameter(
-            f"{name!r}: write FRAMEWORK.METRIC ({where})", param_hint="--metric"
-        )
-    return owners[0], name
-
-
-@click.command(
-    help="Verdict agreement and score differences between judge runs, and the mean "
-    "± sd of system scores over them, on the reports every run judged."
-)
-@db_option
-@click.argument(
-    "run_ids", nargs=-1, required=True, metavar="RUN...", help="two or more judge run ids"
-)
-@click.option(
-    "--metric",
-    "metrics",
-    multiple=True,
-    help="system metric to compare (repeatable; default: headline metrics, "
-    "SubTaskPass and Refer_Claim_Consistency)",
-)
-@click.option(
-    "--std",
-    type=click.Choice(tuple(STD_CHOICES)),
-    default=DEFAULT_STD,
-    help="sample (n-1, default) or population (n) standard deviation",
-)
-@click.option(
-    "--variant",
-    type=click.Choice(("judge", "adjudicated")),
-    default="judge",
-    help="score each run from its own values (default) or with human decisions",
-)
-@format_option("table", "json")
-def compare(
-    db: Path | None,
-    run_ids: tuple[str, ...],
-    metrics: tuple[str, ...],
-    std: str,
-    variant: str,
-    fmt: str,
-) -> int:
-    check_runs(run_ids)
-    conn = open_db(db)
-    found = compare_runs(
-        conn,
-        run_ids,
-        _metrics(metrics),
-        "adjudicated" if variant == "adjudicated" else "judge",
-        std,
-    )
-    if fmt == "json":
-        emit([_comparison_record(found)], [], "json")
-        return 0
-    console = wide_console()
-    _print_agreement(found, console)
-    for kind, matrix in found.confusion:
-        _print_confusion(kind, matrix, console)
-    if found.differences:
-        _print_differences(found, variant, console)
-    _print_robustness(found, len(run_ids), std, console)
-    return 0
-
-
-def _comparison_record(found: RunComparison) -> dict[str, Any]:
-    return {
-        "runs": found.runs,
-        "reports": found.reports,
-        "variant": found.variant,
-        "std": found.std,
-        "agreement": [asdict(a) for a in found.agreement],
-        "confusion": [
-            {"kind": k, "labels": list(m.labels), "counts": m.counts} for k, m in found.confusion
-        ],
-        "score_differences": [asdict(d) for d in found.differences],
-        "robustness": [asdict(s) for s in found.robustness],
-    }
-
-
-def _print_agreement(found: RunComparison, console: Console) -> None:
-    emit(
-        [
-            {
-                **asdict(a),
-                **{k: fmt_number(getattr(a, k)) for k in ("accuracy", "kappa", "weighted_kappa")},
-            }
-            for a in found.agreement
-        ],
-        [
-            "a",
-            "b",
-            "kind",
-            "n",
-            "accuracy",
-            "kappa",
-            "weighted_kappa",
-            "only_a",
-            "only_b",
-            "errors_a",
-            "errors_b",
-        ],
-        "table",
-        title="verdict agreement between runs (items both judged; errors left out)",
-        numeric=("n", "accuracy", "kappa", "weighted_kappa", "only_a", "only_b"),
-        console=console,
-    )
-
-
-def _print_confusion(kind: str, matrix: ConfusionMatrix, console: Console) -> None:
-    labels = [str(label) for label in matrix.labels]
-    rows: list[dict[str, Any]] = [
-        {"a \\ b": labels[i], **{labels[j]: matrix.counts[i][j] for j in range(len(labels))}}
-        for i in range(len(labels))
-    ]
-    emit(
-        rows,
-        ["a \\ b", *labels],
-        "table",
-        title=f"{kind}: a in rows, b in columns",
-        numeric=labels,
-        console=console,
-    )
-
-
-def _print_differences(found: RunComparison, variant: str, console: Console) -> None:
-    emit(
-        [
-            {
-                "system": d.system,
-                "metric": d.metric,
-                "a": fmt_number(d.a),
-                "b": fmt_number(d.b),
-                "delta": fmt_delta(d.delta),
-            }
-            for d in found.differences
-        ],
-        ["system", "metric", "a", "b", "delta"],
-        "table",
-        title=f"system scores, {variant} variant, {found.reports} reports both judged",
-        numeric=("a", "b", "delta"),
-        console=console,
-    )
-
-
-def _print_robustness(found: RunComparison, runs: int, std: str, console: Console) -> None:
-    emit(
-        [
-            {
-                "system": s.system,
-                "metric": s.metric,
-                "mean ± sd": f"{fmt_number(s.mean)} ± {fmt_number(s.sd)}",
-                "runs": s.runs,
-            }
-            for s in found.robustness
-        ],
-        ["system", "metric", "mean ± sd", "runs"],
-        "table",
-        title=f"robustness over {runs} runs ({std} standard deviation, "
-        f"{found.reports} reports every run judged)",
-        numeric=("runs",),
-        console=console,
-    )

@@ -6,7 +6,7 @@ import sqlite3
 import time
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import JustifyMethod
@@ -30,7 +30,10 @@ from tui.screens.base import GavelScreen
 from tui.screens.modals import Picker, SearchDialog
 from tui.widgets.footer import GavelFooter
 from tui.widgets.hub_status import HubStatus
-from tui.widgets.queue_table import QueueTable
+from tui.widgets.queue_table import QueueTable, band_text
+
+if TYPE_CHECKING:
+    from store.runs.compare import NoiseBand
 
 SUSPECT = "◆"
 """The mark of verdicts that suspicion flags point to (queue column, judgment list)."""
@@ -99,12 +102,15 @@ class QueueScreen(GavelScreen):
         self._stale: set[int] = set()
         """Reports whose rows were brought up to date for the report screen's n (see
         :meth:`current_order`) but not yet redrawn in the table."""
+        self.bands: dict[str, dict[str, NoiseBand]] = {}
+        """Per suite with repeated runs, each system's score band (:meth:`load_bands`)."""
         self._suite_filters: dict[str | None, QueueFilter] = {}
         """Each benchmark run's own filters and order, kept while another is on show (b)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading…", id="queue-status")
+        yield Static("", id="queue-band")
         yield QueueTable(id="queue-table", cursor_type="row", zebra_stripes=True)
         yield HubStatus()
         yield GavelFooter()
@@ -184,6 +190,27 @@ class QueueScreen(GavelScreen):
             self.set_timer(IMPACT_DELAY, self.fill_impacts)
         if not self.gavel.warmed:
             self.set_timer(IMPACT_DELAY, self.gavel.warm_up)
+        self.load_bands()
+
+    @work(thread=True, exclusive=True, group="queue-bands", exit_on_error=False)
+    def load_bands(self) -> None:
+        """Each system's score band over repeated runs, after the rows (it scores every run
+        of a suite that has two or more)."""
+        from store.runs.compare import system_bands
+
+        bands = system_bands(self.gavel.backend.reader())
+        self.app.call_from_thread(self.show_bands, bands)
+
+    def show_bands(self, bands: dict[str, dict[str, NoiseBand]]) -> None:
+        self.bands = bands
+        band = self.query_one("#queue-band", Static)
+        # The benchmark run on show; all of them at once: the one that has bands, if one has.
+        suite = self.filter.suite
+        if suite is None and len(bands) == 1:
+            suite = next(iter(bands))
+        shown = bands.get(suite, {}) if suite is not None else {}
+        band.update(band_text(shown, max(20, self.size.width - 2)))
+        band.display = bool(shown)
 
     @on(QueueRowsChanged)
     def rows_changed(self, message: QueueRowsChanged) -> None:
@@ -407,6 +434,8 @@ class QueueScreen(GavelScreen):
     def set_filter(self, flt: QueueFilter, *, top: bool = False) -> None:
         self.filter = flt
         self.redraw(top=top)
+        if self.bands:
+            self.show_bands(self.bands)
 
     # -- actions ---------------------------------------------------------------------------
 

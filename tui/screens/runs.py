@@ -73,6 +73,7 @@ class RunsScreen(GavelScreen):
                 {
                     "run": info.id,
                     "model": info.model,
+                    "suites": info.suites,
                     "state": "active" if info.active else "candidate",
                     "status": info.usage.get("status", "imported"),
                     "reports": info.reports,
@@ -154,6 +155,14 @@ class RunsScreen(GavelScreen):
 
     def action_reload(self) -> None:
         self.load()
+
+    def action_noise(self) -> None:
+        """The noise band of the suite of the run under the cursor (every run of it)."""
+        from tui.screens.noise import NoiseScreen
+
+        run = self._selected()
+        suites: list[str] = next((r["suites"] for r in self.rows if r["run"] == run), [])
+        self.app.push_screen(NoiseScreen(suites[0] if suites else None))
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -12,14 +12,18 @@ to the queue. With every row one line high, line y is row y, which this table an
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any, overload
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets._data_table import CellType, RowKey
 
+from reviewer.textsafety import printable
 from tui.widgets.row_table import RowTable
+
+if TYPE_CHECKING:
+    from store.runs.compare import NoiseBand
 
 
 class _Lines(Sequence[tuple[RowKey, int]]):
@@ -81,3 +85,26 @@ class QueueTable(RowTable):
                     column.content_width = width
         # With no new rows the base class only recomputes the virtual size.
         super()._update_dimensions(())
+
+
+def band_text(bands: Mapping[str, NoiseBand], width: int = 78) -> Text:
+    """Each system's score with its noise band over the suite's runs ("0.421 ±0.018"), one
+    line cut to ``width`` (the queue's status at 80 columns): the sd is the run-to-run spread
+    of the system's score, not an interval for it."""
+    text = Text(no_wrap=True, overflow="ellipsis")
+    if not bands:
+        return text
+    first = next(iter(bands.values()))
+    text.append(f" band over {first.band.n} runs, {printable(first.metric)}: ", "dim")
+    parts = []
+    for system, b in bands.items():
+        sd = "n/a" if b.band.sd is None else f"±{b.band.sd:.3f}"
+        mean = "n/a" if b.band.mean is None else f"{b.band.mean:.3f}"
+        parts.append((system, f"{mean} {sd}"))
+    for i, (system, value) in enumerate(parts):
+        if i:
+            text.append(" · ", "dim")
+        text.append(f"{printable(system)} ")
+        text.append(value, "bold")
+    text.truncate(width, overflow="ellipsis")
+    return text

@@ -176,8 +176,12 @@ METRICS = (
         headline=True,
         digits=4,
         description="the benchmark's stored per-task overall_score",
+        same_as="overall",
     ),
-    *(Metric(f"stored_{d}", f"stored {d.replace('_', ' ')}", digits=4) for d in DIMENSIONS),
+    *(
+        Metric(f"stored_{d}", f"stored {d.replace('_', ' ')}", digits=4, same_as=d)
+        for d in DIMENSIONS
+    ),
     Metric(
         "drift_overall",
         "drift overall",
