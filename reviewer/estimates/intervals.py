@@ -178,13 +178,12 @@ def corrected_intervals(
             fpc,
         )
         df = None if correction.df is None else float(correction.df[j])
-        half: float | tuple[float, float] = half_width(
-            variance[j], int(correction.disagreements[j]), confidence, df
-        )
+        symmetric = half_width(variance[j], int(correction.disagreements[j]), confidence, df)
+        half: float | tuple[float, float] = symmetric
         if correction.third is not None and variance[j] > 0:
             se = math.sqrt(variance[j])
             skew = float(correction.third[j]) / variance[j] ** 1.5
-            half = skewed_half_widths(float(half) / se, se, skew)
+            half = skewed_half_widths(symmetric / se, se, skew)
         lower[j], upper[j] = bounded(
             float(estimate[j]),
             half,
