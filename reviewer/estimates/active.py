@@ -157,6 +157,28 @@ def active_totals(
     return estimate, variance
 
 
+def active_third(batch: Ints, pi: Floats, d: Floats, shares: tuple[float, ...]) -> Floats:
+    """(targets,) the estimated third cumulant of :func:`active_totals`' estimate: batch b's
+    Horvitz–Thompson total under Poisson sampling has ``Σ (1 − π)(1 − 2π)/π²·d³`` (each
+    draw a Bernoulli(π) times ``d/π``), estimated without bias by the same sum over the
+    drawn rows divided by π once more; the batches add with their weights cubed.
+
+    A total of rare errors drawn at small probabilities is skewed: a plan that catches few of
+    them is both too high and too narrow (its estimate and variance are correlated), so a
+    symmetric interval misses on one side; the skewness corrects it
+    (:func:`reviewer.estimates.intervals.skewed_half_widths`)."""
+    third = np.zeros(d.shape[1])
+    present = [b for b in range(len(shares)) if np.any(batch == b)]
+    scale = sum(shares[b] for b in present)
+    for b in present:
+        weight = shares[b] / scale
+        mine = batch == b
+        p = pi[mine][:, None]
+        rows = d[mine]
+        third += weight**3 * ((1.0 - p) * (1.0 - 2.0 * p) / p**3 * rows**3).sum(axis=0)
+    return third
+
+
 @dataclass(frozen=True, slots=True)
 class ActiveSkips:
     """An active plan's skipped draws (drawn, passed over, undecided): their batch, their

@@ -130,11 +130,13 @@ def _borrowed(s2: Floats, squares: Floats, n: Floats) -> Floats:
     return out
 
 
-def cluster_correction(totals: ClusterTotals, known: Floats) -> Correction:
+def cluster_correction(totals: ClusterTotals, known: Floats, rows: int = 0) -> Correction:
     """The correction of every target by a report plan, in the form of the store's other
     designs: the estimated frame total less ``known`` (``Σ_r c_r`` over every report whose
     decisions are known, in the plan or not). A target some stratum of which holds no
-    decided report gets no estimate (NaN)."""
+    decided report gets no estimate (NaN). ``rows``: the reviewed rows the caller's rank
+    comparisons hold (their share of the correction is left at 0: a report's correction is
+    not split among its verdicts)."""
     correction = np.where(totals.covered, totals.total - known, np.nan)
     variance = np.where(totals.covered, totals.variance, np.nan)
     targets = len(correction)
@@ -152,7 +154,7 @@ def cluster_correction(totals: ClusterTotals, known: Floats) -> Correction:
         single_cells=zeros.astype(np.int64),
         empty_population=zeros,
         unreviewed=np.maximum(totals.population - totals.reviews, 0.0),
-        row_share=np.zeros((0, targets)),
+        row_share=np.zeros((rows, targets)),
         population=totals.population,
         magnitude=totals.magnitude,
         skip_low=zeros.copy(),
