@@ -157,26 +157,38 @@ def active_totals(
     return estimate, variance
 
 
-def active_third(batch: Ints, pi: Floats, d: Floats, shares: tuple[float, ...]) -> Floats:
-    """(targets,) the estimated third cumulant of :func:`active_totals`' estimate: batch b's
-    Horvitz–Thompson total under Poisson sampling has ``Σ (1 − π)(1 − 2π)/π²·d³`` (each
-    draw a Bernoulli(π) times ``d/π``), estimated without bias by the same sum over the
-    drawn rows divided by π once more; the batches add with their weights cubed.
+def smoothed_variance(
+    batch: Ints, pi: Floats, d: Floats, relevant: Bools, rate: Floats, shares: tuple[float, ...]
+) -> Floats:
+    """(targets,) the variance of :func:`active_totals`' estimate with each drawn row's
+    squared influence replaced by what it is expected to be: its cell's learnt error rate
+    ``rate`` (shrunk towards the prior, :func:`learned_rates`) times the mean squared
+    influence of an error on the target (over the errors caught)::
 
-    A total of rare errors drawn at small probabilities is skewed: a plan that catches few of
-    them is both too high and too narrow (its estimate and variance are correlated), so a
-    symmetric interval misses on one side; the skewness corrects it
-    (:func:`reviewer.estimates.intervals.skewed_half_widths`)."""
-    third = np.zeros(d.shape[1])
+        Σ_b w_b² Σ_{S_b} (1 − π)/π² · r_i · m̄²
+
+    The Horvitz–Thompson variance ``Σ (1 − π)/π² · d²`` rests on the errors the plan
+    happened to catch: one drawn at a small probability adds ``d²/π²``, so a plan that
+    catches none of a cell's rare errors is both too high (it misses their correction) and
+    too narrow (it misses their variance), and the interval misses on that side. The rates
+    pool every decision of a cell with the prior's pseudo-decisions, so a cell's share of
+    the variance does not fall to zero with no error caught there. (Estimate and variance
+    stay correlated through the cells whose errors are caught: this lifts the coverage a
+    little, it does not remove the correlation; docs/estimates.md §7.)"""
+    targets = d.shape[1]
+    moving = relevant & (d != 0)
+    count = moving.sum(axis=0)
+    m2 = np.where(count > 0, (d * d * moving).sum(axis=0) / np.maximum(count, 1), 0.0)
+    variance = np.zeros(targets)
     present = [b for b in range(len(shares)) if np.any(batch == b)]
     scale = sum(shares[b] for b in present)
     for b in present:
         weight = shares[b] / scale
         mine = batch == b
         p = pi[mine][:, None]
-        rows = d[mine]
-        third += weight**3 * ((1.0 - p) * (1.0 - 2.0 * p) / p**3 * rows**3).sum(axis=0)
-    return third
+        expected = rate[mine][:, None] * m2[None, :] * relevant[mine]
+        variance += weight * weight * ((1.0 - p) / (p * p) * expected).sum(axis=0)
+    return variance
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,15 +259,20 @@ def active_correction(
     outside: Floats,
     shares: tuple[float, ...],
     skipped: SkipBounds | None = None,
+    rate: Floats | None = None,
 ) -> Correction:
     """The correction of every target by an active plan's reviewed rows (``relevant``: rows ×
     targets, the row's verdict can move the target; ``population``: the subjects that can
     move each target; ``outside``: what decisions outside the plan settled; ``skipped``: how
-    far the skipped draws could move it, :func:`skip_bounds`), in the form the
+    far the skipped draws could move it, :func:`skip_bounds`; ``rate``: each row's learnt
+    error rate, for :func:`smoothed_variance`), in the form the
     store's other designs give it: the estimated total of the unreviewed subjects' influences
     is the frame's estimated total less everything decided."""
     total, variance = active_totals(batch, pi, d, shares)
-    if skipped is not None:
+    if rate is not None:
+        smoothed = smoothed_variance(batch, pi, d, relevant, rate, shares)
+        variance = smoothed if skipped is None else np.maximum(smoothed, skipped.variance)
+    elif skipped is not None:
         variance = skipped.variance
     correction = total - d.sum(axis=0) - outside
     moving = relevant & (d != 0)

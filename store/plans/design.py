@@ -721,6 +721,41 @@ def extend_active(conn: sqlite3.Connection, plan: Plan) -> int:
     return len(draws.index)
 
 
+def active_rates(
+    conn: sqlite3.Connection, plan: Plan, subjects: Sequence[int]
+) -> npt.NDArray[np.float64]:
+    """Each of ``subjects``' (drawn by the active ``plan``) predicted error rate, learnt from
+    every decision on the plan's draws and shrunk towards its cell's prior, as the next
+    batch would have drawn it: the estimate's variance rests on these
+    (:func:`reviewer.estimates.active.smoothed_variance`)."""
+    units, _ = run_units(conn, plan.suite_id, plan.frameworks)
+    in_frame = {
+        int(s)
+        for (s,) in conn.execute("SELECT subject_id FROM plan_frame WHERE plan_id = ?", (plan.id,))
+    }
+    drawn = {
+        int(s)
+        for (s,) in conn.execute("SELECT subject_id FROM plan_draw WHERE plan_id = ?", (plan.id,))
+    }
+    frame = [i for i, s in enumerate(units.subject) if s in in_frame]
+    cell, prior = _active_cells(conn, units, frame, drawn)
+    position = {units.subject[i]: k for k, i in enumerate(frame)}
+    decided = np.array(
+        [
+            position[s]
+            for s in drawn
+            if s in position and units.human[frame[position[s]]] is not None
+        ],
+        dtype=np.int64,
+    )
+    overruled = np.array(
+        [_disagrees(units.judge[frame[k]], units.human[frame[k]]) for k in decided.tolist()],
+        dtype=bool,
+    )
+    rates = learned_rates(cell, prior, decided, overruled)
+    return np.array([rates[position[s]] if s in position else 0.0 for s in subjects])
+
+
 def _batches_if_decided(rows: Sequence[tuple[Any, Any, Any]]) -> int | None:
     """How many batches are drawn, if every drawn subject is decided and a batch is left."""
     batches = 1 + max((int(w) for _, w, _ in rows), default=0)

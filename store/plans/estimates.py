@@ -67,7 +67,7 @@ from reviewer.framework import Framework, Metric, ReportScores
 from reviewer.impact import alternatives
 from reviewer.inputs import ReportInput, VerdictIn
 from reviewer.registry import frameworks, get_kind
-from store.plans.design import Plan, get_plan, has_plans, suite_row
+from store.plans.design import Plan, active_rates, get_plan, has_plans, suite_row
 from store.scores import report_rows as report_scores
 from store.scores.cache import load_options
 from store.scores.inputs import load_inputs
@@ -1056,6 +1056,7 @@ def _active_correct(
         outside,
         DEFAULT_SHARES,
         skip_bounds(batch, raw, reviews.d, drawn, skipped, DEFAULT_SHARES),
+        active_rates(conn, plan, [sid for _, sid, _, _ in reviewed]),
     )
     return correction, int(frame.count.sum())
 
