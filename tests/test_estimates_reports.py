@@ -162,3 +162,51 @@ def test_a_subject_plan_says_userpref_is_not_estimable(synthetic_db: Path, tmp_p
             assert row.corrected is not None  # the first-order value, shown as such
         elif row.status == "ok":
             assert row.lower is not None
+
+
+def test_race_ratios_are_estimated_from_whole_reports(tmp_path: Path) -> None:
+    """RACE's T/(T+R) per report (the DeepResearch Bench fixture): a report plan of every
+    report, decided (every third verdict overruled), gives the adjudicated scores exactly;
+    one of half of them gives an interval, never the subject plan's 'not estimable'."""
+    from store.db.connection import connect
+    from store.plans.design import PlanSpec, create_plan
+    from store.plans.estimates import NOT_ESTIMABLE, estimate
+    from tui.cli import main
+
+    fixture = Path(__file__).parent / "fixtures" / "drb_mini"
+    db = tmp_path / "drb.db"
+    assert main(["import", str(fixture), "--format", "drb", "--db", str(db)]) == 0
+    conn = connect(db)
+    half = create_plan(conn, PlanSpec(2, "reports", seed=1, frameworks=("race",)), "ana")
+    _decide(conn, half.id)
+    rows = [r for r in estimate(conn, ranks=False).rows if r.metric == "overall"]
+    assert rows and all(NOT_ESTIMABLE not in r.notes for r in rows)
+    assert any(r.adjudicated != r.judge for r in rows)
+    assert any(r.lower is not None and r.lower < r.upper for r in rows)  # type: ignore[operator]
+    every = create_plan(conn, PlanSpec(100, "reports", seed=2, frameworks=("race",)), "ana")
+    _decide(conn, every.id)
+    for row in estimate(conn, every.name, ranks=False).rows:
+        if row.reviews:
+            assert row.corrected == pytest.approx(row.adjudicated, abs=1e-12), row
+            assert row.lower == row.upper == row.corrected
+
+
+def _decide(conn: sqlite3.Connection, plan_id: int) -> None:
+    """Decide every undecided subject of the plan: the judge's score, or on every third
+    two points lower (another value of its scale)."""
+    from store.plans.design import plan_items
+    from store.reviewlog.events import ReviewLog
+    from store.scores.cache import rebuild_scores
+
+    log = ReviewLog(conn, "ana")
+    for n, item in enumerate(plan_items(conn, plan_id)):
+        if item.decided or item.judgment_id is None:
+            continue
+        judge = conn.execute(
+            "SELECT value FROM judgment WHERE id = ?", (item.judgment_id,)
+        ).fetchone()[0]
+        value = judge
+        if n % 3 == 0 and judge is not None:
+            value = str(max(0, int(float(judge)) - 2))
+        log.decide(item.judgment_id, value, "test")
+    rebuild_scores(conn)
