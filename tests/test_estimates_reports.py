@@ -210,3 +210,11 @@ def _decide(conn: sqlite3.Connection, plan_id: int) -> None:
             value = str(max(0, int(float(judge)) - 2))
         log.decide(item.judgment_id, value, "test")
     rebuild_scores(conn)
+
+
+def test_the_notes_give_the_degrees_of_freedom_the_interval_used() -> None:
+    from store.plans.estimates import _freedom
+
+    assert _freedom(8, None) == "10"  # disagreements + 2
+    assert _freedom(3, 2.0) == "2"  # three reports decided: the design's n − 1
+    assert _freedom(3, 4.5) == "4.5"

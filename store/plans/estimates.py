@@ -1609,7 +1609,8 @@ def _trust(
         return "undefined", ["a system it covers has no report decided in full yet"]
     if correction.unreviewed[j] == 0:
         return "ok", ["exact: every verdict that moves it is reviewed"]
-    reasons = _spread_reasons(reviews, disagreements, has_interval)
+    df = None if correction.df is None else float(correction.df[j])
+    reasons = _spread_reasons(reviews, disagreements, has_interval, df)
     if reviews < MIN_REVIEWS:
         reasons.append(f"{reviews} reviews < {MIN_REVIEWS}")
     if int(correction.single_cells[j]):
@@ -1617,8 +1618,11 @@ def _trust(
     return ("weak" if reasons else "ok"), reasons
 
 
-def _spread_reasons(reviews: int, disagreements: int, has_interval: bool) -> list[str]:
-    """Why the disagreements are too few to trust the spread measured from them, if so."""
+def _spread_reasons(
+    reviews: int, disagreements: int, has_interval: bool, df: float | None = None
+) -> list[str]:
+    """Why the disagreements are too few to trust the spread measured from them, if so
+    (``df``: the design's degrees of freedom where it caps them, a report plan's)."""
     bound = f"~{min(1.0, 3 / reviews):.0%}"
     if disagreements == 0 and not has_interval:
         return [
@@ -1636,9 +1640,18 @@ def _spread_reasons(reviews: int, disagreements: int, has_interval: bool) -> lis
         return [
             f"{disagreements} disagreement{'s' if disagreements > 1 else ''} < "
             f"{MIN_DISAGREEMENTS}: a rough interval (pseudo-observations, t on "
-            f"{disagreements + 2} df)"
+            f"{_freedom(disagreements, df)} df)"
         ]
     return []
+
+
+def _freedom(disagreements: int, df: float | None) -> str:
+    """The interval's degrees of freedom as :func:`reviewer.estimates.intervals.half_width`
+    takes them: the disagreements plus two, capped by the design's."""
+    freedom = float(disagreements + 2)
+    if df is not None and math.isfinite(df) and df > 0:
+        freedom = min(freedom, df)
+    return f"{freedom:.0f}" if abs(freedom - round(freedom)) < 0.05 else f"{freedom:.1f}"
 
 
 def _needed(
