@@ -96,6 +96,8 @@ def test_a_reviewed_plan_gives_intervals_ranks_and_says_what_is_weak(sample_db: 
     assert fac.needed is not None and fac.anytime is not None and fac.anytime > fac.half_width
     assert overall["UserPref"].status == "weak"
     assert any("first-order" in n for n in overall["UserPref"].notes)
+    assert any(n.startswith("not estimable from this sample") for n in overall["UserPref"].notes)
+    assert overall["UserPref"].lower is None  # no interval a subject plan could justify
     # Nothing confident-looking where nothing was measured: no zero-width intervals but exact.
     for row in report.rows:
         if row.lower is not None and row.lower == row.upper:

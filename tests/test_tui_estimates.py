@@ -185,3 +185,42 @@ async def test_plan_mode_walks_an_active_plan_by_default_batch_after_batch(
         await wait_for(pilot, lambda: len(screen.items) > first_batch, limit=60)
         assert not screen.items[screen.index].decided  # served: the new batch's first
         assert screen.index >= first_batch
+
+
+async def test_a_report_plan_from_the_estimates_screen_gives_userpref_an_interval(
+    sample_db: Path,
+) -> None:
+    """`n` on the Estimates screen, design "reports", four reports: once every subject of
+    them is decided, UserPref's rows show an interval and no longer the subject plan's
+    "not estimable from this sample"."""
+    reviewed_plan(sample_db, budget=40, decide=10)
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.press("E")
+        screen = app.screen
+        assert isinstance(screen, EstimatesScreen)
+        await wait_for(pilot, lambda: screen.computed >= 1, limit=60)
+        assert "not estimable from this sample" in screen.query_one(TextView).plain
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, NewPlanDialog))
+        app.screen.query_one("#plan-budget").value = "6"  # type: ignore[attr-defined]
+        app.screen.query_one("#plan-seed").value = "2"  # type: ignore[attr-defined]
+        _choose_design(app.screen, "reports")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: screen.plan == "p2" and screen.computed >= 2, limit=60)
+        assert "reports (whole reports, by system)" in screen.query_one(TextView).plain
+        from store.db.connection import connect
+        from store.plans.design import get_plan
+        from store.plans.simulated import review_plan
+
+        conn = connect(sample_db)
+        plan = get_plan(conn, "p2")
+        assert plan.reports
+        review_plan(conn, plan, None, 100_000, overrule_every=4)
+        conn.close()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: screen.computed >= 3, limit=60)
+        text = screen.query_one(TextView).plain
+        assert "not estimable from this sample" not in text
+        assert "draws whole reports" in text

@@ -157,6 +157,40 @@ def active_totals(
     return estimate, variance
 
 
+def smoothed_variance(
+    batch: Ints, pi: Floats, d: Floats, relevant: Bools, rate: Floats, shares: tuple[float, ...]
+) -> Floats:
+    """(targets,) the variance of :func:`active_totals`' estimate with each drawn row's
+    squared influence replaced by what it is expected to be: its cell's learnt error rate
+    ``rate`` (shrunk towards the prior, :func:`learned_rates`) times the mean squared
+    influence of an error on the target (over the errors caught)::
+
+        Σ_b w_b² Σ_{S_b} (1 − π)/π² · r_i · m̄²
+
+    The Horvitz–Thompson variance ``Σ (1 − π)/π² · d²`` rests on the errors the plan
+    happened to catch: one drawn at a small probability adds ``d²/π²``, so a plan that
+    catches none of a cell's rare errors is both too high (it misses their correction) and
+    too narrow (it misses their variance), and the interval misses on that side. The rates
+    pool every decision of a cell with the prior's pseudo-decisions, so a cell's share of
+    the variance does not fall to zero with no error caught there. (Estimate and variance
+    stay correlated through the cells whose errors are caught: this lifts the coverage a
+    little, it does not remove the correlation; docs/estimates.md §7.)"""
+    targets = d.shape[1]
+    moving = relevant & (d != 0)
+    count = moving.sum(axis=0)
+    m2 = np.where(count > 0, (d * d * moving).sum(axis=0) / np.maximum(count, 1), 0.0)
+    variance = np.zeros(targets)
+    present = [b for b in range(len(shares)) if np.any(batch == b)]
+    scale = sum(shares[b] for b in present)
+    for b in present:
+        weight = shares[b] / scale
+        mine = batch == b
+        p = pi[mine][:, None]
+        expected = rate[mine][:, None] * m2[None, :] * relevant[mine]
+        variance += weight * weight * ((1.0 - p) / (p * p) * expected).sum(axis=0)
+    return variance
+
+
 @dataclass(frozen=True, slots=True)
 class ActiveSkips:
     """An active plan's skipped draws (drawn, passed over, undecided): their batch, their
@@ -225,15 +259,20 @@ def active_correction(
     outside: Floats,
     shares: tuple[float, ...],
     skipped: SkipBounds | None = None,
+    rate: Floats | None = None,
 ) -> Correction:
     """The correction of every target by an active plan's reviewed rows (``relevant``: rows ×
     targets, the row's verdict can move the target; ``population``: the subjects that can
     move each target; ``outside``: what decisions outside the plan settled; ``skipped``: how
-    far the skipped draws could move it, :func:`skip_bounds`), in the form the
+    far the skipped draws could move it, :func:`skip_bounds`; ``rate``: each row's learnt
+    error rate, for :func:`smoothed_variance`), in the form the
     store's other designs give it: the estimated total of the unreviewed subjects' influences
     is the frame's estimated total less everything decided."""
     total, variance = active_totals(batch, pi, d, shares)
-    if skipped is not None:
+    if rate is not None:
+        smoothed = smoothed_variance(batch, pi, d, relevant, rate, shares)
+        variance = smoothed if skipped is None else np.maximum(smoothed, skipped.variance)
+    elif skipped is not None:
         variance = skipped.variance
     correction = total - d.sum(axis=0) - outside
     moving = relevant & (d != 0)

@@ -177,6 +177,14 @@ class Correction:
     skip_high: Floats
     """How far the plan's skipped draws could move the (λ = 1) estimate down and up, whatever
     their human verdicts (worst case; both 0 without skips)."""
+    df: Floats | None = None
+    """Degrees of freedom of the variance where the design fixes them (a report plan: the
+    decided reports less one per stratum, Satterthwaite's); None: the disagreements' rule
+    (:func:`reviewer.estimates.intervals.half_width`)."""
+    third: Floats | None = None
+    """The estimate's third cumulant where the design gives it (None: taken as symmetric):
+    the interval is corrected for its skewness
+    (:func:`reviewer.estimates.intervals.skewed_half_widths`)."""
 
 
 @dataclass(slots=True)

@@ -307,6 +307,9 @@ class Flip:
     report: int
     index: int
     value: str | None
+    more: tuple[tuple[int, str | None], ...] = ()
+    """Further verdicts of the same report set at once ((position, value) each): a report
+    plan's whole report, whose verdicts act together (a level, a ratio)."""
 
 
 def influences(
@@ -372,9 +375,10 @@ def _flipped(
     base: Mapping[int, list[VerdictIn]],
     flip: Flip,
 ) -> ReportScores:
-    """The flipped report's scores with the one verdict set to the human's value."""
+    """The flipped report's scores with the verdict (or verdicts) set to the value(s)."""
     verdicts = list(base[flip.report])
-    verdicts[flip.index] = verdicts[flip.index]._replace(effective=flip.value)
+    for index, value in ((flip.index, flip.value), *flip.more):
+        verdicts[index] = verdicts[index]._replace(effective=value)
     return score_at(framework, inputs[flip.report], verdicts, options)
 
 

@@ -93,15 +93,17 @@ def borrowed_magnitudes(
 
 def bounded(
     estimate: float,
-    half: float,
+    half: float | tuple[float, float],
     bounds: tuple[float, float] | None,
     skip_low: float = 0.0,
     skip_high: float = 0.0,
 ) -> tuple[float, float]:
-    """``estimate ± half``, widened by what skipped draws could do (``skip_low ≤ 0 ≤
-    skip_high``), intersected with the metric's range."""
-    lower = estimate + min(skip_low, 0.0) - half
-    upper = estimate + max(skip_high, 0.0) + half
+    """``estimate ± half`` (or ``− below, + above`` for a skew-corrected interval), widened by
+    what skipped draws could do (``skip_low ≤ 0 ≤ skip_high``), intersected with the metric's
+    range."""
+    below, above = half if isinstance(half, tuple) else (half, half)
+    lower = estimate + min(skip_low, 0.0) - below
+    upper = estimate + max(skip_high, 0.0) + above
     if bounds is None:
         return lower, upper
     low, high = bounds
@@ -112,9 +114,34 @@ def bounded(
     return lower, upper
 
 
-def half_width(variance: float, disagreements: int, confidence: float = 0.95) -> float:
-    """t on ``disagreements + 2`` degrees of freedom times the standard error."""
-    return t_value(confidence, disagreements + 2) * math.sqrt(max(variance, 0.0))
+def half_width(
+    variance: float, disagreements: int, confidence: float = 0.95, df: float | None = None
+) -> float:
+    """t on ``disagreements + 2`` degrees of freedom times the standard error — or on fewer,
+    ``df``, where the design says the variance rests on fewer (a report plan's decided
+    reports)."""
+    freedom: float = disagreements + 2
+    if df is not None and df > 0:
+        freedom = min(freedom, df)
+    return t_value(confidence, freedom) * math.sqrt(max(variance, 0.0))
+
+
+def skewed_half_widths(quantile: float, se: float, skew: float) -> tuple[float, float]:
+    """(below, above) the estimate of an interval corrected for the estimator's skewness
+    ``skew`` (its third cumulant over its variance to the power 3/2), by Hall's (1992)
+    monotone transformation of the studentised statistic ``Z = (θ̂ − θ)/se``:
+    ``G(Z) = Z + Γ·Z²/3 + Γ²·Z³/27 + Γ/6`` is nearly symmetric, so ``θ`` lies in
+    ``θ̂ − se·G⁻¹(±q)``, with ``G⁻¹(v) = (3/Γ)·(∛(1 + Γ·(v − Γ/6)) − 1)``. A total of rare
+    errors drawn at small probabilities is skewed: a plan that catches few of them is both
+    too high and too narrow, and the symmetric interval misses on one side only; the
+    corrected one reaches further on that side. ``Γ = 0`` gives ``± q·se``."""
+    if se <= 0 or not math.isfinite(skew) or abs(skew) < 1e-12:
+        return quantile * se, quantile * se
+
+    def inverse(v: float) -> float:
+        return float(3.0 / skew * (np.cbrt(1.0 + skew * (v - skew / 6.0)) - 1.0))
+
+    return se * inverse(quantile), -se * inverse(-quantile)
 
 
 def corrected_intervals(
@@ -150,7 +177,13 @@ def corrected_intervals(
             float(magnitude[j]),
             fpc,
         )
-        half = half_width(variance[j], int(correction.disagreements[j]), confidence)
+        df = None if correction.df is None else float(correction.df[j])
+        symmetric = half_width(variance[j], int(correction.disagreements[j]), confidence, df)
+        half: float | tuple[float, float] = symmetric
+        if correction.third is not None and variance[j] > 0:
+            se = math.sqrt(variance[j])
+            skew = float(correction.third[j]) / variance[j] ** 1.5
+            half = skewed_half_widths(symmetric / se, se, skew)
         lower[j], upper[j] = bounded(
             float(estimate[j]),
             half,

@@ -30,6 +30,7 @@ from reviewer.estimates.active import (
     inclusion,
     learned_rates,
 )
+from reviewer.estimates.clusters import draw_reports
 from reviewer.estimates.designs import (
     ALLOCATIONS,
     DEFAULT_FLOOR,
@@ -49,11 +50,14 @@ from store.sqlite.tx import now_iso, transaction
 STRATA_KEYS = ("framework", "dimension", "system")
 WeightBy = Literal["impact", "uncertainty"]
 WEIGHT_BY: tuple[WeightBy, ...] = ("impact", "uncertainty")
-PlanDesign = Literal["uniform", "stratified", "weighted", "active"]
-PLAN_DESIGNS: tuple[PlanDesign, ...] = ("uniform", "stratified", "weighted", "active")
+PlanDesign = Literal["uniform", "stratified", "weighted", "active", "reports"]
+PLAN_DESIGNS: tuple[PlanDesign, ...] = ("uniform", "stratified", "weighted", "active", "reports")
 ACTIVE = "active"
 """An active plan is kept as a weighted design weighted by "active" (the schema's designs
 predate it): Poisson batches on learnt error rates (:mod:`reviewer.estimates.active`)."""
+REPORTS = "reports"
+"""A report plan is kept as a design stratified by system with the allocation "reports": whole
+reports drawn by system, every frame subject of each (:mod:`reviewer.estimates.clusters`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,12 +126,19 @@ class Plan:
         return self.design == "weighted" and self.weight_by == ACTIVE
 
     @property
+    def reports(self) -> bool:
+        """Whole reports are the sampling unit (a report plan)."""
+        return self.design == "stratified" and self.allocation == REPORTS
+
+    @property
     def with_replacement(self) -> bool:
         return self.design == "weighted" and not self.active
 
     def summary(self) -> str:
         what: str = self.design
-        if self.design == "stratified":
+        if self.reports:
+            what = "reports (whole reports, by system)"
+        elif self.design == "stratified":
             what += f" by {','.join(self.strata_by)} ({self.allocation})"
         elif self.active:
             what = f"active (batches on learnt error rates), floor {self.floor:g}"
@@ -343,7 +354,7 @@ def create_plan(conn: sqlite3.Connection, spec: PlanSpec, reviewer: str) -> Plan
             (
                 name,
                 suite_id,
-                "weighted" if spec.design == ACTIVE else spec.design,
+                _stored_design(spec),
                 json.dumps(list(drawn.by)),
                 *_design_options(spec),
                 spec.budget if spec.design == ACTIVE else len(drawn.draws.index),
@@ -359,8 +370,20 @@ def create_plan(conn: sqlite3.Connection, spec: PlanSpec, reviewer: str) -> Plan
     return get_plan(conn, name)
 
 
+def _stored_design(spec: PlanSpec) -> str:
+    """The design as the schema knows it: an active plan is weighted, a report plan
+    stratified (by system)."""
+    if spec.design == ACTIVE:
+        return "weighted"
+    if spec.design == REPORTS:
+        return "stratified"
+    return spec.design
+
+
 def _design_options(spec: PlanSpec) -> tuple[str | None, str | None, float | None]:
     """(allocation, weight_by, floor) as the plan keeps them: each only for its design."""
+    if spec.design == REPORTS:
+        return REPORTS, None, None
     if spec.design == "stratified":
         return spec.allocation, None, None
     if spec.design == "weighted":
@@ -441,7 +464,7 @@ def _draw(
     seed: int,
 ) -> _Drawn:
     """The plan's draws by its design."""
-    by = spec.by if spec.design == "stratified" else ()
+    by = spec.by if spec.design == "stratified" else ("system",) if spec.design == REPORTS else ()
     labels = sorted({units.label(i, by) for i in frame})
     stratum_of = {label: h for h, label in enumerate(labels)}
     strata = np.array([stratum_of[units.label(i, by)] for i in frame], dtype=np.int64)
@@ -453,6 +476,8 @@ def _draw(
         return _Drawn(by, labels, strata, None, [0.0] * len(frame), draws, "")
     if spec.design == "stratified":
         return _draw_strata(spec, units, decided, frame, seed, by, labels, strata)
+    if spec.design == REPORTS:
+        return _draw_reports(spec, units, frame, seed, by, labels, strata)
     weights = _weights(conn, spec, units, decided, frame)
     draws = draw_weighted(np.array(weights, dtype=np.float64), spec.budget, seed, spec.floor)
     return _Drawn(by, labels, strata, None, weights, draws, "")
@@ -484,6 +509,35 @@ def _draw_strata(
             "is proportional until there are"
         )
     return _Drawn(by, labels, strata, spreads, [0.0] * len(frame), draws, note)
+
+
+def _draw_reports(
+    spec: PlanSpec,
+    units: Units,
+    frame: list[int],
+    seed: int,
+    by: tuple[str, ...],
+    labels: list[str],
+    strata: npt.NDArray[np.int64],
+) -> _Drawn:
+    """A report plan's draws: ``budget`` reports (of those holding a frame subject), each
+    system its proportional share, every frame subject of each drawn report in turn; each
+    draw's probabilities are its report's (``1/N_h`` a draw, ``n_h/N_h`` in the plan)."""
+    report_of = np.array([units.report[i] for i in frame], dtype=np.int64)
+    reports, first = np.unique(report_of, return_index=True)
+    report_stratum = strata[first]
+    order, _ = draw_reports(report_stratum, spec.budget, seed)
+    sizes = np.bincount(report_stratum, minlength=len(labels))
+    allocation = np.bincount(report_stratum[order], minlength=len(labels))
+    members = {int(r): np.flatnonzero(report_of == r) for r in reports[order].tolist()}
+    index = np.concatenate([members[int(r)] for r in reports[order].tolist()]).astype(np.int64)
+    owner = strata[index]
+    size_of = sizes[owner].astype(np.float64)
+    draws = Draws(
+        index, owner, 1.0 / size_of, allocation[owner] / size_of, allocation.astype(np.int64), False
+    )
+    note = f"{len(order)} whole reports of {len(reports)}, by system"
+    return _Drawn(by, labels, strata, None, [0.0] * len(frame), draws, note)
 
 
 def _weights(
@@ -547,6 +601,8 @@ def _stratum_draws(spec: PlanSpec, draws: Draws, stratum: int) -> int:
     the one stratum there is."""
     if spec.design == "stratified":
         return int(draws.allocation[stratum])
+    if spec.design == REPORTS:
+        return int((draws.stratum == stratum).sum())
     return len(draws.index) if stratum == 0 else 0
 
 
@@ -663,6 +719,41 @@ def extend_active(conn: sqlite3.Connection, plan: Plan) -> int:
             ],
         )
     return len(draws.index)
+
+
+def active_rates(
+    conn: sqlite3.Connection, plan: Plan, subjects: Sequence[int]
+) -> npt.NDArray[np.float64]:
+    """Each of ``subjects``' (drawn by the active ``plan``) predicted error rate, learnt from
+    every decision on the plan's draws and shrunk towards its cell's prior, as the next
+    batch would have drawn it: the estimate's variance rests on these
+    (:func:`reviewer.estimates.active.smoothed_variance`)."""
+    units, _ = run_units(conn, plan.suite_id, plan.frameworks)
+    in_frame = {
+        int(s)
+        for (s,) in conn.execute("SELECT subject_id FROM plan_frame WHERE plan_id = ?", (plan.id,))
+    }
+    drawn = {
+        int(s)
+        for (s,) in conn.execute("SELECT subject_id FROM plan_draw WHERE plan_id = ?", (plan.id,))
+    }
+    frame = [i for i, s in enumerate(units.subject) if s in in_frame]
+    cell, prior = _active_cells(conn, units, frame, drawn)
+    position = {units.subject[i]: k for k, i in enumerate(frame)}
+    decided = np.array(
+        [
+            position[s]
+            for s in drawn
+            if s in position and units.human[frame[position[s]]] is not None
+        ],
+        dtype=np.int64,
+    )
+    overruled = np.array(
+        [_disagrees(units.judge[frame[k]], units.human[frame[k]]) for k in decided.tolist()],
+        dtype=bool,
+    )
+    rates = learned_rates(cell, prior, decided, overruled)
+    return np.array([rates[position[s]] if s in position else 0.0 for s in subjects])
 
 
 def _batches_if_decided(rows: Sequence[tuple[Any, Any, Any]]) -> int | None:

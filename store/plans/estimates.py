@@ -35,6 +35,7 @@ from reviewer.estimates.active import (
     decided_share,
     skip_bounds,
 )
+from reviewer.estimates.clusters import cluster_correction, cluster_totals
 from reviewer.estimates.correction import (
     Correction,
     Frame,
@@ -66,7 +67,7 @@ from reviewer.framework import Framework, Metric, ReportScores
 from reviewer.impact import alternatives
 from reviewer.inputs import ReportInput, VerdictIn
 from reviewer.registry import frameworks, get_kind
-from store.plans.design import Plan, get_plan, has_plans, suite_row
+from store.plans.design import Plan, active_rates, get_plan, has_plans, suite_row
 from store.scores import report_rows as report_scores
 from store.scores.cache import load_options
 from store.scores.inputs import load_inputs
@@ -78,6 +79,12 @@ MIN_REVIEWS = 30
 MIN_DISAGREEMENTS = 10
 """Disagreements moving a target below which its interval is flagged weak (and widened: a
 t quantile with one degree of freedom fewer than the disagreements)."""
+NOT_ESTIMABLE = (
+    "not estimable from this sample: a level or a ratio within a report moves with which of "
+    "its verdicts err together, which a sample of single verdicts cannot see; the value is "
+    "first-order, without an interval (a report plan estimates it: `gavel plan new --design "
+    "reports`)"
+)
 DEFAULT_HALF_WIDTH = 0.02
 VARIANTS = ("judge", "adjudicated", "corrected")
 OVERALL = "overall"
@@ -430,6 +437,8 @@ def _plan_correction(
     for sid in sample.outside_frame:
         if sid in flips.of_subject:
             outside += d_flips[flips.of_subject[sid]]
+    if plan.reports:
+        return _report_correct(conn, plan, scope, sample, collapsed), plan.frame
     skips = _skip_bounds(conn, scope, sample.skipped, collapsed)
     groups = len(scope.run.systems) * len(scope.kinds)
     if plan.active:
@@ -550,7 +559,20 @@ def _sample_notes(plan: Plan | None, sample: _Sample) -> list[str]:
             f"{len(sample.outside):,} decisions outside the plan correct their own subjects "
             "exactly (not in its frame)"
         )
-    if sample.skipped and plan is not None:
+    if plan is not None and plan.reports:
+        notes.append(
+            f"plan {plan.name} draws whole reports: 'reviews (≠)' counts its reports decided "
+            "in full (and those whose decisions moved the target); each report's score is "
+            "recomputed exactly, so levels and ratios within a report get a valid interval"
+        )
+    if sample.skipped and plan is not None and plan.reports:
+        notes.append(
+            f"{len(sample.skipped):,} subjects of plan {plan.name} were skipped (drawn before "
+            "the last decided one, undecided): a report counts in the sample once every "
+            "subject of it drawn is decided, so their reports are left out (the estimate "
+            "assumes they err like the reports decided in full)"
+        )
+    elif sample.skipped and plan is not None:
         notes.append(
             f"{len(sample.skipped):,} subjects of plan {plan.name} were skipped (drawn before "
             "the last decided one, undecided): the estimate assumes they err like the "
@@ -1034,6 +1056,7 @@ def _active_correct(
         outside,
         DEFAULT_SHARES,
         skip_bounds(batch, raw, reviews.d, drawn, skipped, DEFAULT_SHARES),
+        active_rates(conn, plan, [sid for _, sid, _, _ in reviewed]),
     )
     return correction, int(frame.count.sum())
 
@@ -1062,6 +1085,119 @@ def _active_draws(
         skips.high,
     )
     return drawn, batch, raw, skipped
+
+
+@dataclass(frozen=True, slots=True)
+class _ReportDraws:
+    """A report plan's drawn reports in plan order, each with its stratum and whether every
+    one of its drawn subjects is decided, and the frame's reports per stratum."""
+
+    reports: list[int]
+    stratum: dict[int, int]
+    complete: dict[int, bool]
+    sizes: Floats
+
+    def skipped(self) -> list[int]:
+        """Drawn reports before the last complete one that are not complete."""
+        last = max((k for k, r in enumerate(self.reports) if self.complete[r]), default=-1)
+        return [r for r in self.reports[:last] if not self.complete[r]]
+
+
+def _report_draws(conn: sqlite3.Connection, plan: Plan, decided: set[int]) -> _ReportDraws:
+    """Which reports a report plan drew, which of them are decided in full, and how many
+    reports of each stratum its frame holds."""
+    reports: list[int] = []
+    stratum: dict[int, int] = {}
+    complete: dict[int, bool] = {}
+    for rid, h, sid in conn.execute(
+        """SELECT sj.report_id, pd.stratum, pd.subject_id FROM plan_draw pd
+           JOIN subject sj ON sj.id = pd.subject_id WHERE pd.plan_id = ?
+           ORDER BY pd.position""",
+        (plan.id,),
+    ):
+        if rid not in stratum:
+            reports.append(int(rid))
+            stratum[int(rid)] = int(h)
+            complete[int(rid)] = True
+        complete[int(rid)] = complete[int(rid)] and int(sid) in decided
+    sizes = np.zeros(len(plan.strata) or 1 + max(stratum.values(), default=0))
+    for h, n in conn.execute(
+        """SELECT pf.stratum, count(DISTINCT sj.report_id) FROM plan_frame pf
+           JOIN subject sj ON sj.id = pf.subject_id WHERE pf.plan_id = ? GROUP BY 1""",
+        (plan.id,),
+    ):
+        if int(h) >= len(sizes):
+            sizes = np.concatenate([sizes, np.zeros(int(h) + 1 - len(sizes))])
+        sizes[int(h)] = n
+    return _ReportDraws(reports, stratum, complete, sizes)
+
+
+def _report_flips(
+    conn: sqlite3.Connection, known: Mapping[int, _Known], subjects: set[int]
+) -> tuple[dict[int, ReportInput], list[Flip]]:
+    """Each report holding a decided disagreement among ``subjects``, as one flip setting
+    every such verdict of it back to the judge's value at once (negated later: what the
+    decisions moved)."""
+    reports = sorted({known[s].report for s in subjects if known[s].human != known[s].judge})
+    inputs = load_inputs(conn, reports) if reports else {}
+    flips: list[Flip] = []
+    for rid, report in inputs.items():
+        back: dict[str, list[tuple[int, str | None]]] = defaultdict(list)
+        for index, verdict in enumerate(report.verdicts):
+            kind = get_kind(verdict.kind)
+            if (
+                kind is not None
+                and verdict.subject is not None
+                and int(verdict.subject) in subjects
+                and known[int(verdict.subject)].human != verdict.judge
+            ):
+                back[kind.framework].append((index, verdict.judge))
+        # One flip per framework: each is rescored by its own framework's scoring.
+        flips.extend(Flip(rid, one[0][0], one[0][1], tuple(one[1:])) for one in back.values())
+    return inputs, flips
+
+
+def _report_correct(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    scope: _Scope,
+    sample: _Sample,
+    collapsed: Mapping[tuple[str, str, int], Collapsed],
+) -> Correction:
+    """A report plan's correction of every target (:mod:`reviewer.estimates.clusters`):
+    what deciding each report's verdicts moved (all of them at once, exactly, on the anchor);
+    the reports drawn and decided in full are the sample, every report's known part is
+    subtracted (the plan's and what was decided outside it alike)."""
+    known = _decided(conn, plan.suite_id, set(scope.kinds))
+    subjects = sample.sampled | sample.outside_frame
+    inputs, flips = _report_flips(conn, known, subjects)
+    moved = -_anchor_influences(scope, inputs, flips, collapsed)
+    targets = len(scope.targets)
+    c_of: dict[int, Floats] = defaultdict(lambda: np.zeros(targets))
+    for i, flip in enumerate(flips):
+        c_of[flip.report] = c_of[flip.report] + moved[i]
+    draws = _report_draws(conn, plan, set(known))
+    done = [r for r in draws.reports if draws.complete[r]]
+    c = np.array([c_of[r] for r in done]).reshape(len(done), targets)
+    stratum_system = {
+        h: next((sid for sid, name in scope.run.system_name.items() if name == s.label), None)
+        for h, s in enumerate(plan.strata)
+    }
+    relevant = np.array(
+        [
+            [
+                t.framework in plan.frameworks
+                and (t.system is None or t.system == stratum_system.get(h))
+                for t in scope.targets
+            ]
+            for h in range(len(draws.sizes))
+        ],
+        dtype=bool,
+    ).reshape(len(draws.sizes), targets)
+    totals = cluster_totals(
+        np.array([draws.stratum[r] for r in done], dtype=np.int64), c, draws.sizes, relevant
+    )
+    return cluster_correction(totals, moved.sum(axis=0), len(sample.reviewed))
 
 
 def _members(scope: _Scope, groups: int, n_kinds: int) -> npt.NDArray[np.bool_]:
@@ -1383,6 +1519,15 @@ def _corrected(
     var = float(bands.variance[j])
     lower, upper = _finite(bands.lower[j]), _finite(bands.upper[j])
     status, reasons = _trust(correction, j, metric, reviews, disagreements, lower is not None)
+    estimable = metric.additive or plan.reports
+    if not estimable and status != "undefined" and correction.unreviewed[j] > 0:
+        lower = upper = None  # no valid interval from single verdicts
+        status = "weak"
+        reasons = [
+            NOT_ESTIMABLE,
+            f"first order from {disagreements} disagreement{'s' if disagreements != 1 else ''}"
+            f" in {reviews} reviews",
+        ]
     out = _Corrected(status, reasons, reviews, disagreements)
     if status == "undefined":
         return out
@@ -1392,11 +1537,14 @@ def _corrected(
     out.half = None if lower is None else spread
     out.corrected, out.lower, out.upper = float(bands.estimate[j]), lower, upper
     out.human = float(bands.human[j])
-    out.human_lower, out.human_upper = _finite(bands.human_lower[j]), _finite(bands.human_upper[j])
-    out.needed = None if lower is None else _needed(var, disagreements, spread, plan, precision)
-    out.anytime = cs_half_width(var, precision.reviewed, plan.budget, precision.confidence)
+    if estimable:
+        out.human_lower = _finite(bands.human_lower[j])
+        out.human_upper = _finite(bands.human_upper[j])
+    if not plan.reports:  # forecasts count subjects; a report plan's unit is the report
+        out.needed = None if lower is None else _needed(var, disagreements, spread, plan, precision)
+        out.anytime = cs_half_width(var, precision.reviewed, plan.budget, precision.confidence)
     out.skip_low, out.skip_high = float(correction.skip_low[j]), float(correction.skip_high[j])
-    reasons.extend(_range_notes(metric, out))
+    reasons.extend(_range_notes(metric, out, estimable))
     if judge is not None:
         out.bias = judge - out.corrected
         if out.lower is not None and out.upper is not None:
@@ -1404,8 +1552,9 @@ def _corrected(
     return out
 
 
-def _range_notes(metric: Metric, out: _Corrected) -> list[str]:
-    """What the skipped draws did to the interval, and an estimate outside the range."""
+def _range_notes(metric: Metric, out: _Corrected, estimable: bool) -> list[str]:
+    """What the skipped draws did to the interval, and an estimate outside the range
+    (``estimable``: the estimate claims no bias, so it is never clipped)."""
     notes = []
     if out.skip_low or out.skip_high:
         notes.append(
@@ -1416,11 +1565,11 @@ def _range_notes(metric: Metric, out: _Corrected) -> list[str]:
     if metric.bounds is None or corrected is None:
         return notes
     low, high = metric.bounds
-    if not metric.additive and out.human is not None:
+    if not estimable and out.human is not None:
         out.human = min(high, max(low, out.human))  # first order: see below
     if low <= corrected <= high:
         return notes
-    if metric.additive:
+    if estimable:
         notes.append(
             f"the estimate lies outside the metric's range [{low:g}, {high:g}] (not clipped: "
             "clipping would bias it; the interval is within the range)"
@@ -1456,23 +1605,24 @@ def _trust(
         )
     if reviews == 0:
         return "undefined", ["no reviewed verdict can move it"]
+    if not math.isfinite(float(correction.tuned[j])):
+        return "undefined", ["a system it covers has no report decided in full yet"]
     if correction.unreviewed[j] == 0:
         return "ok", ["exact: every verdict that moves it is reviewed"]
-    reasons = _spread_reasons(reviews, disagreements, has_interval)
+    df = None if correction.df is None else float(correction.df[j])
+    reasons = _spread_reasons(reviews, disagreements, has_interval, df)
     if reviews < MIN_REVIEWS:
         reasons.append(f"{reviews} reviews < {MIN_REVIEWS}")
     if int(correction.single_cells[j]):
         reasons.append("a stratum with a single review (no variance there)")
-    if not metric.additive:
-        reasons.append(
-            "first-order: not additive (a level, or a ratio whose denominator the verdicts "
-            "move); errors acting together are not seen"
-        )
     return ("weak" if reasons else "ok"), reasons
 
 
-def _spread_reasons(reviews: int, disagreements: int, has_interval: bool) -> list[str]:
-    """Why the disagreements are too few to trust the spread measured from them, if so."""
+def _spread_reasons(
+    reviews: int, disagreements: int, has_interval: bool, df: float | None = None
+) -> list[str]:
+    """Why the disagreements are too few to trust the spread measured from them, if so
+    (``df``: the design's degrees of freedom where it caps them, a report plan's)."""
     bound = f"~{min(1.0, 3 / reviews):.0%}"
     if disagreements == 0 and not has_interval:
         return [
@@ -1490,9 +1640,18 @@ def _spread_reasons(reviews: int, disagreements: int, has_interval: bool) -> lis
         return [
             f"{disagreements} disagreement{'s' if disagreements > 1 else ''} < "
             f"{MIN_DISAGREEMENTS}: a rough interval (pseudo-observations, t on "
-            f"{disagreements + 2} df)"
+            f"{_freedom(disagreements, df)} df)"
         ]
     return []
+
+
+def _freedom(disagreements: int, df: float | None) -> str:
+    """The interval's degrees of freedom as :func:`reviewer.estimates.intervals.half_width`
+    takes them: the disagreements plus two, capped by the design's."""
+    freedom = float(disagreements + 2)
+    if df is not None and math.isfinite(df) and df > 0:
+        freedom = min(freedom, df)
+    return f"{freedom:.0f}" if abs(freedom - round(freedom)) < 0.05 else f"{freedom:.1f}"
 
 
 def _needed(

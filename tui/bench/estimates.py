@@ -27,7 +27,13 @@ import numpy.typing as npt
 from rich.console import Console
 from rich.table import Table
 
-from reviewer.estimates.active import PRIOR_FLAG_FACTOR, active_estimate, draw_active
+from reviewer.estimates.active import (
+    PRIOR_FLAG_FACTOR,
+    active_estimate,
+    draw_active,
+    learned_rates,
+    smoothed_variance,
+)
 from reviewer.estimates.correction import Frame, Reviews, assemble, correct
 from reviewer.estimates.designs import draw_stratified
 from reviewer.estimates.intervals import bounded, corrected_intervals, half_width, pseudo_variance
@@ -166,9 +172,19 @@ def _draws(w: World, design: str, budget: int, seed: int) -> tuple[Ints, Ints]:
 
 def _active(w: World, budget: int, seed: int) -> tuple[Ints, Floats, Floats, Floats]:
     """An active plan: (reviewed subjects, estimate, lower, upper)."""
-    plan = draw_active(w.cell, w.prior, budget, np.random.default_rng(seed), w.x != w.y)
-    total, variance = active_estimate(plan, w.d)
+    wrong = w.x != w.y
+    plan = draw_active(w.cell, w.prior, budget, np.random.default_rng(seed), wrong)
+    total, _ = active_estimate(plan, w.d)
     reviewed = np.flatnonzero(plan.batch >= 0)
+    rate = learned_rates(w.cell, w.prior, reviewed, wrong[reviewed])[reviewed]
+    variance = smoothed_variance(
+        plan.batch[reviewed],
+        plan.pi[reviewed],
+        w.d[reviewed],
+        w.member[reviewed],
+        rate,
+        plan.shares,
+    )
     estimate = w.judge + total
     rows = w.d[reviewed]
     moving = rows != 0

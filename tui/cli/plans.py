@@ -19,7 +19,9 @@ DESIGN_HELP = (
     "(--weight uncertainty), with a uniform floor; active: batches drawn where the "
     "suspicion flags and the error rates learnt from the decisions so far say the "
     "judge errs (with a floor), the next batch drawn when one is decided (recall near "
-    "the suspicion order's, estimates still valid)"
+    "the suspicion order's, estimates still valid); reports: whole reports by system "
+    "(--budget counts reports), every verdict of each reviewed, the only design that "
+    "estimates a level or a ratio within a report (UserPref, RACE) with a valid interval"
 )
 
 
@@ -43,11 +45,11 @@ def plan() -> None:
     "--budget",
     type=click.IntRange(min=1),
     required=True,
-    help="how many draws (subjects to review)",
+    help="how many draws (subjects to review; reports for --design reports)",
 )
 @click.option(
     "--design",
-    type=click.Choice(("uniform", "stratified", "weighted", "active")),
+    type=click.Choice(("uniform", "stratified", "weighted", "active", "reports")),
     default="uniform",
     show_default=True,
     help=DESIGN_HELP,

@@ -20,6 +20,8 @@ DESIGNS = {
     "stratified": "stratified — a share of the budget per stratum (below)",
     "weighted": "weighted by impact — more draws where a verdict can move a score "
     "(with a uniform floor)",
+    "reports": "reports — whole reports by system (the budget counts reports): the only "
+    "valid interval for UserPref and RACE",
 }
 
 
