@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from store.db.connection import connect
 from store.imports.from_path import attach_path, import_path
+from store.runs.compare import bands_fingerprint, stored_bands
 from tests.test_repeated_runs import EXCERPT, FMT, SUITE, SYSTEM, noisy_judgements
 from tests.tui_helpers import make_app, ready, screen_text, wait_for
 from tui.screens.noise import NoiseScreen
@@ -50,6 +51,10 @@ async def test_queue_shows_each_systems_score_with_its_band(
         line = next(row for row in text.splitlines() if "band over" in row)
         assert len(line.rstrip()) <= size[0]
         assert "gpt5-tickr-0917" in text.split("band over", 1)[1]
+    # Stored for the next start, for as long as the runs stay as they are.
+    conn = connect(repeats_db)
+    assert stored_bands(conn, bands_fingerprint(conn)) == queue.bands
+    conn.close()
 
 
 async def test_no_band_without_repeated_runs(sample_db: Path) -> None:
