@@ -82,7 +82,7 @@ async def test_noise_screen_from_the_runs_screen(repeats_db: Path) -> None:
         await wait_for(pilot, lambda: screen.noise is not None)
         await pilot.pause()
         text = screen_text(app)
-        assert "3 runs · 2 reports every run judged" in text
+        assert "3 runs · 2 reports compared" in text
         assert "score band per system" in text and "overall" in text
         assert "flip rate" in text and "race_target/insight" in text
         noise = screen.noise

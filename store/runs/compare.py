@@ -239,7 +239,7 @@ class GroupNoise:
 class Noise:
     runs: list[str]
     reports: int
-    """Reports every run judged: the ones the bands are over."""
+    """The reports the bands are over (each system's that every run of a kind judged)."""
     std: str
     bands: list[NoiseBand]
     groups: list[GroupNoise]
