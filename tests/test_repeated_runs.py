@@ -465,3 +465,22 @@ def test_a_second_import_of_the_suite_points_to_as_run(conn: sqlite3.Connection)
     with pytest.raises(InputError) as err:
         import_path(conn, EXCERPT / SYSTEM / "raw_results.jsonl", FMT, SUITE)
     assert "--as-run NAME" in err.value.message
+
+
+def test_stored_bands_last_while_the_runs_do(
+    excerpt_db: sqlite3.Connection, tmp_path: Path
+) -> None:
+    from store.runs.compare import bands_fingerprint, store_bands, stored_bands, system_bands
+
+    before = bands_fingerprint(excerpt_db)
+    bands = system_bands(excerpt_db)
+    assert bands[SUITE][SYSTEM].band.n == 2
+    assert stored_bands(excerpt_db, before) is None
+    store_bands(excerpt_db, before, bands)
+    assert stored_bands(excerpt_db, before) == bands
+    # Another run: the stored bands are for another state.
+    path = noisy_judgements(EXCERPT / f"{SYSTEM}.jsonl", tmp_path / "r3", seed=3)
+    attach_path(excerpt_db, path, "run3", FMT, SUITE)
+    after = bands_fingerprint(excerpt_db)
+    assert after != before and stored_bands(excerpt_db, after) is None
+    assert system_bands(excerpt_db)[SUITE][SYSTEM].band.n == 3

@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from store.db.connection import connect
 from store.imports.from_path import attach_path, import_path
+from store.runs.compare import bands_fingerprint, stored_bands
 from tests.test_repeated_runs import EXCERPT, FMT, SUITE, SYSTEM, noisy_judgements
 from tests.tui_helpers import make_app, ready, screen_text, wait_for
 from tui.screens.noise import NoiseScreen
@@ -50,6 +51,10 @@ async def test_queue_shows_each_systems_score_with_its_band(
         line = next(row for row in text.splitlines() if "band over" in row)
         assert len(line.rstrip()) <= size[0]
         assert "gpt5-tickr-0917" in text.split("band over", 1)[1]
+    # Stored for the next start, for as long as the runs stay as they are.
+    conn = connect(repeats_db)
+    assert stored_bands(conn, bands_fingerprint(conn)) == queue.bands
+    conn.close()
 
 
 async def test_no_band_without_repeated_runs(sample_db: Path) -> None:
@@ -77,7 +82,7 @@ async def test_noise_screen_from_the_runs_screen(repeats_db: Path) -> None:
         await wait_for(pilot, lambda: screen.noise is not None)
         await pilot.pause()
         text = screen_text(app)
-        assert "3 runs · 2 reports every run judged" in text
+        assert "3 runs · 2 reports compared" in text
         assert "score band per system" in text and "overall" in text
         assert "flip rate" in text and "race_target/insight" in text
         noise = screen.noise

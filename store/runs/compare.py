@@ -8,6 +8,7 @@ judged, so a difference is the runs' doing, never a difference in what they cove
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
@@ -35,10 +36,12 @@ from store.runs.records import (
     run_rows,
     run_scores,
     run_verdicts,
+    scoring_inputs,
     suite_runs,
     verdict_free_scores,
 )
-from store.scores.cache import ensure_scores
+from store.scores.cache import ensure_scores, load_options
+from store.sqlite.tx import transaction
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +239,7 @@ class GroupNoise:
 class Noise:
     runs: list[str]
     reports: int
-    """Reports every run judged: the ones the bands are over."""
+    """The reports the bands are over (each system's that every run of a kind judged)."""
     std: str
     bands: list[NoiseBand]
     groups: list[GroupNoise]
@@ -264,8 +267,12 @@ def run_noise(
     kinds = {run: _kinds(conn, run) for run in runs}
     scored = _compared_reports(conn, runs, kinds)
     shared = sorted(set().union(*scored.values()))
-    own = {run: run_scores(conn, run, sorted(scored[run]), variant, own_only=True) for run in runs}
-    baseline = verdict_free_scores(conn, shared, variant)
+    loaded = scoring_inputs(conn, shared)
+    own = {
+        run: run_scores(conn, run, sorted(scored[run]), variant, own_only=True, inputs=loaded)
+        for run in runs
+    }
+    baseline = verdict_free_scores(conn, shared, variant, loaded)
     table = _own_values(own, baseline, _noise_metrics(metrics))
     _keep_repeats(table, kinds)
     bands = [
@@ -523,3 +530,63 @@ def system_bands(conn: sqlite3.Connection) -> dict[str, dict[str, NoiseBand]]:
         if per_system:
             out[suite] = per_system
     return out
+
+
+BANDS_KEY = "noise_bands"
+"""The ``meta`` row holding the queue's bands with the state of the runs they were computed
+from: scoring every run of a large suite takes a while, and the runs change rarely."""
+
+
+def bands_fingerprint(conn: sqlite3.Connection) -> str:
+    """What the queue's bands depend on: each run's verdicts (their count and last id, per
+    suite) and the scoring options (human decisions do not move a judge-variant band)."""
+    runs = conn.execute(
+        "SELECT s.ext_id, jr.ext_id, count(j.id), max(j.id) FROM judge_run jr "
+        "JOIN suite s ON s.id = jr.suite_id LEFT JOIN judgment j ON j.run_id = jr.id "
+        "GROUP BY jr.id ORDER BY jr.id"
+    ).fetchall()
+    return json.dumps([runs, load_options(conn)], sort_keys=True, default=str)
+
+
+def stored_bands(
+    conn: sqlite3.Connection, fingerprint: str
+) -> dict[str, dict[str, NoiseBand]] | None:
+    """The bands stored for ``fingerprint``; None when none are, or for another state."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (BANDS_KEY,)).fetchone()
+    if row is None:
+        return None
+    data = json.loads(row[0])
+    if data.get("fingerprint") != fingerprint:
+        return None
+    return {
+        suite: {
+            system: NoiseBand(
+                b["system"], b["framework"], b["metric"], Band(*b["band"]), tuple(b["via"])
+            )
+            for system, b in per_system.items()
+        }
+        for suite, per_system in data["bands"].items()
+    }
+
+
+def store_bands(
+    conn: sqlite3.Connection, fingerprint: str, bands: dict[str, dict[str, NoiseBand]]
+) -> None:
+    data = {
+        "fingerprint": fingerprint,
+        "bands": {
+            suite: {
+                system: {
+                    "system": b.system,
+                    "framework": b.framework,
+                    "metric": b.metric,
+                    "band": [b.band.mean, b.band.sd, b.band.low, b.band.high, b.band.n],
+                    "via": list(b.via),
+                }
+                for system, b in per_system.items()
+            }
+            for suite, per_system in bands.items()
+        },
+    }
+    with transaction(conn):
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (BANDS_KEY, json.dumps(data)))

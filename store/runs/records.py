@@ -53,7 +53,7 @@ from store.reviewlog.subjects import (
 )
 from store.scores.cache import load_options, rebuild_scores, update_scores
 from store.scores.claim_facts import claim_cited, verdict_cited
-from store.scores.inputs import load_inputs, report_meta
+from store.scores.inputs import ReportMeta, load_inputs, report_meta
 from store.sqlite.tx import transaction
 from store.triage.suspicion import refresh_suspicion
 from store.views.queries import resolve_report
@@ -1054,6 +1054,7 @@ def run_scores(
     report_ids: Sequence[int] | None = None,
     variant: Variant = "judge",
     own_only: bool = False,
+    inputs: ScoringInputs | None = None,
 ) -> RunScores:
     """Score the reports ``run`` judged (restricted to ``report_ids`` when given) from that
     run's judgments alone, computed on the fly with each framework's ``score_report``.
@@ -1063,7 +1064,8 @@ def run_scores(
     judgments, so that two runs differ only where they both judged; with ``own_only`` they
     are left out instead, so that a metric whose inputs the run did not judge has no value
     (a noise band must not count another run's figure as this one's). Human decisions on
-    the run's own judgments count in the ``adjudicated`` variant.
+    the run's own judgments count in the ``adjudicated`` variant. ``inputs``: the reports'
+    inputs loaded once for several runs (:func:`scoring_inputs`), else each call loads them.
     """
     rows = run_rows(conn, run)
     judged = set(run_report_ids(conn, run))
@@ -1084,16 +1086,36 @@ def run_scores(
         if verdict.subject in decided:
             verdict = verdict._replace(effective=decided[verdict.subject])
         own[verdict.report_id].append(verdict)
-    return _score_reports(conn, ids, own, variant, own_only)
+    return _score_reports(conn, ids, own, variant, own_only, inputs)
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringInputs:
+    """What scoring reads of some reports besides a run's verdicts, loaded once."""
+
+    ids: frozenset[int]
+    """The reports asked for (the scored ones among them have inputs)."""
+    inputs: dict[int, ReportInput]
+    metas: dict[int, ReportMeta]
+
+
+def scoring_inputs(conn: sqlite3.Connection, report_ids: Sequence[int]) -> ScoringInputs:
+    """The inputs of ``report_ids`` for scoring several runs of them (the loading is most of
+    scoring a run)."""
+    ids = sorted(set(report_ids))
+    return ScoringInputs(frozenset(ids), load_inputs(conn, ids), report_meta(conn, ids))
 
 
 def verdict_free_scores(
-    conn: sqlite3.Connection, report_ids: Sequence[int], variant: Variant = "judge"
+    conn: sqlite3.Connection,
+    report_ids: Sequence[int],
+    variant: Variant = "judge",
+    inputs: ScoringInputs | None = None,
 ) -> RunScores:
     """The reports scored with no verdict at all: the value a framework gives a metric by
     default (DR. Bench's trust boost of 1 without trusted-source verdicts), which a run whose
     own-only score equals it has not informed."""
-    return _score_reports(conn, sorted(set(report_ids)), {}, variant, own_only=True)
+    return _score_reports(conn, sorted(set(report_ids)), {}, variant, True, inputs)
 
 
 def _score_reports(
@@ -1102,13 +1124,15 @@ def _score_reports(
     own: Mapping[int, list[VerdictIn]],
     variant: Variant,
     own_only: bool,
+    loaded: ScoringInputs | None = None,
 ) -> RunScores:
     """Each report scored from ``own`` verdicts (with the current ones of the other kinds,
     unless ``own_only``), and each system's aggregates."""
     if not ids:
         return RunScores({}, {})
-    inputs = load_inputs(conn, ids)
-    metas = report_meta(conn, ids)
+    if loaded is None or not loaded.ids.issuperset(ids):
+        loaded = scoring_inputs(conn, ids)
+    inputs, metas = loaded.inputs, loaded.metas
     systems = dict(conn.execute("SELECT id, ext_id FROM system").fetchall())
     options = load_options(conn)
     registry = frameworks()

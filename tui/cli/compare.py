@@ -60,8 +60,9 @@ def _metric_named(name: str, registry: Mapping[str, Framework]) -> tuple[str, st
     help="Verdict agreement and score differences between judge runs, and their noise band: "
     "per system and metric the mean, sd and range over the runs (each run scored from its "
     "own verdicts), per verdict kind and dimension the flip rate and Krippendorff's alpha, "
-    "and how stable the systems' order is (Kendall tau between runs, adjacent swaps), on "
-    "the reports every run judged. Without RUN: every run of --suite (or of the database). "
+    "and how stable the systems' order is (Kendall tau between runs, adjacent swaps); a "
+    "system's band is over its reports that every run of the same verdict kinds judged. "
+    "Without RUN: every run of --suite (or of the database). "
     "Repeated runs of the same reports come in with `gavel import --as-run NAME`."
 )
 @db_option
@@ -151,10 +152,7 @@ def _noise_record(noise: Noise) -> dict[str, Any]:
 
 
 def _print_noise(noise: Noise, console: Console) -> None:
-    title = (
-        f"noise band over {len(noise.runs)} runs ({noise.std} sd, {noise.reports} reports "
-        "every run judged)"
-    )
+    title = f"noise band over {len(noise.runs)} runs ({noise.std} sd, over {noise.reports} reports)"
     columns, rows = band_rows(noise)
     emit(rows, columns, "table", title=title, numeric=columns[2:], console=console)
     columns, rows = group_rows(noise)

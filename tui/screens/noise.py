@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Group
+from rich.measure import Measurement
 from rich.table import Table
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import ScrollableContainer
 from textual.widgets import Footer, Header, Static
 
 from tui.keymap import bindings
@@ -41,7 +42,7 @@ class NoiseScreen(GavelScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading…", id="noise-status")
-        with VerticalScroll(id="noise-body"):
+        with ScrollableContainer(id="noise-body"):
             yield Static("", id="noise-tables")
         yield Footer()
 
@@ -73,7 +74,7 @@ class NoiseScreen(GavelScreen):
             return
         status.update(
             Text(
-                f" {len(noise.runs)} runs · {noise.reports} reports every run judged · "
+                f" {len(noise.runs)} runs · {noise.reports} reports compared · "
                 f"{noise.std} sd over runs (run-to-run spread, not an interval)"
             )
         )
@@ -84,6 +85,11 @@ class NoiseScreen(GavelScreen):
         ranks = rank_rows(noise)
         if ranks[1]:
             parts.append(_table("rank stability", ranks))
+        # As wide as the widest table: a narrow terminal scrolls sideways rather than cutting
+        # the figures short.
+        console = self.app.console
+        widest = max(Measurement.get(console, console.options, t).maximum for t in parts)
+        tables.styles.width = widest
         tables.update(Group(*parts))
 
     def action_back(self) -> None:

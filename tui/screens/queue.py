@@ -194,11 +194,18 @@ class QueueScreen(GavelScreen):
 
     @work(thread=True, exclusive=True, group="queue-bands", exit_on_error=False)
     def load_bands(self) -> None:
-        """Each system's score band over repeated runs, after the rows (it scores every run
-        of a suite that has two or more)."""
-        from store.runs.compare import system_bands
+        """Each system's score band over repeated runs, after the rows: the stored ones while
+        the runs are as they were, else computed (scoring every run of a suite that has two
+        or more) and stored."""
+        from store.runs.compare import bands_fingerprint, store_bands, stored_bands, system_bands
 
-        bands = system_bands(self.gavel.backend.reader())
+        conn = self.gavel.backend.reader()
+        fingerprint = bands_fingerprint(conn)
+        bands = stored_bands(conn, fingerprint)
+        if bands is None:
+            bands = system_bands(conn)
+            found = bands
+            self.gavel.backend.call(lambda c: store_bands(c, fingerprint, found))
         self.app.call_from_thread(self.show_bands, bands)
 
     def show_bands(self, bands: dict[str, dict[str, NoiseBand]]) -> None:
