@@ -423,3 +423,13 @@ def _print_robustness(found: RunComparison, runs: int, std: str, console: Consol
         numeric=("runs",),
         console=console,
     )
+
+
+def _register_card() -> None:
+    """``runs card`` lives in its own module (tui.cli.runs_card)."""
+    from tui.cli.runs_card import card
+
+    runs.add_command(card)
+
+
+_register_card()
