@@ -203,3 +203,64 @@ def test_runs_card_on_the_sample_and_its_revision_proposals(
     assert main(["export", "gt-expansions", "--db", str(sample_db)]) == 0
     exported = capsys.readouterr().out
     assert '"under_revision": 1' in exported or '"under_revision":1' in exported
+
+
+def test_activation_preview_shows_the_card(
+    sample_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from store.db.connection import connect
+
+    _decide_all(connect(sample_db), "judge-sample-4o", "grr-37")
+    args = ["runs", "activate", "judge-sample-4o", "--preview", "--db", str(sample_db)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "judge card of judge-sample-4o" in out and "worst rubric items" in out
+    assert main([*args, "--format", "json"]) == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert record["card"]["labels"] == 288
+
+
+def test_the_migration_keeps_proposals_and_admits_revisions() -> None:
+    from store.db.schema import MIGRATIONS, migrate
+
+    conn = sqlite3.connect(":memory:")
+    for version, step in enumerate(MIGRATIONS[:-1]):
+        if callable(step):
+            step(conn)
+        else:
+            for statement in step:
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {version + 1}")
+    row = (
+        "u1",
+        1,
+        1,
+        None,
+        "cascade",
+        "new_rubric",
+        None,
+        "{}",
+        "x",
+        None,
+        None,
+        "ana",
+        "r",
+        None,
+        "2026-11-28",
+    )
+    insert = (
+        "INSERT INTO proposal (uuid, suite_id, task_id, report_id, framework, kind, "
+        "target, payload, normalized, span_start, span_end, reviewer, rationale, duplicate_of, "
+        "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    )
+    conn.execute(insert, row)
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(insert, ("u2", *row[1:5], "revise_item", *row[6:]))
+    assert migrate(conn) == 1
+    assert conn.execute("SELECT uuid, kind FROM proposal").fetchall() == [("u1", "new_rubric")]
+    conn.execute(insert, ("u2", *row[1:5], "revise_item", *row[6:]))
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(insert, ("u3", *row[1:5], "bogus", *row[6:]))
+    assert conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'proposal_task'"
+    ).fetchone()

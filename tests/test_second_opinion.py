@@ -136,3 +136,13 @@ def test_disagreements_of_the_second_opinion_become_flags(
     }
     assert wrong in rules and "so" in rules[wrong]  # the silent error is caught
     assert right not in rules  # agreement raises nothing
+
+
+def test_nothing_to_draw_exits_one_and_sends_nothing(
+    sample_db: Path, fake: tuple[FakeJudge, Loopback], capsys: pytest.CaptureFixture[str]
+) -> None:
+    judge, srv = fake
+    assert main(["runs", "retire", "judge-2026-11-05", "--db", str(sample_db)]) == 0
+    assert second(sample_db, srv, "--yes") == 1
+    assert "nothing to re-judge" in capsys.readouterr().err
+    assert judge.count == 0

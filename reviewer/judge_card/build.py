@@ -236,21 +236,29 @@ def _item_rows(labels: Sequence[Label], settings: Settings) -> Iterable[Row]:
         if lab.item is not None:
             key = (_framework(lab.kind), lab.kind, lab.dimension, " ".join(lab.text.split()))
             groups[key].append(lab)
-    for (framework, kind, dimension, text), group in groups.items():
-        stats = _stats(group, kind, settings)
-        ids = sorted({lab.item or "" for lab in group})
-        yield Row(
-            framework,
-            kind,
-            dimension,
-            ids[0] if len(ids) == 1 else f"{ids[0]} (+{len(ids) - 1})",
-            text,
-            tuple(sorted({lab.task for lab in group})),
-            stats,
-            _below(stats, settings.threshold),
-            tuple(lab for lab in group if lab.judge != lab.human)[:EXAMPLES_PER_ITEM],
-            tuple(sorted({(lab.task, lab.item or "") for lab in group})),
-        )
+    return [_item_row(*key, group, settings) for key, group in groups.items()]
+
+
+def _item_row(
+    framework: str, kind: str, dimension: str, text: str, group: list[Label], settings: Settings
+) -> Row:
+    """An item's row: its criteria (one per task that shares the text), its statistics and
+    the first few labels the judge and the human decided differently."""
+    stats = _stats(group, kind, settings)
+    criteria = tuple(sorted({(lab.task, lab.item or "") for lab in group}))
+    ids = sorted({c for _, c in criteria})
+    return Row(
+        framework,
+        kind,
+        dimension,
+        ids[0] if len(ids) == 1 else f"{ids[0]} (+{len(ids) - 1})",
+        text,
+        tuple(sorted({lab.task for lab in group})),
+        stats,
+        _below(stats, settings.threshold),
+        tuple(lab for lab in group if lab.judge != lab.human)[:EXAMPLES_PER_ITEM],
+        criteria,
+    )
 
 
 def _worst_first(row: Row) -> tuple[int, float, float, str, str, str]:

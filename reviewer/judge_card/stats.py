@@ -112,15 +112,18 @@ def bias_counts(
     """(judge above human, human below the top, judge below human, human above the bottom)
     on the numbers the scale gives each label; pairs where either has none are left out.
     ``bounds`` is the scale's (bottom, top); None: the values seen."""
-    pairs = [(j, h) for j, h in zip(judge, human, strict=True) if j is not None and h is not None]
-    if not pairs:
+    j = np.array([np.nan if v is None else v for v in judge], dtype=np.float64)
+    h = np.array([np.nan if v is None else v for v in human], dtype=np.float64)
+    both = ~(np.isnan(j) | np.isnan(h))
+    j, h = j[both], h[both]
+    if not j.size:
         return 0, 0, 0, 0
-    bottom, top = bounds or (min(min(p) for p in pairs), max(max(p) for p in pairs))
+    bottom, top = bounds or (float(min(j.min(), h.min())), float(max(j.max(), h.max())))
     return (
-        sum(1 for j, h in pairs if j > h),
-        sum(1 for _, h in pairs if h < top),
-        sum(1 for j, h in pairs if j < h),
-        sum(1 for _, h in pairs if h > bottom),
+        int(np.count_nonzero(j > h)),
+        int(np.count_nonzero(h < top)),
+        int(np.count_nonzero(j < h)),
+        int(np.count_nonzero(h > bottom)),
     )
 
 

@@ -541,13 +541,18 @@ def _proposal_rows(
 
 
 def proposals(
-    conn: sqlite3.Connection, task_id: int | None = None, status: str | None = None
+    conn: sqlite3.Connection,
+    task_id: int | None = None,
+    status: str | None = None,
+    kind: str | None = None,
 ) -> list[Proposal]:
-    """Proposals (of one task, with one status) in task, time order."""
+    """Proposals (of one task, with one status, of one kind) in task, time order."""
     if status is not None and status not in _STATUS.values():
         raise ProposalError(f"status must be one of {', '.join(_STATUS.values())}")
     return [
-        p for p in _proposal_rows(conn, task_id=task_id) if status is None or p.status == status
+        p
+        for p in _proposal_rows(conn, task_id=task_id)
+        if (status is None or p.status == status) and (kind is None or p.kind == kind)
     ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -379,18 +380,15 @@ def judge(
     if resume is not None:
         return _resume(db, resume, parse_price(price), not no_wait, poll_seconds, fmt)
     steps = frozenset(s.strip() for s in only.split(",") if s.strip()) if only is not None else None
-    selection = _selection(options)
-    draw: SecondOpinionDraw | None = None
-    if second_opinion is not None:
-        model = second_opinion
-        draw = _draw(db, framework, share, seed, flagged, selection)
-        selection = replace(selection, ids=draw.reports)
-        description = description or draw.describe()
-        if not draw.reports:
-            print(
-                "gavel: nothing to re-judge: no report of the active runs matches", file=sys.stderr
-            )
-            return 1
+    model, selection, description, draw = _second_opinion(
+        db,
+        second_opinion,
+        (share, seed, flagged),
+        framework,
+        model,
+        _selection(options),
+        description,
+    )
     request = JudgeRequest(
         model=model,
         base_url=base_url,
@@ -423,7 +421,7 @@ def judge(
         return 1
     if dry_run:
         return _print_plan(plan_judge(conn, prepared), model or "", fmt, prepared)
-    if draw is not None and not _confirm_cost(plan_judge(conn, prepared), draw, confirmed):
+    if not _confirm_cost(conn, prepared, draw, confirmed):
         return 1
     if prepared.sends_without_key:
         print(
@@ -437,6 +435,32 @@ def judge(
             conn, prepared, progress=show, wait=not no_wait, poll_seconds=poll_seconds
         )
     return _outcome(result, model or "", prepared.request.base_url, prepared.sources, fmt)
+
+
+def _second_opinion(
+    db: Path | None,
+    second_opinion: str | None,
+    how: tuple[float, int | None, bool],
+    framework: str,
+    model: str | None,
+    selection: Selection,
+    description: str,
+) -> tuple[str | None, Selection, str, SecondOpinionDraw | None]:
+    """With ``--second-opinion MODEL``: that model, the drawn reports and a description that
+    records the draw; else the request as given. Exits 1 when there is nothing to draw."""
+    if second_opinion is None:
+        return model, selection, description, None
+    share, seed, flagged = how
+    draw = _draw(db, framework, share, seed, flagged, selection)
+    if not draw.reports:
+        print("gavel: nothing to re-judge: no report of the active runs matches", file=sys.stderr)
+        raise click.exceptions.Exit(1)
+    return (
+        second_opinion,
+        replace(selection, ids=draw.reports),
+        description or draw.describe(),
+        draw,
+    )
 
 
 def _draw(
@@ -464,9 +488,17 @@ def _draw(
     return draw
 
 
-def _confirm_cost(plan: JudgePlan, draw: SecondOpinionDraw, confirmed: bool) -> bool:
-    """Say what the second opinion will cost before anything is sent; ask unless told not
-    to (a pipe cannot answer: it needs --yes)."""
+def _confirm_cost(
+    conn: sqlite3.Connection,
+    prepared: PreparedJudge,
+    draw: SecondOpinionDraw | None,
+    confirmed: bool,
+) -> bool:
+    """A second opinion says what it will cost before anything is sent, and asks unless told
+    not to (a pipe cannot answer: it needs --yes). Any other run goes ahead."""
+    if draw is None:
+        return True
+    plan = plan_judge(conn, prepared)
     print(
         f"gavel: {len(draw.reports)} reports, {plan.uncached_calls} uncached calls, about "
         f"{plan.input_tokens:,} input and {plan.output_tokens:,} output tokens: estimated "

@@ -189,7 +189,7 @@ def proposals_(
 ) -> int:
     conn = open_db(db)
     task_id = task_id_by_name(conn, task) if task else None
-    found = [p for p in proposals(conn, task_id, status) if kind is None or p.kind == kind]
+    found = proposals(conn, task_id, status, kind)
     if fmt == "json":
         print_json([asdict(p) for p in found])
         return 0
