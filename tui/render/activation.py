@@ -28,9 +28,12 @@ def _rank(before: int | None, after: int | None) -> str:
     return f"#{before} → #{after}"
 
 
-def preview_renderables(seen: ActivationPreview, card: Card | None = None) -> list[RenderableType]:
+def preview_renderables(
+    seen: ActivationPreview, card: Card | None = None, compact: bool = False
+) -> list[RenderableType]:
     """The preview; with ``card``, the run's judge card (per benchmark and kind, and its
-    worst rubric items) after the agreement, before the scores it would change."""
+    worst rubric items) after the agreement, before the scores it would change; ``compact``
+    lays the card out for a narrow screen."""
     state = "already active" if seen.active else "a candidate"
     head = Text()
     head.append(f"run {seen.run}", "bold")
@@ -50,7 +53,7 @@ def preview_renderables(seen: ActivationPreview, card: Card | None = None) -> li
     if card is not None:
         from tui.render.judge_card import summary_renderables
 
-        out += summary_renderables(card)
+        out += summary_renderables(card, compact=compact)
     out.append(_changes(seen))
     return out
 

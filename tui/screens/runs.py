@@ -179,7 +179,7 @@ class RunsScreen(GavelScreen):
         self.app.push_screen(
             ConfirmDialog(
                 f"Activate {run}?",
-                Group(*preview_renderables(seen, card)),
+                Group(*preview_renderables(seen, card, compact=self.app.size.width < NARROW)),
                 "activate",
                 question=question,
             ),
@@ -258,8 +258,23 @@ def retire_text(effect: RetireEffect) -> Text:
     return text
 
 
+NARROW = 140
+"""Terminal columns below which a judge card is laid out compact."""
+
+
 class CardView(ModalScreen[None]):
     """A judge card, whole and scrollable (``gavel runs card RUN`` shows the same)."""
+
+    DEFAULT_CSS = """
+    CardView #card {
+        width: 100%;
+        height: 100%;
+        border: thick $accent;
+        background: $surface;
+        padding: 0 1;
+    }
+    CardView #card-body { height: 1fr; }
+    """
 
     BINDINGS = [Binding("escape,q,c", "close", "Close", id="card.close")]
 
@@ -270,7 +285,7 @@ class CardView(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         from tui.widgets.text_view import TextView
 
-        with Vertical(id="confirm"):
+        with Vertical(id="card"):
             yield Label(Text(f"Judge card of {self.card.run}", style="bold"))
             yield TextView(id="card-body")
             yield Static("escape close · gavel runs card RUN --format markdown", classes="hint")
@@ -280,7 +295,7 @@ class CardView(ModalScreen[None]):
         from tui.widgets.text_view import TextView
 
         view = self.query_one(TextView)
-        view.set_content(Group(*card_renderables(self.card)))
+        view.set_content(Group(*card_renderables(self.card, compact=self.app.size.width < NARROW)))
         view.focus()
 
     def action_close(self) -> None:
