@@ -264,3 +264,26 @@ def test_the_migration_keeps_proposals_and_admits_revisions() -> None:
     assert conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'proposal_task'"
     ).fetchone()
+
+
+def test_the_card_bootstrap_equals_the_package_bootstrap() -> None:
+    """All three coefficients from one set of resampled tables: the same intervals as
+    ``bootstrap_table_ci`` gives each, resample for resample."""
+    from reviewer.agreement import bootstrap_table_ci, cohen_kappa_from_table, gwet_ac1_from_table
+
+    rng = np.random.default_rng(9)
+    labels = ["0", "0.5", "1"]
+    human = rng.choice(labels, 90).tolist()
+    judge = [h if rng.random() < 0.6 else str(rng.choice(labels)) for h in human]
+    found = agreement(
+        judge, human, labels, "ordinal", _numbers, (0.0, 1.0), n_resamples=400, seed=4
+    )
+    for interval, statistic in (
+        (found.kappa, cohen_kappa_from_table),
+        (found.value, lambda t: cohen_kappa_from_table(t, "quadratic")),
+        (found.ac1, gwet_ac1_from_table),
+    ):
+        reference = bootstrap_table_ci(statistic, judge, human, labels, 400, 0.95, 4)
+        assert interval is not None
+        assert (interval.lower, interval.upper) == pytest.approx((reference.lower, reference.upper))
+        assert interval.estimate == pytest.approx(reference.estimate)

@@ -10,14 +10,15 @@ matches and the direction of the differences only.
 
 Intervals: Wilson's score interval for every proportion (accuracy, the lenient and strict
 shares), which stays inside [0, 1] and is not degenerate at 0 or 100%; a percentile bootstrap
-over labels for κ and AC1 (:func:`reviewer.agreement.bootstrap_table_ci`, fixed seed). Below
+over labels for κ and AC1 (the resamples of :func:`reviewer.agreement.bootstrap_table_ci`,
+fixed seed, every statistic computed from the same resampled tables at once). Below
 ``min_labels`` labels no coefficient interval is formed at all: a percentile bootstrap over
 five labels is narrower than the truth, and the row says "too few labels" instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,10 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from reviewer.agreement import (
-    BootstrapCI,
-    ChanceCorrected,
     ConfusionMatrix,
-    bootstrap_table_ci,
     cohen_kappa_from_table,
     confusion_matrix,
     gwet_ac1_from_table,
@@ -185,38 +183,133 @@ def agreement(
     ac1 = gwet_ac1_from_table(table)
     caveats = kappa_caveats(confusion, kappa, ac1)
     coefficient = _coefficient(level, len(labels), caveats)
-
-    def interval(statistic: Callable[[npt.NDArray[np.int64]], ChanceCorrected]) -> Interval:
-        point = statistic(table).value
-        if too_few:
-            return Interval(point, None, None, "none (too few labels)", n)
-        found = bootstrap_table_ci(
-            statistic, list(judge), list(human), labels, n_resamples, confidence, seed
-        )
-        return _from_bootstrap(found, n)
-
-    statistics: dict[Coefficient, Callable[[npt.NDArray[np.int64]], ChanceCorrected]] = {
-        "kappa": cohen_kappa_from_table,
-        "weighted kappa": lambda t: cohen_kappa_from_table(t, "quadratic"),
-        "AC1": gwet_ac1_from_table,
+    points: dict[Coefficient, float | None] = {
+        "kappa": kappa.value,
+        "weighted kappa": cohen_kappa_from_table(table, "quadratic").value,
+        "AC1": ac1.value,
     }
-    kappa_interval = interval(statistics["kappa"])
-    ac1_interval = interval(statistics["AC1"])
-    chosen = {"kappa": kappa_interval, "AC1": ac1_interval}.get(coefficient)
-    value = chosen if chosen is not None else interval(statistics[coefficient])
+    intervals = _intervals(judge, human, labels, points, too_few, confidence, n_resamples, seed)
     return Agreement(
         n,
         level,
         accuracy,
         coefficient,
-        value,
-        kappa_interval,
-        ac1_interval,
+        intervals[coefficient],
+        intervals["kappa"],
+        intervals["AC1"],
         confusion,
         direction,
         too_few,
         caveats,
     )
+
+
+def _intervals(
+    judge: Sequence[str],
+    human: Sequence[str],
+    labels: Sequence[str],
+    points: Mapping[Coefficient, float | None],
+    too_few: bool,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> dict[Coefficient, Interval]:
+    """The coefficients' intervals; none below the minimum of labels (the points alone)."""
+    if too_few:
+        return {
+            name: Interval(point, None, None, "none (too few labels)", len(judge))
+            for name, point in points.items()
+        }
+    position = {label: i for i, label in enumerate(labels)}
+    codes = np.array(
+        [position[j] * len(labels) + position[h] for j, h in zip(judge, human, strict=True)],
+        dtype=np.intp,
+    )
+    return bootstrap_intervals(codes, len(labels), points, confidence, n_resamples, seed)
+
+
+def bootstrap_intervals(
+    codes: npt.NDArray[np.intp],
+    k: int,
+    points: Mapping[Coefficient, float | None],
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> dict[Coefficient, Interval]:
+    """Percentile bootstrap intervals of κ, weighted κ and AC1 from the same resamples.
+
+    ``codes`` are the pairs' cells of the ``k × k`` table (judge · k + human). The resamples
+    are those :func:`reviewer.agreement.bootstrap_table_ci` draws for the same seed, and each
+    statistic is computed for all of them at once from their tables, so the intervals equal
+    that function's, statistic by statistic, at a fraction of its cost. Resamples on which a
+    statistic is undefined are left out of its interval and counted."""
+    tables = _resampled_tables(codes, k, n_resamples, seed)
+    values: dict[Coefficient, npt.NDArray[np.float64]] = {
+        "kappa": _kappas(tables, "none"),
+        "weighted kappa": _kappas(tables, "quadratic"),
+        "AC1": _ac1s(tables),
+    }
+    tail = (1.0 - confidence) / 2.0
+    out: dict[Coefficient, Interval] = {}
+    for name, found in values.items():
+        defined = found[np.isfinite(found)]
+        method = f"percentile bootstrap ({defined.size}/{n_resamples} resamples)"
+        if not defined.size:
+            out[name] = Interval(points[name], None, None, method, codes.size)
+            continue
+        lower, upper = np.quantile(defined, [tail, 1.0 - tail])
+        out[name] = Interval(points[name], float(lower), float(upper), method, codes.size)
+    return out
+
+
+_CHUNK = 4_000_000
+"""Resampled pairs held at once while their tables are counted."""
+
+
+def _resampled_tables(
+    codes: npt.NDArray[np.intp], k: int, n_resamples: int, seed: int
+) -> npt.NDArray[np.float64]:
+    """(resamples, k, k) count tables, drawn as ``bootstrap_table_ci`` draws them (one index
+    vector of ``n`` per resample from one generator), counted a chunk of resamples at a time."""
+    n = codes.size
+    rng = np.random.default_rng(seed)
+    cells = k * k
+    tables = np.empty((n_resamples, cells), dtype=np.float64)
+    step = max(1, _CHUNK // max(n, 1))
+    for start in range(0, n_resamples, step):
+        count = min(step, n_resamples - start)
+        idx = rng.integers(0, n, size=(count, n))
+        flat = (np.arange(count)[:, None] * cells + codes[idx]).ravel()
+        tables[start : start + count] = np.bincount(flat, minlength=count * cells).reshape(
+            count, cells
+        )
+    return tables.reshape(n_resamples, k, k)
+
+
+def _kappas(tables: npt.NDArray[np.float64], weights: str) -> npt.NDArray[np.float64]:
+    """Cohen's κ of each table, as :func:`reviewer.agreement.cohen_kappa_from_table` (NaN
+    where it is undefined)."""
+    k = tables.shape[1]
+    position = np.arange(k, dtype=np.float64)
+    distance = np.abs(position[:, None] - position[None, :])
+    v = (distance > 0).astype(np.float64) if weights == "none" else distance**2
+    n = tables.sum(axis=(1, 2))
+    observed = (tables * v).sum(axis=(1, 2))
+    expected = np.einsum("ri,rj,ij->r", tables.sum(axis=2), tables.sum(axis=1), v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected == 0.0, np.nan, 1.0 - n * observed / expected)
+
+
+def _ac1s(tables: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Gwet's AC1 of each table, as :func:`reviewer.agreement.gwet_ac1_from_table`."""
+    q = tables.shape[1]
+    if q < 2:
+        return np.full(tables.shape[0], np.nan)
+    n = tables.sum(axis=(1, 2))
+    observed = np.trace(tables, axis1=1, axis2=2) / n
+    pi = (tables.sum(axis=2) + tables.sum(axis=1)) / (2.0 * n[:, None])
+    chance = (pi * (1.0 - pi)).sum(axis=1) / (q - 1)
+    return np.asarray((observed - chance) / (1.0 - chance), dtype=np.float64)
 
 
 def _coefficient(level: Level, categories: int, caveats: tuple[str, ...]) -> Coefficient:
@@ -230,16 +323,6 @@ def _coefficient(level: Level, categories: int, caveats: tuple[str, ...]) -> Coe
     if level == "ordinal" and categories > 2:
         return "weighted kappa"
     return "kappa"
-
-
-def _from_bootstrap(found: BootstrapCI, n: int) -> Interval:
-    return Interval(
-        found.estimate,
-        found.lower,
-        found.upper,
-        f"percentile bootstrap ({found.n_used}/{found.n_resamples} resamples)",
-        n,
-    )
 
 
 def _equal(a: str, b: str, level: Level) -> bool:
