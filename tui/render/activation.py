@@ -32,8 +32,8 @@ def preview_renderables(
     seen: ActivationPreview, card: Card | None = None, compact: bool = False
 ) -> list[RenderableType]:
     """The preview; with ``card``, the run's judge card (per benchmark and kind, and its
-    worst rubric items) after the agreement, before the scores it would change; ``compact``
-    lays the card out for a narrow screen."""
+    worst rubric items) after the scores it would change; ``compact`` lays the card out for
+    a narrow screen."""
     state = "already active" if seen.active else "a candidate"
     head = Text()
     head.append(f"run {seen.run}", "bold")
@@ -50,11 +50,11 @@ def preview_renderables(
         out.append(Text(f"needs a confirmation: {reason}", style="bold yellow"))
     if seen.gold.kinds:
         out += _per_kind(seen.gold)
+    out.append(_changes(seen))
     if card is not None:
         from tui.render.judge_card import summary_renderables
 
         out += summary_renderables(card, compact=compact)
-    out.append(_changes(seen))
     return out
 
 
