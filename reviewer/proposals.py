@@ -10,6 +10,13 @@ or rejects it. Two kinds of proposal are kept apart because they change scores d
 * an **alias or extra evidence** (``alias``, ``extra_evidence``) attaches to an existing item
   (``target``) and only widens what counts as a match; no denominator changes.
 
+A third kind comes from the judge card, not from a reviewer's draft: **revise this rubric
+item** (``revise_item``, :mod:`reviewer.judge_card`) names an existing criterion (``target``)
+on which the judge and the humans disagree beyond chance, with the disagreeing examples and
+the reviewers' rationales. It adds nothing to the ground truth and changes no score: accepted,
+it marks the item as under revision in the gold diff (effect ``under_revision``), so that a
+benchmark's maintainers see which rubric wording the humans and the judge read differently.
+
 Duplicates are caught before they reach the ground truth: texts are compared after
 normalisation (Unicode NFKC, case folding, punctuation removed, whitespace collapsed) and by a
 fuzzy similarity, the larger of difflib's ratio and the token Jaccard index (the latter catches
@@ -38,9 +45,14 @@ NUMBER_MISMATCH_CAP = DUPLICATE_THRESHOLD - 0.01
 NEW_ITEM_KINDS: frozenset[str] = frozenset({"new_claim", "new_rubric"})
 ATTACHED_KINDS: frozenset[str] = frozenset({"alias", "extra_evidence"})
 PROPOSAL_KINDS: tuple[str, ...] = ("new_claim", "new_rubric", "alias", "extra_evidence")
+"""What a reviewer drafts by hand."""
+REVISE_ITEM = "revise_item"
+"""A judge card's proposal: revise the wording of an existing rubric item."""
+ALL_KINDS: tuple[str, ...] = (*PROPOSAL_KINDS, REVISE_ITEM)
 
 EFFECT_NEW = "new_item"
 EFFECT_ATTACHED = "alias_or_evidence"
+EFFECT_REVISE = "under_revision"
 
 
 class PayloadError(ValueError):
@@ -52,7 +64,10 @@ class PayloadError(ValueError):
 
 
 def effect(kind: str) -> str:
-    """Whether accepting a proposal of this kind raises a recall denominator."""
+    """Whether accepting a proposal of this kind raises a recall denominator, widens a match,
+    or (a revision) only marks an existing item as under revision."""
+    if kind == REVISE_ITEM:
+        return EFFECT_REVISE
     return EFFECT_NEW if kind in NEW_ITEM_KINDS else EFFECT_ATTACHED
 
 

@@ -105,7 +105,7 @@ def test_a_version_1_database_upgrades_with_every_decision(tmp_path: Path) -> No
         ("t1-beta", "ins", "c=s1-ins", "0", "unanimous", 2),
     ]
     conn = connect(path)  # migrates
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"plan", "plan_draw", "suspicion"} <= tables  # 3: review plans, 4: suspicion flags
     after = v2_state(conn)
@@ -221,7 +221,7 @@ def test_a_version_5_database_gains_report_rows_and_citation_facts(
     _as_version_5(conn)
     conn.close()
     conn = connect(path)  # migrates to 6, 7 (claims, trusted adjudicators), 8 (assignees)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 8
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
     # The migration computes in SQL what the importer wrote: every verdict the same fact.
     assert conn.execute("SELECT id, claim_cited FROM judgment ORDER BY id").fetchall() == written
     assert conn.execute("SELECT count(*) FROM score WHERE scope LIKE 'report:%'").fetchone()[0] == 0

@@ -180,6 +180,7 @@ KEYS: tuple[KeyDef, ...] = (
     # judge runs (R)
     KeyDef("runs.activate", "a", "activate", "Activate…", "runs"),
     KeyDef("runs.retire", "d", "retire", "Retire…", "runs"),
+    KeyDef("runs.card", "c", "card", "Judge card", "runs"),
     KeyDef("runs.reload", "r", "reload", "Reload", "runs"),
     KeyDef("runs.noise", "N", "noise", "Noise band", "runs"),
     KeyDef("runs.back", "escape,q", "back", "Back", "runs"),

@@ -530,6 +530,35 @@ _ASSIGNEES: list[str] = [
 ]
 
 
+# Version 9: a proposal of kind 'revise_item' (reviewer.judge_card: a rubric item the judge
+# and the humans disagree on); SQLite cannot widen a CHECK in place, so the table is rebuilt.
+_REVISE_ITEM: list[str] = [
+    """CREATE TABLE proposal_widened (
+            id INTEGER PRIMARY KEY,
+            uuid TEXT NOT NULL UNIQUE,
+            suite_id INTEGER NOT NULL REFERENCES suite(id),
+            task_id INTEGER NOT NULL REFERENCES task(id),
+            report_id INTEGER REFERENCES report(id),
+            framework TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN
+                ('new_claim', 'new_rubric', 'alias', 'extra_evidence', 'revise_item')),
+            target TEXT,
+            payload TEXT NOT NULL,
+            normalized TEXT NOT NULL,
+            span_start INTEGER,
+            span_end INTEGER,
+            reviewer TEXT NOT NULL,
+            rationale TEXT NOT NULL,
+            duplicate_of TEXT,
+            created_at TEXT NOT NULL
+        ) STRICT""",
+    "INSERT INTO proposal_widened SELECT * FROM proposal",
+    "DROP TABLE proposal",
+    "ALTER TABLE proposal_widened RENAME TO proposal",
+    "CREATE INDEX proposal_task ON proposal(task_id)",
+]
+
+
 MIGRATIONS: list[Migration] = [
     _first,  # 1: inputs, review log, derived tables, search indexes
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
@@ -573,9 +602,10 @@ MIGRATIONS: list[Migration] = [
     ],
     _general_actions,  # 7: actions checked for form (a claim, ...); trusted adjudicators
     _ASSIGNEES,  # 8: who each assignment is for, indexed
+    _REVISE_ITEM,  # 9: a proposal may ask to revise a rubric item (the judge card)
 ]
 
-_DERIVED_UNCHANGED = {2, 3, 4, 7}
+_DERIVED_UNCHANGED = {2, 3, 4, 7, 8}
 """Migrations (by index) that leave every derived table valid: no rebuild after them (the
 suspicion migration, 3, computes its own derived table; the score columns, 4, are filled by
 the next full recompute, and a system without them is read from its score rows meanwhile; the

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reviewer.identity import SIGNED_FIELDS
-from reviewer.proposals import EFFECT_NEW, canonical_json, effect, gold_item
+from reviewer.proposals import EFFECT_NEW, EFFECT_REVISE, canonical_json, effect, gold_item
 from reviewer.registry import get_kind
 from store.exports.context import claim_dimensions, suspicion_type, suspicions
 from store.exports.gold import GOLD_COLUMNS, gold_arrow_schema, gold_records
@@ -323,6 +323,10 @@ def _gold_items(conn: sqlite3.Connection) -> Iterator[tuple[int, str, str, Recor
         )
 
 
+_COUNTED = {EFFECT_NEW: "new_items", EFFECT_REVISE: "under_revision"}
+"""The header count an item's effect adds to (aliases and evidence otherwise)."""
+
+
 def _gold_headers(conn: sqlite3.Connection) -> dict[int, Record]:
     """First pass: per suite, the counts and the version the diff's content determines.
 
@@ -344,13 +348,14 @@ def _gold_headers(conn: sqlite3.Connection) -> dict[int, Record]:
                 "items": 0,
                 "new_items": 0,
                 "alias_or_evidence": 0,
+                "under_revision": 0,
                 "frameworks": [],
                 "source_systems": [],
             }
             digests[suite_id] = hashlib.sha256()
         digests[suite_id].update(canonical_json(item).encode() + b"\n")
         header["items"] += 1
-        header["new_items" if item["effect"] == EFFECT_NEW else "alias_or_evidence"] += 1
+        header[_COUNTED.get(item["effect"], "alias_or_evidence")] += 1
         if item["framework"] not in header["frameworks"]:
             header["frameworks"] = sorted([*header["frameworks"], item["framework"]])
         system = item["provenance"]["system"]

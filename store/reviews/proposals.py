@@ -16,6 +16,11 @@ been accepted in between). What a proposal is compared with:
   proposals of the framework (not rejected ones; only accepted ones when accepting);
 * an alias or extra evidence: the other proposals of the same kind for the same target.
 
+A ``revise_item`` proposal comes from the judge card (:func:`propose_revision`): it names an
+existing criterion, is never compared for duplicates (one per item and run instead), and
+accepted changes no score — the scores' inputs leave it out — only the gold diff, where the
+item is marked under revision.
+
 Accepting a new item that duplicates something needs ``force``. Accept and reject rescore
 every report of the task in both variants: an expansion changes the ground truth the judge
 variant is scored against too.
@@ -33,6 +38,7 @@ from typing import Any
 from reviewer.proposals import (
     ATTACHED_KINDS,
     NEW_ITEM_KINDS,
+    REVISE_ITEM,
     Candidate,
     DuplicateMatch,
     PayloadError,
@@ -535,13 +541,18 @@ def _proposal_rows(
 
 
 def proposals(
-    conn: sqlite3.Connection, task_id: int | None = None, status: str | None = None
+    conn: sqlite3.Connection,
+    task_id: int | None = None,
+    status: str | None = None,
+    kind: str | None = None,
 ) -> list[Proposal]:
-    """Proposals (of one task, with one status) in task, time order."""
+    """Proposals (of one task, with one status, of one kind) in task, time order."""
     if status is not None and status not in _STATUS.values():
         raise ProposalError(f"status must be one of {', '.join(_STATUS.values())}")
     return [
-        p for p in _proposal_rows(conn, task_id=task_id) if status is None or p.status == status
+        p
+        for p in _proposal_rows(conn, task_id=task_id)
+        if (status is None or p.status == status) and (kind is None or p.kind == kind)
     ]
 
 
@@ -588,3 +599,59 @@ def get_proposal(conn: sqlite3.Connection, proposal_uuid: str) -> Proposal:
         if len(matches) > 1:
             raise ProposalError(f"proposal prefix {key!r} is ambiguous ({len(matches)} match)")
     raise ProposalError(f"no proposal {proposal_uuid!r}")
+
+
+# -- revisions of rubric items (the judge card) -----------------------------------------------
+
+
+def propose_revision(
+    conn: sqlite3.Connection,
+    reviewer: str,
+    suite_ids: Sequence[int],
+    task: str,
+    criterion: str,
+    framework: str,
+    payload: dict[str, Any],
+    rationale: str,
+) -> Proposal | None:
+    """Record a ``revise_item`` proposal on criterion ``criterion`` of ``task`` (in one of
+    ``suite_ids``), unless one for the same item and run exists already (None then): running
+    the card again proposes nothing twice."""
+    reviewer = _reviewer(reviewer)
+    marks = ",".join("?" * len(suite_ids))
+    row = conn.execute(
+        f"""SELECT t.id, s.ext_id, t.ext_id, s.id FROM task t JOIN suite s ON s.id = t.suite_id
+            WHERE t.ext_id = ? AND s.id IN ({marks}) ORDER BY s.id LIMIT 1""",
+        [task, *suite_ids],
+    ).fetchone()
+    if row is None:
+        raise ProposalError(f"no task {task!r} in the run's suites")
+    task_id, suite, task_ext, suite_id = row
+    target = _resolve_target(conn, task_id, f"criterion:{criterion}")
+    existing = conn.execute(
+        """SELECT uuid FROM proposal WHERE kind = ? AND task_id = ? AND target = ?
+           AND json_extract(payload, '$.run') = ?""",
+        (REVISE_ITEM, task_id, target, payload.get("run")),
+    ).fetchone()
+    if existing is not None:
+        return None
+    spec = {
+        "task": f"{suite}/{task_ext}",
+        "report": None,
+        "framework": framework,
+        "kind": REVISE_ITEM,
+        "target": target,
+        "payload": payload,
+        "span": None,
+        **_duplicate_fields(None),
+    }
+    proposal_uuid = str(uuidlib.uuid4())
+    created_at = now_iso()
+    with transaction(conn):
+        insert_proposal(
+            conn, proposal_uuid, spec, suite_id, task_id, None, reviewer, rationale, created_at
+        )
+        _event(
+            conn, proposal_uuid, reviewer, "propose", canonical_json(spec), rationale, created_at
+        )
+    return get_proposal(conn, proposal_uuid)

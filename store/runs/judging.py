@@ -118,6 +118,8 @@ class Selection:
     systems: Sequence[str] = ()
     tasks: Sequence[str] = ()
     limit: int | None = None
+    ids: Sequence[int] | None = None
+    """Only these report ids (a second opinion's draw); None: no such restriction."""
 
 
 def selected_reports(
@@ -127,14 +129,106 @@ def selected_reports(
     an error."""
     if selection.limit is not None and selection.limit < 1:
         raise InputError("command line", "--limit must be at least 1", field="--limit")
-    return select_reports(
+    found = select_reports(
         conn,
         reports=selection.reports,
         systems=selection.systems,
         tasks=selection.tasks,
         framework=framework,
-        limit=selection.limit,
+        limit=selection.limit if selection.ids is None else None,
     )
+    if selection.ids is None:
+        return found
+    wanted = set(selection.ids)
+    kept = [rid for rid in found if rid in wanted]
+    return kept[: selection.limit] if selection.limit is not None else kept
+
+
+# -- a second opinion -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SecondOpinionDraw:
+    """The reports a second opinion re-judges, and how they were drawn (for the record).
+
+    The unit is the report: a framework's pipeline judges a report's subjects together (one
+    prompt holds all its criteria), so a share of subjects is drawn as the share of reports
+    that hold them."""
+
+    reports: list[int]
+    population: int
+    """Reports of the framework with a verdict of an active run (what could be drawn)."""
+    share: float
+    seed: int
+    flagged: bool
+    flagged_available: int
+    """Reports with at least one suspicion flag (``flagged`` draws only among these)."""
+
+    def describe(self) -> str:
+        how = (
+            "the most suspicious first (suspicion flags)"
+            if self.flagged
+            else f"at random, seed {self.seed}"
+        )
+        return (
+            f"second opinion on {len(self.reports)} of {self.population} reports "
+            f"(share {self.share:g}, {how})"
+        )
+
+
+def draw_second_opinion(
+    conn: sqlite3.Connection,
+    framework: str,
+    share: float,
+    seed: int,
+    *,
+    flagged: bool = False,
+    selection: Selection | None = None,
+) -> SecondOpinionDraw:
+    """``share`` of the reports the active runs judged (within ``selection``), rounded up:
+    a uniform draw without replacement with ``seed``, or with ``flagged`` the reports with
+    the heaviest suspicion flags on their counting verdicts (only flagged ones, so possibly
+    fewer)."""
+    import math
+    import random
+
+    if not 0.0 < share <= 1.0:
+        raise InputError("command line", "--share must be in (0, 1]", field="--share")
+    candidates = set(selected_reports(conn, selection or Selection(), framework))
+    active = [
+        int(rid)
+        for (rid,) in conn.execute(
+            """SELECT DISTINCT j.report_id FROM judgment j JOIN judge_run r ON r.id = j.run_id
+               WHERE r.active > 0 AND j.current = 1 ORDER BY j.report_id"""
+        )
+        if rid in candidates
+    ]
+    wanted = math.ceil(share * len(active)) if active else 0
+    weights = _suspicion_by_report(conn, active)
+    if flagged:
+        ranked = sorted(weights, key=lambda rid: (-weights[rid], rid))
+        chosen = sorted(ranked[:wanted])
+    else:
+        chosen = sorted(random.Random(seed).sample(active, wanted))
+    return SecondOpinionDraw(chosen, len(active), share, seed, flagged, len(weights))
+
+
+def _suspicion_by_report(conn: sqlite3.Connection, report_ids: Sequence[int]) -> dict[int, float]:
+    """Total weight of the suspicion flags on each report's counting verdicts (flagged
+    reports only)."""
+    if not report_ids:
+        return {}
+    out: dict[int, float] = {}
+    marks = ",".join("?" * len(report_ids))
+    for rid, weight in conn.execute(
+        f"""SELECT s.report_id, sum(x.weight) FROM suspicion x
+            JOIN subject s ON s.id = x.subject_id
+            WHERE s.report_id IN ({marks}) GROUP BY s.report_id""",
+        list(report_ids),
+    ):
+        if weight and weight > 0:
+            out[int(rid)] = float(weight)
+    return out
 
 
 def parse_price(text: str | None) -> Price | None:

@@ -149,13 +149,14 @@ def load_inputs(
 def _expansions(
     conn: sqlite3.Connection, task_ids: Sequence[int] | None
 ) -> dict[int, list[dict[str, Any]]]:
-    """Accepted ground-truth expansions, by task: shared by every report of the task."""
+    """Accepted ground-truth expansions, by task: shared by every report of the task. A
+    rubric item under revision (``revise_item``) changes no score and is left out."""
     expansions: dict[int, list[dict[str, Any]]] = defaultdict(list)
     where, params = _where("p.task_id", task_ids)
     for tid, kind, framework, payload, target, puuid in conn.execute(
         f"""SELECT p.task_id, p.kind, p.framework, p.payload, p.target, p.uuid
             FROM proposal p JOIN ({PROPOSAL_STATUS_SQL}) s ON s.proposal = p.uuid AND s.rn = 1
-            WHERE s.action = 'accept' {where}
+            WHERE s.action = 'accept' AND p.kind != 'revise_item' {where}
             ORDER BY p.task_id, p.created_at, p.uuid""",
         params,
     ):

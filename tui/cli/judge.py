@@ -9,8 +9,11 @@ command line ends up in shell history.
 from __future__ import annotations
 
 import json
+import math
+import sqlite3
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,9 +38,11 @@ from store.runs.judging import (
     JudgeResult,
     JudgeTally,
     PreparedJudge,
+    SecondOpinionDraw,
     Selection,
     check_request,
     cited_url_suites,
+    draw_second_opinion,
     fetch_pages,
     parse_price,
     plan_judge,
@@ -309,6 +314,35 @@ def framework_name(value: str | None) -> str | None:
     metavar="SECONDS",
     help="seconds between polls of a batch (default 30)",
 )
+@click.option(
+    "--second-opinion",
+    "second_opinion",
+    default=None,
+    metavar="MODEL",
+    help="re-judge a share of the reports the active runs judged with MODEL, into a "
+    "candidate run whose disagreements with the counting verdicts become suspicion "
+    "flags; its cost is estimated and confirmed first (--yes skips the question)",
+)
+@click.option(
+    "--share",
+    type=click.FloatRange(0.0, 1.0, min_open=True),
+    default=0.1,
+    show_default=True,
+    help="with --second-opinion: the share of reports to re-judge (rounded up)",
+)
+@click.option(
+    "--flagged",
+    is_flag=True,
+    help="with --second-opinion: the most suspicious reports (by their flags) instead "
+    "of a random draw",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="with --second-opinion: the random draw's seed (default: a fresh one, printed)",
+)
+@click.option("--yes", "-y", "confirmed", is_flag=True, help="with --second-opinion: do not ask")
 @format_option("table", "json")
 def judge(
     db: Path | None,
@@ -335,17 +369,31 @@ def judge(
     resume: str | None,
     no_wait: bool,
     poll_seconds: float,
+    second_opinion: str | None,
+    share: float,
+    flagged: bool,
+    seed: int | None,
+    confirmed: bool,
     fmt: str,
     **options: Any,
 ) -> int:
     if resume is not None:
         return _resume(db, resume, parse_price(price), not no_wait, poll_seconds, fmt)
     steps = frozenset(s.strip() for s in only.split(",") if s.strip()) if only is not None else None
+    model, selection, description, draw = _second_opinion(
+        db,
+        second_opinion,
+        (share, seed, flagged),
+        framework,
+        model,
+        _selection(options),
+        description,
+    )
     request = JudgeRequest(
         model=model,
         base_url=base_url,
         framework=framework,
-        selection=_selection(options),
+        selection=selection,
         steps=steps,
         concurrency=concurrency,
         timeout=timeout,
@@ -373,6 +421,8 @@ def judge(
         return 1
     if dry_run:
         return _print_plan(plan_judge(conn, prepared), model or "", fmt, prepared)
+    if not _confirm_cost(conn, prepared, draw, confirmed):
+        return 1
     if prepared.sends_without_key:
         print(
             f"gavel: no API key in {' or '.join('$' + k for k in ENV_KEYS)}; sending "
@@ -385,6 +435,82 @@ def judge(
             conn, prepared, progress=show, wait=not no_wait, poll_seconds=poll_seconds
         )
     return _outcome(result, model or "", prepared.request.base_url, prepared.sources, fmt)
+
+
+def _second_opinion(
+    db: Path | None,
+    second_opinion: str | None,
+    how: tuple[float, int | None, bool],
+    framework: str,
+    model: str | None,
+    selection: Selection,
+    description: str,
+) -> tuple[str | None, Selection, str, SecondOpinionDraw | None]:
+    """With ``--second-opinion MODEL``: that model, the drawn reports and a description that
+    records the draw; else the request as given. Exits 1 when there is nothing to draw."""
+    if second_opinion is None:
+        return model, selection, description, None
+    share, seed, flagged = how
+    draw = _draw(db, framework, share, seed, flagged, selection)
+    if not draw.reports:
+        print("gavel: nothing to re-judge: no report of the active runs matches", file=sys.stderr)
+        raise click.exceptions.Exit(1)
+    return (
+        second_opinion,
+        replace(selection, ids=draw.reports),
+        description or draw.describe(),
+        draw,
+    )
+
+
+def _draw(
+    db: Path | None,
+    framework: str,
+    share: float,
+    seed: int | None,
+    flagged: bool,
+    selection: Selection,
+) -> SecondOpinionDraw:
+    """The second opinion's reports, the draw said on standard error (with its seed, so that
+    it can be drawn again)."""
+    import secrets
+
+    used = seed if seed is not None else secrets.randbelow(2**31)
+    draw = draw_second_opinion(
+        open_db(db), framework, share, used, flagged=flagged, selection=selection
+    )
+    print(f"gavel: {draw.describe()}", file=sys.stderr)
+    if flagged and len(draw.reports) < math.ceil(share * draw.population):
+        print(
+            f"gavel: only {draw.flagged_available} reports carry a suspicion flag",
+            file=sys.stderr,
+        )
+    return draw
+
+
+def _confirm_cost(
+    conn: sqlite3.Connection,
+    prepared: PreparedJudge,
+    draw: SecondOpinionDraw | None,
+    confirmed: bool,
+) -> bool:
+    """A second opinion says what it will cost before anything is sent, and asks unless told
+    not to (a pipe cannot answer: it needs --yes). Any other run goes ahead."""
+    if draw is None:
+        return True
+    plan = plan_judge(conn, prepared)
+    print(
+        f"gavel: {len(draw.reports)} reports, {plan.uncached_calls} uncached calls, about "
+        f"{plan.input_tokens:,} input and {plan.output_tokens:,} output tokens: estimated "
+        f"cost {_money(plan.cost)}",
+        file=sys.stderr,
+    )
+    if confirmed:
+        return True
+    if not sys.stdin.isatty() or not click.confirm("send it?", default=False, err=True):
+        print("nothing sent (run again with --yes to send)", file=sys.stderr)
+        return False
+    return True
 
 
 def _batch_dir(db: Path | None) -> Path:

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from reviewer.errors import InputError
-from reviewer.proposals import DUPLICATE_THRESHOLD, PROPOSAL_KINDS
+from reviewer.proposals import ALL_KINDS, DUPLICATE_THRESHOLD, PROPOSAL_KINDS
 from store.reviews.proposals import (
     Proposal,
     get_proposal,
@@ -177,11 +177,19 @@ def _proposal_rows(found: Sequence[Proposal]) -> list[dict[str, Any]]:
     default=None,
     help="only proposals with this status",
 )
+@click.option(
+    "--kind",
+    type=click.Choice(ALL_KINDS),
+    default=None,
+    help="only proposals of this kind (revise_item: the judge card's, see `gavel runs card`)",
+)
 @format_option()
-def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) -> int:
+def proposals_(
+    db: Path | None, task: str | None, status: str | None, kind: str | None, fmt: str
+) -> int:
     conn = open_db(db)
     task_id = task_id_by_name(conn, task) if task else None
-    found = proposals(conn, task_id, status)
+    found = proposals(conn, task_id, status, kind)
     if fmt == "json":
         print_json([asdict(p) for p in found])
         return 0
@@ -210,9 +218,24 @@ def proposals_(db: Path | None, task: str | None, status: str | None, fmt: str) 
             row["uuid"] = row["uuid"][:8]
             row["task"] = f"{row['task']}/{row['report']}" if row["report"] else row["task"]
             row["status"] += f" ({row['decided_by']})" if row["decided_by"] else ""
-            row["item"] = row["item"] if len(row["item"]) <= 70 else row["item"][:69] + "…"
+            row["item"] = _short_item(row)
     emit(rows, columns, fmt, title="ground-truth proposals (uuid prefixes work as ids)")
     return 0
+
+
+def _short_item(row: dict[str, Any]) -> str:
+    """The item as the table shows it: a revision names its criterion and the agreement
+    that put it below the threshold."""
+    item = str(row["item"])
+    if row["kind"] == "revise_item":
+        payload = json.loads(item)
+        low_high = payload.get("interval") or [None, None]
+        upper = "" if low_high[1] is None else f", upper bound {low_high[1]:.3f}"
+        item = (
+            f"{row['target']} (run {payload.get('run')}, {payload.get('coefficient')}{upper}, "
+            f"{len(payload.get('examples') or [])} examples): {payload.get('text', '')}"
+        )
+    return item if len(item) <= 70 else item[:69] + "…"
 
 
 def _decided(proposal: Proposal, before: str, fmt: str, verb: str) -> int:

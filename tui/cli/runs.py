@@ -167,7 +167,7 @@ def activate(db: Path | None, run: str, confirmed: bool, only_preview: bool, fmt
     conn = open_db(db)
     ensure_scores(conn)
     seen = preview(conn, run)
-    _print_preview(seen, fmt)
+    _print_preview(seen, fmt, conn)
     if only_preview:
         return 0
     if seen.needs_confirmation and not confirmed:
@@ -219,12 +219,27 @@ runs.add_command(
 )
 
 
-def _print_preview(seen: ActivationPreview, fmt: str) -> None:
+def _print_preview(seen: ActivationPreview, fmt: str, conn: sqlite3.Connection) -> None:
+    from reviewer.judge_card.text import card_record
+    from store.runs.card import run_card
+
+    card = run_card(conn, seen.run)
     if fmt == "json":
-        emit([asdict(seen) | {"needs_confirmation": seen.needs_confirmation}], [], "json")
+        record = asdict(seen) | {"needs_confirmation": seen.needs_confirmation}
+        emit([record | {"card": card_record(card)}], [], "json")
         return
     from tui.render.activation import preview_renderables
 
     console = wide_console()
-    for renderable in preview_renderables(seen):
+    for renderable in preview_renderables(seen, card):
         console.print(renderable)
+
+
+def _register_card() -> None:
+    """``runs card`` lives in its own module (tui.cli.runs_card)."""
+    from tui.cli.runs_card import card
+
+    runs.add_command(card)
+
+
+_register_card()

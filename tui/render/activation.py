@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import RenderableType
 
 from store.runs.activation import ActivationPreview, GoldAgreement
 from tui.render.agreement import confusion_table, label_for
 from tui.render.safe import SafeText as Text
 from tui.render.tables import data_table, fmt_delta, fmt_number
+
+if TYPE_CHECKING:
+    from reviewer.judge_card.build import Card
 
 
 def gold_line(gold: GoldAgreement) -> str:
@@ -23,7 +28,12 @@ def _rank(before: int | None, after: int | None) -> str:
     return f"#{before} → #{after}"
 
 
-def preview_renderables(seen: ActivationPreview) -> list[RenderableType]:
+def preview_renderables(
+    seen: ActivationPreview, card: Card | None = None, compact: bool = False
+) -> list[RenderableType]:
+    """The preview; with ``card``, the run's judge card (per benchmark and kind, and its
+    worst rubric items) after the scores it would change; ``compact`` lays the card out for
+    a narrow screen."""
     state = "already active" if seen.active else "a candidate"
     head = Text()
     head.append(f"run {seen.run}", "bold")
@@ -41,6 +51,10 @@ def preview_renderables(seen: ActivationPreview) -> list[RenderableType]:
     if seen.gold.kinds:
         out += _per_kind(seen.gold)
     out.append(_changes(seen))
+    if card is not None:
+        from tui.render.judge_card import summary_renderables
+
+        out += summary_renderables(card, compact=compact)
     return out
 
 

@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Header, Label, Static
 from textual.worker import get_current_worker
 
 from store.backend.commands import Activate, PreviewActivation, Retire, WriteResult
@@ -26,6 +29,8 @@ from tui.screens.modals import ConfirmDialog
 from tui.widgets.row_table import RowTable
 
 if TYPE_CHECKING:
+    from reviewer.judge_card.build import Card
+    from store.runs.activation import ActivationPreview
     from store.views.queries import RetireEffect
 
 
@@ -111,7 +116,7 @@ class RunsScreen(GavelScreen):
         candidates = sum(1 for r in self.rows if r["state"] == "candidate")
         self.query_one("#runs-status", Static).update(
             f"{len(self.rows)} runs, {candidates} candidate(s) · a activate (shows what it "
-            "would change first) · d retire · r reload"
+            "would change first) · c judge card · d retire · r reload"
         )
 
     def _selected(self) -> str | None:
@@ -153,6 +158,50 @@ class RunsScreen(GavelScreen):
             done,
         )
 
+    @work(thread=True, exclusive=True, group="runs-card", exit_on_error=False)
+    def _with_card(self, seen: ActivationPreview) -> None:
+        """The judge card goes into the activation question (read in a worker)."""
+        from store.runs.card import run_card
+
+        card = run_card(self.gavel.backend.reader(), seen.run)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._ask_activate, seen, card)
+
+    def _ask_activate(self, seen: ActivationPreview, card: Card) -> None:
+        from tui.render.activation import preview_renderables
+
+        run = seen.run
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.gavel.backend.submit(Activate(run, confirmed=True))
+
+        question = "Activate it anyway?" if seen.needs_confirmation else "Activate it?"
+        self.app.push_screen(
+            ConfirmDialog(
+                f"Activate {run}?",
+                Group(*preview_renderables(seen, card, compact=self.app.size.width < NARROW)),
+                "activate",
+                question=question,
+            ),
+            done,
+        )
+
+    def action_card(self) -> None:
+        """The selected run's judge card (computed in a worker), in a scrollable view."""
+        run = self._selected()
+        if run is not None:
+            self.notify(f"computing the judge card of {run}…", timeout=3)
+            self._show_card(run)
+
+    @work(thread=True, exclusive=True, group="runs-card", exit_on_error=False)
+    def _show_card(self, run: str) -> None:
+        from store.runs.card import run_card
+
+        card = run_card(self.gavel.backend.reader(), run)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self.app.push_screen, CardView(card))
+
     def action_reload(self) -> None:
         self.load()
 
@@ -175,26 +224,10 @@ class RunsScreen(GavelScreen):
             return True
         if result.data is not None:
             from store.runs.activation import ActivationPreview
-            from tui.render.activation import preview_renderables
 
             seen = result.data
             assert isinstance(seen, ActivationPreview)
-            run = seen.run
-
-            def done(yes: bool | None) -> None:
-                if yes:
-                    self.gavel.backend.submit(Activate(run, confirmed=True))
-
-            question = "Activate it anyway?" if seen.needs_confirmation else "Activate it?"
-            self.app.push_screen(
-                ConfirmDialog(
-                    f"Activate {run}?",
-                    Group(*preview_renderables(seen)),
-                    "activate",
-                    question=question,
-                ),
-                done,
-            )
+            self._with_card(seen)
             return True
         if result.note is not None:
             self.notify(result.note, timeout=6)
@@ -232,3 +265,47 @@ def retire_text(effect: RetireEffect) -> Text:
     )
     text.append(f"Undo: activate it again (a on this screen, or gavel runs activate {effect.run})")
     return text
+
+
+NARROW = 140
+"""Terminal columns below which a judge card is laid out compact."""
+
+
+class CardView(ModalScreen[None]):
+    """A judge card, whole and scrollable (``gavel runs card RUN`` shows the same)."""
+
+    DEFAULT_CSS = """
+    CardView #card {
+        width: 100%;
+        height: 100%;
+        border: thick $accent;
+        background: $surface;
+        padding: 0 1;
+    }
+    CardView #card-body { height: 1fr; }
+    """
+
+    BINDINGS = [Binding("escape,q,c", "close", "Close", id="card.close")]
+
+    def __init__(self, card: Card) -> None:
+        super().__init__()
+        self.card = card
+
+    def compose(self) -> ComposeResult:
+        from tui.widgets.text_view import TextView
+
+        with Vertical(id="card"):
+            yield Label(Text(f"Judge card of {self.card.run}", style="bold"))
+            yield TextView(id="card-body")
+            yield Static("escape close · gavel runs card RUN --format markdown", classes="hint")
+
+    def on_mount(self) -> None:
+        from tui.render.judge_card import card_renderables
+        from tui.widgets.text_view import TextView
+
+        view = self.query_one(TextView)
+        view.set_content(Group(*card_renderables(self.card, compact=self.app.size.width < NARROW)))
+        view.focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
