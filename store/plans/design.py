@@ -729,31 +729,35 @@ def active_rates(
     batch would have drawn it: the estimate's variance rests on these
     (:func:`reviewer.estimates.active.smoothed_variance`)."""
     units, _ = run_units(conn, plan.suite_id, plan.frameworks)
-    in_frame = {
-        int(s)
-        for (s,) in conn.execute("SELECT subject_id FROM plan_frame WHERE plan_id = ?", (plan.id,))
-    }
-    drawn = {
-        int(s)
-        for (s,) in conn.execute("SELECT subject_id FROM plan_draw WHERE plan_id = ?", (plan.id,))
-    }
+    in_frame = _plan_subjects(conn, "plan_frame", plan.id)
+    drawn = _plan_subjects(conn, "plan_draw", plan.id)
     frame = [i for i, s in enumerate(units.subject) if s in in_frame]
     cell, prior = _active_cells(conn, units, frame, drawn)
     position = {units.subject[i]: k for k, i in enumerate(frame)}
-    decided = np.array(
-        [
-            position[s]
-            for s in drawn
-            if s in position and units.human[frame[position[s]]] is not None
-        ],
-        dtype=np.int64,
-    )
-    overruled = np.array(
-        [_disagrees(units.judge[frame[k]], units.human[frame[k]]) for k in decided.tolist()],
-        dtype=bool,
-    )
+    decided, overruled = _decided_draws(units, frame, position, drawn)
     rates = learned_rates(cell, prior, decided, overruled)
     return np.array([rates[position[s]] if s in position else 0.0 for s in subjects])
+
+
+def _plan_subjects(conn: sqlite3.Connection, table: str, plan_id: int) -> set[int]:
+    """The subjects of a plan's frame (``plan_frame``) or draws (``plan_draw``)."""
+    assert table in ("plan_frame", "plan_draw")
+    return {
+        int(s)
+        for (s,) in conn.execute(f"SELECT subject_id FROM {table} WHERE plan_id = ?", (plan_id,))
+    }
+
+
+def _decided_draws(
+    units: Units, frame: Sequence[int], position: Mapping[int, int], drawn: set[int]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+    """The frame positions of the drawn subjects a human decided, and whether each was
+    overruled: what the rates learn from."""
+    decided = [
+        k for s in drawn if (k := position.get(s)) is not None and units.human[frame[k]] is not None
+    ]
+    overruled = [_disagrees(units.judge[frame[k]], units.human[frame[k]]) for k in decided]
+    return np.array(decided, dtype=np.int64), np.array(overruled, dtype=bool)
 
 
 def _batches_if_decided(rows: Sequence[tuple[Any, Any, Any]]) -> int | None:

@@ -1142,19 +1142,26 @@ def _report_flips(
     inputs = load_inputs(conn, reports) if reports else {}
     flips: list[Flip] = []
     for rid, report in inputs.items():
-        back: dict[str, list[tuple[int, str | None]]] = defaultdict(list)
-        for index, verdict in enumerate(report.verdicts):
-            kind = get_kind(verdict.kind)
-            if (
-                kind is not None
-                and verdict.subject is not None
-                and int(verdict.subject) in subjects
-                and known[int(verdict.subject)].human != verdict.judge
-            ):
-                back[kind.framework].append((index, verdict.judge))
         # One flip per framework: each is rescored by its own framework's scoring.
+        back = _decided_back(report, known, subjects)
         flips.extend(Flip(rid, one[0][0], one[0][1], tuple(one[1:])) for one in back.values())
     return inputs, flips
+
+
+def _decided_back(
+    report: ReportInput, known: Mapping[int, _Known], subjects: set[int]
+) -> dict[str, list[tuple[int, str | None]]]:
+    """Framework -> (position, judge value) of each of the report's verdicts on ``subjects``
+    that a human decided otherwise."""
+    back: dict[str, list[tuple[int, str | None]]] = defaultdict(list)
+    for index, verdict in enumerate(report.verdicts):
+        subject = verdict.subject
+        if subject is None or int(subject) not in subjects:
+            continue
+        kind = get_kind(verdict.kind)
+        if kind is not None and known[int(subject)].human != verdict.judge:
+            back[kind.framework].append((index, verdict.judge))
+    return back
 
 
 def _report_correct(
@@ -1169,8 +1176,7 @@ def _report_correct(
     the reports drawn and decided in full are the sample, every report's known part is
     subtracted (the plan's and what was decided outside it alike)."""
     known = _decided(conn, plan.suite_id, set(scope.kinds))
-    subjects = sample.sampled | sample.outside_frame
-    inputs, flips = _report_flips(conn, known, subjects)
+    inputs, flips = _report_flips(conn, known, sample.sampled | sample.outside_frame)
     moved = -_anchor_influences(scope, inputs, flips, collapsed)
     targets = len(scope.targets)
     c_of: dict[int, Floats] = defaultdict(lambda: np.zeros(targets))
@@ -1179,25 +1185,31 @@ def _report_correct(
     draws = _report_draws(conn, plan, set(known))
     done = [r for r in draws.reports if draws.complete[r]]
     c = np.array([c_of[r] for r in done]).reshape(len(done), targets)
-    stratum_system = {
-        h: next((sid for sid, name in scope.run.system_name.items() if name == s.label), None)
-        for h, s in enumerate(plan.strata)
-    }
-    relevant = np.array(
+    totals = cluster_totals(
+        np.array([draws.stratum[r] for r in done], dtype=np.int64),
+        c,
+        draws.sizes,
+        _stratum_targets(plan, scope, len(draws.sizes)),
+    )
+    return cluster_correction(totals, moved.sum(axis=0), len(sample.reviewed))
+
+
+def _stratum_targets(plan: Plan, scope: _Scope, strata: int) -> npt.NDArray[np.bool_]:
+    """(strata × targets): a report plan's stratum (a system) moves that system's targets
+    and the overall ones, of the plan's frameworks."""
+    system_of = {name: sid for sid, name in scope.run.system_name.items()}
+    stratum_system = {h: system_of.get(s.label) for h, s in enumerate(plan.strata)}
+    return np.array(
         [
             [
                 t.framework in plan.frameworks
                 and (t.system is None or t.system == stratum_system.get(h))
                 for t in scope.targets
             ]
-            for h in range(len(draws.sizes))
+            for h in range(strata)
         ],
         dtype=bool,
-    ).reshape(len(draws.sizes), targets)
-    totals = cluster_totals(
-        np.array([draws.stratum[r] for r in done], dtype=np.int64), c, draws.sizes, relevant
-    )
-    return cluster_correction(totals, moved.sum(axis=0), len(sample.reviewed))
+    ).reshape(strata, len(scope.targets))
 
 
 def _members(scope: _Scope, groups: int, n_kinds: int) -> npt.NDArray[np.bool_]:
@@ -1517,17 +1529,8 @@ def _corrected(
     reviews = int(correction.reviews[j])
     disagreements = int(correction.disagreements[j])
     var = float(bands.variance[j])
-    lower, upper = _finite(bands.lower[j]), _finite(bands.upper[j])
-    status, reasons = _trust(correction, j, metric, reviews, disagreements, lower is not None)
     estimable = metric.additive or plan.reports
-    if not estimable and status != "undefined" and correction.unreviewed[j] > 0:
-        lower = upper = None  # no valid interval from single verdicts
-        status = "weak"
-        reasons = [
-            NOT_ESTIMABLE,
-            f"first order from {disagreements} disagreement{'s' if disagreements != 1 else ''}"
-            f" in {reviews} reviews",
-        ]
+    status, reasons, lower, upper = _interval(correction, bands, j, metric, estimable)
     out = _Corrected(status, reasons, reviews, disagreements)
     if status == "undefined":
         return out
@@ -1535,21 +1538,62 @@ def _corrected(
     spread = 0.0 if exact else half_width(var, disagreements, precision.confidence)
     out.se, out.lam = math.sqrt(var), float(correction.lam[j])
     out.half = None if lower is None else spread
+    if plan.reports and lower is not None and upper is not None:
+        out.half = (upper - lower) / 2  # its own df and skewness: the interval's half
     out.corrected, out.lower, out.upper = float(bands.estimate[j]), lower, upper
     out.human = float(bands.human[j])
     if estimable:
         out.human_lower = _finite(bands.human_lower[j])
         out.human_upper = _finite(bands.human_upper[j])
-    if not plan.reports:  # forecasts count subjects; a report plan's unit is the report
-        out.needed = None if lower is None else _needed(var, disagreements, spread, plan, precision)
-        out.anytime = cs_half_width(var, precision.reviewed, plan.budget, precision.confidence)
+    _forecasts(out, var, spread, plan, precision)
     out.skip_low, out.skip_high = float(correction.skip_low[j]), float(correction.skip_high[j])
     reasons.extend(_range_notes(metric, out, estimable))
-    if judge is not None:
-        out.bias = judge - out.corrected
-        if out.lower is not None and out.upper is not None:
-            out.bias_lower, out.bias_upper = judge - out.upper, judge - out.lower
+    _bias(out, judge)
     return out
+
+
+def _interval(
+    correction: Correction, bands: _Bands, j: int, metric: Metric, estimable: bool
+) -> tuple[str, list[str], float | None, float | None]:
+    """(status, why, lower, upper) of target ``j``: a level or a ratio within a report that
+    the plan cannot estimate has no interval, whatever was computed."""
+    reviews, disagreements = int(correction.reviews[j]), int(correction.disagreements[j])
+    lower, upper = _finite(bands.lower[j]), _finite(bands.upper[j])
+    status, reasons = _trust(correction, j, metric, reviews, disagreements, lower is not None)
+    if not estimable and status != "undefined" and correction.unreviewed[j] > 0:
+        return "weak", _not_estimable(disagreements, reviews), None, None
+    return status, reasons, lower, upper
+
+
+def _not_estimable(disagreements: int, reviews: int) -> list[str]:
+    """Why a level or a ratio within a report has no interval under a subject plan, and what
+    its first-order value rests on."""
+    plural = "s" if disagreements != 1 else ""
+    return [
+        NOT_ESTIMABLE,
+        f"first order from {disagreements} disagreement{plural} in {reviews} reviews",
+    ]
+
+
+def _forecasts(
+    out: _Corrected, var: float, spread: float, plan: Plan, precision: _Precision
+) -> None:
+    """The reviews still needed and the anytime half-width, which count subjects: none for a
+    report plan, whose unit is the report."""
+    if plan.reports:
+        return
+    if out.lower is not None:
+        out.needed = _needed(var, out.disagreements, spread, plan, precision)
+    out.anytime = cs_half_width(var, precision.reviewed, plan.budget, precision.confidence)
+
+
+def _bias(out: _Corrected, judge: float | None) -> None:
+    """judge − corrected, and its interval from the corrected one."""
+    if judge is None or out.corrected is None:
+        return
+    out.bias = judge - out.corrected
+    if out.lower is not None and out.upper is not None:
+        out.bias_lower, out.bias_upper = judge - out.upper, judge - out.lower
 
 
 def _range_notes(metric: Metric, out: _Corrected, estimable: bool) -> list[str]:

@@ -12,7 +12,8 @@ known. Plans compared at one budget:
 * **uniform** — simple random sampling;
 * **stratified** — by kind × flag, Neyman-allocated on the prior rates;
 * **active** — :mod:`reviewer.estimates.active`: batches drawn in proportion to learnt error
-  rates with a floor, Hansen–Hurwitz with each draw's probability.
+  rates with a floor, Horvitz–Thompson per batch, the variance from the learnt rates
+  (:func:`reviewer.estimates.active.smoothed_variance`).
 
 Every estimate goes through the store's estimator (:func:`assemble`, :func:`correct`,
 :func:`corrected_intervals`). Printed, not asserted (tests/test_estimates_active.py asserts).
