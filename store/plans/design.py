@@ -131,6 +131,16 @@ class Plan:
         return self.design == "stratified" and self.allocation == REPORTS
 
     @property
+    def shown_design(self) -> PlanDesign:
+        """The design as it was asked for: the schema keeps active and report plans as
+        weighted and stratified ones, which is not what a reviewer chose."""
+        if self.active:
+            return ACTIVE
+        if self.reports:
+            return REPORTS
+        return self.design
+
+    @property
     def with_replacement(self) -> bool:
         return self.design == "weighted" and not self.active
 

@@ -187,7 +187,7 @@ def list_(db: Path | None, fmt: str) -> int:
             {
                 "plan": p.name,
                 "suite": p.suite,
-                "design": p.design,
+                "design": p.shown_design,
                 "strata": ",".join(p.strata_by),
                 "budget": p.budget,
                 "frame": p.frame,
