@@ -15,6 +15,7 @@ from collections.abc import Callable
 from store.scores.claim_facts import CLAIM_CITED_SQL
 from store.sqlite.fts import SEARCHED, search_index_sql
 from store.sqlite.tx import transaction
+from store.trust.schema import TABLES as TRUST_TABLES
 
 Migration = list[str] | Callable[[sqlite3.Connection], None]
 
@@ -573,9 +574,10 @@ MIGRATIONS: list[Migration] = [
     ],
     _general_actions,  # 7: actions checked for form (a claim, ...); trusted adjudicators
     _ASSIGNEES,  # 8: who each assignment is for, indexed
+    TRUST_TABLES,  # 9: trust rules and the verdicts they accept (store.trust.schema)
 ]
 
-_DERIVED_UNCHANGED = {2, 3, 4, 7}
+_DERIVED_UNCHANGED = {2, 3, 4, 7, 8}
 """Migrations (by index) that leave every derived table valid: no rebuild after them (the
 suspicion migration, 3, computes its own derived table; the score columns, 4, are filled by
 the next full recompute, and a system without them is read from its score rows meanwhile; the

@@ -1,0 +1,234 @@
+"""Trust rules in the database: calibrated on a plan's decided draws, applied as their own
+state (never human labels, never review events), undone by clearing."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+SUITE = "dailyreport-sample-2026-11"
+
+
+def _conn(path: Path) -> sqlite3.Connection:
+    from store.db.connection import connect
+
+    return connect(path)
+
+
+def _plan(conn: sqlite3.Connection, budget: int = 200, design: str = "uniform") -> str:
+    from store.plans.design import PlanSpec, create_plan
+
+    return create_plan(conn, PlanSpec(budget, design, seed=5, suite=SUITE), "ana").name  # type: ignore[arg-type]
+
+
+def _review_plan(conn: sqlite3.Connection, name: str, overrule: int = 0) -> int:
+    """Decide every draw of the plan: confirm the judge, overrule the first ``overrule``."""
+    from store.plans.design import get_plan, plan_items
+    from store.reviewlog.events import ReviewLog
+
+    log = ReviewLog(conn, "ana")
+    items = plan_items(conn, get_plan(conn, name).id)
+    for k, item in enumerate(items):
+        assert item.judgment_id is not None
+        if k < overrule:
+            value = conn.execute(
+                "SELECT value FROM judgment WHERE id = ?", (item.judgment_id,)
+            ).fetchone()[0]
+            other = conn.execute(
+                "SELECT value FROM judgment WHERE kind = ? AND value IS NOT NULL AND value != ? "
+                "LIMIT 1",
+                (item.kind, value),
+            ).fetchone()
+            if other is not None:
+                log.decide(item.judgment_id, other[0])
+                continue
+        log.confirm(item.judgment_id)
+    return len(items)
+
+
+def test_the_migration_adds_the_trust_tables(sample_db: Path) -> None:
+    conn = _conn(sample_db)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"trust_rule", "trust_accepted"} <= tables
+
+
+def test_too_few_labels_accept_nothing_and_say_so(sample_db: Path) -> None:
+    from store.trust.rules import calibrate_plan
+
+    conn = _conn(sample_db)
+    _plan(conn)
+    result = calibrate_plan(conn, 0.1, 0.1)
+    assert result.calibration.threshold is None and result.calibration.weak
+    assert result.accepted == 0 and result.verdicts > 0
+    assert any("22 are needed" in note for note in result.notes)
+
+
+def test_a_reviewed_plan_calibrates_a_rule_that_accepts_undecided_verdicts(
+    sample_db: Path,
+) -> None:
+    from store.trust.rules import calibrate_plan
+
+    conn = _conn(sample_db)
+    name = _plan(conn)
+    reviewed = _review_plan(conn, name, overrule=3)
+    result = calibrate_plan(conn, 0.1, 0.1, name)
+    c = result.calibration
+    assert c.labels == reviewed
+    assert c.threshold is not None and c.chosen is not None
+    assert c.chosen.upper <= 0.1 and c.guaranteed == pytest.approx(0.9)
+    assert 0 < result.accepted <= result.verdicts
+    # The targets are the frame's undecided verdicts outside the plan's own draws.
+    (frame,) = conn.execute("SELECT frame FROM plan WHERE name = ?", (name,)).fetchone()
+    assert result.verdicts == frame - reviewed
+    assert sum(k.accepted for k in result.kinds) == result.accepted
+    assert sum(k.verdicts for k in result.kinds) == result.verdicts
+    drawn = {s for (s,) in conn.execute("SELECT subject_id FROM plan_draw")}
+    assert not drawn & {s for s, _ in result.chosen}
+
+
+def test_a_stricter_alpha_never_accepts_more(sample_db: Path) -> None:
+    from store.trust.rules import calibrate_plan
+
+    conn = _conn(sample_db)
+    name = _plan(conn)
+    _review_plan(conn, name, overrule=8)
+    loose = calibrate_plan(conn, 0.2, 0.1, name)
+    strict = calibrate_plan(conn, 0.02, 0.1, name)
+    assert strict.accepted <= loose.accepted
+    assert loose.accepted > 0
+
+
+def _counts(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    return (
+        conn.execute("SELECT count(*) FROM review_event").fetchone()[0],
+        conn.execute("SELECT count(*) FROM decision").fetchone()[0],
+        conn.execute("SELECT count(*) FROM score").fetchone()[0],
+    )
+
+
+def test_applied_acceptances_are_not_labels_events_or_score_changes(sample_db: Path) -> None:
+    from store.exports.gold import gold_records
+    from store.trust.rules import (
+        accepted_per_report,
+        accepted_subjects,
+        apply_rule,
+        calibrate_plan,
+        clear_rules,
+        current_rule,
+    )
+
+    conn = _conn(sample_db)
+    name = _plan(conn)
+    _review_plan(conn, name, overrule=2)
+    before = _counts(conn)
+    scores = conn.execute("SELECT * FROM score ORDER BY 1, 2, 3, 4").fetchall()
+    gold = [r["target"] for r in gold_records(conn)]
+    result = calibrate_plan(conn, 0.1, 0.1, name)
+    rule = apply_rule(conn, result, "ana")
+    assert rule.accepted == result.accepted > 0 and rule.plan == name
+    assert current_rule(conn) == rule
+    # Never a review event, never a decision, never a score change, never a gold label.
+    assert _counts(conn) == before
+    assert conn.execute("SELECT * FROM score ORDER BY 1, 2, 3, 4").fetchall() == scores
+    assert [r["target"] for r in gold_records(conn)] == gold
+    accepted = accepted_subjects(conn)
+    assert len(accepted) == rule.accepted
+    assert sum(accepted_per_report(conn).values()) == rule.accepted
+    assert clear_rules(conn) == rule.accepted
+    assert current_rule(conn) is None and not accepted_subjects(conn)
+    assert _counts(conn) == before
+
+
+def test_a_human_decision_takes_an_acceptance_over(sample_db: Path) -> None:
+    from store.reviewlog.events import ReviewLog
+    from store.trust.rules import accepted_judgments, apply_rule, calibrate_plan, current_rule
+
+    conn = _conn(sample_db)
+    name = _plan(conn)
+    _review_plan(conn, name)
+    rule = apply_rule(conn, calibrate_plan(conn, 0.1, 0.1, name), "ana")
+    subject, judgment, report = conn.execute(
+        "SELECT subject_id, judgment_id, report_id FROM trust_accepted LIMIT 1"
+    ).fetchone()
+    assert judgment in accepted_judgments(conn, report)
+    ReviewLog(conn, "ana").confirm(judgment)
+    assert judgment not in accepted_judgments(conn, report)
+    now = current_rule(conn)
+    assert now is not None and now.accepted == rule.accepted - 1
+
+
+def test_applying_again_replaces_the_rule_in_force(sample_db: Path) -> None:
+    from store.trust.rules import apply_rule, calibrate_plan
+
+    conn = _conn(sample_db)
+    name = _plan(conn)
+    _review_plan(conn, name)
+    apply_rule(conn, calibrate_plan(conn, 0.1, 0.1, name), "ana")
+    second = apply_rule(conn, calibrate_plan(conn, 0.2, 0.1, name), "ana")
+    assert second.name == "t2"
+    assert conn.execute("SELECT count(*) FROM trust_rule").fetchone()[0] == 1
+    assert {r for (r,) in conn.execute("SELECT DISTINCT rule_id FROM trust_accepted")} == {2}
+
+
+def test_a_rule_that_accepts_nothing_is_not_applied(sample_db: Path) -> None:
+    from store.trust.rules import apply_rule, calibrate_plan
+
+    conn = _conn(sample_db)
+    _plan(conn)
+    with pytest.raises(ValueError, match="accepts nothing"):
+        apply_rule(conn, calibrate_plan(conn, 0.1, 0.1), "ana")
+
+
+def test_a_second_judge_run_that_disagrees_lowers_the_score() -> None:
+    import numpy as np
+
+    from reviewer.trust.score import Features, scores
+
+    features = Features(
+        ["claim"] * 3,
+        ["correct"] * 3,
+        np.zeros(3, dtype=bool),
+        np.array([0, 2, 2]),
+        np.array([0, 2, 1]),
+        np.full(3, np.nan),
+    )
+    none, unanimous, split = scores(features, np.zeros(0, dtype=np.int64), np.zeros(0, bool))
+    assert unanimous > none > split
+
+
+def test_flags_and_low_stated_confidence_lower_the_score() -> None:
+    import numpy as np
+
+    from reviewer.trust.score import Features, scores
+
+    features = Features(
+        ["claim"] * 4,
+        ["correct"] * 4,
+        np.array([False, True, False, False]),
+        np.zeros(4, dtype=np.int64),
+        np.zeros(4, dtype=np.int64),
+        np.array([np.nan, np.nan, 0.95, 0.2]),
+    )
+    plain, flagged, sure, unsure = scores(features, np.zeros(0, dtype=np.int64), np.zeros(0, bool))
+    assert sure > plain > unsure > flagged
+
+
+def test_decisions_outside_the_calibration_teach_the_cells() -> None:
+    import numpy as np
+
+    from reviewer.trust.score import Features, scores
+
+    features = Features(
+        ["claim"] * 8 + ["ins"] * 8,
+        ["correct"] * 16,
+        np.zeros(16, dtype=bool),
+        np.zeros(16, dtype=np.int64),
+        np.zeros(16, dtype=np.int64),
+        np.full(16, np.nan),
+    )
+    learn = np.arange(16, dtype=np.int64)
+    wrong = np.r_[np.ones(8, bool), np.zeros(8, bool)]
+    s = scores(features, learn, wrong)
+    assert s[0] < s[8]
