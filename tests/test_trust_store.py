@@ -149,7 +149,7 @@ def test_a_human_decision_takes_an_acceptance_over(sample_db: Path) -> None:
     name = _plan(conn)
     _review_plan(conn, name)
     rule = apply_rule(conn, calibrate_plan(conn, 0.1, 0.1, name), "ana")
-    subject, judgment, report = conn.execute(
+    _subject, judgment, report = conn.execute(
         "SELECT subject_id, judgment_id, report_id FROM trust_accepted LIMIT 1"
     ).fetchone()
     assert judgment in accepted_judgments(conn, report)
