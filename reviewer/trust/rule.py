@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from reviewer.trust.bounds import upper_bound
+from reviewer.trust.bounds import binomial_cdf, upper_bound
 
 Floats = npt.NDArray[np.float64]
 Bools = npt.NDArray[np.bool_]
@@ -92,10 +92,16 @@ def calibrate(
     alpha: float,
     delta: float,
     weights: Floats | None = None,
+    *,
+    bounds: bool = True,
 ) -> Calibration:
     """The rule from the gold-labelled verdicts: their ``scores``, whether the judge was
     ``wrong`` on each, and their design ``weights`` (inverse inclusion probabilities; None
-    for a simple random sample)."""
+    for a simple random sample).
+
+    A threshold passes when ``P(Binomial(n, α) ≤ k) ≤ δ`` — the same as its upper bound
+    lying at or below ``α``, without inverting anything; ``bounds`` also computes each
+    step's bound for the record (NaN without)."""
     if not 0.0 < alpha < 1.0 or not 0.0 < delta < 1.0:
         raise ValueError("alpha and delta must lie strictly between 0 and 1")
     n = len(scores)
@@ -117,9 +123,9 @@ def calibrate(
         effective = float(sum_w[j] ** 2 / sum_w2[j]) if weighted else float(counts[j])
         if effective < need:
             continue
-        share = float(wrong_w[j] / sum_w[j])
-        upper = upper_bound(share * effective, effective, delta)
-        passed = upper <= alpha
+        k = float(wrong_w[j] / sum_w[j]) * effective
+        passed = binomial_cdf(k, effective, alpha) <= delta
+        upper = upper_bound(k, effective, delta) if bounds else math.nan
         steps.append(Step(float(s[end]), int(counts[j]), int(errors[j]), effective, upper, passed))
         if not passed:
             break
