@@ -343,6 +343,20 @@ def accepted_judgments(conn: sqlite3.Connection, report_id: int) -> set[int]:
     }
 
 
+def acceptance_notes(conn: sqlite3.Connection, report_id: int) -> dict[int, str]:
+    """The report's accepted verdicts (judgment id) with what accepted each, in words."""
+    ids = accepted_judgments(conn, report_id)
+    rule = current_rule(conn) if ids else None
+    if rule is None:
+        return {}
+    note = (
+        f"accepted by {rule.describe()}: agreement ≥ {1 - rule.alpha:.0%} guaranteed with "
+        f"confidence {1 - rule.delta:.0%}; the judge's value, not a human label "
+        "(a decision replaces it)"
+    )
+    return dict.fromkeys(ids, note)
+
+
 def accepted_per_report(conn: sqlite3.Connection) -> dict[int, int]:
     """How many standing acceptances each report has."""
     return {
