@@ -232,3 +232,91 @@ def test_decisions_outside_the_calibration_teach_the_cells() -> None:
     wrong = np.r_[np.ones(8, bool), np.zeros(8, bool)]
     s = scores(features, learn, wrong)
     assert s[0] < s[8]
+
+
+def test_plan_export_can_hide_accepted_verdicts_and_show_counts_them(sample_db: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from store.plans.design import PlanSpec, create_plan
+    from store.trust.rules import accepted_subjects, apply_rule, calibrate_plan
+    from tui.cli.group import gavel as main
+
+    conn = _conn(sample_db)
+    name = _plan(conn)
+    _review_plan(conn, name)
+    # A second plan drawn before the rule: some of its subjects will be accepted.
+    other = create_plan(conn, PlanSpec(300, seed=9, suite=SUITE), "ana").name
+    apply_rule(conn, calibrate_plan(conn, 0.1, 0.1, name), "ana")
+    accepted = accepted_subjects(conn)
+    drawn = {
+        s
+        for (s,) in conn.execute(
+            "SELECT subject_id FROM plan_draw d JOIN plan p ON p.id = d.plan_id WHERE p.name = ?",
+            (other,),
+        )
+    }
+    hidden = drawn & accepted
+    assert hidden
+    runner = CliRunner()
+    full = runner.invoke(main, ["plan", "export", other, "--db", str(sample_db)])
+    shown = runner.invoke(
+        main, ["plan", "export", other, "--db", str(sample_db), "--hide-accepted"]
+    )
+    assert full.exit_code == 0 and shown.exit_code == 0, shown.output
+    every = json.loads(full.stdout)["draws"]
+    kept = json.loads(shown.stdout)["draws"]
+    assert len({d["target"] for d in every}) - len({d["target"] for d in kept}) == len(hidden)
+    assert f"hidden: {len(hidden):,} subjects accepted" in shown.stderr
+    show = runner.invoke(main, ["plan", "show", other, "--db", str(sample_db)])
+    framed = {
+        s
+        for (s,) in conn.execute(
+            "SELECT subject_id FROM plan_frame f JOIN plan p ON p.id = f.plan_id WHERE p.name = ?",
+            (other,),
+        )
+    }
+    assert f"accepted without review: {len(framed & accepted):,} of the frame" in show.stdout
+
+
+def test_the_trust_commands_calibrate_apply_show_and_clear(sample_db: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from tui.cli.group import gavel as main
+
+    conn = _conn(sample_db)
+    name = _plan(conn)
+    _review_plan(conn, name, overrule=2)
+    runner = CliRunner()
+    db = ["--db", str(sample_db)]
+    calibrated = runner.invoke(main, ["trust", "calibrate", *db, "--format", "json"])
+    assert calibrated.exit_code == 0, calibrated.output
+    document = json.loads(calibrated.stdout)
+    assert document["guaranteed_agreement"] == pytest.approx(0.9)
+    assert document["plan"] == name and document["labels"] == 200
+    assert 0 < document["share_accepted"] <= 1
+    table = runner.invoke(main, ["trust", "calibrate", *db, "--alpha", "0.1", "--delta", "0.1"])
+    assert "guaranteed agreement ≥ 90.0% with confidence 90%" in table.stdout
+    assert "per kind" in table.stdout
+    applied = runner.invoke(main, ["trust", "apply", *db, "--reviewer", "ana"])
+    assert applied.exit_code == 0 and "applied rule t1" in applied.stdout
+    shown = runner.invoke(main, ["trust", "show", *db])
+    assert f"{document['accepted']:,} verdicts accepted" in shown.stdout
+    cleared = runner.invoke(main, ["trust", "clear", *db])
+    assert f"cleared: {document['accepted']:,}" in cleared.stdout
+    assert "no trust rule" in runner.invoke(main, ["trust", "show", *db]).stdout
+
+
+def test_trust_apply_with_too_few_labels_fails_and_stores_nothing(sample_db: Path) -> None:
+    from click.testing import CliRunner
+
+    from tui.cli.group import gavel as main
+
+    conn = _conn(sample_db)
+    _plan(conn)
+    result = CliRunner().invoke(main, ["trust", "apply", "--db", str(sample_db)])
+    assert result.exit_code == 1 and "nothing applied" in result.stderr
+    assert conn.execute("SELECT count(*) FROM trust_rule").fetchone()[0] == 0
