@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -69,14 +69,7 @@ class QueueFilter:
 
     def _toggled_out(self, row: QueueRow) -> bool:
         """A toggle that is on hides the row: it lacks what the toggle asks for."""
-        return bool(
-            (self.undecided and row.decided >= row.total)
-            or (self.differs and not row.differs)
-            or (self.conflicts and not row.conflicts)
-            or (self.flagged and not row.flags)
-            or (self.suspicious and not row.suspects)
-            or (self.hide_accepted and row.report_id in self.settled)
-        )
+        return any(getattr(self, name) and _HIDES[name](self, row) for name in self.toggles)
 
     def active(self) -> list[tuple[str, str]]:
         """(what, binding id of the key that sets it) of every filter that is on."""
@@ -117,6 +110,17 @@ class QueueFilter:
         order = (labels or {}).get(order, order)
         parts.append(f"order: {order}{' ↓' if self.descending else ''}")
         return "  ·  ".join(parts)
+
+
+_HIDES: dict[str, Callable[[QueueFilter, QueueRow], bool]] = {
+    "undecided": lambda f, row: row.decided >= row.total,
+    "differs": lambda f, row: not row.differs,
+    "conflicts": lambda f, row: not row.conflicts,
+    "flagged": lambda f, row: not row.flags,
+    "suspicious": lambda f, row: not row.suspects,
+    "hide_accepted": lambda f, row: row.report_id in f.settled,
+}
+"""Each toggle: whether it hides a row (when on)."""
 
 
 def _toggle_label(name: str) -> str:

@@ -107,32 +107,66 @@ def calibrate(
     n = len(scores)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
     weighted = bool(n and not np.allclose(w, w[0]))
+    need = needed_labels(alpha, delta)
+    steps = _test_in_sequence(_nested_sets(scores, wrong, w, weighted), alpha, delta, need, bounds)
+    passed = [step for step in steps if step.passed]
+    return Calibration(
+        alpha,
+        delta,
+        n,
+        passed[-1].threshold if passed else None,
+        tuple(steps),
+        weighted,
+        _notes(n, need, steps, weighted),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Nested:
+    """The labelled verdicts above each distinct score, highest first: the threshold, their
+    count and errors, and the effective count and weighted share of errors."""
+
+    threshold: Floats
+    labels: npt.NDArray[np.int64]
+    errors: Floats
+    effective: Floats
+    share: Floats
+
+
+def _nested_sets(scores: Floats, wrong: Bools, w: Floats, weighted: bool) -> _Nested:
     order = np.argsort(-scores, kind="stable")
     s, e, w = scores[order], wrong[order].astype(np.float64), w[order]
     # The last position of each distinct score: the sets above each threshold, descending.
-    ends = np.flatnonzero(np.r_[s[1:] != s[:-1], True]) if n else np.zeros(0, dtype=np.int64)
-    counts = ends + 1
-    errors = np.cumsum(e)[ends] if n else np.zeros(0)
-    sum_w = np.cumsum(w)[ends] if n else np.zeros(0)
-    sum_w2 = np.cumsum(w * w)[ends] if n else np.zeros(0)
-    wrong_w = np.cumsum(w * e)[ends] if n else np.zeros(0)
-    need = needed_labels(alpha, delta)
+    ends = np.flatnonzero(np.r_[s[1:] != s[:-1], True]) if len(s) else np.zeros(0, np.int64)
+    sum_w = np.cumsum(w)[ends]
+    labels = ends + 1
+    effective = sum_w**2 / np.cumsum(w * w)[ends] if weighted else labels.astype(np.float64)
+    return _Nested(s[ends], labels, np.cumsum(e)[ends], effective, np.cumsum(w * e)[ends] / sum_w)
+
+
+def _test_in_sequence(
+    sets: _Nested, alpha: float, delta: float, need: int, bounds: bool
+) -> list[Step]:
+    """Fixed-sequence testing from the highest threshold down, from the first with ``need``
+    labels (effective) to the first failure."""
     steps: list[Step] = []
-    threshold: float | None = None
-    for j, end in enumerate(ends.tolist()):
-        effective = float(sum_w[j] ** 2 / sum_w2[j]) if weighted else float(counts[j])
-        if effective < need:
-            continue
-        k = float(wrong_w[j] / sum_w[j]) * effective
-        passed = binomial_cdf(k, effective, alpha) <= delta
-        upper = upper_bound(k, effective, delta) if bounds else math.nan
-        steps.append(Step(float(s[end]), int(counts[j]), int(errors[j]), effective, upper, passed))
+    for j in np.flatnonzero(sets.effective >= need).tolist():
+        n, k = float(sets.effective[j]), float(sets.share[j] * sets.effective[j])
+        passed = binomial_cdf(k, n, alpha) <= delta
+        upper = upper_bound(k, n, delta) if bounds else math.nan
+        steps.append(
+            Step(
+                float(sets.threshold[j]),
+                int(sets.labels[j]),
+                int(sets.errors[j]),
+                n,
+                upper,
+                passed,
+            )
+        )
         if not passed:
             break
-        threshold = float(s[end])
-    return Calibration(
-        alpha, delta, n, threshold, tuple(steps), weighted, _notes(n, need, steps, weighted)
-    )
+    return steps
 
 
 def _notes(n: int, need: int, steps: list[Step], weighted: bool) -> tuple[str, ...]:

@@ -164,32 +164,38 @@ class _Sets:
 
 def _sets(conn: sqlite3.Connection, plan: Plan, units: Units, decided: list[bool]) -> _Sets:
     draws = _plan_draws(conn, plan.id)
-    frame = _frame(conn, plan.id)
-    conflicts = _conflicts(conn)
-    calibration, pis, learn, targets = [], [], [], []
+    frame = _frame(conn, plan.id) - _conflicts(conn) - set(draws)
+    # The plan's own undecided draws are no target: they stay to be reviewed, so that the
+    # sample stays complete.
+    roles: dict[str, list[int]] = {"calibration": [], "learn": [], "target": [], "": []}
     for i, subject in enumerate(units.subject):
-        if decided[i] and subject in draws:
-            calibration.append(i)
-            pis.append(draws[subject])
-        elif decided[i]:
-            learn.append(i)
-        elif subject in frame and subject not in conflicts and subject not in draws:
-            # The plan's own undecided draws stay to be reviewed: the sample must be complete.
-            targets.append(i)
-    pi = np.array(pis, dtype=np.float64)
+        roles[_role(decided[i], subject in draws, subject in frame)].append(i)
+    calibration, learn, targets = roles["calibration"], roles["learn"], roles["target"]
+    pi = np.array([draws[units.subject[i]] for i in calibration], dtype=np.float64)
     equal = not len(pi) or bool(np.allclose(pi, pi[0]))
-    notes = []
-    if plan.progress.skipped:
-        notes.append(
-            f"{plan.progress.skipped} plan subjects were skipped before the last decided one: "
-            "the calibration assumes they are missing at random"
-        )
     return _Sets(
         np.array(calibration, dtype=np.int64),
         None if equal else 1.0 / pi,
         np.array(learn, dtype=np.int64),
         np.array(targets, dtype=np.int64),
-        tuple(notes),
+        _skipped_note(plan),
+    )
+
+
+def _role(decided: bool, drawn: bool, framed: bool) -> str:
+    """What a unit is to the rule: a calibration label (a decided plan draw), a decision the
+    score learns from (any other), a verdict the rule is applied to, or nothing."""
+    if decided:
+        return "calibration" if drawn else "learn"
+    return "target" if framed else ""
+
+
+def _skipped_note(plan: Plan) -> tuple[str, ...]:
+    if not plan.progress.skipped:
+        return ()
+    return (
+        f"{plan.progress.skipped} plan subjects were skipped before the last decided one: "
+        "the calibration assumes they are missing at random",
     )
 
 
