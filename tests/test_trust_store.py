@@ -320,3 +320,24 @@ def test_trust_apply_with_too_few_labels_fails_and_stores_nothing(sample_db: Pat
     result = CliRunner().invoke(main, ["trust", "apply", "--db", str(sample_db)])
     assert result.exit_code == 1 and "nothing applied" in result.stderr
     assert conn.execute("SELECT count(*) FROM trust_rule").fetchone()[0] == 0
+
+
+def test_estimates_and_agreement_treat_accepted_verdicts_as_judge_values(
+    sample_db: Path,
+) -> None:
+    from store.plans.estimates import estimate
+    from store.trust.rules import apply_rule, calibrate_plan
+    from store.views.agreement import agreement
+
+    conn = _conn(sample_db)
+    name = _plan(conn)
+    _review_plan(conn, name, overrule=3)
+
+    def measured() -> tuple[object, ...]:
+        report = estimate(conn, name, resamples=100, ranks=False)
+        stats = agreement(conn, n_resamples=100)
+        return (report.rows, report.counts, report.notes, stats.judge_human)
+
+    before = measured()
+    assert apply_rule(conn, calibrate_plan(conn, 0.1, 0.1, name), "ana").accepted > 0
+    assert measured() == before
