@@ -14,6 +14,7 @@ from tests.tui_helpers import (
     screen_text,
     select_judgment,
     stored,
+    wait_for,
 )
 from tui.screens.report import ReportScreen
 from tui.widgets.judgments import ACCEPTED, JudgmentList, status_glyph
@@ -86,6 +87,9 @@ async def test_the_report_screen_marks_accepted_verdicts_until_a_human_decides(
     app = make_app(sample_db)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
+        queue = app.queue_screen
+        row = next(r for r in queue.rows if r.report == report)
+        before = queue.accepted[row.report_id]
         await open_report(pilot, report)
         screen = app.screen
         assert isinstance(screen, ReportScreen) and screen.view is not None
@@ -104,3 +108,5 @@ async def test_the_report_screen_marks_accepted_verdicts_until_a_human_decides(
         assert status_glyph(decided, accepted=True)[0] != ACCEPTED
         screen._detail()
         assert "accepted by rule" not in screen.query_one(TextView).plain
+        await pilot.press("q")  # back to the queue: the report's count follows the decision
+        await wait_for(pilot, lambda: queue.accepted[row.report_id] == before - 1)

@@ -363,12 +363,22 @@ def acceptance_notes(conn: sqlite3.Connection, report_id: int) -> dict[int, str]
     return dict.fromkeys(ids, note)
 
 
-def accepted_per_report(conn: sqlite3.Connection) -> dict[int, int]:
-    """How many standing acceptances each report has."""
-    return {
-        int(r): int(n)
-        for r, n in conn.execute("SELECT t.report_id, count(*) " + _STANDING + " GROUP BY 1")
-    }
+def accepted_per_report(
+    conn: sqlite3.Connection, report_ids: Sequence[int] | None = None
+) -> dict[int, int]:
+    """How many standing acceptances each report has (of ``report_ids`` when given, each of
+    them present, 0 for none: a decision there only needs those recounted)."""
+    if report_ids is None:
+        return {
+            int(r): int(n)
+            for r, n in conn.execute("SELECT t.report_id, count(*) " + _STANDING + " GROUP BY 1")
+        }
+    counts = dict.fromkeys(report_ids, 0)
+    for rid in report_ids:
+        (counts[rid],) = conn.execute(
+            "SELECT count(*) " + _STANDING + " AND t.report_id = ?", (rid,)
+        ).fetchone()
+    return counts
 
 
 def accepted_subjects(conn: sqlite3.Connection, subjects: Sequence[int] | None = None) -> set[int]:

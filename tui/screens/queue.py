@@ -140,6 +140,7 @@ class QueueScreen(GavelScreen):
         rows = queue_rows(conn)
         self.impacts = cached_impacts(conn)
         self._load_assignments(conn)
+        self.accepted = accepted_per_report(conn)
         self.post_message(QueueLoaded(rows, progress(rows), time.perf_counter() - started))
 
     @work(thread=True, group="queue-rows", exit_on_error=False)
@@ -147,13 +148,14 @@ class QueueScreen(GavelScreen):
         conn = self.gavel.backend.reader()
         rows = queue_rows(conn, report_ids)
         self._load_assignments(conn)
+        # Only these reports' decisions changed: only their acceptances can have.
+        self.accepted = self.accepted | accepted_per_report(conn, report_ids)
         self.post_message(QueueRowsChanged(rows))
 
     def _load_assignments(self, conn: sqlite3.Connection) -> None:
         """(In the loading thread, before its message is posted.)"""
         self.mine = my_work(conn, self.gavel.config.reviewer)
         self.team = team_progress(conn)
-        self.accepted = accepted_per_report(conn)
 
     @work(thread=True, exclusive=True, group="impact", exit_on_error=False)
     def fill_impacts(self) -> None:
