@@ -141,3 +141,23 @@ def test_a_useless_score_accepts_little_and_still_holds() -> None:
         shares.append(len(taken) / len(rest))
     assert np.mean(held) >= 0.9
     assert np.mean(shares) < 0.2
+
+
+def test_the_bench_stage_measures_both_runs_and_prints_the_targets(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from tui.bench.trust import print_trust, trust_figures
+
+    figures = trust_figures(Path(str(tmp_path)), quick=True)
+    planted = figures.planted
+    assert planted.planted > 0.1 * planted.verdicts  # accepting everything would fail
+    assert planted.threshold is not None and 0 < planted.accepted < planted.undecided
+    assert planted.realised >= 0.9
+    console = Console(record=True, width=160)
+    print_trust(console, figures)
+    text = console.export_text()
+    assert "trust or escalate at α = 0.1, δ = 0.1" in text
+    assert "simulation (100 plans)" in text and "planted run" in text
+    assert "targets: ≥ 60% accepted" in text
