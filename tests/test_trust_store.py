@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 SUITE = "dailyreport-sample-2026-11"
@@ -341,3 +342,40 @@ def test_estimates_and_agreement_treat_accepted_verdicts_as_judge_values(
     before = measured()
     assert apply_rule(conn, calibrate_plan(conn, 0.1, 0.1, name), "ana").accepted > 0
     assert measured() == before
+
+
+def test_the_score_reads_other_runs_and_the_judges_stated_confidence(sample_db: Path) -> None:
+    from store.plans.design import run_units, suite_row
+    from store.trust.rules import _features
+
+    conn = _conn(sample_db)
+    suite_id, _, names = suite_row(conn, SUITE)
+    units, _ = run_units(conn, suite_id, names)
+    first, second = units.subject[0], units.subject[1]
+    conn.execute(
+        "UPDATE judgment SET raw = ? WHERE subject_id = ? AND current = 1",
+        ('{"verdict": "x", "confidence": 0.2}', first),
+    )
+    run = conn.execute(
+        "INSERT INTO judge_run (suite_id, ext_id, model, prompt_version, params, created_at, "
+        "description, active) VALUES (?, 'other', 'm', 'p', '{}', '2026-01-01', '', 0)",
+        (suite_id,),
+    ).lastrowid
+    for subject, same in ((first, True), (second, False)):
+        conn.execute(
+            """INSERT INTO judgment (run_id, report_id, kind, criterion_id, claim_id, ref_idx,
+                   key, subject, value, explanation, evidence, raw, error, current, subtask_id,
+                   subject_id)
+               SELECT ?, report_id, kind, criterion_id, claim_id, ref_idx, key, subject,
+                      CASE WHEN ? THEN value ELSE 'different' END, '', '', '', NULL, 0,
+                      subtask_id, subject_id
+               FROM judgment WHERE subject_id = ? AND current = 1""",
+            (run, same, subject),
+        )
+    conn.commit()
+    features = _features(conn, units)
+    assert features.confidence[0] == pytest.approx(0.2)
+    assert np.isnan(features.confidence[1])
+    assert (features.others[0], features.agreeing[0]) == (1, 1)
+    assert (features.others[1], features.agreeing[1]) == (1, 0)
+    assert features.others[2:].sum() == 0
