@@ -105,9 +105,10 @@ def test_a_version_1_database_upgrades_with_every_decision(tmp_path: Path) -> No
         ("t1-beta", "ins", "c=s1-ins", "0", "unanimous", 2),
     ]
     conn = connect(path)  # migrates
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"plan", "plan_draw", "suspicion"} <= tables  # 3: review plans, 4: suspicion flags
+    assert {"trust_rule", "trust_accepted"} <= tables  # 9: trust rules
     after = v2_state(conn)
     # Every event, decision, flag and rating; the scores are recomputed (below) under this
     # release's scoring, which pools system numbers over subtasks by default.
@@ -188,6 +189,8 @@ def _as_version_5(conn: sqlite3.Connection) -> None:
     """Turn a database of this release back into version 5: report scores as score rows, no
     citation fact on the verdicts (and the indexes as they were)."""
     rows = [r for r in score_rows(conn) if r[0].startswith("report:")]
+    conn.execute("DROP TABLE trust_accepted")  # 10: trust rules
+    conn.execute("DROP TABLE trust_rule")
     conn.execute("DROP TABLE report_score")
     conn.execute("DROP INDEX claim_metadata")
     conn.execute("DROP INDEX judgment_scoring")
@@ -220,8 +223,8 @@ def test_a_version_5_database_gains_report_rows_and_citation_facts(
     assert {c for _, c in written} >= {1, None}
     _as_version_5(conn)
     conn.close()
-    conn = connect(path)  # migrates to 6, 7 (claims, trusted adjudicators), 8 (assignees)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 9
+    conn = connect(path)  # migrates to 6, 7 (claims, trusted adjudicators), 8 (assignees), 9, 10
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
     # The migration computes in SQL what the importer wrote: every verdict the same fact.
     assert conn.execute("SELECT id, claim_cited FROM judgment ORDER BY id").fetchall() == written
     assert conn.execute("SELECT count(*) FROM score WHERE scope LIKE 'report:%'").fetchone()[0] == 0

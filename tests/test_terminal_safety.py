@@ -111,6 +111,13 @@ INVOCATIONS: dict[str, list[list[str]]] = {
         ["plan", "export", "p-hostile", "--format", "csv"],
     ],
     "estimate": [["estimate", "--no-ranks"], ["estimate", "--no-ranks", "--format", "json"]],
+    "trust": [
+        ["trust", "calibrate", "--plan", "p-hostile"],
+        ["trust", "calibrate", "--plan", "p-hostile", "--format", "json"],
+        ["trust", "apply", "--plan", "p-hostile", "--alpha", "0.5", "--delta", "0.5"],
+        ["trust", "show"],
+        ["trust", "clear"],
+    ],
     "assign": [["assign", "--to", "ana,ben", "--overlap", "0.5"], ["assign"]],
     "migrate-judge": [
         [

@@ -60,6 +60,7 @@ class GavelCommands(Provider):
             ("conflicts", "reports with conflicts"),
             ("flagged", "reports flagged (⚑) for discussion"),
             ("suspicious", "reports with suspicious (◆) undecided verdicts"),
+            ("hide_accepted", "hide reports left with verdicts a trust rule accepted (⊙)"),
         ):
             yield f"Filter: {what}", "toggle", partial(queue.action_toggle_filter, name)
         yield "Order queue by a column", "pick the column", queue.action_sort_column

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,13 +25,18 @@ class QueueFilter:
     flagged: bool = False
     suspicious: bool = False
     """Only reports with undecided verdicts that suspicion flags point to."""
+    hide_accepted: bool = False
+    """Hide reports whose undecided verdicts a trust rule accepted, all of them
+    (:mod:`store.trust.rules`): nothing left there needs review."""
+    settled: frozenset[int] = frozenset()
+    """Those reports (the screen keeps it current)."""
     search: str = ""
     matches: frozenset[int] | None = None
     sort: str = "default"
     """'default' (suite, task, system), 'impact', 'suspicion', or a column key."""
     descending: bool = False
     toggles: tuple[str, ...] = field(
-        default=("undecided", "differs", "conflicts", "flagged", "suspicious")
+        default=("undecided", "differs", "conflicts", "flagged", "suspicious", "hide_accepted")
     )
 
     def toggled(self, name: str) -> QueueFilter:
@@ -64,13 +69,7 @@ class QueueFilter:
 
     def _toggled_out(self, row: QueueRow) -> bool:
         """A toggle that is on hides the row: it lacks what the toggle asks for."""
-        return bool(
-            (self.undecided and row.decided >= row.total)
-            or (self.differs and not row.differs)
-            or (self.conflicts and not row.conflicts)
-            or (self.flagged and not row.flags)
-            or (self.suspicious and not row.suspects)
-        )
+        return any(getattr(self, name) and _HIDES[name](self, row) for name in self.toggles)
 
     def active(self) -> list[tuple[str, str]]:
         """(what, binding id of the key that sets it) of every filter that is on."""
@@ -82,9 +81,7 @@ class QueueFilter:
         if self.status != "all":
             out.append((f"status={self.status}", "queue.status"))
         out += [
-            (name.replace("differs", "judge≠human"), f"queue.{name}")
-            for name in self.toggles
-            if getattr(self, name)
+            (_toggle_label(name), f"queue.{name}") for name in self.toggles if getattr(self, name)
         ]
         if self.search:
             out.append((f"search “{self.search}”", "queue.search"))
@@ -101,9 +98,7 @@ class QueueFilter:
             parts.append(f"domain={self.domain}")
         if self.status != "all":
             parts.append(f"status={self.status}")
-        parts += [
-            name.replace("differs", "judge≠human") for name in self.toggles if getattr(self, name)
-        ]
+        parts += [_toggle_label(name) for name in self.toggles if getattr(self, name)]
         if self.search:
             parts.append(f"search “{self.search}”")
         order = {
@@ -115,6 +110,21 @@ class QueueFilter:
         order = (labels or {}).get(order, order)
         parts.append(f"order: {order}{' ↓' if self.descending else ''}")
         return "  ·  ".join(parts)
+
+
+_HIDES: dict[str, Callable[[QueueFilter, QueueRow], bool]] = {
+    "undecided": lambda f, row: row.decided >= row.total,
+    "differs": lambda f, row: not row.differs,
+    "conflicts": lambda f, row: not row.conflicts,
+    "flagged": lambda f, row: not row.flags,
+    "suspicious": lambda f, row: not row.suspects,
+    "hide_accepted": lambda f, row: row.report_id in f.settled,
+}
+"""Each toggle: whether it hides a row (when on)."""
+
+
+def _toggle_label(name: str) -> str:
+    return {"differs": "judge≠human", "hide_accepted": "accepted hidden"}.get(name, name)
 
 
 def select(rows: list[QueueRow], flt: QueueFilter, impacts: dict[int, Impact]) -> list[QueueRow]:

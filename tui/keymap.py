@@ -70,6 +70,14 @@ KEYS: tuple[KeyDef, ...] = (
     KeyDef("queue.impact", "i", "sort_impact", "By impact", "queue"),
     KeyDef("queue.suspicion", "S", "sort_suspicion", "By suspicion", "queue"),
     KeyDef("queue.suspicious", "w", "toggle_filter('suspicious')", "Suspicious", "queue"),
+    KeyDef(
+        "queue.hide_accepted",
+        "T",
+        "toggle_filter('hide_accepted')",
+        "Hide accepted",
+        "queue",
+        show=False,
+    ),
     # (w: reports with suspicious ◆ verdicts the rules point to; !: those flagged ⚑ for
     # discussion by a reviewer: two different marks, never both called "flag")
     KeyDef("queue.proposals", "P", "app.proposals", "Proposals", "queue"),

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from store.scores.claim_facts import CLAIM_CITED_SQL
 from store.sqlite.fts import SEARCHED, search_index_sql
 from store.sqlite.tx import transaction
+from store.trust.schema import TABLES as TRUST_TABLES
 
 Migration = list[str] | Callable[[sqlite3.Connection], None]
 
@@ -603,13 +604,15 @@ MIGRATIONS: list[Migration] = [
     _general_actions,  # 7: actions checked for form (a claim, ...); trusted adjudicators
     _ASSIGNEES,  # 8: who each assignment is for, indexed
     _REVISE_ITEM,  # 9: a proposal may ask to revise a rubric item (the judge card)
+    TRUST_TABLES,  # 10: trust rules and the verdicts they accept (store.trust.schema)
 ]
 
-_DERIVED_UNCHANGED = {2, 3, 4, 7, 8}
+_DERIVED_UNCHANGED = {2, 3, 4, 7, 8, 9}
 """Migrations (by index) that leave every derived table valid: no rebuild after them (the
 suspicion migration, 3, computes its own derived table; the score columns, 4, are filled by
 the next full recompute, and a system without them is read from its score rows meanwhile; the
-assignees' index, 7, is an index)."""
+assignees' index, 7, is an index; a proposal kind, 8, and the trust tables, 9, are new inputs
+that nothing derived reads yet)."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -15,7 +15,7 @@ import json
 import secrets
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -913,13 +913,16 @@ def next_item(conn: sqlite3.Connection, plan_id: int) -> PlanItem | None:
 EXPORT_COLUMNS = ("position", "target", "stratum", "p", "pi", "weight", "judge", "human", "decided")
 
 
-def export_rows(conn: sqlite3.Connection, plan: Plan) -> Iterator[dict[str, Any]]:
+def export_rows(
+    conn: sqlite3.Connection, plan: Plan, hidden: Collection[int] = ()
+) -> Iterator[dict[str, Any]]:
     """The plan's draws in order: the subject's portable target, stratum label, single-draw
-    and inclusion probabilities, the design weight input, and where review stands."""
+    and inclusion probabilities, the design weight input, and where review stands; draws of
+    the ``hidden`` subjects left out (verdicts a trust rule accepted)."""
     labels = {s.index: s.label for s in plan.strata}
-    for position, target, stratum, p, pi, weight, judge, human, status in conn.execute(
-        """SELECT pd.position, sj.target, pd.stratum, pd.p, pd.pi, pd.weight, j.value,
-                      d.value, d.status
+    for subject, position, target, stratum, p, pi, weight, judge, human, status in conn.execute(
+        """SELECT pd.subject_id, pd.position, sj.target, pd.stratum, pd.p, pd.pi, pd.weight,
+                      j.value, d.value, d.status
                FROM plan_draw pd JOIN subject sj ON sj.id = pd.subject_id
                LEFT JOIN judgment j INDEXED BY judgment_subject
                     ON j.subject_id = pd.subject_id AND j.current = 1
@@ -927,6 +930,8 @@ def export_rows(conn: sqlite3.Connection, plan: Plan) -> Iterator[dict[str, Any]
                WHERE pd.plan_id = ? ORDER BY pd.position""",
         (plan.id,),
     ):
+        if subject in hidden:
+            continue
         is_decided = status is not None and status != "conflict"
         yield {
             "position": position,

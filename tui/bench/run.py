@@ -450,6 +450,11 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
     with console.status("review plans side by side: recall, coverage and width at 10%…"):
         plans = plan_figures(quick=options.quick)
     print_plans(console, plans)
+    from tui.bench.trust import print_trust, trust_figures
+
+    with console.status("trust or escalate: guaranteed agreement and share accepted…"):
+        trusted = trust_figures(root / "trust", quick=options.quick)
+    print_trust(console, trusted)
     if options.peers is not None:
         options.peers(console, bundle, root, figures, counts["reports"])
     if options.workdir is not None:

@@ -136,6 +136,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "hand a plan's subjects or reports to reviewers, with an overlap decided "
         "independently (no --to: who has what)",
     ),
+    "trust": (
+        "tui.cli.trust:trust",
+        "accept judge verdicts without review where agreement with the humans is "
+        "guaranteed (calibrate, apply, show, clear)",
+    ),
     "compare": (
         "tui.cli.compare:compare",
         "verdict agreement and score differences between judge runs; mean ± sd of "
@@ -159,6 +164,7 @@ examples:
   gavel plan new --budget 300 --design stratified --by system
   gavel assign --plan p1 --to ana,ben --overlap 0.2   hand out p1, 20% to both
   gavel estimate --plan p1               corrected scores with intervals and rank swaps
+  gavel trust calibrate --alpha 0.1 --delta 0.1   verdicts that need no review
   gavel bench --quick                    performance figures beside their baselines
   gavel judge --framework race --model gpt-4.1 --dry-run
   gavel judge --framework fact --batch --no-wait && gavel judge --resume RUN

@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tui.cli.options import db_option, format_option, open_db, reviewer_name, reviewer_option
 from tui.cli.output import emit, output_file, wide_console
+
+if TYPE_CHECKING:
+    import sqlite3
 
 DESIGN_HELP = (
     "uniform: a simple random sample; stratified: one per stratum (--by), "
@@ -250,6 +254,7 @@ def show(db: Path | None, name: str | None, fmt: str) -> int:
             f"progress: {chosen.progress.describe(chosen.name)}"
             + (f"; note: {chosen.note}" if chosen.note else "")
         )
+        _accepted_line(conn, chosen.id)
     _strata(chosen.strata, fmt)
     return 0
 
@@ -268,19 +273,58 @@ def show(db: Path | None, name: str | None, fmt: str) -> int:
     default=None,
     help="write to this file (default: standard output)",
 )
+@click.option(
+    "--hide-accepted",
+    is_flag=True,
+    help="leave out the draws whose verdicts a trust rule accepted (`gavel trust`); "
+    "the number hidden goes to standard error",
+)
 @format_option("json", "jsonl", "csv")
-def export(db: Path | None, name: str, output: Path | None, fmt: str) -> int:
+def export(db: Path | None, name: str, output: Path | None, hide_accepted: bool, fmt: str) -> int:
     from store.plans.design import EXPORT_COLUMNS, export_document, export_rows, get_plan
+    from store.trust.rules import accepted_subjects
 
     conn = open_db(db)
     chosen = get_plan(conn, name)
+    hidden = accepted_subjects(conn) if hide_accepted else set()
     with output_file(output) as out:
         if fmt == "json":
-            out.write(json.dumps(export_document(conn, chosen), ensure_ascii=False, indent=2))
+            document = export_document(conn, chosen)
+            if hidden:
+                document["draws"] = list(export_rows(conn, chosen, hidden))
+            out.write(json.dumps(document, ensure_ascii=False, indent=2))
             out.write("\n")
         else:
-            emit(list(export_rows(conn, chosen)), EXPORT_COLUMNS, fmt, out=out)
+            emit(list(export_rows(conn, chosen, hidden)), EXPORT_COLUMNS, fmt, out=out)
+    if hide_accepted:
+        _hidden_note(conn, chosen.id, hidden)
     return 0
+
+
+def _accepted_line(conn: sqlite3.Connection, plan_id: int) -> None:
+    """How many of the plan's frame a trust rule accepted, when one is in force."""
+    from store.trust.rules import accepted_subjects, current_rule
+
+    rule = current_rule(conn)
+    if rule is None:
+        return
+    framed = {
+        s
+        for (s,) in conn.execute("SELECT subject_id FROM plan_frame WHERE plan_id = ?", (plan_id,))
+    }
+    accepted = accepted_subjects(conn) & framed
+    print(
+        f"accepted without review: {len(accepted):,} of the frame's verdicts by "
+        f"{rule.describe()} (the queue hides them with T; export --hide-accepted)"
+    )
+
+
+def _hidden_note(conn: sqlite3.Connection, plan_id: int, hidden: set[int]) -> None:
+    """How many of the plan's subjects a trust rule accepted (and were left out)."""
+    drawn = {
+        s for (s,) in conn.execute("SELECT subject_id FROM plan_draw WHERE plan_id = ?", (plan_id,))
+    }
+    print(f"hidden: {len(drawn & hidden):,} subjects accepted by the trust rule", file=sys.stderr)
 
 
 @click.command(

@@ -21,6 +21,7 @@ from reviewer.impact import Impact
 from store.assignments.progress import TeamProgress, Work, my_work, team_progress
 from store.sqlite.fts import search_reports
 from store.triage.impact import cached_impacts, missing_impacts
+from store.trust.rules import accepted_per_report
 from store.views.screens import Headline, Progress, QueueRow, headlines, progress, queue_rows
 from tui.filters import MOVING_SORTS, QueueFilter, select
 from tui.keymap import bindings, display_key, effective_keys, normalise_keymap
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 SUSPECT = "◆"
 """The mark of verdicts that suspicion flags point to (queue column, judgment list)."""
+ACCEPTED = "⊙"
+"""A verdict a trust rule accepted without review (the report screen marks it alike)."""
 
 
 @lru_cache(maxsize=1 << 16)
@@ -104,6 +107,8 @@ class QueueScreen(GavelScreen):
         :meth:`current_order`) but not yet redrawn in the table."""
         self.bands: dict[str, dict[str, NoiseBand]] = {}
         """Per suite with repeated runs, each system's score band (:meth:`load_bands`)."""
+        self.accepted: dict[int, int] = {}
+        """Verdicts a trust rule accepted, standing, per report (store.trust.rules)."""
         self._suite_filters: dict[str | None, QueueFilter] = {}
         """Each benchmark run's own filters and order, kept while another is on show (b)."""
 
@@ -141,6 +146,7 @@ class QueueScreen(GavelScreen):
         rows = queue_rows(conn)
         self.impacts = cached_impacts(conn)
         self._load_assignments(conn)
+        self.accepted = accepted_per_report(conn)
         self.post_message(QueueLoaded(rows, progress(rows), time.perf_counter() - started))
 
     @work(thread=True, group="queue-rows", exit_on_error=False)
@@ -148,6 +154,8 @@ class QueueScreen(GavelScreen):
         conn = self.gavel.backend.reader()
         rows = queue_rows(conn, report_ids)
         self._load_assignments(conn)
+        # Only these reports' decisions changed: only their acceptances can have.
+        self.accepted = self.accepted | accepted_per_report(conn, report_ids)
         self.post_message(QueueRowsChanged(rows))
 
     def _load_assignments(self, conn: sqlite3.Connection) -> None:
@@ -235,6 +243,7 @@ class QueueScreen(GavelScreen):
         reports' cells, and rows that left the filter. False when the order moved (a
         redraw is needed). Re-adding every row after every decision would measure every
         cell of a large queue again."""
+        self.filter = replace(self.filter, settled=self._settled())
         shown = select(self.rows, self.filter, self.impacts)
         table = self.query_one(DataTable)
         gone = _left_the_filter(
@@ -299,6 +308,7 @@ class QueueScreen(GavelScreen):
         (a new order), on the first row, the report enter opens."""
         table = self.query_one(DataTable)
         current = None if top else self.current_report_id()
+        self.filter = replace(self.filter, settled=self._settled())
         self.shown = select(self.rows, self.filter, self.impacts)
         if self.mine and self.filter.sort in ("default", "impact", "suspicion"):
             self.shown = mine_first(self.shown, self._has_my_work)
@@ -392,6 +402,25 @@ class QueueScreen(GavelScreen):
         if self.team.pairs:
             self.sub_title += f" · {self.team.line()}"
 
+    def _settled(self) -> frozenset[int]:
+        """Reports whose undecided verdicts the trust rule accepted, every one."""
+        return frozenset(
+            r.report_id
+            for r in self.rows
+            if self.accepted.get(r.report_id, 0) >= r.total - r.decided > 0
+        )
+
+    def _accepted_text(self) -> Text:
+        """How many verdicts a trust rule accepted, and how many reports hiding them hides."""
+        accepted = sum(self.accepted.get(r.report_id, 0) for r in self._in_suite())
+        if not accepted:
+            return Text()
+        hidden = sum(1 for r in self._in_suite() if r.report_id in self.filter.settled)
+        text = Text(f" · {ACCEPTED} {accepted:,} accepted by rule", "cyan")
+        if self.filter.hide_accepted:
+            text.append(f" ({hidden:,} reports hidden)", "bold cyan")
+        return text
+
     def _has_my_work(self, row: QueueRow) -> bool:
         work = self.mine.get(row.report_id)
         return work is not None and work.open > 0
@@ -416,6 +445,7 @@ class QueueScreen(GavelScreen):
         if suspects:
             text.append(f" · {SUSPECT} {suspects:,} suspicious", "bold yellow")
         text.append_text(self._my_work_text())
+        text.append_text(self._accepted_text())
         text.append(f" · showing {len(self.shown):,}", "dim")
         if not self.shown and self.rows:
             text.append(f" · {self._what_hides_everything()}", "bold yellow")

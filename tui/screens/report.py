@@ -35,6 +35,7 @@ from store.backend.commands import (
     WriteCommand,
     WriteResult,
 )
+from store.trust.rules import acceptance_notes
 from store.views.screens import (
     History,
     JudgmentView,
@@ -69,7 +70,7 @@ from tui.screens.modals import (
 )
 from tui.widgets.footer import GavelFooter
 from tui.widgets.hub_status import HubStatus
-from tui.widgets.judgments import JudgmentList
+from tui.widgets.judgments import ACCEPTED, JudgmentList
 from tui.widgets.report_text import ReportText, Span, visible
 from tui.widgets.text_view import TextView
 
@@ -123,6 +124,8 @@ class ReportScreen(GavelScreen):
         self.rank: Rank | None = None
         self.history: dict[int, History] = {}
         self.runs: dict[tuple[str, str], list[OtherVerdict]] = {}
+        self.accepted: dict[int, str] = {}
+        """Verdicts a trust rule accepted, each with what accepted it (store.trust.rules)."""
         self.last_delta: Text | None = None
         self.show_cleaned = False
         self.find_query = ""
@@ -190,6 +193,7 @@ class ReportScreen(GavelScreen):
         blind = blind_subjects(conn, self.gavel.config.reviewer, report_id)
         view, history = blinded(view, history, blind)
         self.runs = other_run_verdicts(conn, report_id)
+        self.accepted = acceptance_notes(conn, report_id)
         self.post_message(ReportLoaded(view, scores, rank, history, time.perf_counter() - started))
 
     @on(ReportLoaded)
@@ -220,7 +224,7 @@ class ReportScreen(GavelScreen):
         judgments = self.query_one(JudgmentList)
         kept = self._reselect
         self._reselect = None
-        judgments.show(view, blind=self.gavel.config.blind)
+        judgments.show(view, blind=self.gavel.config.blind, accepted=frozenset(self.accepted))
         self._landing = None
         if kept is not None and any(j.id == kept for j in view.judgments):
             judgments.select_id(kept)
@@ -271,15 +275,19 @@ class ReportScreen(GavelScreen):
         if judgment is None or self.view is None:
             detail.set_content(Text("no judgments on this report" if self.view else ""))
             return
-        detail.set_content(
-            detail_text(
-                self.view,
-                judgment,
-                blind=self.gavel.config.blind,
-                history=self.history.get(judgment.id),
-                runs=self.runs.get((judgment.kind, judgment.subject)),
-            )
+        text = detail_text(
+            self.view,
+            judgment,
+            blind=self.gavel.config.blind,
+            history=self.history.get(judgment.id),
+            runs=self.runs.get((judgment.kind, judgment.subject)),
         )
+        accepted = self.accepted.get(judgment.id)
+        if accepted is not None and not judgment.decided:
+            head = Text(f"{ACCEPTED} {accepted}\n\n", "cyan")
+            head.append_text(text)
+            text = head
+        detail.set_content(text)
 
     def _score_bar(self) -> None:
         line = Text()

@@ -31,8 +31,14 @@ from tui.widgets.report_text import visible
 VALUE_WIDTH = 22
 
 
-def status_glyph(judgment: JudgmentView, blind: bool = False) -> tuple[str, str]:
-    """(glyph, style) for a judgment's review state."""
+ACCEPTED = "⊙"
+"""Accepted by a trust rule without review: neither the judge's alone (·) nor a human's."""
+
+
+def status_glyph(
+    judgment: JudgmentView, blind: bool = False, accepted: bool = False
+) -> tuple[str, str]:
+    """(glyph, style) for a judgment's review state (``accepted``: by a trust rule)."""
     if judgment.status == "conflict":
         return "⚠", "bold red"
     if judgment.flagged:
@@ -41,6 +47,8 @@ def status_glyph(judgment: JudgmentView, blind: bool = False) -> tuple[str, str]
         return ("✎", "bold magenta") if judgment.differs and not blind else ("✓", "green")
     if judgment.judge is None:
         return "!", "bold red"
+    if accepted:
+        return ACCEPTED, "cyan"
     if judgment.suspicious and not blind:
         return "◆", "bold yellow"
     return "·", "dim"
@@ -55,11 +63,15 @@ list is about 35 columns wide, and the subject id is what tells rows apart."""
 
 
 def judgment_prompt(
-    view: ReportView, judgment: JudgmentView, blind: bool = False, width: int = 200
+    view: ReportView,
+    judgment: JudgmentView,
+    blind: bool = False,
+    width: int = 200,
+    accepted: bool = False,
 ) -> Text:
     """glyph, kind, judge → effective value, subject (claims with the start of their text);
     narrow: glyph, kind, subject, values."""
-    glyph, style = status_glyph(judgment, blind)
+    glyph, style = status_glyph(judgment, blind, accepted)
     kind = get_kind(judgment.kind)
     # The framework shows in the group header; its prefix would only crowd the column.
     label = _KIND_PREFIX.sub("", kind.name if kind else judgment.kind)[:11]
@@ -155,6 +167,8 @@ class JudgmentList(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.view: ReportView | None = None
         self.blind = False
+        self.accepted: frozenset[int] = frozenset()
+        """Judgments a trust rule accepted (drawn ⊙ until a human decides them)."""
         self.order: list[int] = []
         self._rows: list[_Row] = []
         self._row_of: dict[int, int] = {}
@@ -164,9 +178,12 @@ class JudgmentList(ScrollView, can_focus=True):
 
     # -- content ---------------------------------------------------------------------------
 
-    def show(self, view: ReportView, blind: bool = False) -> None:
+    def show(
+        self, view: ReportView, blind: bool = False, accepted: frozenset[int] = frozenset()
+    ) -> None:
         self.view = view
         self.blind = blind
+        self.accepted = accepted
         self._rows = []
         self.order = []
         self._row_of = {}
@@ -299,7 +316,10 @@ class JudgmentList(ScrollView, can_focus=True):
             text = Text(visible(entry.header or ""), no_wrap=True, end="")
             style = self.get_component_rich_style("judgment-list--header")
         else:
-            text = judgment_prompt(self.view, self._by_id[entry.judgment_id], self.blind, width)
+            jid = entry.judgment_id
+            text = judgment_prompt(
+                self.view, self._by_id[jid], self.blind, width, jid in self.accepted
+            )
             style = self.get_component_rich_style("judgment-list--cursor") if selected else Style()
         text.style = base
         text.truncate(width, overflow="ellipsis", pad=True)

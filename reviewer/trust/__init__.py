@@ -1,0 +1,1 @@
+"""Trust or escalate: judge verdicts accepted without review, with a stated guarantee."""
