@@ -51,10 +51,12 @@ async def test_queue_shows_each_systems_score_with_its_band(
         line = next(row for row in text.splitlines() if "band over" in row)
         assert len(line.rstrip()) <= size[0]
         assert "gpt5-tickr-0917" in text.split("band over", 1)[1]
-    # Stored for the next start, for as long as the runs stay as they are.
-    conn = connect(repeats_db)
-    assert stored_bands(conn, bands_fingerprint(conn)) == queue.bands
-    conn.close()
+        # Stored (by the writer, in its turn) for the next start, for as long as the runs
+        # stay as they are.
+        conn = connect(repeats_db)
+        await wait_for(pilot, lambda: stored_bands(conn, bands_fingerprint(conn)) is not None)
+        assert stored_bands(conn, bands_fingerprint(conn)) == queue.bands
+        conn.close()
 
 
 async def test_no_band_without_repeated_runs(sample_db: Path) -> None:

@@ -213,7 +213,8 @@ class QueueScreen(GavelScreen):
         if bands is None:
             bands = system_bands(conn)
             found = bands
-            self.gavel.backend.call(lambda c: store_bands(c, fingerprint, found))
+            if found:  # (nothing to keep: no write, and nothing for other sessions to notice)
+                self.gavel.backend.call(lambda c: store_bands(c, fingerprint, found))
         self.app.call_from_thread(self.show_bands, bands)
 
     def show_bands(self, bands: dict[str, dict[str, NoiseBand]]) -> None:
