@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.command import Hit, Hits, Provider
 from textual.content import Content
@@ -423,6 +423,11 @@ class GavelApp(App[None]):
     def open_report(self, report_id: int) -> None:
         self.queue_screen.open_in_order(report_id)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.MouseDown) and _removed_under(self, event.x, event.y):
+            return  # see _removed_under
+        await super().on_event(event)
+
     async def action_quit(self) -> None:
         if self._waiting is None:
             self.exit()
@@ -451,3 +456,22 @@ class GavelApp(App[None]):
         # Unblock the writer so its thread ends (commands already queued are applied first) and
         # stop the impact process.
         self.backend.shutdown()
+
+
+def _removed_under(app: App[None], x: int, y: int) -> bool:
+    """Whether a click lands on a widget already taken out of the screen (a refresh replaced
+    it) that the screen's map still places there, as it does until the next layout on a busy
+    machine. Textual's text selection takes such a widget's parent, which is gone, and the
+    exception ends the session ('Session ended' in a browser); a click on what is no longer
+    there is dropped instead."""
+    from textual.screen import Screen
+
+    if app.mouse_captured is not None:
+        return False
+    widget, offset = app.screen.get_widget_and_offset_at(x, y)
+    return (
+        widget is not None
+        and offset is not None
+        and not isinstance(widget, Screen)
+        and widget.parent is None
+    )

@@ -417,9 +417,16 @@ class QueueScreen(GavelScreen):
         self.open_in_order(rid)
 
     def open_in_order(self, report_id: int) -> None:
-        """Open a report with n / p following this queue's order as it stands."""
+        """Open a report with n / p following this queue's order as it stands.
+
+        Only while the queue is the screen shown: a second enter that reached the table
+        before the first one's report came up (keys typed ahead, or a busy machine behind a
+        browser) would push a second report screen, and two screens with one id end the
+        session."""
         from tui.screens.report import ReportScreen
 
+        if self.app.screen is not self:
+            return
         order = [r.report_id for r in self.shown]
         if report_id not in order:
             order = [report_id]
