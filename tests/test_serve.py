@@ -377,13 +377,16 @@ def test_in_a_browser_a_reviewer_signs_in_and_decides(
         browser.quit()
     errors = {p.name: p.read_text() for p in (served.accounts.folder / "logs").glob("*.log")}
     assert not {name: text for name, text in errors.items() if text}, errors
-    (event,) = [e for e in served.events("maria") if e["action"] == "confirm"]
-    assert event["key"] == load_identity("maria", served.accounts.key_path("maria")).public_key
-    assert verify(event)
+    # (On a busy machine an enter pressed while the first confirm was being stored confirms
+    # the next verdict too: every one must be maria's, signed with her key.)
+    confirmed = [e for e in served.events("maria") if e["action"] == "confirm"]
+    key = load_identity("maria", served.accounts.key_path("maria")).public_key
+    assert confirmed and all(e["key"] == key and verify(e) for e in confirmed)
     capsys.readouterr()
     assert main(["log", "export", "--db", str(served.db)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
-    assert any(e["uuid"] == event["uuid"] and e["reviewer"] == "maria" for e in lines)
+    exported = {e["uuid"] for e in lines if e["reviewer"] == "maria"}
+    assert {e["uuid"] for e in confirmed} <= exported
 
 
 def test_the_serve_bench_stage_drives_sessions_and_loses_nothing(

@@ -263,8 +263,21 @@ class GavelApp(App[None]):
 
     @on(DatabaseChanged)
     def database_changed(self, message: DatabaseChanged) -> None:
+        """Bring what is on screen up to date with other sessions' commits.
+
+        With many reviewers at once, every session hears of every decision: the queue behind
+        a report is only marked stale (it reloads those rows when shown again), and a
+        notice is shown only where the change is on screen, so a busy team costs each
+        session what it shows, not what everybody does."""
+        from tui.screens.report import ReportScreen
+
         change = message.change
-        if change.events:
+        on_queue = self.screen is self.queue_screen
+        shown = on_queue or any(
+            isinstance(screen, ReportScreen) and screen.report_id in change.reports
+            for screen in self.screen_stack
+        )
+        if change.events and shown:
             who = ", ".join(change.reviewers)
             self.notify(
                 f"{who} changed {change.events} decision(s) in another session; refreshed",
@@ -278,10 +291,10 @@ class GavelApp(App[None]):
             )
         if change.structural:
             self.queue_screen.load()
-        elif change.reports:
+        elif change.reports and on_queue:
             self.queue_screen.reload_rows(sorted(change.reports))
-        from tui.screens.report import ReportScreen
-
+        elif change.reports:
+            self.queue_screen.mark_stale(change.reports)
         for screen in self.screen_stack:
             if isinstance(screen, ReportScreen):
                 screen.refresh_from(change.reports, change.structural)

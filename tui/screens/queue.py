@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -99,6 +100,8 @@ class QueueScreen(GavelScreen):
         self._stale: set[int] = set()
         """Reports whose rows were brought up to date for the report screen's n (see
         :meth:`current_order`) but not yet redrawn in the table."""
+        self._elsewhere: set[int] = set()
+        """Reports another session changed while this screen was hidden (rows not reread)."""
         self._suite_filters: dict[str | None, QueueFilter] = {}
         """Each benchmark run's own filters and order, kept while another is on show (b)."""
 
@@ -114,11 +117,16 @@ class QueueScreen(GavelScreen):
         self.load()
 
     def on_screen_resume(self) -> None:
-        dirty = self.gavel.backend.take_dirty() | self._stale
-        self._stale = set()
+        dirty = self.gavel.backend.take_dirty() | self._stale | self._elsewhere
+        self._stale, self._elsewhere = set(), set()
         if dirty and self.rows:
             self.reload_rows(sorted(dirty))
         self.show_report(self.gavel.last_report_id)
+
+    def mark_stale(self, report_ids: Iterable[int]) -> None:
+        """Rows another session changed while this screen is hidden: reloaded when it is
+        shown again (see :meth:`on_screen_resume`)."""
+        self._elsewhere.update(report_ids)
 
     def show_report(self, report_id: int | None) -> None:
         """Put the cursor on a report (the one the reviewer came back from, after n/p)."""
@@ -442,8 +450,10 @@ class QueueScreen(GavelScreen):
 
     def current_order(self) -> list[int]:
         """The queue's order now: the rows of reports decided since it was drawn are brought
-        up to date first (the table itself is patched when the queue is back on screen)."""
-        dirty = self.gavel.backend.take_dirty()
+        up to date first, this session's and other sessions' (the table itself is patched
+        when the queue is back on screen)."""
+        dirty = self.gavel.backend.take_dirty() | self._elsewhere
+        self._elsewhere = set()
         if dirty:
             self._stale |= dirty
             fresh = {r.report_id: r for r in queue_rows(self.gavel.backend.reader(), sorted(dirty))}
