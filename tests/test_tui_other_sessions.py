@@ -67,3 +67,30 @@ async def test_a_change_to_the_report_on_screen_still_says_so(sample_db: Path) -
             pilot,
             lambda: any("ben changed 1 decision" in str(n.message) for n in app._notifications),
         )
+
+
+async def test_a_reload_for_another_session_keeps_the_row_chosen_while_it_loaded(
+    sample_db: Path,
+) -> None:
+    """Another session's change reloads the report on screen; a key pressed while that
+    reload ran (] moving to the next undecided verdict) chose a row, and the reload must
+    land on that row, not on the one selected when it started: enter would otherwise act
+    on the old row ('already decided' where the reviewer chose an undecided one)."""
+    from tui.widgets.judgments import JudgmentList
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t03-kestrel")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen) and screen.view is not None
+        judgments = screen.query_one(JudgmentList)
+        before = judgments.selected_id
+        app.report_shown_at = None
+        screen.refresh_from(frozenset({screen.view.report_id}), False)  # the reload starts
+        judgments.action_cursor_down()  # a key while it runs
+        chosen = judgments.selected_id
+        assert chosen != before
+        await wait_for(pilot, lambda: app.report_shown_at is not None)  # the reload landed
+        await pilot.pause()
+        assert judgments.selected_id == chosen
