@@ -295,6 +295,52 @@ def test_a_server_killed_mid_session_loses_no_acknowledged_decision(sample_db: P
         time.sleep(0.2)
 
 
+def test_a_stopped_server_waits_for_its_sessions_to_end(sample_db: Path) -> None:
+    server = start_server(sample_db, admit(sample_db))
+
+    async def scenario() -> None:
+        session = ScriptedSession(server.base)
+        await session.sign_in("maria", server.tokens["maria"])
+        await session.open()
+        await session.wait_for(rb"judgments decided", 60)
+        sessions.extend(_children(server.process.pid))
+        stop(server)  # ctrl+c
+        await session.close()
+
+    sessions: list[int] = []
+    try:
+        asyncio.run(scenario())
+    finally:
+        stop(server)
+    assert sessions and server.process.returncode is not None
+    # Ended before the server did (an orphan would live on until it noticed its parent gone).
+    assert not [pid for pid in sessions if Path(f"/proc/{pid}").exists()]
+
+
+def test_a_stopped_server_waits_for_its_sessions_a_bounded_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tui.serve import server as module
+
+    class Session:
+        def __init__(self, delay: float) -> None:
+            self.delay, self.ended = delay, False
+
+        async def stop(self) -> None:
+            await asyncio.sleep(self.delay)
+            self.ended = True
+
+    monkeypatch.setattr(module, "STOP_WAIT", 0.5)
+    server = GavelServer(tmp_path / "g.db", Accounts(tmp_path / "acc"))
+    quick, stuck = Session(0.1), Session(60)
+    server.services = {quick, stuck}  # type: ignore[arg-type]
+    started = time.monotonic()
+    asyncio.run(server._stop_all(None))  # type: ignore[arg-type]
+    assert time.monotonic() - started < 5
+    assert quick.ended and not stuck.ended
+    assert "1 session(s) did not end" in capsys.readouterr().err
+
+
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*"):

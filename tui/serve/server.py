@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from tui.serve.accounts import Accounts
 
 COOKIE = "gavel_session"
+STOP_WAIT = 10.0
+"""Seconds a stopped server waits for its sessions to end."""
 REFUSAL_PAUSE = 0.5
 """Seconds a refused login waits before its answer: guessing tokens stays slow."""
 
@@ -254,8 +256,20 @@ class GavelServer:
         )
 
     async def _stop_all(self, app: web.Application) -> None:
-        for service in list(self.services):
-            await service.stop()
+        """A stopped server asks every session to end and waits for them together, a bounded
+        while: a session that does not end by then ends on its own once its server has gone
+        (:func:`exit_with_parent`); every decision it showed is committed already."""
+        stopping = [asyncio.ensure_future(service.stop()) for service in list(self.services)]
+        if not stopping:
+            return
+        _, late = await asyncio.wait(stopping, timeout=STOP_WAIT)
+        if late:
+            print(
+                f"gavel serve: {len(late)} session(s) did not end within {STOP_WAIT:g} s; "
+                "they end when the server has gone",
+                file=sys.stderr,
+                flush=True,
+            )
 
     # -- addresses -----------------------------------------------------------------------------
 
