@@ -29,6 +29,7 @@ from tui.screens.queue import QueueScreen
 if TYPE_CHECKING:
     from store.hub.server import Hub
     from store.reviewlog.events import Undoable
+    from store.sqlite.changes import Change
 
 WATCH_EVERY = 0.5
 """Seconds between looks at the database for other processes' commits."""
@@ -277,6 +278,20 @@ class GavelApp(App[None]):
             isinstance(screen, ReportScreen) and screen.report_id in change.reports
             for screen in self.screen_stack
         )
+        self._tell_of(change, shown)
+        if change.structural:
+            self.queue_screen.load()
+        elif change.reports and on_queue:
+            self.queue_screen.reload_rows(sorted(change.reports))
+        elif change.reports:
+            self.queue_screen.mark_stale(change.reports)
+        for screen in self.screen_stack:
+            if isinstance(screen, ReportScreen):
+                screen.refresh_from(change.reports, change.structural)
+
+    def _tell_of(self, change: Change, shown: bool) -> None:
+        """The notice for another session's change: decisions only where they are on
+        screen; anything structural always (everything is reloaded)."""
         if change.events and shown:
             who = ", ".join(change.reviewers)
             self.notify(
@@ -289,15 +304,6 @@ class GavelApp(App[None]):
                 "proposal); refreshed",
                 timeout=5,
             )
-        if change.structural:
-            self.queue_screen.load()
-        elif change.reports and on_queue:
-            self.queue_screen.reload_rows(sorted(change.reports))
-        elif change.reports:
-            self.queue_screen.mark_stale(change.reports)
-        for screen in self.screen_stack:
-            if isinstance(screen, ReportScreen):
-                screen.refresh_from(change.reports, change.structural)
 
     def _writer(self) -> None:
         self.backend.writer_loop(lambda result: self.post_message(DecisionStored(result)))
