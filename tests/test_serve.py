@@ -174,6 +174,29 @@ def test_each_session_runs_as_its_reviewer_with_their_key(tmp_path: Path) -> Non
     assert words[words.index("--reviewer") + 1] == name
 
 
+def test_a_sessions_errors_go_to_its_log_and_the_server_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tui.serve.server import _report_ended
+
+    accounts = Accounts(tmp_path / "acc")
+    accounts.add("maria")
+    server = GavelServer(tmp_path / "missing" / "g.db", accounts)
+    log = server.session_log(1)
+    assert log.parent == tmp_path / "acc" / "logs"
+    done = subprocess.run(
+        ["sh", "-c", server.command("maria", log)], stdin=subprocess.DEVNULL, check=False
+    )
+    assert done.returncode != 0 and "cannot be opened" in log.read_text()
+    _report_ended("maria", log, ended_by_session=True)
+    said = capsys.readouterr().err
+    assert "'maria' ended by itself" in said and str(log) in said and log.exists()
+    clean = server.session_log(2)
+    clean.touch()
+    _report_ended("maria", clean, ended_by_session=False)  # the browser left: nothing to say
+    assert capsys.readouterr().err == "" and not clean.exists()
+
+
 # -- over HTTP -----------------------------------------------------------------------------
 
 
@@ -272,6 +295,52 @@ def test_a_server_killed_mid_session_loses_no_acknowledged_decision(sample_db: P
         time.sleep(0.2)
 
 
+def test_a_stopped_server_waits_for_its_sessions_to_end(sample_db: Path) -> None:
+    server = start_server(sample_db, admit(sample_db))
+
+    async def scenario() -> None:
+        session = ScriptedSession(server.base)
+        await session.sign_in("maria", server.tokens["maria"])
+        await session.open()
+        await session.wait_for(rb"judgments decided", 60)
+        sessions.extend(_children(server.process.pid))
+        stop(server)  # ctrl+c
+        await session.close()
+
+    sessions: list[int] = []
+    try:
+        asyncio.run(scenario())
+    finally:
+        stop(server)
+    assert sessions and server.process.returncode is not None
+    # Ended before the server did (an orphan would live on until it noticed its parent gone).
+    assert not [pid for pid in sessions if Path(f"/proc/{pid}").exists()]
+
+
+def test_a_stopped_server_waits_for_its_sessions_a_bounded_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tui.serve import server as module
+
+    class Session:
+        def __init__(self, delay: float) -> None:
+            self.delay, self.ended = delay, False
+
+        async def stop(self) -> None:
+            await asyncio.sleep(self.delay)
+            self.ended = True
+
+    monkeypatch.setattr(module, "STOP_WAIT", 0.5)
+    server = GavelServer(tmp_path / "g.db", Accounts(tmp_path / "acc"))
+    quick, stuck = Session(0.1), Session(60)
+    server.services = {quick, stuck}  # type: ignore[arg-type]
+    started = time.monotonic()
+    asyncio.run(server._stop_all(None))  # type: ignore[arg-type]
+    assert time.monotonic() - started < 5
+    assert quick.ended and not stuck.ended
+    assert "1 session(s) did not end" in capsys.readouterr().err
+
+
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
@@ -305,11 +374,6 @@ def _browser():  # type: ignore[no-untyped-def]
     return webdriver.Chrome(options=options, service=Service(driver))
 
 
-@pytest.mark.xfail(
-    reason="known defect, issue 36 open: under load (the full suite on two cores) the served "
-    "session sometimes ends ('Session ended') before a decision; cause not found",
-    strict=False,
-)
 def test_in_a_browser_a_reviewer_signs_in_and_decides(
     served: Served, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -357,13 +421,18 @@ def test_in_a_browser_a_reviewer_signs_in_and_decides(
         assert browser.find_elements(By.ID, "token")  # signed out: the login page only
     finally:
         browser.quit()
-    (event,) = [e for e in served.events("maria") if e["action"] == "confirm"]
-    assert event["key"] == load_identity("maria", served.accounts.key_path("maria")).public_key
-    assert verify(event)
+    errors = {p.name: p.read_text() for p in (served.accounts.folder / "logs").glob("*.log")}
+    assert not {name: text for name, text in errors.items() if text}, errors
+    # (On a busy machine an enter pressed while the first confirm was being stored confirms
+    # the next verdict too: every one must be maria's, signed with her key.)
+    confirmed = [e for e in served.events("maria") if e["action"] == "confirm"]
+    key = load_identity("maria", served.accounts.key_path("maria")).public_key
+    assert confirmed and all(e["key"] == key and verify(e) for e in confirmed)
     capsys.readouterr()
     assert main(["log", "export", "--db", str(served.db)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line]
-    assert any(e["uuid"] == event["uuid"] and e["reviewer"] == "maria" for e in lines)
+    exported = {e["uuid"] for e in lines if e["reviewer"] == "maria"}
+    assert {e["uuid"] for e in confirmed} <= exported
 
 
 def test_the_serve_bench_stage_drives_sessions_and_loses_nothing(
@@ -379,3 +448,65 @@ def test_the_serve_bench_stage_drives_sessions_and_loses_nothing(
     assert lost["value"] == 0 and lost["baseline"] == 8 and lost["met"]
     memory = figures["serve: memory per session"]
     assert memory["value"] > 20
+
+
+# -- the session itself --------------------------------------------------------------------
+
+
+async def test_an_enter_typed_ahead_opens_one_report_and_the_session_lives_on(
+    sample_db: Path,
+) -> None:
+    """A busy machine behind a browser delivers keys in bursts: two enters can both reach the
+    queue's table before the first one's report is up. The second must not push another
+    report screen (two screens with one id raised an exception that ended the session,
+    'Session ended' in the browser)."""
+    from textual.widgets import DataTable
+
+    from tests.tui_helpers import make_app, ready
+    from tui.screens.report import ReportScreen
+
+    app = make_app(sample_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        table = app.queue_screen.query_one(DataTable)
+        row = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        for _ in range(2):  # both selections queued before either is handled
+            table.post_message(DataTable.RowSelected(table, table.cursor_row, row))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert sum(isinstance(s, ReportScreen) for s in app.screen_stack) == 1
+
+
+async def test_a_click_on_a_widget_just_taken_off_the_screen_does_not_end_the_session(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy machine the screen's map can still place a widget a refresh has removed;
+    Textual's text selection then failed on the widget's missing parent and the exception
+    ended the session. The click is dropped; the next one works."""
+    from textual import events
+    from textual.geometry import Offset
+    from textual.widgets import Static
+
+    from tests.tui_helpers import make_app, ready
+
+    app = make_app(sample_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        gone = Static("replaced")
+        await app.screen.mount(gone)
+        await gone.remove()
+        assert gone.parent is None
+        screen = app.screen
+        monkeypatch.setattr(  # the map as it stands before the next layout
+            screen, "get_widget_and_offset_at", lambda x, y: (gone, Offset(1, 0))
+        )
+        click = {"x": 5, "y": 5, "delta_x": 0, "delta_y": 0, "button": 1}
+        click.update(shift=False, meta=False, ctrl=False)
+        app.post_message(events.MouseDown(None, **click))  # type: ignore[arg-type]
+        await pilot.pause()
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        monkeypatch.undo()
+        await pilot.click(offset=(5, 5))
+        assert app.is_running and app.return_code is None

@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.command import Hit, Hits, Provider
 from textual.content import Content
@@ -29,6 +29,7 @@ from tui.screens.queue import QueueScreen
 if TYPE_CHECKING:
     from store.hub.server import Hub
     from store.reviewlog.events import Undoable
+    from store.sqlite.changes import Change
 
 WATCH_EVERY = 0.5
 """Seconds between looks at the database for other processes' commits."""
@@ -264,8 +265,35 @@ class GavelApp(App[None]):
 
     @on(DatabaseChanged)
     def database_changed(self, message: DatabaseChanged) -> None:
+        """Bring what is on screen up to date with other sessions' commits.
+
+        With many reviewers at once, every session hears of every decision: the queue behind
+        a report is only marked stale (it reloads those rows when shown again), and a
+        notice is shown only where the change is on screen, so a busy team costs each
+        session what it shows, not what everybody does."""
+        from tui.screens.report import ReportScreen
+
         change = message.change
-        if change.events:
+        on_queue = self.screen is self.queue_screen
+        shown = on_queue or any(
+            isinstance(screen, ReportScreen) and screen.report_id in change.reports
+            for screen in self.screen_stack
+        )
+        self._tell_of(change, shown)
+        if change.structural:
+            self.queue_screen.load()
+        elif change.reports and on_queue:
+            self.queue_screen.reload_rows(sorted(change.reports))
+        elif change.reports:
+            self.queue_screen.mark_stale(change.reports)
+        for screen in self.screen_stack:
+            if isinstance(screen, ReportScreen):
+                screen.refresh_from(change.reports, change.structural)
+
+    def _tell_of(self, change: Change, shown: bool) -> None:
+        """The notice for another session's change: decisions only where they are on
+        screen; anything structural always (everything is reloaded)."""
+        if change.events and shown:
             who = ", ".join(change.reviewers)
             self.notify(
                 f"{who} changed {change.events} decision(s) in another session; refreshed",
@@ -277,15 +305,6 @@ class GavelApp(App[None]):
                 "proposal); refreshed",
                 timeout=5,
             )
-        if change.structural:
-            self.queue_screen.load()
-        elif change.reports:
-            self.queue_screen.reload_rows(sorted(change.reports))
-        from tui.screens.report import ReportScreen
-
-        for screen in self.screen_stack:
-            if isinstance(screen, ReportScreen):
-                screen.refresh_from(change.reports, change.structural)
 
     def _writer(self) -> None:
         self.backend.writer_loop(lambda result: self.post_message(DecisionStored(result)))
@@ -424,6 +443,11 @@ class GavelApp(App[None]):
     def open_report(self, report_id: int) -> None:
         self.queue_screen.open_in_order(report_id)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.MouseDown) and _removed_under(self, event.x, event.y):
+            return  # see _removed_under
+        await super().on_event(event)
+
     async def action_quit(self) -> None:
         if self._waiting is None:
             self.exit()
@@ -452,3 +476,22 @@ class GavelApp(App[None]):
         # Unblock the writer so its thread ends (commands already queued are applied first) and
         # stop the impact process.
         self.backend.shutdown()
+
+
+def _removed_under(app: App[None], x: int, y: int) -> bool:
+    """Whether a click lands on a widget already taken out of the screen (a refresh replaced
+    it) that the screen's map still places there, as it does until the next layout on a busy
+    machine. Textual's text selection takes such a widget's parent, which is gone, and the
+    exception ends the session ('Session ended' in a browser); a click on what is no longer
+    there is dropped instead."""
+    from textual.screen import Screen
+
+    if app.mouse_captured is not None:
+        return False
+    widget, offset = app.screen.get_widget_and_offset_at(x, y)
+    return (
+        widget is not None
+        and offset is not None
+        and not isinstance(widget, Screen)
+        and widget.parent is None
+    )

@@ -135,9 +135,9 @@ class Plan:
         """The design as it was asked for: the schema keeps active and report plans as
         weighted and stratified ones, which is not what a reviewer chose."""
         if self.active:
-            return ACTIVE
+            return "active"
         if self.reports:
-            return REPORTS
+            return "reports"
         return self.design
 
     @property

@@ -219,12 +219,14 @@ async def _session(
 
 
 async def _until_shown(session: ScriptedSession, key: str, pattern: bytes) -> None:
-    """Press ``key`` until ``pattern`` shows: a queue still filling may miss a key (an
-    extra enter on the report confirms a verdict, which the tally allows for)."""
-    for _ in range(60):
+    """Press ``key`` until ``pattern`` shows: a queue still filling may miss a key. Each
+    press waits long for its effect: every session opens the first report on its way to its
+    own, and an extra enter there confirms a verdict on the report the first session
+    decides on, which then (rightly) says "already decided" to that session's enter."""
+    for _ in range(10):
         await session.press(key)
         try:
-            await session.wait_for(pattern, 5)
+            await session.wait_for(pattern, 30)
             return
         except TimeoutError:
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -109,6 +110,8 @@ class QueueScreen(GavelScreen):
         """Per suite with repeated runs, each system's score band (:meth:`load_bands`)."""
         self.accepted: dict[int, int] = {}
         """Verdicts a trust rule accepted, standing, per report (store.trust.rules)."""
+        self._elsewhere: set[int] = set()
+        """Reports another session changed while this screen was hidden (rows not reread)."""
         self._suite_filters: dict[str | None, QueueFilter] = {}
         """Each benchmark run's own filters and order, kept while another is on show (b)."""
 
@@ -125,11 +128,16 @@ class QueueScreen(GavelScreen):
         self.load()
 
     def on_screen_resume(self) -> None:
-        dirty = self.gavel.backend.take_dirty() | self._stale
-        self._stale = set()
+        dirty = self.gavel.backend.take_dirty() | self._stale | self._elsewhere
+        self._stale, self._elsewhere = set(), set()
         if dirty and self.rows:
             self.reload_rows(sorted(dirty))
         self.show_report(self.gavel.last_report_id)
+
+    def mark_stale(self, report_ids: Iterable[int]) -> None:
+        """Rows another session changed while this screen is hidden: reloaded when it is
+        shown again (see :meth:`on_screen_resume`)."""
+        self._elsewhere.update(report_ids)
 
     def show_report(self, report_id: int | None) -> None:
         """Put the cursor on a report (the one the reviewer came back from, after n/p)."""
@@ -484,9 +492,16 @@ class QueueScreen(GavelScreen):
         self.open_in_order(rid)
 
     def open_in_order(self, report_id: int) -> None:
-        """Open a report with n / p following this queue's order as it stands."""
+        """Open a report with n / p following this queue's order as it stands.
+
+        Only while the queue is the screen shown: a second enter that reached the table
+        before the first one's report came up (keys typed ahead, or a busy machine behind a
+        browser) would push a second report screen, and two screens with one id end the
+        session."""
         from tui.screens.report import ReportScreen
 
+        if self.app.screen is not self:
+            return
         order = [r.report_id for r in self.shown]
         if report_id not in order:
             order = [report_id]
@@ -502,8 +517,10 @@ class QueueScreen(GavelScreen):
 
     def current_order(self) -> list[int]:
         """The queue's order now: the rows of reports decided since it was drawn are brought
-        up to date first (the table itself is patched when the queue is back on screen)."""
-        dirty = self.gavel.backend.take_dirty()
+        up to date first, this session's and other sessions' (the table itself is patched
+        when the queue is back on screen)."""
+        dirty = self.gavel.backend.take_dirty() | self._elsewhere
+        self._elsewhere = set()
         if dirty:
             self._stale |= dirty
             fresh = {r.report_id: r for r in queue_rows(self.gavel.backend.reader(), sorted(dirty))}

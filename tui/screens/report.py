@@ -132,7 +132,8 @@ class ReportScreen(GavelScreen):
         self.find_hits: list[int] = []
         self.loaded_in = 0.0
         self.requested_at = 0.0
-        self._reselect: int | None = None
+        self._reselect = False
+        """A reload for another session's change keeps the row selected when it lands."""
         self._landing: int | None = None
         self._bar_rows = 2
         """The judgment the cursor was put on when the report opened, until it moves: ] and
@@ -177,7 +178,7 @@ class ReportScreen(GavelScreen):
         judgments = self.query(JudgmentList)
         if not judgments:
             return  # the screen is being taken down: the app is closing
-        self._reselect = judgments.first().selected_id
+        self._reselect = True
         self.load_report(self.report_id)
 
     @work(thread=True, exclusive=True, group="report-load", exit_on_error=False)
@@ -222,8 +223,10 @@ class ReportScreen(GavelScreen):
         self.query_one("#task-prompt", Static).update(prompt)
         self._show_text()
         judgments = self.query_one(JudgmentList)
-        kept = self._reselect
-        self._reselect = None
+        # The selection as it is now, not when the reload was asked for: keys pressed while
+        # it loaded (] then enter) must act on the row they chose.
+        kept = judgments.selected_id if self._reselect else None
+        self._reselect = False
         judgments.show(view, blind=self.gavel.config.blind, accepted=frozenset(self.accepted))
         self._landing = None
         if kept is not None and any(j.id == kept for j in view.judgments):

@@ -92,7 +92,7 @@ class ScriptedSession:
                 raise ConnectionError("the session ended")
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
-                seen = re.sub(rb"\s+", b" ", bytes(self.screen[self.mark :]))[-300:]
+                seen = re.sub(rb"\s+", b" ", bytes(self.screen[self.mark :]))[-3000:]
                 raise TimeoutError(
                     f"{pattern!r} did not show within {timeout} s; after the mark: "
                     f"{seen.decode('utf-8', 'replace')!r}"

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from tui.serve.accounts import Accounts
 
 COOKIE = "gavel_session"
+STOP_WAIT = 10.0
+"""Seconds a stopped server waits for its sessions to end."""
 REFUSAL_PAUSE = 0.5
 """Seconds a refused login waits before its answer: guessing tokens stays slow."""
 
@@ -205,39 +207,69 @@ class GavelServer:
         width = _int(request.query.get("width", ""), 80)
         height = _int(request.query.get("height", ""), 24)
 
+        ended_by_session = False
+
         async def close() -> None:
+            nonlocal ended_by_session
+            ended_by_session = True
             await socket.close()
 
+        self.started += 1
+        log = self.session_log(self.started)
         service = AppService(
-            self.command(request["reviewer"]),
+            self.command(request["reviewer"], log),
             write_bytes=socket.send_bytes,
             write_str=socket.send_str,
             close=close,
             download_manager=DownloadManager(),
         )
         self.services.add(service)
-        self.started += 1
+        by_itself = False
         try:
             await service.start(width, height)
             await _relay(socket, service)
+            by_itself = ended_by_session  # before stop(), which asks the session to end
         finally:
             await service.stop()
             self.services.discard(service)
+            _report_ended(request["reviewer"], log, by_itself)
         return socket
 
-    def command(self, reviewer: str) -> str:
+    def session_log(self, number: int) -> Path:
+        """Where a session's standard error goes: textual-serve keeps it in memory and
+        prints it only when the session ends, on the server's standard output, so a session
+        that failed left no trace where its server's operator looks."""
+        folder = self.accounts.folder / "logs"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return folder / f"session-{time.strftime('%Y%m%dT%H%M%S')}-{number}.log"
+
+    def command(self, reviewer: str, log: Path | None = None) -> str:
         """The shell command of one session: the workstation as ``reviewer``, signing with
-        their own key (names are checked when admitted, and quoted here all the same)."""
+        their own key (names are checked when admitted, and quoted here all the same), its
+        standard error appended to ``log``."""
         key = self.accounts.key_path(reviewer)
+        errors = f" 2>>{shlex.quote(str(log))}" if log is not None else ""
         return (
             f"GAVEL_IDENTITY={shlex.quote(str(key))} exec {shlex.quote(sys.executable)} "
             f"-m tui.cli serve session --db {shlex.quote(str(self.db))} "
-            f"--reviewer {shlex.quote(reviewer)}"
+            f"--reviewer {shlex.quote(reviewer)}{errors}"
         )
 
     async def _stop_all(self, app: web.Application) -> None:
-        for service in list(self.services):
-            await service.stop()
+        """A stopped server asks every session to end and waits for them together, a bounded
+        while: a session that does not end by then ends on its own once its server has gone
+        (:func:`exit_with_parent`); every decision it showed is committed already."""
+        stopping = [asyncio.ensure_future(service.stop()) for service in list(self.services)]
+        if not stopping:
+            return
+        _, late = await asyncio.wait(stopping, timeout=STOP_WAIT)
+        if late:
+            print(
+                f"gavel serve: {len(late)} session(s) did not end within {STOP_WAIT:g} s; "
+                "they end when the server has gone",
+                file=sys.stderr,
+                flush=True,
+            )
 
     # -- addresses -----------------------------------------------------------------------------
 
@@ -265,6 +297,25 @@ class GavelServer:
             parts = urlsplit(self.public_url)
             allowed.add(f"{parts.scheme}://{parts.netloc}")
         return origin in allowed
+
+
+def _report_ended(reviewer: str, log: Path, ended_by_session: bool) -> None:
+    """A session that wrote errors, or ended on its own rather than because its browser
+    left, is named on the server's standard error with its log; a clean log is removed."""
+    try:
+        written = log.stat().st_size > 0
+    except FileNotFoundError:
+        written = False
+    if not written:
+        log.unlink(missing_ok=True)
+    if written or ended_by_session:
+        how = "ended by itself" if ended_by_session else "closed"
+        where = f"; its errors: {log}" if written else ""
+        print(
+            f"gavel serve: {time.strftime('%H:%M:%S')} the session of {reviewer!r} {how}{where}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def exit_with_parent(every: float = 1.0) -> None:
@@ -302,7 +353,8 @@ async def _forward(
 ) -> None:
     data = rest[0] if rest else None
     if kind == "stdin" and isinstance(data, str):
-        await service.send_bytes(data.encode("utf-8"))
+        if not await service.send_bytes(data.encode("utf-8")):
+            await socket.close()  # the session's process is gone: say so, not swallow keys
     elif kind == "resize" and isinstance(data, dict):
         await service.set_terminal_size(_int(data.get("width"), 80), _int(data.get("height"), 24))
     elif kind == "ping":

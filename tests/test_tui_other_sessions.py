@@ -1,0 +1,96 @@
+"""Other sessions' decisions while a report is on screen: a session pays for what it shows.
+
+With a team deciding at once (`gavel serve`), every session hears of every commit; a change
+to a report nobody here is looking at must neither flash a notice over the report being
+reviewed nor redraw the hidden queue, and the queue must still show it when it comes back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from store.db.connection import connect
+from store.reviewlog.events import ReviewLog
+from store.scores.cache import update_scores
+from tests.tui_helpers import make_app, open_report, ready, wait_for
+from tui.screens.report import ReportScreen
+
+SIZE = (170, 48)
+
+
+def _decide_elsewhere(db: Path, report: str) -> None:
+    """ben, in another process, overrules one claim verdict of ``report``."""
+    other = connect(db)
+    (judgment,) = other.execute(
+        "SELECT j.id FROM judgment j JOIN report r ON r.id = j.report_id "
+        "WHERE r.ext_id = ? AND j.kind = 'claim' AND j.value = 'correct' AND j.current = 1 "
+        "ORDER BY j.id LIMIT 1",
+        (report,),
+    ).fetchone()
+    recorded = ReviewLog(other, "ben").decide(judgment, "incorrect", "the page says otherwise")
+    update_scores(other, [recorded.report_id or 0])
+    other.close()
+
+
+async def test_a_change_to_another_report_is_quiet_until_the_queue_shows_it(
+    sample_db: Path,
+) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        before = {r.report: r.decided for r in queue.rows}
+        await open_report(pilot, "t03-kestrel")
+        assert isinstance(app.screen, ReportScreen)
+        _decide_elsewhere(sample_db, "t05-juniper")
+        # The watcher has noticed once the hidden queue holds the change as stale.
+        await wait_for(pilot, lambda: bool(queue._elsewhere))
+        await pilot.pause(0.3)
+        assert not any("another session" in str(n.message) for n in app._notifications)
+        assert {r.report: r.decided for r in queue.rows} == before  # not reread while hidden
+        await pilot.press("escape")  # back to the queue: the changed row is read again
+        await wait_for(
+            pilot,
+            lambda: (
+                {r.report: r.decided for r in queue.rows}.get("t05-juniper")
+                == before["t05-juniper"] + 1
+            ),
+        )
+
+
+async def test_a_change_to_the_report_on_screen_still_says_so(sample_db: Path) -> None:
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t03-kestrel")
+        _decide_elsewhere(sample_db, "t03-kestrel")
+        await wait_for(
+            pilot,
+            lambda: any("ben changed 1 decision" in str(n.message) for n in app._notifications),
+        )
+
+
+async def test_a_reload_for_another_session_keeps_the_row_chosen_while_it_loaded(
+    sample_db: Path,
+) -> None:
+    """Another session's change reloads the report on screen; a key pressed while that
+    reload ran (] moving to the next undecided verdict) chose a row, and the reload must
+    land on that row, not on the one selected when it started: enter would otherwise act
+    on the old row ('already decided' where the reviewer chose an undecided one)."""
+    from tui.widgets.judgments import JudgmentList
+
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t03-kestrel")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen) and screen.view is not None
+        judgments = screen.query_one(JudgmentList)
+        before = judgments.selected_id
+        app.report_shown_at = None
+        screen.refresh_from(frozenset({screen.view.report_id}), False)  # the reload starts
+        judgments.action_cursor_down()  # a key while it runs
+        chosen = judgments.selected_id
+        assert chosen != before
+        await wait_for(pilot, lambda: app.report_shown_at is not None)  # the reload landed
+        await pilot.pause()
+        assert judgments.selected_id == chosen
