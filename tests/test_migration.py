@@ -258,3 +258,50 @@ def test_an_upgrade_computes_suspicion_from_the_verdicts_in_force(
     assert seen and seen[0] == in_force > 0
     assert conn.execute("SELECT 1 FROM meta WHERE key = 'scores_behind'").fetchone() is None
     conn.close()
+
+
+def test_two_connections_migrating_at_once_apply_each_step_once(tmp_path: Path) -> None:
+    """The workstation's reader and writer open an old file together: both read its version
+    before either holds the write lock, and the second must not apply a step again."""
+    import threading
+
+    from store.db.schema import migrate
+
+    path = tmp_path / "old.db"
+    connect(path).close()
+    setup = sqlite3.connect(path, isolation_level=None)
+    setup.execute("DROP TABLE trust_accepted")  # back to the version before the last step
+    setup.execute("DROP TABLE trust_rule")
+    setup.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    setup.execute("BEGIN IMMEDIATE")  # holds both migrations at their first write
+    waiting = threading.Barrier(3)
+    errors: list[BaseException] = []
+
+    def migrate_from_a_second_connection() -> None:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        began = threading.Event()
+
+        def trace(statement: str) -> None:
+            if statement == "BEGIN IMMEDIATE" and not began.is_set():
+                began.set()
+                waiting.wait(timeout=30)
+
+        conn.set_trace_callback(trace)
+        try:
+            migrate(conn)
+        except BaseException as error:  # reported by the test thread
+            errors.append(error)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=migrate_from_a_second_connection) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    waiting.wait(timeout=30)  # both have read the old version and asked for the lock
+    setup.execute("COMMIT")
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert setup.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    tables = {r[0] for r in setup.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"trust_rule", "trust_accepted"} <= tables

@@ -631,6 +631,10 @@ def migrate(conn: sqlite3.Connection) -> int:
     applied = 0
     for version in range(current, SCHEMA_VERSION):
         with transaction(conn):
+            # Read again under the write lock: another connection (the workstation's
+            # reader and writer open the file at once) may have applied this step since.
+            if int(conn.execute("PRAGMA user_version").fetchone()[0]) > version:
+                continue
             step = MIGRATIONS[version]
             if callable(step):
                 step(conn)

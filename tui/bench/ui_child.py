@@ -111,7 +111,8 @@ async def gavel(db: Path) -> dict[str, Any]:
     from tui.config import Config
 
     _record_frames()
-    app = GavelApp(db, Config(reviewer="bench"))
+    # Overrides without a rationale: the figure is keypress to score, not typing.
+    app = GavelApp(db, Config(reviewer="bench", require_rationale=False))
     out: dict[str, Any] = {}
     async with app.run_test(size=(160, 45)) as pilot:
         await _wait(lambda: app.ready_at is not None, pilot)
