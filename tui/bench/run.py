@@ -870,8 +870,9 @@ def _ui_figures(db: Path) -> list[Figure]:
                 capture_output=True,
                 text=True,
                 env=env,
-                check=True,
             )
+            if out.returncode != 0:
+                raise RuntimeError(f"the UI child ({mode}) failed:\n{out.stderr[-2_000:]}")
             data = json.loads(out.stdout.strip().splitlines()[-1])
             samples.append(data.pop("ready_wall") - started)
             if mode == "gavel":
