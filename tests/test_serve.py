@@ -21,6 +21,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -374,6 +375,18 @@ def _browser():  # type: ignore[no-untyped-def]
     return webdriver.Chrome(options=options, service=Service(driver))
 
 
+def _body_class(browser: Any) -> str:
+    """The page's body class, or "" while the sign-in navigates: the body found may be
+    replaced before its attribute is read."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+
+    try:
+        return browser.find_element(By.TAG_NAME, "body").get_attribute("class") or ""
+    except StaleElementReferenceException:
+        return ""
+
+
 def test_in_a_browser_a_reviewer_signs_in_and_decides(
     served: Served, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -399,9 +412,7 @@ def test_in_a_browser_a_reviewer_signs_in_and_decides(
         browser.find_element(By.ID, "token").send_keys(served.tokens["maria"])
         browser.find_element(By.ID, "sign-in").click()
         deadline = time.monotonic() + 60
-        while "-first-byte" not in (
-            browser.find_element(By.TAG_NAME, "body").get_attribute("class") or ""
-        ):
+        while "-first-byte" not in _body_class(browser):
             assert time.monotonic() < deadline, "the workstation never drew"
             time.sleep(0.2)
         browser.find_element(By.ID, "terminal").click()
