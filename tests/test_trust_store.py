@@ -111,14 +111,8 @@ def _counts(conn: sqlite3.Connection) -> tuple[int, int, int]:
 
 def test_applied_acceptances_are_not_labels_events_or_score_changes(sample_db: Path) -> None:
     from store.exports.gold import gold_records
-    from store.trust.rules import (
-        accepted_per_report,
-        accepted_subjects,
-        apply_rule,
-        calibrate_plan,
-        clear_rules,
-        current_rule,
-    )
+    from store.trust.rules import apply_rule, calibrate_plan, clear_rules
+    from store.trust.standing import accepted_per_report, accepted_subjects, current_rule
 
     conn = _conn(sample_db)
     name = _plan(conn)
@@ -144,7 +138,8 @@ def test_applied_acceptances_are_not_labels_events_or_score_changes(sample_db: P
 
 def test_a_human_decision_takes_an_acceptance_over(sample_db: Path) -> None:
     from store.reviewlog.events import ReviewLog
-    from store.trust.rules import accepted_judgments, apply_rule, calibrate_plan, current_rule
+    from store.trust.rules import apply_rule, calibrate_plan
+    from store.trust.standing import accepted_judgments, current_rule
 
     conn = _conn(sample_db)
     name = _plan(conn)
@@ -241,7 +236,8 @@ def test_plan_export_can_hide_accepted_verdicts_and_show_counts_them(sample_db: 
     from click.testing import CliRunner
 
     from store.plans.design import PlanSpec, create_plan
-    from store.trust.rules import accepted_subjects, apply_rule, calibrate_plan
+    from store.trust.rules import apply_rule, calibrate_plan
+    from store.trust.standing import accepted_subjects
     from tui.cli.group import gavel as main
 
     conn = _conn(sample_db)

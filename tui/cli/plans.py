@@ -282,7 +282,7 @@ def show(db: Path | None, name: str | None, fmt: str) -> int:
 @format_option("json", "jsonl", "csv")
 def export(db: Path | None, name: str, output: Path | None, hide_accepted: bool, fmt: str) -> int:
     from store.plans.design import EXPORT_COLUMNS, export_document, export_rows, get_plan
-    from store.trust.rules import accepted_subjects
+    from store.trust.standing import accepted_subjects
 
     conn = open_db(db)
     chosen = get_plan(conn, name)
@@ -303,7 +303,7 @@ def export(db: Path | None, name: str, output: Path | None, hide_accepted: bool,
 
 def _accepted_line(conn: sqlite3.Connection, plan_id: int) -> None:
     """How many of the plan's frame a trust rule accepted, when one is in force."""
-    from store.trust.rules import accepted_subjects, current_rule
+    from store.trust.standing import accepted_subjects, current_rule
 
     rule = current_rule(conn)
     if rule is None:

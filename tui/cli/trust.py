@@ -169,7 +169,7 @@ def apply(
 @trust.command("show", help="The rule in force and how many of its acceptances stand.")
 @db_option
 def show(db: Path | None) -> int:
-    from store.trust.rules import current_rule
+    from store.trust.standing import current_rule
 
     rule = current_rule(open_db(db))
     if rule is None:

@@ -22,7 +22,7 @@ from reviewer.impact import Impact
 from store.assignments.progress import TeamProgress, Work, my_work, team_progress
 from store.sqlite.fts import search_reports
 from store.triage.impact import cached_impacts, missing_impacts
-from store.trust.rules import accepted_per_report
+from store.trust.standing import accepted_per_report
 from store.views.screens import Headline, Progress, QueueRow, headlines, progress, queue_rows
 from tui.filters import MOVING_SORTS, QueueFilter, select
 from tui.keymap import bindings, display_key, effective_keys, normalise_keymap

@@ -35,7 +35,7 @@ from store.backend.commands import (
     WriteCommand,
     WriteResult,
 )
-from store.trust.rules import acceptance_notes
+from store.trust.standing import acceptance_notes
 from store.views.screens import (
     History,
     JudgmentView,
