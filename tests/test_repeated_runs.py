@@ -269,6 +269,13 @@ def test_changed_report_text_is_refused(tmp_path: Path, conn: sqlite3.Connection
     assert conn.execute("SELECT count(*) FROM subject").fetchone()[0] == shared
 
 
+def _attach_cli(db: str, run: str, path: Path) -> int:
+    """``gavel import --as-run RUN PATH`` into the excerpt's suite; the exit code."""
+    return main(
+        ["import", "--db", db, "--format", FMT, "--suite-id", SUITE, "--as-run", run, str(path)]
+    )
+
+
 def test_cli_import_as_run_and_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "g.db")
     assert (
@@ -288,41 +295,9 @@ def test_cli_import_as_run_and_compare(tmp_path: Path, capsys: pytest.CaptureFix
     )
     for k in range(2, 4):
         path = noisy_judgements(EXCERPT / f"{SYSTEM}.jsonl", tmp_path / f"run{k}", seed=k)
-        assert (
-            main(
-                [
-                    "import",
-                    "--db",
-                    db,
-                    "--format",
-                    FMT,
-                    "--suite-id",
-                    SUITE,
-                    "--as-run",
-                    f"run{k}",
-                    str(path),
-                ]
-            )
-            == 0
-        )
+        assert _attach_cli(db, f"run{k}", path) == 0
     assert "attached run run3 to suite tickr" in capsys.readouterr().out
-    assert (
-        main(
-            [
-                "import",
-                "--db",
-                db,
-                "--format",
-                FMT,
-                "--suite-id",
-                SUITE,
-                "--as-run",
-                "run3",
-                str(EXCERPT / f"{SYSTEM}.jsonl"),
-            ]
-        )
-        == 2
-    )
+    assert _attach_cli(db, "run3", EXCERPT / f"{SYSTEM}.jsonl") == 2
     assert "already has a run 'run3'" in capsys.readouterr().err
     assert (
         main(
