@@ -42,7 +42,7 @@ async def test_the_selected_verdicts_evidence_is_marked_in_the_report(sample_db:
     async with app.run_test(size=(200, 50)) as pilot:
         await _flagged_verdict(pilot)
         text = app.screen.query_one(ReportText)
-        marks = [s for s in text._spans if s.kind == "evidence"]
+        marks = [s for s in text.spans if s.kind == "evidence"]
         assert len(marks) == 1
         marked = text._text[marks[0].start : marks[0].end]
         assert marked == "Construction cost £1.3 billion [3], well above the first estimate."
@@ -52,14 +52,14 @@ async def test_the_selected_verdicts_evidence_is_marked_in_the_report(sample_db:
         assert "Blocked reference" in detail and "The Kestrel Bay Barrage at Ten Years" in detail
         assert "cites the blocked reference [3]" in detail  # why it is flagged
         # The blocked reference, where the report names it: its title and URL in entry [3].
-        blocked = [text._text[s.start : s.end] for s in text._spans if s.kind == "marked"]
+        blocked = [text._text[s.start : s.end] for s in text.spans if s.kind == "marked"]
         assert blocked == [
             "The Kestrel Bay Barrage at Ten Years",
             "https://journals.example/kbb-ten-years",
         ]
         # Another verdict: its evidence replaces the marks of the last one.
         await select_judgment(pilot, lambda j: j.evidence.startswith("Its installed"))
-        marks = [s for s in text._spans if s.kind == "evidence"]
+        marks = [s for s in text.spans if s.kind == "evidence"]
         assert [text._text[m.start : m.end] for m in marks] == [
             "Its installed capacity is 240 MW across 24 bulb turbines [1]."
         ]

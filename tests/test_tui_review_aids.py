@@ -142,7 +142,7 @@ async def test_the_whole_source_page_with_evidence_and_cited_passage(sample_db: 
         ] == judgment.evidence.strip() or judgment.evidence.strip().startswith(
             page[source.evidence[0] : source.evidence[0] + 10]
         )
-        assert any(s.kind == "match" and s.start == source.evidence[0] for s in widget._spans)
+        assert any(s.kind == "match" and s.start == source.evidence[0] for s in widget.spans)
         assert "evidence" in screen_text(app)
         await pilot.press("end")
         await pilot.pause()

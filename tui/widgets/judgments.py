@@ -156,7 +156,8 @@ class JudgmentList(ScrollView, can_focus=True):
 
     COMPONENT_CLASSES = {"judgment-list--header", "judgment-list--cursor"}
 
-    cursor: reactive[int] = reactive(-1, init=False)
+    cursor: reactive[int] = reactive(-1, init=False, repaint=False)
+    """(Repaint is the watcher's: the two rows it changed, not the list.)"""
 
     class Highlighted(Message):
         def __init__(self, judgment_id: int | None) -> None:
@@ -174,7 +175,8 @@ class JudgmentList(ScrollView, can_focus=True):
         self._row_of: dict[int, int] = {}
         self._by_id: dict[int, JudgmentView] = {}
         self._cache: LRUCache[int, tuple[bool, bool, int, Strip]] = LRUCache(1024)
-        """Rendered rows by row: whether it was the cursor's, drawn focused, at what width."""
+        """Rendered rows by row (as drawn, offsets set): whether it was the cursor's, drawn
+        focused, at what width."""
 
     # -- content ---------------------------------------------------------------------------
 
@@ -302,11 +304,10 @@ class JudgmentList(ScrollView, can_focus=True):
         focused = selected and self.has_focus
         cached = self._cache.get(row)
         if cached is not None and cached[:3] == (selected, focused, width):
-            strip = cached[3]
-        else:
-            strip = self._render_row(row, selected, width)
-            self._cache[row] = (selected, focused, width, strip)
-        return strip.apply_offsets(0, row)
+            return cached[3]
+        strip = self._render_row(row, selected, width).apply_offsets(0, row)
+        self._cache[row] = (selected, focused, width, strip)
+        return strip
 
     def _render_row(self, row: int, selected: bool, width: int) -> Strip:
         assert self.view is not None

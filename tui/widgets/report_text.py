@@ -19,7 +19,7 @@ from rich.cells import get_character_cell_size
 from rich.style import Style
 from textual.binding import Binding
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -123,6 +123,28 @@ def _wrap_cells(text: str, start: int, end: int, width: int, lines: list[tuple[i
     lines.append((line_start, end))
 
 
+class _Marks:
+    """Spans sorted by start, found by position (bisect over starts, bounded by the longest
+    span) and claims by id."""
+
+    def __init__(self, spans: list[Span]) -> None:
+        self.spans = sorted(spans, key=lambda s: (s.start, s.end))
+        self._starts = [s.start for s in self.spans]
+        self._longest = max((s.end - s.start for s in self.spans), default=0)
+        self._claims: dict[int, list[Span]] = {}
+        for span in self.spans:
+            if span.kind == "claim":
+                self._claims.setdefault(span.key, []).append(span)
+
+    def crossing(self, start: int, end: int) -> list[Span]:
+        lo = bisect.bisect_left(self._starts, start - self._longest)
+        hi = bisect.bisect_right(self._starts, end)
+        return [s for s in self.spans[lo:hi] if s.end > start and s.start < end]
+
+    def claims(self, claim_id: int | None) -> list[Span]:
+        return self._claims.get(claim_id, []) if claim_id is not None else []
+
+
 class ReportText(ScrollView, can_focus=True):
     """Scrollable, wrapped report text with highlighted spans."""
 
@@ -147,15 +169,20 @@ class ReportText(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._text = ""
-        self._spans: list[Span] = []
-        self._starts: list[int] = []
-        self._longest = 0
+        self._marks = _Marks([])
+        """What the document shows whichever verdict is selected: claims, citations,
+        benchmark marks, search matches."""
+        self._evidence = _Marks([])
+        """The selected verdict's evidence, kept apart: it changes on every selection, and
+        only its lines (and the claims') repaint then."""
         self._lines: list[tuple[int, int]] = []
         self._composed: dict[int, Composed] = {}
         self._line_starts: list[int] = []
         self._wrapped_width = -1
         self._selected: int | None = None
         self._cache: LRUCache[int, Strip] = LRUCache(512)
+        self._drawn_with: tuple[Style, int] = (Style(), 0)
+        """The base style and width the cached lines were drawn with."""
 
     # -- content ---------------------------------------------------------------------------
 
@@ -167,37 +194,50 @@ class ReportText(ScrollView, can_focus=True):
         self.scroll_to(0, 0, animate=False)
 
     def set_spans(self, spans: list[Span]) -> None:
-        self._spans = sorted(spans, key=lambda s: (s.start, s.end))
-        self._starts = [s.start for s in self._spans]
-        self._longest = max((s.end - s.start for s in self._spans), default=0)
+        """Replace every mark (the evidence too): the whole text repaints."""
+        self._marks = _Marks([s for s in spans if s.kind != "evidence"])
+        self._evidence = _Marks([s for s in spans if s.kind == "evidence"])
         self._cache.clear()
         self.refresh()
 
+    @property
+    def spans(self) -> list[Span]:
+        """Every mark shown, in document order (tests and the source view read them)."""
+        return sorted(self._marks.spans + self._evidence.spans, key=lambda s: (s.start, s.end))
+
     def set_evidence(self, spans: list[Span]) -> None:
         """Mark where the selected verdict's evidence is (replacing the last verdict's marks)
-        and bring the first place into view."""
-        kept = [s for s in self._spans if s.kind != "evidence"]
-        if len(kept) == len(self._spans) and not spans:
+        and bring the first place into view. Only the lines the old and new marks cross
+        repaint: a keypress on a 40,000-word report redraws what changed, not the screen."""
+        old, self._evidence = self._evidence, _Marks(spans)
+        if old.spans == self._evidence.spans:
             return
-        self.set_spans(kept + spans)
+        self._repaint(old.spans + self._evidence.spans)
         if spans and not self._visible(spans[0]):
             self.scroll_to_offset(spans[0].start)
 
     def select_claim(self, claim_id: int | None, *, scroll: bool = True) -> None:
         """Highlight one claim (and scroll to it); only the lines of the two claims repaint."""
         previous, self._selected = self._selected, claim_id
-        target: Span | None = None
-        for span in self._spans:
-            if span.kind == "claim" and span.key in (previous, claim_id):
-                for line in range(
-                    self.first_line_of(span.start), self.line_of(max(span.start, span.end - 1)) + 1
-                ):
-                    self._cache.discard(line)
-                if span.key == claim_id:
-                    target = span
+        if previous != claim_id:
+            self._repaint(self._marks.claims(previous) + self._marks.claims(claim_id))
+        target = next(iter(self._marks.claims(claim_id)), None)
         if scroll and target is not None and not self._visible(target):
             self.scroll_to_offset(target.start)
-        self.refresh()
+
+    def _repaint(self, spans: list[Span]) -> None:
+        """Render again the display lines these spans cross, and repaint those on screen."""
+        if not self._lines:
+            return
+        top, height, width = self.scroll_offset.y, self.size.height, self.size.width
+        for span in spans:
+            first = self.first_line_of(span.start)
+            last = self.line_of(max(span.start, span.end - 1))
+            for line in range(first, last + 1):
+                self._cache.discard(line)
+            start, stop = max(first, top), min(last + 1, top + height)
+            if start < stop and width:
+                self.refresh(Region(0, start - top, width, stop - start))
 
     def _visible(self, span: Span) -> bool:
         top = self.scroll_offset.y
@@ -260,18 +300,33 @@ class ReportText(ScrollView, can_focus=True):
 
     # -- rendering -------------------------------------------------------------------------
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The base style once per repaint rather than once per line (it is worked out from
+        the stylesheet); the cached lines hold it, so a new one (a theme) empties them."""
+        style, width = self.rich_style, self.size.width
+        if (style, width) != self._drawn_with:
+            self._drawn_with = (style, width)
+            self._cache.clear()
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
+        """A display line, kept as drawn (cropped to the width, offsets set): lines scrolled
+        back into view or repainted beside a changed one cost a lookup."""
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
-        width = self.size.width
-        style = self.rich_style
+        style, width = self._drawn_with
         if index >= len(self._lines):
             return Strip.blank(width, style)
-        strip = self._cache.get(index)
-        if strip is None:
-            strip = self._render_index(index, style)
-            self._cache[index] = strip
-        return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
+        if scroll_x:  # (the text wraps to the width: only a resize in progress gets here)
+            line = self._render_index(index, style)
+            return line.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(
+                scroll_x, index
+            )
+        cached = self._cache.get(index)
+        if cached is None:
+            line = self._render_index(index, style)
+            cached = self._cache[index] = line.crop_extend(0, width, style).apply_offsets(0, index)
+        return cached
 
     def _render_index(self, index: int, base: Style) -> Strip:
         composed = self._composed.get(index)
@@ -283,25 +338,28 @@ class ReportText(ScrollView, can_focus=True):
         physical = self._text.rfind("\n", 0, line_start) + 1
         if self._text.startswith("#", physical):
             text.stylize(self.get_component_rich_style("report-text--heading"))
-        lo = bisect.bisect_left(self._starts, start - self._longest)
-        hi = bisect.bisect_right(self._starts, end)
-        for span in self._spans[lo:hi]:
-            if span.end <= start or span.start >= end:
-                continue
-            if span.kind == "claim":
-                name = (
-                    "report-text--claim-selected"
-                    if span.key == self._selected
-                    else "report-text--claim"
-                )
-            else:
-                name = f"report-text--{span.kind}"
+        for span in self._crossing(start, end):
             text.stylize(
-                self.get_component_rich_style(name),
+                self.get_component_rich_style(self._style_name(span)),
                 max(0, span.start - start),
                 min(end, span.end) - start,
             )
         return Strip(text.render(self.app.console), text.cell_len)
+
+    def _crossing(self, start: int, end: int) -> list[Span]:
+        """The marks crossing [start, end), in the order they are drawn (by position; where
+        later ones overlap earlier ones, they win)."""
+        evidence = self._evidence.crossing(start, end)
+        marks = self._marks.crossing(start, end)
+        if not evidence:
+            return marks
+        return sorted(marks + evidence, key=lambda s: (s.start, s.end))
+
+    def _style_name(self, span: Span) -> str:
+        if span.kind == "claim":
+            selected = span.key == self._selected
+            return "report-text--claim-selected" if selected else "report-text--claim"
+        return f"report-text--{span.kind}"
 
     def _render_composed(self, line: Composed, base: Style) -> Strip:
         """A table line: its layout pieces as they are, its text pieces styled like any other
@@ -320,21 +378,9 @@ class ReportText(ScrollView, can_focus=True):
                 heading if line.header or number in line.strong else "",
             )
         for at, start, end in placed:
-            lo = bisect.bisect_left(self._starts, start - self._longest)
-            hi = bisect.bisect_right(self._starts, end)
-            for span in self._spans[lo:hi]:
-                if span.end <= start or span.start >= end:
-                    continue
-                if span.kind == "claim":
-                    name = (
-                        "report-text--claim-selected"
-                        if span.key == self._selected
-                        else "report-text--claim"
-                    )
-                else:
-                    name = f"report-text--{span.kind}"
+            for span in self._crossing(start, end):
                 text.stylize(
-                    self.get_component_rich_style(name),
+                    self.get_component_rich_style(self._style_name(span)),
                     at + max(0, span.start - start),
                     at + min(end, span.end) - start,
                 )

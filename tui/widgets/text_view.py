@@ -8,8 +8,9 @@ than the whole rest of a keypress.)
 from __future__ import annotations
 
 from rich.console import RenderableType
+from rich.style import Style
 from rich.text import Text
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -20,6 +21,9 @@ class TextView(ScrollView, can_focus=True):
         self._content: RenderableType = Text()
         self._strips: list[Strip] = []
         self._width = -1
+        self._drawn_with: tuple[Style, int] = (Style(), 0)
+        """The base style and width of the lines in ``_fitted``."""
+        self._fitted: dict[int, Strip] = {}
 
     def set_content(self, content: RenderableType) -> None:
         self._content = content
@@ -46,6 +50,7 @@ class TextView(ScrollView, can_focus=True):
             self._content, options, style=self.rich_style, pad=False
         )
         self._strips = [Strip(line) for line in lines]
+        self._fitted = {}
         size = Size(width, len(self._strips))
         if size != self.virtual_size:
             # ``virtual_size`` is a layout reactive: assigning it re-runs the whole screen's
@@ -59,10 +64,29 @@ class TextView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._layout_lines()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The base style once per repaint rather than once per line (it is worked out from
+        the stylesheet); the lines cropped to the width are kept while it, the width and the
+        content stay."""
+        drawn_with = (self.rich_style, self.size.width)
+        if drawn_with != self._drawn_with:
+            restyled = drawn_with[0] != self._drawn_with[0]
+            self._drawn_with = drawn_with
+            self._fitted = {}
+            if restyled:  # (a theme: the content was drawn over the old background)
+                self._width = -1
+                self._layout_lines()
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
-        width = self.size.width
+        style, width = self._drawn_with
         if index >= len(self._strips):
-            return Strip.blank(width, self.rich_style)
-        return self._strips[index].crop_extend(scroll_x, scroll_x + width, self.rich_style)
+            return Strip.blank(width, style)
+        if scroll_x:
+            return self._strips[index].crop_extend(scroll_x, scroll_x + width, style)
+        strip = self._fitted.get(index)
+        if strip is None:
+            strip = self._fitted[index] = self._strips[index].crop_extend(0, width, style)
+        return strip
