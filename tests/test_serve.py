@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import shlex
 import shutil
 import signal
@@ -459,6 +460,29 @@ def test_the_serve_bench_stage_drives_sessions_and_loses_nothing(
     assert lost["value"] == 0 and lost["baseline"] == 8 and lost["met"]
     memory = figures["serve: memory per session"]
     assert memory["value"] > 20
+    slowest = next(f for name, f in figures.items() if name.startswith("serve: slowest"))
+    assert re.search(r"\(bench[12]\)", slowest["name"])
+    assert slowest["value"] >= slowest["baseline"] > 0
+    cpu = next(f for name, f in figures.items() if name.startswith("serve: CPU per keypress"))
+    parts = dict(re.findall(r"(sessions|server|client) ([0-9.]+) ms", cpu["name"]))
+    assert set(parts) == {"sessions", "server", "client"}
+    assert float(parts["sessions"]) > 0
+    assert cpu["value"] == pytest.approx(sum(map(float, parts.values())), abs=0.2)
+
+
+async def test_a_scripted_session_times_a_match_by_the_update_that_brought_it() -> None:
+    """Not by when the waiting task woke: with ten sessions in one client, that would add
+    the client's own queueing to every figure."""
+    from tui.serve.client import ScriptedSession
+
+    session = ScriptedSession("http://127.0.0.1:9")
+    for at, chunk in ((1.0, b"queue "), (2.0, b"report \x1b[1mt01 "), (3.0, b"confirm: 0.5 ")):
+        session.received(chunk, at)
+    assert b"\x1b" not in session.screen
+    assert await session.wait_for(rb"report \S+", 1) == 2.0
+    assert await session.wait_for(rb"confirm: ", 1) == 3.0
+    with pytest.raises(TimeoutError):
+        await session.wait_for(rb"report", 0.01)  # the mark moved past what was seen
 
 
 # -- the session itself --------------------------------------------------------------------

@@ -4,9 +4,11 @@ database — keypress → score on screen over real websockets, and the memory o
 The server runs as ``gavel serve`` does, in its own process, on a loopback port, with N
 reviewers admitted; each session is driven by :class:`tui.serve.client.ScriptedSession`, which
 speaks the page's websocket protocol. Every session opens its own report, then confirms the
-next undecided verdict (] enter) and undoes it (z) in turn, a fast reviewer's pause apart; a
-keypress is timed from the moment it is sent to the arrival of the screen update whose score
-bar shows that decision (or its undo). After the run the database must hold every decision
+next undecided verdict and undoes it in turn, a fast reviewer's pause apart: ] goes to the
+verdict, and a moment later (the reviewer reads it) enter confirms it; later z undoes it. The
+deciding key is timed (enter, z), from the moment it is sent to the arrival of the screen
+update whose score bar shows that decision (or its undo); ] is navigation, not part of the
+figure, but its work is part of the load. After the run the database must hold every decision
 and undo that showed on a screen: nothing acknowledged may be lost. Nothing here is asserted:
 figures are printed.
 """
@@ -14,6 +16,7 @@ figures are printed.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import socket
 import sqlite3
@@ -31,7 +34,9 @@ from tui.serve.client import ScriptedSession
 DECIDED = rb"(?<!undo )(override|confirm): "
 UNDONE = rb"undo (override|confirm): "
 PAUSE = 0.3
-"""Seconds between one session's keypresses (a fast reviewer), jittered by a third."""
+"""Seconds between one session's timed keypresses (a fast reviewer), jittered by a third."""
+READ = 0.1
+"""Seconds between ] and the enter that confirms the verdict it went to."""
 KEYPRESSES = 30
 """Timed keypresses per session (decisions and undos in turn)."""
 
@@ -49,6 +54,10 @@ class Drive:
     acknowledged: dict[str, int] = field(default_factory=dict)
     """Per reviewer, the decisions and undos that showed on their screen."""
     failures: list[str] = field(default_factory=list)
+    per_session: dict[str, list[float]] = field(default_factory=dict)
+    """Each reviewer's own latencies (the slow tail is usually one session's)."""
+    cpu: dict[str, float] = field(default_factory=dict)
+    """CPU seconds spent while the keys were timed: the sessions, the server, this client."""
 
 
 def serve_figures(
@@ -105,8 +114,8 @@ def serve_figures(
 def _figures(
     sessions: int, pause: float, drive: Drive, memory: list[float], lost: int
 ) -> list[dict[str, Any]]:
-    times = sorted(drive.latencies)
-    p95 = times[min(len(times) - 1, int(0.95 * len(times)))] * 1000 if times else float("nan")
+    times = drive.latencies
+    p95 = _p95(times) * 1000 if times else float("nan")
     p50 = statistics.median(times) * 1000 if times else float("nan")
     figures: list[dict[str, Any]] = [
         {
@@ -138,6 +147,7 @@ def _figures(
             "met": lost == 0 and not drive.failures,
         },
     ]
+    figures += _diagnostics(drive)
     if drive.failures:
         figures.append(
             {
@@ -153,6 +163,44 @@ def _figures(
     return figures
 
 
+def _diagnostics(drive: Drive) -> list[dict[str, Any]]:
+    """Where the time goes: the slowest session's tail beside the typical one's, and the CPU
+    a keypress costs in every process (on two cores the sum is what queues)."""
+    if not drive.latencies:
+        return []
+    tails = {name: _p95(times) * 1000 for name, times in drive.per_session.items() if times}
+    slowest = max(tails, key=tails.__getitem__)
+    keys = len(drive.latencies)
+    cpu = {part: seconds * 1000 / keys for part, seconds in drive.cpu.items()}
+    return [
+        {
+            "name": f"serve: slowest session's p95 ({slowest})",
+            "value": tails[slowest],
+            "unit": "ms",
+            "baseline_name": "median session's p95",
+            "baseline": statistics.median(tails.values()),
+            "target": "measured, no target",
+            "met": None,
+        },
+        {
+            "name": "serve: CPU per keypress, every process ("
+            + ", ".join(f"{part} {ms:.1f} ms" for part, ms in cpu.items())
+            + ")",
+            "value": sum(cpu.values()),
+            "unit": "ms",
+            "baseline_name": "wall time per keypress × cores",
+            "baseline": None,
+            "target": "measured, no target",
+            "met": None,
+        },
+    ]
+
+
+def _p95(times: list[float]) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
+
 async def _drive_all(
     base: str,
     tokens: dict[str, str],
@@ -162,8 +210,9 @@ async def _drive_all(
     memory: list[float],
 ) -> None:
     ready = asyncio.Barrier(len(tokens) + 1)
+    finished = asyncio.Barrier(len(tokens) + 1)
     tasks = [
-        asyncio.create_task(_session(base, name, token, position, plan, ready, drive))
+        asyncio.create_task(_session(base, name, token, position, plan, (ready, finished), drive))
         for position, (name, token) in enumerate(tokens.items())
     ]
     try:
@@ -171,6 +220,14 @@ async def _drive_all(
     except TimeoutError:
         drive.failures.append("sessions not ready within 600 s")
     memory.extend(_session_rss(server_pid))
+    sessions_before, server_before = _cpu_of_children(server_pid), _cpu_of(server_pid)
+    client_before = time.process_time()
+    await finished.wait()  # every session still open: its process still counts
+    drive.cpu = {
+        "sessions": _cpu_of_children(server_pid) - sessions_before,
+        "server": _cpu_of(server_pid) - server_before,
+        "client": time.process_time() - client_before,
+    }
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
@@ -180,9 +237,10 @@ async def _session(
     token: str,
     position: int,
     plan: Script,
-    ready: asyncio.Barrier,
+    barriers: tuple[asyncio.Barrier, asyncio.Barrier],
     drive: Drive,
 ) -> None:
+    ready, finished = barriers
     session = ScriptedSession(base, width=160, height=48)
     rng = random.Random(position)
     try:
@@ -199,22 +257,31 @@ async def _session(
     except Exception as exc:  # a session that never got going is a figure, not a crash
         drive.failures.append(f"{name}: {exc}")
         await ready.wait()
+        await finished.wait()
         await session.close()
         return
     await ready.wait()
     try:
         for n in range(plan.keypresses):
-            await asyncio.sleep(plan.pause * rng.uniform(0.67, 1.33))
-            session.skip()
+            wait = plan.pause * rng.uniform(0.67, 1.33)
             # The next undecided verdict, confirmed (an override would ask for a rationale);
             # then its undo.
-            sent = await session.press(*(("]", "\r") if n % 2 == 0 else ("z",)))
+            if n % 2 == 0:
+                await asyncio.sleep(max(0.0, wait - READ))
+                await session.press("]")
+                await asyncio.sleep(min(READ, wait))
+            else:
+                await asyncio.sleep(wait)
+            session.skip()
+            sent = await session.press("\r" if n % 2 == 0 else "z")
             shown = await session.wait_for(DECIDED if n % 2 == 0 else UNDONE, 30)
             drive.latencies.append(shown - sent)
+            drive.per_session.setdefault(name, []).append(shown - sent)
             drive.acknowledged[name] = drive.acknowledged.get(name, 0) + 1
     except Exception as exc:
         drive.failures.append(f"{name}: {exc}")
     finally:
+        await finished.wait()
         await session.close()
 
 
@@ -245,6 +312,19 @@ def _session_rss(server_pid: int) -> list[float]:
         except OSError:
             continue
     return sizes
+
+
+def _cpu_of(pid: int) -> float:
+    """User and system CPU seconds of one process (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_of_children(pid: int) -> float:
+    return sum(_cpu_of(child) for child in _children(pid))
 
 
 def _children(pid: int) -> list[int]:

@@ -4,12 +4,15 @@ the tests use it where a real browser adds nothing.
 
 The screen arrives as the terminal output the page would draw; ``wait_for`` looks for a
 pattern in what arrived since it was last asked (a mark moves past what was seen), so each
-keypress is matched to the first screen update that shows its effect.
+keypress is matched to the first screen update that shows its effect, and answers when that
+update arrived (not when the waiting task next ran: with many sessions in one client, the
+difference would be the client's own queueing).
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import re
 import time
@@ -35,6 +38,9 @@ class ScriptedSession:
         self.height = height
         self.screen = bytearray()
         self.mark = 0
+        self._ends: list[int] = []
+        """Where each update ended in ``screen``, and when it arrived (``_times``)."""
+        self._times: list[float] = []
         self._http: aiohttp.ClientSession | None = None
         self._socket: aiohttp.ClientWebSocketResponse | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -63,11 +69,17 @@ class ScriptedSession:
         assert self._socket is not None
         async for message in self._socket:
             if message.type == aiohttp.WSMsgType.BINARY:
-                self.screen += _CONTROL.sub(b"", message.data)
-                self._arrived.set()
+                self.received(message.data, time.perf_counter())
             elif message.type in (aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.ERROR):
                 break
         self.closed = True
+        self._arrived.set()
+
+    def received(self, update: bytes, at: float) -> None:
+        """A screen update that arrived at ``at`` (its text, without control sequences)."""
+        self.screen += _CONTROL.sub(b"", update)
+        self._ends.append(len(self.screen))
+        self._times.append(at)
         self._arrived.set()
 
     async def press(self, *keys: str) -> float:
@@ -80,14 +92,14 @@ class ScriptedSession:
 
     async def wait_for(self, pattern: bytes, timeout: float = 30.0) -> float:
         """Wait until ``pattern`` (a regular expression) shows in what arrived after the
-        mark, move the mark past it, and return the time it arrived."""
+        mark, move the mark past it, and return the time the update holding it arrived."""
         expression = re.compile(pattern)
         deadline = time.perf_counter() + timeout
         while True:
             found = expression.search(self.screen, self.mark)
             if found is not None:
                 self.mark = found.end()
-                return time.perf_counter()
+                return self._times[bisect.bisect_left(self._ends, found.end())]
             if self.closed:
                 raise ConnectionError("the session ended")
             remaining = deadline - time.perf_counter()
