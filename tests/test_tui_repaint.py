@@ -170,3 +170,25 @@ async def test_moving_the_cursor_repaints_two_rows_of_the_list(sample_db: Path) 
         await pilot.pause()
         assert judgments.cursor != before
         assert calls and all(regions for regions in calls), "the whole list was repainted"
+
+
+async def test_the_same_detail_again_repaints_nothing_and_keeps_its_scroll() -> None:
+    from rich.text import Text
+
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(TextView)
+        long = "\n".join(f"history line {i}" for i in range(40))
+        view.set_content(Text(long))
+        await pilot.pause()
+        view.scroll_to(y=10, animate=False)
+        await pilot.pause()
+        calls = _record_refreshes(view)
+        view.set_content(Text(long))
+        assert calls == [] and view.scroll_offset.y == 10
+        view.set_content(Text(long, style="bold"))  # drawn otherwise: shown from the top
+        await pilot.pause()
+        assert calls and view.scroll_offset.y == 0
+        view.set_content(Text(long + "\none more"))
+        await pilot.pause()
+        assert "one more" in view.plain

@@ -26,6 +26,11 @@ class TextView(ScrollView, can_focus=True):
         self._fitted: dict[int, Strip] = {}
 
     def set_content(self, content: RenderableType) -> None:
+        """Show new content from its top. The same text again (a decision's redraw of a
+        pane the selection already drew) changes nothing: no repaint, and the pane stays
+        scrolled where the reviewer left it."""
+        if _same_text(content, self._content):
+            return
         self._content = content
         self._width = -1
         self._layout_lines()
@@ -90,3 +95,8 @@ class TextView(ScrollView, can_focus=True):
         if strip is None:
             strip = self._fitted[index] = self._strips[index].crop_extend(0, width, style)
         return strip
+
+
+def _same_text(new: RenderableType, old: RenderableType) -> bool:
+    """(Rich's Text compares its characters and spans, not its base style.)"""
+    return isinstance(new, Text) and isinstance(old, Text) and new == old and new.style == old.style
