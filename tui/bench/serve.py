@@ -2,15 +2,17 @@
 database — keypress → score on screen over real websockets, and the memory of each session.
 
 The server runs as ``gavel serve`` does, in its own process, on a loopback port, with N
-reviewers admitted; each session is driven by :class:`tui.serve.client.ScriptedSession`, which
-speaks the page's websocket protocol. Every session opens its own report, then confirms the
-next undecided verdict and undoes it in turn, a fast reviewer's pause apart: ] goes to the
-verdict, and a moment later (the reviewer reads it) enter confirms it; later z undoes it. The
-deciding key is timed (enter, z), from the moment it is sent to the arrival of the screen
-update whose score bar shows that decision (or its undo); ] is navigation, not part of the
-figure, but its work is part of the load. After the run the database must hold every decision
-and undo that showed on a screen: nothing acknowledged may be lost. Nothing here is asserted:
-figures are printed.
+reviewers admitted and the database's reports dealt to them as ``gavel assign --to ...
+--overlap 0.2`` would (team review: each queue serves its reviewer's reports first, and a
+fifth of the reports is reviewed twice, blind). Each session is driven by
+:class:`tui.serve.client.ScriptedSession`, which speaks the page's websocket protocol. Every
+session opens its own first report, then confirms the next undecided verdict and undoes it in
+turn, a fast reviewer's pause apart: ] goes to the verdict, and a moment later (the reviewer
+reads it) enter confirms it; later z undoes it. The deciding key is timed (enter, z), from the
+moment it is sent to the arrival of the screen update whose score bar shows that decision (or
+its undo); ] is navigation, not part of the figure, but its work is part of the load. After
+the run the database must hold every decision and undo that showed on a screen: nothing
+acknowledged may be lost. Nothing here is asserted: figures are printed.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def serve_figures(
     _copy(db, copy)
     accounts = Accounts(work / "accounts")
     tokens = {f"bench{i + 1}": accounts.add(f"bench{i + 1}") for i in range(sessions)}
+    _deal(copy, list(tokens))
     port = _free_port()
     server = subprocess.Popen(
         [
@@ -109,6 +112,25 @@ def serve_figures(
     stored = _stored(copy, list(tokens))
     lost = sum(max(0, drive.acknowledged.get(name, 0) - stored.get(name, 0)) for name in tokens)
     return _figures(sessions, pause, drive, memory, lost)
+
+
+OVERLAP = 0.2
+"""Share of the reports the bench deals to two reviewers."""
+
+
+def _deal(db: Path, reviewers: list[str]) -> None:
+    """Every report to the bench's reviewers, a share of them to two (as a lead would)."""
+    from store.assignments.hand_out import hand_out, report_targets
+    from store.db.connection import connect
+    from store.reviewlog.events import ReviewLog
+
+    conn = connect(db)
+    try:
+        ids = [int(rid) for (rid,) in conn.execute("SELECT id FROM report ORDER BY id")]
+        overlap = OVERLAP if len(reviewers) > 1 else 0.0
+        hand_out(conn, ReviewLog(conn, "bench-lead"), report_targets(conn, ids), reviewers, overlap)
+    finally:
+        conn.close()
 
 
 def _figures(
@@ -247,12 +269,8 @@ async def _session(
         await session.sign_in(name, token)
         await session.open()
         await session.wait_for(rb"judgments decided", 300)
+        # The queue serves the reviewer's own reports first: the first row is theirs.
         await _until_shown(session, "\r", rb"report \S+ \(1/")
-        # On to its own report: two sessions on one report would refresh each other's
-        # screens (n, not the queue's arrows: the report screen takes keys as it loads).
-        for step in range(position):
-            await session.press("n")
-            await session.wait_for(rb"report \S+ \(%d/" % (step + 2), 120)
         await asyncio.sleep(1.0)
     except Exception as exc:  # a session that never got going is a figure, not a crash
         drive.failures.append(f"{name}: {exc}")
