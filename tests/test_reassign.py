@@ -490,3 +490,20 @@ def test_a_version_10_database_gains_the_releases_index(sample_db: Path) -> None
         "EXPLAIN QUERY PLAN SELECT target, value FROM review_event WHERE action = 'unassign'"
     ).fetchall()
     assert any("review_event_released" in str(row[-1]) for row in plan)
+
+
+def test_a_report_partly_taken_back_moves_no_subject_the_giver_no_longer_holds(
+    sample_db: Path,
+) -> None:
+    conn = connect(sample_db)
+    lead = ReviewLog(conn, "lead")
+    report = int(conn.execute("SELECT min(id) FROM report").fetchone()[0])
+    hand_out(conn, lead, report_targets(conn, [report]), ["ana"], 0.0)
+    first_two = frozenset(sorted(_mine(conn, "ana"))[:2])
+    taken = take_back(conn, lead, "ana", ["dan"], Scope(subjects=first_two))
+    assert taken.moved == 2 and _mine(conn, "dan") == first_two
+    rest = _mine(conn, "ana")
+    assert rest.isdisjoint(first_two)
+    moved = take_back(conn, lead, "ana", ["cy"])
+    assert moved.moved == len(rest) and _mine(conn, "cy") == rest
+    assert _mine(conn, "dan") == first_two and not _mine(conn, "ana")

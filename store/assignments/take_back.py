@@ -62,6 +62,9 @@ class _Group:
     uuids: tuple[str, ...]
     k: int
     subjects: frozenset[str]
+    whole: bool
+    """Whether the giver still holds the target whole: no subject of a report was taken back
+    from them already (it may be someone else's now)."""
 
 
 def take_back(
@@ -125,6 +128,7 @@ def _groups(conn: sqlite3.Connection, events: list[Held], held: list[Assigned]) 
             tuple(sorted(e.uuid for e in by_target[target])),
             max(e.k for e in by_target[target]),
             frozenset(subjects),
+            not frozenset.intersection(*(e.released for e in by_target[target])),
         )
         for target, subjects in sorted(covered.items())
     ]
@@ -192,7 +196,9 @@ def _hand_over_reports(
     it (subjects that appear in it later then follow it)."""
     handed: set[str] = set()
     for group in groups:
-        if not group.target.startswith("r:") or not group.subjects <= moving.keys():
+        if not group.whole or not group.target.startswith("r:"):
+            continue
+        if not group.subjects <= moving.keys():
             continue
         name = receiving.least_loaded(group.subjects)
         if name is None:
