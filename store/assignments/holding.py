@@ -15,8 +15,6 @@ import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
 
-from reviewer.assignment import decode_release
-
 
 @dataclass(frozen=True, slots=True)
 class Held:
@@ -44,24 +42,27 @@ def held_events(conn: sqlite3.Connection, reviewer: str | None = None) -> list[H
     releases = _releases(conn, reviewer)
     held: list[Held] = []
     for uuid, target, to, k in rows:
-        ended = releases.get((str(uuid), str(to)), set())
-        if str(target) in ended:
-            continue
-        held.append(Held(str(uuid), str(target), str(to), int(k), frozenset(ended)))
+        ended = releases.get((uuid, to)) if releases else None
+        if ended is None:
+            held.append(Held(uuid, target, to, k))
+        elif target not in ended:
+            held.append(Held(uuid, target, to, k, frozenset(ended)))
     return held
 
 
 def _releases(conn: sqlite3.Connection, reviewer: str | None) -> dict[tuple[str, str], set[str]]:
-    """(assign event, reviewer released) → the targets it was released on."""
-    mine = "AND json_extract(value, '$.from') = ?" if reviewer is not None else ""
+    """(assign event, reviewer released) → the targets it was released on (values were
+    checked when written or merged: SQLite reads them without a model per event)."""
+    mine = "AND json_extract(u.value, '$.from') = ?" if reviewer is not None else ""
     params: tuple[str, ...] = (reviewer,) if reviewer is not None else ()
     ended: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for target, value in conn.execute(
-        f"SELECT target, value FROM review_event WHERE action = 'unassign' {mine}", params
+    for target, giver, uuid in conn.execute(
+        f"""SELECT u.target, json_extract(u.value, '$.from'), r.value
+            FROM review_event u, json_each(u.value, '$.revokes') r
+            WHERE u.action = 'unassign' {mine}""",
+        params,
     ):
-        release = decode_release(value)  # checked when it was written or merged
-        for uuid in release.revokes:
-            ended[(uuid, release.giver)].add(str(target))
+        ended[(str(uuid), str(giver))].add(str(target))
     return ended
 
 
