@@ -1,0 +1,231 @@
+"""Blind review on the overlap, in every figure a reviewer is shown.
+
+The rule: for the reviewer looking, an overlap subject handed to them (``k`` ≥ 2) that they
+have not decided yet reads as if nobody had decided it. Its verdict counts at the judge's
+value, and other reviewers' decisions on it, a conflict between them and their flag on it are
+left out of what that reviewer is shown — the report's rows, the queue's counts and the
+report's adjudicated scores — until they decide it themselves; then everything shows. Counts
+that are about the team rather than a report (``team 31/96``) are not blinded: they say how
+much was done, never on which subject nor which value.
+
+Only the subjects that others touched change a figure, and they are few: the reviewer's own
+undecided overlap subjects are found in SQL from their own assignments, what others did on
+them in one more query, and only the reports where a hidden decision moved a value are scored
+again (from their rows, with the hidden decisions taken back out).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from reviewer.actions import DECISION_ACTIONS
+from reviewer.framework import ReportScores
+from reviewer.registry import frameworks
+from reviewer.suspicion import suspicion
+from store.scores.cache import load_options
+from store.scores.inputs import load_inputs
+
+_ACTIONS = ",".join(f"'{a}'" for a in sorted(DECISION_ACTIONS - {"adjudicate"}))
+
+_BLIND_SQL = f"""
+    WITH mine(target, k) AS (
+        SELECT e.target, max(json_extract(e.value, '$.k')) FROM review_event e
+        WHERE e.action = 'assign' AND json_extract(e.value, '$.to') = :me
+        GROUP BY e.target),
+    whole(id, k) AS (
+        SELECT r.id, m.k FROM mine m, report r
+        JOIN system y ON y.id = r.system_id JOIN suite su ON su.id = y.suite_id
+        WHERE m.target >= 'r:' AND m.target < 'r;'
+          AND m.target = 'r:' || su.ext_id || '/' || r.ext_id),
+    given(id, report_id, target, k) AS (
+        SELECT s.id, s.report_id, s.target, m.k FROM mine m JOIN subject s ON s.target = m.target
+        UNION ALL
+        SELECT s.id, s.report_id, s.target, w.k FROM whole w JOIN subject s ON s.report_id = w.id),
+    shared(id, report_id, target) AS (
+        SELECT id, report_id, target FROM given GROUP BY id HAVING max(k) >= 2)
+    SELECT g.id, g.report_id FROM shared g
+    WHERE EXISTS (SELECT 1 FROM judgment j WHERE j.subject_id = g.id AND j.current = 1)
+      AND NOT EXISTS (
+        SELECT 1 FROM review_event e JOIN event_live l ON l.uuid = e.uuid
+        WHERE e.target = g.target AND e.reviewer = :me AND l.live = 1
+          AND e.action IN ({_ACTIONS}))"""
+"""``:me``'s overlap subjects (in force) that ``:me`` has no decision on that counts: a
+subject handed over alone or as part of a whole report, the largest ``k`` it got counting,
+as :func:`store.assignments.progress.assignments` expands them."""
+
+
+def blind_per_report(
+    conn: sqlite3.Connection, reviewer: str, report_ids: Sequence[int] | None = None
+) -> dict[int, frozenset[int]]:
+    """Per report, ``reviewer``'s overlap subjects they have yet to decide (of ``report_ids``
+    when given): what others did on them stays hidden from ``reviewer`` until they do."""
+    only = ""
+    params: dict[str, object] = {"me": reviewer}
+    if report_ids is not None:
+        only = " AND g.report_id IN (SELECT value FROM json_each(:ids))"
+        params["ids"] = json.dumps(sorted(set(report_ids)))
+    found: dict[int, set[int]] = defaultdict(set)
+    for sid, rid in conn.execute(_BLIND_SQL + only, params):
+        found[int(rid)].add(int(sid))
+    return {rid: frozenset(subjects) for rid, subjects in found.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Hidden:
+    """What other reviewers did on one report's blind subjects: taken back out of the
+    report's figures for the reviewer who is blind to it (:func:`hidden_work`)."""
+
+    subjects: frozenset[int]
+    """The blind subjects others decided or flagged."""
+    flagged: frozenset[int] = frozenset()
+    """Of those, the ones flagged by someone else (a flag's note can say a value)."""
+    decided: int = 0
+    """Verdicts in force the report's row counts as decided (a conflict included)."""
+    differs: int = 0
+    """Of those, resolved to another value than the judge's."""
+    conflicts: int = 0
+    flags: int = 0
+    """Verdicts in force flagged by someone else."""
+    suspects: int = 0
+    """Suspicious subjects whose hidden decision took them out of the undecided ones."""
+    suspicion: float = 0.0
+    """Their summed suspicion."""
+    adjudicated: dict[str, ReportScores] = field(default_factory=dict)
+    """Per framework, the adjudicated scores with the hidden decisions taken out; empty when
+    no hidden decision moved a value (the stored scores are right as they are)."""
+
+
+def hidden_work(
+    conn: sqlite3.Connection,
+    reviewer: str,
+    report_ids: Sequence[int] | None = None,
+    blind: dict[int, frozenset[int]] | None = None,
+) -> dict[int, Hidden]:
+    """Per report (of ``report_ids`` when given) where someone else decided or flagged one of
+    ``reviewer``'s blind subjects, what to take out of what ``reviewer`` is shown (``blind``:
+    :func:`blind_per_report`'s answer, when the caller has it already)."""
+    if blind is None:
+        blind = blind_per_report(conn, reviewer, report_ids)
+    if not blind:
+        return {}
+    subjects = sorted(s for found in blind.values() for s in found)
+    counts, moved = _counts(conn, reviewer, subjects)
+    if not counts:
+        return {}
+    weights = _suspicions(conn, sorted({s for c in counts.values() for s in c.undecided}))
+    rescored = rescore_blind(conn, {rid: blind[rid] for rid in moved})
+    out: dict[int, Hidden] = {}
+    for rid, c in counts.items():
+        suspects = [weights[s] for s in c.undecided if s in weights]
+        out[rid] = Hidden(
+            frozenset(c.touched),
+            frozenset(c.flagged),
+            c.decided,
+            c.differs,
+            c.conflicts,
+            c.flags,
+            len(suspects),
+            sum(suspects),
+            rescored.get(rid, {}),
+        )
+    return out
+
+
+@dataclass(slots=True)
+class _Count:
+    touched: set[int] = field(default_factory=set)
+    flagged: set[int] = field(default_factory=set)
+    undecided: set[int] = field(default_factory=set)
+    """Subjects a hidden resolved decision took out of the undecided ones."""
+    decided: int = 0
+    differs: int = 0
+    conflicts: int = 0
+    flags: int = 0
+
+
+def _counts(
+    conn: sqlite3.Connection, reviewer: str, subjects: list[int]
+) -> tuple[dict[int, _Count], set[int]]:
+    """Per report, the queue's counts that the hidden decisions and flags make, counted as the
+    queue counts them (per verdict in force); and the reports where a hidden decision moved a
+    value (their scores need taking back)."""
+    counts: dict[int, _Count] = defaultdict(_Count)
+    moved: set[int] = set()
+    for rid, sid, judge, status, value, flagged in conn.execute(
+        """SELECT j.report_id, j.subject_id, j.value, d.status, d.value,
+                  f.subject_id IS NOT NULL AND coalesce(fe.reviewer, '') != :me
+           FROM judgment j
+           LEFT JOIN decision d ON d.subject_id = j.subject_id
+           LEFT JOIN flag f ON f.subject_id = j.subject_id
+           LEFT JOIN review_event fe ON fe.uuid = f.event_uuid
+           WHERE j.current = 1 AND j.subject_id IN (SELECT value FROM json_each(:ids))
+             AND (d.subject_id IS NOT NULL OR f.subject_id IS NOT NULL)""",
+        {"me": reviewer, "ids": json.dumps(subjects)},
+    ):
+        if status is None and not flagged:
+            continue
+        count = counts[int(rid)]
+        count.touched.add(int(sid))
+        if flagged:
+            count.flags += 1
+            count.flagged.add(int(sid))
+        if status is None:
+            continue
+        count.decided += 1
+        if status == "conflict":
+            count.conflicts += 1
+            continue
+        count.undecided.add(int(sid))
+        if value != judge:
+            count.differs += 1
+            moved.add(int(rid))
+    return dict(counts), moved
+
+
+def _suspicions(conn: sqlite3.Connection, subjects: list[int]) -> dict[int, float]:
+    """Each flagged subject's suspicion, as the queue sums it per subject."""
+    weights: dict[int, list[float]] = defaultdict(list)
+    for sid, weight in conn.execute(
+        "SELECT subject_id, weight FROM suspicion "
+        "WHERE subject_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(subjects),),
+    ):
+        weights[int(sid)].append(float(weight))
+    return {sid: suspicion(found) for sid, found in weights.items()}
+
+
+def rescore_blind(
+    conn: sqlite3.Connection, blind: dict[int, frozenset[int]]
+) -> dict[int, dict[str, ReportScores]]:
+    """Per report, each framework's adjudicated scores with the verdicts of its ``blind``
+    subjects at the judge's value: the scores as they stand for someone who may not see the
+    decisions on them yet."""
+    if not blind:
+        return {}
+    inputs = load_inputs(conn, sorted(blind))
+    registry = frameworks()
+    options = load_options(conn)
+    names = {
+        int(rid): json.loads(fws)
+        for rid, fws in conn.execute(
+            "SELECT r.id, su.frameworks FROM report r JOIN system y ON y.id = r.system_id "
+            "JOIN suite su ON su.id = y.suite_id WHERE r.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(inputs)),),
+        )
+    }
+    out: dict[int, dict[str, ReportScores]] = {}
+    for rid, report in inputs.items():
+        hidden = blind[rid]
+        report.verdicts = [
+            v._replace(effective=v.judge) if v.subject in hidden else v for v in report.verdicts
+        ]
+        out[rid] = {
+            name: registry[name].score_report(report, "adjudicated", options[name])
+            for name in names.get(rid, ())
+            if name in registry and name in options
+        }
+    return out

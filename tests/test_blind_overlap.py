@@ -1,0 +1,193 @@
+"""Blind review on the overlap, in every figure: until I decide one of my overlap subjects, my
+queue row, its counts and the report's scores are as if my co-reviewer had not decided it; once
+I decide, everything shows (store.assignments.blind, tui.blind)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from store.assignments.blind import blind_per_report, hidden_work
+from store.assignments.hand_out import report_targets
+from store.db.connection import connect
+from store.reviewlog.events import ReviewLog
+from store.views.screens import QueueRow, queue_rows, report_scores
+from tests.tui_helpers import make_app, open_report, ready, screen_text, stored, wait_for
+from tui.blind import blinded_rows, blinded_scores
+
+SUITE = "dailyreport-sample-2026-11"
+
+
+def _report(conn: sqlite3.Connection) -> QueueRow:
+    return [r for r in queue_rows(conn) if r.suite == SUITE][-1]
+
+
+def _shared(conn: sqlite3.Connection, report_id: int) -> list[int]:
+    """The report handed whole to ana and ben, every subject on the overlap: its verdicts."""
+    from store.assignments.hand_out import hand_out
+
+    hand_out(conn, ReviewLog(conn, "lead"), report_targets(conn, [report_id]), ["ana", "ben"], 1.0)
+    return [
+        int(j)
+        for (j,) in conn.execute(
+            "SELECT id FROM judgment WHERE report_id = ? AND current = 1 ORDER BY id", (report_id,)
+        )
+    ]
+
+
+def _other_value(conn: sqlite3.Connection, jid: int) -> str:
+    from reviewer.registry import get_kind
+
+    kind, judge = conn.execute("SELECT kind, value FROM judgment WHERE id = ?", (jid,)).fetchone()
+    scale = get_kind(kind).scale  # type: ignore[union-attr]
+    return next(c.code for c in scale.choices if c.code != judge)
+
+
+def _ben_overrules_everything(conn: sqlite3.Connection, judgments: list[int]) -> None:
+    ben = ReviewLog(conn, "ben")
+    for jid in judgments:
+        ben.decide(jid, _other_value(conn, jid), "ben's reading")
+    ben.flag(judgments[0], rationale="ben thinks the judge is wrong")
+    _rescore(conn, judgments)
+
+
+def _rescore(conn: sqlite3.Connection, judgments: list[int]) -> None:
+    """The scores after decisions recorded through the log alone (as `gavel decide` does)."""
+    from store.scores.cache import update_scores
+
+    update_scores(
+        conn,
+        [
+            r
+            for (r,) in conn.execute(
+                f"SELECT DISTINCT report_id FROM judgment WHERE id IN ({','.join(map(str, judgments))})"
+            )
+        ],
+    )
+
+
+def _as_seen_by(conn: sqlite3.Connection, reviewer: str, report_id: int) -> QueueRow:
+    row = next(r for r in queue_rows(conn, [report_id]))
+    blinded_rows([row], hidden_work(conn, reviewer, [report_id]))
+    return row
+
+
+def _figures(row: QueueRow) -> tuple[object, ...]:
+    return (row.decided, row.differs, row.conflicts, row.flags, row.suspects, row.adjudicated)
+
+
+def test_my_co_reviewer_s_decisions_stay_out_of_my_figures_until_i_decide(
+    sample_db: Path,
+) -> None:
+    conn = connect(sample_db)
+    report = _report(conn)
+    rid = report.report_id
+    judgments = _shared(conn, rid)
+    before = _as_seen_by(conn, "ana", rid)
+    scores_before = report_scores(conn, rid)
+    _ben_overrules_everything(conn, judgments)
+    everyone = next(r for r in queue_rows(conn, [rid]))
+    # What is stored counts ben's decisions: they moved the counts and a headline score...
+    assert everyone.decided == len(judgments) and everyone.differs == len(judgments)
+    assert everyone.flags == 1 and everyone.adjudicated != before.adjudicated
+    # ...but not for ana, who has decided none of her overlap subjects yet.
+    mine = _as_seen_by(conn, "ana", rid)
+    assert _figures(mine) == pytest.approx(_figures(before))
+    hidden = hidden_work(conn, "ana")[rid]
+    assert [s.adjudicated for s in blinded_scores(report_scores(conn, rid), hidden)] == (
+        pytest.approx([s.adjudicated for s in scores_before])
+    )
+    # ben decided them all: nothing is hidden from him.
+    assert hidden_work(conn, "ben") == {} and blind_per_report(conn, "ben") == {}
+    assert _figures(_as_seen_by(conn, "ben", rid)) == _figures(everyone)
+
+    # ana decides the first one: that subject shows (a conflict: ben read it otherwise), the
+    # rest stay hidden.
+    ana = ReviewLog(conn, "ana")
+    ana.confirm(judgments[0])
+    mine = _as_seen_by(conn, "ana", rid)
+    assert (mine.decided, mine.conflicts, mine.differs, mine.flags) == (1, 1, 0, 1)
+    for jid in judgments[1:]:
+        ana.confirm(jid)
+    _rescore(conn, judgments)
+    # Everything decided: ana sees what everyone sees, the conflicts included.
+    assert hidden_work(conn, "ana") == {}
+    mine = _as_seen_by(conn, "ana", rid)
+    assert _figures(mine) == _figures(next(r for r in queue_rows(conn, [rid])))
+    assert mine.conflicts == len(judgments)
+
+
+def test_only_overlap_subjects_i_have_not_decided_are_blind(sample_db: Path) -> None:
+    from store.assignments.hand_out import Target, hand_out
+
+    conn = connect(sample_db)
+    rows = conn.execute(
+        "SELECT s.target, s.report_id, s.id FROM subject s "
+        "WHERE EXISTS (SELECT 1 FROM judgment j WHERE j.subject_id = s.id AND j.current = 1) "
+        "ORDER BY s.id LIMIT 3"
+    ).fetchall()
+    log = ReviewLog(conn, "lead")
+    hand_out(conn, log, [Target(rows[0][0], rows[0][1])], ["ana", "ben"], 1.0)
+    hand_out(conn, log, [Target(rows[1][0], rows[1][1])], ["ana"], 0.0)  # ana's alone
+    hand_out(conn, log, [Target(rows[2][0], rows[2][1])], ["ben", "cy"], 1.0)  # not ana's
+    ben = ReviewLog(conn, "ben")
+    cy = ReviewLog(conn, "cy")
+    jid = {
+        sid: int(
+            conn.execute(
+                "SELECT id FROM judgment WHERE subject_id = ? AND current = 1", (sid,)
+            ).fetchone()[0]
+        )
+        for _, _, sid in rows
+    }
+    for _, _, sid in rows:
+        ben.confirm(jid[sid])
+    cy.confirm(jid[rows[2][2]])
+    hidden = hidden_work(conn, "ana")
+    assert {s for h in hidden.values() for s in h.subjects} == {rows[0][2]}
+    assert hidden[rows[0][1]].decided == 1 and hidden[rows[0][1]].differs == 0
+    assert hidden[rows[0][1]].adjudicated == {}  # a confirmation moves no score
+    assert hidden_work(conn, "cy") == {}
+
+
+async def test_the_queue_and_the_report_do_not_move_with_my_co_reviewer_s_decisions(
+    sample_db: Path,
+) -> None:
+    from tui.screens.report import ReportScreen
+
+    conn = connect(sample_db)
+    report = _report(conn)
+    judgments = _shared(conn, report.report_id)
+    judge_scores = [(s.label, s.judge) for s in report_scores(conn, report.report_id)]
+    _ben_overrules_everything(conn, judgments)
+    conn.close()
+    app = make_app(sample_db, reviewer="ana")
+    async with app.run_test(size=(200, 50)) as pilot:
+        await ready(pilot)
+        queue = app.queue_screen
+        row = next(r for r in queue.rows if r.report_id == report.report_id)
+        assert (row.decided, row.differs, row.flags) == (0, 0, 0)
+        assert row.adjudicated == pytest.approx(row.judge)
+        assert f"0/{report.total}" in screen_text(app)
+        assert "ben" not in screen_text(app)
+        await open_report(pilot, report.report)
+        screen = app.screen
+        assert isinstance(screen, ReportScreen)
+        await wait_for(pilot, lambda: screen.view is not None and bool(screen.scores))
+        assert [(s.label, s.adjudicated) for s in screen.scores] == pytest.approx(judge_scores)
+        assert "→" not in str(screen.query_one("#score-bar").render())
+        assert "ben's reading" not in screen_text(app)
+        # ana decides the first verdict: it shows ben's side now (a conflict); the scores
+        # still leave out ben's decisions on the verdicts she has yet to decide.
+        await stored(pilot, ("enter",))
+        assert [(s.label, s.adjudicated) for s in screen.scores] == pytest.approx(judge_scores)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is queue)
+        await wait_for(
+            pilot,
+            lambda: next(r for r in queue.rows if r.report_id == report.report_id).decided == 1,
+        )
+        row = next(r for r in queue.rows if r.report_id == report.report_id)
+        assert (row.decided, row.conflicts, row.differs) == (1, 1, 0)
