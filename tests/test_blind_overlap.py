@@ -57,15 +57,11 @@ def _rescore(conn: sqlite3.Connection, judgments: list[int]) -> None:
     """The scores after decisions recorded through the log alone (as `gavel decide` does)."""
     from store.scores.cache import update_scores
 
-    update_scores(
-        conn,
-        [
-            r
-            for (r,) in conn.execute(
-                f"SELECT DISTINCT report_id FROM judgment WHERE id IN ({','.join(map(str, judgments))})"
-            )
-        ],
-    )
+    marks = ",".join("?" * len(judgments))
+    found = conn.execute(
+        f"SELECT DISTINCT report_id FROM judgment WHERE id IN ({marks})", judgments
+    ).fetchall()
+    update_scores(conn, [int(r) for (r,) in found])
 
 
 def _as_seen_by(conn: sqlite3.Connection, reviewer: str, report_id: int) -> QueueRow:
