@@ -31,45 +31,77 @@ from store.scores.inputs import load_inputs
 
 _ACTIONS = ",".join(f"'{a}'" for a in sorted(DECISION_ACTIONS - {"adjudicate"}))
 
-_BLIND_SQL = f"""
-    WITH mine(target, k) AS (
-        SELECT e.target, max(json_extract(e.value, '$.k')) FROM review_event e
-        WHERE e.action = 'assign' AND json_extract(e.value, '$.to') = :me
-        GROUP BY e.target),
-    whole(id, k) AS (
-        SELECT r.id, m.k FROM mine m, report r
-        JOIN system y ON y.id = r.system_id JOIN suite su ON su.id = y.suite_id
-        WHERE m.target >= 'r:' AND m.target < 'r;'
-          AND m.target = 'r:' || su.ext_id || '/' || r.ext_id),
-    given(id, report_id, target, k) AS (
-        SELECT s.id, s.report_id, s.target, m.k FROM mine m JOIN subject s ON s.target = m.target
-        UNION ALL
-        SELECT s.id, s.report_id, s.target, w.k FROM whole w JOIN subject s ON s.report_id = w.id),
-    shared(id, report_id, target) AS (
-        SELECT id, report_id, target FROM given GROUP BY id HAVING max(k) >= 2)
-    SELECT g.id, g.report_id FROM shared g
-    WHERE EXISTS (SELECT 1 FROM judgment j WHERE j.subject_id = g.id AND j.current = 1)
-      AND NOT EXISTS (
-        SELECT 1 FROM review_event e JOIN event_live l ON l.uuid = e.uuid
-        WHERE e.target = g.target AND e.reviewer = :me AND l.live = 1
-          AND e.action IN ({_ACTIONS}))"""
-"""``:me``'s overlap subjects (in force) that ``:me`` has no decision on that counts: a
-subject handed over alone or as part of a whole report, the largest ``k`` it got counting,
-as :func:`store.assignments.progress.assignments` expands them."""
+_MINE_SQL = """
+    SELECT e.target, max(json_extract(e.value, '$.k')) FROM review_event e
+    WHERE e.action = 'assign' AND json_extract(e.value, '$.to') = ?
+    GROUP BY e.target HAVING max(json_extract(e.value, '$.k')) >= 2"""
+"""The targets (subjects or whole reports) handed to a reviewer on the overlap: the largest
+``k`` any batch gave a target counts, as :func:`store.assignments.progress.assignments` has it."""
+
+_UNDECIDED_SQL = f"""
+    NOT EXISTS (SELECT 1 FROM review_event e JOIN event_live l ON l.uuid = e.uuid
+                WHERE e.target = s.target AND e.reviewer = :me AND l.live = 1
+                  AND e.action IN ({_ACTIONS}))"""
+"""No decision of ``:me`` that counts on subject ``s``."""
+
+_TOUCHED = "(SELECT subject_id FROM decision UNION SELECT subject_id FROM flag)"
+"""Subjects someone decided or flagged: the only blind ones whose figures need changing."""
+
+
+def _overlap_scope(
+    conn: sqlite3.Connection, reviewer: str, report_ids: Sequence[int] | None
+) -> tuple[list[int], list[str]]:
+    """``reviewer``'s overlap as whole reports and as single subjects (of ``report_ids`` when
+    given): their own assignment events, a few per report at most."""
+    mine = conn.execute(_MINE_SQL, (reviewer,)).fetchall()
+    if not mine:
+        return [], []
+    whole = {str(t) for t, _ in mine if str(t).startswith("r:")}
+    wanted = None if report_ids is None else set(report_ids)
+    reports: list[int] = []
+    if whole:
+        for rid, target in conn.execute(
+            "SELECT r.id, 'r:' || su.ext_id || '/' || r.ext_id FROM report r "
+            "JOIN system y ON y.id = r.system_id JOIN suite su ON su.id = y.suite_id"
+        ):
+            if target in whole and (wanted is None or rid in wanted):
+                reports.append(int(rid))
+    return reports, [str(t) for t, _ in mine if not str(t).startswith("r:")]
 
 
 def blind_per_report(
-    conn: sqlite3.Connection, reviewer: str, report_ids: Sequence[int] | None = None
+    conn: sqlite3.Connection,
+    reviewer: str,
+    report_ids: Sequence[int] | None = None,
+    *,
+    touched: bool = False,
 ) -> dict[int, frozenset[int]]:
     """Per report, ``reviewer``'s overlap subjects they have yet to decide (of ``report_ids``
-    when given): what others did on them stays hidden from ``reviewer`` until they do."""
-    only = ""
-    params: dict[str, object] = {"me": reviewer}
-    if report_ids is not None:
-        only = " AND g.report_id IN (SELECT value FROM json_each(:ids))"
-        params["ids"] = json.dumps(sorted(set(report_ids)))
+    when given): what others did on them stays hidden from ``reviewer`` until they do. With
+    ``touched``, only those someone decided or flagged: what a count or a score can leak, found
+    from those rows rather than from every subject of the overlap."""
+    reports, targets = _overlap_scope(conn, reviewer, report_ids)
+    if not reports and not targets:
+        return {}
+    only = "" if report_ids is None else " AND s.report_id IN (SELECT value FROM json_each(:ids))"
+    some = f" AND s.id IN {_TOUCHED}" if touched else ""
+    in_force = "EXISTS (SELECT 1 FROM judgment j WHERE j.subject_id = s.id AND j.current = 1)"
     found: dict[int, set[int]] = defaultdict(set)
-    for sid, rid in conn.execute(_BLIND_SQL + only, params):
+    for sid, rid in conn.execute(
+        f"""SELECT s.id, s.report_id FROM subject s
+            WHERE s.report_id IN (SELECT value FROM json_each(:reports)){some}
+              AND {in_force} AND {_UNDECIDED_SQL}
+            UNION
+            SELECT s.id, s.report_id FROM subject s
+            WHERE s.target IN (SELECT value FROM json_each(:targets)){some}{only}
+              AND {in_force} AND {_UNDECIDED_SQL}""",
+        {
+            "me": reviewer,
+            "reports": json.dumps(reports),
+            "targets": json.dumps(targets),
+            "ids": json.dumps(sorted(set(report_ids or ()))),
+        },
+    ):
         found[int(rid)].add(int(sid))
     return {rid: frozenset(subjects) for rid, subjects in found.items()}
 
@@ -109,7 +141,7 @@ def hidden_work(
     ``reviewer``'s blind subjects, what to take out of what ``reviewer`` is shown (``blind``:
     :func:`blind_per_report`'s answer, when the caller has it already)."""
     if blind is None:
-        blind = blind_per_report(conn, reviewer, report_ids)
+        blind = blind_per_report(conn, reviewer, report_ids, touched=True)
     if not blind:
         return {}
     subjects = sorted(s for found in blind.values() for s in found)
