@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,3 +188,71 @@ async def test_the_queue_and_the_report_do_not_move_with_my_co_reviewer_s_decisi
         )
         row = next(r for r in queue.rows if r.report_id == report.report_id)
         assert (row.decided, row.conflicts, row.differs) == (1, 1, 0)
+
+
+def _three_way(db: Path) -> tuple[list[int], dict[str, ReviewLog]]:
+    """Four claims handed to ana, ben and cy (k = 3); ben and cy decide them all, one of them
+    differently from each other (an open conflict), ana none."""
+    from store.assignments.hand_out import Target, hand_out
+
+    conn = connect(db)
+    rows = conn.execute(
+        "SELECT s.target, s.report_id, j.id FROM subject s JOIN judgment j "
+        "ON j.subject_id = s.id AND j.current = 1 WHERE s.kind = 'claim' "
+        "AND j.value = 'correct' ORDER BY s.id LIMIT 4"
+    ).fetchall()
+    targets = [Target(t, r) for t, r, _ in rows]
+    hand_out(conn, ReviewLog(conn, "lead"), targets, ["ana", "ben", "cy"], 1.0, 3)
+    logs = {name: ReviewLog(conn, name) for name in ("ana", "ben", "cy")}
+    ids = [int(j) for _, _, j in rows]
+    for jid in ids:
+        logs["ben"].confirm(jid)
+        logs["cy"].confirm(jid)
+    logs["cy"].decide(ids[1], "incorrect", "cy: the page says 11")
+    return ids, logs
+
+
+def test_agreement_leaves_out_what_i_have_not_decided_on_my_overlap(sample_db: Path) -> None:
+    from store.assignments.agreement import overlap_agreement
+    from store.assignments.blind import hidden_subjects
+    from store.views.agreement import agreement
+
+    ids, logs = _three_way(sample_db)
+    conn = logs["ana"].conn
+    everyone = overlap_agreement(conn, n_resamples=20)
+    assert (everyone.pending, everyone.open, len(everyone.open_targets)) == (4, 1, 1)
+    assert everyone.kinds and agreement(conn, n_resamples=20).human_decisions
+    hidden = hidden_subjects(conn, "ana")
+    assert len(hidden) == 4
+    mine = overlap_agreement(conn, n_resamples=20, hidden=hidden)
+    assert (mine.pending, mine.open, mine.open_targets, mine.kinds) == (4, 0, (), ())
+    shown = agreement(conn, n_resamples=20, hidden=hidden)
+    assert shown.human_decisions == 0 and not shown.reviewers
+    # ana decides the open one: it shows, ben and cy's disagreement included.
+    logs["ana"].confirm(ids[1])
+    mine = overlap_agreement(conn, n_resamples=20, hidden=hidden_subjects(conn, "ana"))
+    assert (mine.open, len(mine.open_targets)) == (1, 1)
+
+
+async def test_the_agreement_screen_names_no_open_conflict_i_have_not_decided(
+    sample_db: Path,
+) -> None:
+    _three_way(sample_db)
+    for reviewer, shows in (("ana", False), ("ben", True)):
+        plain = await _agreement_text(make_app(sample_db, reviewer=reviewer))
+        assert ("1 open" in plain) is shows
+        assert ("open: s:" in plain) is shows
+        assert shows or "the page says 11" not in plain
+
+
+async def _agreement_text(app: Any) -> str:
+    from tui.screens.agreement import AgreementScreen
+    from tui.widgets.text_view import TextView
+
+    async with app.run_test(size=(170, 48)) as pilot:
+        await ready(pilot)
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, AgreementScreen))
+        view = app.screen.query_one(TextView)
+        await wait_for(pilot, lambda: "Overlap: 4 subjects" in view.plain, limit=60)
+        return str(view.plain)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter, defaultdict
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from reviewer.overlap import (
@@ -42,13 +43,22 @@ class OverlapReport:
 
 
 def overlap_agreement(
-    conn: sqlite3.Connection, n_resamples: int = 1000, seed: int = 0
+    conn: sqlite3.Connection,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    hidden: AbstractSet[int] = frozenset(),
 ) -> OverlapReport:
+    """Where the overlap stands and how far its reviewers agree; ``hidden`` subjects (the
+    viewing reviewer's blind ones, :mod:`store.assignments.blind`) count as decided by
+    nobody: pending, in no estimate, never named as open."""
     overlap = overlap_reviewers(conn)
     if not overlap:
         return OverlapReport(0, 0, 0, 0, 0, (), (), ())
-    units = _units(conn, overlap)
-    facts = _facts(conn, list(overlap))
+    units = {sid: unit for sid, unit in _units(conn, overlap).items() if sid not in hidden}
+    facts = {
+        sid: (fact[0], fact[1], None, None) if sid in hidden else fact
+        for sid, fact in _facts(conn, list(overlap)).items()
+    }
     ordered = sorted(units)
     settled = [_adjudicated(facts[sid]) for sid in ordered]
     complete = _complete(overlap, units)

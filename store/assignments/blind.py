@@ -106,6 +106,13 @@ def blind_per_report(
     return {rid: frozenset(subjects) for rid, subjects in found.items()}
 
 
+def hidden_subjects(conn: sqlite3.Connection, reviewer: str) -> frozenset[int]:
+    """``reviewer``'s blind subjects that someone decided or flagged: the decisions to leave
+    out of what ``reviewer`` is shown (the agreement screen's figures)."""
+    found = blind_per_report(conn, reviewer, touched=True)
+    return frozenset(sid for subjects in found.values() for sid in subjects)
+
+
 @dataclass(frozen=True, slots=True)
 class Hidden:
     """What other reviewers did on one report's blind subjects: taken back out of the
