@@ -256,3 +256,27 @@ async def _agreement_text(app: Any) -> str:
         view = app.screen.query_one(TextView)
         await wait_for(pilot, lambda: "Overlap: 4 subjects" in view.plain, limit=60)
         return str(view.plain)
+
+
+def test_a_trust_acceptance_my_co_reviewer_s_decision_took_away_still_counts_for_me(
+    sample_db: Path,
+) -> None:
+    from store.trust.standing import accepted_per_report
+    from tui.blind import blinded_accepted
+
+    conn = connect(sample_db)
+    rid = _report(conn).report_id
+    judgments = _shared(conn, rid)
+    conn.execute("PRAGMA foreign_keys = OFF")  # a stand-in rule: only its acceptances matter
+    conn.executemany(
+        "INSERT INTO trust_accepted (subject_id, rule_id, judgment_id, report_id, score) "
+        "SELECT subject_id, 1, id, report_id, 0.9 FROM judgment WHERE id = ?",
+        [(jid,) for jid in judgments[:3]],
+    )
+    conn.commit()
+    assert accepted_per_report(conn, [rid]) == {rid: 3}
+    _ben_overrules_everything(conn, judgments)
+    assert accepted_per_report(conn, [rid]) == {rid: 0}
+    hidden = hidden_work(conn, "ana", [rid])
+    assert blinded_accepted(accepted_per_report(conn, [rid]), hidden) == {rid: 3}
+    assert blinded_accepted(accepted_per_report(conn, [rid]), hidden_work(conn, "ben")) == {rid: 0}

@@ -66,6 +66,14 @@ def blinded_rows(rows: Iterable[QueueRow], hidden: Mapping[int, Hidden]) -> None
                     row.adjudicated[name] = value
 
 
+def blinded_accepted(accepted: dict[int, int], hidden: Mapping[int, Hidden]) -> dict[int, int]:
+    """Standing trust acceptances per report, with those a hidden decision took away."""
+    for rid, found in hidden.items():
+        if found.accepted:
+            accepted[rid] = accepted.get(rid, 0) + found.accepted
+    return accepted
+
+
 def blinded_scores(scores: list[ScoreLine], hidden: Hidden | None) -> list[ScoreLine]:
     """A report's score lines with the hidden decisions taken out of the adjudicated ones."""
     if hidden is None or not hidden.adjudicated:
