@@ -280,3 +280,27 @@ def test_a_trust_acceptance_my_co_reviewer_s_decision_took_away_still_counts_for
     hidden = hidden_work(conn, "ana", [rid])
     assert blinded_accepted(accepted_per_report(conn, [rid]), hidden) == {rid: 3}
     assert blinded_accepted(accepted_per_report(conn, [rid]), hidden_work(conn, "ben")) == {rid: 0}
+
+
+def test_my_own_decision_counts_in_the_scores_my_co_reviewer_s_do_not(sample_db: Path) -> None:
+    """A report where both moved values: it is scored again without the hidden ones."""
+    conn = connect(sample_db)
+    rid = _report(conn).report_id
+    judgments = _shared(conn, rid)
+    first = judgments[0]
+    ReviewLog(conn, "ana").decide(first, _other_value(conn, first), "ana's reading")
+    _rescore(conn, [first])
+    mine_only = _as_seen_by(conn, "ana", rid)
+    scores_mine_only = report_scores(conn, rid)
+    assert mine_only.adjudicated != mine_only.judge  # ana's decision moved a score
+    ben = ReviewLog(conn, "ben")
+    for jid in judgments[1:]:
+        ben.decide(jid, _other_value(conn, jid), "ben's reading")
+    _rescore(conn, judgments)
+    assert next(iter(queue_rows(conn, [rid]))).adjudicated != mine_only.adjudicated
+    seen = _as_seen_by(conn, "ana", rid)
+    assert _figures(seen) == pytest.approx(_figures(mine_only))
+    hidden = hidden_work(conn, "ana", [rid])[rid]
+    assert [s.adjudicated for s in blinded_scores(report_scores(conn, rid), hidden)] == (
+        pytest.approx([s.adjudicated for s in scores_mine_only])
+    )

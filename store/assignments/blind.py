@@ -26,6 +26,7 @@ from reviewer.actions import DECISION_ACTIONS
 from reviewer.framework import ReportScores
 from reviewer.registry import frameworks
 from reviewer.suspicion import suspicion
+from store.scores import report_rows as report_scores
 from store.scores.cache import load_options
 from store.scores.inputs import load_inputs
 
@@ -159,7 +160,7 @@ def hidden_work(
     if not counts:
         return {}
     weights = _suspicions(conn, sorted({s for c in counts.values() for s in c.undecided}))
-    rescored = rescore_blind(conn, {rid: blind[rid] for rid in moved})
+    rescored = adjudicated_blind(conn, {rid: blind[rid] for rid in moved})
     out: dict[int, Hidden] = {}
     for rid, c in counts.items():
         suspects = [weights[s] for s in c.undecided if s in weights]
@@ -242,6 +243,38 @@ def _suspicions(conn: sqlite3.Connection, subjects: list[int]) -> dict[int, floa
     ):
         weights[int(sid)].append(float(weight))
     return {sid: suspicion(found) for sid, found in weights.items()}
+
+
+def adjudicated_blind(
+    conn: sqlite3.Connection, blind: dict[int, frozenset[int]]
+) -> dict[int, dict[str, ReportScores]]:
+    """As :func:`rescore_blind`, without scoring where it need not: a report where the hidden
+    decisions are the only ones that move a value, and no ground-truth proposal was made on
+    its task, scores as its judge variant, which is stored. That is the common case — my
+    co-reviewer went through a shared report before me — and it costs one read."""
+    if not blind:
+        return {}
+    hidden = sorted(s for subjects in blind.values() for s in subjects)
+    ids = json.dumps(sorted(blind))
+    mixed = {
+        int(rid)
+        for (rid,) in conn.execute(
+            """SELECT DISTINCT j.report_id FROM judgment j JOIN decision d
+                   ON d.subject_id = j.subject_id
+               WHERE j.current = 1 AND j.report_id IN (SELECT value FROM json_each(:ids))
+                 AND d.status != 'conflict' AND d.value IS NOT j.value
+                 AND j.subject_id NOT IN (SELECT value FROM json_each(:hidden))
+               UNION
+               SELECT r.id FROM report r JOIN proposal p ON p.task_id = r.task_id
+               WHERE r.id IN (SELECT value FROM json_each(:ids))""",
+            {"ids": ids, "hidden": json.dumps(hidden)},
+        )
+    }
+    out = rescore_blind(conn, {rid: blind[rid] for rid in mixed})
+    plain = sorted(set(blind) - mixed)
+    for rid, framework, _, scores in report_scores.read(conn, plain, variant="judge"):
+        out.setdefault(rid, {})[framework] = scores
+    return out
 
 
 def rescore_blind(
