@@ -279,6 +279,7 @@ def test_a_trust_acceptance_my_co_reviewer_s_decision_took_away_still_counts_for
     assert accepted_per_report(conn, [rid]) == {rid: 0}
     hidden = hidden_work(conn, "ana", [rid])
     assert blinded_accepted(accepted_per_report(conn, [rid]), hidden) == {rid: 3}
+    assert hidden[rid].accepted == set(judgments[:3])  # the report screen keeps their marks
     assert blinded_accepted(accepted_per_report(conn, [rid]), hidden_work(conn, "ben")) == {rid: 0}
 
 

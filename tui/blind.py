@@ -70,7 +70,7 @@ def blinded_accepted(accepted: dict[int, int], hidden: Mapping[int, Hidden]) -> 
     """Standing trust acceptances per report, with those a hidden decision took away."""
     for rid, found in hidden.items():
         if found.accepted:
-            accepted[rid] = accepted.get(rid, 0) + found.accepted
+            accepted[rid] = accepted.get(rid, 0) + len(found.accepted)
     return accepted
 
 

@@ -134,9 +134,9 @@ class Hidden:
     """Suspicious subjects whose hidden decision took them out of the undecided ones."""
     suspicion: float = 0.0
     """Their summed suspicion."""
-    accepted: int = 0
-    """Verdicts a trust rule accepted that the hidden decisions took out of the standing
-    acceptances (:mod:`store.trust.standing` counts undecided verdicts only)."""
+    accepted: frozenset[int] = frozenset()
+    """Verdicts (judgment ids) a trust rule accepted that the hidden decisions took out of
+    the standing acceptances (:mod:`store.trust.standing` counts undecided verdicts only)."""
     adjudicated: dict[str, ReportScores] = field(default_factory=dict)
     """Per framework, the adjudicated scores with the hidden decisions taken out; empty when
     no hidden decision moved a value (the stored scores are right as they are)."""
@@ -173,7 +173,7 @@ def hidden_work(
             c.flags,
             len(suspects),
             sum(suspects),
-            c.accepted,
+            frozenset(c.accepted),
             rescored.get(rid, {}),
         )
     return out
@@ -189,7 +189,7 @@ class _Count:
     differs: int = 0
     conflicts: int = 0
     flags: int = 0
-    accepted: int = 0
+    accepted: set[int] = field(default_factory=set)
 
 
 def _counts(
@@ -200,10 +200,10 @@ def _counts(
     value (their scores need taking back)."""
     counts: dict[int, _Count] = defaultdict(_Count)
     moved: set[int] = set()
-    for rid, sid, judge, status, value, flagged, accepted in conn.execute(
-        """SELECT j.report_id, j.subject_id, j.value, d.status, d.value,
+    for rid, sid, jid, judge, status, value, flagged, accepted in conn.execute(
+        """SELECT j.report_id, j.subject_id, j.id, j.value, d.status, d.value,
                   f.subject_id IS NOT NULL AND coalesce(fe.reviewer, '') != :me,
-                  (SELECT count(*) FROM trust_accepted t WHERE t.judgment_id = j.id)
+                  EXISTS (SELECT 1 FROM trust_accepted t WHERE t.judgment_id = j.id)
            FROM judgment j
            LEFT JOIN decision d ON d.subject_id = j.subject_id
            LEFT JOIN flag f ON f.subject_id = j.subject_id
@@ -222,7 +222,8 @@ def _counts(
         if status is None:
             continue
         count.decided += 1
-        count.accepted += int(accepted)
+        if accepted:
+            count.accepted.add(int(jid))
         if status == "conflict":
             count.conflicts += 1
             continue

@@ -197,7 +197,7 @@ class ReportScreen(GavelScreen):
         view, history = blinded(view, history, self.blind[report_id], hidden)
         scores = blinded_scores(scores, hidden)
         self.runs = other_run_verdicts(conn, report_id)
-        self.accepted = acceptance_notes(conn, report_id)
+        self.accepted = acceptance_notes(conn, report_id, hidden.accepted if hidden else ())
         self.post_message(ReportLoaded(view, scores, rank, history, time.perf_counter() - started))
 
     @on(ReportLoaded)
