@@ -305,3 +305,40 @@ def test_my_own_decision_counts_in_the_scores_my_co_reviewer_s_do_not(sample_db:
     assert [s.adjudicated for s in blinded_scores(report_scores(conn, rid), hidden)] == (
         pytest.approx([s.adjudicated for s in scores_mine_only])
     )
+
+
+def test_a_contradiction_flag_is_not_settled_by_a_decision_i_may_not_see(sample_db: Path) -> None:
+    from store.assignments.hand_out import Target, hand_out
+    from store.views.queries import resolve_report
+    from store.views.screens import report_history, report_view
+    from tui.blind import blinded, report_blind
+
+    conn = connect(sample_db)
+    rid = resolve_report(conn, "t08-atlas-dr")
+    view = report_view(conn, rid)
+    claim = next(
+        j
+        for j in view.judgments
+        if j.claim_id is not None
+        and j.ref_idx is None
+        and j.judge == "unknown"
+        and view.claims[j.claim_id].ext == "c12"
+    )
+    target = conn.execute("SELECT target FROM subject WHERE id = ?", (claim.subject_id,))
+    hand_out(conn, ReviewLog(conn, "lead"), [Target(target.fetchone()[0], rid)], ["ana", "ben"], 1)
+    ReviewLog(conn, "ben").decide(claim.id, "correct", "ben: supported")
+
+    def pair_suspicious(reviewer: str | None) -> bool:
+        view = report_view(conn, rid)
+        if reviewer is not None:
+            subjects, hidden = report_blind(conn, reviewer, rid)
+            view, _ = blinded(view, report_history(conn, rid), subjects, hidden)
+        return next(
+            j
+            for j in view.judgments
+            if j.claim_id is not None and view.claims[j.claim_id].ext == "c12" and j.ref_idx == 6
+        ).suspicious
+
+    assert not pair_suspicious(None)  # ben's decision settled it, as everyone else sees it
+    assert pair_suspicious("ana")  # not for ana, who has not decided c12 yet
+    assert not pair_suspicious("ben")
