@@ -342,3 +342,30 @@ def test_a_contradiction_flag_is_not_settled_by_a_decision_i_may_not_see(sample_
     assert not pair_suspicious(None)  # ben's decision settled it, as everyone else sees it
     assert pair_suspicious("ana")  # not for ana, who has not decided c12 yet
     assert not pair_suspicious("ben")
+
+
+def test_a_subject_taken_back_from_the_overlap_is_not_blind(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where work can be taken back, the overlap assignments that still hold say what is
+    blind (store.assignments.blind._held_on_overlap is the one place that reads them)."""
+    from store.assignments import blind
+
+    conn = connect(sample_db)
+    rid = _report(conn).report_id
+    _shared(conn, rid)
+    (report_target,) = {h.target for h in blind._held_on_overlap(conn, "ana")}
+    subjects = dict(
+        conn.execute("SELECT target, id FROM subject WHERE report_id = ? ORDER BY id", (rid,))
+    )
+    every = blind_per_report(conn, "ana")[rid]
+    first, second = sorted(subjects)[:2]
+    monkeypatch.setattr(
+        blind,
+        "_held_on_overlap",
+        lambda conn, reviewer: [
+            blind._Held(report_target, frozenset({first, second})),
+            blind._Held(report_target, frozenset({first})),  # another batch still holds it
+        ],
+    )
+    assert blind_per_report(conn, "ana")[rid] == every - {subjects[first]}

@@ -33,11 +33,26 @@ from store.scores.inputs import load_inputs
 _ACTIONS = ",".join(f"'{a}'" for a in sorted(DECISION_ACTIONS - {"adjudicate"}))
 
 _MINE_SQL = """
-    SELECT e.target, max(json_extract(e.value, '$.k')) FROM review_event e
+    SELECT e.target, json_extract(e.value, '$.k') FROM review_event e
     WHERE e.action = 'assign' AND json_extract(e.value, '$.to') = ?
-    GROUP BY e.target HAVING max(json_extract(e.value, '$.k')) >= 2"""
-"""The targets (subjects or whole reports) handed to a reviewer on the overlap: the largest
-``k`` any batch gave a target counts, as :func:`store.assignments.progress.assignments` has it."""
+      AND json_extract(e.value, '$.k') >= 2"""
+"""The overlap's assignments handed to a reviewer (subjects or whole reports)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """One overlap assignment of the reviewer's: its target, less the subjects taken back."""
+
+    target: str
+    released: frozenset[str] = frozenset()
+
+
+def _held_on_overlap(conn: sqlite3.Connection, reviewer: str) -> list[_Held]:
+    """``reviewer``'s assignments with ``k`` ≥ 2, read from their own ``assign`` events: the
+    one place that says which assignments hold (where work can be taken back, the events that
+    still hold, with what they no longer hold)."""
+    return [_Held(str(target)) for target, _ in conn.execute(_MINE_SQL, (reviewer,))]
+
 
 _UNDECIDED_SQL = f"""
     NOT EXISTS (SELECT 1 FROM review_event e JOIN event_live l ON l.uuid = e.uuid
@@ -51,15 +66,22 @@ _TOUCHED = "(SELECT subject_id FROM decision UNION SELECT subject_id FROM flag)"
 
 def _overlap_scope(
     conn: sqlite3.Connection, reviewer: str, report_ids: Sequence[int] | None
-) -> tuple[list[int], list[str]]:
-    """``reviewer``'s overlap as whole reports and as single subjects (of ``report_ids`` when
-    given): their own assignment events, a few per report at most."""
-    mine = conn.execute(_MINE_SQL, (reviewer,)).fetchall()
-    if not mine:
-        return [], []
-    whole = {str(t) for t, _ in mine if str(t).startswith("r:")}
+) -> tuple[list[int], list[str], list[str]]:
+    """``reviewer``'s overlap (of ``report_ids`` when given) as whole reports, single subjects,
+    and the subjects of those reports that are not on it (taken back from every overlap
+    assignment of the report); from their own assignment events, a few per report at most."""
+    held = _held_on_overlap(conn, reviewer)
+    if not held:
+        return [], [], []
+    # A report's subject is off the overlap when every overlap assignment of it let it go.
+    whole: dict[str, frozenset[str] | None] = {}
+    for item in held:
+        if item.target.startswith("r:"):
+            before = whole.get(item.target)
+            whole[item.target] = item.released if before is None else before & item.released
     wanted = None if report_ids is None else set(report_ids)
     reports: list[int] = []
+    released: set[str] = set()
     if whole:
         for rid, target in conn.execute(
             "SELECT r.id, 'r:' || su.ext_id || '/' || r.ext_id FROM report r "
@@ -67,7 +89,9 @@ def _overlap_scope(
         ):
             if target in whole and (wanted is None or rid in wanted):
                 reports.append(int(rid))
-    return reports, [str(t) for t, _ in mine if not str(t).startswith("r:")]
+                released |= whole[target] or frozenset()
+    subjects = [item.target for item in held if not item.target.startswith("r:")]
+    return reports, subjects, sorted(released - set(subjects))
 
 
 def blind_per_report(
@@ -81,7 +105,7 @@ def blind_per_report(
     when given): what others did on them stays hidden from ``reviewer`` until they do. With
     ``touched``, only those someone decided or flagged: what a count or a score can leak, found
     from those rows rather than from every subject of the overlap."""
-    reports, targets = _overlap_scope(conn, reviewer, report_ids)
+    reports, targets, released = _overlap_scope(conn, reviewer, report_ids)
     if not reports and not targets:
         return {}
     only = "" if report_ids is None else " AND s.report_id IN (SELECT value FROM json_each(:ids))"
@@ -91,6 +115,7 @@ def blind_per_report(
     for sid, rid in conn.execute(
         f"""SELECT s.id, s.report_id FROM subject s
             WHERE s.report_id IN (SELECT value FROM json_each(:reports)){some}
+              AND s.target NOT IN (SELECT value FROM json_each(:released))
               AND {in_force} AND {_UNDECIDED_SQL}
             UNION
             SELECT s.id, s.report_id FROM subject s
@@ -100,6 +125,7 @@ def blind_per_report(
             "me": reviewer,
             "reports": json.dumps(reports),
             "targets": json.dumps(targets),
+            "released": json.dumps(released),
             "ids": json.dumps(sorted(set(report_ids or ()))),
         },
     ):
