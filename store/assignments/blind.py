@@ -86,8 +86,10 @@ def _overlap_scope(
         for rid, target in conn.execute(
             "SELECT r.id, 'r:' || su.ext_id || '/' || r.ext_id FROM report r "
             "JOIN system y ON y.id = r.system_id JOIN suite su ON su.id = y.suite_id"
+            + ("" if wanted is None else " WHERE r.id IN (SELECT value FROM json_each(?))"),
+            () if wanted is None else (json.dumps(sorted(wanted)),),
         ):
-            if target in whole and (wanted is None or rid in wanted):
+            if target in whole:
                 reports.append(int(rid))
                 released |= whole[target] or frozenset()
     subjects = [item.target for item in held if not item.target.startswith("r:")]
