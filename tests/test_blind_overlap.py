@@ -176,6 +176,9 @@ async def test_the_queue_and_the_report_do_not_move_with_my_co_reviewer_s_decisi
         assert [(s.label, s.adjudicated) for s in screen.scores] == pytest.approx(judge_scores)
         assert "→" not in str(screen.query_one("#score-bar").render())
         assert "ben's reading" not in screen_text(app)
+        assert screen.view is not None
+        first = next(j for j in screen.view.judgments if j.id == judgments[0])
+        assert not first.flagged and first.flag_note is None  # ben's flag is his
         # ana decides the first verdict: it shows ben's side now (a conflict); the scores
         # still leave out ben's decisions on the verdicts she has yet to decide.
         await stored(pilot, ("enter",))

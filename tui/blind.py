@@ -15,7 +15,13 @@ from dataclasses import replace
 from typing import TypeVar
 
 from store.assignments.blind import Hidden, blind_per_report, hidden_work
-from store.views.screens import QueueRow, ReportView, ScoreLine, recheck_premises
+from store.views.screens import (
+    JudgmentView,
+    QueueRow,
+    ReportView,
+    ScoreLine,
+    recheck_premises,
+)
 
 H = TypeVar("H")
 
@@ -30,19 +36,29 @@ def blinded(
     the flags another reviewer put on them (``hidden``) taken off."""
     if not subjects:
         return view, history
-    flags = hidden.flagged if hidden is not None else frozenset()
     hidden_ids = {j.id for j in view.judgments if j.subject_id in subjects}
-    view.judgments = [
-        replace(j, status=None, effective=j.judge, reviewers=0) if j.id in hidden_ids else j
-        for j in view.judgments
-    ]
-    view.judgments = [
-        replace(j, flagged=False, flag_note=None) if j.subject_id in flags else j
-        for j in view.judgments
-    ]
+    view.judgments = _undecided(view.judgments, hidden_ids)
+    if hidden is not None and hidden.flagged:
+        view.judgments = _unflagged(view.judgments, hidden.flagged)
     # The flags whose premise is another verdict were checked against the hidden values.
     recheck_premises(view)
     return view, {jid: h for jid, h in history.items() if jid not in hidden_ids}
+
+
+def _undecided(judgments: list[JudgmentView], ids: AbstractSet[int]) -> list[JudgmentView]:
+    """The ``ids`` verdicts as nobody decided them: the judge's value, no status."""
+    return [
+        replace(j, status=None, effective=j.judge, reviewers=0) if j.id in ids else j
+        for j in judgments
+    ]
+
+
+def _unflagged(judgments: list[JudgmentView], subjects: AbstractSet[int]) -> list[JudgmentView]:
+    """Without the flags someone else put on ``subjects``."""
+    return [
+        replace(j, flagged=False, flag_note=None) if j.subject_id in subjects else j
+        for j in judgments
+    ]
 
 
 def blinded_rows(rows: Iterable[QueueRow], hidden: Mapping[int, Hidden]) -> None:

@@ -54,11 +54,7 @@ def overlap_agreement(
     overlap = overlap_reviewers(conn)
     if not overlap:
         return OverlapReport(0, 0, 0, 0, 0, (), (), ())
-    units = {sid: unit for sid, unit in _units(conn, overlap).items() if sid not in hidden}
-    facts = {
-        sid: (fact[0], fact[1], None, None) if sid in hidden else fact
-        for sid, fact in _facts(conn, list(overlap)).items()
-    }
+    units, facts = _as_seen(_units(conn, overlap), _facts(conn, list(overlap)), hidden)
     ordered = sorted(units)
     settled = [_adjudicated(facts[sid]) for sid in ordered]
     complete = _complete(overlap, units)
@@ -74,6 +70,18 @@ def overlap_agreement(
         kinds=_kinds(units, facts, n_resamples, seed),
         reviewers=reviewers_on_overlap([units[sid] for sid in ordered], settled),
         open_targets=tuple(sorted(facts[sid][1] for sid in open_ids)),
+    )
+
+
+def _as_seen(
+    units: dict[int, dict[str, str]], facts: dict[int, Fact], hidden: AbstractSet[int]
+) -> tuple[dict[int, dict[str, str]], dict[int, Fact]]:
+    """The decisions and statuses with those on ``hidden`` subjects taken out."""
+    if not hidden:
+        return units, facts
+    return (
+        {sid: unit for sid, unit in units.items() if sid not in hidden},
+        {sid: (f[0], f[1], None, None) if sid in hidden else f for sid, f in facts.items()},
     )
 
 

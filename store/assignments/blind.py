@@ -73,27 +73,38 @@ def _overlap_scope(
     held = _held_on_overlap(conn, reviewer)
     if not held:
         return [], [], []
-    # A report's subject is off the overlap when every overlap assignment of it let it go.
-    whole: dict[str, frozenset[str] | None] = {}
+    whole = _released_per_report(held)
+    reports: list[int] = []
+    released: set[str] = set()
+    for rid, target in _report_targets(conn, report_ids) if whole else ():
+        if target in whole:
+            reports.append(int(rid))
+            released |= whole[target]
+    subjects = [item.target for item in held if not item.target.startswith("r:")]
+    return reports, subjects, sorted(released - set(subjects))
+
+
+def _released_per_report(held: list[_Held]) -> dict[str, frozenset[str]]:
+    """Each report assigned whole on the overlap, with the subjects that are off it: those
+    every overlap assignment of the report let go."""
+    whole: dict[str, frozenset[str]] = {}
     for item in held:
         if item.target.startswith("r:"):
             before = whole.get(item.target)
             whole[item.target] = item.released if before is None else before & item.released
-    wanted = None if report_ids is None else set(report_ids)
-    reports: list[int] = []
-    released: set[str] = set()
-    if whole:
-        for rid, target in conn.execute(
-            "SELECT r.id, 'r:' || su.ext_id || '/' || r.ext_id FROM report r "
-            "JOIN system y ON y.id = r.system_id JOIN suite su ON su.id = y.suite_id"
-            + ("" if wanted is None else " WHERE r.id IN (SELECT value FROM json_each(?))"),
-            () if wanted is None else (json.dumps(sorted(wanted)),),
-        ):
-            if target in whole:
-                reports.append(int(rid))
-                released |= whole[target] or frozenset()
-    subjects = [item.target for item in held if not item.target.startswith("r:")]
-    return reports, subjects, sorted(released - set(subjects))
+    return whole
+
+
+def _report_targets(
+    conn: sqlite3.Connection, report_ids: Sequence[int] | None
+) -> list[tuple[int, str]]:
+    """(report id, the target an assignment names it by) of every report, or of those."""
+    only = "" if report_ids is None else " WHERE r.id IN (SELECT value FROM json_each(?))"
+    return conn.execute(
+        "SELECT r.id, 'r:' || su.ext_id || '/' || r.ext_id FROM report r "
+        "JOIN system y ON y.id = r.system_id JOIN suite su ON su.id = y.suite_id" + only,
+        () if report_ids is None else (json.dumps(sorted(set(report_ids))),),
+    ).fetchall()
 
 
 def blind_per_report(
@@ -189,22 +200,26 @@ def hidden_work(
         return {}
     weights = _suspicions(conn, sorted({s for c in counts.values() for s in c.undecided}))
     rescored = adjudicated_blind(conn, {rid: blind[rid] for rid in moved})
-    out: dict[int, Hidden] = {}
-    for rid, c in counts.items():
-        suspects = [weights[s] for s in c.undecided if s in weights]
-        out[rid] = Hidden(
-            frozenset(c.touched),
-            frozenset(c.flagged),
-            c.decided,
-            c.differs,
-            c.conflicts,
-            c.flags,
-            len(suspects),
-            sum(suspects),
-            frozenset(c.accepted),
-            rescored.get(rid, {}),
-        )
-    return out
+    return {rid: _hidden(c, weights, rescored.get(rid, {})) for rid, c in counts.items()}
+
+
+def _hidden(
+    count: _Count, weights: dict[int, float], adjudicated: dict[str, ReportScores]
+) -> Hidden:
+    """One report's hidden work, its suspicious subjects weighed as the queue weighs them."""
+    suspects = [weights[s] for s in count.undecided if s in weights]
+    return Hidden(
+        frozenset(count.touched),
+        frozenset(count.flagged),
+        count.decided,
+        count.differs,
+        count.conflicts,
+        count.flags,
+        len(suspects),
+        sum(suspects),
+        frozenset(count.accepted),
+        adjudicated,
+    )
 
 
 @dataclass(slots=True)
