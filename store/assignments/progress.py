@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from reviewer.actions import DECISION_ACTIONS
+from store.assignments.blind import blind_per_report
 from store.assignments.holding import Held, held_events
 
 
@@ -206,13 +207,7 @@ def blind_subjects(
     conn: sqlite3.Connection, reviewer: str, report_id: int | None = None
 ) -> set[int]:
     """Overlap subjects ``reviewer`` has yet to decide: until they do, the other reviewers'
-    values stay hidden from them, so the two reviews stay independent."""
-    mine = [
-        a
-        for a in assignments(conn, reviewer)
-        if a.k >= 2 and (report_id is None or a.report_id == report_id)
-    ]
-    if not mine:
-        return set()
-    decided = decided_by(conn, reviewer)
-    return {a.subject_id for a in mine if (a.target, reviewer) not in decided}
+    values stay hidden from them, so the two reviews stay independent
+    (:mod:`store.assignments.blind` says what else that hides)."""
+    found = blind_per_report(conn, reviewer, None if report_id is None else [report_id])
+    return {sid for subjects in found.values() for sid in subjects}
