@@ -4,8 +4,9 @@ An assignment is an event like a decision (``assign``, signed by whoever handed 
 about a subject or a whole report; its value says to whom, in which batch, and how many
 reviewers the target went to (``k``). A target that went to two or more reviewers is on the
 *overlap*: those reviewers decide it blind to each other, and their agreement there measures
-how reproducible the human labels are. This module is the pure part: dealing targets to
-reviewers, and the event value's shape.
+how reproducible the human labels are. Work is taken back by an ``unassign`` event (a
+:class:`Release`), which names the assignments it ends. This module is the pure part: dealing
+targets to reviewers, and the events' value shapes.
 """
 
 from __future__ import annotations
@@ -87,6 +88,56 @@ def decode(value: str | None) -> Assignment:
     except AssignmentError as exc:
         raise ValueError(str(exc)) from None
     return Assignment(name, batch, k)
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """What an ``unassign`` event's value says: the reviewer ``giver`` no longer holds the
+    event's target through the ``assign`` events named in ``revokes``.
+
+    A release names the assignments it saw rather than the reviewer alone, so that whoever
+    holds what is the same whatever order events arrive in: an assignment a release never saw
+    (made elsewhere at the same time, or later) still stands."""
+
+    giver: str
+    batch: str
+    revokes: tuple[str, ...]
+
+    def encode(self) -> str:
+        return json.dumps(
+            {"from": self.giver, "batch": self.batch, "revokes": sorted(set(self.revokes))},
+            ensure_ascii=False,
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+
+
+def decode_release(value: str | None) -> Release:
+    """An ``unassign`` event's value; ``ValueError`` says what is wrong with a malformed one."""
+    shape = "a release's value is a JSON object {from, batch, revokes}"
+    try:
+        data = json.loads(value or "")
+    except json.JSONDecodeError:
+        raise ValueError(shape) from None
+    if not isinstance(data, dict) or set(data) != {"from", "batch", "revokes"}:
+        raise ValueError(shape)
+    giver, batch, revokes = data["from"], data["batch"], data["revokes"]
+    if not isinstance(giver, str) or not isinstance(batch, str) or not _event_ids(revokes):
+        raise ValueError("a release names a reviewer, a batch and the assignments it revokes")
+    try:
+        name = check_reviewer_name(giver)
+    except AssignmentError as exc:
+        raise ValueError(str(exc)) from None
+    return Release(name, batch, tuple(revokes))
+
+
+def _event_ids(revokes: object) -> bool:
+    """Whether a release's ``revokes`` is a non-empty list of event ids."""
+    return (
+        isinstance(revokes, list)
+        and bool(revokes)
+        and all(isinstance(u, str) and 8 <= len(u) <= 64 for u in revokes)
+    )
 
 
 def deal(

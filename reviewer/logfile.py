@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from reviewer.actions import DECISION_ACTIONS
 from reviewer.assignment import decode as decode_assignment
+from reviewer.assignment import decode_release
 from reviewer.errors import InputError
 from reviewer.review import ReviewEvent
 
@@ -43,12 +44,13 @@ LogAction = Literal[
     "redo",
     "claim",
     "assign",
+    "unassign",
 ]
 
 
 class LogEvent(ReviewEvent):
     """A :class:`ReviewEvent` whose action may also be a proposal's accept or reject, or an
-    assignment of work.
+    assignment of work or its release.
 
     The schema's ``review_event`` table allows them; ``reviewer.actions.Action`` does not list
     them yet. Once it does, this subclass is the model itself and can be replaced by it.
@@ -76,6 +78,7 @@ ACTION_TARGETS: dict[str, frozenset[TargetType]] = {
     "redo": frozenset({"subject", "report"}),
     "claim": frozenset({"identity"}),
     "assign": frozenset({"subject", "report"}),
+    "unassign": frozenset({"subject", "report"}),
 }
 """Which kind of subject each action can be about (a flag on a proposal is meaningless)."""
 
@@ -138,6 +141,10 @@ def check_event(event: ReviewEvent) -> Target:
         _check_claim(event, target)
     if event.action in ASSIGNING:
         decode_assignment(event.value)
+    elif str(event.action) == "unassign":  # a LogEvent's action
+        if event.supersedes is not None:
+            raise ValueError("an 'unassign' event names what it revokes in its value")
+        decode_release(event.value)
     return target
 
 

@@ -255,7 +255,7 @@ def test_a_version_6_log_gains_assignments_without_changing_an_event(tmp_path: P
     before = conn.execute("SELECT * FROM review_event").fetchall()
     conn.close()
     conn = connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
     assert conn.execute("SELECT * FROM review_event").fetchall() == before
     conn.execute(
         "INSERT INTO review_event (uuid, target, reviewer, action, rationale, created_at) "

@@ -105,7 +105,7 @@ def test_a_version_1_database_upgrades_with_every_decision(tmp_path: Path) -> No
         ("t1-beta", "ins", "c=s1-ins", "0", "unanimous", 2),
     ]
     conn = connect(path)  # migrates
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {"plan", "plan_draw", "suspicion"} <= tables  # 3: review plans, 4: suspicion flags
     assert {"trust_rule", "trust_accepted"} <= tables  # 9: trust rules
@@ -224,7 +224,7 @@ def test_a_version_5_database_gains_report_rows_and_citation_facts(
     _as_version_5(conn)
     conn.close()
     conn = connect(path)  # migrates to 6, 7 (claims, trusted adjudicators), 8 (assignees), 9, 10
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 10
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
     # The migration computes in SQL what the importer wrote: every verdict the same fact.
     assert conn.execute("SELECT id, claim_cited FROM judgment ORDER BY id").fetchall() == written
     assert conn.execute("SELECT count(*) FROM score WHERE scope LIKE 'report:%'").fetchone()[0] == 0
@@ -270,9 +270,10 @@ def test_two_connections_migrating_at_once_apply_each_step_once(tmp_path: Path) 
     path = tmp_path / "old.db"
     connect(path).close()
     setup = sqlite3.connect(path, isolation_level=None)
-    setup.execute("DROP TABLE trust_accepted")  # back to the version before the last step
+    setup.execute("DROP TABLE trust_accepted")  # back to the version before the last steps
     setup.execute("DROP TABLE trust_rule")
-    setup.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    setup.execute("DROP INDEX review_event_released")
+    setup.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 2}")
     setup.execute("BEGIN IMMEDIATE")  # holds both migrations at their first write
     waiting = threading.Barrier(3)
     errors: list[BaseException] = []

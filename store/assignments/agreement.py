@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter, defaultdict
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from reviewer.overlap import (
@@ -42,13 +43,18 @@ class OverlapReport:
 
 
 def overlap_agreement(
-    conn: sqlite3.Connection, n_resamples: int = 1000, seed: int = 0
+    conn: sqlite3.Connection,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    hidden: AbstractSet[int] = frozenset(),
 ) -> OverlapReport:
+    """Where the overlap stands and how far its reviewers agree; ``hidden`` subjects (the
+    viewing reviewer's blind ones, :mod:`store.assignments.blind`) count as decided by
+    nobody: pending, in no estimate, never named as open."""
     overlap = overlap_reviewers(conn)
     if not overlap:
         return OverlapReport(0, 0, 0, 0, 0, (), (), ())
-    units = _units(conn, overlap)
-    facts = _facts(conn, list(overlap))
+    units, facts = _as_seen(_units(conn, overlap), _facts(conn, list(overlap)), hidden)
     ordered = sorted(units)
     settled = [_adjudicated(facts[sid]) for sid in ordered]
     complete = _complete(overlap, units)
@@ -64,6 +70,18 @@ def overlap_agreement(
         kinds=_kinds(units, facts, n_resamples, seed),
         reviewers=reviewers_on_overlap([units[sid] for sid in ordered], settled),
         open_targets=tuple(sorted(facts[sid][1] for sid in open_ids)),
+    )
+
+
+def _as_seen(
+    units: dict[int, dict[str, str]], facts: dict[int, Fact], hidden: AbstractSet[int]
+) -> tuple[dict[int, dict[str, str]], dict[int, Fact]]:
+    """The decisions and statuses with those on ``hidden`` subjects taken out."""
+    if not hidden:
+        return units, facts
+    return (
+        {sid: unit for sid, unit in units.items() if sid not in hidden},
+        {sid: (f[0], f[1], None, None) if sid in hidden else f for sid, f in facts.items()},
     )
 
 

@@ -2,7 +2,8 @@
 
 Every (target, reviewer) pair is one ``assign`` event by whoever hands the work out, all in one
 transaction. A target that already went to someone is left alone, so handing out the same plan
-twice changes nothing, and a second batch can hand out what the first did not cover.
+twice changes nothing, and a second batch can hand out what the first did not cover (or what
+was taken back from everyone it went to: :mod:`store.assignments.take_back`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from reviewer.assignment import Assignment, AssignmentError, deal
+from store.assignments.holding import held_targets
 from store.reviewlog.events import ReviewLog
 from store.sqlite.tx import transaction
 
@@ -63,13 +65,6 @@ def report_targets(conn: sqlite3.Connection, report_ids: Sequence[int]) -> list[
     return [Target(found[rid], rid) for rid in report_ids if rid in found]
 
 
-def assigned_targets(conn: sqlite3.Connection) -> set[str]:
-    return {
-        str(row[0])
-        for row in conn.execute("SELECT DISTINCT target FROM review_event WHERE action = 'assign'")
-    }
-
-
 def hand_out(
     conn: sqlite3.Connection,
     log: ReviewLog,
@@ -83,7 +78,7 @@ def hand_out(
     reviewer, in one transaction."""
     batch = str(uuidlib.uuid4())
     with transaction(conn):
-        taken = assigned_targets(conn)
+        taken = held_targets(conn)
         fresh = [t for t in targets if t.target not in taken]
         dealt = deal([t.target for t in fresh], reviewers, overlap, k, seed)
         result = HandedOut(batch, len(dealt), 0, len(targets) - len(fresh))

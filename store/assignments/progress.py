@@ -13,6 +13,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from reviewer.actions import DECISION_ACTIONS
+from store.assignments.blind import blind_per_report
+from store.assignments.holding import Held, held_events
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,17 +63,10 @@ class TeamProgress:
 
 
 def assignments(conn: sqlite3.Connection, reviewer: str | None = None) -> list[Assigned]:
-    """Every assigned (subject, reviewer) pair here (``reviewer``'s alone when given); an
-    assignment of a subject or report this database does not have waits, like a decision."""
-    mine = "AND json_extract(e.value, '$.to') = ?" if reviewer is not None else ""
-    params: tuple[str, ...] = (reviewer,) if reviewer is not None else ()
-    # The largest k any batch gave a target: it went to that many reviewers.
-    events = conn.execute(
-        f"""SELECT e.target, json_extract(e.value, '$.to'), max(json_extract(e.value, '$.k'))
-            FROM review_event e WHERE e.action = 'assign' {mine}
-            GROUP BY e.target, json_extract(e.value, '$.to')""",
-        params,
-    ).fetchall()
+    """Every assigned (subject, reviewer) pair here (``reviewer``'s alone when given), less
+    what was taken back (:mod:`store.assignments.holding`); an assignment of a subject or
+    report this database does not have waits, like a decision."""
+    events = held_events(conn, reviewer)
     if not events:
         return []
     subjects = {
@@ -80,28 +75,30 @@ def assignments(conn: sqlite3.Connection, reviewer: str | None = None) -> list[A
             f"SELECT s.id, s.report_id, s.target FROM subject s WHERE {_IN_FORCE}"
         )
     }
-    by_report = _report_subjects(conn) if any(str(t).startswith("r:") for t, _, _ in events) else {}
+    by_report = _report_subjects(conn) if any(e.target.startswith("r:") for e in events) else {}
     return _expanded(events, subjects, by_report)
 
 
 def _expanded(
-    events: list[tuple[str, str, int]],
+    events: list[Held],
     subjects: dict[str, tuple[int, int]],
     by_report: dict[str, list[tuple[str, int, int]]],
 ) -> list[Assigned]:
     """One pair per (subject, reviewer): a report's assignment is one of each of its
-    subjects; the largest k a subject got counts."""
+    subjects not taken back; the largest k a subject got counts."""
     found: dict[tuple[int, str], Assigned] = {}
-    for target, name, k in events:
-        target, name = str(target), str(name)
+    for event in events:
+        target, name, k = event.target, event.to, event.k
         if target in subjects:
             pairs = [(target, *subjects[target])]
         else:
             pairs = by_report.get(target, [])
         for subject, sid, rid in pairs:
+            if subject in event.released:
+                continue
             old = found.get((sid, name))
-            if old is None or old.k < int(k):
-                found[(sid, name)] = Assigned(sid, rid, subject, name, int(k))
+            if old is None or old.k < k:
+                found[(sid, name)] = Assigned(sid, rid, subject, name, k)
     return list(found.values())
 
 
@@ -210,13 +207,7 @@ def blind_subjects(
     conn: sqlite3.Connection, reviewer: str, report_id: int | None = None
 ) -> set[int]:
     """Overlap subjects ``reviewer`` has yet to decide: until they do, the other reviewers'
-    values stay hidden from them, so the two reviews stay independent."""
-    mine = [
-        a
-        for a in assignments(conn, reviewer)
-        if a.k >= 2 and (report_id is None or a.report_id == report_id)
-    ]
-    if not mine:
-        return set()
-    decided = decided_by(conn, reviewer)
-    return {a.subject_id for a in mine if (a.target, reviewer) not in decided}
+    values stay hidden from them, so the two reviews stay independent
+    (:mod:`store.assignments.blind` says what else that hides)."""
+    found = blind_per_report(conn, reviewer, None if report_id is None else [report_id])
+    return {sid for subjects in found.values() for sid in subjects}

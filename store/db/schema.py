@@ -560,6 +560,14 @@ _REVISE_ITEM: list[str] = [
 ]
 
 
+# Version 11: releases of assignments (``unassign`` events, reviewer.assignment.Release), which
+# version 7's check already admits; whoever reads who holds what finds them through this index.
+_RELEASES: list[str] = [
+    """CREATE INDEX review_event_released ON review_event(json_extract(value, '$.from'), target)
+       WHERE action = 'unassign'""",
+]
+
+
 MIGRATIONS: list[Migration] = [
     _first,  # 1: inputs, review log, derived tables, search indexes
     _subjects,  # 2: decisions belong to subjects; runs are candidates until activated
@@ -605,14 +613,15 @@ MIGRATIONS: list[Migration] = [
     _ASSIGNEES,  # 8: who each assignment is for, indexed
     _REVISE_ITEM,  # 9: a proposal may ask to revise a rubric item (the judge card)
     TRUST_TABLES,  # 10: trust rules and the verdicts they accept (store.trust.schema)
+    _RELEASES,  # 11: who each release of an assignment is from, indexed
 ]
 
-_DERIVED_UNCHANGED = {2, 3, 4, 7, 8, 9}
+_DERIVED_UNCHANGED = {2, 3, 4, 7, 8, 9, 10}
 """Migrations (by index) that leave every derived table valid: no rebuild after them (the
 suspicion migration, 3, computes its own derived table; the score columns, 4, are filled by
 the next full recompute, and a system without them is read from its score rows meanwhile; the
 assignees' index, 7, is an index; a proposal kind, 8, and the trust tables, 9, are new inputs
-that nothing derived reads yet)."""
+that nothing derived reads yet; the releases' index, 10, is an index)."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -68,6 +68,7 @@ _ACTIONS = (
     "redo",
     "claim",
     "assign",
+    "unassign",
 )
 _KNOWN_ACTIONS = ", ".join(f"'{action}'" for action in _ACTIONS)
 

@@ -316,6 +316,12 @@ class ReviewLog:
         decides nothing."""
         return self._write(target, "assign", value, "", None, None, report_id, None, None)
 
+    def unassign(self, target: str, value: str, report_id: int | None) -> Recorded:
+        """Take a subject or a report back from a reviewer (``value``: an encoded
+        :class:`reviewer.assignment.Release` naming the assignments it ends); signed and
+        merged like an assignment, and decides nothing."""
+        return self._write(target, "unassign", value, "", None, None, report_id, None, None)
+
     def _mine(self, target: str) -> tuple[str, str | None] | None:
         """This identity's live decision on a subject: (action, value), or None."""
         row = self.conn.execute(

@@ -7,7 +7,7 @@ opening the queue or a report does not load what only calibrating uses.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -73,9 +73,13 @@ def accepted_judgments(conn: sqlite3.Connection, report_id: int) -> set[int]:
     }
 
 
-def acceptance_notes(conn: sqlite3.Connection, report_id: int) -> dict[int, str]:
-    """The report's accepted verdicts (judgment id) with what accepted each, in words."""
-    ids = accepted_judgments(conn, report_id)
+def acceptance_notes(
+    conn: sqlite3.Connection, report_id: int, also: Iterable[int] = ()
+) -> dict[int, str]:
+    """The report's accepted verdicts (judgment id) with what accepted each, in words; with
+    ``also``, acceptances a decision the reader may not see yet took away (blind review on
+    the overlap, :mod:`store.assignments.blind`)."""
+    ids = accepted_judgments(conn, report_id) | set(also)
     rule = current_rule(conn) if ids else None
     if rule is None:
         return {}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,12 +128,15 @@ def agreement(
     *,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
+    hidden: AbstractSet[int] = frozenset(),
 ) -> AgreementReport:
-    """Everything the agreement screen shows, for one framework or all of them."""
-    judge_human = _judge_vs_human(conn, framework, n_resamples, seed)
+    """Everything the agreement screen shows, for one framework or all of them; the
+    decisions on ``hidden`` subjects left out (a reviewer's blind overlap subjects,
+    :mod:`store.assignments.blind`: shown to them as nobody decided them)."""
+    judge_human = _judge_vs_human(conn, framework, n_resamples, seed, hidden)
     return AgreementReport(
         judge_human=tuple(judge_human),
-        reviewers=tuple(_reviewer_vs_reviewer(conn, framework)),
+        reviewers=tuple(_reviewer_vs_reviewer(conn, framework, hidden)),
         ratings=tuple(_ratings(conn, framework, n_resamples, seed)),
         human_decisions=sum(g.n + g.judge_failed for g in judge_human),
         n_resamples=n_resamples,
@@ -170,9 +174,13 @@ _JUDGE_HUMAN_SQL = f"""
 
 
 def _judge_vs_human(
-    conn: sqlite3.Connection, framework: str | None, n_resamples: int, seed: int
+    conn: sqlite3.Connection,
+    framework: str | None,
+    n_resamples: int,
+    seed: int,
+    hidden: AbstractSet[int] = frozenset(),
 ) -> list[JudgeHumanGroup]:
-    groups, models = _judge_human_rows(conn, framework)
+    groups, models = _judge_human_rows(conn, framework, hidden)
     deciders = _unanimous_deciders(conn, groups)
     order = _order()
     return [
@@ -182,7 +190,7 @@ def _judge_vs_human(
 
 
 def _judge_human_rows(
-    conn: sqlite3.Connection, framework: str | None
+    conn: sqlite3.Connection, framework: str | None, hidden: AbstractSet[int] = frozenset()
 ) -> tuple[dict[tuple[str, str, str, str], list[tuple[Any, ...]]], dict[str, str]]:
     """Decided judgments grouped by (framework, dimension, kind, run), and each run's
     model."""
@@ -191,6 +199,8 @@ def _judge_human_rows(
     for row in conn.execute(_JUDGE_HUMAN_SQL):
         kind = get_kind(row[1])
         if kind is None or (framework is not None and kind.framework != framework):
+            continue
+        if row[16] in hidden:
             continue
         groups[(kind.framework, row[2], row[1], row[3])].append(row)
         models[row[3]] = row[4]
@@ -290,9 +300,9 @@ def _differs(level: Level, judge: str, human: str) -> bool:
 
 
 def _reviewer_vs_reviewer(
-    conn: sqlite3.Connection, framework: str | None
+    conn: sqlite3.Connection, framework: str | None, hidden: AbstractSet[int] = frozenset()
 ) -> Iterable[ReviewerGroup]:
-    by_kind = _shared_by_kind(conn)
+    by_kind = _shared_by_kind(conn, hidden)
     order = _order()
     for kind_name in sorted(by_kind, key=lambda k: (order.get(_fw_kind(k), 1 << 30), k)):
         kind = get_kind(kind_name)
@@ -306,12 +316,14 @@ def _reviewer_vs_reviewer(
         yield ReviewerGroup(kind.framework, kind_name, kind.scale.name, stats, differing)
 
 
-def _shared_by_kind(conn: sqlite3.Connection) -> dict[str, list[dict[str, str]]]:
+def _shared_by_kind(
+    conn: sqlite3.Connection, hidden: AbstractSet[int] = frozenset()
+) -> dict[str, list[dict[str, str]]]:
     """Per verdict kind, in subject order: each subject at least two reviewers decided, as
     reviewer -> their standing value."""
     shared: dict[int, dict[str, str]] = {}
     for subject_id, sides in standing_decisions(conn):
-        if len(sides) >= 2:
+        if len(sides) >= 2 and subject_id not in hidden:
             shared[subject_id] = {s.reviewer: str(s.value) for s in sides if s.value is not None}
     by_kind: dict[str, list[dict[str, str]]] = defaultdict(list)
     if not shared:

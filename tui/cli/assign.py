@@ -18,6 +18,7 @@ from tui.cli.output import emit, print_json
 
 if TYPE_CHECKING:
     from store.assignments.hand_out import HandedOut, Target
+    from store.assignments.take_back import Moved, Scope
 
 
 @click.command(
@@ -26,7 +27,12 @@ if TYPE_CHECKING:
 examples:
   gavel assign --plan p1 --to ana,ben,cy --overlap 0.2      20% of p1 to two of them
   gavel assign --system kestrel --to ana,ben --overlap 0.1 --k 2
-  gavel assign                                    who has what, and how far they got""",
+  gavel assign                                    who has what, and how far they got
+  gavel assign --reassign ana --to cy,dan         ana's undecided work to cy and dan
+  gavel assign --take-back ana --plan p1          release ana's undecided subjects of p1
+
+Decided work stays with whoever decided it. Anyone who may assign may reassign or take back;
+each is a signed event that travels through merges and the hub like an assignment.""",
 )
 @click.option("--plan", default=None, help="hand out this plan's subjects, in the plan's order")
 @click.option("--suite", default=None, help="hand out the reports of this suite")
@@ -44,6 +50,21 @@ examples:
     "--k", type=click.IntRange(2), default=2, show_default=True, help="reviewers per overlap target"
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="the deal's random seed")
+@click.option(
+    "--reassign",
+    "reassign",
+    default=None,
+    metavar="NAME",
+    help="move NAME's undecided assignments (in the plan or filter, if given) to --to, "
+    "each to whoever has the least open work",
+)
+@click.option(
+    "--take-back",
+    "take_back",
+    default=None,
+    metavar="NAME",
+    help="release NAME's undecided assignments (in the plan or filter, if given)",
+)
 @db_option
 @reviewer_option
 @format_option("table", "json")
@@ -56,14 +77,19 @@ def assign(
     overlap: float,
     k: int,
     seed: int,
+    reassign: str | None,
+    take_back: str | None,
     db: Path | None,
     reviewer: str | None,
     fmt: str,
 ) -> int:
     """Hand a plan's subjects (--plan) or reports (--suite/--system/--domain) to reviewers
     (--to); each reviewer's queue and plan mode serve their own assignments first. Targets
-    already assigned are left alone. Without --to: every reviewer's progress."""
+    already assigned are left alone. Without --to: every reviewer's progress. With
+    --reassign NAME --to or --take-back NAME: move or release NAME's undecided work."""
     conn = open_db(db)
+    if reassign is not None or take_back is not None:
+        return _move(conn, reassign, take_back, to, (plan, suite, system, domain), reviewer, fmt)
     if to is None:
         if plan or suite or system or domain:
             raise click.UsageError("name the reviewers to hand the work to with --to")
@@ -80,6 +106,92 @@ def assign(
         raise click.UsageError(str(exc)) from None
     _print_handed(done, "subjects" if plan else "reports", k, fmt)
     return 0
+
+
+def _move(
+    conn: sqlite3.Connection,
+    reassign: str | None,
+    take_back: str | None,
+    to: str | None,
+    where: tuple[str | None, str | None, str | None, str | None],
+    reviewer: str | None,
+    fmt: str,
+) -> int:
+    """``--reassign NAME --to …`` or ``--take-back NAME``, within the plan or filter given."""
+    from reviewer.assignment import AssignmentError
+    from store.assignments.take_back import take_back as release
+    from store.reviewlog.events import ReviewLog
+
+    giver = _giver(reassign, take_back, to)
+    try:
+        scope = _scope(conn, *where)
+        log = ReviewLog(conn, reviewer_name(reviewer))
+        moved = release(conn, log, giver, to.split(",") if to else (), scope)
+    except AssignmentError as exc:
+        raise click.UsageError(str(exc)) from None
+    _print_moved(moved, fmt)
+    return 0
+
+
+def _giver(reassign: str | None, take_back: str | None, to: str | None) -> str:
+    """Whose work moves, once the options ask for one thing that can be done."""
+    if reassign is not None and take_back is not None:
+        raise click.UsageError("--reassign moves work, --take-back releases it: one of them")
+    if reassign is not None:
+        if not to:
+            raise click.UsageError("--reassign NAME needs --to: who takes NAME's undecided work")
+        return reassign
+    if to is not None:
+        raise click.UsageError("--take-back releases work to nobody: use --reassign with --to")
+    assert take_back is not None
+    return take_back
+
+
+def _scope(
+    conn: sqlite3.Connection,
+    plan: str | None,
+    suite: str | None,
+    system: str | None,
+    domain: str | None,
+) -> Scope:
+    """The plan's subjects or the filter's reports; everything when neither is given."""
+    from store.assignments.take_back import Scope
+
+    if plan is not None and (suite or system or domain):
+        raise click.UsageError("--plan names the plan's subjects: no report filter with it")
+    if plan is not None:
+        from store.assignments.hand_out import plan_targets
+
+        return Scope(subjects=frozenset(t.target for t in plan_targets(conn, plan)))
+    if suite or system or domain:
+        return Scope(reports=frozenset(_reports(conn, suite, system, domain)))
+    return Scope()
+
+
+def _print_moved(moved: Moved, fmt: str) -> None:
+    if fmt == "json":
+        print_json(
+            {
+                "batch": moved.batch,
+                "from": moved.giver,
+                "moved": moved.moved,
+                "kept_decided": moved.decided,
+                "could_not_move": moved.stuck,
+                "per_reviewer": moved.per_reviewer,
+            }
+        )
+        return
+    verb = "moved" if moved.per_reviewer else "took back"
+    print(f"{verb} {moved.moved:,} of {moved.giver}'s undecided subjects, batch {moved.batch}")
+    for name, count in moved.per_reviewer.items():
+        print(f"  to {name}: {count:,}")
+    if moved.decided:
+        print(f"{moved.decided:,} subjects {moved.giver} decided stay theirs")
+    if moved.stuck:
+        print(
+            f"could not move {moved.stuck:,} subjects: every reviewer named already holds "
+            f"them; they stay with {moved.giver}"
+        )
 
 
 def _targets(

@@ -2,7 +2,9 @@
 
 Each browser session is its own workstation process (textual-serve), run as the reviewer who
 signed in, with that reviewer's signing key. Reviewers are admitted with
-``gavel serve add-reviewer NAME``, which prints a token once and keeps only its hash.
+``gavel serve add-reviewer NAME``, which prints a token once (or, with ``--password``, takes a
+password) and keeps only its hash; ``reset-reviewer`` replaces it and ``remove-reviewer``
+stops admitting them, both ending the reviewer's open sessions at once.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ ACCOUNTS_HELP = "folder of the reviewers' hashed tokens and signing keys (defaul
     epilog="""\b
 examples:
   gavel serve add-reviewer ana          prints ana's token (once)
+  gavel serve add-reviewer ana --password   asks for ana's password (twice)
+  gavel serve reset-reviewer ana        a new token; ana's old one and sessions end
   gavel serve                           http://127.0.0.1:8000, loopback only
   gavel serve --public-url https://gavel.example.org   behind a TLS reverse proxy
 see docs/serve.md for the reverse proxy and TLS.""",
@@ -143,32 +147,91 @@ def session(db: Path | None, reviewer: str) -> int:
     return open_workstation(db, reviewer)
 
 
+DAYS_HELP = "the token or password expires after this many days"
+PASSWORD_HELP = (
+    "a password instead of a token: asked twice without echo (two lines on standard input "
+    "when it is not a terminal); at least 12 characters, not the name"
+)
+
+
 @serve.command("add-reviewer")
 @click.argument("name", help="the reviewer's name, as their decisions will carry it")
 @click.option(
-    "--days",
-    type=click.FloatRange(0.0, 3650),
-    default=30.0,
-    show_default=True,
-    help="the token expires after this many days",
+    "--days", type=click.FloatRange(0.0, 3650), default=30.0, show_default=True, help=DAYS_HELP
 )
+@click.option("--password", "password", is_flag=True, help=PASSWORD_HELP)
 @db_option
 @click.option("--accounts", type=click.Path(path_type=Path), default=None, help=ACCOUNTS_HELP)
-def add_reviewer(name: str, days: float, db: Path | None, accounts: Path | None) -> int:
-    """Admit NAME (again: a new token replaces the old); prints the token once."""
-    from reviewer.assignment import AssignmentError
-
+def add_reviewer(
+    name: str, days: float, password: bool, db: Path | None, accounts: Path | None
+) -> int:
+    """Admit NAME (again: a new token replaces the old); prints the token once, or with
+    --password asks for a password."""
     _, folder = _accounts(db, accounts)
+    _admit(folder, name, days, password)
+    return 0
+
+
+@serve.command("reset-reviewer")
+@click.argument("name", help="the reviewer whose token or password to replace")
+@click.option(
+    "--days", type=click.FloatRange(0.0, 3650), default=30.0, show_default=True, help=DAYS_HELP
+)
+@click.option("--password", "password", is_flag=True, help=PASSWORD_HELP)
+@db_option
+@click.option("--accounts", type=click.Path(path_type=Path), default=None, help=ACCOUNTS_HELP)
+def reset_reviewer(
+    name: str, days: float, password: bool, db: Path | None, accounts: Path | None
+) -> int:
+    """Give NAME a new token (printed once) or, with --password, a new password: the old one
+    stops working at once, and NAME's signed-in sessions and open workstations end."""
+    _, folder = _accounts(db, accounts)
+    if name not in folder.load():
+        print(f"gavel serve: no reviewer {name!r} (gavel serve add-reviewer)", file=sys.stderr)
+        return 1
+    _admit(folder, name, days, password)
+    return 0
+
+
+def _admit(folder: Accounts, name: str, days: float, password: bool) -> None:
+    """A new token (printed once) or password for ``name``, replacing any they had."""
+    from reviewer.assignment import AssignmentError, check_reviewer_name
+    from tui.serve.accounts import PasswordRefused
+
     try:
-        token = folder.add(name, days)
-    except AssignmentError as exc:
+        name = check_reviewer_name(name)
+        if password:
+            folder.add_password(name, _read_password(), days)
+        else:
+            token = folder.add(name, days)
+    except (AssignmentError, PasswordRefused) as exc:
         raise click.UsageError(str(exc)) from None
+    if password:
+        print(f"the password for {name} is set (kept only hashed in {folder.folder})")
+        return
     print(token)
     print(
-        f"the token for {name.strip()} (shown once; kept only hashed in {folder.folder})",
+        f"the token for {name} (shown once; kept only hashed in {folder.folder})",
         file=sys.stderr,
     )
-    return 0
+
+
+def _read_password() -> str:
+    """The password, typed twice without echo at a terminal; two lines of standard input
+    otherwise (scripts, tests)."""
+    if sys.stdin.isatty():
+        import getpass
+
+        first = getpass.getpass("password: ")
+        second = getpass.getpass("again: ")
+    else:
+        first, second = sys.stdin.readline(), sys.stdin.readline()
+        if not second:
+            raise click.UsageError("--password reads the password twice: two lines on stdin")
+        first, second = first.rstrip("\r\n"), second.rstrip("\r\n")
+    if first != second:
+        raise click.UsageError("the two passwords differ: nothing changed")
+    return first
 
 
 @serve.command("remove-reviewer")
@@ -176,7 +239,8 @@ def add_reviewer(name: str, days: float, db: Path | None, accounts: Path | None)
 @db_option
 @click.option("--accounts", type=click.Path(path_type=Path), default=None, help=ACCOUNTS_HELP)
 def remove_reviewer(name: str, db: Path | None, accounts: Path | None) -> int:
-    """Stop admitting NAME (sessions already open run until they end)."""
+    """Stop admitting NAME: their token or password stops working, and their signed-in
+    sessions and open workstations end at once (what they decided stays)."""
     _, folder = _accounts(db, accounts)
     if not folder.remove(name):
         print(f"gavel serve: no reviewer {name!r}", file=sys.stderr)
@@ -188,8 +252,8 @@ def remove_reviewer(name: str, db: Path | None, accounts: Path | None) -> int:
 @db_option
 @click.option("--accounts", type=click.Path(path_type=Path), default=None, help=ACCOUNTS_HELP)
 def reviewers(db: Path | None, accounts: Path | None) -> int:
-    """The reviewers who may sign in, and when their tokens expire."""
+    """The reviewers who may sign in, when their tokens or passwords expire, and which."""
     _, folder = _accounts(db, accounts)
     for account in sorted(folder.load().values(), key=lambda a: a.name):
-        print(f"{account.name}\texpires {account.expires}")
+        print(f"{account.name}\texpires {account.expires}\t{account.kind}")
     return 0

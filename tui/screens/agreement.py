@@ -48,12 +48,16 @@ class AgreementScreen(GavelScreen):
     @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
     def compute(self) -> None:
         from store.assignments.agreement import overlap_agreement
+        from store.assignments.blind import hidden_subjects
         from store.views.agreement import agreement
         from tui.render.agreement import agreement_renderables
         from tui.render.overlap import overlap_renderables
 
-        report = agreement(self.gavel.backend.reader())
-        overlap = overlap_renderables(overlap_agreement(self.gavel.backend.reader()))
+        conn = self.gavel.backend.reader()
+        # Decisions on this reviewer's blind overlap subjects stay out (tui.blind).
+        hidden = hidden_subjects(conn, self.gavel.config.reviewer)
+        report = agreement(conn, hidden=hidden)
+        overlap = overlap_renderables(overlap_agreement(conn, hidden=hidden))
         if not (report.judge_human or report.reviewers or report.ratings or overlap):
             self.post_message(
                 self.Rendered(

@@ -19,11 +19,13 @@ from textual.worker import get_current_worker
 
 from reviewer.assignment import mine_first
 from reviewer.impact import Impact
+from store.assignments.blind import Hidden, hidden_work
 from store.assignments.progress import TeamProgress, Work, my_work, team_progress
 from store.sqlite.fts import search_reports
 from store.triage.impact import cached_impacts, missing_impacts
 from store.trust.standing import accepted_per_report
 from store.views.screens import Headline, Progress, QueueRow, headlines, progress, queue_rows
+from tui.blind import blinded_accepted, blinded_rows
 from tui.filters import MOVING_SORTS, QueueFilter, select
 from tui.keymap import bindings, display_key, effective_keys, normalise_keymap
 from tui.messages import ImpactsComputed, QueueLoaded, QueueRowsChanged, SearchDone
@@ -151,20 +153,32 @@ class QueueScreen(GavelScreen):
     def load(self) -> None:
         started = time.perf_counter()
         conn = self.gavel.backend.reader()
-        rows = queue_rows(conn)
+        rows, hidden = self._rows(conn)
         self.impacts = cached_impacts(conn)
         self._load_assignments(conn)
-        self.accepted = accepted_per_report(conn)
+        self.accepted = blinded_accepted(accepted_per_report(conn), hidden)
         self.post_message(QueueLoaded(rows, progress(rows), time.perf_counter() - started))
 
     @work(thread=True, group="queue-rows", exit_on_error=False)
     def reload_rows(self, report_ids: list[int]) -> None:
         conn = self.gavel.backend.reader()
-        rows = queue_rows(conn, report_ids)
+        rows, hidden = self._rows(conn, report_ids)
         self._load_assignments(conn)
         # Only these reports' decisions changed: only their acceptances can have.
-        self.accepted = self.accepted | accepted_per_report(conn, report_ids)
+        self.accepted = self.accepted | blinded_accepted(
+            accepted_per_report(conn, report_ids), hidden
+        )
         self.post_message(QueueRowsChanged(rows))
+
+    def _rows(
+        self, conn: sqlite3.Connection, report_ids: list[int] | None = None
+    ) -> tuple[list[QueueRow], dict[int, Hidden]]:
+        """The queue's rows as this reviewer may see them: what others decided on their blind
+        overlap subjects is left out (tui.blind)."""
+        rows = queue_rows(conn, report_ids)
+        hidden = hidden_work(conn, self.gavel.config.reviewer, report_ids)
+        blinded_rows(rows, hidden)
+        return rows, hidden
 
     def _load_assignments(self, conn: sqlite3.Connection) -> None:
         """(In the loading thread, before its message is posted.)"""
@@ -523,7 +537,8 @@ class QueueScreen(GavelScreen):
         self._elsewhere = set()
         if dirty:
             self._stale |= dirty
-            fresh = {r.report_id: r for r in queue_rows(self.gavel.backend.reader(), sorted(dirty))}
+            rows, _ = self._rows(self.gavel.backend.reader(), sorted(dirty))
+            fresh = {r.report_id: r for r in rows}
             self.rows = [fresh.get(r.report_id, r) for r in self.rows]
         return [r.report_id for r in select(self.rows, self.filter, self.impacts)]
 

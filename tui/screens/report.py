@@ -21,7 +21,6 @@ from textual.widgets import Header, Static
 from reviewer.actions import rationale_required
 from reviewer.citations import find_markers, locate
 from reviewer.registry import get_framework, get_kind, get_scale
-from store.assignments.progress import blind_subjects
 from store.backend.commands import (
     Adjudicate,
     Call,
@@ -52,7 +51,7 @@ from store.views.screens import (
     subject_label,
     system_rank,
 )
-from tui.blind import blinded
+from tui.blind import blinded, blinded_scores, report_blind
 from tui.detail import detail_text
 from tui.filters import step_target
 from tui.keymap import bindings, verdict_codes
@@ -123,6 +122,9 @@ class ReportScreen(GavelScreen):
         self.scores: list[ScoreLine] = []
         self.rank: Rank | None = None
         self.history: dict[int, History] = {}
+        self.blind: dict[int, frozenset[int]] = {}
+        """Per report loaded, this reviewer's overlap subjects there they have yet to decide
+        (tui.blind); set by the loading thread, hence per report."""
         self.runs: dict[tuple[str, str], list[OtherVerdict]] = {}
         self.accepted: dict[int, str] = {}
         """Verdicts a trust rule accepted, each with what accepted it (store.trust.rules)."""
@@ -191,10 +193,11 @@ class ReportScreen(GavelScreen):
         rank = system_rank(conn, view.system_id, *target) if target else None
         history = report_history(conn, report_id)
         # On the overlap, other reviewers' values stay hidden until this reviewer decides.
-        blind = blind_subjects(conn, self.gavel.config.reviewer, report_id)
-        view, history = blinded(view, history, blind)
+        self.blind[report_id], hidden = report_blind(conn, self.gavel.config.reviewer, report_id)
+        view, history = blinded(view, history, self.blind[report_id], hidden)
+        scores = blinded_scores(scores, hidden)
         self.runs = other_run_verdicts(conn, report_id)
-        self.accepted = acceptance_notes(conn, report_id)
+        self.accepted = acceptance_notes(conn, report_id, hidden.accepted if hidden else ())
         self.post_message(ReportLoaded(view, scores, rank, history, time.perf_counter() - started))
 
     @on(ReportLoaded)
@@ -622,11 +625,17 @@ class ReportScreen(GavelScreen):
         and why, when it moved a score against itself."""
         old = {(s.framework, s.metric): s.adjudicated for s in self.scores}
         before = next((j for j in view.judgments if j.id == recorded.judgment_id), None)
-        self.scores = result.scores
+        scores = result.scores
+        if self.blind.get(view.report_id):  # without others' decisions on those still blind
+            self.blind[view.report_id], hidden = report_blind(
+                self.gavel.backend.reader(), self.gavel.config.reviewer, view.report_id
+            )
+            scores = blinded_scores(scores, hidden)
+        self.scores = scores
         self.rank = result.rank or self.rank
-        self.last_delta = _delta_text(old, result.scores, recorded.action, recorded.reverted)
+        self.last_delta = _delta_text(old, scores, recorded.action, recorded.reverted)
         after = result.judgments.get(recorded.judgment_id or -1)
-        why = _why_line(view, before, after, old, result.scores)
+        why = _why_line(view, before, after, old, scores)
         if why:
             self.last_delta.append("\n" + why, "italic")
 

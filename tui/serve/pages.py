@@ -18,12 +18,16 @@ input {{ width: 22em; padding: .4em; margin-top: .3em; }}
 button {{ margin-top: 1.5em; padding: .5em 2em; background: #5e0ba7; color: #fff;
           border: none; cursor: pointer; }}
 .error {{ color: #f88; margin-top: 1em; }}
+.hint {{ color: #aab; font-size: .85em; margin: .4em 0 0; max-width: 24em; }}
 </style></head>
 <body><form method="post" action="{action}">
 <h2>Gavel</h2>
 <label for="name">Reviewer</label><input id="name" name="name" autocomplete="username" autofocus>
-<label for="token">Token</label>
-<input id="token" name="token" type="password" autocomplete="current-password">
+<label for="token">Token or password</label>
+<input id="token" name="token" type="password" autocomplete="current-password"
+ aria-describedby="token-hint">
+<p id="token-hint" class="hint">The token you were given, or your password if you were given
+one instead.</p>
 {error}<button id="sign-in" type="submit">Sign in</button>
 </form></body></html>
 """

@@ -2,11 +2,13 @@
 
 textual-serve runs one process of the app per browser connection and relays its screen over a
 websocket; it authenticates nobody. Here every request but the login form needs a session
-cookie, given only for a reviewer's name with their token (:mod:`tui.serve.accounts`); the
-page, its scripts, the websocket and downloads all refuse without one, and an unauthenticated
-visit to ``/`` gets the login page and nothing else. Each websocket starts the workstation as
-the signed-in reviewer, with that reviewer's signing key (``$GAVEL_IDENTITY``), never as
-whoever started the server.
+cookie, given only for a reviewer's name with their token or password
+(:mod:`tui.serve.accounts`); the page, its scripts, the websocket and downloads all refuse
+without one, and an unauthenticated visit to ``/`` gets the login page and nothing else. A
+session holds only while the credential it signed in with does: once the reviewer is reset or
+removed, their sessions are refused and their open workstations closed. Each websocket starts
+the workstation as the signed-in reviewer, with that reviewer's signing key
+(``$GAVEL_IDENTITY``), never as whoever started the server.
 
 A decision is committed before the workstation shows it, so a server killed mid-session loses
 nothing acknowledged; two sessions of one reviewer are two workstations on one database, which
@@ -40,12 +42,17 @@ STOP_WAIT = 10.0
 """Seconds a stopped server waits for its sessions to end."""
 REFUSAL_PAUSE = 0.5
 """Seconds a refused login waits before its answer: guessing tokens stays slow."""
+REVOKED_CHECK = 1.0
+"""Seconds between two looks, by an idle open workstation, at whether its reviewer's
+credential still stands (every key pressed looks as well)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Session:
     reviewer: str
     expires: float
+    credential: str
+    """The token or password it signed in with (:meth:`Accounts.credential`)."""
 
 
 class GavelServer:
@@ -124,10 +131,16 @@ class GavelServer:
         session = self.sessions.get(sid)
         if session is None:
             return None
-        if session.expires < time.time():
+        if session.expires < time.time() or not self._stands(session):
             self.sessions.pop(sid, None)
             return None
+        request["session"] = session
         return session
+
+    def _stands(self, session: Session) -> bool:
+        """Whether the token or password the session signed in with is still its
+        reviewer's (not reset, not removed)."""
+        return self.accounts.credential(session.reviewer) == session.credential
 
     # -- signing in ----------------------------------------------------------------------------
 
@@ -142,14 +155,16 @@ class GavelServer:
         form = await request.post()
         name, token = str(form.get("name", "")).strip(), str(form.get("token", ""))
         loop = asyncio.get_running_loop()
-        admitted = bool(name and token) and await loop.run_in_executor(
-            None, self.accounts.verify, name, token
+        credential = (
+            await loop.run_in_executor(None, self.accounts.admit, name, token)
+            if name and token
+            else None
         )
-        if not admitted:
+        if credential is None:
             await asyncio.sleep(REFUSAL_PAUSE)
             return _html(login_page(self._url("/login"), refused=True), status=403)
         sid = secrets.token_urlsafe(32)
-        self.sessions[sid] = Session(name, time.time() + self.session_seconds)
+        self.sessions[sid] = Session(name, time.time() + self.session_seconds, credential)
         response = web.HTTPSeeOther(self._url("/"))
         response.set_cookie(
             COOKIE,
@@ -225,15 +240,27 @@ class GavelServer:
         )
         self.services.add(service)
         by_itself = False
+        session: Session = request["session"]
+        watch = asyncio.ensure_future(self._close_when_revoked(socket, session))
         try:
             await service.start(width, height)
-            await _relay(socket, service)
+            await _relay(socket, service, lambda: self._stands(session))
             by_itself = ended_by_session  # before stop(), which asks the session to end
         finally:
+            watch.cancel()
             await service.stop()
             self.services.discard(service)
             _report_ended(request["reviewer"], log, by_itself)
         return socket
+
+    async def _close_when_revoked(self, socket: web.WebSocketResponse, session: Session) -> None:
+        """Close an open workstation, idle or not, once its reviewer's credential is reset
+        or removed: what it decided is committed; nothing more is."""
+        while not socket.closed:
+            await asyncio.sleep(REVOKED_CHECK)
+            if not self._stands(session):
+                await socket.close(message=b"signed out: the credential was reset or removed")
+                return
 
     def session_log(self, number: int) -> Path:
         """Where a session's standard error goes: textual-serve keeps it in memory and
@@ -336,12 +363,17 @@ def exit_with_parent(every: float = 1.0) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
-async def _relay(socket: web.WebSocketResponse, service: AppService) -> None:
+async def _relay(
+    socket: web.WebSocketResponse, service: AppService, stands: Callable[[], bool]
+) -> None:
     """The browser's keys, resizes and focus changes to the session (textual-serve's own
-    protocol: a JSON list, its kind first)."""
+    protocol: a JSON list, its kind first), while the session's credential ``stands``."""
     from aiohttp import web
 
     async for message in socket:
+        if not stands():
+            await socket.close(message=b"signed out: the credential was reset or removed")
+            return
         if message.type == web.WSMsgType.TEXT:
             envelope: Any = message.json()
             if isinstance(envelope, list) and envelope:
