@@ -94,3 +94,79 @@ async def test_a_reload_for_another_session_keeps_the_row_chosen_while_it_loaded
         await wait_for(pilot, lambda: app.report_shown_at is not None)  # the reload landed
         await pilot.pause()
         assert judgments.selected_id == chosen
+
+
+def _share_with_ben(db: Path, report: str) -> list[int]:
+    """``report`` handed whole to ana and ben, on the overlap: its claim verdicts."""
+    from store.assignments.hand_out import hand_out, report_targets
+
+    conn = connect(db)
+    (rid,) = conn.execute("SELECT id FROM report WHERE ext_id = ?", (report,)).fetchone()
+    hand_out(conn, ReviewLog(conn, "lead"), report_targets(conn, [rid]), ["ana", "ben"], 1.0)
+    claims = [
+        int(j)
+        for (j,) in conn.execute(
+            "SELECT id FROM judgment WHERE report_id = ? AND kind = 'claim' AND current = 1 "
+            "AND value = 'correct' ORDER BY id",
+            (rid,),
+        )
+    ]
+    conn.close()
+    return claims
+
+
+def _ben_overrules(db: Path, judgment: int) -> None:
+    other = connect(db)
+    recorded = ReviewLog(other, "ben").decide(judgment, "incorrect", "the page says otherwise")
+    update_scores(other, [recorded.report_id or 0])
+    other.close()
+
+
+async def test_a_co_reviewer_s_blind_decision_neither_reloads_nor_tells(sample_db: Path) -> None:
+    """On the blind overlap ben's decision is hidden from ana until she decides the subject:
+    her report is not reloaded for it (nothing would show) and no notice says that ben is at
+    work on it. Once she decided a subject, ben's decision on it shows: reload and notice."""
+    claims = _share_with_ben(sample_db, "t03-kestrel")
+    app = make_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await open_report(pilot, "t03-kestrel")
+        screen = app.screen
+        assert isinstance(screen, ReportScreen) and screen.view is not None
+        queue = app.queue_screen
+        app.report_shown_at = None
+        _ben_overrules(sample_db, claims[0])
+        await wait_for(pilot, lambda: bool(queue._elsewhere))  # the watcher saw it
+        await pilot.pause(0.3)
+        assert app.report_shown_at is None  # not reloaded
+        assert not any("another session" in str(n.message) for n in app._notifications)
+
+        ReviewLog(connect(sample_db), "ana").confirm(claims[1])  # ana decides her own
+        screen.refresh_from(frozenset({screen.view.report_id}), False)
+        await wait_for(pilot, lambda: app.report_shown_at is not None)
+        app.report_shown_at = None
+        _ben_overrules(sample_db, claims[1])  # no longer blind to ana: a conflict shows
+        await wait_for(
+            pilot,
+            lambda: any(
+                "ben" in str(n.message) and "another session" in str(n.message)
+                for n in app._notifications
+            ),
+        )
+        await wait_for(pilot, lambda: app.report_shown_at is not None)
+
+
+def test_the_watcher_names_the_subjects_another_session_changed(sample_db: Path) -> None:
+    from store.sqlite.changes import ChangeWatcher
+
+    mine = connect(sample_db)
+    watcher = ChangeWatcher(mine, lambda uuid: False)
+    other = connect(sample_db)
+    (judgment, report, subject) = other.execute(
+        "SELECT id, report_id, subject_id FROM judgment WHERE current = 1 ORDER BY id LIMIT 1"
+    ).fetchone()
+    ReviewLog(other, "ben").confirm(judgment)
+    ReviewLog(other, "ben").rate(report, "3")
+    change = watcher.poll()
+    assert change is not None and change.reports == {report}
+    assert change.touched == {(report, subject), (report, None)}

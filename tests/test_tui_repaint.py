@@ -192,3 +192,22 @@ async def test_the_same_detail_again_repaints_nothing_and_keeps_its_scroll() -> 
         view.set_content(Text(long + "\none more"))
         await pilot.pause()
         assert "one more" in view.plain
+
+
+async def test_the_same_document_again_keeps_where_the_reviewer_scrolled() -> None:
+    """Another session's decision reloads the report: its text is the same, and the reader
+    stays where they were (with the new marks); another document starts at its top."""
+    app = Host()
+    async with app.run_test(size=SIZE) as pilot:
+        text = app.query_one(ReportText)
+        text.set_document(DOCUMENT, [_claim(3, 1)])
+        await pilot.pause()
+        text.scroll_to(y=120, animate=False)
+        await pilot.pause()
+        text.set_document(DOCUMENT, [_claim(130, 2)])
+        await pilot.pause()
+        assert text.scroll_offset.y == 120
+        assert [s.key for s in text.spans] == [2]
+        text.set_document(DOCUMENT + "\nmore", [])
+        await pilot.pause()
+        assert text.scroll_offset.y == 0

@@ -275,10 +275,8 @@ class GavelApp(App[None]):
 
         change = message.change
         on_queue = self.screen is self.queue_screen
-        shown = on_queue or any(
-            isinstance(screen, ReportScreen) and screen.report_id in change.reports
-            for screen in self.screen_stack
-        )
+        showing = [s for s in self.screen_stack if isinstance(s, ReportScreen) and s.sees(change)]
+        shown = on_queue or bool(showing)
         self._tell_of(change, shown)
         if change.structural:
             self.queue_screen.load()
@@ -286,9 +284,8 @@ class GavelApp(App[None]):
             self.queue_screen.reload_rows(sorted(change.reports))
         elif change.reports:
             self.queue_screen.mark_stale(change.reports)
-        for screen in self.screen_stack:
-            if isinstance(screen, ReportScreen):
-                screen.refresh_from(change.reports, change.structural)
+        for screen in showing:
+            screen.refresh_from(change.reports, change.structural)
 
     def _tell_of(self, change: Change, shown: bool) -> None:
         """The notice for another session's change: decisions only where they are on

@@ -24,6 +24,10 @@ class Change:
     events: int
     structural: bool
     """Something beyond decisions moved: reload everything."""
+    touched: frozenset[tuple[int, int | None]] = frozenset()
+    """(report, subject) of each of those events; the subject is None for an event about
+    the report itself (a rating). A screen can tell from it whether a change is one it
+    shows: on the blind overlap, a co-reviewer's decision is not."""
 
 
 _SHAPE = """SELECT (SELECT count(*) FROM suite), (SELECT coalesce(max(id), 0) FROM judge_run),
@@ -59,7 +63,7 @@ class ChangeWatcher:
         self.version = version
         rows = self.conn.execute(
             """SELECT e.seq, e.uuid, e.reviewer, e.action,
-                      coalesce(s.report_id, e.report_id)
+                      coalesce(s.report_id, e.report_id), s.id
                FROM review_event e LEFT JOIN subject s ON s.target = e.target
                WHERE e.seq > ? ORDER BY e.seq""",
             (self.seq,),
@@ -79,4 +83,5 @@ class ChangeWatcher:
             tuple(sorted({str(r[2]) for r in foreign})),
             len(foreign),
             structural,
+            frozenset((int(r[4]), None if r[5] is None else int(r[5])) for r in foreign if r[4]),
         )

@@ -75,6 +75,7 @@ from tui.widgets.text_view import TextView
 
 if TYPE_CHECKING:
     from store.reviewlog.events import Recorded
+    from store.sqlite.changes import Change
 
 _VERDICT_CODES: dict[str, dict[str, str]] = {}
 
@@ -172,6 +173,19 @@ class ReportScreen(GavelScreen):
     def load_report(self, report_id: int) -> None:
         self.requested_at = time.perf_counter()
         self._load(report_id)
+
+    def sees(self, change: Change) -> bool:
+        """Whether another session's change shows on this screen. A co-reviewer's decision
+        on one of this reviewer's blind overlap subjects does not: it stays hidden until they
+        decide it, so a reload would show nothing new, and a notice would tell what blind
+        review hides (that the other reviewer is at work on the same report)."""
+        if change.structural:
+            return True
+        if self.view is None:
+            return False  # (the load under way reads the database as it is now)
+        report = self.report_id
+        blind = self.blind.get(report, frozenset())
+        return any(r == report and (s is None or s not in blind) for r, s in change.touched)
 
     def refresh_from(self, reports: frozenset[int], structural: bool) -> None:
         """Another process changed what this report shows: reload it, keeping the selection."""

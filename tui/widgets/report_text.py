@@ -187,7 +187,14 @@ class ReportText(ScrollView, can_focus=True):
     # -- content ---------------------------------------------------------------------------
 
     def set_document(self, text: str, spans: list[Span]) -> None:
-        self._text = visible(text)
+        """Show a document from its top; the same document again (its report reloaded after
+        another session's decision) keeps its wrapping and where the reviewer had scrolled,
+        and takes the new marks."""
+        shown = visible(text)
+        if shown == self._text and self._lines:
+            self.set_spans(spans)
+            return
+        self._text = shown
         self.set_spans(spans)
         self._wrapped_width = -1
         self._rewrap()
