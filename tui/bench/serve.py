@@ -119,7 +119,11 @@ OVERLAP = 0.2
 
 
 def _deal(db: Path, reviewers: list[str]) -> None:
-    """Every report to the bench's reviewers, a share of them to two (as a lead would)."""
+    """Every report to the bench's reviewers, a share of them to two (as a lead would).
+
+    The first reports (one each) are dealt alone, so that each session's first report is its
+    own: two reviewers on one overlap report change what the other sees as they go (once
+    both decided a subject), and a scripted enter would then meet a verdict just decided."""
     from store.assignments.hand_out import hand_out, report_targets
     from store.db.connection import connect
     from store.reviewlog.events import ReviewLog
@@ -127,8 +131,11 @@ def _deal(db: Path, reviewers: list[str]) -> None:
     conn = connect(db)
     try:
         ids = [int(rid) for (rid,) in conn.execute("SELECT id FROM report ORDER BY id")]
+        lead = ReviewLog(conn, "bench-lead")
+        first, rest = ids[: len(reviewers)], ids[len(reviewers) :]
+        hand_out(conn, lead, report_targets(conn, first), reviewers, 0.0)
         overlap = OVERLAP if len(reviewers) > 1 else 0.0
-        hand_out(conn, ReviewLog(conn, "bench-lead"), report_targets(conn, ids), reviewers, overlap)
+        hand_out(conn, lead, report_targets(conn, rest), reviewers, overlap, seed=1)
     finally:
         conn.close()
 
