@@ -120,6 +120,8 @@ def test_gavel_agreement_overlap(sample_db: Path, capsys: pytest.CaptureFixture[
     assert main(["agreement", "--db", db, "--overlap", "--resamples", "50"]) == 0
     out = capsys.readouterr().out
     assert "Overlap: 4 subjects" in out and "1 open" in out and "still open" in out
+    # Four shared items: the coefficients are shown, but no interval that would look firm.
+    assert "too few items for an interval: 4" in " ".join(out.split())
     assert main(["agreement", "--db", db, "--overlap", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["open"] == 1 and data["kinds"][0]["n_items"] == 4
@@ -143,3 +145,13 @@ async def test_the_agreement_screen_shows_the_overlap(sample_db: Path) -> None:
         view = app.screen.query_one(TextView)
         await wait_for(pilot, lambda: "Overlap: 4 subjects" in view.plain, limit=60)
         assert "Pairs on the overlap" in view.plain
+
+
+def test_an_interval_needs_enough_shared_items() -> None:
+    from reviewer.agreement import BootstrapCI
+    from tui.render.overlap import MIN_ITEMS, ci_text
+
+    ci = BootstrapCI(0.71, 0.55, 0.84, 0.95, 1000, 1000)
+    assert ci_text(ci, MIN_ITEMS) == "0.710 [0.550, 0.840]"
+    assert ci_text(ci, MIN_ITEMS - 1) == f"0.710 [too few items for an interval: {MIN_ITEMS - 1}]"
+    assert ci_text(ci) == "0.710 [0.550, 0.840]"

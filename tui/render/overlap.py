@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 OPEN_SHOWN = 10
 """Open disagreements listed by target (the count is always given)."""
+MIN_ITEMS = 20
+"""Shared items below which a coefficient gets no interval: a percentile bootstrap over a
+handful of items is narrower than the truth (the judge card's rule for labels)."""
 
 
 def overlap_renderables(report: OverlapReport) -> list[RenderableType]:
@@ -55,8 +58,8 @@ def _kinds(report: OverlapReport) -> RenderableType:
                 "level": k.level,
                 "reviewers": ", ".join(k.reviewers),
                 "items": k.n_items,
-                "alpha [95% CI]": ci_text(k.alpha),
-                "ac1 [95% CI]": ci_text(k.ac1) if k.ac1 is not None else "",
+                "alpha [95% CI]": ci_text(k.alpha, k.n_items),
+                "ac1 [95% CI]": ci_text(k.ac1, k.n_items) if k.ac1 is not None else "",
             }
             for k in report.kinds
         ],
@@ -75,7 +78,7 @@ def _pairs(report: OverlapReport) -> RenderableType:
                 "b": p.b,
                 "n": p.n,
                 "agreement": fmt_number(p.agreement) if p.agreement is not None else "",
-                "kappa [95% CI]": ci_text(p.kappa) if p.kappa is not None else "",
+                "kappa [95% CI]": ci_text(p.kappa, p.n) if p.kappa is not None else "",
             }
             for k in report.kinds
             for p in k.pairs
@@ -108,10 +111,13 @@ def _reviewers(report: OverlapReport) -> RenderableType:
     )
 
 
-def ci_text(ci: BootstrapCI) -> str:
-    """``0.71 [0.55, 0.84]``; an estimate without an interval says so."""
+def ci_text(ci: BootstrapCI, items: int | None = None) -> str:
+    """``0.710 [0.550, 0.840]``; an estimate without an interval says so, and one on fewer than
+    :data:`MIN_ITEMS` shared items says that it is too weak for one."""
     if ci.estimate is None:
         return "n/a"
+    if items is not None and items < MIN_ITEMS:
+        return f"{fmt_number(ci.estimate)} [too few items for an interval: {items}]"
     if ci.lower is None or ci.upper is None:
         return f"{fmt_number(ci.estimate)} [no interval]"
     return f"{fmt_number(ci.estimate)} [{fmt_number(ci.lower)}, {fmt_number(ci.upper)}]"
