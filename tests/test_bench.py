@@ -151,6 +151,11 @@ def test_cli_passes_scale_and_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert refused.exit_code == 2 and "--scale" in refused.output
     assert len(seen) == 2
     assert "--scale" in runner.invoke(gavel, ["bench", "--help"]).output
+    served = ["bench", "--serve", "10", "--serve-pause", "1.5"]
+    assert runner.invoke(gavel, served).exit_code == 0
+    assert seen[2].serve == 10 and seen[2].serve_pause == 1.5
+    assert seen[1].serve == 0 and seen[1].serve_pause == 0.3
+    assert runner.invoke(gavel, ["bench", "--serve-pause", "0"]).exit_code == 2
 
 
 def test_stage_peaks_keep_the_largest() -> None:

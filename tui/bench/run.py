@@ -209,6 +209,8 @@ class BenchOptions:
     """Multiplies the task count: 10 is the 10× run (25,500 reports)."""
     serve: int = 0
     """Browser sessions of ``gavel serve`` deciding at once (0: no serve stage)."""
+    serve_pause: float = 0.3
+    """Seconds between one served session's timed keys."""
     peers: PeerRunner | None = None
     """Run after Gavel's figures with (the console, the synthetic run's bundle, the work
     folder, the figures, the report count): ``gavel bench --peers`` passes
@@ -409,7 +411,7 @@ def _run_bench(options: BenchOptions, root: Path) -> int:
                     f["target"],
                     f["met"],
                 )
-                for f in serve_figures(db, options.serve, root)
+                for f in serve_figures(db, options.serve, root, pause=options.serve_pause)
             )
         stages.mark("serve")
     if not options.skip_ui:

@@ -63,6 +63,15 @@ import click
     "websockets: keypress → score on screen (p95), memory per session, nothing lost",
 )
 @click.option(
+    "--serve-pause",
+    type=click.FloatRange(min=0.05),
+    default=0.3,
+    show_default=True,
+    metavar="SECONDS",
+    help="seconds between one served session's timed keys (0.3: a fast reviewer; "
+    "1 or more: the pace of reading each verdict)",
+)
+@click.option(
     "--peers",
     is_flag=True,
     help="also load the same run into Label Studio and Potato, each installed into a "
@@ -79,6 +88,7 @@ def bench(
     hub: str | None,
     hub_events: int,
     serve: int,
+    serve_pause: float,
     peers: bool,
 ) -> int:
     from tui.bench.run import BenchOptions, run_bench
@@ -86,7 +96,16 @@ def bench(
     if not peers:
         return run_bench(
             BenchOptions(
-                tasks, systems, quick, workdir, skip_ui, hub, hub_events, scale=scale, serve=serve
+                tasks,
+                systems,
+                quick,
+                workdir,
+                skip_ui,
+                hub,
+                hub_events,
+                scale=scale,
+                serve=serve,
+                serve_pause=serve_pause,
             )
         )
     from tui.bench.peers import after_bench
@@ -102,6 +121,7 @@ def bench(
             hub_events,
             scale=scale,
             serve=serve,
+            serve_pause=serve_pause,
             peers=after_bench,
         )
     )
