@@ -445,7 +445,8 @@ def test_a_second_import_of_the_suite_points_to_as_run(conn: sqlite3.Connection)
 def test_stored_bands_last_while_the_runs_do(
     excerpt_db: sqlite3.Connection, tmp_path: Path
 ) -> None:
-    from store.runs.compare import bands_fingerprint, store_bands, stored_bands, system_bands
+    from store.runs.bands import bands_fingerprint, store_bands, stored_bands
+    from store.runs.compare import system_bands
 
     before = bands_fingerprint(excerpt_db)
     bands = system_bands(excerpt_db)

@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from store.db.connection import connect
 from store.imports.from_path import attach_path, import_path
-from store.runs.compare import bands_fingerprint, stored_bands
+from store.runs.bands import bands_fingerprint, stored_bands
 from tests.test_repeated_runs import EXCERPT, FMT, SUITE, SYSTEM, noisy_judgements
 from tests.tui_helpers import make_app, ready, screen_text, wait_for
 from tui.screens.noise import NoiseScreen
@@ -101,3 +101,32 @@ async def test_noise_screen_says_when_a_suite_has_one_run(sample_db: Path) -> No
         await wait_for(pilot, lambda: isinstance(app.screen, NoiseScreen))
         await pilot.pause(0.5)
         assert "fewer than two runs" in screen_text(app)
+
+
+async def test_without_repeated_runs_the_queue_computes_no_band(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every session's queue asks for the bands when it opens: where no suite has two runs
+    there is none to compute, and the computing module (with the judge pipeline it brings)
+    is not needed at all."""
+    import store.runs.compare
+    from tui.screens.queue import QueueScreen
+
+    calls: list[object] = []
+    monkeypatch.setattr(store.runs.compare, "system_bands", lambda conn: calls.append(conn) or {})
+    shown: list[object] = []
+    original = QueueScreen.show_bands
+
+    def show_bands(screen: QueueScreen, bands: dict[str, dict[str, object]]) -> None:
+        shown.append(bands)
+        original(screen, bands)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(QueueScreen, "show_bands", show_bands)
+    single = tmp_path / "single.db"
+    import_path(connect(single), EXCERPT / f"{SYSTEM}.jsonl", FMT, SUITE)  # one run
+    app = make_app(single)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: bool(shown))
+    assert shown == [{}] and calls == [] and not app.failures
+    assert stored_bands(connect(single), bands_fingerprint(connect(single))) is None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from store.db.connection import connect
 from store.reviewlog.events import ReviewLog
 from store.scores.cache import update_scores
@@ -170,3 +172,35 @@ def test_the_watcher_names_the_subjects_another_session_changed(sample_db: Path)
     change = watcher.poll()
     assert change is not None and change.reports == {report}
     assert change.touched == {(report, subject), (report, None)}
+
+
+async def test_a_served_session_imports_nothing_ahead_of_need(sample_db: Path) -> None:
+    """Each browser session is its own process: the judge runs screen's imports (the judge's
+    HTTP client) would cost every reviewer's session their memory for a screen a browser
+    reviewer seldom opens. The terminal workstation still prepares them."""
+    from tests.tui_helpers import make_app as terminal_app
+    from tui.app import GavelApp
+    from tui.config import Config
+
+    served = GavelApp(sample_db, Config(reviewer="ana"), prewarm=False)
+    async with served.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.pause(1.0)  # past the moment the terminal workstation warms up
+        assert not served.warmed
+    app = terminal_app(sample_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await wait_for(pilot, lambda: app.warmed)
+
+
+def test_gavel_serve_starts_sessions_that_do_not_prewarm(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tui.cli.workstation as workstation
+    from tui.cli import main
+
+    seen: list[tuple[object, ...]] = []
+    monkeypatch.setattr(workstation, "open_workstation", lambda *a, **k: seen.append((*a, k)) or 0)
+    monkeypatch.setattr("tui.serve.server.exit_with_parent", lambda: None)
+    assert main(["serve", "session", "--db", str(sample_db), "--reviewer", "ana"]) == 0
+    assert seen and seen[0][-1] == {"served": True}

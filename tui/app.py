@@ -118,9 +118,14 @@ class GavelApp(App[None]):
         *,
         busy_wait: float = 2.0,
         hub: Callable[[], Hub] | None = None,
+        prewarm: bool = True,
     ) -> None:
         super().__init__()
         self.config = config
+        self.prewarm = prewarm
+        """Import the judge runs screen's modules once the queue is up (:meth:`warm_up`); a
+        served session does not: its memory counts once per reviewer, and a browser
+        reviewer seldom opens that screen."""
         self.backend = Backend(db_path, config.reviewer, busy_wait=busy_wait)
         self.queue_screen = QueueScreen()
         self.started_at = time.perf_counter()
@@ -360,6 +365,8 @@ class GavelApp(App[None]):
         """Import, in a thread once the queue is up, what the judge runs screen (R) needs:
         its store module brings the judge's HTTP client with it, which made R slow to open
         the first time."""
+        if not self.prewarm:
+            return
         self.run_worker(self._warm, thread=True, group="warm", name="warm-up", exit_on_error=False)
 
     def _warm(self) -> None:

@@ -238,10 +238,11 @@ async def _drive_all(
     server_pid: int,
     memory: list[float],
 ) -> None:
-    ready = asyncio.Barrier(len(tokens) + 1)
-    finished = asyncio.Barrier(len(tokens) + 1)
+    ready, go, finished = (asyncio.Barrier(len(tokens) + 1) for _ in range(3))
     tasks = [
-        asyncio.create_task(_session(base, name, token, position, plan, (ready, finished), drive))
+        asyncio.create_task(
+            _session(base, name, token, position, plan, (ready, go, finished), drive)
+        )
         for position, (name, token) in enumerate(tokens.items())
     ]
     try:
@@ -249,6 +250,8 @@ async def _drive_all(
     except TimeoutError:
         drive.failures.append("sessions not ready within 600 s")
     memory.extend(_session_rss(server_pid))
+    await _settle(server_pid)
+    await go.wait()
     sessions_before, server_before = _cpu_of_children(server_pid), _cpu_of(server_pid)
     client_before = time.process_time()
     await finished.wait()  # every session still open: its process still counts
@@ -260,16 +263,35 @@ async def _drive_all(
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+QUIET = 0.1
+"""CPU seconds per second, all sessions together, below which they have settled."""
+
+
+async def _settle(server_pid: int, limit: float = 60.0) -> None:
+    """Wait until the sessions are idle: each opened its report just now, and work it starts
+    in the background (the queue's noise bands, an import the judge runs screen needs) would
+    otherwise land on the first keypresses of all ten at once, which no team starting at
+    different times sees."""
+    deadline = time.monotonic() + limit
+    before = _cpu_of_children(server_pid)
+    while time.monotonic() < deadline:
+        await asyncio.sleep(1.0)
+        now = _cpu_of_children(server_pid)
+        if now - before < QUIET:
+            return
+        before = now
+
+
 async def _session(
     base: str,
     name: str,
     token: str,
     position: int,
     plan: Script,
-    barriers: tuple[asyncio.Barrier, asyncio.Barrier],
+    barriers: tuple[asyncio.Barrier, asyncio.Barrier, asyncio.Barrier],
     drive: Drive,
 ) -> None:
-    ready, finished = barriers
+    ready, go, finished = barriers
     session = ScriptedSession(base, width=160, height=48)
     rng = random.Random(position)
     try:
@@ -282,10 +304,12 @@ async def _session(
     except Exception as exc:  # a session that never got going is a figure, not a crash
         drive.failures.append(f"{name}: {exc}")
         await ready.wait()
+        await go.wait()
         await finished.wait()
         await session.close()
         return
     await ready.wait()
+    await go.wait()
     try:
         for n in range(plan.keypresses):
             wait = plan.pause * rng.uniform(0.67, 1.33)

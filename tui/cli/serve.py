@@ -144,7 +144,7 @@ def session(db: Path | None, reviewer: str) -> int:
     from tui.serve.server import exit_with_parent
 
     exit_with_parent()
-    return open_workstation(db, reviewer)
+    return open_workstation(db, reviewer, served=True)
 
 
 DAYS_HELP = "the token or password expires after this many days"

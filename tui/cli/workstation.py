@@ -13,8 +13,9 @@ from tui.cli.output import emit
 from tui.cli.terminal import unguard_terminal
 
 
-def open_workstation(db: Path | None, reviewer: str | None) -> int:
-    """Open the workstation; on first run build the database from the sample data."""
+def open_workstation(db: Path | None, reviewer: str | None, *, served: bool = False) -> int:
+    """Open the workstation; on first run build the database from the sample data. A
+    ``served`` one (a browser session of ``gavel serve``) imports nothing ahead of need."""
     from store.db.connection import default_path
     from store.imports.from_path import build_demo
     from store.scores.cache import ensure_scores
@@ -31,7 +32,7 @@ def open_workstation(db: Path | None, reviewer: str | None) -> int:
     conn.close()
     config = load_config(reviewer=reviewer)
     unguard_terminal()  # the workstation draws with control sequences of its own
-    return run_app(path, config)
+    return run_app(path, config, prewarm=not served)
 
 
 @click.command(

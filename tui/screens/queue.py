@@ -37,7 +37,7 @@ from tui.widgets.hub_status import HubStatus
 from tui.widgets.queue_table import QueueTable, band_text
 
 if TYPE_CHECKING:
-    from store.runs.compare import NoiseBand
+    from store.runs.bands import NoiseBand
 
 SUSPECT = "◆"
 """The mark of verdicts that suspicion flags point to (queue column, judgment list)."""
@@ -227,12 +227,17 @@ class QueueScreen(GavelScreen):
         """Each system's score band over repeated runs, after the rows: the stored ones while
         the runs are as they were, else computed (scoring every run of a suite that has two
         or more) and stored."""
-        from store.runs.compare import bands_fingerprint, store_bands, stored_bands, system_bands
+        from store.runs.bands import bands_fingerprint, repeated_suites, store_bands, stored_bands
 
         conn = self.gavel.backend.reader()
+        if not repeated_suites(conn):  # (no band anywhere: nothing to compute or import)
+            self.app.call_from_thread(self.show_bands, {})
+            return
         fingerprint = bands_fingerprint(conn)
         bands = stored_bands(conn, fingerprint)
         if bands is None:
+            from store.runs.compare import system_bands
+
             bands = system_bands(conn)
             found = bands
             if found:  # (nothing to keep: no write, and nothing for other sessions to notice)

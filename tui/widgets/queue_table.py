@@ -23,7 +23,7 @@ from reviewer.textsafety import printable
 from tui.widgets.row_table import RowTable
 
 if TYPE_CHECKING:
-    from store.runs.compare import NoiseBand
+    from store.runs.bands import NoiseBand
 
 
 class _Lines(Sequence[tuple[RowKey, int]]):
