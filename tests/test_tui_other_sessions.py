@@ -204,3 +204,53 @@ def test_gavel_serve_starts_sessions_that_do_not_prewarm(
     monkeypatch.setattr("tui.serve.server.exit_with_parent", lambda: None)
     assert main(["serve", "session", "--db", str(sample_db), "--reviewer", "ana"]) == 0
     assert seen and seen[0][-1] == {"served": True}
+
+
+async def test_a_real_session_settles_its_heap_once_its_first_screen_is_up(
+    sample_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full garbage collection walks every tracked object: the session's startup heap (the
+    modules, the queue) is frozen once the queue is up, so later collections walk only what
+    came after. Tests' apps do not freeze (it would pin the test process's garbage)."""
+    import gc
+
+    import tui.app
+    import tui.launch
+    from tui.app import GavelApp
+    from tui.config import Config
+
+    made: list[dict[str, object]] = []
+
+    class Recorder:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            made.append(kwargs)
+
+        def run(self) -> None:
+            return None
+
+    monkeypatch.setattr(tui.app, "GavelApp", Recorder)
+    assert tui.launch.run_app(sample_db, Config(reviewer="ana")) == 0
+    assert made and made[0]["settle_heap"] is True
+    monkeypatch.undo()
+
+    monkeypatch.setattr(tui.app, "SETTLE_DELAY", 0.05)
+    freezes: list[int] = []
+    freeze = gc.freeze
+    monkeypatch.setattr(gc, "freeze", lambda: (freezes.append(1), freeze())[-1])
+    app = GavelApp(sample_db, Config(reviewer="ana"), settle_heap=True, prewarm=False)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await wait_for(pilot, lambda: gc.get_freeze_count() > 0)
+            app.queue_screen.load()  # the queue loaded again later: frozen once only
+            await ready(pilot)
+            await pilot.pause(0.3)
+            assert freezes == [1]
+    finally:
+        gc.unfreeze()
+    monkeypatch.undo()
+    plain = make_app(sample_db)
+    async with plain.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await pilot.pause(1.5)
+        assert gc.get_freeze_count() == 0

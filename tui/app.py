@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,6 +36,9 @@ WATCH_EVERY = 0.5
 """Seconds between looks at the database for other processes' commits."""
 WAIT_REMINDER = 10.0
 """Seconds between reminders that a decision still waits for another process's lock."""
+SETTLE_DELAY = 1.0
+"""Seconds after the queue is up before the heap is settled (:meth:`GavelApp._settle`):
+after the first screen has been painted, not in its way."""
 
 
 class GavelCommands(Provider):
@@ -119,9 +123,15 @@ class GavelApp(App[None]):
         busy_wait: float = 2.0,
         hub: Callable[[], Hub] | None = None,
         prewarm: bool = True,
+        settle_heap: bool = False,
     ) -> None:
         super().__init__()
         self.config = config
+        self.settle_heap = settle_heap
+        """Once the first screen is up, take what is loaded out of the garbage collector's
+        walks (:meth:`_settle`); a real session does (:func:`tui.launch.run_app`), an app
+        in a test process does not (it would pin every later test's garbage)."""
+        self._settled = False
         self.prewarm = prewarm
         """Import the judge runs screen's modules once the queue is up (:meth:`warm_up`); a
         served session does not: its memory counts once per reviewer, and a browser
@@ -365,9 +375,21 @@ class GavelApp(App[None]):
         """Import, in a thread once the queue is up, what the judge runs screen (R) needs:
         its store module brings the judge's HTTP client with it, which made R slow to open
         the first time."""
+        if self.settle_heap and not self._settled:
+            self._settled = True
+            self.set_timer(SETTLE_DELAY, self._settle)
         if not self.prewarm:
             return
         self.run_worker(self._warm, thread=True, group="warm", name="warm-up", exit_on_error=False)
+
+    def _settle(self) -> None:
+        """What the session loaded to show its first screen (the modules, the queue's rows
+        and cells) lives as long as the session; a full collection walks every object the
+        collector tracks, and with a DailyReport-size queue that walk was a pause landing
+        on the reviewer's keypresses. Collect once, then freeze what is left (gc.freeze):
+        later collections walk only what the session makes afterwards."""
+        gc.collect()
+        gc.freeze()
 
     def _warm(self) -> None:
         import store.runs.activation

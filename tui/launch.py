@@ -14,6 +14,6 @@ def run_app(db_path: Path, config: Config, *, prewarm: bool = True) -> int:
 
     for problem in problems(config.keys):
         print(f"gavel: key bindings: {problem}", file=sys.stderr)
-    app = GavelApp(db_path, config, prewarm=prewarm)
+    app = GavelApp(db_path, config, prewarm=prewarm, settle_heap=True)
     app.run()
     return 0
