@@ -328,15 +328,17 @@ def test_review_opens_the_workstation_and_builds_the_sample_first(
 ) -> None:
     import tui.launch
 
-    opened: list[tuple[Path, str]] = []
+    opened: list[tuple[Path, str, bool]] = []
     monkeypatch.setattr(
-        tui.launch, "run_app", lambda path, config: opened.append((path, config.reviewer)) or 0
+        tui.launch,
+        "run_app",
+        lambda path, config, prewarm: opened.append((path, config.reviewer, prewarm)) or 0,
     )
     db = tmp_path / "first.db"
     first = run("--db", db, "--reviewer", "ana")
     assert first.exit_code == 0 and "first run: building" in first.stdout
     assert run("review", "--db", db, "--reviewer", "ben").stdout == ""
-    assert opened == [(db, "ana"), (db, "ben")]
+    assert opened == [(db, "ana", True), (db, "ben", True)]  # a terminal prepares R
 
 
 def test_usage_errors_exit_2(sample_db: Path) -> None:
