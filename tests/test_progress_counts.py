@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from store.assignments.hand_out import Target, hand_out, report_targets
 from store.assignments.progress import (
+    ReviewerProgress,
     TeamProgress,
     Work,
     assignments,
@@ -25,6 +26,7 @@ from store.assignments.progress import (
     my_subjects,
     my_work,
     overlap_reviewers,
+    reviewer_progress,
     team_progress,
 )
 from store.assignments.take_back import Scope, take_back
@@ -87,6 +89,17 @@ def _ref_team(conn: sqlite3.Connection) -> TeamProgress:
         sum(statuses.get(sid) == "conflict" for sid in complete),
         sum(statuses.get(sid) == "adjudicated" for sid in overlap),
     )
+
+
+def _ref_reviewers(conn: sqlite3.Connection) -> dict[str, ReviewerProgress]:
+    decided = decided_by(conn)
+    per: dict[str, list[int]] = {}
+    for item in assignments(conn):
+        counts = per.setdefault(item.reviewer, [0, 0, 0])
+        counts[0] += 1
+        counts[1] += (item.target, item.reviewer) in decided
+        counts[2] += item.k > 1
+    return {name: ReviewerProgress(*c) for name, c in sorted(per.items())}
 
 
 # -- random histories -------------------------------------------------------------------------
@@ -165,6 +178,7 @@ def test_counted_progress_equals_progress_from_pairs(tiny_db: Path, sequence: li
             _apply(conn, op)
         assert team_progress(conn) == _ref_team(conn)
         assert overlap_reviewers(conn) == _ref_overlap(conn)
+        assert reviewer_progress(conn) == _ref_reviewers(conn)
         for name in (*NAMES, "nobody"):
             assert my_work(conn, name) == _ref_my_work(conn, name)
             mine = {a.subject_id for a in assignments(conn, name)}

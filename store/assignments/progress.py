@@ -183,7 +183,10 @@ class _Holdings:
 
 
 def _holdings(conn: sqlite3.Connection, reviewer: str | None = None) -> _Holdings:
-    events = held_events(conn, reviewer)
+    return _holdings_of(conn, held_events(conn, reviewer))
+
+
+def _holdings_of(conn: sqlite3.Connection, events: list[Held]) -> _Holdings:
     reports = _report_ids(conn) if any(e.target.startswith("r:") for e in events) else {}
     named = {e.target for e in events} | {t for e in events for t in e.released}
     subjects = _subjects_in_force(conn, named)
@@ -296,6 +299,33 @@ def my_work(conn: sqlite3.Connection, reviewer: str) -> dict[int, Work]:
         done[rid] += reviewer in held.holders(sid, rid)
     found = {rid: Work(held.pairs(rid).get(reviewer, 0), done[rid]) for rid in held.holds}
     return {rid: work for rid, work in found.items() if work.assigned}
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewerProgress:
+    assigned: int
+    decided: int
+    overlap: int
+    """Of the assigned subjects, those handed out to more than one reviewer (k above one)."""
+
+
+def reviewer_progress(conn: sqlite3.Connection) -> dict[str, ReviewerProgress]:
+    """Each reviewer's assigned subjects, how many they decided, and how many of them were
+    handed out on the overlap, as ``gavel assign`` shows them."""
+    events = held_events(conn)
+    held = _holdings_of(conn, events)
+    shared = _holdings_of(conn, [e for e in events if e.k > 1])
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for rid in held.holds:
+        for name, n in held.pairs(rid).items():
+            counts[name][0] += n
+    for rid in shared.holds:
+        for name, n in shared.pairs(rid).items():
+            counts[name][2] += n
+    for (sid, rid), names in _decided_subjects(conn).items():
+        for name in held.holders(sid, rid):
+            counts[name][1] += name in names
+    return {name: ReviewerProgress(*c) for name, c in sorted(counts.items()) if c[0]}
 
 
 def my_subjects(conn: sqlite3.Connection, reviewer: str) -> set[int]:
