@@ -8,9 +8,10 @@ each reviewer's own decision is what is asked for.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reviewer.actions import DECISION_ACTIONS
 from store.assignments.blind import blind_per_report
@@ -134,73 +135,270 @@ def decided_by(conn: sqlite3.Connection, reviewer: str | None = None) -> set[tup
     }
 
 
+@dataclass(slots=True)
+class _Hold:
+    """One reviewer's hold on one report: all its subjects in force but ``excluded`` when
+    ``whole`` (some assignment named the report), plus the subjects named one by one."""
+
+    whole: bool = False
+    excluded: set[int] | None = None
+    explicit: set[int] = field(default_factory=set)
+
+    def has(self, sid: int) -> bool:
+        return (self.whole and sid not in (self.excluded or ())) or sid in self.explicit
+
+    def count(self, in_force: int) -> int:
+        if self.whole:
+            return in_force - len(self.excluded or ())
+        return len(self.explicit)
+
+
+@dataclass(slots=True)
+class _Holdings:
+    """Who holds what, per report, without a row per subject: held events are few, and a
+    report's assignment is its count of subjects in force less the few taken back."""
+
+    holds: dict[int, dict[str, _Hold]]
+    in_force: dict[int, int]
+
+    def holders(self, sid: int, rid: int) -> list[str]:
+        return [name for name, hold in self.holds.get(rid, {}).items() if hold.has(sid)]
+
+    def pairs(self, rid: int) -> dict[str, int]:
+        return {name: hold.count(self.in_force[rid]) for name, hold in self.holds[rid].items()}
+
+    def special(self, rid: int) -> set[int]:
+        """A report's subjects some holder holds differently from the whole report."""
+        found: set[int] = set()
+        for hold in self.holds[rid].values():
+            found |= hold.excluded or set()
+            found |= hold.explicit
+        return found
+
+    def overlap_count(self, rid: int) -> int:
+        special = self.special(rid)
+        whole = sum(hold.whole for hold in self.holds[rid].values())
+        rest = self.in_force[rid] - len(special) if whole > 1 else 0
+        return rest + sum(len(self.holders(sid, rid)) > 1 for sid in special)
+
+
+def _holdings(conn: sqlite3.Connection, reviewer: str | None = None) -> _Holdings:
+    return _holdings_of(conn, held_events(conn, reviewer))
+
+
+def _holdings_of(conn: sqlite3.Connection, events: list[Held]) -> _Holdings:
+    reports = _report_ids(conn) if any(e.target.startswith("r:") for e in events) else {}
+    named = {e.target for e in events} | {t for e in events for t in e.released}
+    subjects = _subjects_in_force(conn, named)
+    holds: dict[int, dict[str, _Hold]] = defaultdict(dict)
+    for event in events:
+        if event.target in subjects:
+            sid, rid = subjects[event.target]
+            holds[rid].setdefault(event.to, _Hold()).explicit.add(sid)
+            continue
+        rid_or_none = reports.get(event.target)
+        if rid_or_none is None:
+            continue
+        hold = holds[rid_or_none].setdefault(event.to, _Hold())
+        hold.whole = True
+        gone = {
+            subjects[t][0] for t in event.released if subjects.get(t, (0, -1))[1] == rid_or_none
+        }
+        hold.excluded = gone if hold.excluded is None else hold.excluded & gone
+    for by_name in holds.values():
+        for hold in by_name.values():
+            if hold.excluded:
+                hold.excluded -= hold.explicit
+    return _Holdings(dict(holds), _in_force_counts(conn, list(holds)))
+
+
+def _report_ids(conn: sqlite3.Connection) -> dict[str, int]:
+    return {
+        str(target): int(rid)
+        for target, rid in conn.execute(
+            """SELECT 'r:' || su.ext_id || '/' || r.ext_id, r.id FROM report r
+               JOIN system y ON y.id = r.system_id JOIN suite su ON su.id = y.suite_id"""
+        )
+    }
+
+
+def _subjects_in_force(conn: sqlite3.Connection, targets: set[str]) -> dict[str, tuple[int, int]]:
+    """Subject target → (subject id, report id), of those named that have a verdict in force."""
+    if not targets:
+        return {}
+    return {
+        str(target): (int(sid), int(rid))
+        for target, sid, rid in conn.execute(
+            f"""SELECT s.target, s.id, s.report_id FROM subject s
+                WHERE s.target IN (SELECT value FROM json_each(?)) AND {_IN_FORCE}""",
+            (json.dumps(sorted(targets)),),
+        )
+    }
+
+
+def _in_force_counts(conn: sqlite3.Connection, report_ids: list[int]) -> dict[int, int]:
+    counts = dict.fromkeys(report_ids, 0)
+    if report_ids:
+        for rid, n in conn.execute(
+            f"""SELECT s.report_id, count(*) FROM subject s
+                WHERE s.report_id IN (SELECT value FROM json_each(?)) AND {_IN_FORCE}
+                GROUP BY s.report_id""",
+            (json.dumps(report_ids),),
+        ):
+            counts[int(rid)] = int(n)
+    return counts
+
+
+def _subject_ids(conn: sqlite3.Connection, report_ids: list[int]) -> dict[int, list[int]]:
+    """The subjects in force of the reports named, for the callers that need them one by one."""
+    found: dict[int, list[int]] = defaultdict(list)
+    if report_ids:
+        for sid, rid in conn.execute(
+            f"""SELECT s.id, s.report_id FROM subject s
+                WHERE s.report_id IN (SELECT value FROM json_each(?)) AND {_IN_FORCE}""",
+            (json.dumps(report_ids),),
+        ):
+            found[int(rid)].append(int(sid))
+    return found
+
+
+def _report_of(conn: sqlite3.Connection, subject_ids: list[int]) -> dict[int, int]:
+    """Subject id → its report id, of the subjects named that are in force."""
+    if not subject_ids:
+        return {}
+    return {
+        int(sid): int(rid)
+        for sid, rid in conn.execute(
+            f"""SELECT s.id, s.report_id FROM subject s
+                WHERE s.id IN (SELECT value FROM json_each(?)) AND {_IN_FORCE}""",
+            (json.dumps(subject_ids),),
+        )
+    }
+
+
+def _decided_subjects(
+    conn: sqlite3.Connection, reviewer: str | None = None
+) -> dict[tuple[int, int], set[str]]:
+    """(subject id, report id) → who decided it, of the subjects in force."""
+    decided = decided_by(conn, reviewer)
+    subjects = _subjects_in_force(conn, {target for target, _ in decided})
+    found: dict[tuple[int, int], set[str]] = defaultdict(set)
+    for target, name in decided:
+        if target in subjects:
+            found[subjects[target]].add(name)
+    return found
+
+
 def my_work(conn: sqlite3.Connection, reviewer: str) -> dict[int, Work]:
     """Per report, ``reviewer``'s assigned subjects and how many of them they decided."""
-    assigned = assignments(conn, reviewer)
-    if not assigned:
+    held = _holdings(conn, reviewer)
+    if not held.holds:
         return {}
-    decided = decided_by(conn, reviewer)
-    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    for item in assigned:
-        counts[item.report_id][0] += 1
-        counts[item.report_id][1] += (item.target, reviewer) in decided
-    return {rid: Work(total, done) for rid, (total, done) in counts.items()}
+    done: dict[int, int] = defaultdict(int)
+    for (sid, rid), _names in _decided_subjects(conn, reviewer).items():
+        done[rid] += reviewer in held.holders(sid, rid)
+    found = {rid: Work(held.pairs(rid).get(reviewer, 0), done[rid]) for rid in held.holds}
+    return {rid: work for rid, work in found.items() if work.assigned}
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewerProgress:
+    assigned: int
+    decided: int
+    overlap: int
+    """Of the assigned subjects, those handed out to more than one reviewer (k above one)."""
+
+
+def reviewer_progress(conn: sqlite3.Connection) -> dict[str, ReviewerProgress]:
+    """Each reviewer's assigned subjects, how many they decided, and how many of them were
+    handed out on the overlap, as ``gavel assign`` shows them."""
+    events = held_events(conn)
+    held = _holdings_of(conn, events)
+    shared = _holdings_of(conn, [e for e in events if e.k > 1])
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for rid in held.holds:
+        for name, n in held.pairs(rid).items():
+            counts[name][0] += n
+    for rid in shared.holds:
+        for name, n in shared.pairs(rid).items():
+            counts[name][2] += n
+    for (sid, rid), names in _decided_subjects(conn).items():
+        for name in held.holders(sid, rid):
+            counts[name][1] += name in names
+    return {name: ReviewerProgress(*c) for name, c in sorted(counts.items()) if c[0]}
 
 
 def my_subjects(conn: sqlite3.Connection, reviewer: str) -> set[int]:
     """The subjects assigned to ``reviewer`` (plan mode serves them first)."""
-    return {item.subject_id for item in assignments(conn, reviewer)}
+    held = _holdings(conn, reviewer)
+    whole = [rid for rid, by_name in held.holds.items() if by_name[reviewer].whole]
+    found = {
+        sid
+        for rid, sids in _subject_ids(conn, whole).items()
+        for sid in sids
+        if held.holds[rid][reviewer].has(sid)
+    }
+    return found | {sid for by_name in held.holds.values() for sid in by_name[reviewer].explicit}
 
 
 def overlap_reviewers(conn: sqlite3.Connection) -> dict[int, tuple[str, ...]]:
     """Subjects on the overlap (assigned to two or more reviewers) and to whom."""
-    return _overlap(assignments(conn))
-
-
-def _overlap(assigned: list[Assigned]) -> dict[int, tuple[str, ...]]:
-    who: dict[int, set[str]] = defaultdict(set)
-    for item in assigned:
-        who[item.subject_id].add(item.reviewer)
-    return {sid: tuple(sorted(names)) for sid, names in who.items() if len(names) > 1}
+    held = _holdings(conn)
+    shared = [
+        rid for rid, by_name in held.holds.items() if sum(h.whole for h in by_name.values()) > 1
+    ]
+    found: dict[int, tuple[str, ...]] = {}
+    for rid, sids in _subject_ids(conn, shared).items():
+        whole = tuple(sorted(name for name, h in held.holds[rid].items() if h.whole))
+        special = held.special(rid)
+        found.update((sid, whole) for sid in sids if sid not in special)
+    for rid in held.holds:
+        for sid in held.special(rid):
+            names = held.holders(sid, rid)
+            if len(names) > 1:
+                found[sid] = tuple(sorted(names))
+    return found
 
 
 def team_progress(conn: sqlite3.Connection) -> TeamProgress:
-    assigned = assignments(conn)
-    if not assigned:
+    held = _holdings(conn)
+    pairs = sum(sum(held.pairs(rid).values()) for rid in held.holds)
+    if not pairs:
         return TeamProgress(0, 0, 0, 0, 0, 0)
-    decided = decided_by(conn)
-    done = sum((item.target, item.reviewer) in decided for item in assigned)
-    overlap = _overlap(assigned)
-    targets = {item.subject_id: item.target for item in assigned}
-    statuses = dict(
-        conn.execute(
+    statuses = {
+        int(sid): str(status)
+        for sid, status in conn.execute(
             "SELECT subject_id, status FROM decision WHERE status IN ('conflict', 'adjudicated')"
-        ).fetchall()
-    )
-    complete = [
-        sid
-        for sid, names in overlap.items()
-        if all((targets[sid], name) in decided for name in names)
-    ]
+        )
+    }
+    done = complete = disagreements = 0
+    for (sid, rid), names in _decided_subjects(conn).items():
+        holders = held.holders(sid, rid)
+        done += sum(name in names for name in holders)
+        if len(holders) > 1 and all(name in names for name in holders):
+            complete += 1
+            disagreements += statuses.get(sid) == "conflict"
+    adjudicated = [sid for sid, status in statuses.items() if status == "adjudicated"]
     return TeamProgress(
-        len(assigned),
+        pairs,
         done,
-        len(overlap),
-        len(complete),
-        sum(statuses.get(sid) == "conflict" for sid in complete),
-        sum(statuses.get(sid) == "adjudicated" for sid in overlap),
+        sum(held.overlap_count(rid) for rid in held.holds),
+        complete,
+        disagreements,
+        sum(len(held.holders(sid, rid)) > 1 for sid, rid in _report_of(conn, adjudicated).items()),
     )
 
 
 def my_status(conn: sqlite3.Connection, reviewer: str) -> tuple[set[int], set[int]]:
     """The subjects assigned to ``reviewer``, and those of them they decided themselves: on
     the overlap, a subject someone else decided is still theirs to decide."""
-    assigned = assignments(conn, reviewer)
-    decided = decided_by(conn, reviewer)
-    return (
-        {a.subject_id for a in assigned},
-        {a.subject_id for a in assigned if (a.target, reviewer) in decided},
-    )
+    held = _holdings(conn, reviewer)
+    decided = {
+        sid
+        for (sid, rid), _names in _decided_subjects(conn, reviewer).items()
+        if reviewer in held.holders(sid, rid)
+    }
+    return my_subjects(conn, reviewer) if held.holds else set(), decided
 
 
 def blind_subjects(

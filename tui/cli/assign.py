@@ -252,19 +252,17 @@ def _reports(
 
 
 def _show(conn: sqlite3.Connection, fmt: str) -> int:
-    from store.assignments.progress import assignments, decided_by, team_progress
+    from store.assignments.progress import reviewer_progress, team_progress
 
-    assigned = assignments(conn)
-    decided = decided_by(conn)
-    per: dict[str, list[int]] = {}
-    for item in assigned:
-        counts = per.setdefault(item.reviewer, [0, 0, 0])
-        counts[0] += 1
-        counts[1] += (item.target, item.reviewer) in decided
-        counts[2] += item.k > 1
     rows = [
-        {"reviewer": name, "assigned": a, "decided": d, "open": a - d, "overlap": o}
-        for name, (a, d, o) in sorted(per.items())
+        {
+            "reviewer": name,
+            "assigned": p.assigned,
+            "decided": p.decided,
+            "open": p.assigned - p.decided,
+            "overlap": p.overlap,
+        }
+        for name, p in reviewer_progress(conn).items()
     ]
     team = team_progress(conn)
     if fmt == "json":
