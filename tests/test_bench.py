@@ -156,6 +156,11 @@ def test_cli_passes_scale_and_tasks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seen[2].serve == 10 and seen[2].serve_pause == 1.5
     assert seen[1].serve == 0 and seen[1].serve_pause == 0.3
     assert runner.invoke(gavel, ["bench", "--serve-pause", "0"]).exit_code == 2
+    from tui.bench.peers import after_bench
+
+    assert runner.invoke(gavel, ["bench", "--peers", "--serve", "2"]).exit_code == 0
+    assert seen[-1].peers is after_bench and seen[-1].serve == 2
+    assert seen[2].peers is None
 
 
 def test_stage_peaks_keep_the_largest() -> None:

@@ -91,25 +91,13 @@ def bench(
     serve_pause: float,
     peers: bool,
 ) -> int:
-    from tui.bench.run import BenchOptions, run_bench
+    from tui.bench.run import BenchOptions, PeerRunner, run_bench
 
-    if not peers:
-        return run_bench(
-            BenchOptions(
-                tasks,
-                systems,
-                quick,
-                workdir,
-                skip_ui,
-                hub,
-                hub_events,
-                scale=scale,
-                serve=serve,
-                serve_pause=serve_pause,
-            )
-        )
-    from tui.bench.peers import after_bench
+    runner: PeerRunner | None = None
+    if peers:
+        from tui.bench.peers import after_bench
 
+        runner = after_bench
     return run_bench(
         BenchOptions(
             tasks,
@@ -122,6 +110,6 @@ def bench(
             scale=scale,
             serve=serve,
             serve_pause=serve_pause,
-            peers=after_bench,
+            peers=runner,
         )
     )
