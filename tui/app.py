@@ -372,9 +372,9 @@ class GavelApp(App[None]):
             self.push_screen(HelpScreen(context, normalise_keymap(self.config.keys)))
 
     def warm_up(self) -> None:
-        """Import, in a thread once the queue is up, what the judge runs screen (R) needs:
-        its store module brings the judge's HTTP client with it, which made R slow to open
-        the first time."""
+        """Once the queue is up: settle the heap (a real session, :meth:`_settle`), and
+        import in a thread what the judge runs screen (R) needs: its store module brings the
+        judge's HTTP client with it, which made R slow to open the first time."""
         if self.settle_heap and not self._settled:
             self._settled = True
             self.set_timer(SETTLE_DELAY, self._settle)
